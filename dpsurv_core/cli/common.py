@@ -1,0 +1,132 @@
+"""Options shared by the analysis commands, and turning them into a cohort, grid and noise."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import numpy as np
+
+from .. import datasets
+from ..cohort import Cohort, ColumnMap, build_cohort, default_mapping
+from ..errors import DataError, ParameterError
+from ..io import read_table
+from ..noise import NoiseSource, ReleaseNoise, SimulationNoise
+from ..public import PublicParameters, TimeGrid
+
+
+def positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not v > 0 or math.isnan(v):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return v
+
+
+def positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
+    return v
+
+
+def epsilon_value(text: str) -> float:
+    """A positive epsilon; ``inf`` switches the noise off (for checking exactness)."""
+    if text.strip().lower() in ("inf", "infinity"):
+        return math.inf
+    return positive_float(text)
+
+
+def add_data_options(p: argparse.ArgumentParser, group: bool = True, covariates: bool = False) -> None:
+    g = p.add_argument_group("data")
+    g.add_argument("--data", required=True, metavar="NAME_OR_PATH",
+                   help=f"a bundled data set ({', '.join(datasets.names())}) or a CSV/TSV/Parquet/Excel file")
+    g.add_argument("--time", metavar="COL", help="time column (bundled data sets have a default)")
+    g.add_argument("--event", metavar="COL", help="event column: 1 = event, 0 = censored (or --event-codes)")
+    g.add_argument("--event-codes", metavar="A,B", help="values of the event column that mean an event")
+    g.add_argument("--censor-codes", metavar="A,B", help="values of the event column that mean censored")
+    if group:
+        g.add_argument("--group", metavar="COL", help="group column")
+    g.add_argument("--id", metavar="COL", help="subject id column (several rows per subject)")
+    g.add_argument("--max-rows-per-subject", type=positive_int, metavar="M",
+                   help="keep at most M rows per subject; sensitivities are multiplied by M")
+    g.add_argument("--sheet", metavar="NAME", help="Excel sheet holding the cohort")
+    if covariates:
+        g.add_argument("--covariates", metavar="A,B", help="comma-separated covariate columns")
+
+
+def add_release_options(p: argparse.ArgumentParser, mechanisms: list[str], default: str | None = None,
+                        grid: bool = False, horizon: bool = True) -> None:
+    g = p.add_argument_group("release")
+    g.add_argument("--mechanism", choices=mechanisms, default=default, required=default is None)
+    g.add_argument("--epsilon", type=epsilon_value, default=1.0, metavar="E",
+                   help="total privacy budget of the release (default 1; inf = no noise)")
+    if grid:
+        g.add_argument("--grid", default=None, metavar="START:STOP:BINS|event-times",
+                       help="public time grid; default 20 bins up to the horizon")
+    if horizon:
+        g.add_argument("--horizon", type=positive_float, metavar="T", help="public horizon (default: read off the data, disclosed)")
+    g.add_argument("--repeat", type=positive_int, default=1, metavar="R", help="R independent releases (simulation path)")
+    g.add_argument("--seed", type=int, metavar="S", help="seed: use the reproducible simulation path, not for publication")
+
+
+def split_list(text: str | None) -> tuple[str, ...]:
+    return tuple(s.strip() for s in text.split(",") if s.strip()) if text else ()
+
+
+def cohort_from_args(args: argparse.Namespace, competing: bool = False) -> Cohort:
+    """The cohort named by --data with the mapped columns, validated."""
+    group = getattr(args, "group", None)
+    covs = split_list(getattr(args, "covariates", None))
+    if args.data in datasets.DATASETS:
+        d = datasets.info(args.data)
+        df = datasets.load(args.data)
+        over = dict(time=args.time, event=args.event, id=args.id, max_rows_per_subject=args.max_rows_per_subject)
+        if args.event and args.event != d.event:
+            over.update(event_codes=(), censor_codes=())
+        if args.event_codes:
+            over.update(event_codes=split_list(args.event_codes), censor_codes=split_list(args.censor_codes))
+        if competing and d.event_type:
+            over["event_type"] = d.event_type
+            over["event_type_names"] = tuple((str(k), v) for k, v in d.event_types.items())
+        mapping = default_mapping(args.data, group, covs, **{k: v for k, v in over.items() if v is not None})
+        if "event_codes" in over and over["event_codes"] == ():
+            mapping = ColumnMap(**{**mapping.__dict__, "event_codes": (), "censor_codes": ()})
+        return build_cohort(df, mapping, args.data, d.time_unit)
+    if not (args.data.endswith(tuple(".csv .tsv .txt .tab .parquet .pq .xlsx .xlsm .xls".split())) or "/" in args.data):
+        raise DataError(f"--data {args.data!r} is neither a bundled data set ({', '.join(datasets.names())}) nor a "
+                        "CSV/TSV/Parquet/Excel file path.")
+    if not args.time or not args.event:
+        raise DataError("A data file needs --time and --event naming its time and event columns.")
+    df, _ = read_table(args.data, sheet=args.sheet)
+    mapping = ColumnMap(time=args.time, event=args.event, group=group, id=args.id, covariates=covs,
+                        event_codes=split_list(args.event_codes), censor_codes=split_list(args.censor_codes),
+                        max_rows_per_subject=args.max_rows_per_subject or 1)
+    return build_cohort(df, mapping, args.data)
+
+
+def public_from_args(args: argparse.Namespace, cohort: Cohort) -> PublicParameters:
+    grid_spec = getattr(args, "grid", None)
+    horizon = getattr(args, "horizon", None)
+    grid = TimeGrid.parse(grid_spec, cohort) if grid_spec else None
+    if grid is not None and horizon is None and grid.kind == "equal":
+        horizon = float(grid.edges[-1])
+    return PublicParameters.derive(cohort, horizon=horizon, grid=grid)
+
+
+def noise_from_args(args: argparse.Namespace) -> NoiseSource:
+    """Release noise for a single unseeded release; seeded simulation noise otherwise."""
+    if args.seed is None and args.repeat == 1:
+        return ReleaseNoise()
+    seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % (2**31))
+    return SimulationNoise(seed)
+
+
+def check(condition: bool, message: str) -> None:
+    if not condition:
+        raise ParameterError(message)

@@ -1,0 +1,122 @@
+"""Read a cohort table from CSV, TSV, Parquet or Excel, given as bytes (an upload) or a path.
+
+Uploads are read from memory and never written to disk. Every failure is a :class:`DataError`
+with one sentence; an Excel workbook with several sheets raises :class:`SheetChoiceNeeded`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+
+from .errors import DataError, SheetChoiceNeeded
+
+FORMATS = {".csv": "csv", ".txt": "csv", ".tsv": "tsv", ".tab": "tsv", ".parquet": "parquet", ".pq": "parquet",
+           ".xlsx": "excel", ".xlsm": "excel", ".xls": "excel"}
+
+
+def detect_format(filename: str) -> str:
+    suffix = Path(filename).suffix.lower()
+    if suffix not in FORMATS:
+        raise DataError(f"{filename!r} is not a file type dpsurv reads: save it as CSV, TSV, Parquet or Excel (.xlsx).")
+    return FORMATS[suffix]
+
+
+def _decode(raw: bytes, filename: str) -> tuple[str, list[str]]:
+    warnings: list[str] = []
+    if b"\x00" in raw[:4096]:
+        raise DataError(f"{filename!r} is not a text file (it holds binary bytes): export the table as CSV and upload that.")
+    try:
+        return raw.decode("utf-8-sig"), warnings
+    except UnicodeDecodeError:
+        pass
+    text = raw.decode("cp1252", errors="replace")
+    warnings.append(f"{filename!r} is not UTF-8; it was read as Windows-1252 (Latin-1): check accented column names "
+                    "and labels, or save the file as UTF-8.")
+    return text, warnings
+
+
+def _check_header(names: list[str], filename: str) -> None:
+    dup = [n for n, c in Counter(names).items() if c > 1]
+    if dup:
+        raise DataError(f"Column name {dup[0]!r} appears {Counter(names)[dup[0]]} times in {filename!r}: "
+                        "give every column a different name.", column=dup[0])
+    blank = [i for i, n in enumerate(names) if not str(n).strip() or str(n).startswith("Unnamed:")]
+    if blank and len(blank) < len(names):
+        raise DataError(f"Column {blank[0] + 1} of {filename!r} has no name: add a name to its header cell.")
+
+    def numeric(s: str) -> bool:
+        try:
+            float(s)
+            return True
+        except ValueError:
+            return False
+
+    if names and all(numeric(str(n)) for n in names):
+        raise DataError(f"The first row of {filename!r} holds numbers, not column names: add a header row naming "
+                        "the columns (for example time,status,group).")
+
+
+def read_table(source: bytes | str | Path, filename: str | None = None, sheet: str | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """Read a table; returns (frame, warnings). ``source`` is the file's bytes or a path."""
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        filename = filename or path.name
+        if not path.exists():
+            raise DataError(f"There is no file at {str(path)!r}: check the path, or give a bundled data set name.")
+        raw = path.read_bytes()
+    else:
+        raw = bytes(source)
+        filename = filename or "upload.csv"
+    fmt = detect_format(filename)
+    if len(raw.strip()) == 0:
+        raise DataError(f"{filename!r} is empty: upload a file with a header row and one row per subject.")
+    warnings: list[str] = []
+    if fmt in ("csv", "tsv"):
+        text, warnings = _decode(raw, filename)
+        sep = "\t" if fmt == "tsv" else None
+        if sep is None:
+            try:
+                sep = csv.Sniffer().sniff(text[:20000], delimiters=",;\t|").delimiter
+            except csv.Error:
+                sep = ","
+        header = next(csv.reader(io.StringIO(text), delimiter=sep), [])
+        _check_header([h.strip() for h in header], filename)
+        try:
+            df = pd.read_csv(io.StringIO(text), sep=sep, skipinitialspace=True)
+        except pd.errors.EmptyDataError:
+            raise DataError(f"{filename!r} has no columns: upload a file with a header row.") from None
+        except pd.errors.ParserError as exc:
+            raise DataError(f"{filename!r} could not be read as {fmt.upper()} ({str(exc).splitlines()[0]}): "
+                            "check that every row has the same number of fields.") from None
+    elif fmt == "parquet":
+        try:
+            df = pd.read_parquet(io.BytesIO(raw))
+        except Exception:
+            raise DataError(f"{filename!r} is not a readable Parquet file: export it again or upload a CSV.") from None
+        _check_header([str(c) for c in df.columns], filename)
+    else:
+        try:
+            book = pd.ExcelFile(io.BytesIO(raw))
+        except Exception:
+            raise DataError(f"{filename!r} is not a readable Excel workbook: save it as .xlsx or upload a CSV.") from None
+        sheets = [str(s) for s in book.sheet_names]
+        if sheet is None:
+            if len(sheets) > 1:
+                raise SheetChoiceNeeded(sheets)
+            sheet = sheets[0]
+        if sheet not in sheets:
+            raise DataError(f"The workbook has no sheet {sheet!r}: choose one of {', '.join(sheets)}.")
+        header = pd.read_excel(book, sheet_name=sheet, header=None, nrows=1)
+        if header.empty:
+            raise DataError(f"Sheet {sheet!r} of {filename!r} is empty: choose the sheet that holds the cohort.")
+        _check_header([str(v) for v in header.iloc[0].tolist()], filename)
+        df = pd.read_excel(book, sheet_name=sheet)
+    df.columns = [str(c).strip() for c in df.columns]
+    if df.shape[0] == 0:
+        raise DataError(f"{filename!r} has a header but no rows: add one row per subject.")
+    return df, warnings

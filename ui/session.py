@@ -1,0 +1,111 @@
+"""The app's session state: current data set, column map, public parameters, ledger.
+
+Uploaded bytes live only in ``st.session_state`` (this browser session's memory): never written
+to disk or logged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+import streamlit as st
+
+from dpsurv_core import datasets
+from dpsurv_core.cohort import Cohort, ColumnMap, Problem, default_mapping, validate
+from dpsurv_core.ledger import Ledger, LedgerEntry
+from dpsurv_core.public import PublicParameters
+
+DEFAULT_DATASET = "lung"
+
+
+@dataclass
+class DataChoice:
+    """What the Data page decided: the table, its mapping and the declared public parameters."""
+
+    name: str
+    frame: pd.DataFrame
+    mapping: ColumnMap
+    time_unit: str
+    bundled: bool
+    horizon: float | None = None  # declared; None = derive from data (disclosed)
+    bins: int = 20
+    group_categories: tuple[str, ...] | None = None
+    covariate_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+
+def _bundled_choice(name: str) -> DataChoice:
+    d = datasets.info(name)
+    group = d.groups[0] if d.groups else None
+    return DataChoice(name, datasets.load(name), default_mapping(name, group=group, covariates=d.covariates[:2]),
+                      d.time_unit, True)
+
+
+def data_choice() -> DataChoice:
+    if "data_choice" not in st.session_state:
+        st.session_state["data_choice"] = _bundled_choice(DEFAULT_DATASET)
+    return st.session_state["data_choice"]
+
+
+def set_data_choice(choice: DataChoice) -> None:
+    st.session_state["data_choice"] = choice
+
+
+def bundled_choice(name: str) -> DataChoice:
+    return _bundled_choice(name)
+
+
+def validated() -> tuple[Cohort | None, list[Problem]]:
+    """The current cohort (None if the mapping has errors) and every problem found."""
+    choice = data_choice()
+    cohort, problems = validate(choice.frame, choice.mapping)
+    if cohort is not None:
+        cohort.name, cohort.time_unit = choice.name, choice.time_unit
+    return cohort, problems
+
+
+def current_cohort() -> Cohort | None:
+    return validated()[0]
+
+
+def require_cohort() -> Cohort:
+    """The current cohort, or stop the page with a message pointing to the Data page."""
+    cohort, problems = validated()
+    if cohort is None:
+        first = next(p for p in problems if p.severity == "error")
+        st.error(f"The current data cannot be analysed: {first.message} Fix it on the Data page.")
+        st.stop()
+    return cohort
+
+
+def public_parameters(cohort: Cohort | None = None) -> PublicParameters:
+    cohort = cohort or require_cohort()
+    c = data_choice()
+    ranges = {k: v for k, v in c.covariate_ranges.items() if k in cohort.covariates.columns}
+    return PublicParameters.derive(cohort, horizon=c.horizon, bins=c.bins, group_categories=c.group_categories,
+                                   covariate_ranges=ranges)
+
+
+def ledger() -> Ledger:
+    if "ledger" not in st.session_state:
+        st.session_state["ledger"] = Ledger(cap=st.session_state.get("budget_cap", 5.0))
+    led = st.session_state["ledger"]
+    led.cap = st.session_state.get("budget_cap", led.cap)
+    return led
+
+
+def record_release(entry: LedgerEntry) -> bool:
+    """Charge the ledger once per distinct release; shows the refusal if past the cap."""
+    from dpsurv_core.errors import BudgetExceededError
+
+    key = (entry.mechanism, entry.analysis, entry.dataset, repr(sorted(entry.parameters.items())), entry.cost)
+    seen = st.session_state.setdefault("charged_releases", set())
+    if key in seen:
+        return True
+    try:
+        ledger().charge(entry)
+    except BudgetExceededError as exc:
+        st.error(str(exc))
+        return False
+    seen.add(key)
+    return True
