@@ -1,0 +1,47 @@
+# Two commands on a fresh machine with Python 3.11, pip, make and apt:
+#   make run    install what the app needs and start it on http://localhost:8501
+#   make test   install what the tests need (Debian chromium included) and run the whole suite
+PY ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 8501
+
+.PHONY: run test lint bench chromium clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.app-installed: requirements.txt | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.dev-installed: requirements.txt requirements-dev.txt | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements-dev.txt
+	touch $(VENV)/.app-installed $@
+
+run: $(VENV)/.app-installed
+	$(BIN)/streamlit run app.py --server.headless true --server.port $(PORT) --browser.gatherUsageStats false
+
+# Debian's chromium for the browser tests (playwright cannot download browsers here).
+chromium:
+	@if [ -x /usr/bin/chromium ]; then :; \
+	elif command -v apt-get >/dev/null 2>&1; then \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  echo "installing Debian chromium for the browser tests"; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null \
+	    || echo "chromium could not be installed: browser tests will be skipped"; \
+	else echo "apt-get is unavailable: browser tests will be skipped (they need Debian chromium)"; fi
+
+test: $(VENV)/.dev-installed chromium
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+lint: $(VENV)/.dev-installed
+	$(BIN)/ruff check .
+
+bench: $(VENV)/.dev-installed
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf $(VENV) tests/artifacts .pytest_cache .hypothesis

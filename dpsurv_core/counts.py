@@ -1,0 +1,144 @@
+"""Per-group event and censoring counts on a public time grid (spec section 1).
+
+Cells, per group g and bin j of edges b_0 < ... < b_J:
+  n_g      subjects in the group at the start (r_1 before censoring);
+  d_gj     events in (b_{j-1}, b_j] (per event type k when competing risks are asked for);
+  c_gj     censorings in [b_{j-1}, b_j), which leave the risk set before bin j's events.
+A subject censored exactly at b_j stays at risk for bin j's events, as in Kaplan-Meier, so with
+the distinct event times as edges every estimator here equals the non-private one. Times past
+b_J fall in no cell: such subjects stay at risk to the end of the grid.
+
+One subject changes n_g by 1 and exactly one d or c cell by at most 1: L1 sensitivity 2 per
+subject (2m with m rows per subject). Arrays carry optional leading trial axes (..., G, J).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from .cohort import Cohort
+from .errors import ParameterError
+from .public import TimeGrid
+
+
+@dataclass(frozen=True)
+class BinnedCounts:
+    """Counts on a grid: ``n`` (..., G), ``events`` (..., G, K, J) by event type, ``censored`` (..., G, J).
+
+    Without competing risks K = 1. ``events_total`` sums the types.
+    """
+
+    grid: TimeGrid
+    groups: tuple[str, ...]
+    n: np.ndarray
+    events: np.ndarray
+    censored: np.ndarray
+    event_types: tuple[str, ...] = ("event",)
+
+    @property
+    def events_total(self) -> np.ndarray:
+        return self.events.sum(axis=-2)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Leading trial axes."""
+        return self.n.shape[:-1]
+
+    def cells(self) -> np.ndarray:
+        """All released cells flattened per trial: (..., G * (1 + (K + 1) J))."""
+        lead = self.shape
+        return np.concatenate([self.n.reshape(*lead, -1), self.events.reshape(*lead, -1),
+                               self.censored.reshape(*lead, -1)], axis=-1)
+
+    def from_cells(self, cells: np.ndarray) -> BinnedCounts:
+        """Inverse of :meth:`cells` (for noisy cells)."""
+        g, k, j = self.events.shape[-3:]
+        lead = cells.shape[:-1]
+        n = cells[..., :g]
+        ev = cells[..., g:g + g * k * j].reshape(*lead, g, k, j)
+        ce = cells[..., g + g * k * j:].reshape(*lead, g, j)
+        return replace(self, n=n, events=ev, censored=ce)
+
+    def group(self, label: str) -> BinnedCounts:
+        i = self.groups.index(label)
+        return replace(self, groups=(label,), n=self.n[..., i:i + 1], events=self.events[..., i:i + 1, :, :],
+                       censored=self.censored[..., i:i + 1, :])
+
+    def pooled(self) -> BinnedCounts:
+        """All groups added together (one group ``all``)."""
+        return replace(self, groups=("all",), n=self.n.sum(-1, keepdims=True),
+                       events=self.events.sum(-3, keepdims=True), censored=self.censored.sum(-2, keepdims=True))
+
+    def at_risk(self) -> np.ndarray:
+        """r_gj = n_g - sum_{i<j} d_gi - sum_{i<=j} c_gi: at risk for bin j's events."""
+        d = self.events_total
+        before = np.cumsum(d, axis=-1) - d
+        return self.n[..., None] - before - np.cumsum(self.censored, axis=-1)
+
+
+def _group_index(cohort: Cohort, groups: tuple[str, ...] | None) -> tuple[np.ndarray, tuple[str, ...]]:
+    if groups is None or cohort.group is None:
+        if groups is not None and cohort.group is None:
+            raise ParameterError("Group categories were given but the data has no group column: map one on the Data page or pass --group.")
+        return np.zeros(cohort.n, dtype=np.int64), ("all",)
+    lookup = {g: i for i, g in enumerate(groups)}
+    idx = np.array([lookup.get(g, -1) for g in np.unique(cohort.group)])
+    uniq, inv = np.unique(cohort.group, return_inverse=True)
+    gi = idx[inv]
+    return gi, tuple(groups)
+
+
+def count(cohort: Cohort, grid: TimeGrid, groups: tuple[str, ...] | None = None, competing: bool = False) -> BinnedCounts:
+    """Exact counts. ``groups``: the public categories (None = one group of everyone).
+
+    Subjects whose label is not among the declared categories are left out (and counted nowhere).
+    With ``competing``, events are split by ``cohort.event_type`` (types 1..K).
+    """
+    edges = grid.edges
+    j_count = edges.size - 1
+    gi, labels = _group_index(cohort, groups)
+    keep = gi >= 0
+    t, d, gi = cohort.time[keep], cohort.event[keep].astype(bool), gi[keep]
+    g_count = len(labels)
+    if competing:
+        if cohort.event_type is None:
+            raise ParameterError("Cumulative incidence needs an event-type column: map the competing-event type on the Data page.")
+        etype = cohort.event_type[keep].astype(np.int64)
+        types = tuple(cohort.event_type_labels)
+        d = etype > 0
+    else:
+        etype = d.astype(np.int64)
+        types = ("event",)
+    k_count = len(types)
+    # events: (b_{j-1}, b_j] -> bin j in 1..J (0 = at or before b_0, folded into bin 1)
+    ev_bin = np.clip(np.searchsorted(edges, t, side="left"), 1, None)
+    # censorings: [b_{j-1}, b_j) -> bin j (before b_0 folded into bin 1)
+    ce_bin = np.clip(np.searchsorted(edges, t, side="right"), 1, None)
+    n = np.bincount(gi, minlength=g_count).astype(np.int64)
+    ev_ok = d & (ev_bin <= j_count)
+    flat = (gi[ev_ok] * k_count + (etype[ev_ok] - 1)) * j_count + ev_bin[ev_ok] - 1
+    events = np.bincount(flat, minlength=g_count * k_count * j_count).reshape(g_count, k_count, j_count)
+    ce_ok = ~d & (ce_bin <= j_count)
+    flat = gi[ce_ok] * j_count + ce_bin[ce_ok] - 1
+    censored = np.bincount(flat, minlength=g_count * j_count).reshape(g_count, j_count)
+    return BinnedCounts(grid, labels, n, events.astype(np.int64), censored.astype(np.int64), types)
+
+
+def post_process(noisy: BinnedCounts) -> BinnedCounts:
+    """Free post-processing of noisy counts (spec section 1): clamp cells at 0, then keep the
+    events of each bin within its at-risk count so every Kaplan-Meier factor lies in [0, 1]."""
+    n = np.maximum(noisy.n, 0)
+    ev = np.maximum(noisy.events, 0)
+    ce = np.maximum(noisy.censored, 0)
+    out = replace(noisy, n=n, events=ev, censored=ce)
+    r = out.at_risk()
+    total = out.events_total
+    # where noisy events exceed those at risk, scale the types down to fit (the curve reaches 0 there)
+    room = np.maximum(r, 0)
+    scale = np.where(total > room, np.divide(room, total, out=np.zeros(total.shape, float), where=total > 0), 1.0)
+    if np.any(scale < 1):
+        ev = ev * scale[..., None, :]
+        out = replace(out, events=ev)
+    return out
