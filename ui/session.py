@@ -14,7 +14,7 @@ import streamlit as st
 from dpsurv_core import datasets
 from dpsurv_core.cohort import Cohort, ColumnMap, Problem, default_mapping, validate
 from dpsurv_core.ledger import Ledger, LedgerEntry
-from dpsurv_core.public import PublicParameters
+from dpsurv_core.public import PublicParameters, TimeGrid
 
 DEFAULT_DATASET = "lung"
 
@@ -32,26 +32,31 @@ class DataChoice:
     bins: int = 20
     group_categories: tuple[str, ...] | None = None
     covariate_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
+    source_unit: str | None = None  # unit of the time column in the file; ``frame`` holds it in ``time_unit``
+    event_time_grid: bool = False  # use the data's event times as the grid ("not DP", disclosed)
 
 
 def _bundled_choice(name: str) -> DataChoice:
     d = datasets.info(name)
     group = d.groups[0] if d.groups else None
     return DataChoice(name, datasets.load(name), default_mapping(name, group=group, covariates=d.covariates[:2]),
-                      d.time_unit, True)
+                      d.time_unit, True, source_unit=d.time_unit)
 
 
 def data_choice() -> DataChoice:
+    """The current data choice (lung, bundled, until the Data page changes it)."""
     if "data_choice" not in st.session_state:
         st.session_state["data_choice"] = _bundled_choice(DEFAULT_DATASET)
     return st.session_state["data_choice"]
 
 
 def set_data_choice(choice: DataChoice) -> None:
+    """Make ``choice`` the data every page analyses."""
     st.session_state["data_choice"] = choice
 
 
 def bundled_choice(name: str) -> DataChoice:
+    """A bundled data set with its declared columns, first group column and first two covariates."""
     return _bundled_choice(name)
 
 
@@ -65,6 +70,7 @@ def validated() -> tuple[Cohort | None, list[Problem]]:
 
 
 def current_cohort() -> Cohort | None:
+    """The current cohort, or None when the mapping has errors."""
     return validated()[0]
 
 
@@ -79,14 +85,17 @@ def require_cohort() -> Cohort:
 
 
 def public_parameters(cohort: Cohort | None = None) -> PublicParameters:
+    """The declared public parameters; anything not declared is derived from the data and disclosed."""
     cohort = cohort or require_cohort()
     c = data_choice()
     ranges = {k: v for k, v in c.covariate_ranges.items() if k in cohort.covariates.columns}
-    return PublicParameters.derive(cohort, horizon=c.horizon, bins=c.bins, group_categories=c.group_categories,
-                                   covariate_ranges=ranges)
+    grid = TimeGrid.event_times(cohort) if c.event_time_grid else None
+    return PublicParameters.derive(cohort, horizon=c.horizon, bins=c.bins, grid=grid,
+                                   group_categories=c.group_categories, covariate_ranges=ranges)
 
 
 def ledger() -> Ledger:
+    """This session's privacy ledger, capped at the sidebar's budget cap."""
     if "ledger" not in st.session_state:
         st.session_state["ledger"] = Ledger(cap=st.session_state.get("budget_cap", 5.0))
     led = st.session_state["ledger"]

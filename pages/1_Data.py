@@ -1,0 +1,380 @@
+"""Data: choose the cohort (bundled or uploaded), map its columns, check it, declare the public parameters."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dpsurv_core import datasets
+from dpsurv_core.cohort import ColumnMap
+from dpsurv_core.errors import DpsurvError
+from dpsurv_core.public import nice_ceiling
+from dpsurv_core.summary import TIME_UNITS, cohort_summary, event_type_counts, time_factor
+from ui import session
+from ui.data_view import (
+    code_options,
+    guess_mapping,
+    is_binary_like,
+    read_upload,
+    show_problems,
+    summary_display,
+    with_time_unit,
+)
+
+NONE = "(none)"
+BUNDLED, UPLOAD = "Bundled data set", "Upload a file"
+
+st.title("Data")
+st.caption("Choose the cohort every other page analyses, tell dpsurv what each column means, and declare what "
+           "may be treated as public.")
+
+with st.expander("What am I looking at?"):
+    st.markdown(
+        """
+**A survival data set** has one row per patient (a *subject*): how long they were followed (the **time**),
+and whether the event of interest (say, death) was seen at that time (**event = 1**) or the patient was still
+event-free when follow-up stopped (**censored**, event = 0). Censored patients are not lost information: they tell
+us the patient survived *at least* that long.
+
+**On this page** you pick a cohort (one of twelve classic teaching data sets from the R packages *survival*
+and *MASS*, or your own file), say which column is the time, which is the event, and optionally which column
+splits patients into groups (for example treatment arms), identifies patients with several rows, or holds
+covariates (age, sex, lab values) for regression.
+
+**Checks.** Problems with the data appear right under the column they concern: red ones must be fixed before
+any analysis, yellow ones are worth reading but the data is kept.
+
+**The summary table** counts subjects, events and censored patients, and gives the median follow-up by the
+*reverse Kaplan-Meier* method (the usual way to describe how long patients were followed: it treats
+censoring as the "event"). These numbers are exact, for your eyes only: they are **not** private and are not
+part of any release.
+
+**Public parameters.** Differential privacy (DP) protects each patient by adding calibrated random noise to
+what is published. The guarantee only holds if everything *not* noised is fixed in advance, independently of
+the patients: the time axis (horizon and number of bins), the list of groups, the plausible range of each
+covariate. Declare them here from the study design. Whatever you leave undeclared is read off the data and
+listed below as a **disclosure**: it will be shown next to every release so nobody mistakes it for private.
+
+**Privacy of uploads.** An uploaded file is kept only in this browser session's memory. It is never written
+to disk, never logged, and no other user of the app can see it.
+"""
+    )
+
+choice = session.data_choice()
+
+
+def _token(c: session.DataChoice) -> str:
+    """Identifies the current table, so widgets start afresh when the data changes."""
+    if c.bundled:
+        return f"b-{c.name}"
+    return "u-" + st.session_state.get("upload_token", c.name)
+
+
+def _raw_frame(c: session.DataChoice) -> pd.DataFrame:
+    """The table as read (times in the file's unit)."""
+    if c.bundled:
+        return datasets.load(c.name)
+    return st.session_state["upload_raw"]
+
+
+def _store(c: session.DataChoice) -> None:
+    session.set_data_choice(c)
+    if not c.bundled:
+        st.session_state["upload_choice"] = c
+
+
+def _new_upload(name: str, frame: pd.DataFrame, token: str) -> None:
+    st.session_state["upload_raw"] = frame
+    st.session_state["upload_token"] = token
+    _store(session.DataChoice(name, frame, guess_mapping(frame), "days", False, source_unit="days"))
+    st.rerun()  # so the sidebar names the new data set
+
+
+# ---------------------------------------------------------------- 1. where the data comes from
+st.subheader("1. The cohort")
+source = st.radio("Where is the cohort?", [BUNDLED, UPLOAD], index=0 if choice.bundled else 1, horizontal=True,
+                  key="data_source")
+
+if source == BUNDLED:
+    names = datasets.names()
+    current = choice.name if choice.bundled else st.session_state.get("last_bundled", session.DEFAULT_DATASET)
+    picked = st.selectbox("Bundled data set", names, index=names.index(current), key="bundled_name",
+                          format_func=lambda n: f"{n}: {datasets.info(n).title}")
+    if not choice.bundled or choice.name != picked:
+        _store(session.bundled_choice(picked))
+        st.session_state["last_bundled"] = picked
+        st.rerun()  # so the sidebar names the new data set
+    d = datasets.info(picked)
+    st.caption(f"Source: {d.source}. Time in {d.time_unit}. {d.notes}")
+else:
+    up = st.file_uploader("Upload a cohort table (CSV, TSV, Parquet or Excel)",
+                          type=["csv", "tsv", "txt", "tab", "parquet", "pq", "xlsx", "xlsm", "xls"], key="upload_file",
+                          help="Kept in this session's memory only: never written to disk or logged.")
+    upload_box = st.container()
+    if up is not None:
+        data = up.getvalue()
+        token = hashlib.sha256(data).hexdigest()[:16] + f"-{up.name}"
+        pending = st.session_state.get("upload_pending")
+        if pending is None or pending["token"] != token:
+            res = read_upload(data, up.name)
+            pending = {"token": token, "name": up.name, "error": res.error, "sheets": res.sheets,
+                       "warnings": res.warnings}
+            if res.sheets:
+                pending["bytes"] = data  # kept in memory until a sheet is chosen
+            st.session_state["upload_pending"] = pending
+            if res.frame is not None:
+                _new_upload(up.name, res.frame, token)
+        with upload_box:
+            if pending["error"]:
+                keep = session.data_choice().name
+                st.error(f"{pending['error']} The data in use is still {keep!r}.", icon="⛔")
+            for w in pending["warnings"]:
+                st.warning(w, icon="⚠️")
+            if pending["sheets"]:
+                sheets = list(pending["sheets"])
+                sheet = st.selectbox(f"The workbook has {len(sheets)} sheets: which one holds the cohort?", sheets,
+                                     index=None, placeholder="Choose a sheet", key=f"sheet-{token}")
+                if sheet is None:
+                    st.info("Choose the sheet that holds the cohort (one row per subject, a header row).")
+                else:
+                    sheet_token = f"{token}-{sheet}"
+                    if st.session_state.get("upload_token") != sheet_token:
+                        res = read_upload(pending["bytes"], up.name, sheet=sheet)
+                        if res.frame is not None:
+                            _new_upload(f"{up.name} [{sheet}]", res.frame, sheet_token)
+                        else:
+                            st.error(f"{res.error or 'That sheet could not be read.'} The data in use is still "
+                                     f"{session.data_choice().name!r}.", icon="⛔")
+    elif not session.data_choice().bundled:
+        pass
+    elif "upload_choice" in st.session_state:
+        _store(st.session_state["upload_choice"])
+        st.rerun()
+    else:
+        st.info(f"No file uploaded yet: the data in use is still {session.data_choice().name!r}.")
+
+choice = session.data_choice()
+tok = _token(choice)
+raw = _raw_frame(choice)
+cols = [str(c) for c in raw.columns]
+m = choice.mapping
+st.markdown(f"**In use: {choice.name}** ({'bundled' if choice.bundled else 'uploaded'}, {len(raw):,} rows, "
+            f"{len(cols)} columns)")
+
+
+def _index(options: list, value) -> int:
+    return options.index(value) if value in options else 0
+
+
+# ---------------------------------------------------------------- 2. column mapping
+st.subheader("2. What each column means")
+slots: dict = {}
+left, right = st.columns(2)
+
+with left:
+    time_col = st.selectbox("Time (follow-up until event or censoring)", cols, index=_index(cols, m.time),
+                            key=f"{tok}-time")
+    slots.setdefault(time_col, st.container())
+    u1, u2 = st.columns(2)
+    source_unit = u1.selectbox("Times in the file are in", TIME_UNITS,
+                               index=_index(list(TIME_UNITS), choice.source_unit or choice.time_unit),
+                               key=f"{tok}-source-unit", disabled=choice.bundled,
+                               help="Bundled data sets declare their unit." if choice.bundled else None)
+    unit = u2.selectbox("Show times in", TIME_UNITS, index=_index(list(TIME_UNITS), choice.time_unit),
+                        key=f"{tok}-unit", help="Every page reports times in this unit (a month is 365.25/12 days).")
+
+    event_cols = [c for c in cols if c != time_col] or cols
+    event_col = st.selectbox("Event (1 = event seen, 0 = censored)", event_cols, index=_index(event_cols, m.event),
+                             key=f"{tok}-event")
+    event_codes: tuple = ()
+    censor_codes: tuple = ()
+    if event_col in raw.columns and (not is_binary_like(raw[event_col]) or (m.event == event_col and m.event_codes)):
+        opts = code_options(raw[event_col])
+        default = [o for o in opts if o in {str(c) for c in m.event_codes}] if m.event == event_col else []
+        picked_codes = st.multiselect(f"Values of {event_col!r} that mean the event happened", opts, default=default,
+                                      key=f"{tok}-codes-{event_col}",
+                                      help="Every other value counts as censored.")
+        if picked_codes:
+            event_codes = tuple(picked_codes)
+            censor_codes = tuple(o for o in opts if o not in picked_codes)
+            st.caption(f"Censored: {', '.join(censor_codes) or 'no other value'}.")
+        else:
+            st.caption(f"{event_col!r} is not coded 0/1: choose the value(s) that mean an event (for R's "
+                       "1 = censored, 2 = dead coding, choose 2).")
+    slots.setdefault(event_col, st.container())
+
+    group_opts = [NONE] + [c for c in cols if c not in (time_col,)]
+    group_col = st.selectbox("Group (e.g. treatment arm; compared on later pages)", group_opts,
+                             index=_index(group_opts, m.group or NONE), key=f"{tok}-group")
+    group_col = None if group_col == NONE else group_col
+    if group_col:
+        slots.setdefault(group_col, st.container())
+
+with right:
+    id_opts = [NONE] + [c for c in cols if c not in (time_col, event_col)]
+    id_col = st.selectbox("Subject id (when a patient can have several rows)", id_opts,
+                          index=_index(id_opts, m.id or NONE), key=f"{tok}-id")
+    id_col = None if id_col == NONE else id_col
+    bound = 1
+    if id_col:
+        bound = int(st.number_input("At most this many rows per subject", min_value=1, max_value=100,
+                                    value=int(m.max_rows_per_subject if m.id == id_col else 1), step=1,
+                                    key=f"{tok}-bound-{id_col}",
+                                    help="Extra rows are dropped. The privacy unit is the patient: every noise "
+                                         "scale is multiplied by this bound."))
+        slots.setdefault(id_col, st.container())
+
+    type_opts = [NONE] + [c for c in cols if c != time_col]
+    bundled_info = datasets.info(choice.name) if choice.bundled else None
+    type_default = m.event_type or NONE
+    type_col = st.selectbox("Competing-event type (optional: which kind of event ended follow-up)", type_opts,
+                            index=_index(type_opts, type_default), key=f"{tok}-type")
+    type_col = None if type_col == NONE else type_col
+    type_censor: tuple = (0, "0", "censored")
+    type_names: tuple = ()
+    if type_col:
+        topts = code_options(raw[type_col])
+        tdefault = [o for o in topts if o.lower() in {str(c).lower() for c in m.type_censor_codes}]
+        tc = st.multiselect(f"Values of {type_col!r} that mean censored", topts, default=tdefault,
+                            key=f"{tok}-type-censor-{type_col}")
+        type_censor = tuple(tc)
+        if bundled_info is not None and bundled_info.event_type == type_col:
+            type_names = tuple((str(k), v) for k, v in bundled_info.event_types.items())
+        st.caption("Event types: " + (", ".join(o for o in topts if o not in tc) or "none") + ".")
+        slots.setdefault(type_col, st.container())
+
+    cov_opts = [c for c in cols if c not in (time_col, event_col)]
+    covs = st.multiselect("Covariates (for regression)", cov_opts, default=[c for c in m.covariates if c in cov_opts],
+                          key=f"{tok}-covs")
+    cov_slot = st.container()
+    for c in covs:
+        slots.setdefault(c, cov_slot)
+
+general_slot = st.container()
+
+mapping = ColumnMap(time=time_col, event=event_col, group=group_col, id=id_col, event_type=type_col,
+                    covariates=tuple(covs), event_codes=event_codes, censor_codes=censor_codes,
+                    type_censor_codes=type_censor, event_type_names=type_names, max_rows_per_subject=bound)
+
+if (mapping != choice.mapping or unit != choice.time_unit or source_unit != (choice.source_unit or choice.time_unit)):
+    old_unit = choice.time_unit
+    frame = with_time_unit(raw, time_col, source_unit, unit)
+    horizon = choice.horizon
+    if horizon is not None and unit != old_unit:
+        horizon = horizon * time_factor(old_unit, unit)
+    groups_kept = choice.group_categories if mapping.group == choice.mapping.group else None
+    ranges = {k: v for k, v in choice.covariate_ranges.items() if k in covs}
+    choice = session.DataChoice(choice.name, frame, mapping, unit, choice.bundled, horizon, choice.bins, groups_kept,
+                                ranges, source_unit, choice.event_time_grid)
+    _store(choice)
+
+cohort, problems = session.validated()
+for col, slot in slots.items():
+    with slot:
+        show_problems([p for p in problems if p.column == col])
+with general_slot:
+    show_problems([p for p in problems if p.column not in slots])
+
+if cohort is None:
+    st.error("Fix the red messages above to analyse this data: the other pages wait for a valid cohort.", icon="⛔")
+    st.stop()
+
+# ---------------------------------------------------------------- 3. summary
+st.subheader("3. Summary")
+try:
+    table = cohort_summary(cohort)
+except DpsurvError as exc:
+    st.error(str(exc))
+    st.stop()
+st.dataframe(summary_display(table, cohort.time_unit, mapping.group, cohort.subject is not None), hide_index=True)
+st.caption("Exact numbers for the data holder (not private, never released). Censored: percentage of rows. "
+           "Median follow-up by reverse Kaplan-Meier; 'not reached' when fewer than half the patients were censored "
+           "before the last event.")
+types = event_type_counts(cohort)
+if types:
+    st.caption("Rows by event type: " + ", ".join(f"{k}: {v:,}" for k, v in types.items()) + ".")
+
+# ---------------------------------------------------------------- 4. public parameters
+st.subheader("4. Public parameters")
+st.caption("Declare these from the study design, not from the data. Anything left undeclared is read off the data "
+           "and shown as a disclosure.")
+p1, p2, p3 = st.columns(3)
+tmax = float(np.max(cohort.time))
+declare_h = p1.checkbox("Declare the horizon", value=choice.horizon is not None, key=f"{tok}-declare-h",
+                        help="The last time point any curve is reported at, e.g. 5 years from the protocol.")
+horizon = None
+if declare_h:
+    default_h = choice.horizon if choice.horizon is not None else nice_ceiling(tmax)
+    horizon = float(p1.number_input(f"Horizon ({unit})", min_value=0.001, value=float(default_h), key=f"{tok}-h-{unit}"))
+bins = int(p2.number_input("Number of time bins", min_value=2, max_value=500, value=int(choice.bins), step=1,
+                           key=f"{tok}-bins", help="The time axis is cut into this many equal bins up to the horizon."))
+event_grid = p3.checkbox("Use the data's event times as the grid (not DP)", value=choice.event_time_grid,
+                         key=f"{tok}-event-grid",
+                         help="Publishes every distinct event time: the result is no longer differentially private.")
+
+group_categories = None
+if mapping.group:
+    found = [str(g) for g in cohort.groups]
+    declare_g = st.checkbox(f"Declare the categories of {mapping.group!r}", value=choice.group_categories is not None,
+                            key=f"{tok}-declare-g-{mapping.group}")
+    if declare_g:
+        text = st.text_input("Group categories, comma-separated", value=", ".join(choice.group_categories or found),
+                             key=f"{tok}-cats-{mapping.group}")
+        group_categories = tuple(s.strip() for s in text.split(",") if s.strip())
+        missing = sorted(set(found) - set(group_categories))
+        if not group_categories:
+            st.error("List at least one category, or untick the box to read them off the data (disclosed).")
+            group_categories = None
+        elif missing:
+            st.warning(f"The data has group(s) {', '.join(missing)} that are not declared: add them, or those "
+                       "subjects fall outside every released group.")
+
+ranges: dict[str, tuple[float, float]] = {}
+numeric_covs = [c for c in cohort.covariates.columns if pd.api.types.is_numeric_dtype(cohort.covariates[c])]
+if numeric_covs:
+    st.markdown("**Covariate ranges** (values outside are clamped to the range before any private regression)")
+    for c in numeric_covs:
+        r1, r2, r3 = st.columns([2, 1, 1])
+        declared = c in choice.covariate_ranges
+        on = r1.checkbox(f"Declare the range of {c!r}", value=declared, key=f"{tok}-declare-r-{c}")
+        if on:
+            s = cohort.covariates[c]
+            lo0, hi0 = choice.covariate_ranges.get(c, (float(s.min()), float(s.max())))
+            lo = float(r2.number_input(f"{c}: lowest", value=float(lo0), key=f"{tok}-lo-{c}"))
+            hi = float(r3.number_input(f"{c}: highest", value=float(hi0), key=f"{tok}-hi-{c}"))
+            if hi > lo:
+                ranges[c] = (lo, hi)
+            else:
+                r1.error(f"The highest value of {c!r} must be above the lowest: fix the range.")
+
+new = (horizon, bins, group_categories, ranges, event_grid)
+if new != (choice.horizon, choice.bins, choice.group_categories, choice.covariate_ranges, choice.event_time_grid):
+    choice = session.DataChoice(choice.name, choice.frame, choice.mapping, choice.time_unit, choice.bundled, horizon,
+                                bins, group_categories, ranges, choice.source_unit, event_grid)
+    _store(choice)
+
+try:
+    params = session.public_parameters(cohort)
+except DpsurvError as exc:
+    st.error(str(exc))
+    st.stop()
+disclosures = params.disclosures()
+if disclosures:
+    st.markdown(f"**Disclosures ({len(disclosures)})**: shown next to every release made from this data.")
+    for dsc in disclosures:
+        if dsc.dp:
+            st.warning(f"Disclosed ({dsc.parameter}): {dsc.message}", icon="👁️")
+        else:
+            st.error(f"Not DP ({dsc.parameter}): {dsc.message}", icon="⛔")
+else:
+    st.success("Every public parameter is declared: nothing is read off the data.")
+st.caption(f"Time grid: {params.grid.bins} bins from {params.grid.edges[0]:g} to {params.grid.edges[-1]:g} {unit}; "
+           f"horizon {params.horizon:g} {unit}.")
+
+# ---------------------------------------------------------------- 5. preview
+st.subheader("5. Preview")
+st.caption(f"First 50 of {len(choice.frame):,} rows" + (f"; times in {unit}" if unit != source_unit else "") + ".")
+st.dataframe(choice.frame.head(50), hide_index=True)
