@@ -1,0 +1,108 @@
+"""``report``: run a curve release (and log-rank tests with --group), charge a ledger, write an HTML report.
+
+A release report (the default) holds private outputs only; ``--review`` adds the non-private
+comparison and marks every page confidential. ``--bundle PREFIX`` also writes PREFIX.csv and
+PREFIX.json with the released numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import inspect
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import curves, logrank
+from ..errors import ParameterError
+from ..figures import curves_figure
+from ..ledger import Ledger
+from ..noise import ReleaseNoise
+from ..report import Report, curve_records, release_bundle
+from .common import add_data_options, add_release_options, cohort_from_args, positive_float, public_from_args
+
+NAME = "report"
+HELP = "release survival curves (and log-rank tests) and write a self-contained HTML report"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_data_options(p)
+    add_release_options(p, curves.available(), default="laplace-counts", grid=True)
+    p.add_argument("--out", required=True, metavar="FILE.html", help="where to write the report")
+    p.add_argument("--review", action="store_true", help="include non-private comparisons (marked confidential)")
+    p.add_argument("--bundle", metavar="PREFIX", help="also write PREFIX.csv and PREFIX.json with the released numbers")
+    p.add_argument("--cap", type=positive_float, default=None, metavar="E", help="budget cap for this report's ledger")
+
+
+def _median_table(release: curves.CurveRelease, unit: str) -> pd.DataFrame:
+    med, lo, hi = release.curves.median()
+    fmt = lambda v: "not reached" if not np.isfinite(v) else f"{v:.4g}"  # noqa: E731
+    return pd.DataFrame({"group": list(release.curves.groups), f"median ({unit})": [fmt(v) for v in med[0]],
+                         "95% CI lower": [fmt(v) for v in lo[0]], "95% CI upper": [fmt(v) for v in hi[0]]})
+
+
+def _logrank_table(counts) -> pd.DataFrame:
+    rows = [{"comparison": f"{t.group_a} vs {t.group_b}", "statistic": float(t.statistic[0]), "p-value": float(t.p_value[0])}
+            for t in logrank.pairwise(counts)]
+    ov = logrank.overall(counts)
+    rows.append({"comparison": f"overall ({ov.dof} df)", "statistic": float(ov.statistic[0]), "p-value": float(ov.p_value[0])})
+    return pd.DataFrame(rows)
+
+
+def run(args: argparse.Namespace) -> dict:
+    out = Path(args.out)
+    if out.suffix.lower() not in (".html", ".htm"):
+        raise ParameterError(f"--out {args.out!r} must name an .html file.")
+    if not out.parent.exists():
+        raise ParameterError(f"The folder {str(out.parent)!r} does not exist: create it or choose another --out.")
+    if args.repeat != 1 or args.seed is not None:
+        raise ParameterError("A report is one release drawn with OpenDP's samplers: drop --repeat and --seed.")
+    cohort = cohort_from_args(args)
+    public = public_from_args(args, cohort)
+    cls = curves.mechanism_class(args.mechanism)
+    if args.mechanism == "nonprivate":
+        raise ParameterError("A report releases private results: choose a private --mechanism (non-private numbers "
+                             "appear only with --review).")
+    kwargs = {"rows_per_subject": cohort.rows_per_subject} if "rows_per_subject" in inspect.signature(cls).parameters else {}
+    mech = cls(args.epsilon, **kwargs)
+    ledger = Ledger(args.cap)
+    ledger.charge(mech.ledger_entry(cohort.name))
+    release = mech.release(cohort, public, ReleaseNoise())
+    kind = "review" if args.review else "release"
+    rep = Report(f"Survival analysis of {cohort.name}", cohort.name, ledger, kind)
+    rep.add_section(f"Private survival curves ({mech.name})")
+    rep.add_text(f"Privacy: {release.cost.sentence()}.")
+    for d in release.disclosures:
+        rep.add_text(f"Disclosure ({d.parameter}): {d.message}", "note")
+    rep.add_figure(curves_figure({"private": release.curves}, cohort.time_unit))
+    rep.add_table(_median_table(release, cohort.time_unit), "Median survival (private)")
+    if release.counts is not None and len(release.curves.groups) > 1:
+        rep.add_section("Private log-rank tests")
+        rep.add_table(_logrank_table(release.counts))
+    if args.review:
+        exact = curves.NonPrivate().release(cohort, public)
+        rep.add_section("Comparison with the non-private analysis", confidential=True)
+        rep.add_figure(curves_figure({"private": release.curves, "non-private": exact.curves}, cohort.time_unit))
+        err = curves.rmse(release.curves.survival[0], exact.curves.survival[0])
+        rep.add_table(pd.DataFrame({"group": list(release.curves.groups), "RMSE": err,
+                                    "sup-norm": curves.sup_norm(release.curves.survival[0], exact.curves.survival[0])}),
+                      "Error of the private curve on the public grid")
+        rep.add_table(_median_table(exact, cohort.time_unit), "Median survival (non-private)")
+        if exact.counts is not None and len(exact.curves.groups) > 1:
+            rep.add_table(_logrank_table(exact.counts), "Log-rank tests (non-private, exact counts on the grid)")
+    if importlib.util.find_spec("dpsurv_core.audit") is not None and args.review:
+        from .. import audit  # the privacy-audit issue adds this module
+
+        if hasattr(audit, "report_section"):
+            audit.report_section(rep, cohort, public, mech)
+    out.write_text(rep.to_html(), encoding="utf-8")
+    written = [str(out)]
+    if args.bundle:
+        csv_text, json_text = release_bundle(curve_records(release), ledger)
+        Path(args.bundle + ".csv").write_text(csv_text, encoding="utf-8")
+        Path(args.bundle + ".json").write_text(json_text, encoding="utf-8")
+        written += [args.bundle + ".csv", args.bundle + ".json"]
+    return {"out": str(out), "kind": kind, "files": written, "mechanism": mech.name,
+            "epsilon_spent": ledger.spent(), "ledger": ledger.to_dict(), "sections": [s.title for s in rep.sections]}
