@@ -1,0 +1,110 @@
+"""``regression``: discrete-time survival regression, private (output / objective perturbation, pSGLD) or not, and Cox."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from ..errors import ParameterError
+from ..ledger import ADD_REMOVE, SUBJECT
+from ..person_period import DEFAULT_INTERVALS, DEFAULT_KNOTS, person_period
+from ..regression import fit_cox, fit_nonprivate
+from ..regression_dp import build_mechanism
+from .common import (
+    add_data_options,
+    add_release_options,
+    cohort_from_args,
+    noise_from_args,
+    positive_float,
+    positive_int,
+    split_list,
+)
+
+NAME = "regression"
+HELP = "discrete-time survival regression (output/objective perturbation, pSGLD) against Cox"
+MECHANISMS = ["nonprivate", "output", "objective", "psgld", "cox"]
+DEFAULT_LAMBDA = 0.01
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_data_options(p, group=False, covariates=True)
+    add_release_options(p, MECHANISMS)
+    g = p.add_argument_group("model")
+    g.add_argument("--intervals", type=positive_int, default=DEFAULT_INTERVALS, metavar="T",
+                   help="number of discrete intervals of (0, horizon] (default 20)")
+    g.add_argument("--knots", type=positive_int, default=DEFAULT_KNOTS, metavar="Q",
+                   help="knots of the natural cubic spline baseline (default 5)")
+    g.add_argument("--lambda", dest="lam", type=float, default=None, metavar="L",
+                   help=f"ridge penalty Lambda (default {DEFAULT_LAMBDA} for the private fits, 0 for nonprivate)")
+    g.add_argument("--range", action="append", default=[], metavar="COL:LO:HI",
+                   help="public range of a numeric covariate (repeatable); undeclared ranges are read off the data "
+                        "and disclosed")
+    g.add_argument("--n-public", type=positive_int, metavar="N",
+                   help="public cohort size n normalising the objective (default: the data's, disclosed)")
+    s = p.add_argument_group("pSGLD")
+    s.add_argument("--sanitizer-bound", type=positive_float, metavar="B", help="B of phi(x) = B tanh(x/B) (default T log 2)")
+    s.add_argument("--prior-sd", type=positive_float, default=20.0, metavar="S", help="prior standard deviation (default 20)")
+    s.add_argument("--epochs", type=positive_int, default=60, help="chain length in epochs (default 60)")
+    s.add_argument("--burn-in", type=int, default=30, help="epochs discarded as burn-in (default 30)")
+    s.add_argument("--batch", type=positive_int, default=512, help="subjects per minibatch (default 512)")
+    s.add_argument("--step", type=positive_float, default=0.3, help="step size a in a (1 + t/b)^-gamma / N (default 0.3)")
+    s.add_argument("--step-decay", type=positive_float, default=100.0, help="b of the step schedule (default 100)")
+    s.add_argument("--step-gamma", type=float, default=0.55, help="gamma of the step schedule (default 0.55)")
+
+
+def _ranges(specs: list[str]) -> dict[str, tuple[float, float]]:
+    out = {}
+    for spec in specs:
+        parts = spec.rsplit(":", 2)
+        try:
+            if len(parts) != 3:
+                raise ValueError
+            out[parts[0]] = (float(parts[1]), float(parts[2]))
+        except ValueError:
+            raise ParameterError(f"--range {spec!r} is not COL:LO:HI (for example age:40:100).") from None
+    return out
+
+
+def run(args: argparse.Namespace) -> dict:
+    covariates = split_list(args.covariates)
+    if not covariates:
+        raise ParameterError("--covariates is required: name one or more covariate columns, for example age,sex.")
+    cohort = cohort_from_args(args)
+    pp = person_period(cohort, covariates, horizon=args.horizon, intervals=args.intervals, knots=args.knots,
+                       ranges=_ranges(args.range), n_public=args.n_public)
+    out: dict = {"mechanism": args.mechanism, "data": cohort.name, "n": pp.n, "rows": int(pp.y.size),
+                 "dropped_incomplete": pp.dropped, "covariates": pp.encoding.names,
+                 "disclosures": [d.to_dict() for d in pp.disclosures]}
+    if args.mechanism in ("nonprivate", "cox"):
+        lam = 0.0 if args.lam is None else args.lam
+        if args.mechanism == "nonprivate":
+            fit = fit_nonprivate(pp, lam)
+            tab = fit.table()
+            params = {"lambda": lam, "intervals": pp.intervals, "knots": pp.knots, "horizon": pp.horizon,
+                      "link": "logit", "n_public": pp.n_public}
+        else:
+            tab = fit_cox(cohort, pp).table
+            params = {"model": "lifelines CoxPHFitter (Efron ties)", "horizon": pp.horizon}
+        out.update({"epsilon_spent": math.inf, "guarantee": "none: not differentially private", "protects": "nothing",
+                    "neighbouring": ADD_REMOVE, "privacy": "not private: for the data holder's eyes only",
+                    "parameters": params, "estimates": [{
+                        "trial": 1, "coefficients": dict(zip(tab.covariate, tab.coefficient)),
+                        "ratios": dict(zip(tab.covariate, tab.odds_ratio)),
+                        "lower": dict(zip(tab.covariate, tab.lower)), "upper": dict(zip(tab.covariate, tab.upper))}],
+                    "ratio_kind": "odds ratio" if args.mechanism == "nonprivate" else "hazard ratio"})
+        return out
+    lam = DEFAULT_LAMBDA if args.lam is None else args.lam
+    psgld = dict(bound_B=args.sanitizer_bound, prior_sd=args.prior_sd, epochs=args.epochs, burn_in=args.burn_in,
+                 batch=args.batch, step=args.step, step_decay=args.step_decay, step_gamma=args.step_gamma)
+    mech = build_mechanism(args.mechanism, args.epsilon, pp, lam=lam, **(psgld if args.mechanism == "psgld" else {}))
+    noise = noise_from_args(args)
+    rel = mech.release(pp, noise, trials=args.repeat)
+    cost = mech.cost
+    out.update({"epsilon_spent": cost.epsilon, "guarantee": cost.guarantee, "protects": SUBJECT if cost.protects == SUBJECT
+                else cost.protects, "neighbouring": cost.neighbouring, "privacy": cost.sentence(),
+                "noise": noise.describe(), "parameters": mech.parameters(), "ratio_kind": "odds ratio",
+                "estimates": [{"trial": i + 1, "coefficients": c, "ratios": {k: math.exp(min(v, 700)) for k, v in c.items()}}
+                              for i, c in enumerate(rel.coefficients)]})
+    if args.mechanism == "psgld":
+        out["note"] = "approximate DP (MCMC): the chain only approximates the exponential mechanism's density"
+    return out
