@@ -1,0 +1,31 @@
+# dpsurv: differentially private survival analysis (Streamlit app over the dpsurv_core package).
+#   docker build -t dpsurv . && docker run --rm -p 8501:8501 dpsurv   ->  http://localhost:8501
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+WORKDIR /app
+
+# Dependencies first, so code changes do not reinstall them.
+COPY requirements.txt ./
+RUN pip install --no-cache-dir -r requirements.txt
+
+COPY .streamlit/ ./.streamlit/
+COPY pyproject.toml app.py ./
+COPY dpsurv_core/ ./dpsurv_core/
+COPY ui/ ./ui/
+COPY pages/ ./pages/
+
+# Run unprivileged. Uploads stay in the session's memory: the app writes nothing to disk.
+RUN useradd --create-home --uid 10001 dpsurv
+USER dpsurv
+
+EXPOSE 8501
+
+HEALTHCHECK --interval=30s --timeout=5s --start-period=40s --retries=3 \
+    CMD ["python", "-c", "import sys, urllib.request; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=4).status == 200 else 1)"]
+
+CMD ["python", "-m", "streamlit", "run", "app.py", "--server.port=8501", "--server.address=0.0.0.0", "--server.headless=true", "--browser.gatherUsageStats=false"]
