@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
 import math
 import os
@@ -19,7 +20,17 @@ import numpy as np
 
 from ..errors import DpsurvError
 
-COMMANDS = ["datasets", "km", "logrank", "weibull", "regression", "audit", "report"]
+# name -> one-line help; a command's module is imported only when that command runs (start-up time
+# matters: `km` on a large file must beat reading it with pandas and fitting lifelines)
+COMMANDS = {
+    "datasets": "list the bundled data sets",
+    "km": "private survival curves (Kaplan-Meier, Nelson-Aalen, cumulative incidence)",
+    "logrank": "private log-rank tests between groups",
+    "weibull": "private Weibull shape and scale",
+    "regression": "private discrete-time survival regression",
+    "audit": "membership-inference audit: empirical epsilon of a mechanism",
+    "report": "release and write a self-contained HTML report",
+}
 
 
 class UsageError(Exception):
@@ -31,26 +42,22 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _load_commands() -> list:
-    mods = []
-    for name in COMMANDS:
-        try:
-            mods.append(importlib.import_module(f".{name}", __name__))
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}.{name}":
-                raise
-    return mods
+def _present() -> list[str]:
+    return [name for name in COMMANDS if importlib.util.find_spec(f"{__name__}.{name}") is not None]
 
 
-def build_parser() -> Parser:
+def build_parser(selected: str | None = None) -> Parser:
+    """The parser; only ``selected`` (or every command when None) gets its module imported and options."""
     parser = Parser(prog="python -m dpsurv_core", description="Differentially private survival analysis.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
-    for mod in _load_commands():
-        p = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.HELP)
-        mod.add_arguments(p)
+    for name in _present():
+        p = sub.add_parser(name, help=COMMANDS[name], description=COMMANDS[name])
+        if selected is None or name == selected:
+            mod = importlib.import_module(f".{name}", __name__)
+            mod.add_arguments(p)
+            p.set_defaults(_run=mod.run)
         p.add_argument("--json", action="store_true", help="print JSON on stdout (the only output format)")
-        p.set_defaults(_run=mod.run)
     return parser
 
 
@@ -72,7 +79,8 @@ def _clean(obj: Any) -> Any:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
-        parser = build_parser()
+        selected = next((a for a in argv if not a.startswith("-")), None)
+        parser = build_parser(selected if selected in COMMANDS else None)
         args = parser.parse_args(argv)
         result = args._run(args)
         sys.stdout.write(json.dumps(_clean(result), allow_nan=False) + "\n")
