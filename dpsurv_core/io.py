@@ -120,3 +120,57 @@ def read_table(source: bytes | str | Path, filename: str | None = None, sheet: s
     if df.shape[0] == 0:
         raise DataError(f"{filename!r} has a header but no rows: add one row per subject.")
     return df, warnings
+
+
+def read_columns(path: str | Path, columns: list[str], sheet: str | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """Read only ``columns`` of a file, in typed arrays (large CSV/TSV/Parquet files: far less memory and time).
+
+    Falls back to :func:`read_table` for Excel, for text that is not UTF-8, and for files pyarrow cannot parse, so
+    every problem still gets its sentence.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise DataError(f"There is no file at {str(path)!r}: check the path, or give a bundled data set name.")
+    fmt = detect_format(path.name)
+    wanted = list(dict.fromkeys(c for c in columns if c))
+    if fmt == "excel" or path.stat().st_size == 0:
+        df, warnings = read_table(path, sheet=sheet)
+        return df, warnings
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            names = pq.ParquetFile(path).schema_arrow.names
+        except Exception:
+            return read_table(path)
+        _check_header([str(n) for n in names], path.name)
+        missing = [c for c in wanted if c not in names]
+        if missing:
+            return pd.DataFrame(columns=names), []
+        return pq.read_table(path, columns=wanted).to_pandas(), []
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    with path.open("rb") as fh:
+        head = fh.read(65536)
+    try:
+        first = head.decode("utf-8-sig").splitlines()[0] if head.strip() else ""
+    except (UnicodeDecodeError, IndexError):
+        return read_table(path)
+    if not first:
+        return read_table(path)
+    sep = "\t" if fmt == "tsv" else ("," if "," in first else (";" if ";" in first else ("\t" if "\t" in first else ",")))
+    header = [h.strip() for h in next(csv.reader([first], delimiter=sep))]
+    _check_header(header, path.name)
+    present = [c for c in wanted if c in header]
+    if len(present) < len(wanted):
+        # a missing column: let validation name it against the full header
+        return pd.DataFrame(columns=header), []
+    try:
+        table = pacsv.read_csv(path, parse_options=pacsv.ParseOptions(delimiter=sep),
+                               convert_options=pacsv.ConvertOptions(include_columns=present, strings_can_be_null=True))
+    except (pa.ArrowInvalid, UnicodeDecodeError):
+        return read_table(path)
+    if table.num_rows == 0:
+        raise DataError(f"{path.name!r} has a header but no rows: add one row per subject.")
+    return table.to_pandas(), []

@@ -10,7 +10,7 @@ import numpy as np
 from .. import datasets
 from ..cohort import Cohort, ColumnMap, build_cohort, default_mapping
 from ..errors import DataError, ParameterError
-from ..io import read_table
+from ..io import read_columns
 from ..noise import NoiseSource, ReleaseNoise, SimulationNoise
 from ..public import PublicParameters, TimeGrid
 
@@ -103,10 +103,10 @@ def cohort_from_args(args: argparse.Namespace, competing: bool = False) -> Cohor
                         "CSV/TSV/Parquet/Excel file path.")
     if not args.time or not args.event:
         raise DataError("A data file needs --time and --event naming its time and event columns.")
-    df, _ = read_table(args.data, sheet=args.sheet)
     mapping = ColumnMap(time=args.time, event=args.event, group=group, id=args.id, covariates=covs,
                         event_codes=split_list(args.event_codes), censor_codes=split_list(args.censor_codes),
                         max_rows_per_subject=args.max_rows_per_subject or 1)
+    df, _ = read_columns(args.data, [args.time, args.event, group, args.id, *covs], sheet=args.sheet)
     return build_cohort(df, mapping, args.data)
 
 
