@@ -335,7 +335,7 @@ if mapping.group:
 ranges: dict[str, tuple[float, float]] = {}
 numeric_covs = [c for c in cohort.covariates.columns if pd.api.types.is_numeric_dtype(cohort.covariates[c])]
 if numeric_covs:
-    st.markdown("**Covariate ranges** (values outside are clamped to the range before any private regression)")
+    st.markdown("**Covariate ranges** (the plausible bounds a private regression may assume for each covariate)")
     for c in numeric_covs:
         r1, r2, r3 = st.columns([2, 1, 1])
         declared = c in choice.covariate_ranges
