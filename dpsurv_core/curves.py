@@ -86,6 +86,17 @@ def tile_trials(counts: BinnedCounts, trials: int) -> BinnedCounts:
                         counts.event_types)
 
 
+def event_times_grid(cohort: Cohort, competing: bool = False) -> TimeGrid:
+    """The distinct event times as bin edges (not DP). With ``competing``, the times of every event type
+    (a competing event leaves the risk set at its own time, so the exact Aalen-Johansen needs them)."""
+    if not competing or cohort.event_type is None:
+        return TimeGrid.event_times(cohort)
+    times = np.unique(cohort.time[cohort.event_type > 0])
+    if times.size == 0:
+        return TimeGrid.event_times(cohort)
+    return TimeGrid(np.concatenate([[min(0.0, float(times[0]) - 1.0)], times]), "event-times", True)
+
+
 class NonPrivate(Mechanism):
     """No privacy: the exact estimators (equal to lifelines on the event-time grid). Charges nothing,
     and says so: these numbers must not leave the data holder."""
@@ -102,7 +113,7 @@ class NonPrivate(Mechanism):
 
     def release(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource | None = None, trials: int = 1,
                 competing: bool = False) -> CurveRelease:
-        grid = TimeGrid.event_times(cohort) if public.grid.kind != "event-times" else public.grid
+        grid = event_times_grid(cohort, competing)
         exact = estimate(tile_trials(exact_counts(cohort, grid, public, competing), 1))
         curves = at_grid(exact, public.grid.points)
         counts = exact_counts(cohort, public.grid, public, competing)

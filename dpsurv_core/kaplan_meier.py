@@ -87,7 +87,7 @@ def estimate(counts: BinnedCounts, alpha: float = 0.05) -> SurvivalCurves:
     ok = live & (r > d)
     np.divide(d, r * (r - d), out=gw_term, where=ok)
     greenwood = np.cumsum(gw_term, axis=-1)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         v = np.log(survival)
         spread = z * np.sqrt(greenwood) / v
         lower = np.exp(-np.exp(np.log(-v) - spread))

@@ -1,0 +1,67 @@
+"""``logrank``: pairwise and overall k-group log-rank tests from released per-group counts.
+
+The tests are post-processing of the released numbers at risk and events (spec section 1):
+laplace-counts (noisy counts), rrr (counts per reported group; protects the label only),
+nonprivate (exact, on the data's event times, equal to lifelines). time-indexed releases no
+counts and is refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..curves import available, event_times_grid, exact_counts, tile_trials
+from ..errors import ParameterError
+from ..logrank import overall, pairwise
+from ..public import Disclosure
+from .common import add_data_options, add_release_options
+from .km import add_mechanism_options, header, load, release, set_group_help
+
+NAME = "logrank"
+HELP = "pairwise and overall log-rank tests between groups from private counts"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_data_options(p, group=True)
+    set_group_help(p, required=True)
+    add_release_options(p, available(), default="laplace-counts", grid=True, horizon=True)
+    add_mechanism_options(p)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    if args.mechanism == "time-indexed":
+        raise ParameterError("time-indexed releases only a noisy survival curve per group, not the numbers at risk and "
+                             "events a log-rank test needs: use laplace-counts or rrr.")
+    if args.mechanism == "nonprivate":
+        cohort, public, extra = load(args)
+        grid = event_times_grid(cohort)
+        counts = tile_trials(exact_counts(cohort, grid, public), 1)
+        from ..curves import NonPrivate
+
+        mech = NonPrivate()
+        out = {"mechanism": mech.name, "epsilon_spent": mech.cost.epsilon, "protects": mech.cost.protects,
+               "neighbouring": mech.cost.neighbouring, "cost": mech.cost.sentence(), "parameters": {},
+               "disclosures": [d.to_dict() for d in [*extra, Disclosure("release", "not DP: exact, non-private "
+                                                                        "tests on the data's event times.", dp=False)]],
+               "noise": "none", "dataset": cohort.name, "groups": list(counts.groups), "trials": 1}
+    else:
+        rel, cohort, public, extra = release(args)
+        if rel.counts is None:
+            raise ParameterError(f"{args.mechanism} releases no counts, so there is no log-rank test on its output: use "
+                                 "laplace-counts or rrr.")
+        counts = rel.counts
+        out = header(rel, cohort, public, extra)
+    if len(counts.groups) < 2:
+        raise ParameterError("A log-rank test needs at least two groups: choose a --group column with two or more values.")
+    tests = []
+    for res in pairwise(counts):
+        stat, p = res.statistic.tolist(), res.p_value.tolist()
+        tests += [{"trial": t, "group_a": res.group_a, "group_b": res.group_b, "statistic": stat[t], "p_value": p[t],
+                   "dof": res.dof} for t in range(len(stat))]
+    tests.sort(key=lambda d: d["trial"])
+    res = overall(counts)
+    stat, p = res.statistic.tolist(), res.p_value.tolist()
+    out["tests"] = tests
+    out["overall"] = [{"trial": t, "statistic": stat[t], "p_value": p[t], "dof": res.dof} for t in range(len(stat))]
+    return out
