@@ -79,6 +79,17 @@ class Ladder:
         k = np.where(inside.any(-1), inside.argmax(-1), self.rungs + 1)
         return -k
 
+    def segments(self, k_max: int | None = None) -> list[tuple[int, float, float]]:
+        """Pieces (k, start, end) of the ladder for drawing Figure 1: rung k = [l(k), l(k-1)) and (u(k-1), u(k)]."""
+        k_max = self.rungs + 1 if k_max is None else min(int(k_max), self.rungs + 1)
+        out = [(0, self.p_star, self.p_star)]
+        for k in range(1, k_max + 1):
+            if self.lower[k] < self.lower[k - 1]:
+                out.append((k, float(self.lower[k]), float(self.lower[k - 1])))
+            if self.upper[k] > self.upper[k - 1]:
+                out.append((k, float(self.upper[k - 1]), float(self.upper[k])))
+        return out
+
     def sample(self, epsilon_shape: float, noise: NoiseSource, size: int, sensitivity: float = 1.0
                ) -> tuple[np.ndarray, np.ndarray]:
         """Draw ``size`` shapes: a rung by weight (Gumbel-max), then p uniform in it. Returns (p, rung)."""

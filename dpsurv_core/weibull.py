@@ -196,3 +196,20 @@ def survival_curve(times: np.ndarray, shape: float | np.ndarray, scale: float | 
         out = np.exp(-np.power(times[None, :] / lam, k))
     out[~ok] = np.nan
     return out[0] if scalar else out
+
+
+def kaplan_meier(time: np.ndarray, event: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Non-private Kaplan-Meier step function (lifelines ``KaplanMeierFitter``): (times, survival)."""
+    from lifelines import KaplanMeierFitter
+
+    km = KaplanMeierFitter().fit(np.asarray(time, dtype=float), np.asarray(event))
+    sf = km.survival_function_
+    return sf.index.to_numpy(dtype=float), sf.iloc[:, 0].to_numpy(dtype=float)
+
+
+def lifelines_fit(s: WeibullSample) -> WeibullFit:
+    """lifelines ``WeibullFitter`` on the same normalised data (rho_ = shape, lambda_ = scale), tight tolerances."""
+    from lifelines import WeibullFitter
+
+    wf = WeibullFitter().fit(s.t, s.d, fit_options={"ftol": 1e-16, "gtol": 1e-12, "maxiter": 2000})
+    return WeibullFit(float(wf.rho_), float(wf.lambda_), s.horizon)

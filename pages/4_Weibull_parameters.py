@@ -1,0 +1,297 @@
+"""Weibull parameters: LSP + TLL vs Laplace vs sample-and-aggregate vs the maximum-likelihood fit (paper 000)."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import uuid
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+from dpsurv_core.errors import DpsurvError
+from dpsurv_core.lsp import Ladder, compute_ladder
+from dpsurv_core.noise import ReleaseNoise
+from dpsurv_core.weibull import (
+    GAMMA,
+    OMEGA,
+    RUNGS,
+    WeibullSample,
+    kaplan_meier,
+    lifelines_fit,
+    survival_curve,
+    weibull_mle,
+)
+from dpsurv_core.weibull_dp import BLOCK_SIZE, STUDY_MECHANISMS, LspTll, make_mechanism, mdae_study
+from ui import session
+
+LABELS = {"lsp-tll": "LSP + TLL (paper 000)", "laplace": "Laplace baseline", "saa": "Sample-and-aggregate baseline"}
+COLOURS = {"mle": "#111111", "lsp-tll": "#1f77b4", "laplace": "#d62728", "saa": "#2ca02c", "km": "#7f7f7f"}
+EPSILONS = [0.1, 0.2, 0.4, 0.5, 0.8, 1.0, 1.6, 2.0, 3.2, 5.0, 10.0]
+STUDY_EPSILONS = [0.1, 0.2, 0.4, 0.8, 1.6, 3.2]
+
+st.title("Weibull parameters")
+st.caption("Fit a Weibull survival model, S(t) = exp(-(t/scale)^shape), and publish its two numbers with "
+           "differential privacy: the LSP + TLL mechanisms of paper 000 next to two simple baselines.")
+
+with st.expander("What am I looking at?"):
+    st.markdown(
+        """
+**The model.** A Weibull model summarises a whole survival curve with two numbers. The **shape** says how
+the risk changes over time (shape < 1: the risk falls with time, = 1: constant risk, > 1: the risk rises, as with
+ageing). The **scale** is a typical survival time: about 63% of patients have had the event by then. The
+maximum-likelihood fit (the usual, non-private one, as in lifelines' `WeibullFitter`) uses every patient's
+exact time, so publishing it can leak something about individual patients.
+
+**The private mechanisms** (paper 000, Nguyên and Hui) publish noisy versions instead. Times are first divided
+by a public *horizon* and squeezed into the range e^-omega to 1, so no single patient can move the sums much.
+- **LSP** (shape): it works out how far the shape could move if 1, 2, 3, ... patients were added or removed;
+  these bounds form a *ladder* of nested intervals around the true shape (drawn below). It then picks a value
+  at random, favouring the rungs close to the true value: a rung k steps away is exp(k epsilon / 4) times
+  less likely. Large cohorts have very narrow rungs, so the published shape is very close to the truth.
+- **TLL** (scale): adds Laplace noise to the number of events and to the sum of t^shape, then recomputes the scale.
+- **Baselines**: *Laplace* adds noise sized for the worst case to each parameter; *sample-and-aggregate*
+  fits the model on random blocks of about 500 patients and adds noise to the average.
+
+**Epsilon** is the privacy budget of one release: whatever is published, the chance of seeing it changes by a
+factor of at most e^epsilon whether or not any one patient is in the data (neighbouring data sets differ by
+adding or removing one patient). Each mechanism spends epsilon/2 on the shape and epsilon/2 on the scale; the
+ledger charges epsilon per release. Smaller epsilon = more privacy = more noise.
+
+**For your eyes only.** The maximum-likelihood row, the Kaplan-Meier curve and the error study below are
+computed on the raw data and are *not* private: they are there to judge the private numbers, not to publish.
+The spec corrects nothing in paper 000's formulas; a missing root of the ladder equations is clamped to the
+end of the search range (0, gamma], and rungs at k >= the number of events are the whole range [0, gamma].
+"""
+    )
+
+cohort = session.require_cohort()
+try:
+    public = session.public_parameters(cohort)
+except DpsurvError as exc:
+    st.error(f"{exc} Fix the public parameters on the Data page.")
+    st.stop()
+unit = cohort.time_unit
+horizon = float(public.horizon)
+
+# ------------------------------------------------------------------------------------------------ controls
+c1, c2 = st.columns([1, 1.4])
+with c1:
+    epsilon = st.select_slider("Privacy budget epsilon per release (smaller = more private, noisier)",
+                               options=EPSILONS, value=1.0, key="wb_epsilon")
+with c2:
+    chosen = st.multiselect("Release with", list(STUDY_MECHANISMS), default=["lsp-tll"], key="wb_mechanisms",
+                            format_func=LABELS.get,
+                            help="Each mechanism you add is a separate release and is charged epsilon again.")
+with st.expander("Public settings of the Weibull mechanisms", expanded=False):
+    s1, s2, s3, s4 = st.columns(4)
+    omega = s1.number_input("omega (times are kept above e^-omega of the horizon)", 0.5, 20.0, OMEGA, 0.5,
+                            key="wb_omega")
+    gamma = s2.number_input("gamma (upper bound of shape and scale)", 1.0, 100.0, GAMMA, 1.0, key="wb_gamma")
+    rungs = int(s3.number_input("Rungs K of the LSP ladder", 1, 2000, RUNGS, 50, key="wb_rungs"))
+    blocks_in = int(s4.number_input("SAA blocks (0 = records / 500, disclosed)", 0, 1000, 0, 1, key="wb_blocks"))
+    st.caption(f"Horizon T_max = {horizon:g} {unit} (set on the Data page). Times beyond it count as the horizon "
+               "(their events are kept); times near 0 count as e^-omega of it.")
+blocks = blocks_in or None
+
+try:
+    mle_mech = make_mechanism("mle", math.inf, horizon, omega, gamma, rungs, cohort.rows_per_subject)
+    sample = mle_mech.prepare(cohort)
+    mle = weibull_mle(sample)
+    ll = lifelines_fit(sample)
+    mechs = {name: make_mechanism(name, epsilon, horizon, omega, gamma, rungs, cohort.rows_per_subject, blocks,
+                                  BLOCK_SIZE) for name in STUDY_MECHANISMS}
+except DpsurvError as exc:
+    st.error(str(exc))
+    st.stop()
+
+data_key = hashlib.sha1(sample.t.tobytes() + sample.d.tobytes()).hexdigest()[:16]
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _ladder(t: np.ndarray, d: np.ndarray, horizon: float, omega: float, gamma: float, rungs: int) -> Ladder:
+    return compute_ladder(WeibullSample(t, d, horizon, omega), rungs, gamma)
+
+
+ladder = _ladder(sample.t, sample.d, horizon, omega, gamma, rungs)
+
+# ------------------------------------------------------------------------------------------------ releases
+new = st.button("New release", key="wb_new", help="Draw fresh noise: a new release, charged to the ledger again.")
+store = st.session_state.setdefault("weibull_releases", {})
+released = {}
+for name in chosen:
+    mech = mechs[name]
+    key = ("weibull", data_key, name, repr(sorted(mech.parameters().items())))
+    if key not in store or new:
+        try:
+            kw = {"ladder": ladder} if isinstance(mech, LspTll) else {}
+            est = mech.release_many(sample, ReleaseNoise(), 1, **kw)
+        except DpsurvError as exc:
+            st.error(str(exc))
+            continue
+        entry = mech.ledger_entry(cohort.name)
+        entry.parameters = {**entry.parameters, "release_id": uuid.uuid4().hex[:8]}
+        if not session.record_release(entry):
+            st.warning(f"{LABELS[name]}: the release was refused, so no private numbers are shown for it; raise the "
+                       "budget cap in the sidebar or lower epsilon.")
+            continue
+        store[key] = est
+    released[name] = store[key]
+
+box = st.container(border=True)
+if released:
+    for name in released:
+        box.markdown(f"**{LABELS[name]}** charged to this session's ledger: {mechs[name].cost.sentence()} "
+                     f"(epsilon/2 = {mechs[name].epsilon_shape:g} for the shape, {mechs[name].epsilon_scale:g} for "
+                     "the scale).")
+        for note in released[name].notes:
+            box.caption(note)
+    discl = public.disclosures() + [d for n in released for d in mechs[n].disclosures(sample)]
+    for disc in discl:
+        if disc.dp:
+            box.info(f"Disclosure ({disc.parameter}): {disc.message}", icon="ℹ️")
+        else:
+            box.warning(f"Not differentially private ({disc.parameter}): {disc.message}", icon="⚠️")
+    if not discl:
+        box.caption("Disclosures: none (the horizon was declared on the Data page).")
+else:
+    box.markdown("No private release yet: choose a mechanism above.")
+led = session.ledger()
+box.caption(f"Ledger: epsilon {led.spent():.3g} spent of the cap {led.cap:g} (protecting the subject). Returning to "
+            "inputs already released shows the same release again at no cost; 'New release' draws and charges anew.")
+
+
+# ------------------------------------------------------------------------------------------------ study (cached)
+@st.cache_data(show_spinner=False, max_entries=512)
+def _study_cell(t: np.ndarray, d: np.ndarray, horizon: float, omega: float, rows: int, name: str, eps: float,
+                trials: int, seed: int, gamma: float, rungs: int, blocks: int | None) -> dict:
+    s = WeibullSample(t, d, horizon, omega, rows)
+    lad = _ladder(t, d, horizon, omega, gamma, rungs) if name == "lsp-tll" else None
+    cell_seed = [int(seed), STUDY_MECHANISMS.index(name), int(round(eps * 1000))]
+    return mdae_study(s, [eps], trials, cell_seed, (name,), gamma, rungs, blocks, BLOCK_SIZE, ladder=lad)[0]
+
+
+# ------------------------------------------------------------------------------------------------ table
+st.subheader("Parameter table")
+fmt_scale = "{:,.1f}" if unit == "days" else "{:,.2f}"
+rows = [
+    {"Estimate": "Maximum likelihood, lifelines WeibullFitter (not private)", "Shape p": ll.shape,
+     f"Scale ({unit})": ll.scale, "Scale / T_max": ll.scale_normalised, "Epsilon": "none (not private)"},
+    {"Estimate": "Maximum likelihood, Equations 4-5 (not private)", "Shape p": mle.shape, f"Scale ({unit})": mle.scale,
+     "Scale / T_max": mle.scale_normalised, "Epsilon": "none (not private)"},
+]
+for name, est in released.items():
+    rows.append({"Estimate": f"{LABELS[name]}, released", "Shape p": float(est.shape[0]),
+                 f"Scale ({unit})": float(est.scale[0]), "Scale / T_max": float(est.scale_normalised[0]),
+                 "Epsilon": f"{mechs[name].cost.epsilon:g} (protects the subject; add/remove one)"})
+table = pd.DataFrame(rows)
+st.dataframe(table.style.format({"Shape p": "{:.4f}", f"Scale ({unit})": fmt_scale, "Scale / T_max": "{:.4f}"}),
+             hide_index=True, width="stretch")
+st.caption(f"n = {sample.n} records, {sample.n_events} events, horizon T_max = {horizon:g} {unit}. The two "
+           "maximum-likelihood rows agree to about 1e-6; they are for the data holder's eyes only.")
+
+# ------------------------------------------------------------------------------------------------ curves
+st.subheader("Fitted survival curves over the Kaplan-Meier curve")
+km_t, km_s = kaplan_meier(cohort.time, cohort.event)
+grid = np.linspace(0.0, horizon, 300)
+fig = go.Figure()
+fig.add_trace(go.Scatter(x=km_t, y=100 * km_s, mode="lines", line={"shape": "hv", "color": COLOURS["km"]},
+                         name="Kaplan-Meier (not private)"))
+fig.add_trace(go.Scatter(x=grid, y=100 * survival_curve(grid, mle.shape, mle.scale), mode="lines",
+                         line={"color": COLOURS["mle"], "dash": "dash"}, name="Weibull, maximum likelihood (not private)"))
+invalid = []
+for name, est in released.items():
+    curve = survival_curve(grid, float(est.shape[0]), float(est.scale[0]))
+    if np.all(np.isnan(curve)):
+        invalid.append(LABELS[name])
+        continue
+    fig.add_trace(go.Scatter(x=grid, y=100 * curve, mode="lines", line={"color": COLOURS[name], "width": 3},
+                             name=f"Weibull, {LABELS[name]} (private)"))
+fig.update_layout(xaxis_title=f"time ({unit})", yaxis_title="survival (%)", yaxis_range=[0, 101], height=430,
+                  legend={"orientation": "h", "y": -0.2})
+st.plotly_chart(fig, width="stretch")
+if invalid:
+    st.caption(f"No curve for {', '.join(invalid)}: the noise made the shape or the scale non-positive, which is no "
+               "Weibull distribution. That is what the baselines' worst-case noise does at this epsilon.")
+
+# ------------------------------------------------------------------------------------------------ ladder
+st.subheader("The LSP ladder (a teaching view of the paper's Figure 1)")
+k_show = st.slider("Rungs shown", 3, min(80, rungs + 1), min(15, rungs + 1), key="wb_kshow")
+lfig = make_subplots(rows=1, cols=2, column_widths=[0.62, 0.38],
+                     subplot_titles=("Utility U(p) = -k on rung k", f"Chance of each rung at epsilon {epsilon:g}"))
+xs, ys = [], []
+for k, a, b in ladder.segments(k_show):
+    xs += [a, b, None]
+    ys += [-k, -k, None]
+lfig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", line={"width": 4, "color": COLOURS["lsp-tll"]},
+                          marker={"size": 4}, name="rungs", showlegend=False), row=1, col=1)
+lfig.add_trace(go.Scatter(x=[ladder.p_star], y=[0], mode="markers", marker={"size": 12, "color": COLOURS["mle"],
+                          "symbol": "star"}, name="true shape p* (rung 0)"), row=1, col=1)
+if "lsp-tll" in released:
+    p_rel = float(released["lsp-tll"].shape[0])
+    lfig.add_trace(go.Scatter(x=[p_rel], y=[-float(ladder.utility(np.array([p_rel]))[0])], mode="markers",
+                              marker={"size": 12, "color": "#ff7f0e", "symbol": "x"}, name="released shape"),
+                   row=1, col=1)
+probs = ladder.probabilities(epsilon / 2, float(cohort.rows_per_subject))
+shown = probs[:k_show]
+lfig.add_trace(go.Bar(x=[str(i) for i in range(1, k_show + 1)] + ["more"], y=np.append(shown, probs[k_show:].sum()),
+                      marker_color=COLOURS["lsp-tll"], showlegend=False, name="probability"), row=1, col=2)
+lo = float(ladder.lower[min(k_show, ladder.rungs + 1)])
+hi = float(ladder.upper[min(k_show, ladder.rungs + 1)])
+pad = 0.05 * max(hi - lo, 1e-3)
+lfig.update_xaxes(title_text="shape p", range=[lo - pad, hi + pad], row=1, col=1)
+lfig.update_yaxes(title_text="utility", row=1, col=1)
+lfig.update_xaxes(title_text="rung k", row=1, col=2)
+lfig.update_yaxes(title_text="probability", row=1, col=2)
+lfig.update_layout(height=400, legend={"orientation": "h", "y": -0.25})
+st.plotly_chart(lfig, width="stretch")
+st.caption(f"Rung k holds every shape that the data could produce if up to k patients were added or removed, "
+           f"minus the shapes of rung k-1. Here rung 1 spans {ladder.lower[1]:.4f} to {ladder.upper[1]:.4f} around "
+           f"p* = {ladder.p_star:.4f}. LSP draws a rung with probability proportional to its width times "
+           f"exp(-k epsilon/4), then a shape uniformly inside it. With {sample.n_events} events, rungs at "
+           f"k >= {sample.n_events} would be the whole range [0, gamma].")
+
+# ------------------------------------------------------------------------------------------------ study
+st.subheader("Typical error vs epsilon (simulation)")
+st.caption("Repeated simulated releases on the current data with seeded noise: for the data holder's eyes, to "
+           "choose a mechanism and an epsilon. They are not releases and are not charged to the ledger.")
+q1, q2 = st.columns(2)
+trials = int(q1.select_slider("Simulated releases per point", [50, 100, 200, 500], value=200, key="wb_trials"))
+seed = int(q2.number_input("Seed", 0, 2**31 - 1, 2024, 1, key="wb_seed"))
+eps_grid = sorted(set(STUDY_EPSILONS) | {float(epsilon)})
+cells = [(name, e) for name in STUDY_MECHANISMS for e in eps_grid]
+bar = st.progress(0.0, text="Simulating ...")
+study_rows = []
+try:
+    for i, (name, e) in enumerate(cells):
+        study_rows.append(_study_cell(sample.t, sample.d, horizon, omega, sample.rows_per_subject, name, e, trials,
+                                      seed, gamma, rungs, blocks))
+        bar.progress((i + 1) / len(cells), text=f"Simulating {LABELS[name]} at epsilon {e:g} ({i + 1}/{len(cells)})")
+except DpsurvError as exc:
+    st.error(str(exc))
+    st.stop()
+bar.empty()
+study = pd.DataFrame(study_rows)
+sfig = make_subplots(rows=1, cols=2, subplot_titles=("Shape p", f"Scale ({unit})"))
+for name in STUDY_MECHANISMS:
+    sub = study[study.mechanism == name]
+    for col, key in ((1, "mdae_shape"), (2, "mdae_scale")):
+        sfig.add_trace(go.Scatter(x=sub.epsilon, y=sub[key], mode="lines+markers", name=LABELS[name],
+                                  legendgroup=name, showlegend=col == 1, line={"color": COLOURS[name]}), row=1, col=col)
+sfig.update_xaxes(type="log", title_text="epsilon per release (half for each parameter)")
+sfig.update_yaxes(type="log", title_text="median absolute error")
+sfig.update_layout(height=420, legend={"orientation": "h", "y": -0.25})
+st.plotly_chart(sfig, width="stretch")
+now = study[study.epsilon == float(epsilon)].set_index("mechanism")
+shape_err = ", ".join(f"{now.loc[n, 'mdae_shape']:.3g} for {LABELS[n]}" for n in STUDY_MECHANISMS)
+scale_err = ", ".join(f"{now.loc[n, 'mdae_scale']:,.3g} {unit}" for n in STUDY_MECHANISMS)
+st.caption(f"At epsilon {epsilon:g} over {trials} simulated releases, the median error of the shape is {shape_err}; "
+           f"of the scale {scale_err}.")
+with st.expander("Error table"):
+    show = study.assign(mechanism=study.mechanism.map(LABELS))[
+        ["mechanism", "epsilon", "epsilon_per_parameter", "mdae_shape", "mdae_scale", "mdae_scale_normalised",
+         "trials"]]
+    st.dataframe(show, hide_index=True, width="stretch")
