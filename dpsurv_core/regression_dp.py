@@ -277,7 +277,8 @@ class PSGLD(_RegressionMechanism):
     Target: exp(-(eps / (2 m B)) sum_i phi(L_i(w))) N(w; 0, s^2 I), phi(x) = B tanh(x / B). Chain:
     U~ = (N / |batch|) sum_batch (eps/(2 m B)) phi'(L_i) grad L_i + w / s^2 (a stochastic gradient of -log target),
     V <- alpha V + (1 - alpha) (U~/N)^2, G = 1 / (delta + sqrt(V)),
-    w <- w - (step_t / 2) G U~ + sqrt(step_t G) xi,  step_t = a (1 + t / b)^(-gamma) / N.
+    w <- w - (step_t / 2) G U~ + sqrt(step_t G) xi,  step_t = a (1 + t / b)^(-gamma) / (N sqrt(N eps / (2 m B))):
+    since G ~ 1/|U~/N|, a step moves w by about a / sqrt(N eps/(2 m B)), a multiple of the posterior's spread.
     An epoch is N / |batch| steps; the first ``burn_in`` epochs are discarded; the release is the chain's
     final state (one draw). The correction term Gamma(w) of Li et al. is dropped, as in the paper.
     """
@@ -286,7 +287,7 @@ class PSGLD(_RegressionMechanism):
     guarantee = APPROXIMATE_MCMC
 
     def __init__(self, epsilon: float, bounds: DesignBounds, bound_B: float | None = None, prior_sd: float = 20.0,
-                 epochs: int = 60, burn_in: int = 30, batch: int = 512, step: float = 0.3, step_decay: float = 100.0,
+                 epochs: int = 60, burn_in: int = 30, batch: int | None = None, step: float = 8.0, step_decay: float = 100.0,
                  step_gamma: float = 0.55, rms_decay: float = 0.99) -> None:
         super().__init__(epsilon, bounds)
         self.bound_B = float(bounds.intervals * math.log(2.0)) if bound_B is None else float(bound_B)
@@ -294,14 +295,16 @@ class PSGLD(_RegressionMechanism):
                   (prior_sd > 0, "The prior standard deviation s must be positive (for example 20)."),
                   (int(epochs) >= 1, "The chain needs at least one epoch."),
                   (0 <= int(burn_in) < int(epochs), "The burn-in must be shorter than the chain (0 <= burn-in < epochs)."),
-                  (int(batch) >= 1, "The minibatch needs at least one subject."),
+                  (batch is None or int(batch) >= 1, "The minibatch needs at least one subject."),
                   (step > 0 and step_decay > 0 and 0 <= step_gamma <= 1,
                    "The step schedule needs a > 0, b > 0 and 0 <= gamma <= 1."),
                   (0 < rms_decay < 1, "The RMSprop decay alpha must be between 0 and 1.")]
         for ok, msg in checks:
             if not ok:
                 raise ParameterError(msg)
-        self.prior_sd, self.epochs, self.burn_in, self.batch = float(prior_sd), int(epochs), int(burn_in), int(batch)
+        # default minibatch: a tenth of the public n (at least 1, at most 512), so an epoch is >= 10 steps
+        self.batch = int(batch) if batch is not None else int(min(512, max(1, bounds.n_public // 10)))
+        self.prior_sd, self.epochs, self.burn_in = float(prior_sd), int(epochs), int(burn_in)
         self.step, self.step_decay, self.step_gamma, self.rms_decay = float(step), float(step_decay), float(step_gamma), \
             float(rms_decay)
 
@@ -354,7 +357,7 @@ class PSGLD(_RegressionMechanism):
                 U = N * gbar
                 V = self.rms_decay * V + (1 - self.rms_decay) * gbar ** 2
                 G = 1.0 / (1e-8 + np.sqrt(V))
-                eps_t = self.step * (1.0 + t / self.step_decay) ** (-self.step_gamma) / N
+                eps_t = self.step * (1.0 + t / self.step_decay) ** (-self.step_gamma) / (N * math.sqrt(temp * N))
                 W = W - 0.5 * eps_t * G * U + np.sqrt(eps_t * G) * noise.standard_normal((trials, d))
                 t += 1
             trace[epoch + 1] = W

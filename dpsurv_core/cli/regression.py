@@ -46,8 +46,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--prior-sd", type=positive_float, default=20.0, metavar="S", help="prior standard deviation (default 20)")
     s.add_argument("--epochs", type=positive_int, default=60, help="chain length in epochs (default 60)")
     s.add_argument("--burn-in", type=int, default=30, help="epochs discarded as burn-in (default 30)")
-    s.add_argument("--batch", type=positive_int, default=512, help="subjects per minibatch (default 512)")
-    s.add_argument("--step", type=positive_float, default=0.3, help="step size a in a (1 + t/b)^-gamma / N (default 0.3)")
+    s.add_argument("--batch", type=positive_int, default=None,
+                   help="subjects per minibatch (default n/10, at most 512)")
+    s.add_argument("--step", type=positive_float, default=8.0, help="step size a of the schedule a (1 + t/b)^-gamma (default 8)")
     s.add_argument("--step-decay", type=positive_float, default=100.0, help="b of the step schedule (default 100)")
     s.add_argument("--step-gamma", type=float, default=0.55, help="gamma of the step schedule (default 0.55)")
 
