@@ -223,3 +223,85 @@ def _default(obj: Any) -> Any:
     if isinstance(obj, np.ndarray):
         return obj.tolist()
     return str(obj)
+
+
+@dataclass
+class ReleaseItem:
+    """One charged release of a session: its ledger entry, released numbers, figure and result object."""
+
+    title: str
+    entry: Any
+    records: list[dict[str, Any]] = field(default_factory=list)
+    figure: go.Figure | None = None
+    result: Any = None
+
+
+@dataclass
+class AuditItem:
+    """A privacy-audit result to file with the report: summary numbers and figures."""
+
+    title: str
+    summary: dict[str, Any]
+    figures: list[go.Figure] = field(default_factory=list)
+
+
+def records_table(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """Released numbers as a wide table: one row per (group, time), one column per quantity."""
+    if not records:
+        return pd.DataFrame()
+    frame = pd.DataFrame(records)
+    idx = [c for c in ("group", "time") if c in frame and frame[c].notna().any()]
+    if not idx:
+        return frame[["quantity", "value"]]
+    wide = frame.pivot_table(index=idx, columns="quantity", values="value", aggfunc="first").reset_index()
+    wide.columns.name = None
+    return wide
+
+
+def curve_comparison(item: ReleaseItem, cohort: Any, public: Any) -> tuple[go.Figure, pd.DataFrame] | None:
+    """For a curve release: private vs non-private figure and error table (for a confidential review)."""
+    from .curves import CurveRelease, NonPrivate, rmse, sup_norm
+
+    rel = item.result
+    if not isinstance(rel, CurveRelease) or cohort is None:
+        return None
+    exact = NonPrivate().release(cohort, public)
+    if exact.curves.survival.shape[1:] != rel.curves.survival.shape[1:]:
+        return None
+    from .figures import curves_figure
+
+    fig = curves_figure({"private": rel.curves, "non-private": exact.curves}, cohort.time_unit)
+    table = pd.DataFrame({"group": list(rel.curves.groups), "RMSE": rmse(rel.curves.survival[0], exact.curves.survival[0]),
+                          "sup-norm": sup_norm(rel.curves.survival[0], exact.curves.survival[0])})
+    return fig, table
+
+
+def session_report(title: str, dataset: str, ledger: Ledger, items: list[ReleaseItem], audits: list[AuditItem] = (),
+                   kind: str = "release", cohort: Any = None, public: Any = None) -> str:
+    """The app's report: every release of the session (private outputs), audits, and for a review the
+    non-private comparisons, marked confidential."""
+    rep = Report(title, dataset, ledger, kind)
+    for item in items:
+        rep.add_section(item.title)
+        cost = item.entry.cost
+        rep.add_text(f"Released with {item.entry.mechanism}: {cost.sentence()}.")
+        if item.figure is not None:
+            rep.add_figure(item.figure)
+        table = records_table(item.records)
+        if not table.empty:
+            rep.add_table(table, "Released numbers")
+        if kind == "review":
+            comp = curve_comparison(item, cohort, public) if cohort is not None and item.entry.dataset == getattr(cohort, "name", None) else None
+            if comp is not None:
+                rep.add_section(f"{item.title}: comparison with the non-private analysis", confidential=True)
+                rep.add_figure(comp[0])
+                rep.add_table(comp[1], "Error of the private curve on the public grid")
+    for audit in audits:
+        rep.add_section(f"Privacy audit: {audit.title}", confidential=kind == "review")
+        rep.add_table(pd.DataFrame([{k: v for k, v in audit.summary.items() if not isinstance(v, (list, dict))}]))
+        for fig in audit.figures:
+            rep.add_figure(fig)
+    if not items and not audits:
+        rep.add_section("Results")
+        rep.add_text("No release has been made in this session yet.")
+    return rep.to_html()

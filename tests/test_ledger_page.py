@@ -1,0 +1,55 @@
+"""The Ledger and report page through Streamlit's AppTest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from dpsurv_core.cohort import load_bundled
+from dpsurv_core.laplace_counts import LaplaceCounts
+from dpsurv_core.ledger import Ledger
+from dpsurv_core.noise import SimulationNoise
+from dpsurv_core.public import PublicParameters
+from dpsurv_core.report import ReleaseItem, curve_records, session_report
+
+PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "8_Ledger_and_report.py")
+
+
+def _session_with_release():
+    cohort = load_bundled("lung")
+    public = PublicParameters.derive(cohort, horizon=1100)
+    mech = LaplaceCounts(0.5)
+    ledger = Ledger(cap=2.0)
+    entry = ledger.charge(mech.ledger_entry("lung"))
+    rel = mech.release(cohort, public, SimulationNoise(3))
+    return cohort, public, ledger, [ReleaseItem("Survival curves", entry, curve_records(rel), None, rel)]
+
+
+def test_empty_ledger_says_so():
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not at.exception
+    assert [m.value for m in at.metric][:2] == ["ε = 0", "ε = 5"]
+    assert "No release yet" in at.info[0].value
+
+
+def test_ledger_lists_releases_and_totals():
+    _, _, ledger, items = _session_with_release()
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.session_state["ledger"] = ledger
+    at.session_state["budget_cap"] = 2.0
+    at.session_state["stored_releases"] = items
+    at.run()
+    assert not at.exception
+    assert at.metric[0].value == "ε = 0.5" and at.metric[2].value == "ε = 1.5"
+    table = at.dataframe[0].value
+    assert list(table["mechanism"]) == ["laplace-counts"] and list(table["protects"]) == ["the subject"]
+    assert "release(s) and 0 audit(s)" in at.caption[-2].value or any("1 release(s)" in c.value for c in at.caption)
+
+
+def test_session_report_release_vs_review():
+    cohort, public, ledger, items = _session_with_release()
+    release = session_report("r", "lung", ledger, items, [], "release")
+    review = session_report("r", "lung", ledger, items, [], "review", cohort, public)
+    assert "CONFIDENTIAL" not in release and "Released numbers" in release
+    assert "comparison with the non-private analysis" in review and review.count("CONFIDENTIAL") >= 3
