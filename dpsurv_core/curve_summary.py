@@ -178,17 +178,17 @@ def compare_tests(exact: list[LogRankResult], private: list[LogRankResult], alph
 def default_landmarks(horizon: float, unit: str) -> tuple[list[float], str]:
     """Up to three landmark times inside ``horizon`` (in ``unit``), in the unit a clinician would use.
 
-    Years (1, 2, 3, 5, 10) when the horizon spans at least 18 months, else months (3, 6, 12, 24), else
+    Years (1, 5, 10 / 1, 3, 5 / 1, 2, 3, whichever fits) when the horizon spans at least 18 months, else months (3, 6, 12, 24), else
     quarters of the horizon in the data's unit. Returns (values, their unit).
     """
     if unit not in DAYS_PER:
         return [round(horizon * q, 3) for q in (0.25, 0.5, 0.75)], unit
     years = horizon * time_factor(unit, "years")
     if years >= 1.5:
-        cand = [c for c in (1, 2, 3, 5, 10, 15, 20) if c <= years + 1e-9]
-        if len(cand) > 3:
-            cand = [cand[0], cand[len(cand) // 2], cand[-1]]
-        return [float(c) for c in cand], "years"
+        for triple in ((1, 5, 10), (1, 3, 5), (1, 2, 3)):
+            if triple[-1] <= years + 1e-9:
+                return [float(c) for c in triple], "years"
+        return [float(c) for c in (1, 2) if c <= years + 1e-9], "years"
     months = horizon * time_factor(unit, "months")
     cand = [c for c in (3, 6, 12, 24) if c <= months + 1e-9]
     if cand:

@@ -90,6 +90,19 @@ if mech_name == "time-indexed":
                                         key="sc_ti_edge", help="mean: average of the values in the window; "
                                         "as-published: the paper divides by the full window even at the ends.")
 
+if mech_name == "adaptive-km":
+    d = cv.option_defaults(mech_name)
+    with st.expander("Adaptive options", expanded=False):
+        a1, a2, a3 = st.columns(3)
+        options["selection_share"] = a1.number_input(
+            "Share of epsilon spent choosing the bins", 0.0, 0.9, float(d.get("selection_share", 0.2)), 0.05,
+            key="sc_ad_share", help="0 keeps the public bins as they are.")
+        options["events_per_bin"] = a2.number_input(
+            "Merge bins until they hold this many noise scales of events", 0.0, 50.0,
+            float(d.get("events_per_bin", 4.0)), 0.5, key="sc_ad_events")
+        options["actuarial"] = a3.checkbox("Half of a bin's censorings at risk (life table)",
+                                           value=bool(d.get("actuarial", True)), key="sc_ad_actuarial")
+
 competing = estimand == cs.INCIDENCE
 work = comp_cohort if competing else cohort
 if not split:
@@ -158,7 +171,7 @@ exact_risk = cs.at_risk_at(on_grid.counts, times)[0]
 priv_risk = cs.at_risk_at(release.counts, times)[0] if has_counts else None
 if release is not None and release.counts is not None and release.counts.groups != on_grid.counts.groups:
     priv_risk = None
-st.dataframe(cv.at_risk_table(times, exact_risk, priv_risk if release is not None else None, on_grid.counts.groups,
+st.table(cv.at_risk_table(times, exact_risk, priv_risk if release is not None else None, on_grid.counts.groups,
                               group_col if split else None, unit), width="stretch")
 if release is not None and not has_counts:
     st.caption(f"'{cv.NOT_RELEASED}': this mechanism publishes the curve only, not the counts.")
@@ -186,7 +199,10 @@ with col_a:
             else:
                 row[f"Private ({unit})"] = f"{cv.fmt_time(m_p[0][pi], unit)} (no CI: no counts released)"
         rows.append(row)
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.table(pd.DataFrame(rows), hide_index=True, width="stretch")
+    if priv is not None and public.grid.kind == "equal":
+        st.caption(f"Private medians are read on the public grid (a point every {cv.fmt_time(public.grid.edges[1] - public.grid.edges[0], unit)} {unit}), "
+                   "so they move in steps of that size.")
     if competing:
         st.caption("With competing risks shown, the survival curve counts any event (event-free survival).")
 with col_b:
@@ -204,7 +220,7 @@ with col_b:
             row[f"Private ({unit})"] = cv.fmt_time(r_p, unit)
             row["Difference"] = cv.fmt_time(r_p - r_e[gi], unit)
         rows.append(row)
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.table(pd.DataFrame(rows), hide_index=True, width="stretch")
 
 # ------------------------------------------------------------------------------------------ landmarks
 st.subheader(f"Landmark {estimand}")
@@ -242,7 +258,7 @@ try:
                     pi = list(priv.groups).index(g)
                     row["Private (95% CI)"] = "beyond the horizon" if beyond else cell(lm_p[k], pi, ti, priv_bands)
                 rows.append(row)
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.table(pd.DataFrame(rows), hide_index=True, width="stretch")
     if any(t > horizon for t in lm_times):
         st.caption(f"Times past the public horizon ({cv.fmt_time(horizon, unit)} {unit}) have no private value.")
 except DpsurvError as exc:
@@ -260,7 +276,7 @@ if priv is not None:
             rows.append({"Group": gname(g) + (f": {type_labels[k]}" if competing else ""),
                          "RMSE": f"{scale * err_rmse[0, pi]:.2f}{suffix}",
                          "Largest gap (sup-norm)": f"{scale * err_sup[0, pi]:.2f}{suffix}"})
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.table(pd.DataFrame(rows), hide_index=True, width="stretch")
     st.caption(f"Measured at the {public.grid.points.size} points of the public grid"
                + (" in percentage points of survival." if estimand == cs.SURVIVAL else ".")
                + " These comparisons use the non-private data: they are for the data holder, not for publication.")

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from dpsurv_core import curve_summary as cs
 from dpsurv_core import logrank
@@ -36,7 +37,10 @@ extra_disclosures = []
 if group_col is None:
     st.info("No group column is mapped for this data set, so there are no groups to compare. Choose a group column "
             "(for example a treatment arm) on the Data page.", icon="ℹ️")
-    st.page_link("pages/1_Data.py", label="Go to the Data page", icon="➡️")
+    try:
+        st.page_link("pages/1_Data.py", label="Go to the Data page", icon="➡️")
+    except StreamlitAPIException:  # the page on its own (outside app.py's navigation) has no link targets
+        pass
     if importlib.util.find_spec("dpsurv_core.grouping") is None:
         st.stop()
     from dpsurv_core import grouping
@@ -158,7 +162,7 @@ if not tables:
     rows.append({"Test": f"overall ({len(groups)} groups)", "Chi²": cv.fmt_stat(float(exact_overall.statistic[0])),
                  "p": cv.fmt_p(float(exact_overall.p_value[0]))})
     st.markdown("Non-private only:")
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.table(pd.DataFrame(rows), hide_index=True, width="stretch")
 for label, (pair, overall) in tables.items():
     tests = [*exact_tests, exact_overall] if len(groups) > 2 else exact_tests
     priv_tests = [*pair, overall] if len(groups) > 2 else pair
@@ -167,7 +171,7 @@ for label, (pair, overall) in tables.items():
     if len(tables) > 1:
         st.markdown(f"**Non-private vs {label}** "
                     + ("(from the reported, randomized labels)" if label == "private" else "(mixing undone)"))
-    st.dataframe(cv.style_flips(df), hide_index=True, width="stretch")
+    st.table(cv.style_flips(df), hide_index=True, width="stretch")
     flips = [cv.test_label(c, group_col) for c in comparison if c.flipped]
     if flips:
         st.error(f"Conclusion FLIPPED at the 5% level for {', '.join(flips)}: the private release would lead a reader "
