@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -77,7 +75,7 @@ def _raw_frame(c: session.DataChoice) -> pd.DataFrame:
     """The table as read (times in the file's unit)."""
     if c.bundled:
         return datasets.load(c.name)
-    return st.session_state["upload_raw"]
+    return st.session_state.get("upload_raw", c.frame)
 
 
 def _store(c: session.DataChoice) -> None:
@@ -115,10 +113,10 @@ else:
                           help="Kept in this session's memory only: never written to disk or logged.")
     upload_box = st.container()
     if up is not None:
-        data = up.getvalue()
-        token = hashlib.sha256(data).hexdigest()[:16] + f"-{up.name}"
+        token = f"{up.file_id}-{up.name}"
         pending = st.session_state.get("upload_pending")
         if pending is None or pending["token"] != token:
+            data = up.getvalue()
             res = read_upload(data, up.name)
             pending = {"token": token, "name": up.name, "error": res.error, "sheets": res.sheets,
                        "warnings": res.warnings}
@@ -130,9 +128,9 @@ else:
         with upload_box:
             if pending["error"]:
                 keep = session.data_choice().name
-                st.error(f"{pending['error']} The data in use is still {keep!r}.", icon="⛔")
+                st.error(f"{pending['error']} The data in use is still {keep!r}.", icon=":material/error:")
             for w in pending["warnings"]:
-                st.warning(w, icon="⚠️")
+                st.warning(w, icon=":material/warning:")
             if pending["sheets"]:
                 sheets = list(pending["sheets"])
                 sheet = st.selectbox(f"The workbook has {len(sheets)} sheets: which one holds the cohort?", sheets,
@@ -147,7 +145,7 @@ else:
                             _new_upload(f"{up.name} [{sheet}]", res.frame, sheet_token)
                         else:
                             st.error(f"{res.error or 'That sheet could not be read.'} The data in use is still "
-                                     f"{session.data_choice().name!r}.", icon="⛔")
+                                     f"{session.data_choice().name!r}.", icon=":material/error:")
     elif not session.data_choice().bundled:
         pass
     elif "upload_choice" in st.session_state:
@@ -279,7 +277,7 @@ with general_slot:
     show_problems([p for p in problems if p.column not in slots])
 
 if cohort is None:
-    st.error("Fix the red messages above to analyse this data: the other pages wait for a valid cohort.", icon="⛔")
+    st.error("Fix the red messages above to analyse this data: the other pages wait for a valid cohort.", icon=":material/error:")
     st.stop()
 
 # ---------------------------------------------------------------- 3. summary
@@ -289,7 +287,7 @@ try:
 except DpsurvError as exc:
     st.error(str(exc))
     st.stop()
-st.dataframe(summary_display(table, cohort.time_unit, mapping.group, cohort.subject is not None), hide_index=True)
+st.table(summary_display(table, cohort.time_unit, mapping.group, cohort.subject is not None), hide_index=True)
 st.caption("Exact numbers for the data holder (not private, never released). Censored: percentage of rows. "
            "Median follow-up by reverse Kaplan-Meier; 'not reached' when fewer than half the patients were censored "
            "before the last event.")
@@ -311,9 +309,10 @@ if declare_h:
     horizon = float(p1.number_input(f"Horizon ({unit})", min_value=0.001, value=float(default_h), key=f"{tok}-h-{unit}"))
 bins = int(p2.number_input("Number of time bins", min_value=2, max_value=500, value=int(choice.bins), step=1,
                            key=f"{tok}-bins", help="The time axis is cut into this many equal bins up to the horizon."))
-event_grid = p3.checkbox("Use the data's event times as the grid (not DP)", value=choice.event_time_grid,
+event_grid = p3.checkbox("Event-time grid (not DP)", value=choice.event_time_grid,
                          key=f"{tok}-event-grid",
-                         help="Publishes every distinct event time: the result is no longer differentially private.")
+                         help="Use the data's own event times as the time axis. This publishes every distinct event "
+                              "time: the result is no longer differentially private.")
 
 group_categories = None
 if mapping.group:
@@ -366,9 +365,9 @@ if disclosures:
     st.markdown(f"**Disclosures ({len(disclosures)})**: shown next to every release made from this data.")
     for dsc in disclosures:
         if dsc.dp:
-            st.warning(f"Disclosed ({dsc.parameter}): {dsc.message}", icon="👁️")
+            st.warning(f"Disclosed ({dsc.parameter}): {dsc.message}", icon=":material/visibility:")
         else:
-            st.error(f"Not DP ({dsc.parameter}): {dsc.message}", icon="⛔")
+            st.error(f"Not DP ({dsc.parameter}): {dsc.message}", icon=":material/error:")
 else:
     st.success("Every public parameter is declared: nothing is read off the data.")
 st.caption(f"Time grid: {params.grid.bins} bins from {params.grid.edges[0]:g} to {params.grid.edges[-1]:g} {unit}; "

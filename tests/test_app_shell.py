@@ -48,7 +48,7 @@ def widget(at: AppTest, kind: str, label_start: str):
 
 
 def summary(at: AppTest) -> pd.DataFrame:
-    return at.dataframe[0].value
+    return at.table[0].value
 
 
 def messages(at: AppTest, kind: str = "error") -> list[str]:
@@ -183,7 +183,7 @@ def test_problem_is_shown_beside_the_widget_it_concerns():
     errs = [i for i, e in enumerate(elements) if type(e).__name__ == "Error"]
     beside = [i for i in errs if time_at < i < unit_at]
     assert beside and "must hold numbers, but row 3 has 'soon'" in elements[beside[0]].value
-    assert not at.dataframe  # no summary while the data has errors
+    assert not at.table  # no summary while the data has errors
     assert any("Fix the red messages" in m for m in messages(at))
 
 
@@ -231,7 +231,7 @@ def test_declaring_public_parameters_removes_disclosures():
     assert choice.horizon == 1000.0 and choice.group_categories == ("1", "2")
     warnings = messages(at, "warning")
     assert not any("horizon" in w for w in warnings) and not any("(groups)" in w for w in warnings)
-    widget(at, "checkbox", "Use the data's event times").check()
+    widget(at, "checkbox", "Event-time grid (not DP)").check()
     rerun(at)
     assert any(e.startswith("Not DP (grid)") for e in messages(at))
 

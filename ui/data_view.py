@@ -103,7 +103,7 @@ def read_upload(data: bytes, filename: str, sheet: str | None = None) -> UploadR
 def show_problems(problems: list[Problem]) -> None:
     """Errors as st.error, warnings as st.warning, each one sentence."""
     for p in problems:
-        (st.error if p.severity == "error" else st.warning)(p.message, icon="⛔" if p.severity == "error" else "⚠️")
+        (st.error if p.severity == "error" else st.warning)(p.message, icon=":material/error:" if p.severity == "error" else ":material/warning:")
 
 
 def fmt_time(x: float, unit: str) -> str:
