@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtri
 
 from .counts import BinnedCounts
 
@@ -76,7 +76,7 @@ def first_crossing(time: np.ndarray, curve: np.ndarray, q: float = 0.5) -> np.nd
 
 def estimate(counts: BinnedCounts, alpha: float = 0.05) -> SurvivalCurves:
     """All curve estimators from one set of counts (exact or post-processed noisy)."""
-    z = norm.ppf(1 - alpha / 2)
+    z = ndtri(1 - alpha / 2)
     r = counts.at_risk().astype(float)
     d = counts.events_total.astype(float)
     live = r > 0

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
-from scipy.stats import chi2
+from scipy.special import chdtrc
 
 from .counts import BinnedCounts
 
@@ -70,7 +70,7 @@ def overall(counts: BinnedCounts) -> LogRankResult:
     o, e, v = _components(r, d)
     stat = _statistic(o, e, v)
     dof = len(counts.groups) - 1
-    return LogRankResult(", ".join(counts.groups), None, stat, chi2.sf(stat, dof), dof, o, e)
+    return LogRankResult(", ".join(counts.groups), None, stat, chdtrc(dof, stat), dof, o, e)
 
 
 def pairwise(counts: BinnedCounts) -> list[LogRankResult]:
@@ -80,5 +80,5 @@ def pairwise(counts: BinnedCounts) -> list[LogRankResult]:
     for a, b in combinations(range(len(counts.groups)), 2):
         o, e, v = _components(r[..., [a, b], :], d[..., [a, b], :])
         stat = _statistic(o, e, v)
-        out.append(LogRankResult(counts.groups[a], counts.groups[b], stat, chi2.sf(stat, 1), 1, o, e))
+        out.append(LogRankResult(counts.groups[a], counts.groups[b], stat, chdtrc(1, stat), 1, o, e))
     return out

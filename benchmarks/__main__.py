@@ -1,0 +1,5 @@
+import sys
+
+from benchmarks.perf import main
+
+sys.exit(main())
