@@ -84,7 +84,7 @@ def _group_index(cohort: Cohort, groups: tuple[str, ...] | None) -> tuple[np.nda
             raise ParameterError("Group categories were given but the data has no group column: map one on the Data page or pass --group.")
         return np.zeros(cohort.n, dtype=np.int64), ("all",)
     lookup = {g: i for i, g in enumerate(groups)}
-    idx = np.array([lookup.get(g, -1) for g in np.unique(cohort.group)])
+    idx = np.array([lookup.get(g, -1) for g in np.unique(cohort.group)], dtype=np.int64)
     uniq, inv = np.unique(cohort.group, return_inverse=True)
     gi = idx[inv]
     return gi, tuple(groups)

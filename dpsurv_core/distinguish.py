@@ -5,9 +5,14 @@ subject), score every output so that high scores point to D, then:
   1. fit a threshold on the first half of the runs of each world (the one maximising the bound below),
   2. on the other half measure TPR = Pr[score >= threshold | D] and FPR = Pr[score >= threshold | D'],
   3. take Clopper-Pearson bounds (95% two-sided by default) and report
-     eps_lo = max(ln(TPR_lo / FPR_hi), ln((1 - FPR_lo) / (1 - TPR_hi))).
+     eps_lo = max(ln(TPR_lo / FPR_hi), ln((1 - FPR_hi) / (1 - TPR_lo))).
 An epsilon-DP mechanism has TPR <= e^eps FPR and 1 - FPR <= e^eps (1 - TPR) for every test, so
-eps_lo above the charged epsilon (beyond the 2.5% chance the bounds allow) is a bug.
+eps_lo above the charged epsilon (beyond the small chance the bounds allow) is a bug.
+
+Correction to spec section 6: it writes the second term as ln((1 - FPR_lo) / (1 - TPR_hi)).
+1 - FPR_lo is the *upper* bound of 1 - FPR and 1 - TPR_hi the *lower* bound of 1 - TPR, so that
+term is optimistic, not a lower bound: on a correct 2-DP Laplace release it reported 2.26. Each
+term here divides a lower confidence bound by an upper one.
 
 Pure numpy/scipy; vectorised over runs and thresholds.
 """
@@ -32,12 +37,14 @@ def clopper_pearson(k: np.ndarray | int, n: np.ndarray | int, level: float = 0.9
 
 
 def epsilon_lower_bound(tpr_lo, tpr_hi, fpr_lo, fpr_hi) -> np.ndarray:
-    """max(ln(TPR_lo / FPR_hi), ln((1 - FPR_lo) / (1 - TPR_hi))), floored at 0."""
-    tpr_lo, tpr_hi, fpr_lo, fpr_hi = (np.asarray(v, dtype=float) for v in (tpr_lo, tpr_hi, fpr_lo, fpr_hi))
+    """max(ln(TPR_lo / FPR_hi), ln((1 - FPR_hi) / (1 - TPR_lo))), floored at 0 (a lower bound on
+    epsilon: lower confidence bounds over upper ones). ``fpr_lo`` and ``tpr_hi`` are accepted for
+    symmetry and not needed."""
+    tpr_lo, fpr_hi = np.asarray(tpr_lo, dtype=float), np.asarray(fpr_hi, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         a = np.where((tpr_lo > 0) & (fpr_hi > 0), np.log(tpr_lo / np.where(fpr_hi > 0, fpr_hi, 1.0)), 0.0)
-        b = np.where((1 - fpr_lo > 0) & (1 - tpr_hi > 0),
-                     np.log((1 - fpr_lo) / np.where(1 - tpr_hi > 0, 1 - tpr_hi, 1.0)), 0.0)
+        b = np.where((1 - fpr_hi > 0) & (1 - tpr_lo > 0),
+                     np.log((1 - fpr_hi) / np.where(1 - tpr_lo > 0, 1 - tpr_lo, 1.0)), 0.0)
     return np.maximum(np.maximum(a, b), 0.0)
 
 
@@ -45,9 +52,10 @@ def laplace_score(released: np.ndarray, mean_in: np.ndarray, mean_out: np.ndarra
     """Log likelihood ratio of D (mean_in) against D' (mean_out) for Laplace noise of ``scale``,
     summed over the last axis: sum (|x - mean_out| - |x - mean_in|) / scale. Also the exact log
     ratio for the discrete Laplace of the same scale on integers. Post-processed (clamped) values
-    give a valid, if weaker, score."""
+    give a valid, if weaker, score. A scale of 0 (no noise) is scored as scale 1."""
     x = np.asarray(released, dtype=float)
     s = np.asarray(scale, dtype=float)
+    s = np.where(s > 0, s, 1.0)
     return ((np.abs(x - mean_out) - np.abs(x - mean_in)) / s).sum(axis=-1)
 
 
