@@ -149,7 +149,8 @@ if released:
                      "the scale).")
         for note in released[name].notes:
             box.caption(note)
-    discl = public.disclosures() + [d for n in released for d in mechs[n].disclosures(sample)]
+    discl = [d for d in public.disclosures() if d.parameter == "horizon"]  # the only public input used here
+    discl += [d for n in released for d in mechs[n].disclosures(sample)]
     for disc in discl:
         if disc.dp:
             box.info(f"Disclosure ({disc.parameter}): {disc.message}", icon="ℹ️")
@@ -232,7 +233,7 @@ lfig.add_trace(go.Scatter(x=[ladder.p_star], y=[0], mode="markers", marker={"siz
                           "symbol": "star"}, name="true shape p* (rung 0)"), row=1, col=1)
 if "lsp-tll" in released:
     p_rel = float(released["lsp-tll"].shape[0])
-    lfig.add_trace(go.Scatter(x=[p_rel], y=[-float(ladder.utility(np.array([p_rel]))[0])], mode="markers",
+    lfig.add_trace(go.Scatter(x=[p_rel], y=[float(ladder.utility(np.array([p_rel]))[0])], mode="markers",
                               marker={"size": 12, "color": "#ff7f0e", "symbol": "x"}, name="released shape"),
                    row=1, col=1)
 probs = ladder.probabilities(epsilon / 2, float(cohort.rows_per_subject))

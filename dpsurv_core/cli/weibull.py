@@ -69,7 +69,8 @@ def run(args: argparse.Namespace) -> dict:
         "horizon_from_data": public.horizon_from_data,
         "time_unit": cohort.time_unit,
         "parameters": mech.parameters(),
-        "disclosures": [d.to_dict() for d in public.disclosures() + mech.disclosures(sample)],
+        "disclosures": [d.to_dict() for d in public.disclosures() if d.parameter == "horizon"]
+        + [d.to_dict() for d in mech.disclosures(sample)],
         "noise": "none" if noise is None or math.isinf(args.epsilon) else noise.describe(),
         "estimates": est.records(),
         "curve": {"time": times, "survival": survival_curve(times, est.shape, est.scale).reshape(est.trials, -1)},
