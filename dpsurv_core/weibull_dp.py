@@ -180,7 +180,8 @@ def tll(sample: WeibullSample, shape: np.ndarray, epsilon_scale: float, noise: N
     clamped = (delta < 1.0) | (tau < tau_floor)
     delta = np.maximum(delta, 1.0)
     tau = np.maximum(tau, tau_floor)
-    return (tau / delta) ** (1.0 / p), clamped
+    with np.errstate(over="ignore"):  # a shape near 0 gives an astronomically large (inf) scale
+        return (tau / delta) ** (1.0 / p), clamped
 
 
 class LspTll(WeibullMechanism):

@@ -63,8 +63,12 @@ ledger charges epsilon per release. Smaller epsilon = more privacy = more noise.
 
 **For your eyes only.** The maximum-likelihood row, the Kaplan-Meier curve and the error study below are
 computed on the raw data and are *not* private: they are there to judge the private numbers, not to publish.
-The spec corrects nothing in paper 000's formulas; a missing root of the ladder equations is clamped to the
-end of the search range (0, gamma], and rungs at k >= the number of events are the whole range [0, gamma].
+**Where dpsurv's spec settles what the paper leaves open** (the spec wins): a missing root of the ladder
+equations is clamped to the end of the search range (0, gamma]; rungs at k >= the number of events are the whole
+range [0, gamma]; the rungs are forced to nest (running min and max); a non-positive noisy sum in TLL is clamped
+(to one event, or one patient at the earliest time) and the result says so; times beyond the horizon count as
+the horizon; the number of sample-and-aggregate blocks is a public setting (derived from the cohort size only
+with a disclosure).
 """
     )
 
@@ -97,11 +101,17 @@ with st.expander("Public settings of the Weibull mechanisms", expanded=False):
                "(their events are kept); times near 0 count as e^-omega of it.")
 blocks = blocks_in or None
 
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _lifelines(t: np.ndarray, d: np.ndarray, horizon: float, omega: float):
+    return lifelines_fit(WeibullSample(t, d, horizon, omega))
+
+
 try:
     mle_mech = make_mechanism("mle", math.inf, horizon, omega, gamma, rungs, cohort.rows_per_subject)
     sample = mle_mech.prepare(cohort)
     mle = weibull_mle(sample)
-    ll = lifelines_fit(sample)
+    ll = _lifelines(sample.t, sample.d, horizon, omega)
     mechs = {name: make_mechanism(name, epsilon, horizon, omega, gamma, rungs, cohort.rows_per_subject, blocks,
                                   BLOCK_SIZE) for name in STUDY_MECHANISMS}
 except DpsurvError as exc:
