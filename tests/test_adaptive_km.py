@@ -104,6 +104,14 @@ def test_charged_epsilon_is_the_sum_of_the_parts(eps, share):
     assert "sequential composition" in p["split"]
 
 
+def test_default_share_is_a_rule_on_epsilon_only():
+    for eps, share in [(0.25, 0.2), (1.0, 0.2), (2.0, 0.2), (2.5, 0.0), (4.0, 0.0)]:
+        m = AdaptiveKM(eps)
+        assert m.selection_share == share and m.parameters()["selection_share_rule"] == "auto"
+        assert m.cost.epsilon == pytest.approx(eps) and m.selects == (share > 0)
+    assert AdaptiveKM(4.0, selection_share=0.3).selection_epsilon == pytest.approx(1.2)
+
+
 def test_rows_per_subject_multiplies_the_scales():
     m = AdaptiveKM(1.0, rows_per_subject=2)
     assert m.sensitivity == 2 and m.counts_scale == pytest.approx(2 / 0.8) and m.selection_scale == pytest.approx(10)
