@@ -18,7 +18,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,10 +27,11 @@ from dpsurv_core.cohort import load_bundled  # noqa: E402
 from dpsurv_core.noise import ReleaseNoise, SimulationNoise  # noqa: E402
 from dpsurv_core.public import nice_ceiling  # noqa: E402
 from dpsurv_core.weibull import weibull_mle  # noqa: E402
-from dpsurv_core.weibull_dp import LaplaceWeibull, LspTll, SampleAggregateWeibull  # noqa: E402
+from dpsurv_core.weibull_dp import LspTll, mdae_study  # noqa: E402
 
 BUDGETS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
 RESULTS = ROOT / "benchmarks" / "results"
+NAMES = {"lsp-tll": "LSP / TLL", "laplace": "Laplace", "saa": "SAA"}
 
 
 def mdae_table(tries: int, seed: int) -> tuple[pd.DataFrame, dict]:
@@ -41,22 +41,15 @@ def mdae_table(tries: int, seed: int) -> tuple[pd.DataFrame, dict]:
     sample = lsp.prepare(cohort)
     fit = weibull_mle(sample)
     ladder = lsp.ladder(sample)  # depends only on the data: reused for every budget
-    rows = []
-    seeds = np.random.SeedSequence(seed).spawn(len(BUDGETS) * 3)
-    for j, b in enumerate(BUDGETS):
-        eps = 2 * b
-        mechs = [("LSP / TLL", LspTll(eps, horizon), {"ladder": ladder}),
-                 ("Laplace", LaplaceWeibull(eps, horizon), {}),
-                 ("SAA", SampleAggregateWeibull(eps, horizon), {})]
-        for i, (label, mech, kw) in enumerate(mechs):
-            est = mech.release_many(sample, SimulationNoise(seeds[3 * j + i]), tries, **kw)
-            rows.append({"budget_per_parameter": b, "epsilon_total": eps, "mechanism": label,
-                         "mdae_shape": float(np.median(np.abs(est.shape - fit.shape))),
-                         "mdae_scale": float(np.median(np.abs(est.scale_normalised - fit.scale_normalised)))})
-        print(f"  budget {b:g} done", file=sys.stderr)
+    rows = mdae_study(sample, [2 * b for b in BUDGETS], tries, seed, ladder=ladder,
+                      progress=lambda i, n, what: print(f"  {i}/{n} {what}", file=sys.stderr))
+    table = pd.DataFrame(rows).rename(columns={"epsilon_per_parameter": "budget_per_parameter",
+                                               "epsilon": "epsilon_total", "mdae_scale": "mdae_scale_days"})
+    table["mdae_scale"] = table.pop("mdae_scale_normalised")
+    table["mechanism"] = table["mechanism"].map(NAMES)
     info = {"n": sample.n, "events": sample.n_events, "horizon": horizon, "shape": fit.shape,
             "scale_normalised": fit.scale_normalised, "scale_days": fit.scale}
-    return pd.DataFrame(rows), info
+    return table, info
 
 
 def timing(repeats: int = 15) -> dict:
