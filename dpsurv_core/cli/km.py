@@ -136,7 +136,7 @@ def release(args: argparse.Namespace, competing: bool = False) -> tuple[CurveRel
 
 
 def header(rel: CurveRelease, cohort: Cohort, public: PublicParameters, extra: list[Disclosure]) -> dict[str, Any]:
-    disclosures = [d.to_dict() for d in [*extra, *rel.disclosures]]
+    disclosures = [d.to_dict() for d in [*extra, *rel.disclosures, *public.disclosures()]]
     seen, unique = set(), []
     for d in disclosures:
         key = (d["parameter"], d["message"])
