@@ -26,6 +26,11 @@ Design (three ideas, each measured on lung against ``laplace-counts``; see bench
    points through derived counts on the public grid (fine events d_j = r_j (1 - (1 - h_B)^{f_j}),
    censorings spread by width), so Kaplan-Meier, Greenwood bands, Nelson-Aalen, cumulative
    incidence and log-rank all come from one set of counts via :mod:`dpsurv_core.kaplan_meier`.
+4. **Bands that know about the noise** (post-processing; ``noise_in_bands``). The log-log and
+   linear 95% bands use Greenwood's variance from the released counts *plus* a delta-method
+   variance of log S due to the noise (:func:`noise_log_variance`; the noise scale is public).
+   Measured on lung: the log-log band covers the non-private curve at 56% of the grid points at
+   epsilon 0.25 with Greenwood alone and 85% with the noise term (96% -> 98% at epsilon 1).
 
 Privacy (add/remove one subject, m rows per subject; epsilon_1 = rho epsilon, epsilon_2 = epsilon - epsilon_1)
 
@@ -60,9 +65,11 @@ With epsilon = inf there is no noise and no selection (every public bin is its o
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
+from scipy.special import ndtri
 
 from .cohort import Cohort
 from .counts import BinnedCounts
@@ -84,6 +91,7 @@ class AdaptiveKM(Mechanism):
       events_per_bin  = 4.0  merge public bins until the noisy event count reaches this many noise scales
       actuarial       = True half of a bin's censorings at risk for its events (ignored on event-times grids)
       discrete        = True discrete Laplace on the integer counts (continuous Laplace otherwise)
+      noise_in_bands  = True add the noise's variance of log S to Greenwood's in the bands
     """
 
     name = "adaptive-km"
@@ -93,7 +101,8 @@ class AdaptiveKM(Mechanism):
     AUTO_MAX_EPSILON = 2.0
 
     def __init__(self, epsilon: float, rows_per_subject: int = 1, selection_share: float | None = None,
-                 events_per_bin: float = 4.0, actuarial: bool = True, discrete: bool = True) -> None:
+                 events_per_bin: float = 4.0, actuarial: bool = True, discrete: bool = True,
+                 noise_in_bands: bool = True) -> None:
         self.epsilon = check_epsilon(epsilon)
         if int(rows_per_subject) < 1:
             raise ParameterError(f"rows_per_subject must be at least 1, got {rows_per_subject}.")
@@ -112,6 +121,7 @@ class AdaptiveKM(Mechanism):
         self.events_per_bin = t
         self.actuarial = bool(actuarial)
         self.discrete = bool(discrete)
+        self.noise_in_bands = bool(noise_in_bands)
 
     # ---- the budget split -------------------------------------------------------------------
     @property
@@ -157,7 +167,8 @@ class AdaptiveKM(Mechanism):
                 "sensitivity_l1_selection": self.sensitivity, "sensitivity_l1_counts": self.sensitivity,
                 "selection_scale": self.selection_scale, "counts_scale": self.counts_scale,
                 "events_per_bin": self.events_per_bin, "merge_threshold": self.threshold,
-                "actuarial": self.actuarial, "rows_per_subject": self.rows_per_subject,
+                "actuarial": self.actuarial, "noise_in_bands": self.noise_in_bands,
+                "rows_per_subject": self.rows_per_subject,
                 "noise": "discrete Laplace" if self.discrete else "Laplace"}
 
     # ---- exact histograms (what the noise is added to) ----------------------------------------
@@ -181,6 +192,12 @@ class AdaptiveKM(Mechanism):
         return ev, ce, np.broadcast_to(s, (kept.shape[0], *s.shape)).copy()
 
     # ---- the two parts ------------------------------------------------------------------------
+    @property
+    def cell_variance(self) -> float:
+        """Variance of the noise on one part-2 cell."""
+        scale = self.counts_scale
+        return discrete_laplace_variance(scale) if self.discrete else 2.0 * scale * scale
+
     def _draw(self, noise: NoiseSource, scale: float, shape: tuple[int, ...]) -> np.ndarray:
         if scale == 0:
             return np.zeros(shape)
@@ -213,12 +230,18 @@ class AdaptiveKM(Mechanism):
         fine = derive_fine_counts(exact, kept, ev, ce, s, a)
         curves = estimate(fine)
         widths = np.diff(grid.edges)
+        noise_var = noise_log_variance(ev, ce, s, kept, widths, a, self.cell_variance)
+        if self.noise_in_bands and self.counts_scale > 0:
+            lo, up, lo_lin, up_lin = bands(curves.survival, curves.greenwood + noise_var, curves.alpha)
+            curves = replace(curves, lower=lo, upper=up, lower_linear=lo_lin, upper_linear=up_lin)
         starts, ends = _block_bounds(kept)
         notes = [f"Charged epsilon {self.cost.epsilon:g} = {self.selection_epsilon:g} (choice of bins) + "
                  f"{self.counts_epsilon:g} (one-cell-per-subject counts).",
                  "Inside a merged bin the hazard is taken as constant in time; "
                  + ("half of each bin's censorings count as at risk (life-table)." if a else
                     "censorings leave before the bin's events (Kaplan-Meier).")]
+        if self.noise_in_bands and self.counts_scale > 0:
+            notes.append("The bands add the noise's variance of log S (delta method) to Greenwood's.")
         disclosures = list(public.disclosures())
         if self.selects:
             disclosures.append(Disclosure("bins", f"The bins were merged from the public grid at noisy event counts "
@@ -226,7 +249,7 @@ class AdaptiveKM(Mechanism):
         extra = {"kept": kept, "selection_counts": selection_noisy, "block_events": ev, "block_censored": ce,
                  "beyond_grid": s, "block_start": grid.edges[np.minimum(starts, grid.bins)],
                  "block_end": grid.edges[ends + 1], "blocks": valid.sum(-1), "actuarial": a,
-                 "widths": widths}
+                 "widths": widths, "noise_log_variance": noise_var}
         return CurveRelease(self.name, self.cost, self.parameters(), disclosures, curves, fine, noise.describe(),
                             notes, extra)
 
@@ -324,3 +347,59 @@ def derive_fine_counts(exact: BinnedCounts, kept: np.ndarray, ev: np.ndarray, ce
     c_out = np.where(exact_path[:, None, None], ce, c_out)
     events = np.where(exact_path[:, None, None, None], ev, d_fine[..., None, :] * share_fine)
     return BinnedCounts(grid, exact.groups, n, events, c_out, exact.event_types)
+
+
+def discrete_laplace_variance(scale: float) -> float:
+    """Variance of the discrete Laplace P(k) ~ exp(-|k| / scale): 2p / (1 - p)^2 with p = exp(-1/scale)."""
+    if scale <= 0:
+        return 0.0
+    p = math.exp(-1.0 / scale)
+    return 2.0 * p / (1.0 - p) ** 2
+
+
+def noise_log_variance(ev: np.ndarray, ce: np.ndarray, s: np.ndarray, kept: np.ndarray, widths: np.ndarray, a: float,
+                       cell_variance: float, cap: float = 25.0) -> np.ndarray:
+    """Delta-method variance of log S due to the noise, at the public grid points: (R, G, J).
+
+    Per merged bin B: h = d_B / r*_B with r*_B = d_B + rest_B, rest_B = s + sum_{B'>B} (d + c) + a c_B, so
+    Var h ~ (rest^2 Var d + d^2 Var rest) / r*^4 with Var d = K v and Var rest = v (1 + (K + 1) L_B + a^2)
+    (v = one cell's noise variance, K event types, L_B merged bins after B), and Var log(1 - h) ~
+    Var h / (1 - h)^2, capped at ``cap``. At a public point a fraction F of the way through B (in time):
+    the sum over earlier bins plus F^2 Var log(1 - h_B), as S there is S(start of B) (1 - h_B)^F.
+    """
+    k_types = ev.shape[-2]
+    dt = ev.sum(-2)
+    n = s + dt.sum(-1) + ce.sum(-1)
+    r_star = n[..., None] - (np.cumsum(dt, -1) - dt) - np.cumsum(ce, -1) + a * ce
+    rest = r_star - dt
+    valid = _valid_blocks(kept)[:, None, :]
+    later = (valid.sum(-1, keepdims=True) - 1 - np.arange(kept.shape[-1])).clip(0)
+    var_rest = cell_variance * (1 + (k_types + 1) * later + a * a)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var_h = (rest**2 * k_types * cell_variance + dt**2 * var_rest) / r_star**4
+        var_log = var_h / (1 - dt / r_star) ** 2
+    var_log = np.where(valid & (r_star > 0), np.nan_to_num(var_log, nan=cap, posinf=cap), 0.0)
+    var_log = np.minimum(var_log, cap)
+    starts, ends = _block_bounds(kept)
+    blk = _block_of(kept)
+    cw = np.concatenate([[0.0], np.cumsum(widths)])
+    width = np.where(_valid_blocks(kept), cw[ends + 1] - cw[starts], 1.0)
+    start_t = cw[np.minimum(starts, widths.size)]
+    elapsed = (cw[1:][None, :] - np.take_along_axis(start_t, blk, -1)) / np.take_along_axis(width, blk, -1)  # (R, J)
+    idx = np.broadcast_to(blk[:, None, :], dt.shape)
+    before = np.take_along_axis(np.cumsum(var_log, -1) - var_log, idx, -1)
+    return before + elapsed[:, None, :] ** 2 * np.take_along_axis(var_log, idx, -1)
+
+
+def bands(survival: np.ndarray, variance: np.ndarray, alpha: float) -> tuple[np.ndarray, ...]:
+    """Log-log and linear bands from a variance of log S (the formulas of kaplan_meier.estimate)."""
+    z = ndtri(1 - alpha / 2)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        v = np.log(survival)
+        spread = z * np.sqrt(variance) / v
+        lower = np.exp(-np.exp(np.log(-v) - spread))
+        upper = np.exp(-np.exp(np.log(-v) + spread))
+    lower = np.where(np.isnan(lower), 1.0, lower)
+    upper = np.where(np.isnan(upper), 1.0, upper)
+    half = z * survival * np.sqrt(variance)
+    return lower, upper, np.clip(survival - half, 0.0, 1.0), np.clip(survival + half, 0.0, 1.0)

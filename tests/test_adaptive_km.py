@@ -12,12 +12,13 @@ from hypothesis import strategies as st
 from lifelines import AalenJohansenFitter, KaplanMeierFitter
 from lifelines.statistics import logrank_test
 
-from dpsurv_core.adaptive_km import AdaptiveKM, merge_bins
+from dpsurv_core.adaptive_km import AdaptiveKM, bands, discrete_laplace_variance, merge_bins
 from dpsurv_core.cohort import Cohort, load_bundled
 from dpsurv_core.counts import count
-from dpsurv_core.curves import REGISTRY, CurveRelease, event_times_grid, exact_counts, mechanism_class
+from dpsurv_core.curves import REGISTRY, CurveRelease, NonPrivate, event_times_grid, exact_counts, mechanism_class
 from dpsurv_core.distinguish import clopper_pearson, laplace_score
 from dpsurv_core.errors import ParameterError
+from dpsurv_core.kaplan_meier import estimate
 from dpsurv_core.ledger import ADD_REMOVE, SUBJECT
 from dpsurv_core.logrank import overall
 from dpsurv_core.noise import ReleaseNoise, SimulationNoise
@@ -348,6 +349,30 @@ def test_released_counts_drive_logrank():
     assert res.statistic.shape == (200,) and np.all(np.isfinite(res.statistic))
     exact = overall(count(cohort, public.grid, ("1", "2"))).statistic
     assert abs(np.median(res.statistic) - exact) < 4
+
+
+def test_bands_add_the_noise_variance():
+    cohort = load_bundled("lung")
+    public = PublicParameters.derive(cohort, horizon=1100, bins=20)
+    reference = NonPrivate().release(cohort, public).curves.survival[0]
+    plain = AdaptiveKM(0.5, noise_in_bands=False).release(cohort, public, SimulationNoise(8), trials=400)
+    noisy = AdaptiveKM(0.5).release(cohort, public, SimulationNoise(8), trials=400)
+    np.testing.assert_array_equal(plain.curves.survival, noisy.curves.survival)  # same draws, same curves
+    # without the noise term the bands are Greenwood's on the released counts
+    gw = estimate(plain.counts)
+    np.testing.assert_array_equal(plain.curves.lower, gw.lower)
+    np.testing.assert_array_equal(plain.curves.upper_linear, gw.upper_linear)
+    lo, up, _, _ = bands(noisy.curves.survival, noisy.curves.greenwood + noisy.extra["noise_log_variance"], 0.05)
+    np.testing.assert_array_equal(noisy.curves.lower, lo)
+    assert np.all(noisy.curves.upper - noisy.curves.lower >= plain.curves.upper - plain.curves.lower - 1e-12)
+    cover = lambda c: np.mean((c.lower <= reference + 1e-12) & (reference <= c.upper + 1e-12))  # noqa: E731
+    assert cover(plain.curves) < 0.85 < cover(noisy.curves)  # measured 0.78 and 0.93
+
+
+def test_discrete_laplace_variance():
+    draws = SimulationNoise(1).discrete_laplace(2.5, 400_000)
+    assert np.var(draws) == pytest.approx(discrete_laplace_variance(2.5), rel=0.02)
+    assert discrete_laplace_variance(0.0) == 0.0
 
 
 # ---- the benchmark, fast ------------------------------------------------------------------------------
