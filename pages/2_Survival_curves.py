@@ -10,7 +10,6 @@ import streamlit as st
 
 from dpsurv_core import curve_summary as cs
 from dpsurv_core.errors import DpsurvError
-from dpsurv_core.ledger import GROUP_LABEL
 from dpsurv_core.noise import ReleaseNoise
 from dpsurv_core.summary import TIME_UNITS, time_factor
 from ui import curves_view as cv
@@ -94,9 +93,14 @@ if mech_name == "adaptive-km":
     d = cv.option_defaults(mech_name)
     with st.expander("Adaptive options", expanded=False):
         a1, a2, a3 = st.columns(3)
-        options["selection_share"] = a1.number_input(
-            "Share of epsilon spent choosing the bins", 0.0, 0.9, float(d.get("selection_share", 0.2)), 0.05,
-            key="sc_ad_share", help="0 keeps the public bins as they are.")
+        share_default = d.get("selection_share")
+        auto = share_default is None and a1.checkbox("Automatic share of epsilon for choosing the bins", value=True,
+                                                     key="sc_ad_auto", help="The mechanism's own rule for how much "
+                                                     "of the budget to spend choosing the bins.")
+        if not auto:
+            options["selection_share"] = a1.number_input(
+                "Share of epsilon spent choosing the bins", 0.0, 0.9, float(share_default or 0.2), 0.05,
+                key="sc_ad_share", help="0 keeps the public bins as they are.")
         options["events_per_bin"] = a2.number_input(
             "Merge bins until they hold this many noise scales of events", 0.0, 50.0,
             float(d.get("events_per_bin", 4.0)), 0.5, key="sc_ad_events")
@@ -123,40 +127,29 @@ except DpsurvError as exc:
     st.stop()
 
 private_label = "private"
-if release is None:
-    st.warning("The private release was refused, so no private numbers are shown: raise the budget cap in the "
-               "sidebar, lower epsilon, or start a new session.")
-else:
-    cost = release.cost
-    box = st.container(border=True)
-    box.markdown(f"**Charged to this session's ledger:** {cost.sentence()}.")
-    if cost.protects == GROUP_LABEL:
-        box.markdown("**This epsilon protects the group label only**: survival times and events are published as "
-                     "they are. It is label-DP, not record-level DP.")
-    for note in release.notes:
-        box.caption(note)
-    for disc in release.disclosures:
-        if disc.dp:
-            box.info(f"Disclosure ({disc.parameter}): {disc.message}", icon="ℹ️")
-        else:
-            box.warning(f"Not differentially private ({disc.parameter}): {disc.message}", icon="⚠️")
-    if not release.disclosures:
-        box.caption("Disclosures: none (the horizon, grid and groups were declared on the Data page).")
-    st.caption(f"Ledger: epsilon {session.ledger().spent():.3g} spent of the cap {session.ledger().cap:g} "
-               "(protecting the subject). Changing the inputs draws (and charges) a new release; returning to "
-               "inputs already released shows the same release again at no cost.")
-
 priv = release.curves if release is not None else None
 priv_bands = priv is not None and not np.all(np.isnan(priv.lower))
 has_counts = release is not None and release.counts is not None
 type_labels = list(fine.curves.event_types) if competing else []
 horizon = float(public.horizon)
 
-if priv is not None and release.mechanism == "rrr" and "debiased_curves" in release.extra and estimand == cs.SURVIVAL:
+if release is None:
+    st.warning("The private release was refused, so no private numbers are shown: raise the budget cap in the "
+               "sidebar, lower epsilon, or start a new session.")
+else:
+    cv.privacy_card(release)
+led = session.ledger()
+st.caption(f"Ledger: epsilon {led.spent():.3g} spent of the cap {led.cap:g} (protecting the subject). Changing an "
+           "input draws and charges a new release; going back to inputs already released shows that release again "
+           "at no cost.")
+
+if priv is not None and release.mechanism == "rrr" and "debiased_curves" in release.extra \
+        and estimand == cs.SURVIVAL:
     st.plotly_chart(cv.rrr_figure(priv, release.extra["debiased_curves"], fine.curves, unit, horizon, group_col),
                     width="stretch")
-    st.caption("Randomized response mixes the group labels, which pulls the groups' curves towards each other (raw). "
-               "The mixing probabilities are public, so it can be undone on the counts (de-biased), at no extra cost.")
+    st.caption("Randomized response mixes the group labels, which pulls the groups' curves towards each other "
+               "(raw). The mixing probabilities are public, so it can be undone on the counts (de-biased), at no "
+               "extra cost.")
 else:
     fig = cv.curve_figure(fine.curves, priv, estimand, band_kind, layout, unit, horizon, group_col,
                           private_label=private_label, private_bands=priv_bands, type_labels=type_labels)
@@ -164,15 +157,15 @@ else:
     if priv is not None and estimand == cs.SURVIVAL and band_kind and not priv_bands:
         st.caption("This mechanism releases the curve only, no counts: it has no confidence band.")
 
-# ------------------------------------------------------------------------------------------ number at risk
-st.subheader("Number at risk")
+# -------------------------------------------------------------------------------------- number at risk
+st.markdown("**Number at risk**")
 times = cs.table_times(public.grid)
 exact_risk = cs.at_risk_at(on_grid.counts, times)[0]
 priv_risk = cs.at_risk_at(release.counts, times)[0] if has_counts else None
-if release is not None and release.counts is not None and release.counts.groups != on_grid.counts.groups:
+if has_counts and release.counts.groups != on_grid.counts.groups:
     priv_risk = None
-st.table(cv.at_risk_table(times, exact_risk, priv_risk if release is not None else None, on_grid.counts.groups,
-                              group_col if split else None, unit), width="stretch")
+st.table(cv.at_risk_table(times, exact_risk, priv_risk, on_grid.counts.groups, group_col if split else None, unit,
+                          show_private=release is not None), width="stretch")
 if release is not None and not has_counts:
     st.caption(f"'{cv.NOT_RELEASED}': this mechanism publishes the curve only, not the counts.")
 elif release is not None:

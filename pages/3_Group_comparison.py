@@ -13,7 +13,6 @@ from dpsurv_core import curve_summary as cs
 from dpsurv_core import logrank
 from dpsurv_core.cohort import validate
 from dpsurv_core.errors import DpsurvError
-from dpsurv_core.ledger import GROUP_LABEL
 from dpsurv_core.noise import ReleaseNoise
 from ui import curves_view as cv
 from ui import session
@@ -117,19 +116,7 @@ else:
                    "sidebar, lower epsilon, or start a new session.")
 
 if release is not None:
-    box = st.container(border=True)
-    if release.cost.protects == GROUP_LABEL:
-        box.markdown(f"**Charged:** {release.cost.sentence()}. **Protects the group label only**: survival times and "
-                     "events are published as they are.")
-    else:
-        box.markdown(f"**Charged to this session's ledger:** {release.cost.sentence()}.")
-    for disc in [*release.disclosures, *extra_disclosures]:
-        if disc.dp:
-            box.info(f"Disclosure ({disc.parameter}): {disc.message}", icon="ℹ️")
-        else:
-            box.warning(f"Not differentially private ({disc.parameter}): {disc.message}", icon="⚠️")
-    for note in release.notes:
-        box.caption(note)
+    cv.privacy_card(release, extra_disclosures)
 elif extra_disclosures:
     for disc in extra_disclosures:
         st.warning(disc.message, icon="⚠️")

@@ -62,7 +62,7 @@ def test_default_lung_page_shows_private_and_exact_numbers():
     text = " ".join(m.value for m in at.markdown)
     assert "epsilon = 1, protecting the subject, neighbours: add/remove one subject" in text
     assert "Gondara" in text  # the explainer cites paper 003
-    assert any("horizon 1100 was read off the data" in i.value for i in at.info)  # disclosure in view
+    assert "horizon 1100 was read off the data" in text  # disclosure in view
     assert ledger_entries(at) == 1
 
 

@@ -27,7 +27,8 @@ from dpsurv_core import datasets
 from dpsurv_core.cohort import Cohort, validate
 from dpsurv_core.curves import CurveRelease, NonPrivate, available, groups_of, mechanism_class
 from dpsurv_core.kaplan_meier import SurvivalCurves
-from dpsurv_core.public import PublicParameters, TimeGrid
+from dpsurv_core.ledger import GROUP_LABEL
+from dpsurv_core.public import Disclosure, PublicParameters, TimeGrid
 from ui import session
 
 COLOURS = qualitative.D3
@@ -145,12 +146,16 @@ def curve_figure(exact: SurvivalCurves, private: SurvivalCurves | None, estimand
         pos = (1, 1 if which == "exact" else 2) if side else (None, None)
         dash = "dash" if which == "exact" and not side else "solid"
         tag = exact_label if which == "exact" else private_label
+        single = len(curves.groups) * n_types == 1
         for gi, g in enumerate(curves.groups):
             for k in range(n_types):
                 colour = COLOURS[(gi * n_types + k) % len(COLOURS)]
+                if single and which == "exact" and private is not None and not side:
+                    colour = "#4d4d4d"
                 values = cs.estimand_values(curves, estimand, k)[0, gi]
                 band = None
-                if estimand == cs.SURVIVAL and band_kind and (which == "exact" or private_bands):
+                exact_band = side or private is None
+                if estimand == cs.SURVIVAL and band_kind and (private_bands if which == "private" else exact_band):
                     lo, hi = cs.bands(curves, band_kind)
                     band = (lo[0, gi], hi[0, gi])
                 name = group_name(g, group_column)
@@ -192,7 +197,8 @@ def rrr_figure(raw: SurvivalCurves, debiased: SurvivalCurves, exact: SurvivalCur
 
 # ----------------------------------------------------------------------------------------- tables
 def at_risk_table(times: np.ndarray, exact: np.ndarray, private: np.ndarray | None, groups: Sequence[str],
-                  group_column: str | None, unit: str, private_label: str = "private") -> pd.DataFrame:
+                  group_column: str | None, unit: str, private_label: str = "private",
+                  show_private: bool = True) -> pd.DataFrame:
     """Rows: per group, non-private then private (``not released`` when the mechanism has no counts)."""
     cols = [fmt_time(t, unit) for t in times]
     rows, index = [], []
@@ -200,8 +206,9 @@ def at_risk_table(times: np.ndarray, exact: np.ndarray, private: np.ndarray | No
         name = group_name(g, group_column)
         rows.append([f"{v:,.0f}" for v in exact[gi]])
         index.append(f"{name}, non-private")
-        rows.append([NOT_RELEASED] * len(times) if private is None else [f"{v:,.0f}" for v in private[gi]])
-        index.append(f"{name}, {private_label}")
+        if show_private:
+            rows.append([NOT_RELEASED] * len(times) if private is None else [f"{v:,.0f}" for v in private[gi]])
+            index.append(f"{name}, {private_label}")
     return pd.DataFrame(rows, index=index, columns=cols)
 
 
@@ -231,6 +238,28 @@ def logrank_table(rows: list[cs.TestComparison], private_label: str = "private",
                     "At 0.05 non-private": sig(r.significant_exact), f"At 0.05 {private_label}": sig(r.significant_private),
                     "Flip?": flip})
     return pd.DataFrame(out)
+
+
+def privacy_card(release: CurveRelease, extra: Sequence[Disclosure] = ()) -> None:
+    """What the release charged and protects, every disclosure (not-DP ones as warnings), and its notes."""
+    with st.container(border=True):
+        cost = release.cost
+        st.markdown(f"**Charged to this session's ledger:** {cost.sentence()}.")
+        if cost.protects == GROUP_LABEL:
+            st.markdown("**Protects the group label only**: survival times and events are published as they are "
+                        "(label-DP, not record-level DP).")
+        disclosures = [*release.disclosures, *extra]
+        for d in disclosures:
+            if not d.dp:
+                st.warning(f"**Not differentially private** ({d.parameter}): {d.message}", icon="⚠️")
+        dp_ones = [d for d in disclosures if d.dp]
+        if dp_ones:
+            st.markdown("**Disclosures** (public parameters read off the data, published as they are):\n"
+                        + "\n".join(f"- ℹ️ *{d.parameter}*: {d.message}" for d in dp_ones))
+        if not disclosures:
+            st.caption("Disclosures: none (the horizon, grid and groups were declared on the Data page).")
+        for note in release.notes:
+            st.caption(note)
 
 
 # ----------------------------------------------------------------------------------------- session glue
