@@ -366,7 +366,7 @@ def test_bands_add_the_noise_variance():
     np.testing.assert_array_equal(noisy.curves.lower, lo)
     assert np.all(noisy.curves.upper - noisy.curves.lower >= plain.curves.upper - plain.curves.lower - 1e-12)
     cover = lambda c: np.mean((c.lower <= reference + 1e-12) & (reference <= c.upper + 1e-12))  # noqa: E731
-    assert cover(plain.curves) < 0.85 < cover(noisy.curves)  # measured 0.78 and 0.93
+    assert cover(noisy.curves) > 0.9 and cover(plain.curves) < cover(noisy.curves) - 0.05  # measured 0.94 and 0.84
 
 
 def test_discrete_laplace_variance():
