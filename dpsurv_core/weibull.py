@@ -52,7 +52,7 @@ class WeibullSample:
     """Normalised times with the sufficient pieces every Weibull computation reuses.
 
     ``lt_u``/``c_u``: distinct log-times (ascending) and their counts, so sums over subjects become
-    short dot products; ``lt_sorted``: every log-time sorted ascending (for the n-k partial sums of LSP).
+    short dot products, and the n-k smallest times of LSP are a prefix of them.
     """
 
     t: np.ndarray
@@ -63,7 +63,6 @@ class WeibullSample:
     time_unit: str = "days"
     lt_u: np.ndarray = field(init=False, repr=False)
     c_u: np.ndarray = field(init=False, repr=False)
-    lt_sorted: np.ndarray = field(init=False, repr=False)
     n_events: int = field(init=False)
     sum_d_lnt: float = field(init=False)
 
@@ -80,7 +79,6 @@ class WeibullSample:
         object.__setattr__(self, "d", d)
         object.__setattr__(self, "lt_u", u)
         object.__setattr__(self, "c_u", c.astype(float))
-        object.__setattr__(self, "lt_sorted", np.sort(lt))
         object.__setattr__(self, "n_events", int(d.sum()))
         object.__setattr__(self, "sum_d_lnt", float(lt @ d))
 
