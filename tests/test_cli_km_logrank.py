@@ -65,6 +65,7 @@ def test_km_without_noise_equals_lifelines(capsys, mechanism):
     assert any(not d["dp"] and "event time" in d["message"] for d in o["disclosures"])
     if mechanism == "time-indexed":
         assert curve["at_risk"] is None and curve["events"] is None and curve["median_lower"] is None
+        assert curve["lower"] is None and curve["upper"] is None
     else:
         ci = median_survival_times(kmf.confidence_interval_).to_numpy()[0]  # log-log band: (284, 361)
         assert curve["at_risk"][0] == 228 and (curve["median_lower"], curve["median_upper"]) == tuple(ci)

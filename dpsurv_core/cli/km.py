@@ -158,15 +158,19 @@ def _nullable(a: np.ndarray) -> list | None:
     return None if np.all(np.isnan(a)) else a.tolist()
 
 
+def _pick(nested: list | None, t: int, g: int) -> list | None:
+    return None if nested is None else nested[t][g]
+
+
 def curve_entries(curves: SurvivalCurves, estimand: str, **flags: Any) -> list[dict[str, Any]]:
-    """One dict per trial and group (arrays are (trials, G, J))."""
+    """One dict per trial and group (arrays are (trials, G, J)); quantities the mechanism does not
+    release (bands, at-risk and event counts of time-indexed) are null."""
     s = curves.survival.tolist()
-    lo, up = curves.lower.tolist(), curves.upper.tolist()
-    lol, upl = curves.lower_linear.tolist(), curves.upper_linear.tolist()
-    no_counts = bool(np.all(np.isnan(curves.at_risk)))
-    risk, ev = curves.at_risk.tolist(), curves.events.tolist()
+    lo, up = _nullable(curves.lower), _nullable(curves.upper)
+    lol, upl = _nullable(curves.lower_linear), _nullable(curves.upper_linear)
+    risk, ev = _nullable(curves.at_risk), _nullable(curves.events)
     med, med_lo, med_up = curves.median()
-    no_band = bool(np.all(np.isnan(curves.lower)))
+    no_band = lo is None
     hazard = curves.cumulative_hazard.tolist() if estimand == "cumulative-hazard" else None
     cif = curves.cumulative_incidence.tolist() if estimand == "cumulative-incidence" else None
     time = curves.time.tolist()
@@ -174,9 +178,9 @@ def curve_entries(curves: SurvivalCurves, estimand: str, **flags: Any) -> list[d
     trials, groups = curves.survival.shape[:2]
     for t in range(trials):
         for g in range(groups):
-            e = {"trial": t, "group": curves.groups[g], "time": time, "survival": s[t][g], "lower": lo[t][g],
-                 "upper": up[t][g], "lower_linear": lol[t][g], "upper_linear": upl[t][g],
-                 "at_risk": None if no_counts else risk[t][g], "events": None if no_counts else ev[t][g],
+            e = {"trial": t, "group": curves.groups[g], "time": time, "survival": s[t][g], "lower": _pick(lo, t, g),
+                 "upper": _pick(up, t, g), "lower_linear": _pick(lol, t, g), "upper_linear": _pick(upl, t, g),
+                 "at_risk": _pick(risk, t, g), "events": _pick(ev, t, g),
                  "median": float(med[t, g]), "median_lower": None if no_band else float(med_lo[t, g]),
                  "median_upper": None if no_band else float(med_up[t, g]), **flags}
             if hazard is not None:
