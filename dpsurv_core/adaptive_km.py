@@ -1,6 +1,6 @@
 """Adaptive private Kaplan-Meier (``adaptive-km``): one-cell-per-subject histogram on DP-merged bins.
 
-Design (three ideas, each measured on lung against ``laplace-counts``; see benchmarks/km_lung.py)
+Design (four ideas, each measured against ``laplace-counts``; see benchmarks/km_lung.py)
 
 1. **One cell per subject.** Per group g and bin B the counts are released as a histogram in
    which every row lies in exactly one cell: ``d_gkB`` (an event of type k in B), ``c_gB``
@@ -11,8 +11,8 @@ Design (three ideas, each measured on lung against ``laplace-counts``; see bench
    sums r_gB = s_g + sum_{B' >= B} d_gB' + sum_{B' > B} c_gB', so late bins, where few are at
    risk, carry the noise of few cells instead of every earlier one.
 2. **Bins with similar numbers of events, chosen with a small DP share of the budget.** A share
-   rho (``selection_share``; by default 0.2 for epsilon <= 2 and 0 above, see below) of epsilon releases a noisy histogram of the events (all groups and
-   types pooled) on the public grid's bins. Walking along the grid, consecutive public bins are
+   rho (``selection_share``; by default 0.2 for epsilon <= 2 and 0 above, see below) of epsilon
+   releases a noisy histogram of the events (all groups and types pooled) on the public grid's bins. Walking along the grid, consecutive public bins are
    merged until their noisy event count reaches ``events_per_bin`` x m / epsilon_2, so every
    released bin holds a few noise scales' worth of events: few cells (little noise) where events
    are sparse, the full public resolution where they are dense. The candidate edges are the
@@ -56,7 +56,11 @@ bins. Measured on lung, veteran, gehan, pbc, ovarian, leukemia and mgus2 (20 pub
 with rho = 0.2 wins at epsilon <= 2 (most at small n and low epsilon: veteran at epsilon 1 goes
 from 1.7x to 0.7x the laplace-counts error), while at epsilon >= 2.5 the noise is so small that the
 spreading dominates and the public bins (rho = 0) do better on all but leukemia. So
-``selection_share=None`` means rho = 0.2 for epsilon <= 2 and rho = 0 above.
+``selection_share=None`` means rho = 0.2 for epsilon <= 2 and rho = 0 above. Where merging does not
+pay: long sparse tails of large cohorts (mgus2, n = 1384: 0.63x the laplace-counts error at epsilon 1
+with merging, 0.45x with the public bins), and tiny cohorts at low epsilon, where every design is
+poor (leukemia, n = 23: about 1.1-1.25x at epsilon <= 1, where the tail sums of many noisy cells
+weigh on a small n).
 
 With epsilon = inf there is no noise and no selection (every public bin is its own bin); on an
 ``event-times`` grid the curves then equal lifelines' KaplanMeierFitter.
