@@ -1,0 +1,402 @@
+"""The privacy-utility trade-off: utility against epsilon for every applicable mechanism (spec section 7).
+
+A SIMULATION on the data holder's own data, never a release: every trial draws its noise from a
+seeded :class:`~dpsurv_core.noise.SimulationNoise`, nothing is published and nothing is charged.
+
+For each (mechanism, epsilon) cell, R trials go through the mechanism's vectorised release
+(one call, a leading trials axis) and one utility figure per trial is summarised:
+
+* ``curves``     RMSE_r = sqrt( (1 / (G J)) sum_{g, j} (S~_rgj - S_gj)^2 ) over the G group curves on the
+                 J public grid points, S = the non-private Kaplan-Meier curve (every event time) read there.
+* ``logrank``    flip_r = 1 if, for any test (every pair; plus the overall test with > 2 groups),
+                 [p~_r < 0.05] != [p < 0.05], p = the non-private test on every event time; the rate is
+                 the mean of flip_r (95% Wilson interval as the band).
+* ``weibull``    |p~_r - p^| and |lambda~_r - lambda^| (scale in the data's time unit) against the
+                 maximum-likelihood fit; the figure is their median (MdAE).
+* ``regression`` ||beta~_r - beta*|| / ||beta*|| with beta* the non-private MLE (Lambda = 0); the figure is
+                 their mean (MRE).
+
+Everything that depends only on the data is computed once in :func:`prepare` and reused across
+epsilons and mechanisms: the non-private curves and tests, the LSP ladder and the MLE, the
+person-period design with its non-private fits. Each cell has its own seed
+``[seed, crc32(analysis:mechanism), round(1e6 epsilon)]``, so a cell's numbers do not depend on
+which other cells are run (a page may cache cells one by one).
+
+The reference (``TradeoffResult.reference``) is the metric of the non-private analysis under the
+same public settings: for curves the binning error (exact counts on the public grid), for log-rank
+whether the exact test on the public grid already flips, 0 for Weibull and regression. The
+non-private numbers themselves are in ``reference_values``.
+"""
+
+from __future__ import annotations
+
+import math
+import time as _time
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import logrank
+from .cohort import Cohort
+from .counts import BinnedCounts, count
+from .curve_summary import SURVIVAL, curve_errors
+from .curves import NonPrivate, exact_counts, groups_of, mechanism_class, tile_trials
+from .errors import ParameterError
+from .kaplan_meier import estimate
+from .ledger import EXACT, SUBJECT
+from .noise import SimulationNoise
+from .public import PublicParameters, TimeGrid
+
+CURVES, LOGRANK, WEIBULL, REGRESSION = "curves", "logrank", "weibull", "regression"
+ANALYSES = (CURVES, LOGRANK, WEIBULL, REGRESSION)
+METRICS = {CURVES: ("rmse",), LOGRANK: ("flip_rate",), WEIBULL: ("mdae_shape", "mdae_scale"), REGRESSION: ("mre",)}
+CURVE_MECHANISMS = ("laplace-counts", "time-indexed", "adaptive-km", "rrr", "rrr-debiased")
+TEST_MECHANISMS = ("laplace-counts", "adaptive-km", "rrr", "rrr-debiased")
+WEIBULL_MECHANISMS = ("lsp-tll", "laplace", "saa")
+REGRESSION_MECHANISMS = ("output", "objective", "psgld")
+QUANTILES = (0.1, 0.9)
+OBJECTIVE_BLOCK = 50
+ALPHA = 0.05
+COLUMNS = ["analysis", "mechanism", "epsilon", "metric", "value", "median", "mean", "lower", "upper", "trials",
+           "protects", "guarantee"]
+
+Progress = Callable[[float, str], None]
+
+
+def epsilon_grid(low: float = 0.05, high: float = 10.0, points: int = 10) -> np.ndarray:
+    """A log-spaced grid from ``low`` to ``high`` (``points`` values, 3 significant digits)."""
+    if not (0 < low < high and math.isfinite(high)):
+        raise ParameterError(f"The epsilon grid needs 0 < low < high, got {low} and {high}.")
+    if int(points) < 2:
+        raise ParameterError(f"The epsilon grid needs at least 2 points, got {points}.")
+    g = np.geomspace(low, high, int(points))
+    return np.array([float(f"{v:.3g}") for v in g])
+
+
+def cell_seed(seed: int, analysis: str, mechanism: str, epsilon: float) -> list[int]:
+    """Entropy of one cell: the user's seed, the mechanism and epsilon (independent of the other cells)."""
+    return [int(seed), zlib.crc32(f"{analysis}:{mechanism}".encode()), int(round(float(epsilon) * 1e6))]
+
+
+def cell_noise(seed: int, analysis: str, mechanism: str, epsilon: float) -> SimulationNoise:
+    """Seeded simulation noise for one cell (the first child of the cell's seed sequence, as the
+    Weibull and regression study helpers spawn theirs)."""
+    return SimulationNoise(np.random.SeedSequence(cell_seed(seed, analysis, mechanism, epsilon)).spawn(1)[0])
+
+
+def applicable(analysis: str, cohort: Cohort, public: PublicParameters | None = None,
+               covariates: Sequence[str] = (), by_group: bool = True) -> list[str]:
+    """Mechanisms that apply to ``analysis`` on these data (randomized response needs >= 2 groups; log-rank
+    needs groups and released counts; regression needs covariates)."""
+    groups = _groups(cohort, public, by_group or analysis == LOGRANK)
+    grouped = groups is not None and len(groups) >= 2
+    if analysis == CURVES:
+        return [m for m in CURVE_MECHANISMS if grouped or not m.startswith("rrr")]
+    if analysis == LOGRANK:
+        return list(TEST_MECHANISMS) if grouped else []
+    if analysis == WEIBULL:
+        return list(WEIBULL_MECHANISMS)
+    if analysis == REGRESSION:
+        return list(REGRESSION_MECHANISMS) if covariates else []
+    raise ParameterError(f"Unknown analysis {analysis!r}: choose one of {', '.join(ANALYSES)}.")
+
+
+def _groups(cohort: Cohort, public: PublicParameters | None, by_group: bool) -> tuple[str, ...] | None:
+    if cohort.group is None or not by_group:
+        return None
+    if public is not None and public.group_categories:
+        return tuple(public.group_categories)
+    return tuple(cohort.groups)
+
+
+@dataclass
+class Context:
+    """What depends only on the data and the public settings, computed once (see :func:`prepare`)."""
+
+    analysis: str
+    cohort: Cohort = field(repr=False)
+    public: PublicParameters = field(repr=False)
+    settings: dict[str, Any]
+    reference: dict[str, float]
+    reference_values: dict[str, float]
+    reference_label: str
+    data: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+def prepare(analysis: str, cohort: Cohort, public: PublicParameters, *, by_group: bool = True,
+            covariates: Sequence[str] = (), lam: float = 0.01, intervals: int | None = None,
+            knots: int | None = None, psgld: dict[str, Any] | None = None, omega: float | None = None,
+            gamma: float | None = None, rungs: int | None = None) -> Context:
+    """The data-only part of a trade-off study: non-private reference and reusable pieces."""
+    if analysis == CURVES:
+        return _prepare_curves(cohort, public, by_group)
+    if analysis == LOGRANK:
+        return _prepare_logrank(cohort, public)
+    if analysis == WEIBULL:
+        return _prepare_weibull(cohort, public, omega, gamma, rungs)
+    if analysis == REGRESSION:
+        return _prepare_regression(cohort, public, covariates, lam, intervals, knots, psgld)
+    raise ParameterError(f"Unknown analysis {analysis!r}: choose one of {', '.join(ANALYSES)}.")
+
+
+# ------------------------------------------------------------------------------------------ curves
+def _curve_mechanism(name: str, epsilon: float, cohort: Cohort, public: PublicParameters) -> Any:
+    """A curve mechanism at ``epsilon`` with its default options (time-indexed: fixed total)."""
+    base = "rrr" if name == "rrr-debiased" else name
+    cls = mechanism_class(base)
+    if base == "time-indexed":
+        return cls(n_points=int(public.grid.points.size), epsilon=epsilon)
+    if base == "rrr":
+        return cls(epsilon, categories=groups_of(cohort, public) or ())
+    return cls(epsilon, rows_per_subject=cohort.rows_per_subject)
+
+
+def _prepare_curves(cohort: Cohort, public: PublicParameters, by_group: bool) -> Context:
+    work = cohort if (by_group and cohort.group is not None) else replace(cohort, group=None)
+    exact = NonPrivate().release(work, public).curves  # the exact KM (every event time) read at the grid points
+    binned = estimate(tile_trials(exact_counts(work, public.grid, public), 1))
+    floor = _pooled_rmse(binned, exact)[0]
+    values = {f"survival at {t:g} ({g})": float(exact.survival[0, gi, j])
+              for gi, g in enumerate(exact.groups) for j, t in enumerate(exact.time)}
+    return Context(CURVES, work, public, {"by_group": work.group is not None},
+                   {"rmse": float(floor)}, values,
+                   "non-private counts on the public grid (binning only)", {"exact": exact})
+
+
+def _pooled_rmse(private: Any, exact: Any) -> np.ndarray:
+    """RMSE over every group curve and grid point, per trial: sqrt(mean_g RMSE_g^2)."""
+    rmse_g, _ = curve_errors(private, exact, SURVIVAL)
+    return np.sqrt(np.mean(rmse_g ** 2, axis=-1))
+
+
+def _curves_cell(ctx: Context, name: str, epsilon: float, trials: int, noise: SimulationNoise) -> tuple[dict, Any]:
+    mech = _curve_mechanism(name, epsilon, ctx.cohort, ctx.public)
+    rel = mech.release(ctx.cohort, ctx.public, noise, trials=trials)
+    curves = rel.extra["debiased_curves"] if name == "rrr-debiased" else rel.curves
+    return {"rmse": _pooled_rmse(curves, ctx.data["exact"])}, mech.cost
+
+
+# ------------------------------------------------------------------------------------------ log-rank
+def _tests(counts: BinnedCounts) -> list[logrank.LogRankResult]:
+    """Every pairwise test, and the overall test when there are more than two groups."""
+    out = logrank.pairwise(counts)
+    return out + [logrank.overall(counts)] if len(counts.groups) > 2 else out
+
+
+def _significant(results: list[logrank.LogRankResult]) -> np.ndarray:
+    """(trials, tests) significance at 0.05; an undefined p-value counts as not significant."""
+    p = np.stack([np.asarray(r.p_value, float) for r in results], axis=-1)
+    return np.nan_to_num(p, nan=1.0) < ALPHA
+
+
+def _prepare_logrank(cohort: Cohort, public: PublicParameters) -> Context:
+    groups = _groups(cohort, public, True)
+    if groups is None or len(groups) < 2:
+        raise ParameterError("The log-rank trade-off needs a group column with at least two groups: map one on the "
+                             "Data page.")
+    fine = tile_trials(count(cohort, TimeGrid.event_times(cohort), groups), 1)
+    exact = _tests(fine)
+    on_grid = _tests(tile_trials(exact_counts(cohort, public.grid, public), 1))
+    sig = _significant(exact)[0]
+    floor = float(np.any(_significant(on_grid)[0] != sig))
+    label = lambda r: f"{r.group_a} vs {r.group_b}" if r.group_b is not None else f"overall ({r.group_a})"  # noqa: E731
+    values = {f"p {label(r)}": float(np.asarray(r.p_value).reshape(-1)[0]) for r in exact}
+    values.update({f"chi2 {label(r)}": float(np.asarray(r.statistic).reshape(-1)[0]) for r in exact})
+    values.update({f"p on the public grid {label(r)}": float(np.asarray(r.p_value).reshape(-1)[0]) for r in on_grid})
+    return Context(LOGRANK, cohort, public, {"tests": [label(r) for r in exact]}, {"flip_rate": floor}, values,
+                   "exact counts on the public grid", {"significant": sig})
+
+
+def _logrank_cell(ctx: Context, name: str, epsilon: float, trials: int, noise: SimulationNoise) -> tuple[dict, Any]:
+    mech = _curve_mechanism(name, epsilon, ctx.cohort, ctx.public)
+    rel = mech.release(ctx.cohort, ctx.public, noise, trials=trials)
+    counts = rel.extra["debiased_counts"] if name == "rrr-debiased" else rel.counts
+    flips = np.any(_significant(_tests(counts)) != ctx.data["significant"][None, :], axis=-1)
+    return {"flip_rate": flips.astype(float)}, mech.cost
+
+
+# ------------------------------------------------------------------------------------------ Weibull
+def _prepare_weibull(cohort: Cohort, public: PublicParameters, omega: float | None, gamma: float | None,
+                     rungs: int | None) -> Context:
+    from .lsp import compute_ladder
+    from .weibull import GAMMA, OMEGA, RUNGS, weibull_mle
+    from .weibull_dp import make_mechanism
+
+    omega = OMEGA if omega is None else float(omega)
+    gamma = GAMMA if gamma is None else float(gamma)
+    rungs = RUNGS if rungs is None else int(rungs)
+    sample = make_mechanism("mle", math.inf, float(public.horizon), omega, gamma, rungs,
+                            cohort.rows_per_subject).prepare(cohort)
+    fit = weibull_mle(sample)
+    ladder = compute_ladder(sample, rungs, gamma)
+    return Context(WEIBULL, cohort, public, {"omega": omega, "gamma": gamma, "rungs": rungs},
+                   {"mdae_shape": 0.0, "mdae_scale": 0.0},
+                   {"shape": float(fit.shape), "scale": float(fit.scale), "scale_normalised": float(fit.scale_normalised)},
+                   "maximum-likelihood fit (exact)", {"sample": sample, "fit": fit, "ladder": ladder})
+
+
+def _weibull_cell(ctx: Context, name: str, epsilon: float, trials: int, noise: SimulationNoise) -> tuple[dict, Any]:
+    from .weibull_dp import LspTll, make_mechanism
+
+    s, fit, st = ctx.data["sample"], ctx.data["fit"], ctx.settings
+    mech = make_mechanism(name, epsilon, s.horizon, s.omega, st["gamma"], st["rungs"], s.rows_per_subject)
+    kw = {"ladder": ctx.data["ladder"]} if isinstance(mech, LspTll) else {}
+    est = mech.release_many(s, noise, trials, **kw)
+    return {"mdae_shape": np.abs(est.shape - fit.shape),
+            "mdae_scale": np.abs(est.scale_normalised - fit.scale_normalised) * s.horizon}, mech.cost
+
+
+# ------------------------------------------------------------------------------------------ regression
+def _prepare_regression(cohort: Cohort, public: PublicParameters, covariates: Sequence[str], lam: float,
+                        intervals: int | None, knots: int | None, psgld: dict[str, Any] | None) -> Context:
+    from .person_period import DEFAULT_INTERVALS, DEFAULT_KNOTS, person_period
+    from .regression import check_lambda, fit_nonprivate, minimise
+
+    if not covariates:
+        raise ParameterError("The regression trade-off needs at least one covariate: map covariates on the Data page.")
+    lam = check_lambda(lam, allow_zero=False)
+    pp = person_period(cohort, tuple(covariates), intervals=intervals or DEFAULT_INTERVALS,
+                       knots=knots or DEFAULT_KNOTS, public=public)
+    fit = fit_nonprivate(pp, 0.0)
+    beta_star = fit.beta
+    if not np.linalg.norm(beta_star) > 0:
+        raise ParameterError("The non-private coefficients are all zero, so relative errors are undefined: choose "
+                             "other covariates.")
+    w_lam = minimise(pp, lam)
+    ridge = float(np.linalg.norm(w_lam[: pp.p] - beta_star) / np.linalg.norm(beta_star))
+    values = {f"coefficient {k}": float(v) for k, v in fit.coefficients.items()}
+    values["relative error of the ridge fit alone"] = ridge
+    return Context(REGRESSION, cohort, public, {"lambda": lam, "covariates": list(covariates),
+                                                "intervals": pp.intervals, "knots": pp.knots, "psgld": dict(psgld or {})},
+                   {"mre": 0.0}, values, "non-private maximum likelihood (exact)",
+                   {"pp": pp, "beta_star": beta_star, "w_lam": w_lam})
+
+
+def _regression_cell(ctx: Context, name: str, epsilon: float, trials: int, noise: SimulationNoise,
+                     progress: Callable[[float], None] | None = None) -> tuple[dict, Any]:
+    from .regression_dp import build_mechanism
+
+    pp, beta_star = ctx.data["pp"], ctx.data["beta_star"]
+    mech = build_mechanism(name, epsilon, pp, lam=ctx.settings["lambda"],
+                           **(ctx.settings["psgld"] if name == "psgld" else {}))
+    if name == "psgld":
+        betas = mech.release(pp, noise, trials=trials, progress=progress).betas
+    else:
+        # objective perturbation solves R Newton problems together until the slowest converges: blocks of
+        # OBJECTIVE_BLOCK trials keep that fast (same noise stream, so still reproducible)
+        block = OBJECTIVE_BLOCK if name == "objective" else trials
+        betas = np.concatenate([mech.release(pp, noise, trials=min(block, trials - s), w_star=ctx.data["w_lam"]).betas
+                                for s in range(0, trials, block)])
+    err = np.linalg.norm(betas - beta_star, axis=1) / np.linalg.norm(beta_star)
+    return {"mre": err}, mech.cost
+
+
+# ------------------------------------------------------------------------------------------ running
+def _summary(values: np.ndarray, metric: str) -> dict[str, float]:
+    """Headline value, median, mean and the band: the 10%-90% range of the trials, or for a rate its
+    95% Wilson interval."""
+    v = np.asarray(values, float)
+    v = v[np.isfinite(v)]
+    n = v.size
+    if n == 0:
+        return {"value": math.nan, "median": math.nan, "mean": math.nan, "lower": math.nan, "upper": math.nan}
+    mean = float(v.mean())
+    if metric == "flip_rate":
+        z = 1.959963984540054
+        centre = (mean + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * math.sqrt(mean * (1 - mean) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        return {"value": mean, "median": math.nan, "mean": mean, "lower": min(mean, max(0.0, centre - half)),
+                "upper": max(mean, min(1.0, centre + half))}
+    med = float(np.median(v))
+    lo, hi = np.quantile(v, QUANTILES)
+    return {"value": mean if metric == "mre" else med, "median": med, "mean": mean, "lower": float(lo),
+            "upper": float(hi)}
+
+
+def evaluate(ctx: Context, mechanism: str, epsilon: float, trials: int, seed: int = 0,
+             progress: Callable[[float], None] | None = None) -> list[dict[str, Any]]:
+    """One cell: ``trials`` simulated releases of ``mechanism`` at ``epsilon``; one tidy row per metric."""
+    eps = float(epsilon)
+    if not (eps > 0 and math.isfinite(eps)):
+        raise ParameterError(f"Every epsilon must be a positive number (for example 1), got {epsilon}.")
+    if int(trials) != trials or trials < 1:
+        raise ParameterError(f"The number of trials must be a whole number of at least 1, got {trials}.")
+    trials = int(trials)
+    allowed = applicable(ctx.analysis, ctx.cohort, ctx.public, ctx.settings.get("covariates", ()),
+                         by_group=ctx.settings.get("by_group", True))
+    if mechanism not in allowed:
+        raise ParameterError(f"{mechanism!r} does not apply to the {ctx.analysis} trade-off on these data: choose one of "
+                             f"{', '.join(allowed) or 'none (see the message above)'}.")
+    noise = cell_noise(seed, ctx.analysis, mechanism, eps)
+    if ctx.analysis == CURVES:
+        errors, cost = _curves_cell(ctx, mechanism, eps, trials, noise)
+    elif ctx.analysis == LOGRANK:
+        errors, cost = _logrank_cell(ctx, mechanism, eps, trials, noise)
+    elif ctx.analysis == WEIBULL:
+        errors, cost = _weibull_cell(ctx, mechanism, eps, trials, noise)
+    else:
+        errors, cost = _regression_cell(ctx, mechanism, eps, trials, noise, progress)
+    return [{"analysis": ctx.analysis, "mechanism": mechanism, "epsilon": eps, "metric": metric,
+             **_summary(errors[metric], metric), "trials": trials, "protects": cost.protects,
+             "guarantee": cost.guarantee} for metric in METRICS[ctx.analysis]]
+
+
+@dataclass
+class TradeoffResult:
+    """The tidy table (one row per mechanism, epsilon and metric) and the non-private reference."""
+
+    analysis: str
+    table: pd.DataFrame
+    reference: dict[str, float]
+    reference_values: dict[str, float]
+    reference_label: str
+    epsilons: np.ndarray
+    trials: int
+    seed: int
+    seconds: float
+
+
+def run(ctx: Context, mechanisms: Sequence[str], epsilons: Sequence[float], trials: int = 200, seed: int = 0,
+        progress: Progress | None = None) -> pd.DataFrame:
+    """Every (mechanism, epsilon) cell of a prepared study; ``progress(fraction, message)`` after each cell
+    (and within pSGLD chains)."""
+    cells = [(m, float(e)) for m in mechanisms for e in epsilons]
+    rows: list[dict[str, Any]] = []
+    for i, (m, e) in enumerate(cells):
+        msg = f"{m} at epsilon {e:g} ({i + 1}/{len(cells)})"
+        inner = None
+        if progress is not None and ctx.analysis == REGRESSION and m == "psgld":
+            inner = lambda f, i=i, msg=msg: progress((i + f) / len(cells), msg)  # noqa: E731
+        rows += evaluate(ctx, m, e, trials, seed, inner)
+        if progress is not None:
+            progress((i + 1) / len(cells), msg)
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def tradeoff(analysis: str, cohort: Cohort, public: PublicParameters, mechanisms: Sequence[str] | None = None,
+             epsilons: Sequence[float] | None = None, trials: int = 200, seed: int = 0,
+             progress: Progress | None = None, **settings: Any) -> TradeoffResult:
+    """Utility against epsilon for ``analysis`` on these data; ``mechanisms`` default to every applicable one
+    (pSGLD excluded: pass it explicitly, it is slow). ``settings`` go to :func:`prepare`."""
+    t0 = _time.perf_counter()
+    ctx = prepare(analysis, cohort, public, **settings)
+    if mechanisms is None:
+        mechanisms = [m for m in applicable(analysis, cohort, public, settings.get("covariates", ()),
+                                            settings.get("by_group", True)) if m != "psgld"]
+    grid = epsilon_grid() if epsilons is None else np.asarray(epsilons, float)
+    table = run(ctx, list(mechanisms), grid, trials, seed, progress)
+    return TradeoffResult(analysis, table, ctx.reference, ctx.reference_values, ctx.reference_label, grid,
+                          int(trials), int(seed), _time.perf_counter() - t0)
+
+
+def label_only(protects: str) -> bool:
+    """True when an epsilon protects less than the whole subject (randomized response: the label only)."""
+    return protects != SUBJECT
+
+
+def approximate(guarantee: str) -> bool:
+    return guarantee != EXACT

@@ -1,0 +1,258 @@
+"""Trade-off explorer: utility against epsilon for every applicable mechanism, from seeded simulations."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dpsurv_core import tradeoff
+from dpsurv_core.errors import DpsurvError
+from dpsurv_core.ledger import SUBJECT
+from dpsurv_core.weibull import GAMMA, OMEGA, RUNGS
+from ui import curves_view as cv
+from ui import session
+from ui import tradeoff_view as tv
+
+ANALYSIS_NAMES = {"curves": "Survival curves (RMSE)", "logrank": "Log-rank tests (significance flips)",
+                  "weibull": "Weibull parameters (median error)", "regression": "Regression coefficients (relative error)"}
+EPSILON_CHOICES = sorted({*cv.EPSILONS, 0.4, 0.8, 1.6, 3.2})
+OTHER_PAGE_EPSILON = {"curves": "sc_epsilon", "logrank": "gc_epsilon", "weibull": "wb_epsilon"}
+PSGLD_CHAINS = 50
+SHOW_EPSILONS = (0.1, 1.0, 10.0)
+
+st.title("Trade-off explorer")
+st.caption("How much does privacy cost in accuracy? For the current data, the error of each private mechanism at "
+           "every epsilon from 0.05 to 10, from many simulated releases.")
+explainer = st.container()
+st.info("**Simulations for the data holder's eyes only.** Every point below comes from repeated *simulated* releases "
+        "on your data with seeded random noise and is compared with the exact, non-private analysis. Nothing here is "
+        "a release: nothing may be published from this page and nothing is charged to the privacy ledger.", icon="🔒")
+
+cohort = session.require_cohort()
+choice = session.data_choice()
+unit = cohort.time_unit
+try:
+    public = session.public_parameters(cohort)
+except DpsurvError as exc:
+    st.error(f"{exc} Fix the public parameters on the Data page.")
+    st.stop()
+group_col = choice.mapping.group if cohort.group is not None else None
+covariates = tuple(choice.mapping.covariates or ())
+
+# ------------------------------------------------------------------------------------------ controls
+available = {"curves": True, "logrank": group_col is not None and len(cohort.groups) >= 2,
+             "weibull": True, "regression": bool(covariates)}
+c1, c2, c3, c4 = st.columns([1.4, 1.4, 1, 0.8])
+with c1:
+    analysis = st.selectbox("Analysis", [a for a in tradeoff.ANALYSES if available[a]], key="to_analysis",
+                            format_func=ANALYSIS_NAMES.get)
+    missing = [ANALYSIS_NAMES[a] for a in tradeoff.ANALYSES if not available[a]]
+    if missing:
+        st.caption(f"Not available on these data: {', '.join(missing)}. Log-rank tests need a group column, regression "
+                   "needs covariates: map them on the Data page.")
+with c2:
+    other = OTHER_PAGE_EPSILON.get(analysis)
+    default_eps = float(st.session_state[other]) if other and other in st.session_state else 1.0
+    options = sorted({*EPSILON_CHOICES, default_eps})
+    current = float(st.select_slider("Your epsilon (marked on the chart)", options=options, value=default_eps,
+                                     key="to_epsilon", help="The epsilon you are considering for a release."))
+with c3:
+    trials = int(st.select_slider("Simulated releases per point", [50, 100, 200, 500], value=200, key="to_trials",
+                                  help="More releases give smoother lines and take longer."))
+with c4:
+    seed = int(st.number_input("Seed", 0, 2**31 - 1, 2024, 1, key="to_seed",
+                               help="The same seed gives the same simulations."))
+
+settings: dict = {}
+log_default = analysis in ("weibull", "regression")
+with st.expander("More settings", expanded=False):
+    m1, m2 = st.columns(2)
+    points = int(m1.slider("Points on the epsilon axis (log-spaced from 0.05 to 10)", 5, 20, 10, key="to_points"))
+    log_y = m2.checkbox("Logarithmic error axis", value=log_default, key=f"to_log_{analysis}",
+                        disabled=analysis == "logrank",
+                        help="Useful when the errors span several orders of magnitude.") and analysis != "logrank"
+    if analysis == "curves" and group_col is not None:
+        settings["by_group"] = st.checkbox(f"Separate curves for each {group_col} (needed for randomized response)",
+                                           value=True, key="to_by_group")
+    elif analysis == "curves":
+        settings["by_group"] = False
+    if analysis == "weibull":
+        settings.update(omega=float(st.session_state.get("wb_omega", OMEGA)),
+                        gamma=float(st.session_state.get("wb_gamma", GAMMA)),
+                        rungs=int(st.session_state.get("wb_rungs", RUNGS)))
+        st.caption(f"Weibull settings as on the Weibull page: omega {settings['omega']:g}, gamma {settings['gamma']:g}, "
+                   f"{settings['rungs']} rungs; horizon {public.horizon:g} {unit}.")
+    if analysis == "regression":
+        settings["covariates"] = covariates
+        settings["lam"] = float(st.number_input("Ridge penalty Lambda of output and objective perturbation", 0.0001,
+                                                10.0, 0.01, 0.005, format="%.4f", key="to_lambda"))
+        st.caption(f"Covariates: {', '.join(covariates)} (from the Data page); discrete-time model with 20 intervals "
+                   "and 5 spline knots up to the horizon.")
+
+try:
+    applicable = tradeoff.applicable(analysis, cohort, public, covariates, settings.get("by_group", True))
+except DpsurvError as exc:
+    st.error(str(exc))
+    st.stop()
+defaults = [m for m in applicable if m != "psgld"]
+chosen = st.multiselect("Mechanisms", applicable, default=defaults, key=f"to_mechanisms_{analysis}",
+                        format_func=tv.mechanism_label,
+                        help="pSGLD is slow (a Markov chain per simulated release): add it here when you need it.")
+if "psgld" in chosen:
+    st.caption(f"pSGLD runs {min(trials, PSGLD_CHAINS)} chains per point (it is slow) and its guarantee is "
+               "approximate: the chain only approximates the exact private distribution (MCMC).")
+if not chosen:
+    st.warning("Choose at least one mechanism to compare.")
+    st.stop()
+epsilons = sorted({*tradeoff.epsilon_grid(0.05, 10.0, points).tolist(), *SHOW_EPSILONS, current})
+
+
+# ------------------------------------------------------------------------------------------ caching
+def data_key() -> str:
+    extra = repr(sorted(settings.items()))
+    return f"{analysis}|{cv.data_key(cohort, public)}|{choice.mapping}|{extra}"
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _context_shared(key: str, _make: Callable[[], tradeoff.Context]) -> tradeoff.Context:
+    return _make()
+
+
+@st.cache_data(max_entries=5000, show_spinner=False)
+def _cell_shared(key: str, mechanism: str, epsilon: float, trials: int, seed: int,
+                 _context: Callable[[], tradeoff.Context], _computed: list) -> list[dict]:
+    _computed.append(1)  # runs only on a cache miss
+    return tradeoff.evaluate(_context(), mechanism, epsilon, trials, seed)
+
+
+def context() -> tradeoff.Context:
+    """The data-only part of the study; bundled data share a cache, uploads stay in this session."""
+    key = data_key()
+    make = lambda: tradeoff.prepare(analysis, cohort, public, **settings)  # noqa: E731
+    if choice.bundled:
+        return _context_shared(key, make)
+    store = st.session_state.setdefault("tradeoff_contexts", {})
+    if key not in store:
+        store.clear()
+        store[key] = make()
+    return store[key]
+
+
+def cell(mechanism: str, epsilon: float, n: int) -> list[dict]:
+    if choice.bundled:
+        return _cell_shared(data_key(), mechanism, epsilon, n, seed, context, computed)
+    store = st.session_state.setdefault("tradeoff_cells", {})
+    k = (data_key(), mechanism, epsilon, n, seed)
+    if k not in store:
+        if len(store) > 3000:
+            store.clear()
+        computed.append(1)
+        store[k] = tradeoff.evaluate(context(), mechanism, epsilon, n, seed)
+    return store[k]
+
+
+# ------------------------------------------------------------------------------------------ run
+cells = [(m, e) for m in chosen for e in epsilons]
+computed: list = []
+bar = st.progress(0.0, text="Simulating ...")
+t0 = time.perf_counter()
+rows: list[dict] = []
+try:
+    ctx = context()
+    for i, (m, e) in enumerate(cells):
+        bar.progress(i / len(cells), text=f"Simulating {tv.mechanism_label(m)} at epsilon {e:.3g} "
+                                          f"({i + 1} of {len(cells)} points)")
+        rows += cell(m, e, min(trials, PSGLD_CHAINS) if m == "psgld" else trials)
+except DpsurvError as exc:
+    bar.empty()
+    st.error(str(exc))
+    st.stop()
+seconds = time.perf_counter() - t0
+bar.empty()
+table = pd.DataFrame(rows, columns=tradeoff.COLUMNS)
+
+# ------------------------------------------------------------------------------------------ chart
+st.subheader(tv.ANALYSIS_LABELS[analysis])
+fig = tv.tradeoff_figure(table, ctx.reference, ctx.reference_label, current, unit, log_y)
+st.plotly_chart(fig, width="stretch", key="to_chart")
+
+protects = dict(zip(table["mechanism"], table["protects"]))
+label_only = [tv.mechanism_label(m) for m, p in protects.items() if p != SUBJECT]
+sentence = ("Every epsilon on this chart protects the whole patient (neighbouring data sets: add or remove one "
+            "patient)")
+if label_only:
+    sentence += (f", except {' and '.join(label_only)}: its epsilon protects the group label only (neighbours: "
+                 "change one patient's group label); survival times and deaths are used as they are")
+st.caption(sentence + ". Each point: the " + {"curves": "median over the simulated releases; band: 8 in 10 releases",
+                                              "logrank": "share of simulated releases; band: its 95% interval",
+                                              "weibull": "median over the simulated releases; band: 8 in 10 releases",
+                                              "regression": "mean over the simulated releases; band: 8 in 10 releases"}[
+    analysis] + f". Dashed line: the non-private analysis ({ctx.reference_label}). Diamonds: your epsilon.")
+if log_y and all(v == 0 for v in ctx.reference.values()):
+    st.caption("The non-private analysis has no error (0), which a logarithmic axis cannot show.")
+
+# the numbers at your epsilon
+now = table[np.isclose(table["epsilon"], current)]
+parts = []
+for _, r in now.iterrows():
+    style = tv.metric_style(r["metric"], unit)
+    what = "" if table["metric"].nunique() == 1 else f" ({style.title.lower()})"
+    parts.append(f"{tv.mechanism_label(r['mechanism'])}{what}: {r['value'] * style.factor:{style.fmt}}{style.suffix}")
+if parts:
+    st.markdown(f"**At your epsilon {current:g}:** " + "; ".join(parts) + ".")
+
+show = [e for e in dict.fromkeys([*SHOW_EPSILONS, current]) if any(np.isclose(epsilons, e))]
+st.table(tv.summary_table(table, show, unit), hide_index=True, width="stretch")
+reused = len(cells) - len(computed)
+cached = f" ({reused} point{'s' if reused != 1 else ''} reused from earlier runs)" if reused else ""
+st.caption(f"{len(cells)} points, {trials} simulated releases each"
+           + (f" ({min(trials, PSGLD_CHAINS)} for pSGLD)" if "psgld" in chosen else "")
+           + f", seed {seed}: {seconds:.1f} s{cached}.")
+
+with st.expander("All numbers (for the data holder only)"):
+    st.dataframe(table, hide_index=True, width="stretch")
+    st.download_button("Download as CSV", table.to_csv(index=False).encode(), file_name=f"tradeoff_{analysis}.csv",
+                       mime="text/csv", key="to_csv")
+with st.expander("The non-private reference (confidential: exact numbers from the data)"):
+    ref = pd.DataFrame({"Quantity": list(ctx.reference_values), "Value": list(ctx.reference_values.values())})
+    st.dataframe(ref, hide_index=True, width="stretch")
+
+# ------------------------------------------------------------------------------------------ explainer
+WHAT = {
+    "curves": "how far the private Kaplan-Meier curve is from the real one, as a typical gap in percentage points of "
+              "survival (the RMSE over the points of the public time grid). Even without noise, counting deaths in time "
+              "bins costs a little accuracy: that is the dashed line.",
+    "logrank": "how often the private log-rank test reaches the opposite conclusion at the 5% level to the real test "
+               "(a *flip*: significant becomes not significant, or the reverse). 0% means the private release never "
+               "changes the story.",
+    "weibull": "how far the private Weibull shape and scale are from the ordinary maximum-likelihood fit, as the median "
+               "absolute error over the simulated releases.",
+    "regression": "how far the private regression coefficients are from the ordinary (non-private) fit, relative to "
+                  "their size: 10% means the private coefficients are typically off by a tenth of their length.",
+}
+with explainer.expander("What am I looking at?"):
+    st.markdown(f"""
+**The question.** Differential privacy adds random noise so that no single patient can be recognised in a published
+result. **Epsilon** is the privacy budget: a small epsilon (0.1) means strong privacy and much noise; a large one
+(10) means little noise and weak privacy. Which epsilon still tells the clinical story?
+
+**The chart.** The horizontal axis is epsilon (on a log scale: each step multiplies it). The vertical axis shows
+{WHAT[analysis]} Each line is one privacy mechanism; its shaded band shows how much the error varies from one
+release to the next. The diamonds mark the epsilon you are considering. Lower is better: a good mechanism reaches
+low error at a small epsilon.
+
+**How it is computed.** For each mechanism and epsilon, the app pretends to publish the result many times on your
+data with fresh random noise each time (a simulation with a fixed seed, so it is reproducible), and compares each
+with the exact analysis. These simulations use the real data, so they are **for the data holder only**: nothing is
+released and nothing is charged to the ledger.
+
+**Where the mechanisms come from.** Laplace noise on counts: Gondara & Wang (paper 003). Time-indexed noise:
+arXiv 2412.05164 (paper 004). Randomized response on the group label: De Faveri et al., SEBD 2024 (paper 002); it
+protects the group label only. Adaptive Kaplan-Meier: dpsurv's own design. Weibull LSP + TLL and its baselines:
+paper 000. Output and objective perturbation and pSGLD posterior sampling for regression: paper 001 (pSGLD is
+approximate DP: a Markov chain only approximates the exact private distribution).
+""")
