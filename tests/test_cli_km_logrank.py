@@ -158,3 +158,26 @@ def test_logrank_repeats_are_vectorised(capsys):
 ])
 def test_bad_input_exits_2_with_one_error_line(capsys, argv, words):
     assert words in fails(capsys, *argv)
+
+
+def test_numeric_group_split():
+    from dpsurv_core import grouping
+    from dpsurv_core.errors import DataError, ParameterError
+
+    assert grouping.parse("sex") is None and grouping.parse(None) is None
+    assert grouping.parse("age:median") == grouping.NumericSplit("age", None)
+    assert grouping.parse("ph.karno:75.5") == grouping.NumericSplit("ph.karno", 75.5)
+    for bad in (":60", "age:abc", "age:inf"):
+        with pytest.raises(ParameterError):
+            grouping.parse(bad)
+    labels, cats, disclosures = grouping.split_values([1.0, 2.0, None, 3.0, 4.0], grouping.parse("x:median"))
+    assert cats == ("x <= 2.5", "x > 2.5", "x missing")
+    assert labels.tolist() == ["x <= 2.5", "x <= 2.5", "x missing", "x > 2.5", "x > 2.5"]
+    assert [d.dp for d in disclosures] == [False, True]
+    labels, cats, disclosures = grouping.split_values([1, 2, 3], grouping.parse("x:2"))
+    assert labels.tolist() == ["x <= 2", "x <= 2", "x > 2"] and disclosures == []
+    # the median is taken over subjects, not rows
+    _, cats, _ = grouping.split_values([1, 1, 1, 5, 9], grouping.parse("x:median"), subject=np.array([0, 0, 0, 1, 2]))
+    assert cats[0] == "x <= 5"
+    with pytest.raises(DataError):
+        grouping.split_values(["a", "b"], grouping.parse("x:1"))
