@@ -97,7 +97,7 @@ def plot(rows: list[dict], runs: int, path: Path) -> Path:
                                      name=f"{name} median", showlegend=False), row=1, col=2)
     fig.add_trace(go.Scatter(x=t, y=reference[0], mode="lines", line={"color": "black", "shape": "hv"},
                              name="non-private KM"), row=1, col=2)
-    fig.update_xaxes(type="log", title_text="total epsilon", row=1, col=1)
+    fig.update_xaxes(type="log", title_text="total epsilon", tickvals=eps, ticktext=[f"{e:g}" for e in eps], row=1, col=1)
     fig.update_yaxes(title_text="median RMSE", row=1, col=1)
     fig.update_xaxes(title_text="days", row=1, col=2)
     fig.update_yaxes(title_text="survival", range=[0, 1.02], row=1, col=2)
