@@ -246,14 +246,14 @@ try:
                 beyond = t > horizon
                 row = {"Group": gname(g) + (f": {type_labels[k]}" if competing else ""),
                        "Time": f"{v:g} {lm_unit[:-1] if v == 1 else lm_unit}" + (f" ({cv.fmt_time(t, unit)} {unit})" if lm_unit != unit else ""),
-                       "Non-private (95% CI)": cell(lm_e[k], gi, ti, True)}
+                       "Non-private (95% CI)": "beyond the horizon" if beyond else cell(lm_e[k], gi, ti, True)}
                 if lm_p is not None and g in priv.groups:
                     pi = list(priv.groups).index(g)
                     row["Private (95% CI)"] = "beyond the horizon" if beyond else cell(lm_p[k], pi, ti, priv_bands)
                 rows.append(row)
     st.table(pd.DataFrame(rows), hide_index=True, width="stretch")
     if any(t > horizon for t in lm_times):
-        st.caption(f"Times past the public horizon ({cv.fmt_time(horizon, unit)} {unit}) have no private value.")
+        st.caption(f"Times past the public horizon ({cv.fmt_time(horizon, unit)} {unit}) are not estimated.")
 except DpsurvError as exc:
     st.error(str(exc))
 

@@ -162,7 +162,7 @@ for label, (pair, overall) in tables.items():
     flips = [cv.test_label(c, group_col) for c in comparison if c.flipped]
     if flips:
         st.error(f"Conclusion FLIPPED at the 5% level for {', '.join(flips)}: the private release would lead a reader "
-                 "to a different conclusion than the real data.", icon="🔁")
+                 "to a different conclusion than the real data.", icon="⚠️")
     else:
         st.success("Every test reaches the same conclusion at the 5% level with the private release.", icon="✅")
 st.caption("Chi² is the log-rank statistic (1 degree of freedom per pair; groups minus one for the overall test). "

@@ -71,7 +71,7 @@ def fmt_p(p: float) -> str:
         return "not defined"
     if p < 0.0001:
         return "< 0.0001"
-    return f"{p:.2g}"
+    return f"{p:#.2g}"
 
 
 def fmt_stat(s: float) -> str:
