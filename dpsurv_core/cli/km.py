@@ -61,11 +61,18 @@ def _non_negative(text: str) -> float:
     return v
 
 
+MECHANISM_HELP = ("nonprivate: exact, not DP; laplace-counts: noisy counts on public bins (paper 003); "
+                  "time-indexed: noise on the curve (paper 004); rrr: randomized response on the group label "
+                  "(paper 002), protects the group label only; adaptive-km: when installed (default laplace-counts)")
+
+
 def set_group_help(p: argparse.ArgumentParser, required: bool = False) -> None:
     for action in p._actions:
         if action.dest == "group":
             action.help = GROUP_HELP
             action.required = required
+        if action.dest == "mechanism":
+            action.help = MECHANISM_HELP
 
 
 def add_mechanism_options(p: argparse.ArgumentParser) -> None:
@@ -193,8 +200,8 @@ def curve_entries(curves: SurvivalCurves, estimand: str, **flags: Any) -> list[d
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_data_options(p, group=True)
-    set_group_help(p)
     add_release_options(p, available(), default="laplace-counts", grid=True, horizon=True)
+    set_group_help(p)
     p.add_argument("--estimand", choices=ESTIMANDS, default="survival",
                    help="what to report besides the survival curve (cumulative incidence needs competing events: "
                         "pbc, transplant)")

@@ -24,8 +24,8 @@ HELP = "pairwise and overall log-rank tests between groups from private counts"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_data_options(p, group=True)
-    set_group_help(p, required=True)
     add_release_options(p, available(), default="laplace-counts", grid=True, horizon=True)
+    set_group_help(p, required=True)
     add_mechanism_options(p)
 
 
