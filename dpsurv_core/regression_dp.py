@@ -422,3 +422,12 @@ def lambda_study(pp: PersonPeriod, lambdas: list[float], epsilons: list[float], 
         for r in mre_study(pp, epsilons, lam, trials, seed + 1000 * j, mechanisms):
             rows.append(r)
     return rows
+
+
+def release_table(release: RegressionRelease, trial: int = 0):
+    """Coefficient and odds ratio per covariate (original units) of one draw; no interval (it would need the data)."""
+    import pandas as pd
+
+    coef = release.betas[trial] * release.pp.encoding.to_original
+    return pd.DataFrame({"covariate": release.pp.encoding.names, "coefficient": coef,
+                         "odds_ratio": np.exp(np.clip(coef, -700, 700)), "se": np.nan, "lower": np.nan, "upper": np.nan})

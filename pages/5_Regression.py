@@ -1,0 +1,319 @@
+"""Regression: private discrete-time survival regression (paper 001) next to the non-private fit and Cox."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+import uuid
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+from dpsurv_core import datasets
+from dpsurv_core.cohort import build_cohort
+from dpsurv_core.errors import DpsurvError
+from dpsurv_core.noise import ReleaseNoise
+from dpsurv_core.person_period import person_period
+from dpsurv_core.regression import fit_cox, fit_nonprivate
+from dpsurv_core.regression_dp import build_mechanism, lambda_study, mre_study, release_table
+from ui import session
+
+LABELS = {"output": "Output perturbation", "objective": "Objective perturbation",
+          "psgld": "pSGLD posterior sampling (approximate DP, MCMC)"}
+COLOURS = {"nonprivate": "#111111", "cox": "#7f7f7f", "output": "#1f77b4", "objective": "#2ca02c", "psgld": "#d62728"}
+EPSILONS = [0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
+STUDY_EPSILONS = [0.1, 0.5, 1.0, 2.0, 5.0]
+LAMBDAS = [0.0001, 0.001, 0.01, 0.1, 1.0]
+
+st.title("Regression")
+st.caption("How do covariates (age, sex, ...) change the risk of the event? A discrete-time survival model fitted "
+           "with differential privacy (paper 001), next to the usual non-private fit and Cox regression.")
+
+with st.expander("What am I looking at?"):
+    st.markdown(
+        """
+**The model.** Follow-up up to a public *horizon* is cut into T equal intervals (default 20). Each patient
+contributes one row per interval they were followed in, labelled 1 in the interval where the event happened and 0
+otherwise (the *person-period* data). A logistic regression on those rows gives, for each covariate, an **odds
+ratio**: how much the risk of the event in any interval is multiplied per unit of the covariate (or versus the
+reference category). For rare events it is close to the **hazard ratio** of Cox regression, shown next to it. The
+baseline risk over time is a smooth curve (a natural cubic spline with q knots, default 5).
+
+**Privacy.** To bound what one patient can change, covariates are rescaled into a ball of radius 1 using public
+ranges and the fit is *regularised*: a penalty Lambda/2 times the squared size of the coefficients keeps it from
+chasing single patients.
+- **Output perturbation** fits the model, then adds a random vector whose size is proportional to
+  2 T R / (n Lambda epsilon): the most one patient can move the fit, divided by epsilon.
+- **Objective perturbation** adds the random vector to the quantity being minimised instead, and then fits.
+- **pSGLD** draws the coefficients at random from a "posterior" in which the data count only as much as epsilon
+  allows (the exponential mechanism), using a Markov chain. A chain only *approximates* that distribution, so its
+  guarantee is **approximate DP (MCMC)**, not a proof.
+
+**Lambda is your choice** (the paper picks the best per data set, which itself looks at the data): larger Lambda
+means less noise but coefficients pulled towards 0. The trade-off chart below shows it.
+
+**Epsilon** is the privacy budget of one release: whatever is published, its probability changes by at most a
+factor e^epsilon whether or not any one patient is in the data (neighbouring data sets differ by adding or removing
+one patient). Each private fit you show is a release charged to the ledger.
+
+**For your eyes only.** The non-private fit, Cox regression, the error study and the chain diagnostics use the raw
+data and are not private.
+
+**Where dpsurv's spec settles what the paper lost** (the spec wins): the bounds used are ||gradient|| <= T R per
+patient and the Hessian trace <= T R^2 / 4 with det(I + A/(n Lambda)) <= exp(tr A/(n Lambda)); objective
+perturbation adds extra ridge only when epsilon - T R^2/(4 n Lambda) <= 0; the normaliser n of the objective is a
+public number (the cohort size, shown as a disclosure unless declared).
+"""
+    )
+
+choice = session.data_choice()
+base = session.require_cohort()
+mapping = choice.mapping
+roles = {mapping.time, mapping.event, mapping.id, mapping.event_type}
+candidates = [c for c in choice.frame.columns if c not in roles]
+if choice.bundled and choice.name in datasets.DATASETS:
+    suggested = list(datasets.info(choice.name).covariates[:2])
+else:
+    suggested = list(mapping.covariates[:2])
+default_covs = [c for c in (list(mapping.covariates) or suggested) if c in candidates][:3] or candidates[:1]
+
+c1, c2, c3 = st.columns([1.6, 1, 1])
+covs = c1.multiselect("Covariates", candidates, default=default_covs, key="rg_covs",
+                      help="Numeric columns are rescaled with public ranges; text columns become categories.")
+epsilon = c2.select_slider("Epsilon per private fit", EPSILONS, value=1.0, key="rg_eps",
+                           help="Smaller = more private = noisier. Each private fit shown is charged epsilon.")
+lam = c3.select_slider("Lambda (ridge penalty of the perturbation methods)", LAMBDAS, value=0.01, key="rg_lam",
+                       format_func=lambda v: f"{v:g}")
+chosen = st.multiselect("Private fits to release", list(LABELS), default=["output", "objective", "psgld"],
+                        format_func=LABELS.get, key="rg_mechs",
+                        help="Each one is a separate release charged epsilon.")
+with st.expander("Model and sampler settings (public)"):
+    m1, m2, m3, m4 = st.columns(4)
+    intervals = int(m1.number_input("Intervals T", 2, 100, 20, 1, key="rg_T"))
+    knots = int(m2.number_input("Spline knots q", 2, 20, 5, 1, key="rg_q"))
+    epochs = int(m3.number_input("pSGLD epochs", 4, 400, 60, 4, key="rg_epochs"))
+    burn_in = int(m4.number_input("pSGLD burn-in epochs", 0, 399, 30, 2, key="rg_burn"))
+    p1, p2, p3 = st.columns(3)
+    step = float(p1.number_input("pSGLD step a", 0.1, 100.0, 8.0, 0.5, key="rg_step"))
+    prior_sd = float(p2.number_input("pSGLD prior sd s", 0.5, 1000.0, 20.0, 1.0, key="rg_prior"))
+    bound_in = float(p3.number_input("Sanitizer bound B (0 = T log 2)", 0.0, 1000.0, 0.0, 1.0, key="rg_B"))
+
+if not covs:
+    st.info("Choose at least one covariate.")
+    st.stop()
+if burn_in >= epochs:
+    st.error("The pSGLD burn-in must be shorter than the chain: lower the burn-in or raise the epochs.")
+    st.stop()
+
+try:
+    cohort = build_cohort(choice.frame, dataclasses.replace(mapping, covariates=tuple(covs)), choice.name,
+                          choice.time_unit)
+    public = session.public_parameters(base)
+    declared = {k: v for k, v in choice.covariate_ranges.items() if k in covs}
+    pp = person_period(cohort, covs, horizon=public.horizon, intervals=intervals, knots=knots, ranges=declared)
+except DpsurvError as exc:
+    st.error(str(exc))
+    st.stop()
+disclosures = [d for d in public.disclosures() if d.parameter == "horizon"] + pp.disclosures
+psgld_kw = dict(epochs=epochs, burn_in=burn_in, step=step, prior_sd=prior_sd, bound_B=bound_in or None)
+unit = cohort.time_unit
+data_key = hashlib.sha1(cohort.time.tobytes() + cohort.event.tobytes()
+                        + pd.util.hash_pandas_object(cohort.covariates, index=False).values.tobytes()).hexdigest()[:16]
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _baselines(key: str, _cohort, _pp):
+    fit = fit_nonprivate(_pp, 0.0)
+    return fit.table(), fit.beta, fit_cox(_cohort, _pp).table
+
+
+try:
+    np_table, beta_star, cox_table = _baselines((data_key, tuple(covs), intervals, knots, public.horizon,
+                                                 repr(sorted(declared.items()))).__repr__(), cohort, pp)
+    mechs = {k: build_mechanism(k, epsilon, pp, lam=lam, **(psgld_kw if k == "psgld" else {})) for k in chosen}
+except DpsurvError as exc:
+    st.error(str(exc))
+    st.stop()
+
+# ------------------------------------------------------------------------------------------------ releases
+new = st.button("New release", key="rg_new", help="Draw fresh noise: new releases, charged to the ledger again.")
+store = st.session_state.setdefault("regression_releases", {})
+released = {}
+for kind, mech in mechs.items():
+    key = ("regression", data_key, kind, tuple(covs), repr(sorted(mech.parameters().items())))
+    if key not in store or new:
+        try:
+            with st.spinner(f"Releasing {LABELS[kind]} ..."):
+                rel = mech.release(pp, ReleaseNoise())
+        except DpsurvError as exc:
+            st.error(str(exc))
+            continue
+        entry = mech.ledger_entry(cohort.name)
+        entry.parameters = {**entry.parameters, "covariates": list(covs), "release_id": uuid.uuid4().hex[:8]}
+        if not session.record_release(entry):
+            st.warning(f"{LABELS[kind]}: the release was refused, so no private numbers are shown for it; raise the "
+                       "budget cap in the sidebar or lower epsilon.")
+            continue
+        store[key] = rel
+    released[kind] = store[key]
+
+box = st.container(border=True)
+if released:
+    for kind, rel in released.items():
+        kind_word = "approximate DP (MCMC): the chain only approximates the sampling distribution the proof needs" \
+            if kind == "psgld" else "exact DP"
+        extra = ""
+        if kind == "output":
+            extra = f"; sensitivity 2 c1/(n Lambda) = {mechs[kind].sensitivity:.3g}"
+        elif kind == "objective":
+            o = mechs[kind]
+            extra = f"; epsilon' = {o.epsilon_prime:.3g} for the noise" + \
+                (f", extra ridge {o.extra_ridge:.3g}" if o.extra_ridge else "")
+        box.markdown(f"**{LABELS[kind]}** charged: {rel.cost.sentence()}. Guarantee: {kind_word}{extra}.")
+else:
+    box.markdown("No private release yet: choose a private fit above.")
+for disc in disclosures:
+    (box.info if disc.dp else box.warning)(f"Disclosure ({disc.parameter}): {disc.message}")
+if pp.dropped:
+    box.caption(f"{pp.dropped} subject(s) with a missing covariate value were left out (complete cases).")
+led = session.ledger()
+box.caption(f"Ledger: epsilon {led.spent():.3g} spent of the cap {led.cap:g} (protecting the subject). Returning to "
+            "settings already released shows the same release at no cost; 'New release' draws and charges anew.")
+
+# ------------------------------------------------------------------------------------------------ table
+st.subheader("Coefficient table")
+parts = [np_table.assign(estimate="Discrete-time, non-private (Lambda = 0)", ratio="odds ratio",
+                         epsilon="none (not private)"),
+         cox_table.assign(estimate="Cox regression, lifelines (not private)", ratio="hazard ratio",
+                          epsilon="none (not private)")]
+for kind, rel in released.items():
+    parts.append(release_table(rel).assign(estimate=f"{LABELS[kind]}, released", ratio="odds ratio",
+                                           epsilon=rel.cost.sentence()))
+table = pd.concat(parts, ignore_index=True)
+show = table.rename(columns={"estimate": "Estimate", "covariate": "Covariate", "coefficient": "Coefficient",
+                             "odds_ratio": "Ratio", "ratio": "Ratio type", "lower": "95% CI low",
+                             "upper": "95% CI high", "epsilon": "Epsilon"})
+show = show[["Estimate", "Covariate", "Coefficient", "Ratio", "Ratio type", "95% CI low", "95% CI high", "Epsilon"]]
+st.dataframe(show.style.format({"Coefficient": "{:.4f}", "Ratio": "{:.3f}", "95% CI low": "{:.3f}",
+                                "95% CI high": "{:.3f}"}, na_rep="–"), hide_index=True, width="stretch")
+st.caption(f"n = {pp.n} subjects, {pp.y.size} person-period rows, T = {intervals} intervals of "
+           f"{pp.horizon / intervals:g} {unit} up to the horizon {pp.horizon:g} {unit}. Coefficients are per unit of "
+           "the covariate (or versus its first category). 95% intervals are Wald intervals of the non-private fits; "
+           "the private rows have none, because an honest interval would need another look at the data.")
+
+# ------------------------------------------------------------------------------------------------ forest plot
+st.subheader("Forest plot")
+ffig = go.Figure()
+groups = [("nonprivate", parts[0]), ("cox", parts[1])] + [(k, p) for k, p in zip(released, parts[2:])]
+offsets = np.linspace(-0.3, 0.3, len(groups)) if len(groups) > 1 else [0.0]
+ypos = {c: i for i, c in enumerate(pp.encoding.names)}
+for (kind, part), off in zip(groups, offsets):
+    y = [ypos[c] + off for c in part.covariate]
+    err = None
+    if part["lower"].notna().all():
+        err = dict(type="data", symmetric=False, array=part.upper - part.odds_ratio,
+                   arrayminus=part.odds_ratio - part.lower)
+    ffig.add_trace(go.Scatter(x=part.odds_ratio, y=y, mode="markers", error_x=err, name=part.estimate.iloc[0],
+                              marker={"size": 10, "color": COLOURS[kind]}))
+ffig.add_vline(x=1.0, line_dash="dot", line_color="#999")
+ffig.update_layout(xaxis_type="log", xaxis_title="odds ratio (discrete-time) or hazard ratio (Cox), log scale",
+                   yaxis={"tickvals": list(ypos.values()), "ticktext": list(ypos)}, height=140 + 90 * len(ypos),
+                   legend={"orientation": "h", "y": -0.35})
+st.plotly_chart(ffig, width="stretch")
+
+# ------------------------------------------------------------------------------------------------ study
+st.subheader("Error against epsilon (simulation)")
+st.caption("Repeated simulated fits on the current data with seeded noise, for the data holder's eyes, to choose a "
+           "mechanism, epsilon and Lambda. They are not releases and are not charged to the ledger. MRE = mean over "
+           "draws of ||beta - beta*|| / ||beta*||, beta* the non-private fit (rescaled covariates).")
+q1, q2 = st.columns(2)
+trials = int(q1.select_slider("Simulated fits per point (pSGLD: at most 10 chains)", [10, 20, 50], value=20,
+                              key="rg_trials"))
+seed = int(q2.number_input("Seed", 0, 2**31 - 1, 2024, 1, key="rg_seed"))
+design_key = (data_key, tuple(covs), intervals, knots, public.horizon, repr(sorted(declared.items())))
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def _mre_cell(key: tuple, kind: str, eps: float, lam: float, trials: int, seed: int, psgld: tuple, _pp) -> dict:
+    cell_seed = seed * 1000 + list(LABELS).index(kind) * 100 + int(round(eps * 10))
+    return mre_study(_pp, [eps], lam, trials, cell_seed, (kind,), dict(psgld))[0]
+
+
+cells = [(k, e) for k in LABELS for e in STUDY_EPSILONS]
+bar = st.progress(0.0, text="Simulating ...")
+rows = []
+for i, (kind, e) in enumerate(cells):
+    n_trials = min(trials, 10) if kind == "psgld" else trials
+    rows.append(_mre_cell(design_key, kind, e, lam, n_trials, seed, tuple(sorted(psgld_kw.items())), pp))
+    bar.progress((i + 1) / len(cells), text=f"Simulating {LABELS[kind]} at epsilon {e:g} ({i + 1}/{len(cells)})")
+bar.empty()
+study = pd.DataFrame(rows)
+sfig = go.Figure()
+for kind in LABELS:
+    sub = study[study.mechanism == kind]
+    sfig.add_trace(go.Scatter(x=sub.epsilon, y=sub.mre, mode="lines+markers", name=LABELS[kind],
+                              line={"color": COLOURS[kind]}))
+sfig.update_layout(xaxis_type="log", yaxis_type="log", xaxis_title="epsilon", yaxis_title="mean relative error",
+                   height=380, legend={"orientation": "h", "y": -0.3})
+st.plotly_chart(sfig, width="stretch")
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _lambda_curve(key: tuple, eps: float, trials: int, seed: int, _pp) -> list[dict]:
+    return lambda_study(_pp, LAMBDAS, [eps], trials, seed)
+
+
+with st.spinner("Simulating the Lambda trade-off ..."):
+    lam_rows = pd.DataFrame(_lambda_curve(design_key, float(epsilon), trials, seed, pp))
+lfig = go.Figure()
+for kind in ("output", "objective"):
+    sub = lam_rows[lam_rows.mechanism == kind]
+    lfig.add_trace(go.Scatter(x=sub["lambda"], y=sub.mre, mode="lines+markers", name=LABELS[kind],
+                              line={"color": COLOURS[kind]}))
+lfig.add_vline(x=lam, line_dash="dot", line_color="#999")
+lfig.update_layout(title=f"Lambda trade-off at epsilon {epsilon:g}: small Lambda = more noise, large Lambda = "
+                         "coefficients shrunk to 0", xaxis_type="log", yaxis_type="log", xaxis_title="Lambda",
+                   yaxis_title="mean relative error", height=360, legend={"orientation": "h", "y": -0.3})
+st.plotly_chart(lfig, width="stretch")
+
+# ------------------------------------------------------------------------------------------------ chain diagnostics
+st.subheader("pSGLD chain diagnostics (simulation)")
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _chains(key: tuple, eps: float, seed: int, psgld: tuple, _pp, beta_ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    from dpsurv_core.noise import SimulationNoise
+
+    mech = build_mechanism("psgld", eps, _pp, **dict(psgld))
+    rel = mech.release(_pp, SimulationNoise(seed), trials=4, beta_ref=beta_ref)
+    return rel.diagnostics["trace"], rel.diagnostics["mre_by_epoch"]
+
+
+if math.isinf(epsilon):
+    st.caption("No chain at epsilon = inf.")
+else:
+    with st.spinner("Running four seeded chains ..."):
+        trace, mre_ep = _chains(design_key, float(epsilon), seed, tuple(sorted(psgld_kw.items())), pp, beta_star)
+    names = pp.encoding.names
+    factors = pp.encoding.to_original
+    tfig = make_subplots(rows=1, cols=len(names) + 1, subplot_titles=[f"trace: {n}" for n in names] + ["MRE by epoch"])
+    epochs_axis = np.arange(trace.shape[0])
+    for j in range(len(names)):
+        for c in range(trace.shape[1]):
+            tfig.add_trace(go.Scatter(x=epochs_axis, y=trace[:, c, j] * factors[j], mode="lines", showlegend=False,
+                                      line={"width": 1}), row=1, col=j + 1)
+        tfig.add_hline(y=float(beta_star[j] * factors[j]), line_dash="dash", line_color="#111", row=1, col=j + 1)
+        tfig.add_vrect(x0=0, x1=burn_in, fillcolor="#ccc", opacity=0.3, line_width=0, row=1, col=j + 1)
+    tfig.add_trace(go.Scatter(x=epochs_axis, y=mre_ep, mode="lines", line={"color": COLOURS["psgld"]},
+                              showlegend=False), row=1, col=len(names) + 1)
+    tfig.update_xaxes(title_text="epoch")
+    tfig.update_layout(height=340)
+    st.plotly_chart(tfig, width="stretch")
+    st.caption(f"Four seeded chains at epsilon {epsilon:g} (simulation, not charged): each coefficient in original "
+               f"units against the epochs, the non-private value dashed, the burn-in ({burn_in} epochs) shaded. The "
+               "chains should settle around a common level; MRE by epoch should flatten. A release is the final "
+               "state of one chain; its guarantee is approximate DP (MCMC).")
