@@ -303,7 +303,10 @@ with explainer.expander("What am I looking at?"):
     st.markdown(f"""
 **The Kaplan-Meier curve** shows, at each time, the percentage of patients still alive (or free of the event).
 It steps down whenever someone has the event; patients lost to follow-up (*censored*) leave the count without a
-step. The dashed curve uses the real data; the solid one is what could be published with privacy.
+step. The grey dashed curve (or the left panel) uses the real data; the solid coloured one is what could be
+published with privacy. *Cumulative hazard* (Nelson-Aalen) adds up the risk of the event over time; *cumulative
+incidence* shows, when patients can have one of several events (say transplant or death), the percentage who had
+each kind by each time.
 
 **Differential privacy** adds carefully sized random noise so that the published curve would look almost the
 same whether or not any single patient was in the data. **Epsilon** is the privacy budget: small epsilon (0.1)

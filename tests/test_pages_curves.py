@@ -97,6 +97,12 @@ def test_time_indexed_releases_no_counts():
     assert set(risk.loc["All patients, private"]) == {"not released"}
     assert "no CI" in table(at, "Group").loc[0, "Private (days)"]
     assert at.session_state["ledger"].entries[-1].mechanism == "time-indexed"
+    at.radio(key="sc_ti_mode").set_value("as published").run()  # base e = 0.008 on 20 points, alpha 0.5
+    assert at.session_state["ledger"].entries[-1].cost.epsilon == pytest.approx(0.008 * 20 * (1 + 0.5 * 21 / 2))
+    assert any("epsilon = 1, protecting the subject" in m.value for m in at.markdown)
+    at.number_input(key="sc_ti_tau1").set_value(1.0).run()
+    at.number_input(key="sc_ti_tau0").set_value(0.5).run()  # tau start below tau end: one sentence, no traceback
+    assert not at.exception and any("tau" in e.value for e in at.error)
 
 
 @pytest.mark.parametrize("name", [n for n in ("adaptive-km", "rrr") if n in available()])
