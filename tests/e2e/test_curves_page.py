@@ -38,7 +38,7 @@ def test_epsilon_change_redraws_the_private_curve(page, app_url, artifacts):
     page.wait_for_function(
         "([sel, old]) => { const r = [...document.querySelectorAll(sel)].find(e => e.innerText.includes("
         f"'{PRIVATE_ROW}')); return r && r.innerText !== old; }}",
-        arg=["[data-testid='stTable'] tr", before], timeout=15_000)
+        arg=["[data-testid='stTable'] tr", before], timeout=30_000)
     wait_for_app(page)
     after = _private_row(page)
     assert after != before
