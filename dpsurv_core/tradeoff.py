@@ -64,6 +64,8 @@ ALPHA = 0.05
 COLUMNS = ["analysis", "mechanism", "epsilon", "metric", "value", "median", "mean", "lower", "upper", "trials",
            "protects", "guarantee"]
 
+DEFAULT_EPSILONS = (0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0)  # log-like 1-2-3-5 steps from 0.05 to 10
+
 Progress = Callable[[float, str], None]
 
 
@@ -164,7 +166,7 @@ def _prepare_curves(cohort: Cohort, public: PublicParameters, by_group: bool) ->
               for gi, g in enumerate(exact.groups) for j, t in enumerate(exact.time)}
     return Context(CURVES, work, public, {"by_group": work.group is not None},
                    {"rmse": float(floor)}, values,
-                   "non-private counts on the public grid (binning only)", {"exact": exact})
+                   "exact counts on the public grid (binning only)", {"exact": exact})
 
 
 def _pooled_rmse(private: Any, exact: Any) -> np.ndarray:
@@ -208,7 +210,7 @@ def _prepare_logrank(cohort: Cohort, public: PublicParameters) -> Context:
     values.update({f"chi2 {label(r)}": float(np.asarray(r.statistic).reshape(-1)[0]) for r in exact})
     values.update({f"p on the public grid {label(r)}": float(np.asarray(r.p_value).reshape(-1)[0]) for r in on_grid})
     return Context(LOGRANK, cohort, public, {"tests": [label(r) for r in exact]}, {"flip_rate": floor}, values,
-                   "exact counts on the public grid", {"significant": sig})
+                   "exact test on the public grid", {"significant": sig})
 
 
 def _logrank_cell(ctx: Context, name: str, epsilon: float, trials: int, noise: SimulationNoise) -> tuple[dict, Any]:
@@ -236,7 +238,7 @@ def _prepare_weibull(cohort: Cohort, public: PublicParameters, omega: float | No
     return Context(WEIBULL, cohort, public, {"omega": omega, "gamma": gamma, "rungs": rungs},
                    {"mdae_shape": 0.0, "mdae_scale": 0.0},
                    {"shape": float(fit.shape), "scale": float(fit.scale), "scale_normalised": float(fit.scale_normalised)},
-                   "maximum-likelihood fit (exact)", {"sample": sample, "fit": fit, "ladder": ladder})
+                   "maximum-likelihood fit", {"sample": sample, "fit": fit, "ladder": ladder})
 
 
 def _weibull_cell(ctx: Context, name: str, epsilon: float, trials: int, noise: SimulationNoise) -> tuple[dict, Any]:
@@ -272,7 +274,7 @@ def _prepare_regression(cohort: Cohort, public: PublicParameters, covariates: Se
     values["relative error of the ridge fit alone"] = ridge
     return Context(REGRESSION, cohort, public, {"lambda": lam, "covariates": list(covariates),
                                                 "intervals": pp.intervals, "knots": pp.knots, "psgld": dict(psgld or {})},
-                   {"mre": 0.0}, values, "non-private maximum likelihood (exact)",
+                   {"mre": 0.0}, values, "maximum-likelihood fit",
                    {"pp": pp, "beta_star": beta_star, "w_lam": w_lam})
 
 
@@ -387,7 +389,7 @@ def tradeoff(analysis: str, cohort: Cohort, public: PublicParameters, mechanisms
     if mechanisms is None:
         mechanisms = [m for m in applicable(analysis, cohort, public, settings.get("covariates", ()),
                                             settings.get("by_group", True)) if m != "psgld"]
-    grid = epsilon_grid() if epsilons is None else np.asarray(epsilons, float)
+    grid = np.asarray(DEFAULT_EPSILONS if epsilons is None else epsilons, float)
     table = run(ctx, list(mechanisms), grid, trials, seed, progress)
     return TradeoffResult(analysis, table, ctx.reference, ctx.reference_values, ctx.reference_label, grid,
                           int(trials), int(seed), _time.perf_counter() - t0)

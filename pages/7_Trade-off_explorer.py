@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 
@@ -9,7 +10,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpsurv_core import tradeoff
+from dpsurv_core import datasets, tradeoff
+from dpsurv_core.cohort import build_cohort
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.ledger import SUBJECT
 from dpsurv_core.weibull import GAMMA, OMEGA, RUNGS
@@ -20,7 +22,7 @@ from ui import tradeoff_view as tv
 ANALYSIS_NAMES = {"curves": "Survival curves (RMSE)", "logrank": "Log-rank tests (significance flips)",
                   "weibull": "Weibull parameters (median error)", "regression": "Regression coefficients (relative error)"}
 EPSILON_CHOICES = sorted({*cv.EPSILONS, 0.4, 0.8, 1.6, 3.2})
-OTHER_PAGE_EPSILON = {"curves": "sc_epsilon", "logrank": "gc_epsilon", "weibull": "wb_epsilon"}
+OTHER_PAGE_EPSILON = {"curves": "sc_epsilon", "logrank": "gc_epsilon", "weibull": "wb_epsilon", "regression": "rg_eps"}
 PSGLD_CHAINS = 50
 SHOW_EPSILONS = (0.1, 1.0, 10.0)
 
@@ -41,11 +43,16 @@ except DpsurvError as exc:
     st.error(f"{exc} Fix the public parameters on the Data page.")
     st.stop()
 group_col = choice.mapping.group if cohort.group is not None else None
-covariates = tuple(choice.mapping.covariates or ())
+# regression covariates as the Regression page picks them: the mapped ones, else the data set's first two
+mapping = choice.mapping
+candidates = [c for c in choice.frame.columns if c not in {mapping.time, mapping.event, mapping.id, mapping.event_type}]
+suggested = list(datasets.info(choice.name).covariates[:2]) if choice.bundled and choice.name in datasets.DATASETS \
+    else list(mapping.covariates[:2])
+default_covs = [c for c in (list(mapping.covariates) or suggested) if c in candidates][:3]
 
 # ------------------------------------------------------------------------------------------ controls
 available = {"curves": True, "logrank": group_col is not None and len(cohort.groups) >= 2,
-             "weibull": True, "regression": bool(covariates)}
+             "weibull": True, "regression": bool(candidates)}
 c1, c2, c3, c4 = st.columns([1.4, 1.4, 1, 0.8])
 with c1:
     analysis = st.selectbox("Analysis", [a for a in tradeoff.ANALYSES if available[a]], key="to_analysis",
@@ -71,7 +78,8 @@ settings: dict = {}
 log_default = analysis in ("weibull", "regression")
 with st.expander("More settings", expanded=False):
     m1, m2 = st.columns(2)
-    points = int(m1.slider("Points on the epsilon axis (log-spaced from 0.05 to 10)", 5, 20, 10, key="to_points"))
+    fine = m1.checkbox("Finer epsilon grid (20 log-spaced points from 0.05 to 10 in addition)", value=False,
+                       key="to_fine", help="Smoother lines; takes about three times as long.")
     log_y = m2.checkbox("Logarithmic error axis", value=log_default, key=f"to_log_{analysis}",
                         disabled=analysis == "logrank",
                         help="Useful when the errors span several orders of magnitude.") and analysis != "logrank"
@@ -87,12 +95,25 @@ with st.expander("More settings", expanded=False):
         st.caption(f"Weibull settings as on the Weibull page: omega {settings['omega']:g}, gamma {settings['gamma']:g}, "
                    f"{settings['rungs']} rungs; horizon {public.horizon:g} {unit}.")
     if analysis == "regression":
-        settings["covariates"] = covariates
-        settings["lam"] = float(st.number_input("Ridge penalty Lambda of output and objective perturbation", 0.0001,
+        r1, r2 = st.columns([2, 1])
+        covs = r1.multiselect("Covariates", candidates, default=default_covs, key="to_covariates")
+        settings["covariates"] = tuple(covs)
+        settings["lam"] = float(r2.number_input("Ridge penalty Lambda (output and objective perturbation)", 0.0001,
                                                 10.0, 0.01, 0.005, format="%.4f", key="to_lambda"))
-        st.caption(f"Covariates: {', '.join(covariates)} (from the Data page); discrete-time model with 20 intervals "
-                   "and 5 spline knots up to the horizon.")
+        st.caption(f"Discrete-time model with 20 intervals and 5 spline knots up to the horizon "
+                   f"({public.horizon:g} {unit}), as on the Regression page.")
 
+covariates = tuple(settings.get("covariates", ()))
+if analysis == "regression":
+    if not covariates:
+        st.warning("Choose at least one covariate under More settings.")
+        st.stop()
+    try:
+        cohort = build_cohort(choice.frame, dataclasses.replace(mapping, covariates=covariates), choice.name, unit)
+        public = session.public_parameters(cohort)
+    except DpsurvError as exc:
+        st.error(str(exc))
+        st.stop()
 try:
     applicable = tradeoff.applicable(analysis, cohort, public, covariates, settings.get("by_group", True))
 except DpsurvError as exc:
@@ -108,7 +129,8 @@ if "psgld" in chosen:
 if not chosen:
     st.warning("Choose at least one mechanism to compare.")
     st.stop()
-epsilons = sorted({*tradeoff.epsilon_grid(0.05, 10.0, points).tolist(), *SHOW_EPSILONS, current})
+epsilons = sorted({*tradeoff.DEFAULT_EPSILONS, *(tradeoff.epsilon_grid(0.05, 10.0, 20).tolist() if fine else []),
+                   current})
 
 
 # ------------------------------------------------------------------------------------------ caching
@@ -192,6 +214,10 @@ st.caption(sentence + ". Each point: the " + {"curves": "median over the simulat
                                               "weibull": "median over the simulated releases; band: 8 in 10 releases",
                                               "regression": "mean over the simulated releases; band: 8 in 10 releases"}[
     analysis] + f". Dashed line: the non-private analysis ({ctx.reference_label}). Diamonds: your epsilon.")
+if "rrr" in chosen and analysis == "curves":
+    st.caption("Why does raw randomized response look good here? Swapping group labels pulls every group's curve "
+               "towards the curve of all patients, which is never far from each group's own curve: the error stays "
+               "small while the *difference between the groups* disappears. The log-rank analysis shows that cost.")
 if log_y and all(v == 0 for v in ctx.reference.values()):
     st.caption("The non-private analysis has no error (0), which a logarithmic axis cannot show.")
 

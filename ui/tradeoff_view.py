@@ -106,7 +106,7 @@ def tradeoff_figure(table: pd.DataFrame, reference: dict[str, float], reference_
                                      legendgroup=name), row=1, col=col)
             band = "95% interval" if metric == "flip_rate" else "8 in 10 releases"
             custom = np.column_stack([rows["lower"].to_numpy(float) * st.factor, hi, rows["trials"].to_numpy(int)])
-            hover = (f"<b>{label}</b><br>epsilon %{{x:.3g}}<br>{st.headline}: %{{y:{st.fmt}}}{st.suffix}<br>"
+            hover = (f"<b>{label}</b><br>epsilon %{{x:.3~g}}<br>{st.headline}: %{{y:{st.fmt}}}{st.suffix}<br>"
                      f"{band}: %{{customdata[0]:{st.fmt}}} to %{{customdata[1]:{st.fmt}}}{st.suffix}"
                      "<br>%{customdata[2]} simulated releases<extra></extra>")
             fig.add_trace(go.Scatter(x=x, y=y, mode="lines+markers", name=label, legendgroup=name, showlegend=col == 1,
@@ -122,20 +122,23 @@ def tradeoff_figure(table: pd.DataFrame, reference: dict[str, float], reference_
                                                  "<b>", "<b>Your epsilon: ", 1)), row=1, col=col)
         ref = reference.get(metric)
         if ref is not None and math.isfinite(ref) and (ref > 0 or not log_y):
-            text = f"non-private: {ref * st.factor:{st.fmt}}{st.suffix} ({reference_label})"
+            text = f"non-private, {reference_label}: {ref * st.factor:{st.fmt}}{st.suffix}"
             fig.add_hline(y=ref * st.factor, line={"color": "#555555", "dash": "dash", "width": 1.6},
                           annotation_text=text, annotation_position="top left",
                           annotation_font={"size": 11, "color": "#333333"}, row=1, col=col)
         if current_epsilon is not None:
             fig.add_vline(x=current_epsilon, line={"color": "#222222", "dash": "dot", "width": 1.2},
-                          annotation_text=f"your epsilon {current_epsilon:g}", annotation_position="top right",
+                          annotation_text=f"your epsilon {current_epsilon:g}", annotation_position="top left",
                           annotation_font={"size": 11}, row=1, col=col)
         fig.update_yaxes(title_text=st.title if len(metrics) == 1 else None, type="log" if log_y else "linear",
                          ticksuffix="%" if st.suffix == "%" else None, rangemode="tozero" if not log_y else None,
                          row=1, col=col)
         if metric == "flip_rate" and not log_y:
             fig.update_yaxes(range=[-2, 102], row=1, col=col)
+    eps = table["epsilon"].to_numpy(float)
+    lo_x, hi_x = (float(eps.min()), float(eps.max())) if eps.size else (0.05, 10.0)
     fig.update_xaxes(type="log", title_text="epsilon (log scale; smaller = more private)",
+                     range=[math.log10(lo_x) - 0.08, math.log10(hi_x) + 0.08],
                      tickvals=[0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10], ticktext=["0.05", "0.1", "0.2", "0.5", "1", "2", "5",
                                                                           "10"])
     fig.update_layout(height=height, template="plotly_white", hovermode="closest",
