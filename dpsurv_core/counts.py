@@ -90,6 +90,26 @@ def _group_index(cohort: Cohort, groups: tuple[str, ...] | None) -> tuple[np.nda
     return gi, tuple(groups)
 
 
+def bin_index(edges: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``searchsorted(edges, t, "right")`` and ``searchsorted(edges, t, "left")`` in one pass.
+
+    For equal-width edges the index is computed arithmetically and corrected against the edges
+    themselves (floating-point rounding moves it by at most one), O(n) instead of O(n log J).
+    """
+    width = (edges[-1] - edges[0]) / (edges.size - 1)
+    if edges.size > 2 and np.allclose(np.diff(edges), width, rtol=1e-9, atol=0):
+        right = np.floor((t - edges[0]) / width).astype(np.int64) + 1
+        np.clip(right, 0, edges.size, out=right)
+        ext = np.concatenate([[-np.inf], edges, [np.inf]])  # ext[i] = edges[i - 1]
+        right -= t < ext[right]
+        right += t >= ext[right + 1]
+    else:
+        right = np.searchsorted(edges, t, side="right")
+    ext = np.concatenate([[-np.inf], edges])
+    left = right - (t == ext[right])
+    return right, left
+
+
 def count(cohort: Cohort, grid: TimeGrid, groups: tuple[str, ...] | None = None, competing: bool = False) -> BinnedCounts:
     """Exact counts. ``groups``: the public categories (None = one group of everyone).
 
@@ -99,30 +119,41 @@ def count(cohort: Cohort, grid: TimeGrid, groups: tuple[str, ...] | None = None,
     edges = grid.edges
     j_count = edges.size - 1
     gi, labels = _group_index(cohort, groups)
-    keep = gi >= 0
-    t, d, gi = cohort.time[keep], cohort.event[keep].astype(bool), gi[keep]
     g_count = len(labels)
+    keep = gi >= 0
+    if keep.all():
+        t, ev = cohort.time, cohort.event
+        etype_all = cohort.event_type
+    else:
+        t, ev, gi = cohort.time[keep], cohort.event[keep], gi[keep]
+        etype_all = None if cohort.event_type is None else cohort.event_type[keep]
     if competing:
-        if cohort.event_type is None:
+        if etype_all is None:
             raise ParameterError("Cumulative incidence needs an event-type column: map the competing-event type on the Data page.")
-        etype = cohort.event_type[keep].astype(np.int64)
+        etype = etype_all.astype(np.int64)
         types = tuple(cohort.event_type_labels)
         d = etype > 0
     else:
-        etype = d.astype(np.int64)
+        d = ev.astype(bool)
+        etype = None
         types = ("event",)
     k_count = len(types)
-    # events: (b_{j-1}, b_j] -> bin j in 1..J (0 = at or before b_0, folded into bin 1)
-    ev_bin = np.clip(np.searchsorted(edges, t, side="left"), 1, None)
-    # censorings: [b_{j-1}, b_j) -> bin j (before b_0 folded into bin 1)
-    ce_bin = np.clip(np.searchsorted(edges, t, side="right"), 1, None)
+    right, left = bin_index(edges, t)
+    # events: (b_{j-1}, b_j] -> bin j = left; censorings: [b_{j-1}, b_j) -> bin j = right; times at or
+    # before b_0 fold into bin 1, times past b_J fall in no cell. One bincount over every subject:
+    # event cells first (group, type, bin), then censoring cells (group, bin), then a sink.
+    bins = np.where(d, left, right)
+    np.maximum(bins, 1, out=bins)
+    n_event_cells = g_count * k_count * j_count
+    cell = gi * k_count if etype is None else gi * k_count + np.maximum(etype - 1, 0)
+    flat = np.where(d, cell * j_count, n_event_cells + gi * j_count) + bins - 1
+    flat[bins > j_count] = n_event_cells + g_count * j_count
+    cells = np.bincount(flat, minlength=n_event_cells + g_count * j_count + 1)
+    events = cells[:n_event_cells]
+    censored = cells[n_event_cells:-1]
     n = np.bincount(gi, minlength=g_count).astype(np.int64)
-    ev_ok = d & (ev_bin <= j_count)
-    flat = (gi[ev_ok] * k_count + (etype[ev_ok] - 1)) * j_count + ev_bin[ev_ok] - 1
-    events = np.bincount(flat, minlength=g_count * k_count * j_count).reshape(g_count, k_count, j_count)
-    ce_ok = ~d & (ce_bin <= j_count)
-    flat = gi[ce_ok] * j_count + ce_bin[ce_ok] - 1
-    censored = np.bincount(flat, minlength=g_count * j_count).reshape(g_count, j_count)
+    events = events.reshape(g_count, k_count, j_count)
+    censored = censored.reshape(g_count, j_count)
     return BinnedCounts(grid, labels, n, events.astype(np.int64), censored.astype(np.int64), types)
 
 
