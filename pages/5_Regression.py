@@ -23,7 +23,7 @@ from dpsurv_core.regression_dp import build_mechanism, lambda_study, mre_study, 
 from ui import session
 
 LABELS = {"output": "Output perturbation", "objective": "Objective perturbation",
-          "psgld": "pSGLD posterior sampling (approximate DP, MCMC)"}
+          "psgld": "pSGLD sampling (approximate DP, MCMC)"}
 COLOURS = {"nonprivate": "#111111", "cox": "#7f7f7f", "output": "#1f77b4", "objective": "#2ca02c", "psgld": "#d62728"}
 EPSILONS = [0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
 STUDY_EPSILONS = [0.1, 0.5, 1.0, 2.0, 5.0]
@@ -186,9 +186,9 @@ box.caption(f"Ledger: epsilon {led.spent():.3g} spent of the cap {led.cap:g} (pr
 
 # ------------------------------------------------------------------------------------------------ table
 st.subheader("Coefficient table")
-parts = [np_table.assign(estimate="Discrete-time, non-private (Lambda = 0)", ratio="odds ratio",
+parts = [np_table.assign(estimate="Discrete-time, not private", ratio="odds ratio",
                          epsilon="none (not private)"),
-         cox_table.assign(estimate="Cox regression, lifelines (not private)", ratio="hazard ratio",
+         cox_table.assign(estimate="Cox regression, not private", ratio="hazard ratio",
                           epsilon="none (not private)")]
 for kind, rel in released.items():
     parts.append(release_table(rel).assign(estimate=f"{LABELS[kind]}, released", ratio="odds ratio",
@@ -198,10 +198,17 @@ show = table.rename(columns={"estimate": "Estimate", "covariate": "Covariate", "
                              "odds_ratio": "Ratio", "ratio": "Ratio type", "lower": "95% CI low",
                              "upper": "95% CI high", "epsilon": "Epsilon"})
 show = show[["Estimate", "Covariate", "Coefficient", "Ratio", "Ratio type", "95% CI low", "95% CI high", "Epsilon"]]
-st.dataframe(show.style.format({"Coefficient": "{:.4f}", "Ratio": "{:.3f}", "95% CI low": "{:.3f}",
-                                "95% CI high": "{:.3f}"}, na_rep="–"), hide_index=True, width="stretch")
+
+
+def _num(v: float) -> str:
+    return "–" if not np.isfinite(v) else (f"{v:.3g}" if abs(v) >= 1000 or 0 < abs(v) < 0.001 else f"{v:.3f}")
+
+
+st.table(show.style.format({"Coefficient": "{:.4f}", "Ratio": _num, "95% CI low": _num, "95% CI high": _num},
+                           na_rep="–").hide(axis="index"))
 st.caption(f"n = {pp.n} subjects, {pp.y.size} person-period rows, T = {intervals} intervals of "
-           f"{pp.horizon / intervals:g} {unit} up to the horizon {pp.horizon:g} {unit}. Coefficients are per unit of "
+           f"{pp.horizon / intervals:g} {unit} up to the horizon {pp.horizon:g} {unit}; the non-private discrete-time "
+           "fit has Lambda = 0 (maximum likelihood), Cox is lifelines' CoxPHFitter. Coefficients are per unit of "
            "the covariate (or versus its first category). 95% intervals are Wald intervals of the non-private fits; "
            "the private rows have none, because an honest interval would need another look at the data.")
 
