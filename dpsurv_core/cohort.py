@@ -98,7 +98,8 @@ def _natural_key(v):
 
 def _label(values: pd.Series) -> np.ndarray:
     """Group labels as strings; integral floats print without '.0'."""
-    if pd.api.types.is_float_dtype(values) and np.all(np.mod(values.dropna(), 1) == 0):
+    v = values.dropna()
+    if pd.api.types.is_float_dtype(values) and np.all(np.mod(v, 1) == 0) and np.all(np.abs(v) < 2**53):
         values = values.astype("Int64")
     return values.astype(str).to_numpy()
 
@@ -172,6 +173,8 @@ def validate(df: pd.DataFrame, mapping: ColumnMap) -> tuple[Cohort | None, list[
             problems.append(Problem(mapping.id, f"Column {mapping.id!r} has {int(ids.isna().sum())} missing subject id(s): "
                                                 "give every row the id of its subject."))
         else:
+            if ids.dtype == object:  # mixed types (e.g. 7 and "A12"): compare ids as text
+                df = df.assign(**{mapping.id: ids.astype(str)})
             rank = df.groupby(mapping.id, sort=False).cumcount().to_numpy()
             keep = rank < mapping.max_rows_per_subject
             dropped = int((~keep).sum())
@@ -254,11 +257,14 @@ def validate(df: pd.DataFrame, mapping: ColumnMap) -> tuple[Cohort | None, list[
         if not pd.api.types.is_numeric_dtype(s):
             num = pd.to_numeric(s, errors="coerce")
             frac = float(num.notna().sum()) / max(int(s.notna().sum()), 1)
-            if frac >= 0.8:
-                i = int(np.flatnonzero((num.isna() & s.notna()).to_numpy())[0])
+            bad = np.flatnonzero((num.isna() & s.notna()).to_numpy())
+            if frac >= 0.8 and bad.size:
+                i = int(bad[0])
                 problems.append(Problem(col, f"Covariate {col!r} is numeric but row {i + 2} holds {str(s.iloc[i])!r}: fix "
                                              "or clear the text entries."))
                 continue
+            if s.notna().any() and not bad.size:
+                s = num  # numbers stored as text (or booleans) are numbers
         if s.nunique(dropna=True) < 2:
             problems.append(Problem(col, f"Covariate {col!r} is constant ({s.dropna().iloc[0]!r}): it carries no "
                                          "information; remove it from the covariates.", "warning"))

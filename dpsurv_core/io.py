@@ -78,13 +78,18 @@ def read_table(source: bytes | str | Path, filename: str | None = None, sheet: s
     warnings: list[str] = []
     if fmt in ("csv", "tsv"):
         text, warnings = _decode(raw, filename)
+        text = text.replace("\r\n", "\n").replace("\r", "\n")  # Windows and old Mac line ends
         sep = "\t" if fmt == "tsv" else None
         if sep is None:
             try:
                 sep = csv.Sniffer().sniff(text[:20000], delimiters=",;\t|").delimiter
             except csv.Error:
                 sep = ","
-        header = next(csv.reader(io.StringIO(text), delimiter=sep), [])
+        try:
+            header = next(csv.reader(io.StringIO(text), delimiter=sep), [])
+        except csv.Error:
+            raise DataError(f"The header row of {filename!r} could not be read: save the table again as CSV "
+                            "with one name per column.") from None
         _check_header([h.strip() for h in header], filename)
         try:
             df = pd.read_csv(io.StringIO(text), sep=sep, skipinitialspace=True)

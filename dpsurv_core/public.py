@@ -29,7 +29,7 @@ def nice_ceiling(x: float) -> float:
     """Round up to two significant digits (1022 -> 1100, 5215 -> 5300)."""
     if x <= 0:
         return 1.0
-    mag = 10 ** (math.floor(math.log10(x)) - 1)
+    mag = 10.0 ** (math.floor(math.log10(x)) - 1)
     return math.ceil(x / mag - 1e-9) * mag
 
 

@@ -182,3 +182,9 @@ def test_upload_is_not_written_to_disk(tmp_path, monkeypatch):
     assert len(df) == 4
     assert opened == [] and list(tmp_path.iterdir()) == []
     assert np.isclose(df["time"].sum(), 45.5)
+
+
+def test_old_mac_and_windows_line_ends():
+    for sep in ("\r", "\r\n"):
+        df, _ = read_table(sep.join(["time,status", "5,1", "8,0"]).encode() + sep.encode(), "mac.csv")
+        assert df["time"].tolist() == [5, 8] and df["status"].tolist() == [1, 0]

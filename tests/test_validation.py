@@ -276,3 +276,29 @@ def test_derived_horizon_and_ranges_are_disclosed_declared_ones_are_not():
     assert declared.grid.bins == 10 and declared.grid.edges[-1] == 1000
     with pytest.raises(ParameterError):
         PublicParameters.derive(cohort, horizon=-1.0)
+
+
+# ------------------------------------------------------------------------- odd inputs found by fuzzing
+
+def test_numbers_stored_as_text_or_booleans_are_numeric_covariates():
+    df = frame([1, 2, 3, 4], [1, 0, 1, 1], dose=["10", "20", None, "40"], flag=pd.Series([True, None, False, True],
+                                                                                         dtype=object))
+    cohort, problems = validate(df, ColumnMap("time", "status", covariates=("dose", "flag")))
+    assert errors(problems) == []
+    assert cohort.covariates["dose"].tolist()[:2] == [10.0, 20.0]
+    assert pd.api.types.is_numeric_dtype(cohort.covariates["flag"])
+
+
+def test_subject_ids_of_mixed_types_are_compared_as_text():
+    df = frame([1, 2, 3, 4], [1, 0, 1, 1], id=pd.Series([7, "A12", "7", "A12"], dtype=object))
+    cohort, problems = validate(df, ColumnMap("time", "status", id="id", max_rows_per_subject=1))
+    assert cohort.n_subjects == 2 and cohort.n == 2
+    assert warnings(problems)[0].message.startswith("2 row(s) were dropped")
+
+
+def test_huge_group_codes_and_huge_times_do_not_crash():
+    cohort, _ = validate(frame([1, 2, 3], [1, 0, 1], g=[9.2e18, 1.0, 1.0]), ColumnMap("time", "status", group="g"))
+    assert len(cohort.groups) == 2
+    assert nice_ceiling(1.234e300) == pytest.approx(1.3e300) and isinstance(nice_ceiling(1e20), float)
+    big, _ = validate(frame([1e30, 2e30], [1, 0]), M)
+    assert PublicParameters.derive(big).horizon == pytest.approx(2e30)
