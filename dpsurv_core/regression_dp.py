@@ -279,8 +279,8 @@ class PSGLD(_RegressionMechanism):
     V <- alpha V + (1 - alpha) (U~/N)^2, G = 1 / (delta + sqrt(V)),
     w <- w - (step_t / 2) G U~ + sqrt(step_t G) xi,  step_t = a (1 + t / b)^(-gamma) / (N sqrt(N eps / (2 m B))):
     since G ~ 1/|U~/N|, a step moves w by about a / sqrt(N eps/(2 m B)), a multiple of the posterior's spread.
-    An epoch is N / |batch| steps; the first ``burn_in`` epochs are discarded; the release is the chain's
-    final state (one draw). The correction term Gamma(w) of Li et al. is dropped, as in the paper.
+    An epoch is N / |batch| steps; the first ``burn_in`` epochs are discarded; the release is one draw: the
+    state at the end of an epoch picked uniformly among epochs burn_in + 1 .. epochs. The correction term Gamma(w) of Li et al. is dropped, as in the paper.
     """
 
     name = "pSGLD posterior sampling"
@@ -363,7 +363,10 @@ class PSGLD(_RegressionMechanism):
             trace[epoch + 1] = W
             if progress is not None:
                 progress((epoch + 1) / self.epochs)
-        diag: dict[str, Any] = {"trace": trace, "steps_per_epoch": steps_per_epoch, "steps": t}
+        # the release: one state per chain, drawn uniformly from the epoch ends after the burn-in
+        pick = self.burn_in + 1 + noise.choice(np.ones(self.epochs - self.burn_in), trials)
+        W = trace[pick, np.arange(trials)]
+        diag: dict[str, Any] = {"trace": trace, "steps_per_epoch": steps_per_epoch, "steps": t, "picked_epoch": pick}
         if beta_ref is not None:
             p = pp.p
             diag["mre_by_epoch"] = np.array([mean_relative_error(trace[e][:, :p], beta_ref) for e in range(self.epochs + 1)])

@@ -218,19 +218,32 @@ ffig = go.Figure()
 groups = [("nonprivate", parts[0]), ("cox", parts[1])] + [(k, p) for k, p in zip(released, parts[2:])]
 offsets = np.linspace(-0.3, 0.3, len(groups)) if len(groups) > 1 else [0.0]
 ypos = {c: i for i, c in enumerate(pp.encoding.names)}
+lo_ref = float(np.nanmin(np.concatenate([parts[0].lower, parts[1].lower])))
+hi_ref = float(np.nanmax(np.concatenate([parts[0].upper, parts[1].upper])))
+x_lo, x_hi = min(lo_ref, 1.0) / 10, max(hi_ref, 1.0) * 10  # one decade beyond the non-private intervals
+off_scale = []
 for (kind, part), off in zip(groups, offsets):
     y = [ypos[c] + off for c in part.covariate]
     err = None
     if part["lower"].notna().all():
         err = dict(type="data", symmetric=False, array=part.upper - part.odds_ratio,
                    arrayminus=part.odds_ratio - part.lower)
-    ffig.add_trace(go.Scatter(x=part.odds_ratio, y=y, mode="markers", error_x=err, name=part.estimate.iloc[0],
-                              marker={"size": 10, "color": COLOURS[kind]}))
+    ratio = part.odds_ratio.to_numpy()
+    outside = (ratio < x_lo) | (ratio > x_hi)
+    off_scale += [f"{part.estimate.iloc[0]}: {c} {r:.3g}" for c, r, o in zip(part.covariate, ratio, outside) if o]
+    ffig.add_trace(go.Scatter(x=np.clip(ratio, x_lo, x_hi), y=y, mode="markers", error_x=err,
+                              name=part.estimate.iloc[0], text=[f"{r:.4g}" for r in ratio], hoverinfo="text+name",
+                              marker={"size": 10, "color": COLOURS[kind],
+                                      "symbol": np.where(outside, "triangle-right", "circle").tolist()}))
 ffig.add_vline(x=1.0, line_dash="dot", line_color="#999")
-ffig.update_layout(xaxis_type="log", xaxis_title="odds ratio (discrete-time) or hazard ratio (Cox), log scale",
-                   yaxis={"tickvals": list(ypos.values()), "ticktext": list(ypos)}, height=140 + 90 * len(ypos),
-                   legend={"orientation": "h", "y": -0.35})
+ffig.update_layout(xaxis_type="log", xaxis_range=[math.log10(x_lo), math.log10(x_hi)],
+                   xaxis_title="odds ratio (discrete-time) or hazard ratio (Cox), log scale",
+                   yaxis={"tickvals": list(ypos.values()), "ticktext": list(ypos)}, height=180 + 90 * len(ypos),
+                   legend={"orientation": "h", "y": -0.5})
 st.plotly_chart(ffig, width="stretch")
+if off_scale:
+    st.caption("Off the scale (drawn as triangles at the edge): " + "; ".join(off_scale) + ". At this epsilon and "
+               "Lambda the noise swamps the estimate; try a larger epsilon or Lambda (see the trade-off below).")
 
 # ------------------------------------------------------------------------------------------------ study
 st.subheader("Error against epsilon (simulation)")
@@ -322,5 +335,5 @@ else:
     st.plotly_chart(tfig, width="stretch")
     st.caption(f"Four seeded chains at epsilon {epsilon:g} (simulation, not charged): each coefficient in original "
                f"units against the epochs, the non-private value dashed, the burn-in ({burn_in} epochs) shaded. The "
-               "chains should settle around a common level; MRE by epoch should flatten. A release is the final "
-               "state of one chain; its guarantee is approximate DP (MCMC).")
+               "chains should settle around a common level; MRE by epoch should flatten. A release is the state of one "
+               "chain at a random epoch after the burn-in; its guarantee is approximate DP (MCMC).")

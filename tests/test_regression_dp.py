@@ -178,6 +178,9 @@ def test_psgld_chain_converges_towards_the_fit(lung):
     mre = rel.diagnostics["mre_by_epoch"]
     assert rel.diagnostics["trace"].shape == (61, 16, pp.dim) and ticks[-1] == 1.0
     assert mre[0] == pytest.approx(1.0)  # the chain starts at 0, not at the fit
+    pick = rel.diagnostics["picked_epoch"]
+    assert np.all((pick > 10) & (pick <= 60))  # the release is a state after the burn-in
+    assert np.array_equal(rel.W, rel.diagnostics["trace"][pick, np.arange(16)])
     # at this large epsilon the tempered posterior is narrow (MRE about 0.1 if sampled exactly)
     assert mre[-10:].mean() < 0.35 and mre[-10:].mean() < mre[1:4].mean()
     np.testing.assert_allclose(rel.W[:, : pp.p].mean(0), ref.beta, atol=0.15)
