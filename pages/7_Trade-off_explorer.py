@@ -218,6 +218,11 @@ if "rrr" in chosen and analysis == "curves":
     st.caption("Why does raw randomized response look good here? Swapping group labels pulls every group's curve "
                "towards the curve of all patients, which is never far from each group's own curve: the error stays "
                "small while the *difference between the groups* disappears. The log-rank analysis shows that cost.")
+if analysis == "regression" and "objective" in chosen:
+    sw = ctx.settings["objective_switch"]
+    st.caption(f"Objective perturbation changes gear at epsilon {sw:.3g} (= T R²/4 / (n Lambda)): up to there it adds "
+               "extra ridge and spends half of epsilon on the noise; just above it, only epsilon minus "
+               f"{sw:.3g} is left for the noise, so its error jumps there before falling again (spec section 5).")
 if log_y and all(v == 0 for v in ctx.reference.values()):
     st.caption("The non-private analysis has no error (0), which a logarithmic axis cannot show.")
 

@@ -19,7 +19,7 @@ from dpsurv_core.ledger import APPROXIMATE_MCMC, GROUP_LABEL, SUBJECT
 from dpsurv_core.person_period import person_period
 from dpsurv_core.public import PublicParameters
 from dpsurv_core.regression import fit_nonprivate
-from dpsurv_core.regression_dp import mre_study
+from dpsurv_core.regression_dp import build_mechanism, mre_study
 from dpsurv_core.weibull import sample_from_cohort, weibull_mle
 from dpsurv_core.weibull_dp import mdae_study
 
@@ -173,6 +173,9 @@ def test_regression_mre(lung, public):
         assert v[50.0] < v[0.5]
     t = r.table
     assert (t["mean"] == t["value"]).all() and (t.guarantee == "exact").all()
+    ctx = tradeoff.prepare("regression", lung, public, covariates=("age", "sex"))
+    assert ctx.settings["objective_switch"] == pytest.approx(
+        build_mechanism("objective", 1.0, pp, lam=0.01).jacobian_log_bound, rel=1e-12)
 
 
 def test_psgld_is_labelled_approximate(lung, public):

@@ -35,7 +35,11 @@ MECHANISM_LABELS = {
     "psgld": "pSGLD posterior sampling (approximate DP)",
 }
 _ORDER = list(MECHANISM_LABELS)
-COLOURS = dict(zip(_ORDER, qualitative.D3 + qualitative.Set2))
+_BLUE, _ORANGE, _GREEN, _RED, _PURPLE = qualitative.D3[:5]
+# distinct within each analysis: curves / log-rank, Weibull, regression
+COLOURS = {"laplace-counts": _BLUE, "time-indexed": _ORANGE, "adaptive-km": _GREEN, "rrr": _RED,
+           "rrr-debiased": _PURPLE, "lsp-tll": _BLUE, "laplace": _RED, "saa": _GREEN, "output": _RED,
+           "objective": _ORANGE, "psgld": _PURPLE}
 
 
 @dataclass(frozen=True)
@@ -131,6 +135,7 @@ def tradeoff_figure(table: pd.DataFrame, reference: dict[str, float], reference_
                           annotation_text=f"your epsilon {current_epsilon:g}", annotation_position="top left",
                           annotation_font={"size": 11}, row=1, col=col)
         fig.update_yaxes(title_text=st.title if len(metrics) == 1 else None, type="log" if log_y else "linear",
+                         dtick=1 if log_y else None, exponentformat="none" if log_y else None,
                          ticksuffix="%" if st.suffix == "%" else None, rangemode="tozero" if not log_y else None,
                          row=1, col=col)
         if metric == "flip_rate" and not log_y:
