@@ -427,8 +427,9 @@ def lambda_study(pp: PersonPeriod, lambdas: list[float], epsilons: list[float], 
     return rows
 
 
-def release_table(release: RegressionRelease, trial: int = 0):
-    """Coefficient and odds ratio per covariate (original units) of one draw; no interval (it would need the data)."""
+def release_table(release: RegressionRelease, trial: int = 0) -> Any:
+    """Coefficient and odds ratio per covariate (original units) of one draw, as a pandas DataFrame with the
+    columns of :meth:`Fit.table`; no interval (an honest one would need the data again)."""
     import pandas as pd
 
     coef = release.betas[trial] * release.pp.encoding.to_original
