@@ -265,6 +265,10 @@ def validate(df: pd.DataFrame, mapping: ColumnMap) -> tuple[Cohort | None, list[
                 continue
             if s.notna().any() and not bad.size:
                 s = num  # numbers stored as text (or booleans) are numbers
+        if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s) and np.isinf(s.astype(float)).any():
+            problems.append(Problem(col, f"Covariate {col!r} has {int(np.isinf(s.astype(float)).sum())} infinite "
+                                         "value(s): replace them with real measurements or clear them."))
+            continue
         if s.nunique(dropna=True) < 2:
             problems.append(Problem(col, f"Covariate {col!r} is constant ({s.dropna().iloc[0]!r}): it carries no "
                                          "information; remove it from the covariates.", "warning"))

@@ -61,6 +61,23 @@ def _check_header(names: list[str], filename: str) -> None:
                         "the columns (for example time,status,group).")
 
 
+_DECIMAL_COMMA = r"[+-]?\d+(,\d+)?"
+
+
+def _decimal_commas(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """Text columns of numbers written with a decimal comma (European spreadsheets), as numbers."""
+    fixed = []
+    for col in df.columns:
+        s = df[col]
+        if s.dtype != object:
+            continue
+        text = s.dropna().astype(str).str.strip()
+        if len(text) and text.str.fullmatch(_DECIMAL_COMMA).all() and text.str.contains(",").any():
+            df[col] = pd.to_numeric(s.astype(str).str.strip().str.replace(",", ".", regex=False).where(s.notna()))
+            fixed.append(str(col))
+    return df, fixed
+
+
 def read_table(source: bytes | str | Path, filename: str | None = None, sheet: str | None = None) -> tuple[pd.DataFrame, list[str]]:
     """Read a table; returns (frame, warnings). ``source`` is the file's bytes or a path."""
     if isinstance(source, (str, Path)):
@@ -98,6 +115,11 @@ def read_table(source: bytes | str | Path, filename: str | None = None, sheet: s
         except pd.errors.ParserError as exc:
             raise DataError(f"{filename!r} could not be read as {fmt.upper()} ({str(exc).splitlines()[0]}): "
                             "check that every row has the same number of fields.") from None
+        if sep != ",":
+            df, fixed = _decimal_commas(df)
+            if fixed:
+                warnings.append(f"Column(s) {', '.join(map(repr, fixed))} of {filename!r} use a decimal comma "
+                                "(1,5 for 1.5): they were read as numbers.")
     elif fmt == "parquet":
         try:
             df = pd.read_parquet(io.BytesIO(raw))

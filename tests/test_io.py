@@ -188,3 +188,14 @@ def test_old_mac_and_windows_line_ends():
     for sep in ("\r", "\r\n"):
         df, _ = read_table(sep.join(["time,status", "5,1", "8,0"]).encode() + sep.encode(), "mac.csv")
         assert df["time"].tolist() == [5, 8] and df["status"].tolist() == [1, 0]
+
+
+def test_decimal_comma_in_semicolon_files_is_read_as_numbers():
+    raw = "time;status;centre\n1,5;1;Lyon\n2;0;Gent\n;1;Köln\n".encode()
+    df, warnings = read_table(raw, "eu.csv")
+    assert df["time"].tolist()[:2] == [1.5, 2.0] and np.isnan(df["time"].iloc[2])
+    assert df["centre"].tolist() == ["Lyon", "Gent", "Köln"]
+    assert len(warnings) == 1 and "'time'" in warnings[0] and "decimal comma" in warnings[0]
+    # a comma-separated file is never reinterpreted
+    df, warnings = read_table(b"time,label\n1,\"2,5\"\n", "us.csv")
+    assert df["label"].tolist() == ["2,5"] and warnings == []

@@ -302,3 +302,9 @@ def test_huge_group_codes_and_huge_times_do_not_crash():
     assert nice_ceiling(1.234e300) == pytest.approx(1.3e300) and isinstance(nice_ceiling(1e20), float)
     big, _ = validate(frame([1e30, 2e30], [1, 0]), M)
     assert PublicParameters.derive(big).horizon == pytest.approx(2e30)
+
+
+def test_infinite_covariate_is_an_error_beside_the_covariate():
+    cohort, problems = validate(frame([1, 2, 3], [1, 0, 1], x=[np.inf, 3.0, 4.0]), ColumnMap("time", "status",
+                                                                                           covariates=("x",)))
+    assert cohort is None and errors(problems)[0].column == "x" and "1 infinite value" in errors(problems)[0].message
