@@ -124,6 +124,21 @@ def test_switch_bundled_data_set_updates_choice_and_summary():
     assert any("transplant: 25" in c.value and "death: 161" in c.value for c in at.caption)
 
 
+def test_every_bundled_data_set_loads_on_the_page():
+    from dpsurv_core.cli.datasets import describe
+    from dpsurv_core.datasets import names
+
+    at = start()
+    for name in names():
+        at.selectbox(key="bundled_name").set_value(name)
+        rerun(at)
+        assert at.session_state["data_choice"].name == name
+        assert not messages(at), (name, messages(at))
+        expected = describe(name)
+        table = summary(at)
+        assert (table["Subjects"][0], table["Events"][0]) == (f"{expected['n']:,}", f"{expected['events']:,}"), name
+
+
 def test_kidney_subject_bound_warning_sits_beside_the_bound():
     at = start()
     at.selectbox(key="bundled_name").set_value("kidney")
