@@ -1049,11 +1049,32 @@ def roc_figure(result: AuditResult) -> go.Figure:
                              error_y={"type": "data", "symmetric": False, "array": [a.tpr_ci[1] - a.tpr],
                                       "arrayminus": [a.tpr - a.tpr_ci[0]]}))
     fig.update_layout(height=420, template="plotly_white", margin={"l": 10, "r": 10, "t": 30, "b": 10},
-                      xaxis_title="false positive rate (said 'in the data' when it was not)",
-                      yaxis_title="true positive rate", legend={"orientation": "h", "y": -0.2},
-                      title="Distinguishing attack on held-out runs")
+                      xaxis_title="false positive rate", yaxis_title="true positive rate",
+                      legend={"orientation": "h", "y": -0.2}, title="Attack on held-out runs (ROC)")
     fig.update_xaxes(range=[0, 1])
     fig.update_yaxes(range=[0, 1.02])
+    return fig
+
+
+def epsilon_figure(result: AuditResult) -> go.Figure:
+    """The charged epsilon next to the empirical one: the 95% lower bound and the point estimate of the attack."""
+    a = result.attack
+    eps = result.cost.epsilon
+    fig = go.Figure()
+    top = max(a.epsilon_lower, a.epsilon_point if math.isfinite(a.epsilon_point) else 0.0,
+              eps if math.isfinite(eps) else 0.0, 0.1) * 1.15
+    if math.isfinite(eps):
+        fig.add_trace(go.Bar(y=["charged"], x=[eps], orientation="h", marker={"color": "#9ca3af"},
+                             name="charged by the mechanism", hovertemplate="charged epsilon %{x:.3g}<extra></extra>"))
+    point = a.epsilon_point if math.isfinite(a.epsilon_point) else top
+    fig.add_trace(go.Bar(y=["empirical"], x=[a.epsilon_lower], orientation="h", name="empirical (95% lower bound)",
+                         marker={"color": "#d62728" if not result.within_charge else "#1f77b4"},
+                         hovertemplate="empirical epsilon, 95% lower bound %{x:.3g}<extra></extra>"))
+    fig.add_trace(go.Scatter(y=["empirical"], x=[point], mode="markers", name="point estimate of the attack",
+                             marker={"symbol": "line-ns-open", "size": 18, "color": "#111827"},
+                             hovertemplate="point estimate %{x:.3g}<extra></extra>"))
+    fig.update_layout(height=200, template="plotly_white", barmode="overlay", margin={"l": 10, "r": 10, "t": 10, "b": 10},
+                      xaxis_title="epsilon", legend={"orientation": "h", "y": -0.45}, xaxis_range=[0, top])
     return fig
 
 
@@ -1067,8 +1088,8 @@ def influential_figure(result: AuditResult) -> go.Figure:
         for t, v in result.influential_per_trial.items():
             fig.add_trace(go.Box(y=v, name=f"> {t:g}", boxmean=True, marker={"color": "#1f77b4"}))
     fig.update_layout(height=380, template="plotly_white", showlegend=False, margin={"l": 10, "r": 10, "t": 30, "b": 10},
-                      title="Influential points per run (grid points where the curves on D and D' differ)",
-                      xaxis_title="threshold on |S(D) - S(D')|", yaxis_title="grid points per run")
+                      title="Influential points per run", xaxis_title="threshold on |S(D) - S(D')|",
+                      yaxis_title="grid points per run")
     return fig
 
 

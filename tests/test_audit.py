@@ -340,3 +340,66 @@ def test_report_command_adds_the_audit_section(tmp_path, capsys):
     res = json.loads(capsys.readouterr().out)
     assert code == 0 and "Privacy audit" in res["sections"]
     assert "Empirical epsilon" in out.read_text()
+
+
+# ----------------------------------------------------------------------------------------- app page
+PAGE = str(__import__("pathlib").Path(__file__).resolve().parents[1] / "pages" / "6_Privacy_audit.py")
+
+
+def _page():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def _metrics(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def test_page_runs_the_audit_without_charging_the_ledger():
+    at = _page()
+    assert "not charged to the privacy ledger" in at.info[0].value
+    assert any(e.label == "What am I looking at?" for e in at.expander)
+    assert not at.metric  # nothing runs before the button
+    at.button(key="au_run").click().run()
+    assert not at.exception
+    m = _metrics(at)
+    assert m["Charged epsilon"] == "1"
+    assert float(m["Empirical epsilon (lower bound)"]) <= 1.0
+    assert "at most 46% advantage" in at.success[0].value
+    assert any("most exposed subject" in md.value for md in at.markdown)
+    assert len(at.get("plotly_chart")) == 3
+    ledger = at.session_state["ledger"] if "ledger" in at.session_state else None
+    assert ledger is None or not ledger.entries  # an audit is not a release
+    # a rerun with the same settings comes from the cache and shows the same numbers
+    at.run()
+    assert _metrics(at) == m
+
+
+def test_page_audits_weibull_and_a_chosen_row():
+    at = _page()
+    at.selectbox(key="au_analysis").set_value("weibull").run()
+    at.selectbox(key="au_mechanism_weibull").set_value("laplace").run()
+    at.radio(key="au_target_mode").set_value("a row I choose").run()
+    at.number_input(key="au_target_row").set_value(12).run()
+    at.select_slider(key="au_runs_weibull_laplace").set_value(200).run()
+    at.button(key="au_run").click().run()
+    assert not at.exception
+    assert any("row 12" in md.value and "chosen by the user" in md.value for md in at.markdown)
+    assert float(_metrics(at)["Empirical epsilon (lower bound)"]) <= 1.0
+
+
+def test_page_regression_and_non_private_release():
+    at = _page()
+    at.selectbox(key="au_analysis").set_value("regression").run()
+    at.selectbox(key="au_mechanism_regression").set_value("nonprivate").run()
+    at.select_slider(key="au_runs_regression_nonprivate").set_value(200).run()
+    at.button(key="au_run").click().run()
+    assert not at.exception
+    m = _metrics(at)
+    assert m["Charged epsilon"] == "not private"
+    assert float(m["Empirical epsilon (lower bound)"]) >= 2.0
+    assert "not private" in at.success[0].value

@@ -1,0 +1,240 @@
+"""Privacy audit: how much could an attacker learn about one patient from a proposed release?"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import streamlit as st
+
+from dpsurv_core import audit as A
+from dpsurv_core.errors import DpsurvError
+from ui import session
+
+ANALYSIS_LABELS = {"km": "Survival curves (Kaplan-Meier)", "logrank": "Log-rank tests between groups",
+                   "weibull": "Weibull parameters", "regression": "Discrete-time regression"}
+MECHANISM_LABELS = {"nonprivate": "non-private (for comparison)", "laplace-counts": "Laplace noise on counts",
+                    "time-indexed": "time-indexed noise on the curve", "rrr": "randomized response on the group label",
+                    "adaptive-km": "adaptive private Kaplan-Meier", "mle": "maximum likelihood (non-private)",
+                    "lsp-tll": "LSP + TLL", "laplace": "Laplace baseline", "saa": "sample-and-aggregate",
+                    "output": "output perturbation", "objective": "objective perturbation",
+                    "psgld": "pSGLD posterior sampling (approximate DP)"}
+# the other pages' widgets: the audit starts from the analysis and mechanism chosen there
+FROM_PAGES = {"km": ("sc_mechanism", "sc_epsilon"), "logrank": ("gc_mechanism", "gc_epsilon"),
+              "weibull": ("wb_mechanisms", "wb_epsilon"), "regression": ("rg_mechs", "rg_eps")}
+RUNS = [40, 100, 200, 500, 1000, 2000, 5000]
+DEFAULT_RUNS = {"km": 1000, "logrank": 1000, "weibull": 500, "regression": 500}
+SLOW_RUNS = {"objective": 100, "psgld": 40}
+EPSILONS = [0.1, 0.2, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0]
+
+st.title("Privacy audit")
+st.caption("For a proposed release: how much could an attacker who knows everyone else's record learn about one "
+           "patient? The audit simulates the release many times with and without that patient and attacks it.")
+st.info("An audit is a simulation on your data for the data holder or an ethics board, not a release: it is **not "
+        "charged to the privacy ledger**, and its numbers come from the raw data, so they must not be published.")
+
+with st.expander("What am I looking at?"):
+    st.markdown(
+        """
+**The question.** Differential privacy promises that one patient's presence changes what is published only a
+little: by a factor of at most e^epsilon in probability. The audit checks that promise on your data.
+
+**How.** It picks a *target* patient (by default the most exposed one: the patient whose removal changes the
+non-private result the most, often the last event on the curve) and builds two data sets: **D**, your data, and
+**D'**, the same data without the target (for randomized response, which protects only the group label, D' gives
+the target another group label instead). It runs the mechanism many times on each, exactly as a release would,
+with seeded noise.
+
+**Influential points** (paper 004): pairing one run on D with one on D', the number of time points where the two
+private curves differ by more than 0.05, 0.1, 0.5 or 0.7. Many large differences mean the curve reacts visibly to one
+patient; with strong privacy the noise drowns that reaction.
+
+**The attack.** On half of the runs the audit learns a likelihood-ratio score (which released numbers move when
+the target is there, and by how much compared with the noise) and a threshold. On the other half it counts how
+often it says "the target is in the data" when it is (true positive rate, TPR) and when it is not (false positive
+rate, FPR). The ROC curve shows every threshold. From the 95% confidence bounds of TPR and FPR,
+
+  empirical epsilon = max( ln(TPR_lo / FPR_hi), ln((1 - FPR_hi) / (1 - TPR_lo)) ),
+
+a number the true privacy loss is at least as large as (95% confidence). It must stay **at or below the charged
+epsilon**; if it does not, the mechanism (or its accounting) has a bug. It is a lower bound: a small value does
+not prove privacy, it only says this attack could not do better. A non-private release gives a large value, limited
+only by the number of runs.
+
+**Advantage.** TPR - FPR is the attacker's edge over a coin toss. epsilon-DP caps it at (e^eps - 1)/(e^eps + 1):
+46% at epsilon 1, 76% at epsilon 2.
+"""
+    )
+
+cohort = session.require_cohort()
+try:
+    public = session.public_parameters(cohort)
+except DpsurvError as exc:
+    st.error(f"{exc} Fix the public parameters on the Data page.")
+    st.stop()
+choice = session.data_choice()
+has_group = cohort.group is not None
+covariates = list(cohort.covariates.columns)
+
+
+def _from_page(analysis: str) -> tuple[str | None, float | None]:
+    mech_key, eps_key = FROM_PAGES[analysis]
+    mech = st.session_state.get(mech_key)
+    if isinstance(mech, (list, tuple)):
+        mech = mech[0] if mech else None
+    eps = st.session_state.get(eps_key)
+    return mech, (float(eps) if isinstance(eps, (int, float)) and not math.isinf(eps) else None)
+
+
+analyses = [a for a in A.ANALYSES if (a != "logrank" or has_group) and (a != "regression" or covariates)]
+c1, c2, c3 = st.columns(3)
+with c1:
+    analysis = st.selectbox("Analysis", analyses, format_func=ANALYSIS_LABELS.get, key="au_analysis",
+                            help="What the release publishes. Log-rank tests need a group column, regression "
+                                 "covariates (map them on the Data page).")
+page_mech, page_eps = _from_page(analysis)
+names = [m for m in A.mechanisms_for(analysis) if m != "rrr" or has_group]
+private_first = sorted(names, key=lambda m: m in ("nonprivate", "mle"))
+with c2:
+    default = page_mech if page_mech in private_first else private_first[0]
+    mechanism = st.selectbox("Mechanism", private_first, index=private_first.index(default),
+                             format_func=lambda m: MECHANISM_LABELS.get(m, m), key=f"au_mechanism_{analysis}")
+with c3:
+    eps_default = page_eps if page_eps is not None else 1.0
+    epsilon = float(st.select_slider("Epsilon of the release", options=sorted({*EPSILONS, eps_default}),
+                                     value=eps_default, key=f"au_epsilon_{analysis}",
+                                     disabled=mechanism in ("nonprivate", "mle")))
+
+options: dict = {}
+d1, d2, d3 = st.columns(3)
+with d1:
+    runs_default = SLOW_RUNS.get(mechanism, DEFAULT_RUNS[analysis])
+    trials = int(st.select_slider("Runs on D and on D' (each)", options=RUNS, value=runs_default,
+                                  key=f"au_runs_{analysis}_{mechanism}",
+                                  help="More runs give tighter bounds and take longer. Half fit the attack, half "
+                                       "test it." + (" pSGLD runs one chain per run (about 0.1 s each on lung)."
+                                                     if mechanism == "psgld" else "")))
+with d2:
+    pick = st.radio("Target", ["the most exposed patient", "a row I choose"], key="au_target_mode", horizontal=True)
+    target_row = None
+    if pick == "a row I choose":
+        target_row = int(st.number_input("Row (0-based, as in the data table)", 0, max(cohort.n - 1, 0), 0, 1,
+                                         key="au_target_row"))
+with d3:
+    seed = int(st.number_input("Seed of the simulation", 0, 2**31 - 1, 0, 1, key="au_seed",
+                               help="The audit uses seeded noise so it can be reproduced."))
+if analysis == "regression":
+    r1, r2 = st.columns(2)
+    page_covs = [c for c in st.session_state.get("rg_covs", []) if c in covariates]
+    options["covariates"] = tuple(r1.multiselect("Covariates", covariates, default=page_covs or covariates[:2],
+                                                 key="au_covariates"))
+    options["lam"] = float(r2.number_input("Ridge penalty Lambda", 0.0001, 10.0,
+                                           float(st.session_state.get("rg_lam", 0.01)), 0.01, format="%.4f",
+                                           key="au_lambda"))
+    if not options["covariates"]:
+        st.warning("Choose at least one covariate.")
+        st.stop()
+if analysis == "weibull":
+    for key, name in (("wb_omega", "omega"), ("wb_gamma", "gamma"), ("wb_rungs", "rungs")):
+        if key in st.session_state:
+            options[name] = st.session_state[key]
+
+settings = {"analysis": analysis, "mechanism": mechanism, "epsilon": epsilon, "trials": trials, "seed": seed,
+            "target": target_row, "options": options}
+settings_key = json.dumps(settings, sort_keys=True, default=str)
+data_key = f"{cohort.name}|{A.fingerprint(cohort)}|{public.grid.edges.tolist()}|{public.group_categories}"
+
+
+def _compute() -> A.AuditResult:
+    """Run the audit with a progress bar (created here, so a cached result replays it finished)."""
+    bar = st.progress(0.0, text="starting the audit")
+    try:
+        adapter = A.make_adapter(analysis, mechanism, epsilon, cohort, public, **options)
+        return A.audit(adapter, trials=trials, seed=seed, target_row=target_row,
+                       progress=lambda f, text: bar.progress(f, text=text))
+    finally:
+        bar.empty()
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _cached(data: str, key: str) -> A.AuditResult:
+    return _compute()
+
+
+def run_audit() -> A.AuditResult:
+    """Bundled data: st.cache_data; uploads: this session only (nothing derived from them is shared)."""
+    if choice.bundled:
+        return _cached(data_key, settings_key)
+    store = st.session_state.setdefault("audit_results", {})
+    if (data_key, settings_key) not in store:
+        if len(store) > 8:
+            store.clear()
+        store[(data_key, settings_key)] = _compute()
+    return store[(data_key, settings_key)]
+
+
+requested = st.session_state.setdefault("audit_requested", set())
+if st.button("Run the audit", type="primary", key="au_run"):
+    requested.add((data_key, settings_key))
+if (data_key, settings_key) not in requested:
+    st.caption("Choose the release to audit and press **Run the audit**.")
+    st.stop()
+
+try:
+    result = run_audit()
+except DpsurvError as exc:
+    st.error(str(exc))
+    st.stop()
+
+att = result.attack
+st.subheader("Result")
+eps = result.cost.epsilon
+m1, m2, m3, m4 = st.columns(4)
+m1.metric("Charged epsilon", "not private" if math.isinf(eps) else f"{eps:.3g}",
+          help=result.cost.sentence())
+m2.metric("Empirical epsilon (lower bound)", f"{att.epsilon_lower:.2f}",
+          delta=None if math.isinf(eps) else ("within the charge" if result.within_charge else "ABOVE the charge"),
+          delta_color="off" if result.within_charge else "inverse",
+          help="95% lower bound: the true privacy loss is at least this large (95% confidence). Point estimate of the attack: "
+               + ("infinite" if math.isinf(att.epsilon_point) else f"{att.epsilon_point:.2f}") + ".")
+m3.metric("Attack: true / false positive rate", f"{att.tpr:.2f} / {att.fpr:.2f}",
+          help=f"95% intervals: TPR {att.tpr_ci[0]:.3f} to {att.tpr_ci[1]:.3f}, FPR {att.fpr_ci[0]:.3f} to "
+               f"{att.fpr_ci[1]:.3f}, on {att.runs} held-out runs per data set.")
+m4.metric("Advantage found / allowed", f"{100 * max(att.advantage, 0):.0f}% / {100 * A.advantage_bound(eps):.0f}%")
+st.plotly_chart(A.epsilon_figure(result), key="au_eps_fig")
+if math.isinf(eps) or result.within_charge:
+    st.success(result.sentence())
+else:
+    st.error(result.sentence() + " The empirical epsilon is above the charge: this is a bug to fix, not a result "
+             "to report.")
+if result.cost.protects != "the subject":
+    st.warning(f"This mechanism protects {result.cost.protects}; neighbouring data sets: {result.cost.neighbouring}.")
+if result.cost.guarantee != "exact":
+    st.warning(f"The guarantee is {result.cost.guarantee}: it holds only if the sampler has converged.")
+
+st.markdown(f"**Target.** {result.target.why}")
+f1, f2 = st.columns(2)
+with f1:
+    st.plotly_chart(A.influential_figure(result), key="au_infl_fig")
+    if result.influential is not None:
+        st.caption("Totals over all runs: " + ", ".join(f"> {t:g}: {c}" for t, c in result.influential.items())
+                   + f" (of {result.trials} x {result.grid_points} grid points per group).")
+with f2:
+    st.plotly_chart(A.roc_figure(result), key="au_roc_fig")
+    st.caption(f"Attack score: {att.score}; AUC {att.auc:.2f}. The dotted line is the best any attack can do "
+               "against a release with the charged epsilon.")
+st.dataframe(A.summary_table(result), hide_index=True)
+for note in result.notes:
+    st.caption(note)
+
+try:
+    from ui import releases
+
+    summary = {k: v for k, v in result.to_dict().items()
+               if k in ("analysis", "mechanism", "epsilon_charged", "empirical_epsilon_lower", "tpr", "fpr", "trials",
+                        "protects", "sentence")}
+    summary["target_row"] = result.target.row
+    releases.store_audit(f"{ANALYSIS_LABELS[analysis]}, {mechanism}", summary,
+                         [A.roc_figure(result), A.influential_figure(result)])
+except ImportError:  # the report page is not part of this installation
+    pass
