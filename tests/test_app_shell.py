@@ -202,6 +202,17 @@ def test_problem_is_shown_beside_the_widget_it_concerns():
     assert any("Fix the red messages" in m for m in messages(at))
 
 
+def test_an_id_column_is_mapped_so_rows_are_not_silently_patients():
+    data = b"time,status,patient_id\n5,1,p1\n7,0,p1\n9,1,p2\n4,1,p3\n"
+    at = upload(start(), "repeated.csv", data)
+    assert at.session_state["data_choice"].mapping.id == "patient_id"
+    assert any(w.startswith("1 row(s) were dropped") for w in messages(at, "warning"))
+    widget(at, "number_input", "At most this many rows per subject").set_value(2)
+    rerun(at)
+    table = summary(at)
+    assert (table["Subjects"][0], table["Rows"][0]) == ("3", "4")
+
+
 def test_event_codes_declared_on_the_page():
     r_coding = cohort_csv(status=[1 + (i % 3 == 0) for i in range(30)])  # R's 1 = censored, 2 = dead
     at = upload(start(), "rcoded.csv", r_coding)

@@ -29,7 +29,10 @@ def _find(columns: list[str], names: tuple[str, ...]) -> str | None:
 
 
 def guess_mapping(df: pd.DataFrame) -> ColumnMap:
-    """A first column map for an uploaded table, from common column names (the user can change it)."""
+    """A first column map for an uploaded table, from common column names (the user can change it).
+
+    A subject-id column (``id``, ``patient_id``, ...) is mapped with the bound of one row per subject.
+    """
     cols = [str(c) for c in df.columns]
     time = _find(cols, TIME_NAMES)
     if time is None:
@@ -39,7 +42,9 @@ def guess_mapping(df: pd.DataFrame) -> ColumnMap:
     if event is None:
         rest = [c for c in cols if c != time]
         event = next((c for c in rest if is_binary_like(df[c])), rest[0] if rest else time)
-    return ColumnMap(time=time, event=event)
+    # a subject-id column is mapped from the start, so rows are never silently treated as patients
+    subject = _find([c for c in cols if c not in (time, event)], ID_NAMES)
+    return ColumnMap(time=time, event=event, id=subject)
 
 
 def is_binary_like(series: pd.Series) -> bool:
