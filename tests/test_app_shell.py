@@ -176,6 +176,21 @@ def test_upload_csv_then_bad_file_keeps_the_previous_data():
     assert summary(at).iloc[0].tolist()[:2] == ["All subjects", "30"]
 
 
+@pytest.mark.parametrize("fmt", ["tsv", "parquet"])
+def test_upload_tsv_and_parquet(fmt):
+    df = pd.read_csv(io.BytesIO(cohort_csv(24)))
+    if fmt == "tsv":
+        data = df.to_csv(index=False, sep="\t").encode()
+    else:
+        buf = io.BytesIO()
+        df.to_parquet(buf, index=False)
+        data = buf.getvalue()
+    at = upload(start(), f"trial.{fmt}", data)
+    assert at.session_state["data_choice"].name == f"trial.{fmt}"
+    table = summary(at)
+    assert (table["Subjects"][0], table["Events"][0]) == ("24", "12")
+
+
 @pytest.mark.parametrize(("name", "data", "fragment"), [
     ("dup.csv", b"time,status,time\n1,1,2\n", "'time' appears 2 times"),
     ("noheader.csv", b"5,1\n8,0\n", "holds numbers, not column names"),
