@@ -316,8 +316,9 @@ def person_period(cohort: Cohort, covariates: tuple[str, ...] | list[str], horiz
                                                     knots)
     if n_public is None:
         n_public = int(complete.sum())
+        what = "complete subjects" if cohort.rows_per_subject <= 1 else "complete records"
         disclosures.append(Disclosure("n", f"The normaliser n = {n_public} of the objective (1/n) sum L_i is the number "
-                                           "of complete subjects, read off the data: declare it to avoid disclosing it."))
+                                           f"of {what}, read off the data: declare it to avoid disclosing it."))
     n_public = int(n_public)
     if n_public < 1:
         raise ParameterError(f"The public cohort size n must be at least 1, got {n_public}.")
