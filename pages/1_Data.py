@@ -146,12 +146,10 @@ else:
                         else:
                             st.error(f"{res.error or 'That sheet could not be read.'} The data in use is still "
                                      f"{session.data_choice().name!r}.", icon=":material/error:")
-    elif not session.data_choice().bundled:
-        pass
-    elif "upload_choice" in st.session_state:
-        _store(st.session_state["upload_choice"])
-        st.rerun()
-    else:
+    elif session.data_choice().bundled:  # no file in the box: bring back this session's last upload, if any
+        if "upload_choice" in st.session_state:
+            _store(st.session_state["upload_choice"])
+            st.rerun()
         st.info(f"No file uploaded yet: the data in use is still {session.data_choice().name!r}.")
 
 choice = session.data_choice()

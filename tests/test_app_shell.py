@@ -176,6 +176,17 @@ def test_upload_csv_then_bad_file_keeps_the_previous_data():
     assert summary(at).iloc[0].tolist()[:2] == ["All subjects", "30"]
 
 
+def test_switching_source_back_to_upload_restores_the_upload():
+    at = upload(start(), "trial.csv", cohort_csv())
+    at.radio(key="data_source").set_value("Bundled data set")
+    rerun(at)
+    assert at.session_state["data_choice"].name == "lung"
+    at.radio(key="data_source").set_value("Upload a file")
+    rerun(at)
+    assert at.session_state["data_choice"].name == "trial.csv"
+    assert summary(at)["Subjects"][0] == "30"
+
+
 @pytest.mark.parametrize("fmt", ["tsv", "parquet"])
 def test_upload_tsv_and_parquet(fmt):
     df = pd.read_csv(io.BytesIO(cohort_csv(24)))
