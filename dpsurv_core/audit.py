@@ -61,6 +61,7 @@ THRESHOLDS = (0.05, 0.1, 0.5, 0.7)
 ANALYSES = ("km", "logrank", "weibull", "regression")
 LEVEL = 0.95
 DEFAULT_TRIALS = 1000
+DEFAULT_LAMBDA = 0.01  # the regression command's default ridge penalty for the private fits
 MAX_TRIALS = 200_000
 ROC_POINTS = 201
 Progress = Callable[[float, str], None]
@@ -1023,7 +1024,7 @@ def make_adapter(analysis: str, mechanism: str, epsilon: float, cohort: Cohort, 
     psgld = {k: v for k, v in options.items() if k in psgld_keys and v is not None} if mechanism == "psgld" else {}
     lam = options.get("lam")
     return RegressionAdapter(mechanism, epsilon, cohort, public, tuple(options.get("covariates") or ()),
-                             lam=(0.01 if mechanism != "nonprivate" else 0.01) if lam is None else lam,
+                             lam=DEFAULT_LAMBDA if lam is None else float(lam),
                              intervals=options.get("intervals"), knots=options.get("knots"),
                              ranges=options.get("ranges"), n_public=options.get("n_public"), **psgld)
 
