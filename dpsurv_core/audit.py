@@ -18,11 +18,19 @@ response, D' gives s another group label instead), the audit
    (m, m' medians and b the mean absolute deviation on D and D'; mu, mu', v means and pooled
    variance), over coordinate sets K nearest the target (the released cells or grid points whose
    noise-free value differs between D and D', and the coordinates whose training means differ
-   most), plus the best single coordinates. For every candidate, orientation and threshold it
-   computes the training bound below and keeps the best; then, on the held-out half only,
+   most), plus the best single coordinates. The training half is split in two folds: the scores
+   are fitted on one fold, and the score, its orientation and its threshold are chosen on the other
+   by the bound below (both ways round, the better kept), so nothing is judged on the runs it was
+   fitted on. Scores are rounded to 1e-9 of their training range, so the attack cannot read the
+   floating-point low bits of the simulation sampler (Mironov 2012). Then, on the held-out half only,
    TPR = Pr[s > thr | D], FPR = Pr[s > thr | D'], their Clopper-Pearson 95% bounds and
 
-       eps_lo = max( ln(TPR_lo / FPR_hi), ln((1 - FPR_lo) / (1 - TPR_hi)) ).
+       eps_lo = max( ln(TPR_lo / FPR_hi), ln((1 - FPR_hi) / (1 - TPR_lo)) ).
+
+   (The spec's second term, ln((1 - FPR_lo) / (1 - TPR_hi)), takes the confidence bounds the wrong way
+   round and is not a lower bound: with 999/1000 positives in both worlds, i.e. no information, it
+   gives 5.4. Each ratio is bounded from below by its numerator's lower and its denominator's upper
+   bound, as in Jagielski et al.: (1 - FPR_hi) / FNR_hi.)
 
    An eps-DP mechanism satisfies TPR <= e^eps FPR and 1 - FPR <= e^eps (1 - TPR) for every test, so
    eps_lo above the charged epsilon (beyond the chance the 95% bounds leave) is a bug. The held-out
@@ -50,7 +58,7 @@ from . import logrank
 from .cohort import Cohort
 from .counts import BinnedCounts, count
 from .curves import exact_counts, groups_of, tile_trials
-from .distinguish import clopper_pearson, laplace_score
+from .distinguish import clopper_pearson, epsilon_lower_bound, laplace_score
 from .errors import ParameterError
 from .kaplan_meier import estimate
 from .ledger import CHANGE_LABEL, EXACT, GROUP_LABEL, PrivacyCost
@@ -274,24 +282,6 @@ def _midpoints(values: np.ndarray, max_points: int = 512) -> np.ndarray:
     if mids.size > max_points:
         mids = np.unique(np.quantile(mids, np.linspace(0.0, 1.0, max_points)))
     return mids
-
-
-def epsilon_lower_bound(tpr_lo: Any, tpr_hi: Any, fpr_lo: Any, fpr_hi: Any) -> np.ndarray:
-    """Valid 95% lower bound on epsilon from Clopper-Pearson bounds of TPR and FPR (vectorised):
-
-        eps_lo = max( ln(TPR_lo / FPR_hi), ln((1 - FPR_hi) / (1 - TPR_lo)), 0 ).
-
-    Both ratios are bounded by e^eps for an eps-DP mechanism; each is bounded from below by taking the
-    numerator's lower and the denominator's upper confidence bound (1 - FPR >= 1 - FPR_hi and
-    1 - TPR <= 1 - TPR_lo; Jagielski et al. 2020: (1 - FPR_hi) / FNR_hi). The spec's second term
-    ln((1 - FPR_lo) / (1 - TPR_hi)) takes the bounds the other way round and is not a lower bound: with
-    999/1000 positives in both worlds (no information at all) it gives 5.4."""
-    tpr_lo, tpr_hi, fpr_lo, fpr_hi = (np.asarray(v, dtype=float) for v in (tpr_lo, tpr_hi, fpr_lo, fpr_hi))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        a = np.where((tpr_lo > 0) & (fpr_hi > 0), np.log(tpr_lo / np.where(fpr_hi > 0, fpr_hi, 1.0)), 0.0)
-        b = np.where((1 - fpr_hi > 0) & (1 - tpr_lo > 0),
-                     np.log((1 - fpr_hi) / np.where(1 - tpr_lo > 0, 1 - tpr_lo, 1.0)), 0.0)
-    return np.maximum(np.maximum(a, b), 0.0)
 
 
 def point_epsilon(tpr: float, fpr: float) -> float:
