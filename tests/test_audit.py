@@ -8,6 +8,8 @@ import time
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy import stats
 
 from dpsurv_core import audit as A
@@ -127,6 +129,28 @@ def test_leave_one_out_counts_equal_counting_without_the_subject(lung):
         assert np.array_equal(loo.events[i], direct.events)
         assert np.array_equal(loo.censored[i], direct.censored)
     assert contrib.n.sum() == exact.n.sum()
+
+
+@given(st.lists(st.tuples(st.floats(0.0, 12.0), st.booleans(), st.sampled_from(["a", "b", "c"]),
+                          st.integers(0, 6)), min_size=2, max_size=25))
+def test_leave_one_out_counts_property(rows):
+    """For random cohorts with groups and subject ids, removing a unit's rows equals the vectorised result."""
+    time_ = np.array([r[0] for r in rows])
+    event = np.array([r[1] for r in rows], dtype=np.int8)
+    subject = np.array([r[3] for r in rows])
+    first_group = {}
+    for s_, g in zip(subject, (r[2] for r in rows)):
+        first_group.setdefault(s_, g)
+    group = np.array([first_group[s_] for s_ in subject])  # one label per subject
+    cohort = Cohort(time_, event, group, subject, rows_per_subject=3)
+    public = PublicParameters.derive(cohort, horizon=10.0, grid=TimeGrid.equal(0.0, 10.0, 4),
+                                     group_categories=("a", "b", "c"))
+    exact, _, loo, unit = A.leave_one_out_counts(cohort, public)
+    for u in np.unique(unit):
+        direct = count(cohort.subset(unit != u), public.grid, ("a", "b", "c"))
+        assert np.array_equal(loo.n[u], direct.n)
+        assert np.array_equal(loo.events[u], direct.events)
+        assert np.array_equal(loo.censored[u], direct.censored)
 
 
 def test_default_curve_target_is_the_most_exposed_subject(lung):
