@@ -77,7 +77,7 @@ from scipy.special import ndtri
 
 from .cohort import Cohort
 from .counts import BinnedCounts
-from .curves import CurveRelease, exact_counts
+from .curves import CURVE_PARAMETERS, CurveRelease, exact_counts
 from .errors import ParameterError
 from .kaplan_meier import estimate
 from .ledger import ADD_REMOVE, SUBJECT, PrivacyCost
@@ -246,7 +246,7 @@ class AdaptiveKM(Mechanism):
                     "censorings leave before the bin's events (Kaplan-Meier).")]
         if self.noise_in_bands and self.counts_scale > 0:
             notes.append("The bands add the noise's variance of log S (delta method) to Greenwood's.")
-        disclosures = list(public.disclosures())
+        disclosures = list(public.disclosures(CURVE_PARAMETERS))
         if self.selects:
             disclosures.append(Disclosure("bins", f"The bins were merged from the public grid at noisy event counts "
                                                   f"(epsilon {self.selection_epsilon:g} of the budget; DP)."))

@@ -95,11 +95,7 @@ def rmst(curves: SurvivalCurves, horizon: float) -> np.ndarray:
     """
     if not horizon > 0:
         raise ParameterError(f"The RMST horizon must be a positive time, got {horizon}.")
-    t = np.clip(np.asarray(curves.time, float), 0.0, horizon)
-    knots = np.concatenate([[0.0], t, [horizon]])
-    widths = np.diff(knots)
-    values = np.concatenate([np.ones(curves.survival.shape[:-1] + (1,)), curves.survival], axis=-1)
-    return (values * widths).sum(-1)
+    return curves.rmst(horizon)
 
 
 def curve_errors(private: SurvivalCurves, reference: SurvivalCurves, estimand: str = SURVIVAL,

@@ -21,6 +21,9 @@ from .mechanism import Mechanism
 from .noise import NoiseSource
 from .public import Disclosure, PublicParameters, TimeGrid
 
+# the public parameters a curve release uses (its disclosures are these only)
+CURVE_PARAMETERS = ("horizon", "grid", "groups")
+
 # name -> "module:Class"; modules are imported on first use
 REGISTRY = {
     "nonprivate": "dpsurv_core.curves:NonPrivate",

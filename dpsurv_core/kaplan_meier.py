@@ -56,12 +56,13 @@ class SurvivalCurves:
         return padded[..., idx + 1]
 
     def rmst(self, horizon: float) -> np.ndarray:
-        """Restricted mean survival time: integral of the step curve from the grid start to ``horizon``."""
-        t0 = float(self.time[0] - (self.time[1] - self.time[0])) if self.time.size > 1 else 0.0
-        t0 = min(t0, 0.0) if t0 < 0 else 0.0
-        knots = np.concatenate([[t0], self.time])
-        knots = np.clip(knots, None, horizon)
-        widths = np.diff(np.concatenate([knots, [horizon]]))
+        """Restricted mean survival time: area under the step curve from time 0 to ``horizon`` (..., G).
+
+        The curve is 1 before its first point; equals lifelines' ``restricted_mean_survival_time``
+        on the exact event-time curve.
+        """
+        t = np.clip(np.asarray(self.time, float), 0.0, horizon)
+        widths = np.diff(np.concatenate([[0.0], t, [horizon]]))
         values = np.concatenate([np.ones(self.survival.shape[:-1] + (1,)), self.survival], axis=-1)
         return (values * widths).sum(-1)
 

@@ -115,7 +115,15 @@ class PublicParameters:
     covariate_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
     ranges_from_data: frozenset[str] = frozenset()
 
-    def disclosures(self) -> list[Disclosure]:
+    def disclosures(self, parameters: tuple[str, ...] | None = None) -> list[Disclosure]:
+        """Every data-derived public value, or only those an analysis uses (``parameters`` such as
+        ``("horizon", "grid", "groups")``; ``"range"`` covers every covariate range)."""
+        out = self._all_disclosures()
+        if parameters is None:
+            return out
+        return [d for d in out if d.parameter.split(":")[0] in parameters]
+
+    def _all_disclosures(self) -> list[Disclosure]:
         out: list[Disclosure] = []
         if self.horizon_from_data:
             out.append(Disclosure("horizon", f"The horizon {self.horizon:g} was read off the data (maximum time, "

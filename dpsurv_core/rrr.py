@@ -29,7 +29,7 @@ import numpy as np
 
 from .cohort import Cohort
 from .counts import BinnedCounts, post_process
-from .curves import CurveRelease, groups_of
+from .curves import CURVE_PARAMETERS, CurveRelease, groups_of
 from .errors import ParameterError
 from .kaplan_meier import estimate
 from .ledger import CHANGE_LABEL, GROUP_LABEL, PrivacyCost
@@ -188,7 +188,7 @@ class RandomizedResponse(Mechanism):
         reported = counts_from_labels(reported_rows, ev_cell, ce_cell, public.grid, self.categories, types)
         debiased = self.debias(reported)
         disclosures = [Disclosure("release", "not record-level DP: " + LABEL_ONLY + ".", dp=False),
-                       *public.disclosures()]
+                       *public.disclosures(CURVE_PARAMETERS)]
         notes = [f"epsilon {self.epsilon:.4g} " + LABEL_ONLY + ".",
                  f"keep probability p = (e^eps - 1) / (e^eps - 1 + k) = {self.p:.4g} for k = {self.k} categories."]
         return CurveRelease(self.name, self.cost, self.parameters(), disclosures, estimate(reported), reported,

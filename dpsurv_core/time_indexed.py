@@ -31,7 +31,7 @@ import numpy as np
 
 from .cohort import Cohort
 from .counts import count
-from .curves import CurveRelease, groups_of, tile_trials
+from .curves import CURVE_PARAMETERS, CurveRelease, groups_of, tile_trials
 from .errors import ParameterError
 from .kaplan_meier import SurvivalCurves, estimate
 from .ledger import ADD_REMOVE, SUBJECT, PrivacyCost
@@ -181,7 +181,7 @@ class TimeIndexed(Mechanism):
                          f"is e n (1 + alpha (n + 1) / 2) = {self.epsilon:.4g}.")
         else:
             notes.append(f"Fixed total {self.epsilon:.4g}: the paper's base epsilon is e = {self.base_epsilon:.4g}.")
-        return CurveRelease(self.name, self.cost, self.parameters(), public.disclosures(), curves, None,
+        return CurveRelease(self.name, self.cost, self.parameters(), public.disclosures(CURVE_PARAMETERS), curves, None,
                             noise.describe(), notes)
 
 
