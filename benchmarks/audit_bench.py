@@ -4,7 +4,9 @@
 2. The empirical epsilon (95% lower bound) of every mechanism at epsilon 0.5, 1 and 2, with larger trial
    counts than the test suite, next to the charged epsilon; the non-private releases; and the
    deliberately broken half-noise variants (laplace-counts on lung, time-indexed on its worst case:
-   one subject, one grid point, alpha 0, no clipping below 1, window 1), which must exceed their charge.
+   one subject, one grid point, alpha 0, no clipping below 1, window 1; the Weibull Laplace baseline on its
+   worst case: gamma 2, one event at e^-6 plus the target censored at the horizon), which must exceed
+   their charge.
 
 Prints a table and saves it as benchmarks/results/audit_bench.csv / .json. Seeded simulation, not a release.
 Run: .venv/bin/python benchmarks/audit_bench.py [--scale 1.0]   (--scale multiplies every trial count)
@@ -121,6 +123,33 @@ def main(argv: list[str] | None = None) -> int:
             start = time.perf_counter()
             res = A.audit(A.CurveAdapter(_half_time_indexed(eps), one, public_one), trials=scale(2000), seed=args.seed)
             rows.append(_row("BROKEN time-indexed, half noise (one subject)", "km", res, time.perf_counter() - start))
+
+    from dpsurv_core.ledger import PrivacyCost
+    from dpsurv_core.weibull_dp import LaplaceWeibull
+
+    class HalfNoiseWeibullLaplace(LaplaceWeibull):
+        """BROKEN on purpose: noise for eps per parameter (half the scale), charging eps in total."""
+
+        @property
+        def epsilon_shape(self) -> float:
+            return self.epsilon
+
+        @property
+        def epsilon_scale(self) -> float:
+            return self.epsilon
+
+        @property
+        def cost(self) -> PrivacyCost:
+            return PrivacyCost(self.epsilon)
+
+    two = Cohort(np.array([np.exp(-6.0), 1.0]), np.array([1, 0], dtype=np.int8), name="two subjects")
+    public_two = PublicParameters.derive(two, horizon=1.0, grid=TimeGrid.equal(0.0, 1.0, 10))
+    for eps in EPSILONS:
+        for label, mech in (("Weibull laplace, worst case (gamma 2)", LaplaceWeibull(eps, 1.0, gamma=2.0)),
+                            ("BROKEN Weibull laplace, half noise (worst case)", HalfNoiseWeibullLaplace(eps, 1.0, gamma=2.0))):
+            start = time.perf_counter()
+            res = A.audit(A.WeibullAdapter(mech, two, public_two), trials=scale(4000), seed=args.seed, target_row=1)
+            rows.append(_row(label, "weibull", res, time.perf_counter() - start))
 
     frame = pd.DataFrame(rows)
     with pd.option_context("display.width", 200, "display.max_rows", 200, "display.max_colwidth", 48):

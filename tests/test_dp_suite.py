@@ -8,7 +8,10 @@ The check is sized so that it can fail:
 * a deliberately broken laplace-counts with half the noise is caught on lung (eps_lo above the
   charge, 2000 runs per data set) at epsilon 0.5, 1 and 2, and so is a broken time-indexed mechanism on the worst-case
   data set for it (one subject, one grid point, alpha = 0, no clipping below 1, window 1, where the
-  curve's sensitivity 1 is attained), a second family;
+  curve's sensitivity 1 is attained), a second family, and so is a broken Laplace baseline for the
+  Weibull parameters on its worst case (gamma = 2; D' = one event at the earliest time, the target
+  censored at the horizon: the clipped shape falls from 2 to 0.21 and the clipped scale rises from
+  0.002 to 2, 1.89 gamma in all), a third family;
 * the correct mechanisms there come close to their charge (the attack has power);
 * a non-private release reaches eps_lo >= 2 with 1000 runs.
 
@@ -30,6 +33,7 @@ import pytest
 from dpsurv_core import audit as A
 from dpsurv_core.cohort import Cohort, load_bundled
 from dpsurv_core.laplace_counts import LaplaceCounts
+from dpsurv_core.ledger import PrivacyCost
 from dpsurv_core.public import PublicParameters, TimeGrid
 
 CURVES = ["laplace-counts", "time-indexed", "rrr", "adaptive-km"]
@@ -75,6 +79,34 @@ def _half_noise_time_indexed():
             return 0.5 * super().scales
 
     return HalfNoiseTimeIndexed
+
+
+@pytest.fixture(scope="module")
+def weibull_worst() -> tuple[Cohort, PublicParameters]:
+    """The worst case found for the Weibull Laplace baseline with gamma = 2 (target: row 1)."""
+    cohort = Cohort(np.array([np.exp(-6.0), 1.0]), np.array([1, 0], dtype=np.int8), name="two subjects")
+    return cohort, PublicParameters.derive(cohort, horizon=1.0, grid=TimeGrid.equal(0.0, 1.0, 10))
+
+
+def _half_noise_weibull_laplace():
+    from dpsurv_core.weibull_dp import LaplaceWeibull
+
+    class HalfNoiseWeibullLaplace(LaplaceWeibull):
+        """BROKEN on purpose: noise for eps per parameter (half the scale), but charges eps in total."""
+
+        @property
+        def epsilon_shape(self) -> float:
+            return self.epsilon
+
+        @property
+        def epsilon_scale(self) -> float:
+            return self.epsilon
+
+        @property
+        def cost(self) -> PrivacyCost:
+            return PrivacyCost(self.epsilon)
+
+    return HalfNoiseWeibullLaplace
 
 
 def _worst_case_time_indexed(cls, eps: float):
@@ -144,6 +176,20 @@ def test_half_noise_time_indexed_is_caught_on_its_worst_case(one_subject, eps):
     res = A.audit(A.CurveAdapter(broken, cohort, public), trials=2000, seed=22)
     assert res.cost.epsilon == pytest.approx(eps)
     assert res.attack.epsilon_lower > eps, res.to_dict()
+
+
+@pytest.mark.parametrize("eps", [0.5, 1.0, 2.0])
+def test_half_noise_weibull_laplace_is_caught_on_its_worst_case(weibull_worst, eps):
+    from dpsurv_core.weibull_dp import LaplaceWeibull
+
+    cohort, public = weibull_worst
+    broken = _half_noise_weibull_laplace()(eps, 1.0, gamma=2.0)
+    res = A.audit(A.WeibullAdapter(broken, cohort, public), trials=2000, seed=25, target_row=1)
+    assert res.cost.epsilon == eps
+    assert res.attack.epsilon_lower > eps, res.to_dict()
+    correct = A.audit(A.WeibullAdapter(LaplaceWeibull(eps, 1.0, gamma=2.0), cohort, public), trials=2000, seed=25,
+                      target_row=1)
+    assert correct.attack.epsilon_lower <= eps
 
 
 def test_the_attack_has_power_on_correct_mechanisms(lung, one_subject):
