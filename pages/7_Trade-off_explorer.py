@@ -48,7 +48,7 @@ mapping = choice.mapping
 candidates = [c for c in choice.frame.columns if c not in {mapping.time, mapping.event, mapping.id, mapping.event_type}]
 suggested = list(datasets.info(choice.name).covariates[:2]) if choice.bundled and choice.name in datasets.DATASETS \
     else list(mapping.covariates[:2])
-default_covs = [c for c in (list(mapping.covariates) or suggested) if c in candidates][:3]
+default_covs = [c for c in (list(mapping.covariates) or suggested) if c in candidates][:3] or candidates[:1]
 
 # ------------------------------------------------------------------------------------------ controls
 available = {"curves": True, "logrank": group_col is not None and len(cohort.groups) >= 2,
@@ -124,8 +124,9 @@ chosen = st.multiselect("Mechanisms", applicable, default=defaults, key=f"to_mec
                         format_func=tv.mechanism_label,
                         help="pSGLD is slow (a Markov chain per simulated release): add it here when you need it.")
 if "psgld" in chosen:
+    slow = " On a few thousand patients expect minutes." if cohort.n > 2000 else ""
     st.caption(f"pSGLD runs {min(trials, PSGLD_CHAINS)} chains per point (it is slow) and its guarantee is "
-               "approximate: the chain only approximates the exact private distribution (MCMC).")
+               f"approximate: the chain only approximates the exact private distribution (MCMC).{slow}")
 if not chosen:
     st.warning("Choose at least one mechanism to compare.")
     st.stop()
@@ -199,7 +200,10 @@ table = pd.DataFrame(rows, columns=tradeoff.COLUMNS)
 
 # ------------------------------------------------------------------------------------------ chart
 st.subheader(tv.ANALYSIS_LABELS[analysis])
-fig = tv.tradeoff_figure(table, ctx.reference, ctx.reference_label, current, unit, log_y)
+guides = []
+if analysis == "regression" and {"output", "objective"} & set(chosen):
+    guides.append(("ridge penalty alone, no noise", "mre", ctx.reference_values["relative error of the ridge fit alone"]))
+fig = tv.tradeoff_figure(table, ctx.reference, ctx.reference_label, current, unit, log_y, guides=guides)
 st.plotly_chart(fig, width="stretch", key="to_chart")
 
 protects = dict(zip(table["mechanism"], table["protects"]))
@@ -218,6 +222,9 @@ if "rrr" in chosen and analysis == "curves":
     st.caption("Why does raw randomized response look good here? Swapping group labels pulls every group's curve "
                "towards the curve of all patients, which is never far from each group's own curve: the error stays "
                "small while the *difference between the groups* disappears. The log-rank analysis shows that cost.")
+if guides:
+    st.caption("Dotted line: the error that the ridge penalty Lambda alone causes (output and objective perturbation "
+               "fit a penalised model even before any noise).")
 if analysis == "regression" and "objective" in chosen:
     sw = ctx.settings["objective_switch"]
     st.caption(f"Objective perturbation changes gear at epsilon {sw:.3g} (= T R²/4 / (n Lambda)): up to there it adds "

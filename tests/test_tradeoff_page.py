@@ -95,6 +95,9 @@ def test_other_analyses_render():
     run(at)
     names = {t["name"] for t in figure(at)["data"] if t.get("name")}
     assert names == {tv.mechanism_label("output"), tv.mechanism_label("objective")}  # pSGLD only on request
+    # the dotted guide: the error of the ridge penalty alone, 0 < it < the errors at epsilon 10
+    guide = [s for s in figure(at)["layout"]["shapes"] if s["line"]["dash"] == "dot" and s.get("y0") == s.get("y1")]
+    assert len(guide) == 1 and 0 < guide[0]["y0"] < 100
 
 
 def test_current_epsilon_comes_from_the_curves_page():

@@ -77,10 +77,11 @@ def _rgba(hex_colour: str, alpha: float) -> str:
 
 def tradeoff_figure(table: pd.DataFrame, reference: dict[str, float], reference_label: str,
                     current_epsilon: float | None, unit: str = "days", log_y: bool = False,
-                    height: int = 480) -> go.Figure:
+                    height: int = 480, guides: Sequence[tuple[str, str, float]] = ()) -> go.Figure:
     """Utility against epsilon (log x): per mechanism a line (the headline value), a band (10%-90% of the
     simulated releases, or the 95% interval of a rate), a marker at the current epsilon; the non-private
-    reference as a dashed line (left out on a log axis when it is 0); hover shows the numbers."""
+    reference as a dashed line (left out on a log axis when it is 0); ``guides`` (text, metric, value) as
+    dotted lines; hover shows the numbers."""
     metrics = list(dict.fromkeys(table["metric"]))
     fig = make_subplots(rows=1, cols=len(metrics), horizontal_spacing=0.09,
                         subplot_titles=[metric_style(m, unit).title for m in metrics] if len(metrics) > 1 else None)
@@ -130,6 +131,12 @@ def tradeoff_figure(table: pd.DataFrame, reference: dict[str, float], reference_
             fig.add_hline(y=ref * st.factor, line={"color": "#555555", "dash": "dash", "width": 1.6},
                           annotation_text=text, annotation_position="top left",
                           annotation_font={"size": 11, "color": "#333333"}, row=1, col=col)
+        for text, guide_metric, value in guides:
+            if guide_metric == metric and math.isfinite(value) and (value > 0 or not log_y):
+                fig.add_hline(y=value * st.factor, line={"color": "#888888", "dash": "dot", "width": 1.4},
+                              annotation_text=f"{text}: {value * st.factor:{st.fmt}}{st.suffix}",
+                              annotation_position="bottom right", annotation_font={"size": 11, "color": "#555555"},
+                              row=1, col=col)
         if current_epsilon is not None:
             fig.add_vline(x=current_epsilon, line={"color": "#222222", "dash": "dot", "width": 1.2},
                           annotation_text=f"your epsilon {current_epsilon:g}", annotation_position="top left",
