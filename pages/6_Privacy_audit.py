@@ -138,6 +138,13 @@ if analysis == "weibull":
     for key, name in (("wb_omega", "omega"), ("wb_gamma", "gamma"), ("wb_rungs", "rungs")):
         if key in st.session_state:
             options[name] = st.session_state[key]
+if mechanism == "time-indexed":  # the settings chosen on the Survival curves page, when there are any
+    for key, name in (("sc_ti_alpha", "alpha"), ("sc_ti_tau0", "tau_start"), ("sc_ti_tau1", "tau_end"),
+                      ("sc_ti_window", "window"), ("sc_ti_edge", "edge_mode")):
+        if key in st.session_state:
+            options[name] = st.session_state[key]
+if options and analysis != "regression":
+    st.caption("Mechanism settings taken from its page: " + ", ".join(f"{k} = {v}" for k, v in options.items()) + ".")
 
 settings = {"analysis": analysis, "mechanism": mechanism, "epsilon": epsilon, "trials": trials, "seed": seed,
             "target": target_row, "options": options}

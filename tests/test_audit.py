@@ -427,3 +427,20 @@ def test_page_regression_and_non_private_release():
     assert m["Charged epsilon"] == "not private"
     assert float(m["Empirical epsilon (lower bound)"]) >= 2.0
     assert "not private" in at.success[0].value
+
+
+def test_page_starts_from_the_release_chosen_on_the_curves_page():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.session_state["sc_mechanism"] = "time-indexed"
+    at.session_state["sc_epsilon"] = 2.0
+    at.session_state["sc_ti_alpha"] = 0.0
+    at.run()
+    assert at.selectbox(key="au_mechanism_km").value == "time-indexed"
+    assert at.select_slider(key="au_epsilon_km").value == 2.0
+    assert any("alpha = 0.0" in c.value for c in at.caption)
+    at.select_slider(key="au_runs_km_time-indexed").set_value(200).run()
+    at.button(key="au_run").click().run()
+    assert not at.exception
+    assert _metrics(at)["Charged epsilon"] == "2"
