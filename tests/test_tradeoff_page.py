@@ -130,3 +130,7 @@ def test_figure_on_a_log_axis_leaves_out_a_zero_reference_and_clips_bands():
     lin = tv.tradeoff_figure(table, {"mdae_shape": 0.0}, "maximum-likelihood fit", None, log_y=False)
     assert [s for s in lin.layout.shapes if s.line.dash == "dash"]
     assert not [t for t in lin.data if t.marker.symbol == "diamond"]
+    # labels of lines on a log axis sit at log10 of the value (plotly's convention), not at the value
+    guided = tv.tradeoff_figure(table, {"mdae_shape": 0.0}, "fit", 1.0, log_y=True, guides=[("floor", "mdae_shape", 0.5)])
+    label = [a for a in guided.layout.annotations if a.text.startswith("floor")][0]
+    assert label.y == pytest.approx(np.log10(0.5))

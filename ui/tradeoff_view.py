@@ -75,6 +75,14 @@ def _rgba(hex_colour: str, alpha: float) -> str:
     return f"rgba({r},{g},{b},{alpha})"
 
 
+def _label(fig: go.Figure, y: float, text: str, col: int, log_y: bool, left: bool, colour: str) -> None:
+    """A label just above a horizontal line (annotations on a log axis take log10 of the value)."""
+    suffix = "" if col == 1 else str(col)
+    fig.add_annotation(x=0.01 if left else 0.99, xref=f"x{suffix} domain", y=math.log10(y) if log_y else y,
+                       yref=f"y{suffix}", text=text, showarrow=False, xanchor="left" if left else "right",
+                       yanchor="bottom", font={"size": 11, "color": colour})
+
+
 def tradeoff_figure(table: pd.DataFrame, reference: dict[str, float], reference_label: str,
                     current_epsilon: float | None, unit: str = "days", log_y: bool = False,
                     height: int = 480, guides: Sequence[tuple[str, str, float]] = ()) -> go.Figure:
@@ -128,15 +136,13 @@ def tradeoff_figure(table: pd.DataFrame, reference: dict[str, float], reference_
         ref = reference.get(metric)
         if ref is not None and math.isfinite(ref) and (ref > 0 or not log_y):
             text = f"non-private, {reference_label}: {ref * st.factor:{st.fmt}}{st.suffix}"
-            fig.add_hline(y=ref * st.factor, line={"color": "#555555", "dash": "dash", "width": 1.6},
-                          annotation_text=text, annotation_position="top left",
-                          annotation_font={"size": 11, "color": "#333333"}, row=1, col=col)
+            fig.add_hline(y=ref * st.factor, line={"color": "#555555", "dash": "dash", "width": 1.6}, row=1, col=col)
+            _label(fig, ref * st.factor, text, col, log_y, left=True, colour="#333333")
         for text, guide_metric, value in guides:
             if guide_metric == metric and math.isfinite(value) and (value > 0 or not log_y):
-                fig.add_hline(y=value * st.factor, line={"color": "#888888", "dash": "dot", "width": 1.4},
-                              annotation_text=f"{text}: {value * st.factor:{st.fmt}}{st.suffix}",
-                              annotation_position="bottom right", annotation_font={"size": 11, "color": "#555555"},
-                              row=1, col=col)
+                fig.add_hline(y=value * st.factor, line={"color": "#888888", "dash": "dot", "width": 1.4}, row=1, col=col)
+                _label(fig, value * st.factor, f"{text}: {value * st.factor:{st.fmt}}{st.suffix}", col, log_y,
+                       left=False, colour="#555555")
         if current_epsilon is not None:
             fig.add_vline(x=current_epsilon, line={"color": "#222222", "dash": "dot", "width": 1.2},
                           annotation_text=f"your epsilon {current_epsilon:g}", annotation_position="top left",
