@@ -207,17 +207,20 @@ fig = tv.tradeoff_figure(table, ctx.reference, ctx.reference_label, current, uni
 st.plotly_chart(fig, width="stretch", key="to_chart")
 
 protects = dict(zip(table["mechanism"], table["protects"]))
-label_only = [tv.mechanism_label(m) for m, p in protects.items() if p != SUBJECT]
 sentence = ("Every epsilon on this chart protects the whole patient (neighbouring data sets: add or remove one "
             "patient)")
-if label_only:
-    sentence += (f", except {' and '.join(label_only)}: its epsilon protects the group label only (neighbours: "
+rr = [m for m in ("rrr", "rrr-debiased") if m in protects and protects[m] != SUBJECT]
+others = [tv.mechanism_label(m) for m, p in protects.items() if p != SUBJECT and m not in rr]
+if rr:
+    others.insert(0, "randomized response" + (" (raw and de-biased)" if len(rr) == 2 else ""))
+if others:
+    sentence += (f", except {' and '.join(others)}: there epsilon protects the group label only (neighbours: "
                  "change one patient's group label); survival times and deaths are used as they are")
 st.caption(sentence + ". Each point: the " + {"curves": "median over the simulated releases; band: 8 in 10 releases",
                                               "logrank": "share of simulated releases; band: its 95% interval",
                                               "weibull": "median over the simulated releases; band: 8 in 10 releases",
                                               "regression": "mean over the simulated releases; band: 8 in 10 releases"}[
-    analysis] + f". Dashed line: the non-private analysis ({ctx.reference_label}). Diamonds: your epsilon.")
+    analysis] + f". Dashed line: the non-private analysis, {ctx.reference_label}. Diamonds: your epsilon.")
 if "rrr" in chosen and analysis == "curves":
     st.caption("Why does raw randomized response look good here? Swapping group labels pulls every group's curve "
                "towards the curve of all patients, which is never far from each group's own curve: the error stays "

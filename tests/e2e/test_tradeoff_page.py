@@ -38,6 +38,8 @@ def test_tradeoff_page_draws_the_chart(page, app_url, artifacts):
     table = page.locator("[data-testid='stTable']").first.inner_text()
     assert "epsilon 0.1" in table and "epsilon 10" in table and "points" in table
     assert seconds < 30, f"the page took {seconds:.1f} s"
+    page.set_viewport_size({"width": 1400, "height": 2400})  # the whole page in one picture
+    wait_for_app(page)
     page.screenshot(path=str(artifacts / "tradeoff_page.png"))
     chart.scroll_into_view_if_needed()
     chart.screenshot(path=str(artifacts / "tradeoff_chart.png"))
