@@ -127,7 +127,10 @@ def _event_from(series: pd.Series, col: str, event_codes: tuple, censor_codes: t
     if pd.api.types.is_bool_dtype(series):
         return series.to_numpy().astype(np.int8), problems
     if pd.api.types.is_numeric_dtype(series):
-        vals = set(np.unique(series.to_numpy()).tolist())
+        arr = series.to_numpy()
+        if ((arr == 0) | (arr == 1)).all():
+            return arr.astype(np.int8), problems
+        vals = set(np.unique(arr).tolist())
         if vals <= {0, 1}:
             return series.to_numpy().astype(np.int8), problems
         bad = sorted(vals - {0, 1})
@@ -182,7 +185,7 @@ def validate(df: pd.DataFrame, mapping: ColumnMap) -> tuple[Cohort | None, list[
                 problems.append(Problem(mapping.id, f"{dropped} row(s) were dropped because some subjects in {mapping.id!r} "
                                                     f"have more than {mapping.max_rows_per_subject} row(s): raise the bound "
                                                     "to keep them (every sensitivity is multiplied by the bound).", "warning"))
-    sub = df.loc[keep].reset_index(drop=True)
+    sub = df.reset_index(drop=True) if keep.all() else df.loc[keep].reset_index(drop=True)
 
     raw_t = sub[mapping.time]
     t = pd.to_numeric(raw_t, errors="coerce")

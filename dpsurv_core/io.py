@@ -11,6 +11,7 @@ import io
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from .errors import DataError, SheetChoiceNeeded
@@ -193,11 +194,24 @@ def read_columns(path: str | Path, columns: list[str], sheet: str | None = None)
     if len(present) < len(wanted):
         # a missing column: let validation name it against the full header
         return pd.DataFrame(columns=header), []
+    parse = pacsv.ParseOptions(delimiter=sep)
+    convert = pacsv.ConvertOptions(include_columns=present, strings_can_be_null=True)
     try:
-        table = pacsv.read_csv(path, parse_options=pacsv.ParseOptions(delimiter=sep),
-                               convert_options=pacsv.ConvertOptions(include_columns=present, strings_can_be_null=True))
+        # stream in blocks, keeping only numpy columns: the peak stays near the size of the columns
+        reader = pacsv.open_csv(path, read_options=pacsv.ReadOptions(block_size=1 << 24), parse_options=parse,
+                                convert_options=convert)
+        chunks: dict[str, list[np.ndarray]] = {c: [] for c in present}
+        for batch in reader:
+            for c in present:
+                chunks[c].append(batch.column(c).to_numpy(zero_copy_only=False))
+        del reader
     except (pa.ArrowInvalid, UnicodeDecodeError):
-        return read_table(path)
-    if table.num_rows == 0:
+        try:  # a column's type changed after the first block: parse the whole file at once
+            table = pacsv.read_csv(path, parse_options=parse, convert_options=convert)
+        except (pa.ArrowInvalid, UnicodeDecodeError):
+            return read_table(path)
+        return table.to_pandas(split_blocks=True, self_destruct=True), []
+    columns = {c: np.concatenate(v) if v else np.array([]) for c, v in chunks.items()}
+    if not columns or next(iter(columns.values())).size == 0:
         raise DataError(f"{path.name!r} has a header but no rows: add one row per subject.")
-    return table.to_pandas(), []
+    return pd.DataFrame(columns, copy=False), []
