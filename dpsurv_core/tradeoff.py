@@ -16,6 +16,11 @@ For each (mechanism, epsilon) cell, R trials go through the mechanism's vectoris
 * ``regression`` ||beta~_r - beta*|| / ||beta*|| with beta* the non-private MLE (Lambda = 0); the figure is
                  their mean (MRE).
 
+Each cell reports the headline figure, the median and mean over the trials and a band: the 10% and
+90% quantiles of the trials (for the flip rate, its 95% Wilson interval). ``rrr-debiased`` is
+randomized response read through its de-biased counts (free post-processing of the same kind of
+release); its epsilon, like ``rrr``'s, protects the group label only (the ``protects`` column).
+
 Everything that depends only on the data is computed once in :func:`prepare` and reused across
 epsilons and mechanisms: the non-private curves and tests, the LSP ladder and the MLE, the
 person-period design with its non-private fits. Each cell has its own seed
@@ -47,7 +52,6 @@ from .curve_summary import SURVIVAL, curve_errors
 from .curves import NonPrivate, exact_counts, groups_of, mechanism_class, tile_trials
 from .errors import ParameterError
 from .kaplan_meier import estimate
-from .ledger import EXACT, SUBJECT
 from .noise import SimulationNoise
 from .public import PublicParameters, TimeGrid
 
@@ -397,12 +401,3 @@ def tradeoff(analysis: str, cohort: Cohort, public: PublicParameters, mechanisms
     table = run(ctx, list(mechanisms), grid, trials, seed, progress)
     return TradeoffResult(analysis, table, ctx.reference, ctx.reference_values, ctx.reference_label, grid,
                           int(trials), int(seed), _time.perf_counter() - t0)
-
-
-def label_only(protects: str) -> bool:
-    """True when an epsilon protects less than the whole subject (randomized response: the label only)."""
-    return protects != SUBJECT
-
-
-def approximate(guarantee: str) -> bool:
-    return guarantee != EXACT

@@ -37,6 +37,7 @@ def test_tradeoff_page_draws_the_chart(page, app_url, artifacts):
     # the summary table holds the three reference epsilons
     table = page.locator("[data-testid='stTable']").first.inner_text()
     assert "epsilon 0.1" in table and "epsilon 10" in table and "points" in table
+    print(f"trade-off page: {seconds:.2f} s from click to finished chart")
     assert seconds < 30, f"the page took {seconds:.1f} s"
     page.set_viewport_size({"width": 1400, "height": 2400})  # the whole page in one picture
     wait_for_app(page)
