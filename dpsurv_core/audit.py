@@ -413,6 +413,9 @@ def _make_target(cohort: Cohort, row: int, why: str, chosen_by: str, influence: 
                  new_group: str | None = None) -> Target:
     row, rows = _target_from_row(cohort, row)
     g = None if cohort.group is None else str(cohort.group[row])
+    if len(rows) > 1:
+        why += (f" The privacy unit is the subject: its {len(rows)} rows ({', '.join(map(str, rows))}) are "
+                + ("relabelled together." if new_group is not None else "removed together."))
     return Target(row, rows, why, chosen_by, float(influence), float(cohort.time[row]), int(cohort.event[row]), g,
                   new_group)
 
