@@ -7,7 +7,7 @@ Each keeps R's column names and codes (lung's status is recoded from 1/2 to 0/1)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 import pandas as pd
@@ -92,7 +92,7 @@ def info(name: str) -> DatasetInfo:
         raise DataError(f"There is no bundled data set called {name!r}: choose one of {', '.join(DATASETS)}.") from None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load(name: str) -> pd.DataFrame:
     with info(name).path.open("rb") as fh:
         return pd.read_csv(fh)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from .errors import BudgetExceededError, ParameterError
@@ -55,7 +55,7 @@ class LedgerEntry:
     cost: PrivacyCost
     parallel_key: str | None = None
     note: str = ""
-    time: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    time: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
