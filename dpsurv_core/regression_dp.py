@@ -332,7 +332,8 @@ class PSGLD(_RegressionMechanism):
 
     def release(self, pp: PersonPeriod, noise: NoiseSource, trials: int = 1, w_star: np.ndarray | None = None,
                 beta_ref: np.ndarray | None = None, progress: Any = None) -> RegressionRelease:
-        """Run ``trials`` chains at once (vectorised: shared minibatches, independent Langevin noise)."""
+        """Run ``trials`` independent chains at once (vectorised: each chain draws its own minibatches and its own
+        Langevin noise, so the trials are independent draws)."""
         self._check(pp)
         if math.isinf(self.epsilon):
             w = minimise(pp, 0.0)
@@ -346,20 +347,23 @@ class PSGLD(_RegressionMechanism):
         V = np.zeros((trials, d))
         trace = np.empty((self.epochs + 1, trials, d))
         trace[0] = W
-        uniform = np.full(N, 1.0 / N)
+        chain = np.arange(trials)
         t = 0
         for epoch in range(self.epochs):
             for _ in range(steps_per_epoch):
-                S = noise.choice(uniform, nb)
+                # every chain samples its own minibatch of nb subjects (with replacement)
+                S = np.minimum((noise.uniform(0.0, 1.0, (trials, nb)) * N).astype(np.int64), N - 1).ravel()
                 rows = pp.subject_rows(S)
                 Zb, yb = pp.Z[rows], pp.y[rows].astype(float)
                 counts = pp.k[S]
                 starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-                eta = Zb @ W.T                                    # (rows, trials)
-                L = np.add.reduceat(np.logaddexp(0.0, -(2 * yb - 1)[:, None] * eta), starts, axis=0)  # (nb, trials)
+                owner = np.repeat(np.repeat(chain, nb), counts)    # chain of each row
+                eta = np.einsum("ij,ij->i", Zb, W[owner])           # (rows,)
+                L = np.add.reduceat(np.logaddexp(0.0, -(2 * yb - 1) * eta), starts)  # per sampled subject
                 wt = 1.0 / np.cosh(np.minimum(L / B, 350.0)) ** 2  # phi'(L) = sech^2(L / B)
-                coef = (special.expit(eta) - yb[:, None]) * np.repeat(wt, counts, axis=0)
-                gbar = temp * (coef.T @ Zb) / nb + W / (s2 * N)   # mean per-subject gradient of -log target
+                coef = (special.expit(eta) - yb) * np.repeat(wt, counts)
+                gsum = np.add.reduceat(coef[:, None] * Zb, starts[::nb], axis=0)  # (trials, d)
+                gbar = temp * gsum / nb + W / (s2 * N)   # mean per-subject gradient of -log target
                 U = N * gbar
                 V = self.rms_decay * V + (1 - self.rms_decay) * gbar ** 2
                 G = 1.0 / (1e-8 + np.sqrt(V))
