@@ -217,6 +217,12 @@ def curve_records(release: Any, analysis: str = "survival curves") -> list[dict[
     return out
 
 
+def parameter_records(analysis: str, mechanism: str, values: dict[str, float]) -> list[dict[str, Any]]:
+    """Long-format records of released parameters (Weibull shape and scale, regression coefficients)."""
+    return [{"analysis": analysis, "mechanism": mechanism, "trial": 0, "group": None, "quantity": name, "time": None,
+             "value": float(v)} for name, v in values.items()]
+
+
 def _default(obj: Any) -> Any:
     if isinstance(obj, np.generic):
         return obj.item()

@@ -15,6 +15,7 @@ from plotly.subplots import make_subplots
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.lsp import Ladder, compute_ladder
 from dpsurv_core.noise import ReleaseNoise
+from dpsurv_core.report import parameter_records
 from dpsurv_core.weibull import (
     GAMMA,
     OMEGA,
@@ -26,7 +27,7 @@ from dpsurv_core.weibull import (
     weibull_mle,
 )
 from dpsurv_core.weibull_dp import BLOCK_SIZE, STUDY_MECHANISMS, LspTll, make_mechanism, mdae_study
-from ui import session
+from ui import releases, session
 
 LABELS = {"lsp-tll": "LSP + TLL (paper 000)", "laplace": "Laplace baseline", "saa": "Sample-and-aggregate baseline"}
 COLOURS = {"mle": "#111111", "lsp-tll": "#1f77b4", "laplace": "#d62728", "saa": "#2ca02c", "km": "#7f7f7f"}
@@ -149,6 +150,9 @@ for name in chosen:
                        "budget cap in the sidebar or lower epsilon.")
             continue
         store[key] = est
+        releases.store(f"Weibull parameters: {name}", entry, parameter_records(
+            "weibull", name, {"shape": est.shape[0], "scale": est.scale[0], "scale_normalised": est.scale_normalised[0]}),
+            result=est)
     released[name] = store[key]
 
 box = st.container(border=True)

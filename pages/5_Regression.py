@@ -20,7 +20,8 @@ from dpsurv_core.noise import ReleaseNoise
 from dpsurv_core.person_period import person_period
 from dpsurv_core.regression import fit_cox, fit_nonprivate
 from dpsurv_core.regression_dp import build_mechanism, lambda_study, mre_study, release_table
-from ui import session
+from dpsurv_core.report import parameter_records
+from ui import releases, session
 
 LABELS = {"output": "Output perturbation", "objective": "Objective perturbation",
           "psgld": "pSGLD sampling (approximate DP, MCMC)"}
@@ -160,6 +161,8 @@ for kind, mech in mechs.items():
                        "budget cap in the sidebar or lower epsilon.")
             continue
         store[key] = rel
+        releases.store(f"Regression: {kind}", entry, parameter_records("regression", kind, rel.coefficients[0]),
+                       result=rel)
     released[kind] = store[key]
 
 box = st.container(border=True)

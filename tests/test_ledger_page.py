@@ -53,3 +53,20 @@ def test_session_report_release_vs_review():
     review = session_report("r", "lung", ledger, items, [], "review", cohort, public)
     assert "CONFIDENTIAL" not in release and "Released numbers" in release
     assert "comparison with the non-private analysis" in review and review.count("CONFIDENTIAL") >= 3
+
+
+def test_a_curve_release_reaches_the_ledger_page_and_its_bundle():
+    root = Path(__file__).resolve().parents[1] / "pages"
+    curves = AppTest.from_file(str(root / "2_Survival_curves.py"), default_timeout=60).run()
+    assert not curves.exception
+    items = curves.session_state["stored_releases"]
+    assert len(items) == 1 and items[0].entry.mechanism == "laplace-counts"
+    quantities = {r["quantity"] for r in items[0].records}
+    assert {"survival", "at_risk", "events"} <= quantities and items[0].figure is not None
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.session_state["ledger"] = curves.session_state["ledger"]
+    at.session_state["stored_releases"] = items
+    at.run()
+    assert not at.exception
+    assert list(at.dataframe[0].value["mechanism"]) == ["laplace-counts"]
+    assert at.metric[0].value == f"ε = {curves.session_state['ledger'].spent():.3g}"

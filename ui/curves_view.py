@@ -26,10 +26,12 @@ from dpsurv_core import curve_summary as cs
 from dpsurv_core import datasets
 from dpsurv_core.cohort import Cohort, validate
 from dpsurv_core.curves import CurveRelease, NonPrivate, available, groups_of, mechanism_class
+from dpsurv_core.figures import curves_figure
 from dpsurv_core.kaplan_meier import SurvivalCurves
 from dpsurv_core.ledger import GROUP_LABEL
 from dpsurv_core.public import Disclosure, PublicParameters, TimeGrid
-from ui import session
+from dpsurv_core.report import curve_records
+from ui import releases, session
 
 COLOURS = qualitative.D3
 EPSILONS = [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 7.5, 10.0]
@@ -347,6 +349,8 @@ def private_release(key: tuple, make: Callable[[], CurveRelease], mechanism: Any
     if not session.record_release(entry):
         return None
     store[key] = release
+    releases.store(f"Survival curves: {mechanism.name}", entry, curve_records(release),
+                   curves_figure({"private": release.curves}, session.data_choice().time_unit), release)
     return release
 
 
