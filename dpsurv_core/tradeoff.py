@@ -276,9 +276,9 @@ def _prepare_regression(cohort: Cohort, public: PublicParameters, covariates: Se
     ridge = float(np.linalg.norm(w_lam[: pp.p] - beta_star) / np.linalg.norm(beta_star))
     values = {f"coefficient {k}": float(v) for k, v in fit.coefficients.items()}
     values["relative error of the ridge fit alone"] = ridge
-    # objective perturbation adds extra ridge while eps <= c2 / (n Lambda) and spends eps' = eps - c2 / (n Lambda)
-    # on the noise above it: its error jumps just above this epsilon (spec section 5)
-    switch = pp.c2 / (pp.n_public * lam)
+    # objective perturbation adds extra ridge (and spends eps/2 on the noise) while c2 / (n Lambda) > eps / 2,
+    # i.e. below eps = 2 c2 / (n Lambda); above it eps' = eps - c2 / (n Lambda) >= eps / 2 (regression_dp)
+    switch = 2.0 * pp.c2 / (pp.n_public * lam)
     return Context(REGRESSION, cohort, public, {"lambda": lam, "covariates": list(covariates),
                                                 "intervals": pp.intervals, "knots": pp.knots, "psgld": dict(psgld or {}),
                                                 "objective_switch": switch},

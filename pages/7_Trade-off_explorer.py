@@ -230,9 +230,10 @@ if guides:
                "fit a penalised model even before any noise).")
 if analysis == "regression" and "objective" in chosen:
     sw = ctx.settings["objective_switch"]
-    st.caption(f"Objective perturbation changes gear at epsilon {sw:.3g} (= T R²/4 / (n Lambda)): up to there it adds "
-               "extra ridge and spends half of epsilon on the noise; just above it, only epsilon minus "
-               f"{sw:.3g} is left for the noise, so its error jumps there before falling again (spec section 5).")
+    st.caption(f"Objective perturbation changes gear at epsilon {sw:.3g} (= 2 T R²/4 / (n Lambda)): up to there it "
+               "adds extra ridge and spends half of epsilon on the noise; above it no extra ridge is needed and more "
+               "than half of epsilon goes to the noise. (The spec adds the ridge only below half this epsilon, which "
+               "makes the error jump just above that point; dpsurv's rule has the same guarantee without the jump.)")
 if log_y and all(v == 0 for v in ctx.reference.values()):
     st.caption("The non-private analysis has no error (0), which a logarithmic axis cannot show.")
 
