@@ -174,8 +174,12 @@ def test_regression_mre(lung, public):
     t = r.table
     assert (t["mean"] == t["value"]).all() and (t.guarantee == "exact").all()
     ctx = tradeoff.prepare("regression", lung, public, covariates=("age", "sex"))
-    assert ctx.settings["objective_switch"] == pytest.approx(
-        build_mechanism("objective", 1.0, pp, lam=0.01).jacobian_log_bound, rel=1e-12)
+    switch = ctx.settings["objective_switch"]
+    assert switch == pytest.approx(2 * build_mechanism("objective", 1.0, pp, lam=0.01).jacobian_log_bound, rel=1e-12)
+    # below the switch the extra ridge is on and eps' = eps / 2; above it no ridge and eps' >= eps / 2
+    below, above = build_mechanism("objective", 0.9 * switch, pp, lam=0.01), build_mechanism("objective", 1.1 * switch, pp, lam=0.01)
+    assert below.extra_ridge > 0 and below.epsilon_prime == pytest.approx(0.45 * switch)
+    assert above.extra_ridge == 0 and above.epsilon_prime >= 0.55 * switch
 
 
 def test_psgld_is_labelled_approximate(lung, public):
