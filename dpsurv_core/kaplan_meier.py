@@ -104,4 +104,4 @@ def estimate(counts: BinnedCounts, alpha: float = 0.05) -> SurvivalCurves:
     cif_terms = np.where(live[..., None, :], s_prev[..., None, :] * dk / safe_r[..., None, :], 0.0)
     cif = np.cumsum(cif_terms, axis=-1)
     return SurvivalCurves(counts.grid.points, counts.groups, survival, lower, upper, lower_lin, upper_lin, greenwood,
-                          r, d, counts.censored.astype(float), cumhaz, cif, counts.event_types, alpha)
+                          np.maximum(r, 0.0), d, counts.censored.astype(float), cumhaz, cif, counts.event_types, alpha)

@@ -139,3 +139,17 @@ def test_adaptive_km_if_present():
         for eps in (0.5, 2.0):
             rel = cls(eps).release(cohort, public, SimulationNoise(n), trials=4)
             _check(rel.curves)
+
+
+def test_released_number_at_risk_is_never_negative():
+    """Past the point where noisy exits exceed the subjects, the curve stops; the published at-risk is 0, not < 0."""
+    from dpsurv_core.cohort import load_bundled
+    from dpsurv_core.laplace_counts import LaplaceCounts
+    from dpsurv_core.noise import SimulationNoise
+    from dpsurv_core.public import PublicParameters
+
+    cohort = load_bundled("leukemia")
+    public = PublicParameters.derive(cohort, horizon=200, bins=20)
+    rel = LaplaceCounts(0.1).release(cohort, public, SimulationNoise(5), trials=500)
+    assert (rel.counts.at_risk() < 0).any()  # the raw recursion does go below zero at this epsilon
+    assert (rel.curves.at_risk >= 0).all()
