@@ -216,13 +216,11 @@ class PersonPeriod:
 
     @property
     def c1(self) -> float:
-        """c1 = m T R bounds ||grad L_i|| for a subject with at most m records (spec section 5)."""
-        return self.rows_per_subject * self.intervals * self.R
+        return gradient_bound(self.rows_per_subject, self.intervals, self.R)
 
     @property
     def c2(self) -> float:
-        """c2 = m T R^2 / 4 bounds tr(grad^2 L_i) (spec section 5)."""
-        return self.rows_per_subject * self.intervals * self.R ** 2 / 4.0
+        return hessian_trace_bound(self.rows_per_subject, self.intervals, self.R)
 
     @property
     def compressed(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -263,6 +261,16 @@ def expand(time: np.ndarray, event: np.ndarray, X: np.ndarray, horizon: float, i
     Z[:, :X.shape[1]] = X[subject]
     Z[:, X.shape[1]:] = s[interval - 1]
     return Z, y, subject, interval, offsets, k, d
+
+
+def gradient_bound(rows_per_subject: int, intervals: int, R: float) -> float:
+    """c1 = m T R bounds ||grad L_i|| for a subject with at most m records (spec section 5)."""
+    return rows_per_subject * intervals * R
+
+
+def hessian_trace_bound(rows_per_subject: int, intervals: int, R: float) -> float:
+    """c2 = m T R^2 / 4 bounds tr(grad^2 L_i) (spec section 5)."""
+    return rows_per_subject * intervals * R ** 2 / 4.0
 
 
 def person_period(cohort: Cohort, covariates: tuple[str, ...] | list[str], horizon: float | None = None,

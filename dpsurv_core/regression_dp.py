@@ -53,7 +53,7 @@ from .errors import ParameterError
 from .ledger import APPROXIMATE_MCMC, EXACT, PrivacyCost
 from .mechanism import Mechanism, check_epsilon
 from .noise import NoiseSource
-from .person_period import PersonPeriod
+from .person_period import PersonPeriod, gradient_bound, hessian_trace_bound
 from .regression import check_lambda, mean_relative_error, minimise
 
 ANALYSIS = "discrete-time regression"
@@ -89,13 +89,11 @@ class DesignBounds:
 
     @property
     def c1(self) -> float:
-        """c1 = m T R: bound on ||grad L_i||."""
-        return self.rows_per_subject * self.intervals * self.R
+        return gradient_bound(self.rows_per_subject, self.intervals, self.R)
 
     @property
     def c2(self) -> float:
-        """c2 = m T R^2 / 4: bound on tr grad^2 L_i."""
-        return self.rows_per_subject * self.intervals * self.R ** 2 / 4.0
+        return hessian_trace_bound(self.rows_per_subject, self.intervals, self.R)
 
     def to_dict(self) -> dict[str, Any]:
         return {"intervals": self.intervals, "knots": self.knots, "horizon": self.horizon, "dimension": self.dim,

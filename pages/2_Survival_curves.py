@@ -20,14 +20,8 @@ st.caption("The Kaplan-Meier curve of the cohort next to a differentially privat
            "and a privacy budget, and see what the noise does to the curve, the medians and the landmark survival.")
 explainer = st.container()
 
-cohort = session.require_cohort()
-choice = session.data_choice()
+cohort, choice, public = session.analysis_inputs()
 unit = cohort.time_unit
-try:
-    public = session.public_parameters(cohort)
-except DpsurvError as exc:
-    st.error(f"{exc} Fix the public parameters on the Data page.")
-    st.stop()
 group_col = choice.mapping.group if cohort.group is not None else None
 names = cv.mechanism_choices(has_group=group_col is not None)
 if not names:

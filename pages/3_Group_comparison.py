@@ -22,14 +22,8 @@ st.caption("Do the groups survive differently? The log-rank test on the real dat
            "private release, and whether the conclusion at the 5% level survives the noise.")
 explainer = st.container()
 
-cohort = session.require_cohort()
-choice = session.data_choice()
+cohort, choice, public = session.analysis_inputs()
 unit = cohort.time_unit
-try:
-    public = session.public_parameters(cohort)
-except DpsurvError as exc:
-    st.error(f"{exc} Fix the public parameters on the Data page.")
-    st.stop()
 
 group_col = choice.mapping.group if cohort.group is not None else None
 extra_disclosures = []

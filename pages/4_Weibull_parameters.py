@@ -73,12 +73,7 @@ with a disclosure).
 """
     )
 
-cohort = session.require_cohort()
-try:
-    public = session.public_parameters(cohort)
-except DpsurvError as exc:
-    st.error(f"{exc} Fix the public parameters on the Data page.")
-    st.stop()
+cohort, choice, public = session.analysis_inputs()
 unit = cohort.time_unit
 horizon = float(public.horizon)
 

@@ -66,13 +66,7 @@ only by the number of runs.
 """
     )
 
-cohort = session.require_cohort()
-try:
-    public = session.public_parameters(cohort)
-except DpsurvError as exc:
-    st.error(f"{exc} Fix the public parameters on the Data page.")
-    st.stop()
-choice = session.data_choice()
+cohort, choice, public = session.analysis_inputs()
 has_group = cohort.group is not None
 covariates = list(cohort.covariates.columns)
 

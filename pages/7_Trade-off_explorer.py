@@ -34,14 +34,8 @@ st.info("**Simulations for the data holder's eyes only.** Every point below come
         "on your data with seeded random noise and is compared with the exact, non-private analysis. Nothing here is "
         "a release: nothing may be published from this page and nothing is charged to the privacy ledger.", icon="🔒")
 
-cohort = session.require_cohort()
-choice = session.data_choice()
+cohort, choice, public = session.analysis_inputs()
 unit = cohort.time_unit
-try:
-    public = session.public_parameters(cohort)
-except DpsurvError as exc:
-    st.error(f"{exc} Fix the public parameters on the Data page.")
-    st.stop()
 group_col = choice.mapping.group if cohort.group is not None else None
 # regression covariates as the Regression page picks them: the mapped ones, else the data set's first two
 mapping = choice.mapping

@@ -94,6 +94,20 @@ def public_parameters(cohort: Cohort | None = None) -> PublicParameters:
                                    group_categories=c.group_categories, covariate_ranges=ranges)
 
 
+def analysis_inputs() -> tuple[Cohort, DataChoice, PublicParameters]:
+    """What every analysis page starts from: the validated cohort, the Data page's choice and the public
+    parameters; or the page stops with a sentence pointing to the Data page."""
+    from dpsurv_core.errors import DpsurvError
+
+    cohort = require_cohort()
+    try:
+        public = public_parameters(cohort)
+    except DpsurvError as exc:
+        st.error(f"{exc} Fix the public parameters on the Data page.")
+        st.stop()
+    return cohort, data_choice(), public
+
+
 def ledger() -> Ledger:
     """This session's privacy ledger, capped at the sidebar's budget cap."""
     if "ledger" not in st.session_state:
