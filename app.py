@@ -23,13 +23,22 @@ with st.sidebar:
     st.number_input("Budget cap (total epsilon)", min_value=0.01, max_value=1000.0, step=0.5,
                     value=float(st.session_state.get("budget_cap", 5.0)), key="budget_cap",
                     help="Releases that would take the session's total epsilon past this cap are refused.")
+    spending = st.empty()
+
+
+def show_spending() -> None:
+    """The ledger's totals in the sidebar (drawn before the page, and again after it charged anything)."""
     led = session.ledger()
     spent = led.spent()
-    st.progress(min(spent / led.cap, 1.0) if led.cap else 0.0, text=f"Spent: epsilon {spent:.3g} of {led.cap:g} "
-                "(protecting the subject)")
-    for unit, tot in led.totals().items():
-        if unit != "the subject":
-            st.caption(f"Label-only releases: epsilon {tot['epsilon']:.3g} (protects {unit})")
-    st.caption(f"{len(led.entries)} release(s) in this session's ledger.")
+    with spending.container():
+        st.progress(min(spent / led.cap, 1.0) if led.cap else 0.0,
+                    text=f"Spent: epsilon {spent:.3g} of {led.cap:g} (protecting the subject)")
+        for unit, tot in led.totals().items():
+            if unit != "the subject":
+                st.caption(f"Label-only releases: epsilon {tot['epsilon']:.3g} (protects {unit})")
+        st.caption(f"{len(led.entries)} release(s) in this session's ledger.")
 
+
+show_spending()
 nav.run()
+show_spending()

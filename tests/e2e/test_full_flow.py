@@ -50,6 +50,9 @@ def test_data_curves_epsilon_audit_report(page, app_url, artifacts, tmp_path):
     print(f"flchain: private curve redrawn {redraw:.2f} s after the epsilon change")
     assert redraw < 2.0, f"redraw took {redraw:.2f} s (target about 1 s)"
     assert "epsilon = 0.75, protecting the subject" in page.locator("[data-testid='stMain']").inner_text()
+    # the sidebar's ledger total includes the release the page just charged (1 + 0.75)
+    sidebar = page.locator("[data-testid='stSidebar']").inner_text()
+    assert "Spent: epsilon 1.75 of 5" in sidebar and "2 release(s)" in sidebar
 
     page.get_by_role("link", name="Privacy audit").click()
     page.get_by_role("button", name="Run the audit").wait_for()
