@@ -4,8 +4,6 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import session
-
 st.set_page_config(page_title="dpsurv", page_icon="📉", layout="wide")
 
 PAGES = sorted(Path(__file__).parent.joinpath("pages").glob("[0-9]*.py"))
@@ -15,7 +13,10 @@ def _title(path: Path) -> str:
     return path.stem.split("_", 1)[1].replace("_", " ")
 
 
+# the navigation goes out before anything heavy is imported, so the menu is right from the first moment
 nav = st.navigation([st.Page(str(p), title=_title(p), default=(i == 0)) for i, p in enumerate(PAGES)])
+
+from ui import session  # noqa: E402
 
 with st.sidebar:
     choice = session.data_choice()
