@@ -8,8 +8,14 @@ PORT ?= 8501
 
 .PHONY: run test lint bench chromium clean
 
+# Debian's python3.11 needs its -venv package for ensurepip: install it with apt when venv fails.
 $(BIN)/python:
-	$(PY) -m venv $(VENV)
+	@$(PY) -m venv $(VENV) 2>/dev/null || { rm -rf $(VENV); \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  echo "python -m venv failed: installing Debian's venv package with apt"; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq python3-venv \
+	    "python$$($(PY) -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')-venv" >/dev/null; \
+	  $(PY) -m venv $(VENV); }
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(VENV)/.app-installed: requirements.txt | $(BIN)/python
