@@ -37,6 +37,9 @@ def show_spending() -> None:
         for unit, tot in led.totals().items():
             if unit != "the subject":
                 st.caption(f"Label-only releases: epsilon {tot['epsilon']:.3g} (protects {unit})")
+        if led.void_reasons():
+            st.warning("Patients have no DP guarantee from these releases (a label-only or not-DP release): see "
+                       "Ledger and report.")
         st.caption(f"{len(led.entries)} release(s) in this session's ledger.")
 
 

@@ -55,12 +55,23 @@ class LedgerEntry:
     cost: PrivacyCost
     parallel_key: str | None = None
     note: str = ""
+    disclosures: list[dict[str, Any]] = field(default_factory=list)  # Disclosure.to_dict() of the release
     time: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["cost"] = asdict(self.cost)
         return out
+
+    def voids_subject_guarantee(self) -> str | None:
+        """Why this release leaves the subject without a DP guarantee, or None if it does not."""
+        not_dp = [d["message"] for d in self.disclosures if not d.get("dp", True)]
+        if not_dp:
+            return f"{self.mechanism} ({self.analysis}) is not differentially private: {not_dp[0]}"
+        if self.cost.protects not in (SUBJECT,):
+            return (f"{self.mechanism} ({self.analysis}) protects {self.cost.protects}: the subject's times and events "
+                    "are published as they are")
+        return None
 
 
 class Ledger:
@@ -92,6 +103,20 @@ class Ledger:
             out[unit] = {"epsilon": self._compose(sub, "epsilon"), "delta": self._compose(sub, "delta")}
         return out
 
+    def void_reasons(self) -> list[str]:
+        """Releases that leave the subject without a DP guarantee (label-only or not-DP releases); empty if none.
+
+        Their epsilons still count against the cap, but no finite epsilon describes the subject's loss once one of
+        them has been published (spec section 0.5, honest accounting)."""
+        return [f"release {i + 1}: {r}" for i, e in enumerate(self.entries) if (r := e.voids_subject_guarantee())]
+
+    def subject_guarantee(self) -> str:
+        """One sentence on what protects the subject now."""
+        reasons = self.void_reasons()
+        if reasons:
+            return "none: " + "; ".join(reasons)
+        return f"epsilon = {self.spent():.4g} under add/remove-one-subject neighbours"
+
     def spent(self, protects: str = SUBJECT) -> float:
         return self.totals().get(protects, {"epsilon": 0.0})["epsilon"]
 
@@ -116,7 +141,8 @@ class Ledger:
         return entry
 
     def to_dict(self) -> dict[str, Any]:
-        return {"cap": self.cap, "totals": self.totals(), "entries": [e.to_dict() for e in self.entries]}
+        return {"cap": self.cap, "totals": self.totals(), "subject_guarantee": self.subject_guarantee(),
+                "entries": [e.to_dict() for e in self.entries]}
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, default=_json_default)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from typing import Any
 
 from .errors import ParameterError
@@ -38,5 +39,8 @@ class Mechanism(ABC):
     @abstractmethod
     def parameters(self) -> dict[str, Any]: ...
 
-    def ledger_entry(self, dataset: str, parallel_key: str | None = None, note: str = "") -> LedgerEntry:
-        return LedgerEntry(self.name, self.analysis, dataset, self.parameters(), self.cost, parallel_key, note)
+    def ledger_entry(self, dataset: str, parallel_key: str | None = None, note: str = "",
+                     disclosures: Iterable[Any] = ()) -> LedgerEntry:
+        """The ledger line of one release, with the release's disclosures (``Disclosure`` objects or dicts)."""
+        discl = [d if isinstance(d, dict) else d.to_dict() for d in disclosures]
+        return LedgerEntry(self.name, self.analysis, dataset, self.parameters(), self.cost, parallel_key, note, discl)

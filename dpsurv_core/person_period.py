@@ -325,8 +325,10 @@ def person_period(cohort: Cohort, covariates: tuple[str, ...] | list[str], horiz
     if n_public is None:
         n_public = int(complete.sum())
         what = "complete subjects" if cohort.rows_per_subject <= 1 else "complete records"
-        disclosures.append(Disclosure("n", f"The normaliser n = {n_public} of the objective (1/n) sum L_i is the number "
-                                           f"of {what}, read off the data: declare it to avoid disclosing it."))
+        disclosures.append(Disclosure("n", f"not DP: the normaliser n = {n_public} of the objective (1/n) sum L_i is the "
+                                           f"number of {what}, read off the data, and the noise is scaled by 1/n, so "
+                                           "neighbouring cohorts get different noise; declare n from the study design.",
+                                      dp=False))
     n_public = int(n_public)
     if n_public < 1:
         raise ParameterError(f"The public cohort size n must be at least 1, got {n_public}.")

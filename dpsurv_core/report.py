@@ -75,6 +75,7 @@ th{background:#f3f4f6} td:first-child,th:first-child{text-align:left}
 .confidential{background:#b91c1c;color:#fff;font-weight:700;text-align:center;padding:.35em;letter-spacing:.08em}
 .section-flag{color:#b91c1c;font-weight:700;font-size:.85em}
 .meta{color:#555;font-size:.9em} .note{background:#f8fafc;border-left:4px solid #64748b;padding:.5em 1em}
+.notdp{border-left-color:#b91c1c;color:#7f1d1d;background:#fef2f2}
 @media print{.confidential.page{position:fixed;top:0;left:0;right:0} body{margin-top:2.5em} h2{break-after:avoid}}
 """
 
@@ -122,6 +123,17 @@ class Report:
         table = frame.to_html(index=False, na_rep="—", float_format=lambda v: f"{v:.4g}", border=0)
         self._current().parts.append(table.replace(">", ">" + cap, 1) if cap else table)
 
+    def add_disclosures(self, disclosures: list[Any]) -> None:
+        """Every public value read off the data; the ones that make a release not DP in red."""
+        for d in disclosures:
+            d = d if isinstance(d, dict) else d.to_dict()
+            if d.get("dp", True):
+                self._current().parts.append(f"<p class='note'>Disclosure ({html.escape(d['parameter'])}): "
+                                             f"{html.escape(d['message'])}</p>")
+            else:
+                self._current().parts.append(f"<p class='note notdp'><b>Not differentially private</b> "
+                                             f"({html.escape(d['parameter'])}): {html.escape(d['message'])}</p>")
+
     def add_figure(self, fig: go.Figure) -> None:
         self._current().parts.append(fig.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False}))
 
@@ -142,6 +154,10 @@ class Report:
             cap = f" against a cap of {self.ledger.cap:g}" if self.ledger.cap else ""
             parts.append(f"<p><b>Total (sequential composition; parallel over disjoint groups)</b>{cap}: "
                          f"{html.escape(tot)}.</p>")
+            reasons = self.ledger.void_reasons()
+            if reasons:
+                parts.append("<p class='note notdp'><b>The subject has no differential-privacy guarantee from this "
+                             "set of releases.</b> " + html.escape("; ".join(reasons)) + ".</p>")
             parts.append(ledger_figure(self.ledger).to_html(full_html=False, include_plotlyjs=False))
         return "\n".join(parts)
 
@@ -188,15 +204,17 @@ class Report:
                 f"<script type='text/javascript'>{js}</script></head><body>" + "\n".join(body) + "</body></html>")
 
 
-def release_bundle(records: list[dict[str, Any]], ledger: Ledger) -> tuple[str, str]:
-    """CSV and JSON of released numbers. Each record: analysis, mechanism, trial, group, quantity, time, value."""
+def release_bundle(records: list[dict[str, Any]], ledger: Ledger, disclosures: list[Any] = ()) -> tuple[str, str]:
+    """CSV and JSON of released numbers. Each record: analysis, mechanism, trial, group, quantity, time, value.
+    The JSON also holds the ledger (each entry with its disclosures) and the given disclosures."""
     for r in records:
         if r.get("mechanism") == "nonprivate":
             raise ParameterError("The release bundle holds private outputs only: leave non-private results out.")
     frame = pd.DataFrame(records, columns=["analysis", "mechanism", "trial", "group", "quantity", "time", "value"])
     buf = io.StringIO()
     frame.to_csv(buf, index=False)
-    payload = {"ledger": json.loads(ledger.to_json()), "released": records}
+    payload = {"ledger": json.loads(ledger.to_json()), "released": records,
+               "disclosures": [d if isinstance(d, dict) else d.to_dict() for d in disclosures]}
     return buf.getvalue(), json.dumps(payload, indent=2, default=_default)
 
 
@@ -240,6 +258,7 @@ class ReleaseItem:
     records: list[dict[str, Any]] = field(default_factory=list)
     figure: go.Figure | None = None
     result: Any = None
+    disclosures: list[Any] = field(default_factory=list)
 
 
 @dataclass
@@ -291,6 +310,7 @@ def session_report(title: str, dataset: str, ledger: Ledger, items: list[Release
         rep.add_section(item.title)
         cost = item.entry.cost
         rep.add_text(f"Released with {item.entry.mechanism}: {cost.sentence()}.")
+        rep.add_disclosures(item.disclosures or item.entry.disclosures)
         if item.figure is not None:
             rep.add_figure(item.figure)
         table = records_table(item.records)

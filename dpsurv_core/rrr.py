@@ -182,6 +182,13 @@ class RandomizedResponse(Mechanism):
             raise ParameterError(f"The mechanism was built for the categories {', '.join(self.categories)} but the "
                                  f"public categories are {', '.join(groups)}.")
         subj_label, row_subject = subject_labels(cohort, self.categories)
+        outside = int((subj_label < 0).sum())
+        if outside:
+            # such a subject would be counted nowhere, and changing its label to a declared one would add it with
+            # certainty: the label-DP guarantee would not hold
+            raise ParameterError(f"{outside} subject(s) have a group label outside the declared categories "
+                                 f"({', '.join(self.categories)}): randomized response must be able to report every "
+                                 "subject's label, so declare every category the data can contain.")
         reported_subject = self.randomize(subj_label, noise, trials)
         reported_rows = reported_subject[:, row_subject]
         ev_cell, ce_cell, types = row_cells(cohort, public.grid, competing)

@@ -328,8 +328,10 @@ class SampleAggregateWeibull(WeibullMechanism):
         if self.blocks is not None:
             return []
         m = "" if sample is None else f" ({self.n_blocks(sample)})"
-        return [Disclosure("blocks", f"The number of blocks{m} was derived from the number of records "
-                                     f"(n / {self.block_size}, rounded): declare it to avoid disclosing the cohort size.")]
+        return [Disclosure("blocks", f"not DP: the number of blocks{m} was derived from the number of records "
+                                     f"(n / {self.block_size}, rounded), and it sets the noise scale, so neighbouring "
+                                     "cohorts across a rounding step get different noise; declare the number of blocks.",
+                           dp=False)]
 
     def release_many(self, sample: WeibullSample, noise: NoiseSource, trials: int) -> WeibullEstimates:
         self._check(sample)

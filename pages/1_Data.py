@@ -9,7 +9,6 @@ import streamlit as st
 from dpsurv_core import datasets
 from dpsurv_core.cohort import ColumnMap
 from dpsurv_core.errors import DpsurvError
-from dpsurv_core.public import nice_ceiling
 from dpsurv_core.summary import TIME_UNITS, cohort_summary, event_type_counts, time_factor
 from ui import session
 from ui.data_view import (
@@ -214,6 +213,12 @@ with right:
     id_col = st.selectbox("Subject id (when a patient can have several rows)", id_opts,
                           index=_index(id_opts, m.id or NONE), key=f"{tok}-id")
     id_col = None if id_col == NONE else id_col
+    if id_col is None and choice.bundled:
+        declared = datasets.info(choice.name)
+        if declared.id and declared.rows_per_subject > 1:
+            st.warning(f"{choice.name} has up to {declared.rows_per_subject} rows per patient (column "
+                       f"{declared.id!r}): without a subject id every row is treated as a patient, which understates "
+                       "the privacy loss of a patient with several rows. Map the subject id.")
     bound = 1
     if id_col:
         bound = int(st.number_input("At most this many rows per subject", min_value=1, max_value=100,
@@ -303,8 +308,12 @@ declare_h = p1.checkbox("Declare the horizon", value=choice.horizon is not None,
                         help="The last time point any curve is reported at, e.g. 5 years from the protocol.")
 horizon = None
 if declare_h:
-    default_h = choice.horizon if choice.horizon is not None else nice_ceiling(tmax)
-    horizon = float(p1.number_input(f"Horizon ({unit})", min_value=0.001, value=float(default_h), key=f"{tok}-h-{unit}"))
+    # no value is pre-filled from the data (that would launder a data-derived horizon into a "declared" one)
+    typed = p1.number_input(f"Horizon ({unit})", min_value=0.001, value=choice.horizon, key=f"{tok}-h-{unit}",
+                            placeholder=f"from the protocol (the data's maximum is {tmax:g})")
+    horizon = None if typed is None else float(typed)
+    if horizon is None:
+        p1.caption("Type the horizon to declare it; until then it is read off the data (disclosed).")
 bins = int(p2.number_input("Number of time bins", min_value=2, max_value=500, value=int(choice.bins), step=1,
                            key=f"{tok}-bins", help="The time axis is cut into this many equal bins up to the horizon."))
 event_grid = p3.checkbox("Event-time grid (not DP)", value=choice.event_time_grid,
@@ -318,12 +327,12 @@ if mapping.group:
     declare_g = st.checkbox(f"Declare the categories of {mapping.group!r}", value=choice.group_categories is not None,
                             key=f"{tok}-declare-g-{mapping.group}")
     if declare_g:
-        text = st.text_input("Group categories, comma-separated", value=", ".join(choice.group_categories or found),
-                             key=f"{tok}-cats-{mapping.group}")
+        text = st.text_input("Group categories, comma-separated", value=", ".join(choice.group_categories or ()),
+                             key=f"{tok}-cats-{mapping.group}", placeholder=f"as in the protocol, e.g. {', '.join(found[:6])}")
         group_categories = tuple(s.strip() for s in text.split(",") if s.strip())
         missing = sorted(set(found) - set(group_categories))
         if not group_categories:
-            st.error("List at least one category, or untick the box to read them off the data (disclosed).")
+            st.caption("Type the categories to declare them; until then they are read off the data (disclosed).")
             group_categories = None
         elif missing:
             st.warning(f"The data has group(s) {', '.join(missing)} that are not declared: add them, or those "
@@ -339,11 +348,13 @@ if numeric_covs:
         on = r1.checkbox(f"Declare the range of {c!r}", value=declared, key=f"{tok}-declare-r-{c}")
         if on:
             s = cohort.covariates[c]
-            lo0, hi0 = choice.covariate_ranges.get(c, (float(s.min()), float(s.max())))
-            lo = float(r2.number_input(f"{c}: lowest", value=float(lo0), key=f"{tok}-lo-{c}"))
-            hi = float(r3.number_input(f"{c}: highest", value=float(hi0), key=f"{tok}-hi-{c}"))
-            if hi > lo:
-                ranges[c] = (lo, hi)
+            lo0, hi0 = choice.covariate_ranges.get(c, (None, None))
+            lo = r2.number_input(f"{c}: lowest", value=lo0, key=f"{tok}-lo-{c}", placeholder=f"data: {s.min():g}")
+            hi = r3.number_input(f"{c}: highest", value=hi0, key=f"{tok}-hi-{c}", placeholder=f"data: {s.max():g}")
+            if lo is None or hi is None:
+                r1.caption("Type both bounds to declare them; until then they are read off the data (disclosed).")
+            elif hi > lo:
+                ranges[c] = (float(lo), float(hi))
             else:
                 r1.error(f"The highest value of {c!r} must be above the lowest: fix the range.")
 

@@ -101,7 +101,7 @@ else:
                False)
         new = st.button("New release", key="gc_new", help="Draw fresh noise: a new release, charged to the ledger again.")
         release = cv.private_release(key, lambda: mechanism.release(cohort, public, ReleaseNoise(), trials=1), mechanism,
-                                     cohort.name, new)
+                                     cohort.name, new, extra_disclosures)
     except DpsurvError as exc:
         st.error(str(exc))
         st.stop()
@@ -110,7 +110,7 @@ else:
                    "sidebar, lower epsilon, or start a new session.")
 
 if release is not None:
-    cv.privacy_card(release, extra_disclosures)
+    cv.privacy_card(release)
 elif extra_disclosures:
     for disc in extra_disclosures:
         st.warning(disc.message, icon="⚠️")

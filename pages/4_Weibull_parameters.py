@@ -138,7 +138,8 @@ for name in chosen:
         except DpsurvError as exc:
             st.error(str(exc))
             continue
-        entry = mech.ledger_entry(cohort.name)
+        entry = mech.ledger_entry(cohort.name, disclosures=[
+            *[d for d in public.disclosures() if d.parameter == "horizon"], *mech.disclosures(sample)])
         entry.parameters = {**entry.parameters, "release_id": uuid.uuid4().hex[:8]}
         if not session.record_release(entry):
             st.warning(f"{LABELS[name]}: the release was refused, so no private numbers are shown for it; raise the "

@@ -99,10 +99,14 @@ with st.expander("Model and sampler settings (public)"):
     knots = int(m2.number_input("Spline knots q", 2, 20, 5, 1, key="rg_q"))
     epochs = int(m3.number_input("pSGLD epochs", 4, 400, 60, 4, key="rg_epochs"))
     burn_in = int(m4.number_input("pSGLD burn-in epochs", 0, 399, 30, 2, key="rg_burn"))
-    p1, p2, p3 = st.columns(3)
+    p1, p2, p3, p4 = st.columns(4)
     step = float(p1.number_input("pSGLD step a", 0.1, 100.0, 8.0, 0.5, key="rg_step"))
     prior_sd = float(p2.number_input("pSGLD prior sd s", 0.5, 1000.0, 20.0, 1.0, key="rg_prior"))
     bound_in = float(p3.number_input("Sanitizer bound B (0 = T log 2)", 0.0, 1000.0, 0.0, 1.0, key="rg_B"))
+    n_declared = int(p4.number_input("Public cohort size n (0 = count it: not DP)", 0, 10**9, 0, 1, key="rg_n",
+                                     help="The noise is scaled by 1/n, so n must be public: declare it from the study "
+                                          "design (e.g. the number enrolled). Counting it in the data makes the "
+                                          "release not differentially private."))
 
 if not covs:
     st.info("Choose at least one covariate.")
@@ -116,7 +120,8 @@ try:
                           choice.time_unit)
     public = session.public_parameters(base)
     declared = {k: v for k, v in choice.covariate_ranges.items() if k in covs}
-    pp = person_period(cohort, covs, horizon=public.horizon, intervals=intervals, knots=knots, ranges=declared)
+    pp = person_period(cohort, covs, horizon=public.horizon, intervals=intervals, knots=knots, ranges=declared,
+                       n_public=n_declared or None)
 except DpsurvError as exc:
     st.error(str(exc))
     st.stop()
@@ -146,7 +151,8 @@ new = st.button("New release", key="rg_new", help="Draw fresh noise: new release
 store = st.session_state.setdefault("regression_releases", {})
 released = {}
 for kind, mech in mechs.items():
-    key = ("regression", data_key, kind, tuple(covs), repr(sorted(mech.parameters().items())))
+    key = ("regression", data_key, kind, tuple(covs), repr(sorted(mech.parameters().items())),
+           repr([d.to_dict() for d in disclosures]))
     if key not in store or new:
         try:
             with st.spinner(f"Releasing {LABELS[kind]} ..."):
@@ -154,7 +160,7 @@ for kind, mech in mechs.items():
         except DpsurvError as exc:
             st.error(str(exc))
             continue
-        entry = mech.ledger_entry(cohort.name)
+        entry = mech.ledger_entry(cohort.name, disclosures=disclosures)
         entry.parameters = {**entry.parameters, "covariates": list(covs), "release_id": uuid.uuid4().hex[:8]}
         if not session.record_release(entry):
             st.warning(f"{LABELS[kind]}: the release was refused, so no private numbers are shown for it; raise the "

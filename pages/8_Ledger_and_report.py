@@ -30,6 +30,10 @@ spent = led.spent()
 cols[0].metric("Spent (protecting the subject)", f"ε = {spent:.3g}", help="Sequential composition; parallel over disjoint groups.")
 cols[1].metric("Budget cap", f"ε = {led.cap:g}" if led.cap else "none")
 cols[2].metric("Left", f"ε = {led.remaining():.3g}" if led.cap else "—")
+reasons = led.void_reasons()
+if reasons:
+    st.error("**The patients have no differential-privacy guarantee from this session's releases**, whatever the "
+             "epsilon above says: " + "; ".join(reasons) + ".")
 for unit, tot in totals.items():
     if unit != "the subject":
         st.info(f"Label-only releases: ε = {tot['epsilon']:.3g} protecting {unit}. This is not a guarantee for the "
@@ -41,6 +45,7 @@ else:
     rows = [{"#": i + 1, "time (UTC)": e.time.replace("T", " ")[:19], "analysis": e.analysis, "mechanism": e.mechanism,
              "data": e.dataset, "ε": e.cost.epsilon, "δ": e.cost.delta, "guarantee": e.cost.guarantee,
              "protects": e.cost.protects, "neighbours": e.cost.neighbouring,
+             "not DP": "; ".join(d["message"] for d in e.disclosures if not d.get("dp", True)) or "",
              "parameters": ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in e.parameters.items())}
             for i, e in enumerate(led.entries)]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
@@ -61,7 +66,7 @@ with c1:
                        file_name=f"dpsurv-release-{name}.html", mime="text/html", key="dl_release")
     records = [r for item in items for r in item.records]
     if records:
-        csv_text, json_text = release_bundle(records, led)
+        csv_text, json_text = release_bundle(records, led, [d for item in items for d in item.disclosures])
         st.download_button("Released numbers (CSV)", csv_text, file_name=f"dpsurv-{name}-released.csv",
                            mime="text/csv", key="dl_csv")
         st.download_button("Released numbers (JSON)", json_text, file_name=f"dpsurv-{name}-released.json",

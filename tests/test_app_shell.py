@@ -276,8 +276,15 @@ def test_declaring_public_parameters_removes_disclosures():
     at = start()
     widget(at, "checkbox", "Declare the horizon").check()
     rerun(at)
+    # ticking the box pre-fills nothing from the data: the horizon stays read off the data (and disclosed)
+    assert at.session_state["data_choice"].horizon is None
+    assert any("horizon" in w for w in messages(at, "warning"))
     widget(at, "number_input", "Horizon (days)").set_value(1000.0)
     widget(at, "checkbox", "Declare the categories of 'sex'").check()
+    rerun(at)
+    # nothing is pre-filled from the data: until typed, the categories stay read off the data (disclosed)
+    assert at.session_state["data_choice"].group_categories is None
+    widget(at, "text_input", "Group categories, comma-separated").set_value("1, 2")
     rerun(at)
     choice = at.session_state["data_choice"]
     assert choice.horizon == 1000.0 and choice.group_categories == ("1", "2")

@@ -66,8 +66,9 @@ def test_all_mechanisms_are_each_charged():
     assert len(t) == 5
     led = at.session_state["ledger"]
     assert led.spent() == pytest.approx(1.2) and {e.mechanism for e in led.entries} == {"lsp-tll", "laplace", "saa"}
-    infos = " ".join(i.value for i in at.info)
-    assert "blocks" in infos  # SAA's number of blocks derived from n is disclosed
+    warnings = " ".join(w.value for w in at.warning)
+    # SAA's number of blocks derived from n sets its noise scale: flagged as not DP
+    assert "Not differentially private (blocks)" in warnings
 
 
 def test_refused_past_the_cap():

@@ -335,7 +335,7 @@ def exact_results(cohort: Cohort, public: PublicParameters, competing: bool = Fa
 
 
 def private_release(key: tuple, make: Callable[[], CurveRelease], mechanism: Any, dataset: str,
-                    new: bool = False) -> CurveRelease | None:
+                    new: bool = False, extra: list[Disclosure] | tuple = ()) -> CurveRelease | None:
     """The cached private release for ``key``; otherwise draw one with ``make`` and charge the ledger.
 
     Returns None when the ledger refuses (``session.record_release`` shows the sentence).
@@ -344,7 +344,8 @@ def private_release(key: tuple, make: Callable[[], CurveRelease], mechanism: Any
     if key in store and not new:
         return store[key]
     release = make()
-    entry = mechanism.ledger_entry(dataset)
+    release.disclosures = [*extra, *release.disclosures]
+    entry = mechanism.ledger_entry(dataset, disclosures=release.disclosures)
     entry.parameters = {**entry.parameters, "release_id": uuid.uuid4().hex[:8]}
     if not session.record_release(entry):
         return None

@@ -15,8 +15,9 @@ from dpsurv_core.report import AuditItem, ReleaseItem
 
 def store(title: str, entry: LedgerEntry, records: list[dict[str, Any]] | None = None, figure: Any = None,
           result: Any = None) -> None:
-    """Keep a charged release (call after the ledger accepted it)."""
-    st.session_state.setdefault("stored_releases", []).append(ReleaseItem(title, entry, records or [], figure, result))
+    """Keep a charged release (call after the ledger accepted it); its disclosures travel with its ledger entry."""
+    st.session_state.setdefault("stored_releases", []).append(
+        ReleaseItem(title, entry, records or [], figure, result, list(entry.disclosures)))
 
 
 def store_audit(title: str, summary: dict[str, Any], figures: list[Any] | None = None) -> None:

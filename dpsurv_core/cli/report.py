@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import inspect
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +20,8 @@ from ..figures import curves_figure
 from ..ledger import Ledger
 from ..noise import ReleaseNoise
 from ..report import Report, curve_records, release_bundle
-from .common import add_data_options, add_release_options, cohort_from_args, positive_float, public_from_args
+from . import km
+from .common import add_data_options, add_release_options, positive_float
 
 NAME = "report"
 HELP = "release survival curves (and log-rank tests) and write a self-contained HTML report"
@@ -30,6 +30,8 @@ HELP = "release survival curves (and log-rank tests) and write a self-contained 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_data_options(p)
     add_release_options(p, curves.available(), default="laplace-counts", grid=True)
+    km.set_group_help(p)
+    km.add_mechanism_options(p)
     p.add_argument("--out", required=True, metavar="FILE.html", help="where to write the report")
     p.add_argument("--review", action="store_true", help="include non-private comparisons (marked confidential)")
     p.add_argument("--bundle", metavar="PREFIX", help="also write PREFIX.csv and PREFIX.json with the released numbers")
@@ -59,23 +61,20 @@ def run(args: argparse.Namespace) -> dict:
         raise ParameterError(f"The folder {str(out.parent)!r} does not exist: create it or choose another --out.")
     if args.repeat != 1 or args.seed is not None:
         raise ParameterError("A report is one release drawn with OpenDP's samplers: drop --repeat and --seed.")
-    cohort = cohort_from_args(args)
-    public = public_from_args(args, cohort)
-    cls = curves.mechanism_class(args.mechanism)
     if args.mechanism == "nonprivate":
         raise ParameterError("A report releases private results: choose a private --mechanism (non-private numbers "
                              "appear only with --review).")
-    kwargs = {"rows_per_subject": cohort.rows_per_subject} if "rows_per_subject" in inspect.signature(cls).parameters else {}
-    mech = cls(args.epsilon, **kwargs)
+    cohort, public, extra = km.load(args)
+    mech = km.build_mechanism(args.mechanism, args, cohort, public)
     ledger = Ledger(args.cap)
-    ledger.charge(mech.ledger_entry(cohort.name))
     release = mech.release(cohort, public, ReleaseNoise())
+    release.disclosures = [*extra, *release.disclosures]
+    ledger.charge(mech.ledger_entry(cohort.name, disclosures=release.disclosures))
     kind = "review" if args.review else "release"
     rep = Report(f"Survival analysis of {cohort.name}", cohort.name, ledger, kind)
     rep.add_section(f"Private survival curves ({mech.name})")
     rep.add_text(f"Privacy: {release.cost.sentence()}.")
-    for d in release.disclosures:
-        rep.add_text(f"Disclosure ({d.parameter}): {d.message}", "note")
+    rep.add_disclosures(release.disclosures)
     rep.add_figure(curves_figure({"private": release.curves}, cohort.time_unit))
     rep.add_table(_median_table(release, cohort.time_unit), "Median survival (private)")
     if release.counts is not None and len(release.curves.groups) > 1:
@@ -100,7 +99,7 @@ def run(args: argparse.Namespace) -> dict:
     out.write_text(rep.to_html(), encoding="utf-8")
     written = [str(out)]
     if args.bundle:
-        csv_text, json_text = release_bundle(curve_records(release), ledger)
+        csv_text, json_text = release_bundle(curve_records(release), ledger, release.disclosures)
         Path(args.bundle + ".csv").write_text(csv_text, encoding="utf-8")
         Path(args.bundle + ".json").write_text(json_text, encoding="utf-8")
         written += [args.bundle + ".csv", args.bundle + ".json"]
