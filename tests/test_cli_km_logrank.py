@@ -181,3 +181,15 @@ def test_numeric_group_split():
     assert cats[0] == "x <= 5"
     with pytest.raises(DataError):
         grouping.split_values(["a", "b"], grouping.parse("x:1"))
+
+
+def test_repeated_simulations_state_what_publishing_all_would_cost():
+    import json as _json
+    import subprocess as _sp
+    import sys as _sys
+
+    r = _sp.run([_sys.executable, "-m", "dpsurv_core", "km", "--data", "lung", "--epsilon", "0.5", "--repeat", "4",
+                 "--seed", "1", "--json"], capture_output=True, text=True, timeout=120)
+    out = _json.loads(r.stdout)
+    assert out["epsilon_per_release"] == 0.5 and out["epsilon_if_all_published"] == 2.0
+    assert "not for publication" in out["noise"]

@@ -83,6 +83,11 @@ def main(argv: list[str] | None = None) -> int:
         parser = build_parser(selected if selected in COMMANDS else None)
         args = parser.parse_args(argv)
         result = args._run(args)
+        repeat = getattr(args, "repeat", 1) or 1
+        if isinstance(result, dict) and repeat > 1 and isinstance(result.get("epsilon_spent"), (int, float)):
+            # R seeded simulations are not a release; if all R were published they would compose sequentially
+            result["epsilon_per_release"] = result["epsilon_spent"]
+            result["epsilon_if_all_published"] = repeat * result["epsilon_spent"]
         sys.stdout.write(json.dumps(_clean(result), allow_nan=False) + "\n")
         return 0
     except UsageError as exc:
