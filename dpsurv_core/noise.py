@@ -41,6 +41,19 @@ class NoiseSource(Protocol):
     def describe(self) -> str: ...
 
 
+# OpenDP's integer sampler saturates at +-(2^31 - 1); a noise scale that can reach it would let a release be
+# read back exactly (true count + clamp). Refuse scales where P(|X| >= 2^31 - 1) exceeds about e^-40.
+MAX_DISCRETE_SCALE = (2**31 - 1) / 40.0
+
+
+def _check_discrete_scale(scale: float) -> None:
+    from .errors import ParameterError
+
+    if scale > MAX_DISCRETE_SCALE:
+        raise ParameterError(f"epsilon is so small that the count noise (scale {scale:.3g}) could overflow the integer "
+                             "sampler, which would expose the true counts: use a larger epsilon (1e-6 or more).")
+
+
 def _shape(size: Shape) -> tuple[int, ...]:
     return (size,) if isinstance(size, (int, np.integer)) else tuple(size)
 
@@ -85,6 +98,7 @@ class ReleaseNoise:
         return out
 
     def discrete_laplace(self, scale: float, size: Shape) -> np.ndarray:
+        _check_discrete_scale(float(scale))
         shape = _shape(size)
         return self._vector_laplace(float(scale), int(np.prod(shape)), integer=True).reshape(shape)
 
@@ -123,6 +137,7 @@ class SimulationNoise:
 
     def discrete_laplace(self, scale: float, size: Shape) -> np.ndarray:
         """Discrete Laplace: P(k) proportional to exp(-|k|/scale), as the difference of two geometrics."""
+        _check_discrete_scale(float(scale))
         shape = _shape(size)
         if scale == 0:
             return np.zeros(shape, dtype=np.int64)

@@ -122,3 +122,15 @@ def test_other_draws_have_the_right_shape_and_law(release):
         assert stats.kstest(g, stats.gamma(3.0, scale=2.0).cdf).pvalue > ALPHA
         c = src.choice(np.array([0.0, 1.0, 3.0]), N)
         assert set(np.unique(c)) <= {1, 2} and abs((c == 2).mean() - 0.75) < 0.05
+
+
+@pytest.mark.parametrize("source", [lambda: ReleaseNoise(), lambda: SimulationNoise(0)])
+def test_discrete_noise_refuses_scales_that_could_saturate_the_sampler(source):
+    """OpenDP's integer sampler clamps at +-(2^31 - 1): at such scales true count + clamp would expose the count."""
+    from dpsurv_core.errors import ParameterError
+    from dpsurv_core.noise import MAX_DISCRETE_SCALE
+
+    noise = source()
+    assert noise.discrete_laplace(MAX_DISCRETE_SCALE, 3).shape == (3,)
+    with pytest.raises(ParameterError, match="could overflow"):
+        noise.discrete_laplace(2 / 1e-9, 3)
