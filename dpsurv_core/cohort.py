@@ -186,6 +186,12 @@ def validate(df: pd.DataFrame, mapping: ColumnMap) -> tuple[Cohort | None, list[
                                                     f"have more than {mapping.max_rows_per_subject} row(s): raise the bound "
                                                     "to keep them (every sensitivity is multiplied by the bound).", "warning"))
     sub = df.reset_index(drop=True) if keep.all() else df.loc[keep].reset_index(drop=True)
+    if mapping.group is not None and sub[mapping.group].isna().any():
+        n_missing = int(sub[mapping.group].isna().sum())
+        sub = sub[sub[mapping.group].notna()].reset_index(drop=True)
+        problems.append(Problem(mapping.group, f"{n_missing} row(s) have no value in {mapping.group!r} and were left out "
+                                               "of the analysis (as R does); fill those labels if they belong to a group.",
+                                "warning"))
 
     raw_t = sub[mapping.time]
     t = pd.to_numeric(raw_t, errors="coerce")
@@ -221,11 +227,7 @@ def validate(df: pd.DataFrame, mapping: ColumnMap) -> tuple[Cohort | None, list[
     group = None
     if mapping.group is not None:
         g = sub[mapping.group]
-        if g.isna().any():
-            problems.append(Problem(mapping.group, f"Column {mapping.group!r} has {int(g.isna().sum())} missing group "
-                                                   "label(s): they are kept as a group 'missing'; fill them if that is not intended.",
-                                    "warning"))
-        group = _label(g.astype(object).where(g.notna(), "missing")) if g.isna().any() else _label(g)
+        group = _label(g)
         labels, counts = np.unique(group, return_counts=True)
         if labels.size < 2:
             problems.append(Problem(mapping.group, f"Column {mapping.group!r} has a single group ({labels[0]!r}): "

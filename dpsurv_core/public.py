@@ -14,6 +14,8 @@ import numpy as np
 from .cohort import Cohort
 from .errors import ParameterError
 
+MAX_BINS = 10_000
+
 
 @dataclass(frozen=True)
 class Disclosure:
@@ -62,8 +64,11 @@ class TimeGrid:
 
     @classmethod
     def equal(cls, start: float, stop: float, bins: int) -> TimeGrid:
-        if bins < 1 or not stop > start or start < 0:
-            raise ParameterError(f"A grid needs 0 <= start < stop and at least one bin, got {start}:{stop}:{bins}.")
+        if bins < 1 or not stop > start or start < 0 or not np.isfinite(stop):
+            raise ParameterError(f"A grid needs 0 <= start < stop (finite) and at least one bin, got {start}:{stop}:{bins}.")
+        if bins > MAX_BINS:
+            raise ParameterError(f"A grid of {bins:,} bins is more than the {MAX_BINS:,} dpsurv allows: use fewer bins "
+                                 "(each bin's counts get their own noise, so fine grids are mostly noise anyway).")
         return cls(np.linspace(start, stop, int(bins) + 1), "equal", False)
 
     @classmethod

@@ -337,6 +337,9 @@ class SampleAggregateWeibull(WeibullMechanism):
         self._check(sample)
         r = _trials(trials)
         M = self.n_blocks(sample)
+        if M > sample.n // 2:
+            raise ParameterError(f"{M} blocks for {sample.n} records leaves fewer than two records per block: choose at "
+                                 f"most {max(sample.n // 2, 1)} blocks (the paper uses blocks of about 500 records).")
         labels = np.minimum((noise.uniform(0.0, 1.0, (r, sample.n)) * M).astype(np.int64), M - 1)
         start = shape_root(sample, upper=self.gamma)  # first guess of the solver only
         pb, lb = block_mle(np.log(sample.t), sample.d, labels, M, self.gamma, start=start)

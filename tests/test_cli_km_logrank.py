@@ -193,3 +193,37 @@ def test_repeated_simulations_state_what_publishing_all_would_cost():
     out = _json.loads(r.stdout)
     assert out["epsilon_per_release"] == 0.5 and out["epsilon_if_all_published"] == 2.0
     assert "not for publication" in out["noise"]
+
+
+def _run(*args):
+    import subprocess as _sp
+    import sys as _sys
+
+    return _sp.run([_sys.executable, "-m", "dpsurv_core", *args, "--json"], capture_output=True, text=True, timeout=120)
+
+
+def test_missing_group_labels_are_left_out_as_in_r_and_the_json_says_so():
+    import json as _json
+
+    r = _run("logrank", "--data", "lung", "--group", "ph.ecog", "--mechanism", "nonprivate", "--grid", "event-times")
+    out = _json.loads(r.stdout)
+    overall = out["overall"][0]
+    assert overall["dof"] == 3 and abs(overall["statistic"] - 21.96) < 0.01  # R: survdiff(... ~ ph.ecog, lung)
+    assert any("left out" in w for w in out["warnings"])
+
+
+@pytest.mark.parametrize("args, message", [
+    (["km", "--data", "lung", "--grid", "0:1100:10000000"], "more than the 10,000"),
+    (["km", "--data", "lung", "--horizon", "inf"], "finite"),
+    (["km", "--data", "lung", "--seed", "-1"], "seed"),
+    (["km", "--data", "lung", "--epsilon", "1e-9"], "overflow"),
+    (["km", "--data", "lung", "--repeat", "100000", "--seed", "1", "--grid", "0:1100:1000"], "too large"),
+    (["weibull", "--data", "lung", "--mechanism", "saa", "--blocks", "1000", "--horizon", "1100"], "blocks"),
+    (["report", "--data", "lung", "--epsilon", "inf", "--out", "/tmp/x.html"], "finite --epsilon"),
+    (["report", "--data", "lung", "--out", "/proc/x.html"], "cannot use"),
+])
+def test_more_bad_input_is_one_sentence(args, message):
+    r = _run(*args)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and message in lines[0]

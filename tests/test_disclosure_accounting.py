@@ -118,3 +118,4 @@ def test_report_command_builds_every_curve_mechanism(mechanism, extra, tmp_path)
         assert res["ledger"]["entries"][0]["cost"]["epsilon"] == pytest.approx(2.0)
     if mechanism == "rrr":
         assert res["ledger"]["subject_guarantee"].startswith("none:")
+        assert res["epsilon_spent"] == 1.0 and res["protects"] == "the group label only"

@@ -14,6 +14,7 @@ import json
 import math
 import os
 import sys
+import warnings
 from typing import Any
 
 import numpy as np
@@ -78,11 +79,18 @@ def _clean(obj: Any) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    # numerical warnings are not messages for the user: every problem they could signal is checked and
+    # reported as one sentence (and the JSON says what was clamped)
+    warnings.simplefilter("ignore")
+    np.seterr(all="ignore")
     try:
         selected = next((a for a in argv if not a.startswith("-")), None)
         parser = build_parser(selected if selected in COMMANDS else None)
         args = parser.parse_args(argv)
         result = args._run(args)
+        data_warnings = getattr(args, "_data_warnings", None)
+        if isinstance(result, dict) and data_warnings:
+            result["warnings"] = list(data_warnings)
         repeat = getattr(args, "repeat", 1) or 1
         if isinstance(result, dict) and repeat > 1 and isinstance(result.get("epsilon_spent"), (int, float)):
             # R seeded simulations are not a release; if all R were published they would compose sequentially
@@ -95,6 +103,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except DpsurvError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a file that cannot be read or written
+        where = f" {exc.filename!r}" if getattr(exc, "filename", None) else ""
+        print(f"error: cannot use{where}: {exc.strerror or exc}; check the path and its permissions.", file=sys.stderr)
         return 2
     except SystemExit as exc:  # --help
         return int(exc.code or 0)

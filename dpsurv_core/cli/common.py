@@ -35,6 +35,26 @@ def positive_int(text: str) -> int:
     return v
 
 
+MAX_REPEAT = 100_000
+
+
+def repeat_count(text: str) -> int:
+    v = positive_int(text)
+    if v > MAX_REPEAT:
+        raise argparse.ArgumentTypeError(f"at most {MAX_REPEAT:,} repeats in one run, got {text}")
+    return v
+
+
+def seed_value(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 0 <= v < 2**63:
+        raise argparse.ArgumentTypeError(f"a seed is a whole number from 0 to 2^63 - 1, got {text}")
+    return v
+
+
 def epsilon_value(text: str) -> float:
     """A positive epsilon; ``inf`` switches the noise off (for checking exactness)."""
     if text.strip().lower() in ("inf", "infinity"):
@@ -71,8 +91,9 @@ def add_release_options(p: argparse.ArgumentParser, mechanisms: list[str], defau
                        help="public time grid; default 20 bins up to the horizon")
     if horizon:
         g.add_argument("--horizon", type=positive_float, metavar="T", help="public horizon (default: read off the data, disclosed)")
-    g.add_argument("--repeat", type=positive_int, default=1, metavar="R", help="R independent releases (simulation path)")
-    g.add_argument("--seed", type=int, metavar="S", help="seed: use the reproducible simulation path, not for publication")
+    g.add_argument("--repeat", type=repeat_count, default=1, metavar="R",
+                   help=f"R independent releases (simulation path; at most {MAX_REPEAT:,})")
+    g.add_argument("--seed", type=seed_value, metavar="S", help="seed: use the reproducible simulation path, not for publication")
 
 
 def split_list(text: str | None) -> tuple[str, ...]:
@@ -97,7 +118,9 @@ def cohort_from_args(args: argparse.Namespace, competing: bool = False) -> Cohor
         mapping = default_mapping(args.data, group, covs, **{k: v for k, v in over.items() if v is not None})
         if "event_codes" in over and over["event_codes"] == ():
             mapping = ColumnMap(**{**mapping.__dict__, "event_codes": (), "censor_codes": ()})
-        return build_cohort(df, mapping, args.data, d.time_unit)
+        cohort = build_cohort(df, mapping, args.data, d.time_unit)
+        args._data_warnings = list(cohort.warnings)
+        return cohort
     if not (args.data.endswith(tuple(".csv .tsv .txt .tab .parquet .pq .xlsx .xlsm .xls".split())) or "/" in args.data):
         raise DataError(f"--data {args.data!r} is neither a bundled data set ({', '.join(datasets.names())}) nor a "
                         "CSV/TSV/Parquet/Excel file path.")
@@ -106,8 +129,10 @@ def cohort_from_args(args: argparse.Namespace, competing: bool = False) -> Cohor
     mapping = ColumnMap(time=args.time, event=args.event, group=group, id=args.id, covariates=covs,
                         event_codes=split_list(args.event_codes), censor_codes=split_list(args.censor_codes),
                         max_rows_per_subject=args.max_rows_per_subject or 1)
-    df, _ = read_columns(args.data, [args.time, args.event, group, args.id, *covs], sheet=args.sheet)
-    return build_cohort(df, mapping, args.data)
+    df, read_warnings = read_columns(args.data, [args.time, args.event, group, args.id, *covs], sheet=args.sheet)
+    cohort = build_cohort(df, mapping, args.data)
+    args._data_warnings = [*read_warnings, *cohort.warnings]
+    return cohort
 
 
 def public_from_args(args: argparse.Namespace, cohort: Cohort) -> PublicParameters:
@@ -116,7 +141,13 @@ def public_from_args(args: argparse.Namespace, cohort: Cohort) -> PublicParamete
     grid = TimeGrid.parse(grid_spec, cohort) if grid_spec else None
     if grid is not None and horizon is None and grid.kind == "equal":
         horizon = float(grid.edges[-1])
-    return PublicParameters.derive(cohort, horizon=horizon, grid=grid)
+    if horizon is not None and not np.isfinite(horizon):
+        raise ParameterError("--horizon must be a finite time.")
+    public = PublicParameters.derive(cohort, horizon=horizon, grid=grid)
+    cells = getattr(args, "repeat", 1) * public.grid.bins * max(len(cohort.groups), 1)
+    check(cells <= 50_000_000, f"{getattr(args, 'repeat', 1):,} repeats of {public.grid.bins:,} bins x "
+                                f"{max(len(cohort.groups), 1)} group(s) is too large for one run: use fewer repeats or bins.")
+    return public
 
 
 def noise_from_args(args: argparse.Namespace) -> NoiseSource:

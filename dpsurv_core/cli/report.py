@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import math
 from pathlib import Path
 
 import numpy as np
@@ -61,9 +62,11 @@ def run(args: argparse.Namespace) -> dict:
         raise ParameterError(f"The folder {str(out.parent)!r} does not exist: create it or choose another --out.")
     if args.repeat != 1 or args.seed is not None:
         raise ParameterError("A report is one release drawn with OpenDP's samplers: drop --repeat and --seed.")
-    if args.mechanism == "nonprivate":
-        raise ParameterError("A report releases private results: choose a private --mechanism (non-private numbers "
-                             "appear only with --review).")
+    if args.mechanism == "nonprivate" or math.isinf(args.epsilon):
+        raise ParameterError("A report releases private results: choose a private --mechanism and a finite --epsilon "
+                             "(non-private numbers appear only with --review).")
+    if args.bundle and not Path(args.bundle).parent.exists():
+        raise ParameterError(f"The folder of --bundle {args.bundle!r} does not exist: create it or choose another prefix.")
     cohort, public, extra = km.load(args)
     mech = km.build_mechanism(args.mechanism, args, cohort, public)
     ledger = Ledger(args.cap)
@@ -104,4 +107,5 @@ def run(args: argparse.Namespace) -> dict:
         Path(args.bundle + ".json").write_text(json_text, encoding="utf-8")
         written += [args.bundle + ".csv", args.bundle + ".json"]
     return {"out": str(out), "kind": kind, "files": written, "mechanism": mech.name,
-            "epsilon_spent": ledger.spent(), "ledger": ledger.to_dict(), "sections": [s.title for s in rep.sections]}
+            "epsilon_spent": mech.cost.epsilon, "protects": mech.cost.protects, "neighbouring": mech.cost.neighbouring,
+            "ledger": ledger.to_dict(), "sections": [s.title for s in rep.sections]}
