@@ -75,10 +75,20 @@ def first_crossing(time: np.ndarray, curve: np.ndarray, q: float = 0.5) -> np.nd
     return np.where(hit, time[idx], np.inf)
 
 
-def estimate(counts: BinnedCounts, alpha: float = 0.05) -> SurvivalCurves:
-    """All curve estimators from one set of counts (exact or post-processed noisy)."""
+def actuarial_share(grid) -> float:
+    """Share of a bin's censorings counted at risk for its events: 0 on the event-time grid (exact Kaplan-Meier),
+    0.5 on a public grid (the actuarial life-table rule; removing them all first biases the curve down)."""
+    return 0.0 if grid.kind == "event-times" else 0.5
+
+
+def estimate(counts: BinnedCounts, alpha: float = 0.05, actuarial: float = 0.0) -> SurvivalCurves:
+    """All curve estimators from one set of counts (exact or post-processed noisy).
+
+    ``actuarial`` = a puts a share a of each bin's censorings back at risk for the bin's events
+    (r_j + a c_j); a = 0.5 is the life-table rule for coarse public bins (see :func:`actuarial_share`).
+    """
     z = ndtri(1 - alpha / 2)
-    r = counts.at_risk().astype(float)
+    r = counts.at_risk().astype(float) + actuarial * counts.censored.astype(float)
     d = counts.events_total.astype(float)
     live = r > 0
     safe_r = np.where(live, r, 1.0)

@@ -16,7 +16,7 @@ from typing import Any
 from .cohort import Cohort
 from .counts import BinnedCounts, post_process
 from .curves import CURVE_PARAMETERS, CurveRelease, exact_counts, tile_trials
-from .kaplan_meier import estimate
+from .kaplan_meier import actuarial_share, estimate
 from .ledger import ADD_REMOVE, SUBJECT, PrivacyCost
 from .mechanism import Mechanism, check_epsilon
 from .noise import NoiseSource
@@ -63,5 +63,5 @@ class LaplaceCounts(Mechanism):
                 competing: bool = False) -> CurveRelease:
         exact = exact_counts(cohort, public.grid, public, competing)
         released = post_process(self.noisy_counts(exact, noise, trials))
-        return CurveRelease(self.name, self.cost, self.parameters(), public.disclosures(CURVE_PARAMETERS), estimate(released),
+        return CurveRelease(self.name, self.cost, self.parameters(), public.disclosures(CURVE_PARAMETERS), estimate(released, actuarial=actuarial_share(public.grid)),
                             released, noise.describe())

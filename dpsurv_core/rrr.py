@@ -31,7 +31,7 @@ from .cohort import Cohort
 from .counts import BinnedCounts, post_process
 from .curves import CURVE_PARAMETERS, CurveRelease, groups_of
 from .errors import ParameterError
-from .kaplan_meier import estimate
+from .kaplan_meier import actuarial_share, estimate
 from .ledger import CHANGE_LABEL, GROUP_LABEL, PrivacyCost
 from .mechanism import Mechanism, check_epsilon
 from .noise import NoiseSource
@@ -198,6 +198,6 @@ class RandomizedResponse(Mechanism):
                        *public.disclosures(CURVE_PARAMETERS)]
         notes = [f"epsilon {self.epsilon:.4g} " + LABEL_ONLY + ".",
                  f"keep probability p = (e^eps - 1) / (e^eps - 1 + k) = {self.p:.4g} for k = {self.k} categories."]
-        return CurveRelease(self.name, self.cost, self.parameters(), disclosures, estimate(reported), reported,
+        return CurveRelease(self.name, self.cost, self.parameters(), disclosures, estimate(reported, actuarial=actuarial_share(public.grid)), reported,
                             noise.describe(), notes,
-                            extra={"debiased_curves": estimate(debiased), "debiased_counts": debiased})
+                            extra={"debiased_curves": estimate(debiased, actuarial=actuarial_share(public.grid)), "debiased_counts": debiased})

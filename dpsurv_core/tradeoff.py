@@ -51,7 +51,7 @@ from .counts import BinnedCounts, count
 from .curve_summary import SURVIVAL, curve_errors
 from .curves import NonPrivate, exact_counts, groups_of, mechanism_class, tile_trials
 from .errors import ParameterError
-from .kaplan_meier import estimate
+from .kaplan_meier import actuarial_share, estimate
 from .noise import SimulationNoise
 from .public import PublicParameters, TimeGrid
 
@@ -164,7 +164,7 @@ def _curve_mechanism(name: str, epsilon: float, cohort: Cohort, public: PublicPa
 def _prepare_curves(cohort: Cohort, public: PublicParameters, by_group: bool) -> Context:
     work = cohort if (by_group and cohort.group is not None) else replace(cohort, group=None)
     exact = NonPrivate().release(work, public).curves  # the exact KM (every event time) read at the grid points
-    binned = estimate(tile_trials(exact_counts(work, public.grid, public), 1))
+    binned = estimate(tile_trials(exact_counts(work, public.grid, public), 1), actuarial=actuarial_share(public.grid))
     floor = _pooled_rmse(binned, exact)[0]
     values = {f"survival at {t:g} ({g})": float(exact.survival[0, gi, j])
               for gi, g in enumerate(exact.groups) for j, t in enumerate(exact.time)}

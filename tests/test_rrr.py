@@ -78,9 +78,9 @@ def test_debiased_counts_are_unbiased_before_clamping():
 
 def _km(counts):
     from dpsurv_core.curves import tile_trials
-    from dpsurv_core.kaplan_meier import estimate
+    from dpsurv_core.kaplan_meier import actuarial_share, estimate
 
-    return estimate(tile_trials(counts, 1)).survival[0]
+    return estimate(tile_trials(counts, 1), actuarial=actuarial_share(counts.grid)).survival[0]
 
 
 def test_subjects_report_one_label_for_all_their_rows():
