@@ -81,11 +81,14 @@ def actuarial_share(grid) -> float:
     return 0.0 if grid.kind == "event-times" else 0.5
 
 
-def estimate(counts: BinnedCounts, alpha: float = 0.05, actuarial: float = 0.0) -> SurvivalCurves:
+def estimate(counts: BinnedCounts, alpha: float = 0.05, actuarial: float = 0.0,
+             noisy: bool = False) -> SurvivalCurves:
     """All curve estimators from one set of counts (exact or post-processed noisy).
 
     ``actuarial`` = a puts a share a of each bin's censorings back at risk for the bin's events
     (r_j + a c_j); a = 0.5 is the life-table rule for coarse public bins (see :func:`actuarial_share`).
+    ``noisy``: the counts are a private release, so where nobody is left at risk the curve carries no
+    information and its band is [0, 1] (exact counts keep lifelines' convention: the last value and band).
     """
     z = ndtri(1 - alpha / 2)
     r = counts.at_risk().astype(float) + actuarial * counts.censored.astype(float)
@@ -108,6 +111,11 @@ def estimate(counts: BinnedCounts, alpha: float = 0.05, actuarial: float = 0.0) 
     half = z * survival * np.sqrt(greenwood)
     lower_lin = np.clip(survival - half, 0.0, 1.0)
     upper_lin = np.clip(survival + half, 0.0, 1.0)
+    # a noisy release that leaves nobody at risk carries no information from there on: its band is [0, 1],
+    # not a zero-width interval that would look certain
+    stopped = np.logical_or.accumulate(~live, axis=-1) & noisy
+    lower, lower_lin = np.where(stopped, 0.0, lower), np.where(stopped, 0.0, lower_lin)
+    upper, upper_lin = np.where(stopped, 1.0, upper), np.where(stopped, 1.0, upper_lin)
     cumhaz = np.cumsum(hazard, axis=-1)
     s_prev = np.concatenate([np.ones(survival.shape[:-1] + (1,)), survival[..., :-1]], axis=-1)
     dk = counts.events.astype(float)

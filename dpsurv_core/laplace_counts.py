@@ -63,5 +63,5 @@ class LaplaceCounts(Mechanism):
                 competing: bool = False) -> CurveRelease:
         exact = exact_counts(cohort, public.grid, public, competing)
         released = post_process(self.noisy_counts(exact, noise, trials))
-        return CurveRelease(self.name, self.cost, self.parameters(), public.disclosures(CURVE_PARAMETERS), estimate(released, actuarial=actuarial_share(public.grid)),
+        return CurveRelease(self.name, self.cost, self.parameters(), public.disclosures(CURVE_PARAMETERS), estimate(released, actuarial=actuarial_share(public.grid), noisy=self.scale > 0),
                             released, noise.describe())

@@ -198,6 +198,6 @@ class RandomizedResponse(Mechanism):
                        *public.disclosures(CURVE_PARAMETERS)]
         notes = [f"epsilon {self.epsilon:.4g} " + LABEL_ONLY + ".",
                  f"keep probability p = (e^eps - 1) / (e^eps - 1 + k) = {self.p:.4g} for k = {self.k} categories."]
-        return CurveRelease(self.name, self.cost, self.parameters(), disclosures, estimate(reported, actuarial=actuarial_share(public.grid)), reported,
+        return CurveRelease(self.name, self.cost, self.parameters(), disclosures, estimate(reported, actuarial=actuarial_share(public.grid), noisy=self.p < 1), reported,
                             noise.describe(), notes,
-                            extra={"debiased_curves": estimate(debiased, actuarial=actuarial_share(public.grid)), "debiased_counts": debiased})
+                            extra={"debiased_curves": estimate(debiased, actuarial=actuarial_share(public.grid), noisy=self.p < 1), "debiased_counts": debiased})

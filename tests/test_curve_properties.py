@@ -153,3 +153,21 @@ def test_released_number_at_risk_is_never_negative():
     rel = LaplaceCounts(0.1).release(cohort, public, SimulationNoise(5), trials=500)
     assert (rel.counts.at_risk() < 0).any()  # the raw recursion does go below zero at this epsilon
     assert (rel.curves.at_risk >= 0).all()
+
+
+def test_a_stopped_curve_has_an_uninformative_band():
+    """Where noise leaves nobody at risk, the band is [0, 1]: never a zero-width interval that looks certain."""
+    from dpsurv_core.cohort import load_bundled
+    from dpsurv_core.laplace_counts import LaplaceCounts
+    from dpsurv_core.noise import SimulationNoise
+    from dpsurv_core.public import PublicParameters
+
+    cohort = load_bundled("ovarian", group="rx")
+    public = PublicParameters.derive(cohort, horizon=1300, bins=20)
+    rel = LaplaceCounts(0.05).release(cohort, public, SimulationNoise(3), trials=300)
+    at_risk = rel.counts.at_risk() + 0.5 * rel.counts.censored  # the life-table risk set of a public grid
+    stopped = np.logical_or.accumulate(at_risk <= 0, axis=-1)
+    assert stopped.any()
+    cur = rel.curves
+    assert (cur.lower[stopped] == 0).all() and (cur.upper[stopped] == 1).all()
+    assert (cur.lower_linear[stopped] == 0).all() and (cur.upper_linear[stopped] == 1).all()
