@@ -285,11 +285,15 @@ def records_table(records: list[dict[str, Any]]) -> pd.DataFrame:
 
 def curve_comparison(item: ReleaseItem, cohort: Any, public: Any) -> tuple[go.Figure, pd.DataFrame] | None:
     """For a curve release: private vs non-private figure and error table (for a confidential review)."""
+    from dataclasses import replace
+
     from .curves import CurveRelease, NonPrivate, rmse, sup_norm
 
     rel = item.result
     if not isinstance(rel, CurveRelease) or cohort is None:
         return None
+    if tuple(rel.curves.groups) == ("all",) and cohort.group is not None:
+        cohort = replace(cohort, group=None)  # the release pooled the groups: compare with the pooled curve
     exact = NonPrivate().release(cohort, public)
     if exact.curves.survival.shape[1:] != rel.curves.survival.shape[1:]:
         return None
@@ -299,6 +303,28 @@ def curve_comparison(item: ReleaseItem, cohort: Any, public: Any) -> tuple[go.Fi
     table = pd.DataFrame({"group": list(rel.curves.groups), "RMSE": rmse(rel.curves.survival[0], exact.curves.survival[0]),
                           "sup-norm": sup_norm(rel.curves.survival[0], exact.curves.survival[0])})
     return fig, table
+
+
+def parameter_comparison(item: ReleaseItem, cohort: Any) -> pd.DataFrame | None:
+    """For a Weibull or regression release: private values next to the non-private fit (confidential review)."""
+    res = item.result
+    if cohort is None or res is None:
+        return None
+    if hasattr(res, "shape") and hasattr(res, "scale_normalised") and hasattr(res, "horizon"):
+        from .weibull_dp import NonPrivateMLE
+
+        mle = NonPrivateMLE(res.horizon, rows_per_subject=cohort.rows_per_subject)
+        fit = mle.release_many(mle.prepare(cohort), None, 1)
+        return pd.DataFrame({"parameter": ["shape", "scale"], "private": [float(res.shape[0]), float(res.scale[0])],
+                             "non-private (MLE)": [float(fit.shape[0]), float(fit.scale[0])]})
+    if hasattr(res, "pp") and hasattr(res, "coefficients"):
+        from .regression import fit_nonprivate
+
+        exact = fit_nonprivate(res.pp).coefficients
+        private = res.coefficients[0]
+        return pd.DataFrame({"coefficient": list(private), "private": list(private.values()),
+                             "non-private": [exact.get(k, float("nan")) for k in private]})
+    return None
 
 
 def session_report(title: str, dataset: str, ledger: Ledger, items: list[ReleaseItem], audits: list[AuditItem] = (),
@@ -316,12 +342,16 @@ def session_report(title: str, dataset: str, ledger: Ledger, items: list[Release
         table = records_table(item.records)
         if not table.empty:
             rep.add_table(table, "Released numbers")
-        if kind == "review":
-            comp = curve_comparison(item, cohort, public) if cohort is not None and item.entry.dataset == getattr(cohort, "name", None) else None
+        if kind == "review" and cohort is not None and item.entry.dataset == getattr(cohort, "name", None):
+            comp = curve_comparison(item, cohort, public)
             if comp is not None:
                 rep.add_section(f"{item.title}: comparison with the non-private analysis", confidential=True)
                 rep.add_figure(comp[0])
                 rep.add_table(comp[1], "Error of the private curve on the public grid")
+            table = parameter_comparison(item, cohort) if comp is None else None
+            if table is not None:
+                rep.add_section(f"{item.title}: comparison with the non-private fit", confidential=True)
+                rep.add_table(table)
     for audit in audits:
         rep.add_section(f"Privacy audit: {audit.title}", confidential=kind == "review")
         rep.add_table(pd.DataFrame([{k: v for k, v in audit.summary.items() if not isinstance(v, (list, dict))}]))

@@ -70,3 +70,27 @@ def test_a_curve_release_reaches_the_ledger_page_and_its_bundle():
     assert not at.exception
     assert list(at.dataframe[0].value["mechanism"]) == ["laplace-counts"]
     assert at.metric[0].value == f"ε = {curves.session_state['ledger'].spent():.3g}"
+
+
+def test_review_report_compares_each_release_with_the_non_private_analysis():
+    """The curves page releases the pooled curve by default while the data maps a group: the review still compares."""
+    root = Path(__file__).resolve().parents[1] / "pages"
+    at = AppTest.from_file(str(root / "2_Survival_curves.py"), default_timeout=60).run()
+    items = at.session_state["stored_releases"]
+    assert items[0].result.curves.groups == ("all",)
+    cohort = load_bundled("lung", group="sex")
+    public = PublicParameters.derive(cohort)
+    review = session_report("r", "lung", at.session_state["ledger"], items, [], "review", cohort, public)
+    assert "Survival curves: laplace-counts: comparison with the non-private analysis" in review
+    assert "non-private" in review and "RMSE" in review
+
+
+def test_review_report_compares_weibull_releases_with_the_mle():
+    root = Path(__file__).resolve().parents[1] / "pages"
+    at = AppTest.from_file(str(root / "4_Weibull_parameters.py"), default_timeout=90).run()
+    items = at.session_state["stored_releases"]
+    assert items and items[0].entry.analysis.startswith("weibull") or items[0].title.startswith("Weibull")
+    cohort = load_bundled("lung", group="sex")
+    review = session_report("r", "lung", at.session_state["ledger"], items, [], "review", cohort,
+                            PublicParameters.derive(cohort))
+    assert "comparison with the non-private fit" in review and "non-private (MLE)" in review
