@@ -98,6 +98,13 @@ def _load(name: str) -> pd.DataFrame:
         return pd.read_csv(fh)
 
 
+def published_size(name: str) -> int:
+    """Number of subjects in the published data set (public: documented with the R package)."""
+    d = info(name)
+    table = _load(name)
+    return int(table[d.id].nunique()) if d.id else int(len(table))
+
+
 def load(name: str) -> pd.DataFrame:
     """A fresh copy of a bundled table, exactly as shipped."""
     return _load(name).copy()

@@ -90,7 +90,7 @@ epsilon = c2.select_slider("Epsilon per private fit", EPSILONS, value=1.0, key="
                            help="Smaller = more private = noisier. Each private fit shown is charged epsilon.")
 lam = c3.select_slider("Lambda (ridge penalty of the perturbation methods)", LAMBDAS, value=0.01, key="rg_lam",
                        format_func=lambda v: f"{v:g}")
-chosen = st.multiselect("Private fits to release", list(LABELS), default=["output", "objective", "psgld"],
+chosen = st.multiselect("Private fits to release", list(LABELS), default=["objective"],
                         format_func=LABELS.get, key="rg_mechs",
                         help="Each one is a separate release charged epsilon.")
 with st.expander("Model and sampler settings (public)"):
@@ -103,10 +103,13 @@ with st.expander("Model and sampler settings (public)"):
     step = float(p1.number_input("pSGLD step a", 0.1, 100.0, 8.0, 0.5, key="rg_step"))
     prior_sd = float(p2.number_input("pSGLD prior sd s", 0.5, 1000.0, 20.0, 1.0, key="rg_prior"))
     bound_in = float(p3.number_input("Sanitizer bound B (0 = T log 2)", 0.0, 1000.0, 0.0, 1.0, key="rg_B"))
-    n_declared = int(p4.number_input("Public cohort size n (0 = count it: not DP)", 0, 10**9, 0, 1, key="rg_n",
+    published_n = datasets.published_size(choice.name) if choice.bundled else 0
+    n_declared = int(p4.number_input("Public cohort size n (0 = count it: not DP)", 0, 10**9, published_n, 1,
+                                     key=f"rg_n_{choice.name}",
                                      help="The noise is scaled by 1/n, so n must be public: declare it from the study "
                                           "design (e.g. the number enrolled). Counting it in the data makes the "
-                                          "release not differentially private."))
+                                          "release not differentially private. For a bundled data set it is the size "
+                                          "published with the R package."))
 
 if not covs:
     st.info("Choose at least one covariate.")
@@ -176,6 +179,8 @@ if released:
     for kind, rel in released.items():
         kind_word = "approximate DP (MCMC): the chain only approximates the sampling distribution the proof needs" \
             if kind == "psgld" else "exact DP"
+        if any(not d.dp for d in disclosures):
+            kind_word = "none: not DP, because of the disclosure marked not DP below"
         extra = ""
         if kind == "output":
             extra = f"; sensitivity 2 c1/(n Lambda) = {mechs[kind].sensitivity:.3g}"

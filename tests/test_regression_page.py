@@ -27,8 +27,24 @@ def run(dataset: str | None = None, cap: float | None = None, **state) -> AppTes
     return at
 
 
-def test_default_page_shows_coefficients_ledger_and_guarantees():
+def test_default_release_is_one_dp_fit_with_the_published_cohort_size():
     at = run(rg_trials=10)
+    led = at.session_state["ledger"]
+    assert [e.mechanism for e in led.entries] == ["objective perturbation"]
+    # lung's published size (228) is the declared n: no not-DP disclosure, so the subject keeps its guarantee
+    assert not [d for d in led.entries[0].disclosures if not d["dp"]] and led.void_reasons() == []
+    assert "Guarantee: exact DP" in " ".join(m.value for m in at.markdown)
+
+
+def test_counting_n_in_the_data_is_flagged_not_dp():
+    at = run(rg_trials=10, rg_n_lung=0)
+    led = at.session_state["ledger"]
+    assert led.void_reasons() and "normaliser n" in led.void_reasons()[0]
+    assert "Guarantee: none: not DP" in " ".join(m.value for m in at.markdown)
+
+
+def test_all_fits_show_coefficients_ledger_and_guarantees():
+    at = run(rg_trials=10, rg_mechs=["output", "objective", "psgld"])
     assert not at.error
     df = at.table[0].value
     assert isinstance(df, pd.DataFrame)
