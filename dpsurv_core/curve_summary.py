@@ -148,8 +148,13 @@ class TestComparison:
         return f"{self.group_a} vs {self.group_b}" if self.group_b is not None else f"overall ({self.group_a})"
 
     @property
+    def defined(self) -> bool:
+        """False when the released counts support no private test (e.g. nobody left at risk in a group)."""
+        return math.isfinite(self.p_private)
+
+    @property
     def flipped(self) -> bool:
-        return self.significant_exact != self.significant_private
+        return self.defined and self.significant_exact != self.significant_private
 
 
 def _first(a: np.ndarray) -> float:

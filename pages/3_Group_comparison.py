@@ -157,6 +157,10 @@ for label, (pair, overall) in tables.items():
     if flips:
         st.error(f"Conclusion FLIPPED at the 5% level for {', '.join(flips)}: the private release would lead a reader "
                  "to a different conclusion than the real data.", icon="⚠️")
+    elif any(not c.defined for c in comparison):
+        st.warning("Some private tests cannot be computed from the released counts (a group has nobody left at risk "
+                   "after the noise): no conclusion can be drawn from them. A larger epsilon or fewer groups helps.",
+                   icon="⚠️")
     else:
         st.success("Every test reaches the same conclusion at the 5% level with the private release.", icon="✅")
 st.caption("Chi² is the log-rank statistic (1 degree of freedom per pair; groups minus one for the overall test). "

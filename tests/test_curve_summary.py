@@ -121,3 +121,12 @@ def test_fingerprint_tracks_the_data():
     b = load_bundled("lung", group="sex")
     assert cs.fingerprint(a) == cs.fingerprint(load_bundled("lung"))
     assert cs.fingerprint(a) != cs.fingerprint(b)
+
+
+def test_an_undefined_private_test_is_neither_a_flip_nor_the_same_conclusion():
+    from dpsurv_core.curve_summary import TestComparison
+
+    undefined = TestComparison("a", "b", 5.0, 0.02, float("nan"), float("nan"), True, False)
+    assert not undefined.defined and not undefined.flipped
+    flipped = TestComparison("a", "b", 5.0, 0.02, 1.0, 0.3, True, False)
+    assert flipped.defined and flipped.flipped

@@ -234,10 +234,12 @@ def logrank_table(rows: list[cs.TestComparison], private_label: str = "private",
     out = []
     for r in rows:
         sig = lambda s: "significant" if s else "not significant"  # noqa: E731
-        flip = (f"FLIPPED: {sig(r.significant_exact)} → {sig(r.significant_private)}" if r.flipped else "same conclusion")
+        flip = ("no private test possible" if not r.defined else
+                f"FLIPPED: {sig(r.significant_exact)} → {sig(r.significant_private)}" if r.flipped else "same conclusion")
         out.append({"Test": test_label(r, group_column), "Chi² non-private": fmt_stat(r.statistic_exact), "p non-private": fmt_p(r.p_exact),
                     f"Chi² {private_label}": fmt_stat(r.statistic_private), f"p {private_label}": fmt_p(r.p_private),
-                    "At 0.05 non-private": sig(r.significant_exact), f"At 0.05 {private_label}": sig(r.significant_private),
+                    "At 0.05 non-private": sig(r.significant_exact),
+                    f"At 0.05 {private_label}": sig(r.significant_private) if r.defined else "no test",
                     "Flip?": flip})
     return pd.DataFrame(out)
 
