@@ -40,7 +40,7 @@ with c1:
                                    help="Fixed total: you set what the release costs. As published: you set the "
                                         "paper's per-step base epsilon e; the ledger charges the true total.")
     if options.get("mode") == "as published":
-        epsilon = st.number_input("Base epsilon e per grid point (paper 004's label)", min_value=0.0001, max_value=1.0,
+        epsilon = st.number_input("Base epsilon e per grid point (the paper's label)", min_value=0.0001, max_value=1.0,
                                   value=0.008, step=0.001, format="%.4f", key="sc_base_eps")
     else:
         epsilon = st.select_slider("Privacy budget epsilon (smaller = more private, noisier)", options=cv.EPSILONS,
@@ -69,7 +69,7 @@ with c3:
 
 if mech_name == "time-indexed":
     d = cv.option_defaults(mech_name)
-    with st.expander("Time-indexed options (paper 004)", expanded=False):
+    with st.expander("Time-indexed options (arXiv 2412.05164, 2024)", expanded=False):
         o1, o2, o3, o4 = st.columns(4)
         options["alpha"] = o1.number_input("Decay alpha", 0.0, 5.0, float(d.get("alpha", 0.5)), 0.1, key="sc_ti_alpha",
                                            help="Later grid points get less noise: step i spends e(1 + alpha i).")
@@ -270,12 +270,12 @@ if priv is not None:
 
 # ------------------------------------------------------------------------------------------ explainer
 PAPERS = {
-    "laplace-counts": "Gondara L. & Wang K., *Differentially Private Survival Function Estimation* (paper 003)",
+    "laplace-counts": "Gondara L. & Wang K., *Differentially Private Survival Function Estimation*",
     "time-indexed": "*A Differentially Private Kaplan-Meier Estimator for Privacy-Preserving Survival Analysis*, "
-                    "arXiv 2412.05164, 2024 (paper 004)",
+                    "arXiv 2412.05164, 2024",
     "rrr": "De Faveri F. L., Faggioli G., Ferro N. & Spizzo R., *\"Dead or Alive, we can deny it\". A Differentially "
-           "Private Approach to Survival Analysis*, SEBD 2024 (paper 002)",
-    "adaptive-km": "dpsurv's own design, building on Gondara & Wang (paper 003)",
+           "Private Approach to Survival Analysis*, SEBD 2024",
+    "adaptive-km": "dpsurv's own design, building on Gondara & Wang",
 }
 HOW = {
     "laplace-counts": "It counts, on a fixed public time axis, how many patients there are at the start and how many "

@@ -180,17 +180,17 @@ the private release would draw the opposite conclusion.
 """)
     if mech_name == "laplace-counts":
         st.markdown("**Laplace noise on counts** (Gondara & Wang, *Differentially Private Survival Function "
-                    "Estimation*, paper 003): noise of size about 2/epsilon on the number of patients and the numbers "
+                    "Estimation*): noise of size about 2/epsilon on the number of patients and the numbers "
                     "of deaths and censorings per time bin of each group. Epsilon protects each whole patient.")
     elif mech_name == "rrr":
-        st.markdown("**Randomized response** (De Faveri et al., *\"Dead or Alive, we can deny it\"*, SEBD 2024, "
-                    "paper 002): each patient's group label is kept with a known probability and otherwise replaced "
+        st.markdown("**Randomized response** (De Faveri et al., *\"Dead or Alive, we can deny it\"*, SEBD 2024): "
+                    "each patient's group label is kept with a known probability and otherwise replaced "
                     "by a random one. It **protects the group label only**: survival times and deaths are published "
                     "as they are. Because the mixing probabilities are known, the mixing can be undone on the counts "
                     "(the *de-biased* curves and tests). dpsurv uses the correct epsilon ln((kp + 1 - p)/(1 - p)) for "
                     "k groups; the slides' formula understates it.")
     elif mech_name == "time-indexed":
-        st.markdown("**Time-indexed noise** (arXiv 2412.05164, paper 004) publishes only smoothed curves, so no "
+        st.markdown("**Time-indexed noise** (arXiv 2412.05164, 2024) publishes only smoothed curves, so no "
                     "test can be computed from its release.")
     else:
         st.markdown("**The adaptive mechanism** is dpsurv's own private Kaplan-Meier: noisy counts on bins chosen "

@@ -29,14 +29,14 @@ from dpsurv_core.weibull import (
 from dpsurv_core.weibull_dp import BLOCK_SIZE, STUDY_MECHANISMS, LspTll, make_mechanism, mdae_study
 from ui import releases, session
 
-LABELS = {"lsp-tll": "LSP + TLL (paper 000)", "laplace": "Laplace baseline", "saa": "Sample-and-aggregate baseline"}
+LABELS = {"lsp-tll": "LSP + TLL (Nguyên & Hui)", "laplace": "Laplace baseline", "saa": "Sample-and-aggregate baseline"}
 COLOURS = {"mle": "#111111", "lsp-tll": "#1f77b4", "laplace": "#d62728", "saa": "#2ca02c", "km": "#7f7f7f"}
 EPSILONS = [0.1, 0.2, 0.4, 0.5, 0.8, 1.0, 1.6, 2.0, 3.2, 5.0, 10.0]
 STUDY_EPSILONS = [0.1, 0.2, 0.4, 0.8, 1.6, 3.2]
 
 st.title("Weibull parameters")
 st.caption("Fit a Weibull survival model, S(t) = exp(-(t/scale)^shape), and publish its two numbers with "
-           "differential privacy: the LSP + TLL mechanisms of paper 000 next to two simple baselines.")
+           "differential privacy: the LSP + TLL mechanisms of Nguyên & Hui next to two simple baselines.")
 
 with st.expander("What am I looking at?"):
     st.markdown(
@@ -47,7 +47,7 @@ ageing). The **scale** is a typical survival time: about 63% of patients have ha
 maximum-likelihood fit (the usual, non-private one, as in lifelines' `WeibullFitter`) uses every patient's
 exact time, so publishing it can leak something about individual patients.
 
-**The private mechanisms** (paper 000, Nguyên and Hui) publish noisy versions instead. Times are first divided
+**The private mechanisms** (Nguyên & Hui, 'Privacy-Preserving Mechanisms for Parametric Survival Analysis with Weibull Distribution') publish noisy versions instead. Times are first divided
 by a public *horizon* and squeezed into the range e^-omega to 1, so no single patient can move the sums much.
 - **LSP** (shape): it works out how far the shape could move if 1, 2, 3, ... patients were added or removed;
   these bounds form a *ladder* of nested intervals around the true shape (drawn below). It then picks a value

@@ -32,7 +32,7 @@ LAMBDAS = [0.0001, 0.001, 0.01, 0.1, 1.0]
 
 st.title("Regression")
 st.caption("How do covariates (age, sex, ...) change the risk of the event? A discrete-time survival model fitted "
-           "with differential privacy (paper 001: 'Differentially Private Regression for Discrete-Time Survival "
+           "with differential privacy ('Differentially Private Regression for Discrete-Time Survival "
            "Analysis'), next to the usual non-private fit and Cox regression.")
 
 with st.expander("What am I looking at?"):

@@ -45,7 +45,7 @@ non-private result the most, often the last event on the curve) and builds two d
 the target another group label instead). It runs the mechanism many times on each, exactly as a release would,
 with seeded noise.
 
-**Influential points** (paper 004): pairing one run on D with one on D', the number of time points where the two
+**Influential points** (section 6.6 of the time-indexed DP Kaplan-Meier paper, arXiv 2412.05164): pairing one run on D with one on D', the number of time points where the two
 private curves differ by more than 0.05, 0.1, 0.5 or 0.7. Many large differences mean the curve reacts visibly to one
 patient; with strong privacy the noise drowns that reaction.
 

@@ -286,9 +286,10 @@ data with fresh random noise each time (a simulation with a fixed seed, so it is
 with the exact analysis. These simulations use the real data, so they are **for the data holder only**: nothing is
 released and nothing is charged to the ledger.
 
-**Where the mechanisms come from.** Laplace noise on counts: Gondara & Wang (paper 003). Time-indexed noise:
-arXiv 2412.05164 (paper 004). Randomized response on the group label: De Faveri et al., SEBD 2024 (paper 002); it
+**Where the mechanisms come from.** Laplace noise on counts: Gondara & Wang. Time-indexed noise:
+arXiv 2412.05164 (2024). Randomized response on the group label: De Faveri et al., SEBD 2024; it
 protects the group label only. Adaptive Kaplan-Meier: dpsurv's own design. Weibull LSP + TLL and its baselines:
-paper 000. Output and objective perturbation and pSGLD posterior sampling for regression: paper 001 (pSGLD is
+Nguyên & Hui. Output and objective perturbation and pSGLD posterior sampling for regression: 'Differentially
+Private Regression for Discrete-Time Survival Analysis' (pSGLD is
 approximate DP: a Markov chain only approximates the exact private distribution).
 """)
