@@ -67,7 +67,8 @@ class LedgerEntry:
         """Why this release leaves the subject without a DP guarantee, or None if it does not."""
         not_dp = [d["message"] for d in self.disclosures if not d.get("dp", True)]
         if not_dp:
-            return f"{self.mechanism} ({self.analysis}) is not differentially private: {not_dp[0]}"
+            reason = not_dp[0].removeprefix("not DP: ").removeprefix("not DP").rstrip(".")
+            return f"{self.mechanism} ({self.analysis}) is not differentially private: {reason}"
         if self.cost.protects not in (SUBJECT,):
             return (f"{self.mechanism} ({self.analysis}) protects {self.cost.protects}: the subject's times and events "
                     "are published as they are")

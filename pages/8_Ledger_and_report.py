@@ -33,7 +33,7 @@ cols[2].metric("Left", f"ε = {led.remaining():.3g}" if led.cap else "—")
 reasons = led.void_reasons()
 if reasons:
     st.error("**The patients have no differential-privacy guarantee from this session's releases**, whatever the "
-             "epsilon above says: " + "; ".join(reasons) + ".")
+             "epsilon above says:\n\n" + "\n".join(f"- {r}" for r in dict.fromkeys(reasons)))
 for unit, tot in totals.items():
     if unit != "the subject":
         st.info(f"Label-only releases: ε = {tot['epsilon']:.3g} protecting {unit}. This is not a guarantee for the "
