@@ -215,6 +215,14 @@ st.caption(sentence + ". Each point: the " + {"curves": "median over the simulat
                                               "weibull": "median over the simulated releases; band: 8 in 10 releases",
                                               "regression": "mean over the simulated releases; band: 8 in 10 releases"}[
     analysis] + f". Dashed line: the non-private analysis, {ctx.reference_label}. Diamonds: your epsilon.")
+if "time-indexed" in chosen and analysis == "curves":
+    st.caption("Why is time-indexed noise flat? With a fixed total epsilon each grid point gets only "
+               "total / (n (1 + alpha (n+1)/2)) of it (1/125 on a 20-point grid), so its noise and clipping dominate at "
+               "every epsilon shown; the paper labels its plots by that per-point e, not by the total it spends.")
+if "adaptive-km" in chosen and analysis == "curves":
+    st.caption("Why can adaptive KM fall below the dashed line? The line is the error of the step curve from exact "
+               "counts on the public bins; adaptive KM assumes a constant hazard inside its bins, which follows the "
+               "true curve more closely between bin edges, so with little noise it can do better than that step curve.")
 if "rrr" in chosen and analysis == "curves":
     st.caption("Why does raw randomized response look good here? Swapping group labels pulls every group's curve "
                "towards the curve of all patients, which is never far from each group's own curve: the error stays "
