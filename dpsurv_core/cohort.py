@@ -220,7 +220,11 @@ def validate(df: pd.DataFrame, mapping: ColumnMap) -> tuple[Cohort | None, list[
 
     event, ev_problems = _event_from(sub[mapping.event], mapping.event, mapping.event_codes, mapping.censor_codes)
     problems += ev_problems
-    if event is not None and event.sum() == 0:
+    if event is not None and event.sum() == 0 and mapping.event_codes:
+        codes = ", ".join(map(str, mapping.event_codes))
+        problems.append(Problem(mapping.event, f"No row of {mapping.event!r} has the declared event code(s) {codes}: "
+                                               "check which values mean an event."))
+    elif event is not None and event.sum() == 0:
         problems.append(Problem(mapping.event, f"Every subject is censored in {mapping.event!r}: there is no event to "
                                                "analyse; check the event column or its coding."))
 
@@ -275,7 +279,7 @@ def validate(df: pd.DataFrame, mapping: ColumnMap) -> tuple[Cohort | None, list[
                                          "value(s): replace them with real measurements or clear them."))
             continue
         if s.nunique(dropna=True) < 2:
-            problems.append(Problem(col, f"Covariate {col!r} is constant ({s.dropna().iloc[0]!r}): it carries no "
+            problems.append(Problem(col, f"Covariate {col!r} is constant ({s.dropna().iloc[0]}): it carries no "
                                          "information; remove it from the covariates.", "warning"))
         covs[col] = s
 

@@ -42,14 +42,6 @@ def _decode(raw: bytes, filename: str) -> tuple[str, list[str]]:
 
 
 def _check_header(names: list[str], filename: str) -> None:
-    dup = [n for n, c in Counter(names).items() if c > 1]
-    if dup:
-        raise DataError(f"Column name {dup[0]!r} appears {Counter(names)[dup[0]]} times in {filename!r}: "
-                        "give every column a different name.", column=dup[0])
-    blank = [i for i, n in enumerate(names) if not str(n).strip() or str(n).startswith("Unnamed:")]
-    if blank and len(blank) < len(names):
-        raise DataError(f"Column {blank[0] + 1} of {filename!r} has no name: add a name to its header cell.")
-
     def numeric(s: str) -> bool:
         try:
             float(s)
@@ -57,9 +49,17 @@ def _check_header(names: list[str], filename: str) -> None:
         except ValueError:
             return False
 
+    # a first row of numbers is data, whatever else is wrong with it (e.g. two equal values look like duplicates)
     if names and all(numeric(str(n)) for n in names):
         raise DataError(f"The first row of {filename!r} holds numbers, not column names: add a header row naming "
                         "the columns (for example time,status,group).")
+    dup = [n for n, c in Counter(names).items() if c > 1]
+    if dup:
+        raise DataError(f"Column name {dup[0]!r} appears {Counter(names)[dup[0]]} times in {filename!r}: "
+                        "give every column a different name.", column=dup[0])
+    blank = [i for i, n in enumerate(names) if not str(n).strip() or str(n).startswith("Unnamed:")]
+    if blank and len(blank) < len(names):
+        raise DataError(f"Column {blank[0] + 1} of {filename!r} has no name: add a name to its header cell.")
 
 
 _DECIMAL_COMMA = r"[+-]?\d+(,\d+)?"

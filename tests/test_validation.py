@@ -308,3 +308,15 @@ def test_infinite_covariate_is_an_error_beside_the_covariate():
     cohort, problems = validate(frame([1, 2, 3], [1, 0, 1], x=[np.inf, 3.0, 4.0]), ColumnMap("time", "status",
                                                                                            covariates=("x",)))
     assert cohort is None and errors(problems)[0].column == "x" and "1 infinite value" in errors(problems)[0].message
+
+
+def test_header_of_numbers_and_absent_event_code_get_their_own_sentences():
+    from dpsurv_core.cohort import ColumnMap, validate
+    from dpsurv_core.errors import DataError
+    from dpsurv_core.io import read_table
+
+    with pytest.raises(DataError, match="holds numbers, not column names"):
+        read_table(b"1,1,5\n2,1,6\n", "noheader.csv")  # two equal values in the first row: still 'no header'
+    df = pd.DataFrame({"t": [1.0, 2.0, 3.0], "e": [0, 1, 0]})
+    _, problems = validate(df, ColumnMap("t", "e", event_codes=("5",), censor_codes=("0", "1")))
+    assert any("declared event code(s) 5" in p.message for p in problems)
