@@ -210,6 +210,9 @@ else:
              "to report.")
 if result.cost.protects != "the subject":
     st.warning(f"This mechanism protects {result.cost.protects}; neighbouring data sets: {result.cost.neighbouring}.")
+elif not math.isinf(eps):
+    st.caption(f"Charged: {result.cost.sentence()}. The audit compares the data with and without the target patient, "
+               "the same neighbouring definition.")
 if result.cost.guarantee != "exact":
     st.warning(f"The guarantee is {result.cost.guarantee}: it holds only if the sampler has converged.")
 
