@@ -73,13 +73,12 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from scipy.special import ndtri
 
 from .cohort import Cohort
 from .counts import BinnedCounts
 from .curves import CURVE_PARAMETERS, CurveRelease, exact_counts
 from .errors import ParameterError
-from .kaplan_meier import estimate
+from .kaplan_meier import estimate, greenwood_bands
 from .ledger import ADD_REMOVE, SUBJECT, PrivacyCost
 from .mechanism import Mechanism, check_epsilon
 from .noise import NoiseSource
@@ -397,13 +396,4 @@ def noise_log_variance(ev: np.ndarray, ce: np.ndarray, s: np.ndarray, kept: np.n
 
 def bands(survival: np.ndarray, variance: np.ndarray, alpha: float) -> tuple[np.ndarray, ...]:
     """Log-log and linear bands from a variance of log S (the formulas of kaplan_meier.estimate)."""
-    z = ndtri(1 - alpha / 2)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        v = np.log(survival)
-        spread = z * np.sqrt(variance) / v
-        lower = np.exp(-np.exp(np.log(-v) - spread))
-        upper = np.exp(-np.exp(np.log(-v) + spread))
-    lower = np.where(np.isnan(lower), 1.0, lower)
-    upper = np.where(np.isnan(upper), 1.0, upper)
-    half = z * survival * np.sqrt(variance)
-    return lower, upper, np.clip(survival - half, 0.0, 1.0), np.clip(survival + half, 0.0, 1.0)
+    return greenwood_bands(survival, variance, alpha)

@@ -75,6 +75,21 @@ def first_crossing(time: np.ndarray, curve: np.ndarray, q: float = 0.5) -> np.nd
     return np.where(hit, time[idx], np.inf)
 
 
+def greenwood_bands(survival: np.ndarray, variance: np.ndarray, alpha: float = 0.05) -> tuple[np.ndarray, ...]:
+    """(log-log lower, log-log upper, linear lower, linear upper) from G = var(log S), as lifelines computes them:
+    exp(-exp(log(-log S) -/+ z sqrt(G) / log S)) (1 where undefined) and S -/+ z S sqrt(G) clipped to [0, 1]."""
+    z = ndtri(1 - alpha / 2)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        v = np.log(survival)
+        spread = z * np.sqrt(variance) / v
+        lower = np.exp(-np.exp(np.log(-v) - spread))
+        upper = np.exp(-np.exp(np.log(-v) + spread))
+    lower = np.where(np.isnan(lower), 1.0, lower)
+    upper = np.where(np.isnan(upper), 1.0, upper)
+    half = z * survival * np.sqrt(variance)
+    return lower, upper, np.clip(survival - half, 0.0, 1.0), np.clip(survival + half, 0.0, 1.0)
+
+
 def actuarial_share(grid) -> float:
     """Share of a bin's censorings counted at risk for its events: 0 on the event-time grid (exact Kaplan-Meier),
     0.5 on a public grid (the actuarial life-table rule; removing them all first biases the curve down)."""
@@ -90,7 +105,6 @@ def estimate(counts: BinnedCounts, alpha: float = 0.05, actuarial: float = 0.0,
     ``noisy``: the counts are a private release, so where nobody is left at risk the curve carries no
     information and its band is [0, 1] (exact counts keep lifelines' convention: the last value and band).
     """
-    z = ndtri(1 - alpha / 2)
     r = counts.at_risk().astype(float) + actuarial * counts.censored.astype(float)
     d = counts.events_total.astype(float)
     live = r > 0
@@ -101,16 +115,7 @@ def estimate(counts: BinnedCounts, alpha: float = 0.05, actuarial: float = 0.0,
     ok = live & (r > d)
     np.divide(d, r * (r - d), out=gw_term, where=ok)
     greenwood = np.cumsum(gw_term, axis=-1)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        v = np.log(survival)
-        spread = z * np.sqrt(greenwood) / v
-        lower = np.exp(-np.exp(np.log(-v) - spread))
-        upper = np.exp(-np.exp(np.log(-v) + spread))
-    lower = np.where(np.isnan(lower), 1.0, lower)
-    upper = np.where(np.isnan(upper), 1.0, upper)
-    half = z * survival * np.sqrt(greenwood)
-    lower_lin = np.clip(survival - half, 0.0, 1.0)
-    upper_lin = np.clip(survival + half, 0.0, 1.0)
+    lower, upper, lower_lin, upper_lin = greenwood_bands(survival, greenwood, alpha)
     # a noisy release that leaves nobody at risk carries no information from there on: its band is [0, 1],
     # not a zero-width interval that would look certain
     stopped = np.logical_or.accumulate(~live, axis=-1) & noisy
