@@ -233,6 +233,8 @@ try:
             text += f" ({cv.fmt_pct(lm.lower[0, gi, ti])} to {cv.fmt_pct(lm.upper[0, gi, ti])})"
         return text
 
+    has_ci = lm_e[0].lower is not None  # survival has Greenwood bands; cumulative incidence/hazard do not here
+    exact_col, priv_col = ("Non-private (95% CI)", "Private (95% CI)") if has_ci else ("Non-private", "Private")
     rows = []
     for gi, g in enumerate(groups):
         for k in range(n_types):
@@ -240,10 +242,10 @@ try:
                 beyond = t > horizon
                 row = {"Group": gname(g) + (f": {type_labels[k]}" if competing else ""),
                        "Time": f"{v:g} {lm_unit[:-1] if v == 1 else lm_unit}" + (f" ({cv.fmt_time(t, unit)} {unit})" if lm_unit != unit else ""),
-                       "Non-private (95% CI)": "beyond the horizon" if beyond else cell(lm_e[k], gi, ti, True)}
+                       exact_col: "beyond the horizon" if beyond else cell(lm_e[k], gi, ti, True)}
                 if lm_p is not None and g in priv.groups:
                     pi = list(priv.groups).index(g)
-                    row["Private (95% CI)"] = "beyond the horizon" if beyond else cell(lm_p[k], pi, ti, priv_bands)
+                    row[priv_col] = "beyond the horizon" if beyond else cell(lm_p[k], pi, ti, priv_bands)
                 rows.append(row)
     st.table(pd.DataFrame(rows), hide_index=True, width="stretch")
     if any(t > horizon for t in lm_times):
