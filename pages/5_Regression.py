@@ -216,11 +216,20 @@ show = show[["Estimate", "Covariate", "Coefficient", "Ratio", "Ratio type", "95%
 
 
 def _num(v: float) -> str:
-    return "–" if not np.isfinite(v) else (f"{v:.3g}" if abs(v) >= 1000 or 0 < abs(v) < 0.001 else f"{v:.3f}")
+    if not np.isfinite(v):
+        return "–"
+    if v > 1e6:
+        return "> 10⁶"  # a ratio this far from 1 is noise, not a clinical effect: see the caption
+    if 0 < v < 1e-6:
+        return "< 10⁻⁶"
+    return f"{v:.3g}" if abs(v) >= 1000 or 0 < abs(v) < 0.001 else f"{v:.3f}"
 
 
 st.table(show.style.format({"Coefficient": "{:.4f}", "Ratio": _num, "95% CI low": _num, "95% CI high": _num},
                            na_rep="–").hide(axis="index"))
+if ((show["Ratio"] > 1e6) | (show["Ratio"] < 1e-6)).any():
+    st.caption("A released ratio beyond a millionfold (> 10⁶ or < 10⁻⁶) means the noise swamped the estimate at this "
+               "epsilon and Lambda: raise epsilon or Lambda, or use more patients, before reading it clinically.")
 st.caption(f"n = {pp.n} subjects, {pp.y.size} person-period rows, T = {intervals} intervals of "
            f"{pp.horizon / intervals:g} {unit} up to the horizon {pp.horizon:g} {unit}; the non-private discrete-time "
            "fit has Lambda = 0 (maximum likelihood), Cox is lifelines' CoxPHFitter. Coefficients are per unit of "
