@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import audit as core
-from .common import add_data_options, epsilon_value, positive_float, positive_int, split_list
+from .common import add_data_options, epsilon_value, positive_float, positive_int, row_number, split_list
 
 NAME = "audit"
 HELP = "privacy audit: membership-inference diagnostics and an empirical epsilon next to the charged one"
@@ -28,16 +28,6 @@ def _all_mechanisms() -> list[str]:
     for analysis in core.ANALYSES:
         names += [m for m in core.mechanisms_for(analysis) if m not in names]
     return names
-
-
-def _row(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a row number") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"rows are numbered from 0, got {text}")
-    return v
 
 
 def _trials(text: str) -> int:
@@ -83,7 +73,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="public horizon (default: read off the data, disclosed)")
     g.add_argument("--trials", type=_trials, default=core.DEFAULT_TRIALS, metavar="R",
                    help=f"runs on D and on D' each; half fit the attack, half test it (default {core.DEFAULT_TRIALS})")
-    g.add_argument("--target", type=_row, metavar="ROW",
+    g.add_argument("--target", type=row_number, metavar="ROW",
                    help="audit this row's subject (0-based row of the data) instead of the most exposed one")
     g.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the simulation noise (default 0)")
     km.add_mechanism_options(p)

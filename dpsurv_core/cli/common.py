@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -15,24 +17,26 @@ from ..noise import NoiseSource, ReleaseNoise, SimulationNoise
 from ..public import PublicParameters, TimeGrid
 
 
-def positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not v > 0 or math.isnan(v):
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
-    return v
+def number(cast: type, ok: Callable[[Any], bool], rule: str, what: str = "a number") -> Callable[[str], Any]:
+    """An argparse type: ``cast`` the text (else "... is not <what>"), then require ``ok`` (else "<rule>, got ...")."""
+    def parse(text: str) -> Any:
+        try:
+            v = cast(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        if not ok(v):
+            raise argparse.ArgumentTypeError(f"{rule}, got {text}")
+        return v
+
+    return parse
 
 
-def positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
-    return v
+positive_float = number(float, lambda v: v > 0, "must be a positive number")
+positive_int = number(int, lambda v: v >= 1, "must be at least 1", "a whole number")
+seed_value = number(int, lambda v: 0 <= v < 2**63, "a seed is a whole number from 0 to 2^63 - 1", "a whole number")
+unit_float = number(float, lambda v: 0.0 <= v <= 1.0, "must be between 0 and 1")
+non_negative = number(float, lambda v: 0 <= v < math.inf, "must be a finite number >= 0")
+row_number = number(int, lambda v: v >= 0, "rows are numbered from 0", "a row number")
 
 
 MAX_REPEAT = 100_000
@@ -42,16 +46,6 @@ def repeat_count(text: str) -> int:
     v = positive_int(text)
     if v > MAX_REPEAT:
         raise argparse.ArgumentTypeError(f"at most {MAX_REPEAT:,} repeats in one run, got {text}")
-    return v
-
-
-def seed_value(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not 0 <= v < 2**63:
-        raise argparse.ArgumentTypeError(f"a seed is a whole number from 0 to 2^63 - 1, got {text}")
     return v
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import copy
 import inspect
-import math
 from dataclasses import replace
 from typing import Any
 
@@ -31,8 +30,10 @@ from .common import (
     cohort_from_args,
     epsilon_value,
     noise_from_args,
+    non_negative,
     positive_int,
     public_from_args,
+    unit_float,
 )
 
 NAME = "km"
@@ -41,24 +42,6 @@ ESTIMANDS = ("survival", "cumulative-hazard", "cumulative-incidence")
 GROUP_HELP = "group column, or COL:median (cut at the data's median, disclosed) or COL:VALUE (public cut)"
 
 
-def _unit_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 <= v <= 1.0:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text}")
-    return v
-
-
-def _non_negative(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not v >= 0 or math.isinf(v):
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text}")
-    return v
 
 
 MECHANISM_HELP = ("nonprivate: exact, not DP; laplace-counts: noisy counts on public bins (paper 003); "
@@ -77,10 +60,10 @@ def set_group_help(p: argparse.ArgumentParser, required: bool = False) -> None:
 
 def add_mechanism_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("time-indexed (paper 004)")
-    g.add_argument("--alpha", type=_non_negative, default=0.5, help="noise decay: step i has scale 1/(e(1 + alpha i)) "
+    g.add_argument("--alpha", type=non_negative, default=0.5, help="noise decay: step i has scale 1/(e(1 + alpha i)) "
                    "(default 0.5)")
-    g.add_argument("--tau-start", type=_unit_float, default=1.0, help="clipping threshold at the start (default 1.0)")
-    g.add_argument("--tau-end", type=_unit_float, default=0.6, help="clipping threshold at the end (default 0.6)")
+    g.add_argument("--tau-start", type=unit_float, default=1.0, help="clipping threshold at the start (default 1.0)")
+    g.add_argument("--tau-end", type=unit_float, default=0.6, help="clipping threshold at the end (default 0.6)")
     g.add_argument("--window", type=positive_int, default=5, help="rolling-mean window in grid points (default 5)")
     g.add_argument("--edge-mode", choices=EDGE_MODES, default="mean",
                    help="rolling mean at the edges: mean of the values in the window (default) or as published "
