@@ -61,8 +61,10 @@ name = session.data_choice().name
 c1, c2 = st.columns(2)
 with c1:
     st.markdown("**Release report** (private outputs only)")
+    # reports (several MB with plotly.js inlined; the review refits the non-private analyses) are built only when
+    # a button is clicked, not on every rerun of the page
     st.download_button("Download release report (HTML)",
-                       session_report(f"dpsurv release: {name}", name, led, items, [], "release"),
+                       lambda: session_report(f"dpsurv release: {name}", name, led, items, [], "release"),
                        file_name=f"dpsurv-release-{name}.html", mime="text/html", key="dl_release")
     records = [r for item in items for r in item.records]
     if records:
@@ -76,7 +78,8 @@ with c1:
 with c2:
     st.markdown("**Review report** (CONFIDENTIAL: includes non-private comparisons and audits)")
     st.download_button("Download review report (HTML)",
-                       session_report(f"dpsurv review: {name}", name, led, items, audit_items, "review", cohort, public),
+                       lambda: session_report(f"dpsurv review: {name}", name, led, items, audit_items, "review", cohort,
+                                              public),
                        file_name=f"dpsurv-review-{name}.html", mime="text/html", key="dl_review")
     st.caption(f"{len(items)} release(s) and {len(audit_items)} audit(s) of this session will be included.")
 st.caption("Reports are built in memory from this session; nothing is written on the server.")
