@@ -27,10 +27,10 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from dpsurv_core import audit as A  # noqa: E402
-from dpsurv_core.cohort import Cohort, load_bundled  # noqa: E402
-from dpsurv_core.laplace_counts import LaplaceCounts  # noqa: E402
-from dpsurv_core.public import PublicParameters, TimeGrid  # noqa: E402
+from dpsurv_core.audit import runner as A  # noqa: E402
+from dpsurv_core.curves.laplace_counts import LaplaceCounts  # noqa: E402
+from dpsurv_core.data.cohort import Cohort, load_bundled  # noqa: E402
+from dpsurv_core.data.public import PublicParameters, TimeGrid  # noqa: E402
 
 EPSILONS = (0.5, 1.0, 2.0)
 COVARIATES = ("age", "sex")
@@ -52,7 +52,7 @@ class HalfNoiseCounts(LaplaceCounts):
 
 
 def _half_time_indexed(eps: float):
-    from dpsurv_core.time_indexed import TimeIndexed
+    from dpsurv_core.curves.time_indexed import TimeIndexed
 
     class HalfNoiseTimeIndexed(TimeIndexed):
         @property
@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         res = A.audit(A.CurveAdapter(HalfNoiseCounts(eps), lung1, public1), trials=scale(5000), seed=args.seed)
         rows.append(_row("BROKEN laplace-counts, half noise (lung)", "km", res, time.perf_counter() - start))
         if "time-indexed" in A.mechanisms_for("km"):
-            from dpsurv_core.time_indexed import TimeIndexed
+            from dpsurv_core.curves.time_indexed import TimeIndexed
 
             start = time.perf_counter()
             res = A.audit(A.CurveAdapter(TimeIndexed(1, epsilon=eps, alpha=0.0, tau_start=1.0, tau_end=1.0, window=1),
@@ -124,8 +124,8 @@ def main(argv: list[str] | None = None) -> int:
             res = A.audit(A.CurveAdapter(_half_time_indexed(eps), one, public_one), trials=scale(2000), seed=args.seed)
             rows.append(_row("BROKEN time-indexed, half noise (one subject)", "km", res, time.perf_counter() - start))
 
-    from dpsurv_core.ledger import PrivacyCost
-    from dpsurv_core.weibull_dp import LaplaceWeibull
+    from dpsurv_core.privacy.ledger import PrivacyCost
+    from dpsurv_core.weibull.mechanisms import LaplaceWeibull
 
     class HalfNoiseWeibullLaplace(LaplaceWeibull):
         """BROKEN on purpose: noise for eps per parameter (half the scale), charging eps in total."""

@@ -21,12 +21,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dpsurv_core.adaptive_km import AdaptiveKM  # noqa: E402
-from dpsurv_core.cohort import load_bundled  # noqa: E402
-from dpsurv_core.curves import NonPrivate, rmse, sup_norm  # noqa: E402
-from dpsurv_core.laplace_counts import LaplaceCounts  # noqa: E402
-from dpsurv_core.noise import SimulationNoise  # noqa: E402
-from dpsurv_core.public import PublicParameters  # noqa: E402
+from dpsurv_core.curves.adaptive_km import AdaptiveKM  # noqa: E402
+from dpsurv_core.curves.laplace_counts import LaplaceCounts  # noqa: E402
+from dpsurv_core.curves.release import NonPrivate, rmse, sup_norm  # noqa: E402
+from dpsurv_core.data.cohort import load_bundled  # noqa: E402
+from dpsurv_core.data.public import PublicParameters  # noqa: E402
+from dpsurv_core.privacy.noise import SimulationNoise  # noqa: E402
 
 EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0)
 HORIZON = 1100.0

@@ -28,10 +28,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 RESULTS = ROOT / "benchmarks" / "results"
 
-from dpsurv_core.cohort import Cohort, load_bundled  # noqa: E402
-from dpsurv_core.laplace_counts import LaplaceCounts  # noqa: E402
-from dpsurv_core.noise import ReleaseNoise, SimulationNoise  # noqa: E402
-from dpsurv_core.public import PublicParameters, TimeGrid  # noqa: E402
+from dpsurv_core.curves.laplace_counts import LaplaceCounts  # noqa: E402
+from dpsurv_core.data.cohort import Cohort, load_bundled  # noqa: E402
+from dpsurv_core.data.public import PublicParameters, TimeGrid  # noqa: E402
+from dpsurv_core.privacy.noise import ReleaseNoise, SimulationNoise  # noqa: E402
 
 
 def synthetic(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -94,8 +94,8 @@ def weibull() -> dict:
 
 
 def regression() -> dict:
-    from dpsurv_core.person_period import person_period
-    from dpsurv_core.regression import fit_cox, fit_nonprivate
+    from dpsurv_core.regression.model import fit_cox, fit_nonprivate
+    from dpsurv_core.regression.person_period import person_period
 
     cohort = load_bundled("flchain", covariates=("age", "sex"))
     ranges, levels = {"age": (50.0, 105.0)}, {"sex": ("F", "M")}

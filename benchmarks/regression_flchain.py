@@ -25,10 +25,10 @@ sys.path.insert(0, str(ROOT))
 import pandas as pd  # noqa: E402
 import plotly.graph_objects as go  # noqa: E402
 
-from dpsurv_core.cohort import load_bundled  # noqa: E402
-from dpsurv_core.person_period import person_period  # noqa: E402
-from dpsurv_core.regression import fit_cox, fit_nonprivate, relative_errors  # noqa: E402
-from dpsurv_core.regression_dp import lambda_study, mre_study  # noqa: E402
+from dpsurv_core.data.cohort import load_bundled  # noqa: E402
+from dpsurv_core.regression.mechanisms import lambda_study, mre_study  # noqa: E402
+from dpsurv_core.regression.model import fit_cox, fit_nonprivate, relative_errors  # noqa: E402
+from dpsurv_core.regression.person_period import person_period  # noqa: E402
 
 EPSILONS = [0.1, 0.5, 1.0, 2.0, 5.0]
 LAMBDAS = [1e-4, 1e-3, 1e-2, 1e-1, 1.0]

@@ -23,11 +23,11 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dpsurv_core.cohort import load_bundled  # noqa: E402
-from dpsurv_core.noise import ReleaseNoise, SimulationNoise  # noqa: E402
-from dpsurv_core.public import nice_ceiling  # noqa: E402
-from dpsurv_core.weibull import weibull_mle  # noqa: E402
-from dpsurv_core.weibull_dp import LspTll, mdae_study  # noqa: E402
+from dpsurv_core.data.cohort import load_bundled  # noqa: E402
+from dpsurv_core.data.public import nice_ceiling  # noqa: E402
+from dpsurv_core.privacy.noise import ReleaseNoise, SimulationNoise  # noqa: E402
+from dpsurv_core.weibull.mechanisms import LspTll, mdae_study  # noqa: E402
+from dpsurv_core.weibull.model import weibull_mle  # noqa: E402
 
 BUDGETS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
 RESULTS = ROOT / "benchmarks" / "results"

@@ -1,7 +1,7 @@
 """The privacy-utility trade-off: utility against epsilon for every applicable mechanism (spec section 7).
 
 A SIMULATION on the data holder's own data, never a release: every trial draws its noise from a
-seeded :class:`~dpsurv_core.noise.SimulationNoise`, nothing is published and nothing is charged.
+seeded :class:`~dpsurv_core.privacy.noise.SimulationNoise`, nothing is published and nothing is charged.
 
 For each (mechanism, epsilon) cell, R trials go through the mechanism's vectorised release
 (one call, a leading trials axis) and one utility figure per trial is summarised:
@@ -45,15 +45,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import logrank
-from .cohort import Cohort
-from .counts import BinnedCounts, count
-from .curve_summary import SURVIVAL, curve_errors
-from .curves import NonPrivate, exact_counts, groups_of, mechanism_class, tile_trials
-from .errors import ParameterError
-from .kaplan_meier import actuarial_share, estimate
-from .noise import SimulationNoise
-from .public import PublicParameters, TimeGrid
+from dpsurv_core.curves import logrank
+from dpsurv_core.curves.counts import BinnedCounts, count
+from dpsurv_core.curves.kaplan_meier import actuarial_share, estimate
+from dpsurv_core.curves.release import NonPrivate, exact_counts, groups_of, mechanism_class, tile_trials
+from dpsurv_core.curves.summary import SURVIVAL, curve_errors
+from dpsurv_core.data.cohort import Cohort
+from dpsurv_core.data.public import PublicParameters, TimeGrid
+from dpsurv_core.errors import ParameterError
+from dpsurv_core.privacy.noise import SimulationNoise
 
 CURVES, LOGRANK, WEIBULL, REGRESSION = "curves", "logrank", "weibull", "regression"
 ANALYSES = (CURVES, LOGRANK, WEIBULL, REGRESSION)
@@ -228,9 +228,9 @@ def _logrank_cell(ctx: Context, name: str, epsilon: float, trials: int, noise: S
 # ------------------------------------------------------------------------------------------ Weibull
 def _prepare_weibull(cohort: Cohort, public: PublicParameters, omega: float | None, gamma: float | None,
                      rungs: int | None) -> Context:
-    from .lsp import compute_ladder
-    from .weibull import GAMMA, OMEGA, RUNGS, weibull_mle
-    from .weibull_dp import make_mechanism
+    from dpsurv_core.weibull.lsp import compute_ladder
+    from dpsurv_core.weibull.mechanisms import make_mechanism
+    from dpsurv_core.weibull.model import GAMMA, OMEGA, RUNGS, weibull_mle
 
     omega = OMEGA if omega is None else float(omega)
     gamma = GAMMA if gamma is None else float(gamma)
@@ -246,7 +246,7 @@ def _prepare_weibull(cohort: Cohort, public: PublicParameters, omega: float | No
 
 
 def _weibull_cell(ctx: Context, name: str, epsilon: float, trials: int, noise: SimulationNoise) -> tuple[dict, Any]:
-    from .weibull_dp import LspTll, make_mechanism
+    from dpsurv_core.weibull.mechanisms import LspTll, make_mechanism
 
     s, fit, st = ctx.data["sample"], ctx.data["fit"], ctx.settings
     mech = make_mechanism(name, epsilon, s.horizon, s.omega, st["gamma"], st["rungs"], s.rows_per_subject)
@@ -259,8 +259,8 @@ def _weibull_cell(ctx: Context, name: str, epsilon: float, trials: int, noise: S
 # ------------------------------------------------------------------------------------------ regression
 def _prepare_regression(cohort: Cohort, public: PublicParameters, covariates: Sequence[str], lam: float,
                         intervals: int | None, knots: int | None, psgld: dict[str, Any] | None) -> Context:
-    from .person_period import DEFAULT_INTERVALS, DEFAULT_KNOTS, person_period
-    from .regression import check_lambda, fit_nonprivate, minimise
+    from dpsurv_core.regression.model import check_lambda, fit_nonprivate, minimise
+    from dpsurv_core.regression.person_period import DEFAULT_INTERVALS, DEFAULT_KNOTS, person_period
 
     if not covariates:
         raise ParameterError("The regression trade-off needs at least one covariate: map covariates on the Data page.")
@@ -288,7 +288,7 @@ def _prepare_regression(cohort: Cohort, public: PublicParameters, covariates: Se
 
 def _regression_cell(ctx: Context, name: str, epsilon: float, trials: int, noise: SimulationNoise,
                      progress: Callable[[float], None] | None = None) -> tuple[dict, Any]:
-    from .regression_dp import build_mechanism
+    from dpsurv_core.regression.mechanisms import build_mechanism
 
     pp, beta_star = ctx.data["pp"], ctx.data["beta_star"]
     mech = build_mechanism(name, epsilon, pp, lam=ctx.settings["lambda"],

@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpsurv_core import datasets
-from dpsurv_core.cohort import ColumnMap
+from dpsurv_core.data import datasets
+from dpsurv_core.data.cohort import ColumnMap
+from dpsurv_core.data.summary import TIME_UNITS, cohort_summary, event_type_counts, time_factor
 from dpsurv_core.errors import DpsurvError
-from dpsurv_core.summary import TIME_UNITS, cohort_summary, event_type_counts, time_factor
 from ui import session
 from ui.data_view import (
     code_options,

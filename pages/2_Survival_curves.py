@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpsurv_core import curve_summary as cs
+from dpsurv_core.curves import summary as cs
+from dpsurv_core.data.summary import TIME_UNITS, time_factor
 from dpsurv_core.errors import DpsurvError
-from dpsurv_core.noise import ReleaseNoise
-from dpsurv_core.summary import TIME_UNITS, time_factor
+from dpsurv_core.privacy.noise import ReleaseNoise
 from ui import curves_view as cv
 from ui import session
 

@@ -9,11 +9,11 @@ import pandas as pd
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-from dpsurv_core import curve_summary as cs
-from dpsurv_core import logrank
-from dpsurv_core.cohort import validate
+from dpsurv_core.curves import logrank
+from dpsurv_core.curves import summary as cs
+from dpsurv_core.data.cohort import validate
 from dpsurv_core.errors import DpsurvError
-from dpsurv_core.noise import ReleaseNoise
+from dpsurv_core.privacy.noise import ReleaseNoise
 from ui import curves_view as cv
 from ui import session
 
@@ -34,9 +34,9 @@ if group_col is None:
         st.page_link("pages/1_Data.py", label="Go to the Data page", icon="➡️")
     except StreamlitAPIException:  # the page on its own (outside app.py's navigation) has no link targets
         pass
-    if importlib.util.find_spec("dpsurv_core.grouping") is None:
+    if importlib.util.find_spec("dpsurv_core.data.grouping") is None:
         st.stop()
-    from dpsurv_core import grouping
+    from dpsurv_core.data import grouping
 
     frame = choice.frame
     used = {choice.mapping.time, choice.mapping.event, choice.mapping.id}

@@ -13,10 +13,11 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from dpsurv_core.errors import DpsurvError
-from dpsurv_core.lsp import Ladder, compute_ladder
-from dpsurv_core.noise import ReleaseNoise
-from dpsurv_core.report import parameter_records
-from dpsurv_core.weibull import (
+from dpsurv_core.privacy.noise import ReleaseNoise
+from dpsurv_core.report.html import parameter_records
+from dpsurv_core.weibull.lsp import Ladder, compute_ladder
+from dpsurv_core.weibull.mechanisms import BLOCK_SIZE, STUDY_MECHANISMS, LspTll, make_mechanism, mdae_study
+from dpsurv_core.weibull.model import (
     GAMMA,
     OMEGA,
     RUNGS,
@@ -26,7 +27,6 @@ from dpsurv_core.weibull import (
     survival_curve,
     weibull_mle,
 )
-from dpsurv_core.weibull_dp import BLOCK_SIZE, STUDY_MECHANISMS, LspTll, make_mechanism, mdae_study
 from ui import releases, session
 
 LABELS = {"lsp-tll": "LSP + TLL (Nguyên & Hui)", "laplace": "Laplace baseline", "saa": "Sample-and-aggregate baseline"}

@@ -13,14 +13,14 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from dpsurv_core import datasets
-from dpsurv_core.cohort import build_cohort
+from dpsurv_core.data import datasets
+from dpsurv_core.data.cohort import build_cohort
 from dpsurv_core.errors import DpsurvError
-from dpsurv_core.noise import ReleaseNoise
-from dpsurv_core.person_period import person_period
-from dpsurv_core.regression import fit_cox, fit_nonprivate
-from dpsurv_core.regression_dp import build_mechanism, lambda_study, mre_study, release_table
-from dpsurv_core.report import parameter_records
+from dpsurv_core.privacy.noise import ReleaseNoise
+from dpsurv_core.regression.mechanisms import build_mechanism, lambda_study, mre_study, release_table
+from dpsurv_core.regression.model import fit_cox, fit_nonprivate
+from dpsurv_core.regression.person_period import person_period
+from dpsurv_core.report.html import parameter_records
 from ui import releases, session
 
 LABELS = {"output": "Output perturbation", "objective": "Objective perturbation",
@@ -330,7 +330,7 @@ st.subheader("pSGLD chain diagnostics (simulation)")
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _chains(key: tuple, eps: float, seed: int, psgld: tuple, _pp, beta_ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    from dpsurv_core.noise import SimulationNoise
+    from dpsurv_core.privacy.noise import SimulationNoise
 
     mech = build_mechanism("psgld", eps, _pp, **dict(psgld))
     rel = mech.release(_pp, SimulationNoise(seed), trials=4, beta_ref=beta_ref)

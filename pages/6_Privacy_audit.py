@@ -7,7 +7,7 @@ import math
 
 import streamlit as st
 
-from dpsurv_core import audit as A
+from dpsurv_core.audit import runner as A
 from dpsurv_core.errors import DpsurvError
 from ui import session
 

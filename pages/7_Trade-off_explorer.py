@@ -10,11 +10,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpsurv_core import datasets, tradeoff
-from dpsurv_core.cohort import build_cohort
+from dpsurv_core import tradeoff
+from dpsurv_core.data import datasets
+from dpsurv_core.data.cohort import build_cohort
 from dpsurv_core.errors import DpsurvError
-from dpsurv_core.ledger import SUBJECT
-from dpsurv_core.weibull import GAMMA, OMEGA, RUNGS
+from dpsurv_core.privacy.ledger import SUBJECT
+from dpsurv_core.weibull.model import GAMMA, OMEGA, RUNGS
 from ui import curves_view as cv
 from ui import session
 from ui import tradeoff_view as tv

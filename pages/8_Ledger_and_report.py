@@ -3,8 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from dpsurv_core.figures import ledger_figure
-from dpsurv_core.report import release_bundle, session_report
+from dpsurv_core.report.figures import ledger_figure
+from dpsurv_core.report.html import release_bundle, session_report
 from ui import releases, session
 
 st.title("Ledger and report")

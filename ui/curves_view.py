@@ -22,15 +22,15 @@ import streamlit as st
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-from dpsurv_core import curve_summary as cs
-from dpsurv_core import datasets
-from dpsurv_core.cohort import Cohort, validate
-from dpsurv_core.curves import CurveRelease, NonPrivate, available, groups_of, mechanism_class
-from dpsurv_core.figures import curves_figure
-from dpsurv_core.kaplan_meier import SurvivalCurves
-from dpsurv_core.ledger import GROUP_LABEL
-from dpsurv_core.public import Disclosure, PublicParameters, TimeGrid
-from dpsurv_core.report import curve_records
+from dpsurv_core.curves import summary as cs
+from dpsurv_core.curves.kaplan_meier import SurvivalCurves
+from dpsurv_core.curves.release import CurveRelease, NonPrivate, available, groups_of, mechanism_class
+from dpsurv_core.data import datasets
+from dpsurv_core.data.cohort import Cohort, validate
+from dpsurv_core.data.public import Disclosure, PublicParameters, TimeGrid
+from dpsurv_core.privacy.ledger import GROUP_LABEL
+from dpsurv_core.report.figures import curves_figure
+from dpsurv_core.report.html import curve_records
 from ui import releases, session
 
 COLOURS = qualitative.D3

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from dpsurv_core.cohort import FALSE_WORDS, TRUE_WORDS, ColumnMap, Problem
+from dpsurv_core.data.cohort import FALSE_WORDS, TRUE_WORDS, ColumnMap, Problem
+from dpsurv_core.data.io import read_table
+from dpsurv_core.data.summary import convert_times
 from dpsurv_core.errors import DataError, SheetChoiceNeeded
-from dpsurv_core.io import read_table
-from dpsurv_core.summary import convert_times
 
 TIME_NAMES = ("time", "futime", "os_time", "survival_time", "survtime", "stop", "duration", "follow_up", "followup",
               "days", "months", "years", "t")
@@ -121,7 +121,7 @@ def fmt_time(x: float, unit: str) -> str:
 
 
 def summary_display(table: pd.DataFrame, unit: str, group_name: str | None, with_rows: bool) -> pd.DataFrame:
-    """The summary table of :func:`dpsurv_core.summary.cohort_summary` as readable strings."""
+    """The summary table of :func:`dpsurv_core.data.summary.cohort_summary` as readable strings."""
     out = pd.DataFrame({
         (group_name or "Group"): ["All subjects" if g == "All" else str(g) for g in table["group"]],
         "Subjects": [f"{n:,}" for n in table["subjects"]],

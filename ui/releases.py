@@ -9,8 +9,8 @@ from typing import Any
 
 import streamlit as st
 
-from dpsurv_core.ledger import LedgerEntry
-from dpsurv_core.report import AuditItem, ReleaseItem
+from dpsurv_core.privacy.ledger import LedgerEntry
+from dpsurv_core.report.html import AuditItem, ReleaseItem
 
 
 def store(title: str, entry: LedgerEntry, records: list[dict[str, Any]] | None = None, figure: Any = None,

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 import pandas as pd
 import streamlit as st
 
-from dpsurv_core import datasets
-from dpsurv_core.cohort import Cohort, ColumnMap, Problem, default_mapping, validate
-from dpsurv_core.ledger import Ledger, LedgerEntry
-from dpsurv_core.public import PublicParameters, TimeGrid
+from dpsurv_core.data import datasets
+from dpsurv_core.data.cohort import Cohort, ColumnMap, Problem, default_mapping, validate
+from dpsurv_core.data.public import PublicParameters, TimeGrid
+from dpsurv_core.privacy.ledger import Ledger, LedgerEntry
 
 DEFAULT_DATASET = "lung"
 

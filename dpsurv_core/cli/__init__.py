@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DpsurvError
+from dpsurv_core.errors import DpsurvError
 
 # name -> one-line help; a command's module is imported only when that command runs (start-up time
 # matters: `km` on a large file must beat reading it with pandas and fitting lifelines)

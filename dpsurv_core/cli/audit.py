@@ -16,8 +16,8 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from .. import audit as core
-from .common import add_data_options, epsilon_value, positive_float, positive_int, row_number, split_list
+from dpsurv_core.audit import runner as core
+from dpsurv_core.cli.common import add_data_options, epsilon_value, positive_float, positive_int, row_number, split_list
 
 NAME = "audit"
 HELP = "privacy audit: membership-inference diagnostics and an empirical epsilon next to the charged one"
@@ -57,7 +57,7 @@ def borrow_options(p: argparse.ArgumentParser, add_arguments: Callable[[argparse
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from . import km, regression, weibull
+    from dpsurv_core.cli import km, regression, weibull
 
     add_data_options(p, group=True, covariates=True)
     km.set_group_help(p)
@@ -82,8 +82,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def options_from_args(args: argparse.Namespace) -> dict[str, Any]:
-    """Mechanism options by keyword, as :func:`dpsurv_core.audit.make_adapter` takes them."""
-    from .regression import _ranges
+    """Mechanism options by keyword, as :func:`dpsurv_core.audit.runner.make_adapter` takes them."""
+    from dpsurv_core.cli.regression import _ranges
 
     keys = ("alpha", "tau_start", "tau_end", "window", "edge_mode", "base_epsilon", "omega", "gamma", "rungs",
             "blocks", "block_size", "lam", "intervals", "knots", "n_public", "prior_sd", "epochs", "burn_in", "batch",
@@ -97,7 +97,7 @@ def options_from_args(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from .km import load
+    from dpsurv_core.cli.km import load
 
     cohort, public, extra = load(args)
     adapter = core.make_adapter(args.analysis, args.mechanism, args.epsilon, cohort, public, **options_from_args(args))

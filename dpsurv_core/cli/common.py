@@ -9,12 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from .. import datasets
-from ..cohort import Cohort, ColumnMap, build_cohort, default_mapping
-from ..errors import DataError, ParameterError
-from ..io import read_columns
-from ..noise import NoiseSource, ReleaseNoise, SimulationNoise
-from ..public import PublicParameters, TimeGrid
+from dpsurv_core.data import datasets
+from dpsurv_core.data.cohort import Cohort, ColumnMap, build_cohort, default_mapping
+from dpsurv_core.data.io import read_columns
+from dpsurv_core.data.public import PublicParameters, TimeGrid
+from dpsurv_core.errors import DataError, ParameterError
+from dpsurv_core.privacy.noise import NoiseSource, ReleaseNoise, SimulationNoise
 
 
 def number(cast: type, ok: Callable[[Any], bool], rule: str, what: str = "a number") -> Callable[[str], Any]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from .. import datasets
-from ..cohort import load_bundled
+from dpsurv_core.data import datasets
+from dpsurv_core.data.cohort import load_bundled
 
 NAME = "datasets"
 HELP = "list the bundled data sets"

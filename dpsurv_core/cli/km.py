@@ -15,16 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import grouping
-from ..cohort import Cohort
-from ..curves import CurveRelease, NonPrivate, available, event_times_grid, mechanism_class
-from ..errors import ParameterError
-from ..kaplan_meier import SurvivalCurves
-from ..laplace_counts import LaplaceCounts
-from ..public import Disclosure, PublicParameters
-from ..rrr import RandomizedResponse
-from ..time_indexed import EDGE_MODES, TimeIndexed
-from .common import (
+from dpsurv_core.cli.common import (
     add_data_options,
     add_release_options,
     cohort_from_args,
@@ -35,6 +26,15 @@ from .common import (
     public_from_args,
     unit_float,
 )
+from dpsurv_core.curves.kaplan_meier import SurvivalCurves
+from dpsurv_core.curves.laplace_counts import LaplaceCounts
+from dpsurv_core.curves.release import CurveRelease, NonPrivate, available, event_times_grid, mechanism_class
+from dpsurv_core.curves.rrr import RandomizedResponse
+from dpsurv_core.curves.time_indexed import EDGE_MODES, TimeIndexed
+from dpsurv_core.data import grouping
+from dpsurv_core.data.cohort import Cohort
+from dpsurv_core.data.public import Disclosure, PublicParameters
+from dpsurv_core.errors import ParameterError
 
 NAME = "km"
 HELP = "private survival curves per group: Kaplan-Meier with 95% bands, cumulative hazard, cumulative incidence"

@@ -11,12 +11,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..curves import available, event_times_grid, exact_counts, tile_trials
-from ..errors import ParameterError
-from ..logrank import overall, pairwise
-from ..public import Disclosure
-from .common import add_data_options, add_release_options
-from .km import add_mechanism_options, header, load, release, set_group_help
+from dpsurv_core.cli.common import add_data_options, add_release_options
+from dpsurv_core.cli.km import add_mechanism_options, header, load, release, set_group_help
+from dpsurv_core.curves.logrank import overall, pairwise
+from dpsurv_core.curves.release import available, event_times_grid, exact_counts, tile_trials
+from dpsurv_core.data.public import Disclosure
+from dpsurv_core.errors import ParameterError
 
 NAME = "logrank"
 HELP = "pairwise and overall log-rank tests between groups from private counts"
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         cohort, public, extra = load(args)
         grid = event_times_grid(cohort)
         counts = tile_trials(exact_counts(cohort, grid, public), 1)
-        from ..curves import NonPrivate
+        from dpsurv_core.curves.release import NonPrivate
 
         mech = NonPrivate()
         out = {"mechanism": mech.name, "epsilon_spent": mech.cost.epsilon, "protects": mech.cost.protects,

@@ -5,12 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from ..errors import ParameterError
-from ..ledger import ADD_REMOVE, SUBJECT
-from ..person_period import DEFAULT_INTERVALS, DEFAULT_KNOTS, person_period
-from ..regression import fit_cox, fit_nonprivate
-from ..regression_dp import build_mechanism
-from .common import (
+from dpsurv_core.cli.common import (
     add_data_options,
     add_release_options,
     cohort_from_args,
@@ -19,6 +14,11 @@ from .common import (
     positive_int,
     split_list,
 )
+from dpsurv_core.errors import ParameterError
+from dpsurv_core.privacy.ledger import ADD_REMOVE, SUBJECT
+from dpsurv_core.regression.mechanisms import build_mechanism
+from dpsurv_core.regression.model import fit_cox, fit_nonprivate
+from dpsurv_core.regression.person_period import DEFAULT_INTERVALS, DEFAULT_KNOTS, person_period
 
 NAME = "regression"
 HELP = "discrete-time survival regression (output/objective perturbation, pSGLD) against Cox"

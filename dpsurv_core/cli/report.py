@@ -15,14 +15,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import curves, logrank
-from ..errors import ParameterError
-from ..figures import curves_figure
-from ..ledger import Ledger
-from ..noise import ReleaseNoise
-from ..report import Report, curve_records, release_bundle
-from . import km
-from .common import add_data_options, add_release_options, positive_float
+from dpsurv_core.cli import km
+from dpsurv_core.cli.common import add_data_options, add_release_options, positive_float
+from dpsurv_core.curves import logrank
+from dpsurv_core.curves import release as curves
+from dpsurv_core.errors import ParameterError
+from dpsurv_core.privacy.ledger import Ledger
+from dpsurv_core.privacy.noise import ReleaseNoise
+from dpsurv_core.report.figures import curves_figure
+from dpsurv_core.report.html import Report, curve_records, release_bundle
 
 NAME = "report"
 HELP = "release survival curves (and log-rank tests) and write a self-contained HTML report"
@@ -94,8 +95,8 @@ def run(args: argparse.Namespace) -> dict:
         rep.add_table(_median_table(exact, cohort.time_unit), "Median survival (non-private)")
         if exact.counts is not None and len(exact.curves.groups) > 1:
             rep.add_table(_logrank_table(exact.counts), "Log-rank tests (non-private, exact counts on the grid)")
-    if importlib.util.find_spec("dpsurv_core.audit") is not None and args.review:
-        from .. import audit  # the privacy-audit issue adds this module
+    if importlib.util.find_spec("dpsurv_core.audit.runner") is not None and args.review:
+        from dpsurv_core.audit import runner as audit  # the privacy-audit issue adds this module
 
         if hasattr(audit, "report_section"):
             audit.report_section(rep, cohort, public, mech)

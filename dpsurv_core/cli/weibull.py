@@ -7,9 +7,7 @@ import math
 
 import numpy as np
 
-from ..weibull import GAMMA, OMEGA, RUNGS, survival_curve
-from ..weibull_dp import BLOCK_SIZE, MECHANISMS, make_mechanism
-from .common import (
+from dpsurv_core.cli.common import (
     add_data_options,
     add_release_options,
     check,
@@ -19,6 +17,8 @@ from .common import (
     positive_int,
     public_from_args,
 )
+from dpsurv_core.weibull.mechanisms import BLOCK_SIZE, MECHANISMS, make_mechanism
+from dpsurv_core.weibull.model import GAMMA, OMEGA, RUNGS, survival_curve
 
 NAME = "weibull"
 HELP = "Weibull shape and scale: non-private MLE, LSP + TLL, Laplace or sample-and-aggregate"

@@ -1,0 +1,67 @@
+"""Mechanism 1: Laplace noise on per-group counts on public bins (paper 003, Gondara & Wang).
+
+Released cells per group g: n_g, d_gj (per event type), c_gj (see :mod:`dpsurv_core.curves.counts`).
+Sensitivity: a subject is in exactly one group and changes n_g by 1 and one d/c cell by 1, so
+the L1 norm of the change over all cells is 2, or 2m with m rows per subject. Adding
+Laplace(2m/eps) to every cell (discrete Laplace of the same scale on the integer counts in
+releases) is eps-DP for add/remove-one-subject neighbours; the groups are disjoint, so the whole
+release costs eps (parallel composition). Everything after is post-processing and free.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from dpsurv_core.curves.counts import BinnedCounts, post_process
+from dpsurv_core.curves.kaplan_meier import actuarial_share, estimate
+from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, exact_counts, tile_trials
+from dpsurv_core.data.cohort import Cohort
+from dpsurv_core.data.public import PublicParameters
+from dpsurv_core.privacy.ledger import ADD_REMOVE, SUBJECT, PrivacyCost
+from dpsurv_core.privacy.mechanism import Mechanism, check_epsilon
+from dpsurv_core.privacy.noise import NoiseSource
+
+
+class LaplaceCounts(Mechanism):
+    """Discrete Laplace (or continuous, ``discrete=False``) noise of scale 2m/eps on every count cell."""
+
+    name = "laplace-counts"
+    analysis = "survival curves"
+
+    def __init__(self, epsilon: float, rows_per_subject: int = 1, discrete: bool = True) -> None:
+        self.epsilon = check_epsilon(epsilon)
+        self.rows_per_subject = int(rows_per_subject)
+        self.discrete = discrete
+
+    @property
+    def sensitivity(self) -> float:
+        return 2.0 * self.rows_per_subject
+
+    @property
+    def scale(self) -> float:
+        return 0.0 if math.isinf(self.epsilon) else self.sensitivity / self.epsilon
+
+    @property
+    def cost(self) -> PrivacyCost:
+        return PrivacyCost(self.epsilon, neighbouring=ADD_REMOVE, protects=SUBJECT)
+
+    def parameters(self) -> dict[str, Any]:
+        return {"epsilon": self.epsilon, "sensitivity_l1": self.sensitivity, "scale": self.scale,
+                "rows_per_subject": self.rows_per_subject, "noise": "discrete Laplace" if self.discrete else "Laplace"}
+
+    def noisy_counts(self, exact: BinnedCounts, noise: NoiseSource, trials: int = 1) -> BinnedCounts:
+        """Raw noisy counts (before post-processing), (trials, ...) arrays."""
+        tiled = tile_trials(exact, trials)
+        cells = tiled.cells().astype(float)
+        if self.scale > 0:
+            draw = noise.discrete_laplace if self.discrete else noise.laplace
+            cells = cells + draw(self.scale, cells.shape)
+        return tiled.from_cells(cells)
+
+    def release(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource, trials: int = 1,
+                competing: bool = False) -> CurveRelease:
+        exact = exact_counts(cohort, public.grid, public, competing)
+        released = post_process(self.noisy_counts(exact, noise, trials))
+        return CurveRelease(self.name, self.cost, self.parameters(), public.disclosures(CURVE_PARAMETERS), estimate(released, actuarial=actuarial_share(public.grid), noisy=self.scale > 0),
+                            released, noise.describe())

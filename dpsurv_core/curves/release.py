@@ -1,0 +1,153 @@
+"""Private survival curves: the release object every curve mechanism returns, and the registry.
+
+A curve mechanism is a :class:`~dpsurv_core.privacy.mechanism.Mechanism` whose ``release(cohort, public,
+noise, trials)`` returns a :class:`CurveRelease`: the curves (arrays with a leading trials axis),
+the released counts where the mechanism has them, what it charged and every disclosure.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpsurv_core.curves.counts import BinnedCounts, count
+from dpsurv_core.curves.kaplan_meier import SurvivalCurves, estimate
+from dpsurv_core.data.cohort import Cohort
+from dpsurv_core.data.public import Disclosure, PublicParameters, TimeGrid
+from dpsurv_core.privacy.ledger import PrivacyCost
+from dpsurv_core.privacy.mechanism import Mechanism
+from dpsurv_core.privacy.noise import NoiseSource
+
+# the public parameters a curve release uses (its disclosures are these only)
+CURVE_PARAMETERS = ("horizon", "grid", "groups")
+
+# name -> "module:Class"; modules are imported on first use
+REGISTRY = {
+    "nonprivate": "dpsurv_core.curves.release:NonPrivate",
+    "laplace-counts": "dpsurv_core.curves.laplace_counts:LaplaceCounts",
+    "time-indexed": "dpsurv_core.curves.time_indexed:TimeIndexed",
+    "rrr": "dpsurv_core.curves.rrr:RandomizedResponse",
+    "adaptive-km": "dpsurv_core.curves.adaptive_km:AdaptiveKM",
+}
+
+
+def available() -> list[str]:
+    """Mechanism names whose module is present."""
+    out = []
+    for name, target in REGISTRY.items():
+        if importlib.util.find_spec(target.split(":")[0]) is not None:
+            out.append(name)
+    return out
+
+
+def mechanism_class(name: str) -> type:
+    from dpsurv_core.errors import ParameterError
+
+    if name not in REGISTRY or name not in available():
+        raise ParameterError(f"Unknown curve mechanism {name!r}: choose one of {', '.join(available())}.")
+    module, cls = REGISTRY[name].split(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+@dataclass
+class CurveRelease:
+    """One or more releases of survival curves (leading trials axis on every array)."""
+
+    mechanism: str
+    cost: PrivacyCost
+    parameters: dict[str, Any]
+    disclosures: list[Disclosure]
+    curves: SurvivalCurves
+    counts: BinnedCounts | None
+    noise: str
+    notes: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def trials(self) -> int:
+        return int(self.curves.survival.shape[0])
+
+
+def groups_of(cohort: Cohort, public: PublicParameters) -> tuple[str, ...] | None:
+    """The public group categories when the cohort has a group column, else None (one group)."""
+    if cohort.group is None:
+        return None
+    return tuple(public.group_categories) if public.group_categories else tuple(cohort.groups)
+
+
+def exact_counts(cohort: Cohort, grid: TimeGrid, public: PublicParameters, competing: bool = False) -> BinnedCounts:
+    return count(cohort, grid, groups_of(cohort, public), competing)
+
+
+def tile_trials(counts: BinnedCounts, trials: int) -> BinnedCounts:
+    """Exact counts repeated along a new leading trials axis."""
+    rep = lambda a: np.broadcast_to(a, (trials, *a.shape)).copy()  # noqa: E731
+    return BinnedCounts(counts.grid, counts.groups, rep(counts.n), rep(counts.events), rep(counts.censored),
+                        counts.event_types)
+
+
+def event_times_grid(cohort: Cohort, competing: bool = False) -> TimeGrid:
+    """The distinct event times as bin edges (not DP). With ``competing``, the times of every event type
+    (a competing event leaves the risk set at its own time, so the exact Aalen-Johansen needs them)."""
+    if not competing or cohort.event_type is None:
+        return TimeGrid.event_times(cohort)
+    times = np.unique(cohort.time[cohort.event_type > 0])
+    if times.size == 0:
+        return TimeGrid.event_times(cohort)
+    return TimeGrid(np.concatenate([[min(0.0, float(times[0]) - 1.0)], times]), "event-times", True)
+
+
+class NonPrivate(Mechanism):
+    """No privacy: the exact estimators (equal to lifelines on the event-time grid). Charges nothing,
+    and says so: these numbers must not leave the data holder."""
+
+    name = "nonprivate"
+    analysis = "survival curves"
+
+    @property
+    def cost(self) -> PrivacyCost:
+        return PrivacyCost(float("inf"), protects="nothing (non-private)", neighbouring="none")
+
+    def parameters(self) -> dict[str, Any]:
+        return {}
+
+    def release(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource | None = None, trials: int = 1,
+                competing: bool = False) -> CurveRelease:
+        grid = event_times_grid(cohort, competing)
+        exact = estimate(tile_trials(exact_counts(cohort, grid, public, competing), 1))
+        curves = at_grid(exact, public.grid.points)
+        counts = exact_counts(cohort, public.grid, public, competing)
+        return CurveRelease(self.name, self.cost, {}, [Disclosure("release", "not DP: exact, non-private estimates.", dp=False)],
+                            curves, tile_trials(counts, 1), "none")
+
+
+def at_grid(curves: SurvivalCurves, points: np.ndarray) -> SurvivalCurves:
+    """Read step-function curves at other time points (e.g. the public grid's right edges)."""
+    vals = {name: curves.at_times(points, name) for name in
+            ("survival", "lower", "upper", "lower_linear", "upper_linear", "greenwood", "cumulative_hazard")}
+    cif = curves.at_times(points, "cumulative_incidence")
+    # number at risk and events at the new points: from the step function of the fine curves
+    idx = np.searchsorted(curves.time, points, side="left")
+    pad_r = np.concatenate([curves.at_risk, np.zeros(curves.at_risk.shape[:-1] + (1,))], axis=-1)
+    at_risk = pad_r[..., np.minimum(idx, curves.time.size)]
+    cum_d = np.concatenate([np.zeros(curves.events.shape[:-1] + (1,)), np.cumsum(curves.events, -1)], axis=-1)
+    ev_at = cum_d[..., np.searchsorted(curves.time, points, side="right")]
+    events = np.diff(np.concatenate([np.zeros(ev_at.shape[:-1] + (1,)), ev_at], axis=-1), axis=-1)
+    cum_c = np.concatenate([np.zeros(curves.censored.shape[:-1] + (1,)), np.cumsum(curves.censored, -1)], axis=-1)
+    ce_at = cum_c[..., np.searchsorted(curves.time, points, side="right")]
+    censored = np.diff(np.concatenate([np.zeros(ce_at.shape[:-1] + (1,)), ce_at], axis=-1), axis=-1)
+    return SurvivalCurves(np.asarray(points, float), curves.groups, vals["survival"], vals["lower"], vals["upper"],
+                          vals["lower_linear"], vals["upper_linear"], vals["greenwood"], at_risk, events, censored,
+                          vals["cumulative_hazard"], cif, curves.event_types, curves.alpha)
+
+
+def rmse(private: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """Root mean squared error over the grid (last axis)."""
+    return np.sqrt(np.mean((private - reference) ** 2, axis=-1))
+
+
+def sup_norm(private: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    return np.max(np.abs(private - reference), axis=-1)

@@ -1,0 +1,211 @@
+"""Numbers the survival-curve and group-comparison pages show, computed from released curves.
+
+Everything here is post-processing of a release (or of the exact, non-private curves kept by the
+data holder): landmark values with their 95% CI, restricted mean survival time, error figures
+against the non-private curve, number at risk at chosen times, log-rank significance flips, and
+sensible default landmark times. No Streamlit here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpsurv_core.curves.counts import BinnedCounts
+from dpsurv_core.curves.kaplan_meier import SurvivalCurves
+from dpsurv_core.curves.logrank import LogRankResult
+from dpsurv_core.data.cohort import Cohort
+from dpsurv_core.data.public import TimeGrid
+from dpsurv_core.data.summary import DAYS_PER, time_factor
+from dpsurv_core.errors import ParameterError
+
+SURVIVAL, HAZARD, INCIDENCE = "survival", "cumulative hazard", "cumulative incidence"
+ESTIMANDS = (SURVIVAL, HAZARD, INCIDENCE)
+_ATTR = {SURVIVAL: "survival", HAZARD: "cumulative_hazard", INCIDENCE: "cumulative_incidence"}
+
+
+def fingerprint(cohort: Cohort) -> str:
+    """A short digest identifying the cohort's analysed arrays (for caching; reveals nothing)."""
+    h = hashlib.sha256()
+    for arr in (cohort.time, cohort.event, cohort.group, cohort.event_type, cohort.subject):
+        if arr is None:
+            h.update(b"-")
+        else:
+            a = np.asarray(arr)
+            h.update(a.astype(str).tobytes() if a.dtype == object else a.tobytes())
+            h.update(str(a.dtype).encode())
+    h.update(f"{cohort.rows_per_subject}|{cohort.time_unit}|{cohort.event_type_labels}".encode())
+    return h.hexdigest()[:20]
+
+
+def estimand_values(curves: SurvivalCurves, estimand: str, event_type: int = 0) -> np.ndarray:
+    """The chosen estimand as an array (..., G, J); for cumulative incidence, of event type index ``event_type``."""
+    if estimand not in _ATTR:
+        raise ParameterError(f"Unknown estimand {estimand!r}: choose one of {', '.join(ESTIMANDS)}.")
+    arr = getattr(curves, _ATTR[estimand])
+    return arr[..., event_type, :] if estimand == INCIDENCE else arr
+
+
+def bands(curves: SurvivalCurves, kind: str = "log-log") -> tuple[np.ndarray, np.ndarray] | None:
+    """Pointwise 95% band of the survival curve: ``log-log`` (default) or ``linear``."""
+    if kind == "log-log":
+        return curves.lower, curves.upper
+    if kind == "linear":
+        return curves.lower_linear, curves.upper_linear
+    raise ParameterError(f"Unknown band {kind!r}: choose log-log or linear.")
+
+
+def step_at(time: np.ndarray, values: np.ndarray, times: np.ndarray, start: float) -> np.ndarray:
+    """A right-continuous step function (``values`` at ``time``, ``start`` before) read at ``times``."""
+    idx = np.searchsorted(np.asarray(time, float), np.asarray(times, float), side="right") - 1
+    padded = np.concatenate([np.full(values.shape[:-1] + (1,), start), values], axis=-1)
+    return padded[..., idx + 1]
+
+
+@dataclass(frozen=True)
+class Landmarks:
+    """Values at landmark times: arrays (..., G, T); ``lower``/``upper`` None when the estimand has no band."""
+
+    times: np.ndarray
+    value: np.ndarray
+    lower: np.ndarray | None
+    upper: np.ndarray | None
+
+
+def landmarks(curves: SurvivalCurves, times: np.ndarray, estimand: str = SURVIVAL, band: str = "log-log",
+              event_type: int = 0) -> Landmarks:
+    """The estimand at each landmark time, with its 95% CI for survival."""
+    times = np.asarray(times, float)
+    start = 1.0 if estimand == SURVIVAL else 0.0
+    value = step_at(curves.time, estimand_values(curves, estimand, event_type), times, start)
+    if estimand != SURVIVAL:
+        return Landmarks(times, value, None, None)
+    lo, hi = bands(curves, band)
+    return Landmarks(times, value, step_at(curves.time, lo, times, 1.0), step_at(curves.time, hi, times, 1.0))
+
+
+def rmst(curves: SurvivalCurves, horizon: float) -> np.ndarray:
+    """Restricted mean survival time: area under the step survival curve from time 0 to ``horizon`` (..., G).
+
+    The curve is 1 before its first time point; equals lifelines' ``restricted_mean_survival_time``
+    on the exact event-time curve.
+    """
+    if not horizon > 0:
+        raise ParameterError(f"The RMST horizon must be a positive time, got {horizon}.")
+    return curves.rmst(horizon)
+
+
+def curve_errors(private: SurvivalCurves, reference: SurvivalCurves, estimand: str = SURVIVAL,
+                 event_type: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """RMSE and sup-norm (..., G) of the private estimand against the reference read at the private grid points."""
+    start = 1.0 if estimand == SURVIVAL else 0.0
+    ref = step_at(reference.time, estimand_values(reference, estimand, event_type), private.time, start)
+    priv = estimand_values(private, estimand, event_type)
+    ref = ref[0] if ref.ndim == priv.ndim and ref.shape[0] == 1 else ref
+    diff = priv - ref
+    return np.sqrt(np.mean(diff ** 2, axis=-1)), np.max(np.abs(diff), axis=-1)
+
+
+def table_times(grid: TimeGrid, max_columns: int = 11) -> np.ndarray:
+    """Grid edges to show in a number-at-risk table: every k-th edge, at most ``max_columns`` of them."""
+    edges = grid.edges
+    step = max(1, math.ceil((edges.size - 1) / (max_columns - 1)))
+    picked = edges[::step]
+    return np.maximum(picked, 0.0)
+
+
+def at_risk_at(counts: BinnedCounts, times: np.ndarray) -> np.ndarray:
+    """Number at risk at each time (..., G, T): n minus events and censorings in bins ending at or before it.
+
+    Read from the (released) counts alone, so it is free post-processing; between grid edges it is the
+    value at the last edge at or before the time.
+    """
+    edges = counts.grid.edges
+    gone = np.cumsum(counts.events_total + counts.censored, axis=-1)
+    gone = np.concatenate([np.zeros(gone.shape[:-1] + (1,)), gone], axis=-1)
+    k = np.clip(np.searchsorted(edges, np.asarray(times, float), side="right") - 1, 0, edges.size - 1)
+    return np.maximum(counts.n[..., None] - gone[..., k], 0.0)
+
+
+@dataclass(frozen=True)
+class TestComparison:
+    """One log-rank test, non-private next to private (first trial)."""
+
+    group_a: str
+    group_b: str | None  # None: the overall k-group test (group_a lists the groups)
+    statistic_exact: float
+    p_exact: float
+    statistic_private: float
+    p_private: float
+    significant_exact: bool
+    significant_private: bool
+
+    @property
+    def label(self) -> str:
+        return f"{self.group_a} vs {self.group_b}" if self.group_b is not None else f"overall ({self.group_a})"
+
+    @property
+    def defined(self) -> bool:
+        """False when the released counts support no private test (e.g. nobody left at risk in a group)."""
+        return math.isfinite(self.p_private)
+
+    @property
+    def flipped(self) -> bool:
+        return self.defined and self.significant_exact != self.significant_private
+
+
+def _first(a: np.ndarray) -> float:
+    a = np.asarray(a, float)
+    return float(a.reshape(-1)[0]) if a.size else math.nan
+
+
+def compare_tests(exact: list[LogRankResult], private: list[LogRankResult], alpha: float = 0.05) -> list[TestComparison]:
+    """Pair up tests by their groups; significance at ``alpha`` (an undefined p-value counts as not significant)."""
+    priv = {(r.group_a, r.group_b): r for r in private}
+    out = []
+    for r in exact:
+        p = priv.get((r.group_a, r.group_b))
+        if p is None:
+            continue
+        pe, pp = _first(r.p_value), _first(p.p_value)
+        out.append(TestComparison(r.group_a, r.group_b, _first(r.statistic), pe, _first(p.statistic), pp,
+                                  bool(pe < alpha), bool(pp < alpha)))
+    return out
+
+
+def default_landmarks(horizon: float, unit: str) -> tuple[list[float], str]:
+    """Up to three landmark times inside ``horizon`` (in ``unit``), in the unit a clinician would use.
+
+    Years (1, 5, 10 / 1, 3, 5 / 1, 2, 3, whichever fits) when the horizon spans at least 18 months, else months (3, 6, 12, 24), else
+    quarters of the horizon in the data's unit. Returns (values, their unit).
+    """
+    if unit not in DAYS_PER:
+        return [round(horizon * q, 3) for q in (0.25, 0.5, 0.75)], unit
+    years = horizon * time_factor(unit, "years")
+    if years >= 1.5:
+        for triple in ((1, 5, 10), (1, 3, 5), (1, 2, 3)):
+            if triple[-1] <= years + 1e-9:
+                return [float(c) for c in triple], "years"
+        return [float(c) for c in (1, 2) if c <= years + 1e-9], "years"
+    months = horizon * time_factor(unit, "months")
+    cand = [c for c in (3, 6, 12, 24) if c <= months + 1e-9]
+    if cand:
+        return [float(c) for c in cand[-3:]], "months"
+    return [round(horizon * q, 3) for q in (0.25, 0.5, 0.75)], unit
+
+
+def parse_times(text: str) -> list[float]:
+    """Comma- or space-separated positive times, e.g. ``"1, 3, 5"``."""
+    parts = [p for p in text.replace(";", ",").replace(" ", ",").split(",") if p.strip()]
+    try:
+        values = [float(p) for p in parts]
+    except ValueError:
+        raise ParameterError(f"{text!r} is not a list of times: type numbers separated by commas, e.g. 1, 3, 5.") from None
+    if not values:
+        raise ParameterError("Type at least one landmark time, e.g. 1, 3, 5.")
+    if any(not (v > 0) or not math.isfinite(v) for v in values):
+        raise ParameterError("Landmark times must be positive numbers, e.g. 1, 3, 5.")
+    return sorted(set(values))

@@ -1,0 +1,217 @@
+"""Read a cohort table from CSV, TSV, Parquet or Excel, given as bytes (an upload) or a path.
+
+Uploads are read from memory and never written to disk. Every failure is a :class:`DataError`
+with one sentence; an Excel workbook with several sheets raises :class:`SheetChoiceNeeded`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from dpsurv_core.errors import DataError, SheetChoiceNeeded
+
+FORMATS = {".csv": "csv", ".txt": "csv", ".tsv": "tsv", ".tab": "tsv", ".parquet": "parquet", ".pq": "parquet",
+           ".xlsx": "excel", ".xlsm": "excel", ".xls": "excel"}
+
+
+def detect_format(filename: str) -> str:
+    suffix = Path(filename).suffix.lower()
+    if suffix not in FORMATS:
+        raise DataError(f"{filename!r} is not a file type dpsurv reads: save it as CSV, TSV, Parquet or Excel (.xlsx).")
+    return FORMATS[suffix]
+
+
+def _decode(raw: bytes, filename: str) -> tuple[str, list[str]]:
+    warnings: list[str] = []
+    if b"\x00" in raw[:4096]:
+        raise DataError(f"{filename!r} is not a text file (it holds binary bytes): export the table as CSV and upload that.")
+    try:
+        return raw.decode("utf-8-sig"), warnings
+    except UnicodeDecodeError:
+        pass
+    text = raw.decode("cp1252", errors="replace")
+    warnings.append(f"{filename!r} is not UTF-8; it was read as Windows-1252 (Latin-1): check accented column names "
+                    "and labels, or save the file as UTF-8.")
+    return text, warnings
+
+
+def _check_header(names: list[str], filename: str) -> None:
+    def numeric(s: str) -> bool:
+        try:
+            float(s)
+            return True
+        except ValueError:
+            return False
+
+    # a first row of numbers is data, whatever else is wrong with it (e.g. two equal values look like duplicates)
+    if names and all(numeric(str(n)) for n in names):
+        raise DataError(f"The first row of {filename!r} holds numbers, not column names: add a header row naming "
+                        "the columns (for example time,status,group).")
+    dup = [n for n, c in Counter(names).items() if c > 1]
+    if dup:
+        raise DataError(f"Column name {dup[0]!r} appears {Counter(names)[dup[0]]} times in {filename!r}: "
+                        "give every column a different name.", column=dup[0])
+    blank = [i for i, n in enumerate(names) if not str(n).strip() or str(n).startswith("Unnamed:")]
+    if blank and len(blank) < len(names):
+        raise DataError(f"Column {blank[0] + 1} of {filename!r} has no name: add a name to its header cell.")
+
+
+_DECIMAL_COMMA = r"[+-]?\d+(,\d+)?"
+
+
+def _decimal_commas(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """Text columns of numbers written with a decimal comma (European spreadsheets), as numbers."""
+    fixed = []
+    for col in df.columns:
+        s = df[col]
+        if s.dtype != object:
+            continue
+        text = s.dropna().astype(str).str.strip()
+        if len(text) and text.str.fullmatch(_DECIMAL_COMMA).all() and text.str.contains(",").any():
+            df[col] = pd.to_numeric(s.astype(str).str.strip().str.replace(",", ".", regex=False).where(s.notna()))
+            fixed.append(str(col))
+    return df, fixed
+
+
+def read_table(source: bytes | str | Path, filename: str | None = None, sheet: str | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """Read a table; returns (frame, warnings). ``source`` is the file's bytes or a path."""
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        filename = filename or path.name
+        if not path.exists():
+            raise DataError(f"There is no file at {str(path)!r}: check the path, or give a bundled data set name.")
+        raw = path.read_bytes()
+    else:
+        raw = bytes(source)
+        filename = filename or "upload.csv"
+    fmt = detect_format(filename)
+    if len(raw.strip()) == 0:
+        raise DataError(f"{filename!r} is empty: upload a file with a header row and one row per subject.")
+    warnings: list[str] = []
+    if fmt in ("csv", "tsv"):
+        text, warnings = _decode(raw, filename)
+        text = text.replace("\r\n", "\n").replace("\r", "\n")  # Windows and old Mac line ends
+        sep = "\t" if fmt == "tsv" else None
+        if sep is None:
+            try:
+                sep = csv.Sniffer().sniff(text[:20000], delimiters=",;\t|").delimiter
+            except csv.Error:
+                sep = ","
+        try:
+            header = next(csv.reader(io.StringIO(text), delimiter=sep), [])
+        except csv.Error:
+            raise DataError(f"The header row of {filename!r} could not be read: save the table again as CSV "
+                            "with one name per column.") from None
+        _check_header([h.strip() for h in header], filename)
+        try:
+            df = pd.read_csv(io.StringIO(text), sep=sep, skipinitialspace=True)
+        except pd.errors.EmptyDataError:
+            raise DataError(f"{filename!r} has no columns: upload a file with a header row.") from None
+        except pd.errors.ParserError as exc:
+            raise DataError(f"{filename!r} could not be read as {fmt.upper()} ({str(exc).splitlines()[0]}): "
+                            "check that every row has the same number of fields.") from None
+        if sep != ",":
+            df, fixed = _decimal_commas(df)
+            if fixed:
+                warnings.append(f"Column(s) {', '.join(map(repr, fixed))} of {filename!r} use a decimal comma "
+                                "(1,5 for 1.5): they were read as numbers.")
+    elif fmt == "parquet":
+        try:
+            df = pd.read_parquet(io.BytesIO(raw))
+        except Exception:
+            raise DataError(f"{filename!r} is not a readable Parquet file: export it again or upload a CSV.") from None
+        _check_header([str(c) for c in df.columns], filename)
+    else:
+        try:
+            book = pd.ExcelFile(io.BytesIO(raw))
+        except Exception:
+            raise DataError(f"{filename!r} is not a readable Excel workbook: save it as .xlsx or upload a CSV.") from None
+        sheets = [str(s) for s in book.sheet_names]
+        if sheet is None:
+            if len(sheets) > 1:
+                raise SheetChoiceNeeded(sheets)
+            sheet = sheets[0]
+        if sheet not in sheets:
+            raise DataError(f"The workbook has no sheet {sheet!r}: choose one of {', '.join(sheets)}.")
+        header = pd.read_excel(book, sheet_name=sheet, header=None, nrows=1)
+        if header.empty:
+            raise DataError(f"Sheet {sheet!r} of {filename!r} is empty: choose the sheet that holds the cohort.")
+        _check_header([str(v) for v in header.iloc[0].tolist()], filename)
+        df = pd.read_excel(book, sheet_name=sheet)
+    df.columns = [str(c).strip() for c in df.columns]
+    if df.shape[0] == 0:
+        raise DataError(f"{filename!r} has a header but no rows: add one row per subject.")
+    return df, warnings
+
+
+def read_columns(path: str | Path, columns: list[str], sheet: str | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """Read only ``columns`` of a file, in typed arrays (large CSV/TSV/Parquet files: far less memory and time).
+
+    Falls back to :func:`read_table` for Excel, for text that is not UTF-8, and for files pyarrow cannot parse, so
+    every problem still gets its sentence.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise DataError(f"There is no file at {str(path)!r}: check the path, or give a bundled data set name.")
+    fmt = detect_format(path.name)
+    wanted = list(dict.fromkeys(c for c in columns if c))
+    if fmt == "excel" or path.stat().st_size == 0:
+        df, warnings = read_table(path, sheet=sheet)
+        return df, warnings
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            names = pq.ParquetFile(path).schema_arrow.names
+        except Exception:
+            return read_table(path)
+        _check_header([str(n) for n in names], path.name)
+        missing = [c for c in wanted if c not in names]
+        if missing:
+            return pd.DataFrame(columns=names), []
+        return pq.read_table(path, columns=wanted).to_pandas(), []
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    with path.open("rb") as fh:
+        head = fh.read(65536)
+    try:
+        first = head.decode("utf-8-sig").splitlines()[0] if head.strip() else ""
+    except (UnicodeDecodeError, IndexError):
+        return read_table(path)
+    if not first:
+        return read_table(path)
+    sep = "\t" if fmt == "tsv" else ("," if "," in first else (";" if ";" in first else ("\t" if "\t" in first else ",")))
+    header = [h.strip() for h in next(csv.reader([first], delimiter=sep))]
+    _check_header(header, path.name)
+    present = [c for c in wanted if c in header]
+    if len(present) < len(wanted):
+        # a missing column: let validation name it against the full header
+        return pd.DataFrame(columns=header), []
+    parse = pacsv.ParseOptions(delimiter=sep)
+    convert = pacsv.ConvertOptions(include_columns=present, strings_can_be_null=True)
+    try:
+        # stream in blocks, keeping only numpy columns: the peak stays near the size of the columns
+        reader = pacsv.open_csv(path, read_options=pacsv.ReadOptions(block_size=1 << 24), parse_options=parse,
+                                convert_options=convert)
+        chunks: dict[str, list[np.ndarray]] = {c: [] for c in present}
+        for batch in reader:
+            for c in present:
+                chunks[c].append(batch.column(c).to_numpy(zero_copy_only=False))
+        del reader
+    except (pa.ArrowInvalid, UnicodeDecodeError):
+        try:  # a column's type changed after the first block: parse the whole file at once
+            table = pacsv.read_csv(path, parse_options=parse, convert_options=convert)
+        except (pa.ArrowInvalid, UnicodeDecodeError):
+            return read_table(path)
+        return table.to_pandas(split_blocks=True, self_destruct=True), []
+    columns = {c: np.concatenate(v) if v else np.array([]) for c, v in chunks.items()}
+    if not columns or next(iter(columns.values())).size == 0:
+        raise DataError(f"{path.name!r} has a header but no rows: add one row per subject.")
+    return pd.DataFrame(columns, copy=False), []

@@ -1,0 +1,167 @@
+"""Public parameters (spec section 0.3): declared, not read off the data.
+
+A value derived from the data (a horizon from the maximum time, a grid of event times, group
+categories, covariate ranges) is allowed only with a disclosure the app and the JSON show.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dpsurv_core.data.cohort import Cohort
+from dpsurv_core.errors import ParameterError
+
+MAX_BINS = 10_000
+
+
+@dataclass(frozen=True)
+class Disclosure:
+    parameter: str
+    message: str
+    dp: bool = True  # False: the release is not differentially private because of it
+
+    def to_dict(self) -> dict:
+        return {"parameter": self.parameter, "message": self.message, "dp": self.dp}
+
+
+def nice_ceiling(x: float) -> float:
+    """Round up to two significant digits (1022 -> 1100, 5215 -> 5300)."""
+    if x <= 0:
+        return 1.0
+    mag = 10.0 ** (math.floor(math.log10(x)) - 1)
+    return math.ceil(x / mag - 1e-9) * mag
+
+
+@dataclass(frozen=True)
+class TimeGrid:
+    """Bin edges b_0 < b_1 < ... < b_J; results are reported at the right edges b_1..b_J.
+
+    Counting convention (exact KM when the edges are the distinct event times): events in
+    (b_{j-1}, b_j] belong to bin j; censorings in [b_{j-1}, b_j) leave the risk set before
+    bin j's events; a subject censored exactly at b_j stays at risk for bin j.
+    """
+
+    edges: np.ndarray
+    kind: str = "equal"  # "equal", "event-times", "custom"
+    from_data: bool = False
+
+    def __post_init__(self) -> None:
+        e = np.asarray(self.edges, dtype=float)
+        if e.ndim != 1 or e.size < 2 or not np.all(np.diff(e) > 0) or not np.all(np.isfinite(e)):
+            raise ParameterError("A time grid needs at least two increasing, finite edges.")
+        object.__setattr__(self, "edges", e)
+
+    @property
+    def points(self) -> np.ndarray:
+        return self.edges[1:]
+
+    @property
+    def bins(self) -> int:
+        return self.edges.size - 1
+
+    @classmethod
+    def equal(cls, start: float, stop: float, bins: int) -> TimeGrid:
+        if bins < 1 or not stop > start or start < 0 or not np.isfinite(stop):
+            raise ParameterError(f"A grid needs 0 <= start < stop (finite) and at least one bin, got {start}:{stop}:{bins}.")
+        if bins > MAX_BINS:
+            raise ParameterError(f"A grid of {bins:,} bins is more than the {MAX_BINS:,} dpsurv allows: use fewer bins "
+                                 "(each bin's counts get their own noise, so fine grids are mostly noise anyway).")
+        return cls(np.linspace(start, stop, int(bins) + 1), "equal", False)
+
+    @classmethod
+    def event_times(cls, cohort: Cohort) -> TimeGrid:
+        times = np.unique(cohort.time[cohort.event == 1])
+        if times.size == 0:
+            raise ParameterError("There are no events, so there is no event-time grid: declare a grid START:STOP:BINS.")
+        start = min(0.0, float(times[0]) - 1.0)
+        return cls(np.concatenate([[start], times]), "event-times", True)
+
+    @classmethod
+    def parse(cls, spec: str, cohort: Cohort | None = None) -> TimeGrid:
+        """``START:STOP:BINS`` or ``event-times``."""
+        spec = spec.strip()
+        if spec == "event-times":
+            if cohort is None:
+                raise ParameterError("The event-times grid needs data.")
+            return cls.event_times(cohort)
+        parts = spec.split(":")
+        try:
+            if len(parts) != 3:
+                raise ValueError
+            start, stop, bins = float(parts[0]), float(parts[1]), int(parts[2])
+        except ValueError:
+            raise ParameterError(f"--grid {spec!r} is not START:STOP:BINS (for example 0:1100:20) or event-times.") from None
+        return cls.equal(start, stop, bins)
+
+    def disclosures(self) -> list[Disclosure]:
+        if self.kind == "event-times":
+            return [Disclosure("grid", "not DP: time axis taken from the data (every distinct event time is published).",
+                               dp=False)]
+        if self.from_data:
+            return [Disclosure("grid", "The grid's end was read off the data (its maximum time, rounded up).")]
+        return []
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "edges": self.edges.tolist(), "from_data": self.from_data}
+
+
+@dataclass(frozen=True)
+class PublicParameters:
+    """Everything a mechanism may treat as public, each with where it came from."""
+
+    horizon: float
+    grid: TimeGrid
+    horizon_from_data: bool = False
+    group_categories: tuple[str, ...] = ()
+    categories_from_data: bool = False
+    covariate_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
+    ranges_from_data: frozenset[str] = frozenset()
+
+    def disclosures(self, parameters: tuple[str, ...] | None = None) -> list[Disclosure]:
+        """Every data-derived public value, or only those an analysis uses (``parameters`` such as
+        ``("horizon", "grid", "groups")``; ``"range"`` covers every covariate range)."""
+        out = self._all_disclosures()
+        if parameters is None:
+            return out
+        return [d for d in out if d.parameter.split(":")[0] in parameters]
+
+    def _all_disclosures(self) -> list[Disclosure]:
+        out: list[Disclosure] = []
+        if self.horizon_from_data:
+            out.append(Disclosure("horizon", f"The horizon {self.horizon:g} was read off the data (maximum time, "
+                                             "rounded up): declare it from the study design to avoid this disclosure."))
+        out += [d for d in self.grid.disclosures() if not (self.horizon_from_data and d.parameter == "grid" and d.dp)]
+        if self.categories_from_data and self.group_categories:
+            out.append(Disclosure("groups", f"The group categories ({', '.join(self.group_categories)}) were read off the "
+                                            "data: declare them to avoid disclosing which groups occur."))
+        for name in sorted(self.ranges_from_data):
+            lo, hi = self.covariate_ranges[name]
+            out.append(Disclosure(f"range:{name}", f"The range of {name!r} ({lo:g} to {hi:g}) was read off the data: "
+                                                   "declare clinically plausible bounds instead."))
+        return out
+
+    @classmethod
+    def derive(cls, cohort: Cohort, horizon: float | None = None, bins: int = 20, grid: TimeGrid | None = None,
+               group_categories: tuple[str, ...] | None = None,
+               covariate_ranges: dict[str, tuple[float, float]] | None = None) -> PublicParameters:
+        """Fill what was not declared from the data, flagging each such value as a disclosure."""
+        horizon_from_data = horizon is None
+        if horizon is None:
+            horizon = nice_ceiling(float(cohort.time.max()))
+        if not horizon > 0:
+            raise ParameterError(f"The horizon must be a positive time, got {horizon}.")
+        if grid is None:
+            grid = TimeGrid(np.linspace(0.0, horizon, bins + 1), "equal", horizon_from_data)
+        cats_from_data = group_categories is None and cohort.group is not None
+        cats = tuple(cohort.groups) if group_categories is None else tuple(group_categories)
+        ranges = dict(covariate_ranges or {})
+        derived = set()
+        for col in cohort.covariates.columns:
+            s = cohort.covariates[col]
+            if col not in ranges and np.issubdtype(s.dtype, np.number):
+                ranges[col] = (float(s.min()), float(s.max()))
+                derived.add(col)
+        return cls(horizon, grid, horizon_from_data, cats, cats_from_data, ranges, frozenset(derived))

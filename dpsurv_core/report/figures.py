@@ -1,0 +1,74 @@
+"""Plotly figures built from core results, shared by the app and the HTML report (no Streamlit)."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from dpsurv_core.curves.kaplan_meier import SurvivalCurves
+from dpsurv_core.privacy.ledger import Ledger
+
+PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
+
+ESTIMANDS = {"survival": ("survival", "Survival (%)"), "cumulative-hazard": ("cumulative_hazard", "Cumulative hazard"),
+             "cumulative-incidence": ("cumulative_incidence", "Cumulative incidence (%)")}
+
+
+def _step(time: np.ndarray, values: np.ndarray, start: float) -> tuple[np.ndarray, np.ndarray]:
+    """Step-function coordinates starting at time 0."""
+    t = np.concatenate([[0.0], np.repeat(time, 2)])
+    v = np.concatenate([[start, start], np.repeat(values, 2)[:-1]])
+    return t, v
+
+
+def curves_figure(labelled: dict[str, SurvivalCurves], time_unit: str, estimand: str = "survival", trial: int = 0,
+                  bands: str = "log-log", title: str = "") -> go.Figure:
+    """Step curves for each (label -> curves) pair, every group, with bands where available."""
+    field, axis = ESTIMANDS[estimand]
+    pct = estimand != "cumulative-hazard"
+    fig = go.Figure()
+    k = 0
+    for dash, (label, cur) in zip(("solid", "dash", "dot", "dashdot"), labelled.items()):
+        arr = getattr(cur, field)
+        arr = arr[trial] if arr.ndim > (3 if field == "cumulative_incidence" else 2) else arr
+        for gi, group in enumerate(cur.groups):
+            series = [(arr[gi, ti], f" {cur.event_types[ti]}") for ti in range(arr.shape[1])] if field == "cumulative_incidence" else [(arr[gi], "")]
+            for values, suffix in series:
+                colour = PALETTE[k % len(PALETTE)]
+                k += 1
+                scale = 100.0 if pct else 1.0
+                t, v = _step(cur.time, values * scale, 1.0 * scale if field == "survival" else 0.0)
+                name = f"{label}: {group}{suffix}" if len(cur.groups) > 1 or suffix else label
+                fig.add_trace(go.Scatter(x=t, y=v, mode="lines", name=name, line=dict(color=colour, dash=dash),
+                                         hovertemplate=f"{name}<br>%{{x:.4g}} {time_unit}: %{{y:.3g}}<extra></extra>"))
+                if field == "survival" and bands != "none":
+                    lo = cur.lower if bands == "log-log" else cur.lower_linear
+                    hi = cur.upper if bands == "log-log" else cur.upper_linear
+                    lo = lo[trial] if lo.ndim > 2 else lo
+                    hi = hi[trial] if hi.ndim > 2 else hi
+                    if np.all(np.isfinite(lo[gi])) and np.all(np.isfinite(hi[gi])):
+                        tl, vl = _step(cur.time, lo[gi] * 100, 100.0)
+                        th, vh = _step(cur.time, hi[gi] * 100, 100.0)
+                        fig.add_trace(go.Scatter(x=np.concatenate([th, tl[::-1]]), y=np.concatenate([vh, vl[::-1]]),
+                                                 fill="toself", fillcolor=colour, opacity=0.15, line=dict(width=0),
+                                                 hoverinfo="skip", showlegend=False, name=f"{name} 95% band"))
+    fig.update_layout(title=title, xaxis_title=f"Time ({time_unit})", yaxis_title=axis, template="plotly_white",
+                      legend=dict(orientation="h", y=-0.2), margin=dict(l=60, r=20, t=50 if title else 20, b=40))
+    if pct:
+        fig.update_yaxes(range=[0, 101])
+    return fig
+
+
+def ledger_figure(ledger: Ledger) -> go.Figure:
+    """Cumulative epsilon per release against the cap."""
+    eps = [e.cost.epsilon for e in ledger.entries]
+    labels = [f"{i + 1}. {e.mechanism} ({e.analysis})" for i, e in enumerate(ledger.entries)]
+    fig = go.Figure(go.Bar(x=labels, y=eps, name="epsilon of the release",
+                           hovertemplate="%{x}<br>epsilon %{y:.4g}<extra></extra>"))
+    fig.add_trace(go.Scatter(x=labels, y=np.cumsum(eps), mode="lines+markers", name="running total (sequential)",
+                             hovertemplate="%{x}<br>total %{y:.4g}<extra></extra>"))
+    if ledger.cap:
+        fig.add_hline(y=ledger.cap, line_dash="dash", line_color="#b91c1c", annotation_text=f"cap {ledger.cap:g}")
+    fig.update_layout(yaxis_title="epsilon", template="plotly_white", height=300, legend=dict(orientation="h", y=1.15),
+                      margin=dict(l=60, r=20, t=30, b=60))
+    return fig

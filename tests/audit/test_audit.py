@@ -1,0 +1,446 @@
+"""Privacy audit: the binomial bounds, the attack, influential points, target selection, CLI, report section."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy import stats
+
+from dpsurv_core.audit import runner as A
+from dpsurv_core.cli import main
+from dpsurv_core.curves.counts import count
+from dpsurv_core.curves.kaplan_meier import estimate
+from dpsurv_core.curves.laplace_counts import LaplaceCounts
+from dpsurv_core.curves.release import exact_counts, groups_of, tile_trials
+from dpsurv_core.data.cohort import Cohort, load_bundled
+from dpsurv_core.data.public import PublicParameters, TimeGrid
+from dpsurv_core.errors import ParameterError
+from dpsurv_core.privacy.ledger import Ledger
+from dpsurv_core.report.html import Report
+
+LUNG_ARGS = ["audit", "--data", "lung", "--time", "time", "--event", "status"]
+
+
+@pytest.fixture(scope="module")
+def lung() -> tuple[Cohort, PublicParameters]:
+    cohort = load_bundled("lung", group="sex", covariates=("age", "sex", "meal.cal"))
+    return cohort, PublicParameters.derive(cohort, horizon=1100.0, grid=TimeGrid.equal(0.0, 1100.0, 20))
+
+
+def run_cli(args: list[str], capsys) -> tuple[int, dict | None, str]:
+    code = main(args + ["--json"])
+    out, err = capsys.readouterr()
+    return code, (json.loads(out) if code == 0 else None), err
+
+
+# ----------------------------------------------------------------------------------------- bounds
+def test_epsilon_bound_is_a_lower_bound_on_both_ratios():
+    n = 500
+    lo, hi = A.clopper_pearson(n, n)
+    flo, fhi = A.clopper_pearson(0, n)
+    # perfect separation: ln(TPR_lo / FPR_hi) with TPR_lo = 0.025^(1/n), FPR_hi = 1 - 0.025^(1/n)
+    expect = math.log(0.025 ** (1 / n) / (1 - 0.025 ** (1 / n)))
+    assert A.epsilon_lower_bound(lo, hi, flo, fhi) == pytest.approx(expect, rel=1e-9)
+    # no information at all: 999/1000 positives in both worlds must give 0 (the spec's second term gave 5.4)
+    lo, hi = A.clopper_pearson(999, 1000)
+    assert A.epsilon_lower_bound(lo, hi, lo, hi) == 0.0
+    # the complement ratio: TPR 0.2, FPR 0.01 -> (1 - FPR_hi) / (1 - TPR_lo) is small, ln(TPR_lo / FPR_hi) large
+    tl, th = A.clopper_pearson(100, 500)
+    fl, fh = A.clopper_pearson(5, 500)
+    assert A.epsilon_lower_bound(tl, th, fl, fh) == pytest.approx(math.log(tl / fh))
+    # and the reverse direction: TPR 0.99, FPR 0.8 -> ln((1 - FPR_hi) / (1 - TPR_lo))
+    tl, th = A.clopper_pearson(495, 500)
+    fl, fh = A.clopper_pearson(400, 500)
+    assert A.epsilon_lower_bound(tl, th, fl, fh) == pytest.approx(math.log((1 - fh) / (1 - tl)))
+
+
+def test_point_epsilon_and_advantage_bound():
+    assert A.point_epsilon(0.5, 0.5) == 0.0
+    assert A.point_epsilon(0.4, 0.1) == pytest.approx(math.log(4))
+    assert A.point_epsilon(1.0, 0.0) == math.inf
+    assert A.advantage_bound(1.0) == pytest.approx((math.e - 1) / (math.e + 1))
+    assert A.advantage_bound(math.inf) == 1.0
+
+
+def test_roc_curve_runs_from_origin_to_one():
+    fpr, tpr, auc = A.roc_curve(np.array([2.0, 3.0, 4.0]), np.array([0.0, 1.0, 1.5]))
+    assert (fpr[0], tpr[0], fpr[-1], tpr[-1]) == (0.0, 0.0, 1.0, 1.0)
+    assert np.all(np.diff(fpr) >= 0) and np.all(np.diff(tpr) >= 0)
+    assert auc == 1.0
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(1, 1, 4000), rng.normal(0, 1, 4000)
+    _, _, auc = A.roc_curve(a, b)
+    assert auc == pytest.approx(stats.norm.cdf(1 / math.sqrt(2)), abs=0.02)
+
+
+# ----------------------------------------------------------------------------------------- attack
+def test_attack_on_a_known_laplace_pair_is_bounded_by_its_epsilon():
+    """Laplace(0, 1) against Laplace(1, 1) is exactly 1-DP: the bound is close to 1 and never above."""
+    rng = np.random.default_rng(1)
+    x_in = 1.0 + rng.laplace(0.0, 1.0, (4000, 1))
+    x_out = rng.laplace(0.0, 1.0, (4000, 1))
+    att = A.distinguish(x_in, x_out, {"the coordinate": np.array([0])})
+    assert 0.6 <= att.epsilon_lower <= 1.0
+    assert att.runs == 2000
+    assert att.tpr_ci[0] <= att.tpr <= att.tpr_ci[1]
+
+
+def test_attack_on_identical_worlds_finds_nothing():
+    rng = np.random.default_rng(2)
+    att = A.distinguish(rng.laplace(size=(2000, 6)), rng.laplace(size=(2000, 6)))
+    assert att.epsilon_lower == 0.0
+    assert abs(att.advantage) < 0.08
+
+
+def test_attack_needs_matching_runs():
+    with pytest.raises(ParameterError):
+        A.distinguish(np.zeros((10, 2)), np.zeros((10, 3)))
+    with pytest.raises(ParameterError):
+        A.distinguish(np.zeros((3, 2)), np.zeros((3, 2)))
+
+
+def test_influential_points_count_threshold_exceedances():
+    a = np.array([[[0.9, 0.5, 0.2]], [[1.0, 1.0, 1.0]]])  # (R=2, G=1, J=3)
+    b = np.array([[[0.82, 0.5, 0.8]], [[0.2, 0.97, 0.25]]])
+    total, per = A.influential_points(a, b)
+    # run 1 diffs 0.08, 0, 0.6; run 2 diffs 0.8, 0.03, 0.75
+    assert per[0.05].tolist() == [2, 2]
+    assert per[0.1].tolist() == [1, 2]
+    assert per[0.5].tolist() == [1, 2]
+    assert per[0.7].tolist() == [0, 2]
+    assert total == {0.05: 4, 0.1: 3, 0.5: 3, 0.7: 2}
+
+
+# ----------------------------------------------------------------------------------------- targets
+def test_leave_one_out_counts_equal_counting_without_the_subject(lung):
+    cohort, public = lung
+    exact, contrib, loo, unit = A.leave_one_out_counts(cohort, public)
+    for i in (0, 5, 37, 100, cohort.n - 1):
+        keep = np.ones(cohort.n, bool)
+        keep[i] = False
+        direct = count(cohort.subset(keep), public.grid, groups_of(cohort, public))
+        assert np.array_equal(loo.n[i], direct.n)
+        assert np.array_equal(loo.events[i], direct.events)
+        assert np.array_equal(loo.censored[i], direct.censored)
+    assert contrib.n.sum() == exact.n.sum()
+
+
+@given(st.lists(st.tuples(st.floats(0.0, 12.0), st.booleans(), st.sampled_from(["a", "b", "c"]),
+                          st.integers(0, 6)), min_size=2, max_size=25))
+def test_leave_one_out_counts_property(rows):
+    """For random cohorts with groups and subject ids, removing a unit's rows equals the vectorised result."""
+    time_ = np.array([r[0] for r in rows])
+    event = np.array([r[1] for r in rows], dtype=np.int8)
+    subject = np.array([r[3] for r in rows])
+    first_group = {}
+    for s_, g in zip(subject, (r[2] for r in rows)):
+        first_group.setdefault(s_, g)
+    group = np.array([first_group[s_] for s_ in subject])  # one label per subject
+    cohort = Cohort(time_, event, group, subject, rows_per_subject=3)
+    public = PublicParameters.derive(cohort, horizon=10.0, grid=TimeGrid.equal(0.0, 10.0, 4),
+                                     group_categories=("a", "b", "c"))
+    exact, _, loo, unit = A.leave_one_out_counts(cohort, public)
+    for u in np.unique(unit):
+        direct = count(cohort.subset(unit != u), public.grid, ("a", "b", "c"))
+        assert np.array_equal(loo.n[u], direct.n)
+        assert np.array_equal(loo.events[u], direct.events)
+        assert np.array_equal(loo.censored[u], direct.censored)
+
+
+def test_default_curve_target_is_the_most_exposed_subject(lung):
+    cohort, public = lung
+    target = A.select_curve_target(cohort, public)
+    base = estimate(tile_trials(exact_counts(cohort, public.grid, public), 1)).survival
+    moves = []
+    for i in range(cohort.n):  # brute force (test only)
+        keep = np.ones(cohort.n, bool)
+        keep[i] = False
+        s = estimate(tile_trials(exact_counts(cohort.subset(keep), public.grid, public), 1)).survival
+        moves.append(np.abs(s - base).max())
+    assert target.influence == pytest.approx(max(moves))
+    assert moves[target.row] == pytest.approx(max(moves))
+    assert target.chosen_by == "default" and "most exposed" in target.why
+    assert f"row {target.row}" in target.why
+
+
+def test_label_change_target_for_randomized_response(lung):
+    cohort, public = lung
+    target = A.select_curve_target(cohort, public, label_change=True)
+    other = A.relabelled(cohort, target)
+    assert target.new_group != target.group
+    assert other.group[target.row] == target.new_group
+    assert np.sum(other.group != cohort.group) == 1
+    assert "changing its group label" in target.why
+
+
+def test_subject_ids_remove_every_row_of_the_subject():
+    cohort = load_bundled("kidney")
+    public = PublicParameters.derive(cohort, horizon=600.0, grid=TimeGrid.equal(0.0, 600.0, 12))
+    adapter = A.make_adapter("km", "laplace-counts", 1.0, cohort, public)
+    target = adapter.target(0)
+    assert len(target.rows) == 2
+    assert A.without(cohort, target).n == cohort.n - 2
+    assert adapter.cost.epsilon == 1.0
+    default = adapter.default_target()
+    assert len(default.rows) == 2  # the privacy unit is the patient
+
+
+def test_weibull_influence_matches_refitting(lung):
+    from dpsurv_core.weibull.model import sample_from_cohort, weibull_mle
+
+    cohort, _ = lung
+    sample = sample_from_cohort(cohort, 1100.0)
+    fit = weibull_mle(sample)
+    delta = A.weibull_influence(sample.t, sample.d.astype(float), fit.shape, fit.scale_normalised)
+    for i in (5, 37, 100):
+        keep = np.ones(cohort.n, bool)
+        keep[i] = False
+        refit = weibull_mle(sample_from_cohort(cohort.subset(keep), 1100.0))
+        assert refit.shape - fit.shape == pytest.approx(delta[i, 0], rel=0.15, abs=1e-4)
+        assert refit.scale_normalised - fit.scale_normalised == pytest.approx(delta[i, 1], rel=0.15, abs=1e-4)
+
+
+def test_regression_influence_matches_refitting(lung):
+    from dpsurv_core.regression.model import minimise
+    from dpsurv_core.regression.person_period import person_period
+
+    cohort, public = lung
+    adapter = A.RegressionAdapter("output", 1.0, cohort, public, ("age", "sex"))
+    w = minimise(adapter.pp, 0.01)
+    delta = A.regression_influence(adapter.pp, w, 0.01)
+    target = adapter.default_target()
+    assert target.influence == pytest.approx(np.abs(np.linalg.norm(delta, axis=1)).max())
+    pp_out = person_period(A.without(cohort, target), ("age", "sex"), ranges=adapter.ranges,
+                           n_public=adapter.pp.n_public, **adapter.design)
+    moved = minimise(pp_out, 0.01) - w
+    assert np.linalg.norm(moved) == pytest.approx(target.influence, rel=0.15)
+
+
+def test_regression_neighbour_keeps_the_public_design(lung):
+    cohort, public = lung
+    adapter = A.RegressionAdapter("objective", 1.0, cohort, public, ("age", "sex"))
+    target = adapter.default_target()
+    pp_out = adapter._pp(adapter.neighbour(target))
+    assert pp_out.n == adapter.pp.n - 1
+    assert pp_out.n_public == adapter.pp.n_public
+    adapter.mechanism._check(pp_out)  # same calibration constants on D and D'
+
+
+def test_regression_refuses_a_row_it_drops(lung):
+    cohort, public = lung
+    adapter = A.RegressionAdapter("output", 1.0, cohort, public, ("age", "meal.cal"))
+    missing = int(np.flatnonzero(cohort.covariates["meal.cal"].isna().to_numpy())[0])
+    with pytest.raises(ParameterError, match="meal.cal"):
+        adapter.target(missing)
+
+
+def test_user_target_and_trials_limits(lung):
+    cohort, public = lung
+    adapter = A.make_adapter("km", "laplace-counts", 1.0, cohort, public)
+    t = adapter.target(12)
+    assert (t.row, t.chosen_by) == (12, "user") and "chosen by the user" in t.why
+    with pytest.raises(ParameterError):
+        adapter.target(cohort.n)
+    with pytest.raises(ParameterError):
+        A.audit(adapter, trials=2)
+    with pytest.raises(ParameterError):
+        A.make_adapter("logrank", "time-indexed", 1.0, cohort, public)
+    with pytest.raises(ParameterError):
+        A.make_adapter("weibull", "laplace-counts", 1.0, cohort, public)
+
+
+# ----------------------------------------------------------------------------------------- audit
+def test_audit_is_reproducible_and_serialisable(lung):
+    cohort, public = lung
+    r1 = A.audit(A.make_adapter("km", "laplace-counts", 1.0, cohort, public), trials=400, seed=5)
+    r2 = A.audit(A.make_adapter("km", "laplace-counts", 1.0, cohort, public), trials=400, seed=5)
+    d1, d2 = r1.to_dict(), r2.to_dict()
+    assert d1["empirical_epsilon_lower"] == d2["empirical_epsilon_lower"]
+    assert d1["charged_to_ledger"] is False
+    assert set(d1["influential_points"]) == {"0.05", "0.1", "0.5", "0.7"}
+    assert d1["grid_points"] == 20 and d1["trials"] == 400 and d1["held_out_runs"] == 200
+    assert "at most 46% advantage" in d1["sentence"]
+    from dpsurv_core.cli import _clean
+
+    json.dumps(_clean(d1), allow_nan=False)
+
+
+def test_two_times_2000_laplace_counts_runs_take_seconds(lung):
+    cohort, public = lung
+    adapter = A.CurveAdapter(LaplaceCounts(1.0), cohort, public)
+    start = time.perf_counter()
+    res = A.audit(adapter, trials=2000, seed=0)
+    assert time.perf_counter() - start < 5.0
+    assert res.trials == 2000 and res.attack.runs == 1000
+
+
+def test_progress_is_reported(lung):
+    cohort, public = lung
+    seen: list[float] = []
+    A.audit(A.make_adapter("weibull", "laplace", 1.0, cohort, public), trials=100, seed=0,
+            progress=lambda f, text: seen.append(f))
+    assert seen[0] == 0.0 and seen[-1] == 1.0 and seen == sorted(seen)
+
+
+def test_label_only_audit_says_what_it_protects(lung):
+    cohort, public = lung
+    res = A.audit(A.make_adapter("km", "rrr", 1.0, cohort, public), trials=400, seed=3)
+    d = res.to_dict()
+    assert d["protects"] == "the group label only"
+    assert d["neighbouring"] == "change one subject's group label"
+    assert "which group this patient belongs to" in d["sentence"]
+    assert d["empirical_epsilon_lower"] <= 1.0
+
+
+# ----------------------------------------------------------------------------------------- CLI
+def test_cli_contract(capsys):
+    code, out, _ = run_cli(LUNG_ARGS + ["--analysis", "km", "--mechanism", "laplace-counts", "--epsilon", "1",
+                                        "--grid", "0:1100:20", "--trials", "200", "--seed", "1"], capsys)
+    assert code == 0
+    for key in ("mechanism", "epsilon_charged", "empirical_epsilon_lower", "trials", "target", "tpr", "fpr",
+                "influential_points", "tpr_ci", "fpr_ci", "protects", "neighbouring"):
+        assert key in out
+    assert out["mechanism"] == "laplace-counts" and out["epsilon_charged"] == 1.0 and out["trials"] == 200
+    assert {"row", "why"} <= set(out["target"])
+    assert out["empirical_epsilon_lower"] <= 1.0
+    assert out["fpr_ci"][0] <= out["fpr"] <= out["fpr_ci"][1]
+
+
+def test_cli_other_analyses_and_options(capsys):
+    code, out, _ = run_cli(LUNG_ARGS + ["--analysis", "weibull", "--mechanism", "lsp-tll", "--horizon", "1100",
+                                        "--rungs", "100", "--trials", "100", "--target", "3"], capsys)
+    assert code == 0 and out["target"]["row"] == 3 and out["target"]["chosen_by"] == "user"
+    code, out, _ = run_cli(LUNG_ARGS + ["--analysis", "regression", "--mechanism", "output", "--covariates", "age,sex",
+                                        "--range", "age:30:90", "--lambda", "0.05", "--trials", "100"], capsys)
+    assert code == 0 and out["influential_points"] is None and out["analysis"] == "regression"
+    code, out, _ = run_cli(LUNG_ARGS + ["--analysis", "km", "--mechanism", "time-indexed", "--alpha", "0",
+                                        "--window", "1", "--trials", "100"], capsys)
+    assert code == 0 and out["epsilon_charged"] == pytest.approx(1.0)
+    code, out, _ = run_cli(LUNG_ARGS + ["--group", "sex", "--analysis", "logrank", "--mechanism", "rrr",
+                                        "--trials", "100"], capsys)
+    assert code == 0 and out["protects"] == "the group label only"
+
+
+@pytest.mark.parametrize("extra", [
+    ["--analysis", "weibull", "--mechanism", "laplace-counts"],
+    ["--analysis", "km", "--mechanism", "laplace-counts", "--target", "9999"],
+    ["--analysis", "regression", "--mechanism", "output"],
+    ["--analysis", "logrank", "--mechanism", "laplace-counts"],
+    ["--analysis", "km", "--mechanism", "laplace-counts", "--trials", "2"],
+    ["--analysis", "km", "--mechanism", "laplace-counts", "--epsilon", "0"],
+    ["--analysis", "km", "--mechanism", "rrr"],
+    ["--analysis", "survival", "--mechanism", "laplace-counts"],
+])
+def test_cli_bad_input_exits_2_with_one_line(capsys, extra):
+    code, _, err = run_cli(LUNG_ARGS + extra, capsys)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+
+
+# ----------------------------------------------------------------------------------------- report
+def test_report_section_in_a_review_report(lung):
+    cohort, public = lung
+    rep = Report("Audit", cohort.name, Ledger(), kind="review")
+    res = A.report_section(rep, cohort, public, LaplaceCounts(1.0), trials=200)
+    assert rep.sections[-1].title == "Privacy audit" and rep.sections[-1].confidential
+    html = rep.to_html()
+    assert "Privacy audit" in html and "Empirical epsilon" in html and "influential points" in html
+    assert res.attack.epsilon_lower <= 1.0
+    with pytest.raises(ParameterError):
+        A.report_section(Report("x", cohort.name, Ledger()), cohort, public, LaplaceCounts(1.0), trials=50)
+
+
+def test_report_command_adds_the_audit_section(tmp_path, capsys):
+    out = tmp_path / "r.html"
+    code = main(["report", "--data", "lung", "--mechanism", "laplace-counts", "--grid", "0:1100:20", "--review",
+                 "--out", str(out), "--json"])
+    res = json.loads(capsys.readouterr().out)
+    assert code == 0 and "Privacy audit" in res["sections"]
+    assert "Empirical epsilon" in out.read_text()
+
+
+# ----------------------------------------------------------------------------------------- app page
+PAGE = str(__import__("pathlib").Path(__file__).resolve().parents[2] / "pages" / "6_Privacy_audit.py")
+
+
+def _page():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def _metrics(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def test_page_runs_the_audit_without_charging_the_ledger():
+    at = _page()
+    assert "not charged to the privacy ledger" in at.info[0].value
+    assert any(e.label == "What am I looking at?" for e in at.expander)
+    assert not at.metric  # nothing runs before the button
+    at.button(key="au_run").click().run()
+    assert not at.exception
+    m = _metrics(at)
+    assert m["Charged epsilon"] == "1"
+    assert float(m["Empirical epsilon (lower bound)"]) <= 1.0
+    assert "at most 46% advantage" in at.success[0].value
+    assert any("most exposed subject" in md.value for md in at.markdown)
+    assert len(at.get("plotly_chart")) == 3
+    ledger = at.session_state["ledger"] if "ledger" in at.session_state else None
+    assert ledger is None or not ledger.entries  # an audit is not a release
+    # a rerun with the same settings comes from the cache and shows the same numbers
+    at.run()
+    assert _metrics(at) == m
+
+
+def test_page_audits_weibull_and_a_chosen_row():
+    at = _page()
+    at.selectbox(key="au_analysis").set_value("weibull").run()
+    at.selectbox(key="au_mechanism_weibull").set_value("laplace").run()
+    at.radio(key="au_target_mode").set_value("a row I choose").run()
+    at.number_input(key="au_target_row").set_value(12).run()
+    at.select_slider(key="au_runs_weibull_laplace").set_value(200).run()
+    at.button(key="au_run").click().run()
+    assert not at.exception
+    assert any("row 12" in md.value and "chosen by the user" in md.value for md in at.markdown)
+    assert float(_metrics(at)["Empirical epsilon (lower bound)"]) <= 1.0
+
+
+def test_page_regression_and_non_private_release():
+    at = _page()
+    at.selectbox(key="au_analysis").set_value("regression").run()
+    at.selectbox(key="au_mechanism_regression").set_value("nonprivate").run()
+    at.select_slider(key="au_runs_regression_nonprivate").set_value(200).run()
+    at.button(key="au_run").click().run()
+    assert not at.exception
+    m = _metrics(at)
+    assert m["Charged epsilon"] == "not private"
+    assert float(m["Empirical epsilon (lower bound)"]) >= 2.0
+    assert "not private" in at.success[0].value
+
+
+def test_page_starts_from_the_release_chosen_on_the_curves_page():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.session_state["sc_mechanism"] = "time-indexed"
+    at.session_state["sc_epsilon"] = 2.0
+    at.session_state["sc_ti_alpha"] = 0.0
+    at.run()
+    assert at.selectbox(key="au_mechanism_km").value == "time-indexed"
+    assert at.select_slider(key="au_epsilon_km").value == 2.0
+    assert any("alpha = 0.0" in c.value for c in at.caption)
+    at.select_slider(key="au_runs_km_time-indexed").set_value(200).run()
+    at.button(key="au_run").click().run()
+    assert not at.exception
+    assert _metrics(at)["Charged epsilon"] == "2"

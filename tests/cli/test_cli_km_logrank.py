@@ -1,0 +1,229 @@
+"""The ``km`` and ``logrank`` commands: JSON shape and values, the papers' numbers through the CLI,
+vectorised repeats, and bad input (exit 2 with one ``error:`` line)."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+
+import numpy as np
+import pytest
+from lifelines import KaplanMeierFitter
+from lifelines.utils import median_survival_times
+
+from dpsurv_core.cli import main
+from dpsurv_core.data.cohort import load_bundled
+
+LUNG = ["--data", "lung"]
+
+
+def run(capsys, *argv: str) -> dict:
+    code = main([*argv, "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return json.loads(out)
+
+
+def fails(capsys, *argv: str) -> str:
+    code = main([*argv, "--json"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    return lines[0]
+
+
+def test_km_laplace_counts_shape(capsys):
+    o = run(capsys, "km", *LUNG, "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "1",
+            "--grid", "0:1100:20", "--repeat", "3", "--seed", "1")
+    assert o["mechanism"] == "laplace-counts" and o["epsilon_spent"] == 1.0
+    assert o["protects"] == "the subject" and o["neighbouring"] == "add/remove one subject"
+    assert o["parameters"]["scale"] == 2.0 and "simulation" in o["noise"]
+    assert len(o["curves"]) == 6 and {c["group"] for c in o["curves"]} == {"1", "2"}
+    for c in o["curves"]:
+        assert c["time"] == [55.0 * (i + 1) for i in range(20)]
+        assert len(c["survival"]) == len(c["at_risk"]) == len(c["events"]) == 20
+        assert all(lo <= s <= up for lo, s, up in zip(c["lower"], c["survival"], c["upper"]))
+        assert all(a >= b for a, b in zip(c["survival"], c["survival"][1:]))
+        assert c["median"] is None or 0 < c["median"] <= 1100
+    assert any(d["parameter"] == "groups" for d in o["disclosures"])
+    again = run(capsys, "km", *LUNG, "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "1",
+                "--grid", "0:1100:20", "--repeat", "3", "--seed", "1")
+    assert again["curves"] == o["curves"]
+
+
+@pytest.mark.parametrize("mechanism", ["nonprivate", "laplace-counts", "time-indexed"])
+def test_km_without_noise_equals_lifelines(capsys, mechanism):
+    extra = ["--window", "1", "--tau-end", "1"] if mechanism == "time-indexed" else []
+    o = run(capsys, "km", *LUNG, "--mechanism", mechanism, "--epsilon", "inf", "--grid", "event-times", *extra)
+    c = load_bundled("lung")
+    kmf = KaplanMeierFitter().fit(c.time, c.event)
+    (curve,) = o["curves"]
+    np.testing.assert_allclose(curve["survival"], kmf.survival_function_at_times(curve["time"]).to_numpy(), atol=1e-12)
+    assert curve["median"] == kmf.median_survival_time_ == 310
+    assert any(not d["dp"] and "event time" in d["message"] for d in o["disclosures"])
+    if mechanism == "time-indexed":
+        assert curve["at_risk"] is None and curve["events"] is None and curve["median_lower"] is None
+        assert curve["lower"] is None and curve["upper"] is None
+    else:
+        ci = median_survival_times(kmf.confidence_interval_).to_numpy()[0]  # log-log band: (284, 361)
+        assert curve["at_risk"][0] == 228 and (curve["median_lower"], curve["median_upper"]) == tuple(ci)
+
+
+def test_km_time_indexed_accounting(capsys):
+    o = run(capsys, "km", *LUNG, "--mechanism", "time-indexed", "--grid", "0:1100:20", "--seed", "2")
+    p = o["parameters"]
+    assert o["epsilon_spent"] == 1.0 and math.isclose(p["base_epsilon"], 1 / 125)
+    assert (p["alpha"], p["tau_start"], p["tau_end"], p["window"], p["edge_mode"]) == (0.5, 1.0, 0.6, 5, "mean")
+    o = run(capsys, "km", *LUNG, "--mechanism", "time-indexed", "--grid", "0:1100:20", "--base-epsilon", "0.1",
+            "--alpha", "0.25", "--window", "3", "--edge-mode", "as-published", "--tau-start", "0.95",
+            "--tau-end", "0.5", "--seed", "2")
+    assert o["parameters"]["accounting"] == "as published"
+    assert math.isclose(o["epsilon_spent"], 0.1 * 20 * (1 + 0.25 * 21 / 2))
+    assert max(o["curves"][0]["survival"]) <= 0.95
+
+
+def test_km_rrr_raw_and_debiased(capsys):
+    o = run(capsys, "km", "--data", "kidney", "--group", "disease", "--mechanism", "rrr", "--epsilon", "1",
+            "--grid", "0:600:12", "--repeat", "2", "--seed", "3")
+    assert o["protects"] == "the group label only" and "label" in o["neighbouring"]
+    assert math.isclose(o["parameters"]["keep_probability"], (math.e - 1) / (math.e - 1 + 4))
+    assert any("group label only" in d["message"] and not d["dp"] for d in o["disclosures"])
+    raw = [c for c in o["curves"] if not c["debiased"]]
+    deb = [c for c in o["curves"] if c["debiased"]]
+    assert len(raw) == len(deb) == 8
+
+
+@pytest.mark.parametrize("name,types", [("pbc", {"transplant", "death"}), ("transplant", {"ltx", "death"})])
+def test_km_cumulative_incidence(capsys, name, types):
+    o = run(capsys, "km", "--data", name, "--mechanism", "laplace-counts", "--epsilon", "2", "--horizon", "4000",
+            "--estimand", "cumulative-incidence", "--seed", "1")
+    (c,) = o["curves"]
+    assert types <= set(c["cumulative_incidence"])
+    total = np.sum([v for v in c["cumulative_incidence"].values()], axis=0) + np.array(c["survival"])
+    np.testing.assert_allclose(total, 1.0, atol=1e-9)
+
+
+def test_km_cumulative_hazard(capsys):
+    o = run(capsys, "km", *LUNG, "--mechanism", "nonprivate", "--grid", "0:1000:10", "--estimand", "cumulative-hazard")
+    h = o["curves"][0]["cumulative_hazard"]
+    assert len(h) == 10 and all(b >= a for a, b in zip(h, h[1:])) and h[0] > 0
+
+
+def test_logrank_nonprivate_reproduces_the_papers(capsys):
+    o = run(capsys, "logrank", *LUNG, "--group", "sex", "--mechanism", "nonprivate")
+    assert round(o["tests"][0]["statistic"], 1) == 10.3 and round(o["overall"][0]["statistic"], 1) == 10.3
+    o = run(capsys, "logrank", "--data", "kidney", "--group", "disease", "--mechanism", "nonprivate")
+    pairs = {(t["group_a"], t["group_b"]): (round(t["statistic"], 2), round(t["p_value"], 2)) for t in o["tests"]}
+    assert pairs[("AN", "Other")] == (1.69, 0.19) and o["overall"][0]["dof"] == 3
+    o = run(capsys, "logrank", "--data", "stanford2", "--group", "age:median", "--mechanism", "nonprivate")
+    assert round(o["overall"][0]["statistic"], 1) == 6.6
+    assert any(not d["dp"] and "median" in d["message"] for d in o["disclosures"])
+    o2 = run(capsys, "logrank", "--data", "stanford2", "--group", "age:44", "--mechanism", "nonprivate")
+    assert o2["overall"][0]["statistic"] == o["overall"][0]["statistic"]
+    assert not any(d["parameter"] == "groups" for d in o2["disclosures"])
+
+
+def test_logrank_repeats_are_vectorised(capsys):
+    start = time.perf_counter()
+    o = run(capsys, "logrank", *LUNG, "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "1",
+            "--grid", "0:1100:20", "--repeat", "3000", "--seed", "5")
+    assert time.perf_counter() - start < 10
+    assert len(o["tests"]) == len(o["overall"]) == 3000
+    stats = np.array([t["statistic"] for t in o["tests"]])
+    assert 5 < np.median(stats) < 15  # around the non-private 10.3 on a 20-bin grid
+    o = run(capsys, "logrank", "--data", "kidney", "--group", "disease", "--mechanism", "rrr", "--epsilon", "3",
+            "--repeat", "50", "--seed", "5")
+    assert len(o["tests"]) == 6 * 50 and o["protects"] == "the group label only"
+
+
+@pytest.mark.parametrize("argv,words", [
+    (["logrank", *LUNG, "--group", "sex", "--mechanism", "time-indexed"], "counts"),
+    (["logrank", *LUNG, "--mechanism", "laplace-counts"], "--group"),
+    (["km", *LUNG, "--epsilon", "-1"], "epsilon"),
+    (["km", *LUNG, "--epsilon", "abc"], "epsilon"),
+    (["km", *LUNG, "--grid", "0:1100"], "START:STOP:BINS"),
+    (["km", *LUNG, "--group", "nosuch"], "nosuch"),
+    (["km", *LUNG, "--group", "age:abc"], "median"),
+    (["km", *LUNG, "--group", "nosuch:median"], "nosuch"),
+    (["km", "--data", "nosuch"], "nosuch"),
+    (["km", *LUNG, "--mechanism", "time-indexed", "--window", "0"], "window"),
+    (["km", *LUNG, "--mechanism", "time-indexed", "--tau-start", "2"], "tau-start"),
+    (["km", *LUNG, "--mechanism", "time-indexed", "--tau-start", "0.5", "--tau-end", "0.7"], "tau"),
+    (["km", *LUNG, "--mechanism", "time-indexed", "--estimand", "cumulative-incidence", "--data", "pbc"], "laplace-counts"),
+    (["km", *LUNG, "--estimand", "cumulative-incidence"], "competing"),
+    (["km", *LUNG, "--mechanism", "rrr"], "--group"),
+    (["km", *LUNG, "--mechanism", "nosuch"], "nosuch"),
+])
+def test_bad_input_exits_2_with_one_error_line(capsys, argv, words):
+    assert words in fails(capsys, *argv)
+
+
+def test_numeric_group_split():
+    from dpsurv_core.data import grouping
+    from dpsurv_core.errors import DataError, ParameterError
+
+    assert grouping.parse("sex") is None and grouping.parse(None) is None
+    assert grouping.parse("age:median") == grouping.NumericSplit("age", None)
+    assert grouping.parse("ph.karno:75.5") == grouping.NumericSplit("ph.karno", 75.5)
+    for bad in (":60", "age:abc", "age:inf"):
+        with pytest.raises(ParameterError):
+            grouping.parse(bad)
+    labels, cats, disclosures = grouping.split_values([1.0, 2.0, None, 3.0, 4.0], grouping.parse("x:median"))
+    assert cats == ("x <= 2.5", "x > 2.5", "x missing")
+    assert labels.tolist() == ["x <= 2.5", "x <= 2.5", "x missing", "x > 2.5", "x > 2.5"]
+    assert [d.dp for d in disclosures] == [False, True]
+    labels, cats, disclosures = grouping.split_values([1, 2, 3], grouping.parse("x:2"))
+    assert labels.tolist() == ["x <= 2", "x <= 2", "x > 2"] and disclosures == []
+    # the median is taken over subjects, not rows
+    _, cats, _ = grouping.split_values([1, 1, 1, 5, 9], grouping.parse("x:median"), subject=np.array([0, 0, 0, 1, 2]))
+    assert cats[0] == "x <= 5"
+    with pytest.raises(DataError):
+        grouping.split_values(["a", "b"], grouping.parse("x:1"))
+
+
+def test_repeated_simulations_state_what_publishing_all_would_cost():
+    import json as _json
+    import subprocess as _sp
+    import sys as _sys
+
+    r = _sp.run([_sys.executable, "-m", "dpsurv_core", "km", "--data", "lung", "--epsilon", "0.5", "--repeat", "4",
+                 "--seed", "1", "--json"], capture_output=True, text=True, timeout=120)
+    out = _json.loads(r.stdout)
+    assert out["epsilon_per_release"] == 0.5 and out["epsilon_if_all_published"] == 2.0
+    assert "not for publication" in out["noise"]
+
+
+def _run(*args):
+    import subprocess as _sp
+    import sys as _sys
+
+    return _sp.run([_sys.executable, "-m", "dpsurv_core", *args, "--json"], capture_output=True, text=True, timeout=120)
+
+
+def test_missing_group_labels_are_left_out_as_in_r_and_the_json_says_so():
+    import json as _json
+
+    r = _run("logrank", "--data", "lung", "--group", "ph.ecog", "--mechanism", "nonprivate", "--grid", "event-times")
+    out = _json.loads(r.stdout)
+    overall = out["overall"][0]
+    assert overall["dof"] == 3 and abs(overall["statistic"] - 21.96) < 0.01  # R: survdiff(... ~ ph.ecog, lung)
+    assert any("left out" in w for w in out["warnings"])
+
+
+@pytest.mark.parametrize("args, message", [
+    (["km", "--data", "lung", "--grid", "0:1100:10000000"], "more than the 10,000"),
+    (["km", "--data", "lung", "--horizon", "inf"], "finite"),
+    (["km", "--data", "lung", "--seed", "-1"], "seed"),
+    (["km", "--data", "lung", "--epsilon", "1e-9"], "overflow"),
+    (["km", "--data", "lung", "--repeat", "100000", "--seed", "1", "--grid", "0:1100:1000"], "too large"),
+    (["weibull", "--data", "lung", "--mechanism", "saa", "--blocks", "1000", "--horizon", "1100"], "blocks"),
+    (["report", "--data", "lung", "--epsilon", "inf", "--out", "/tmp/x.html"], "finite --epsilon"),
+    (["report", "--data", "lung", "--out", "/proc/x.html"], "cannot use"),
+])
+def test_more_bad_input_is_one_sentence(args, message):
+    r = _run(*args)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and message in lines[0]

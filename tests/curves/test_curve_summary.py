@@ -1,0 +1,132 @@
+"""curve_summary: landmark values, RMST, errors, number at risk, flips and default landmarks, checked against lifelines."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from lifelines import KaplanMeierFitter
+from lifelines.utils import restricted_mean_survival_time
+
+from dpsurv_core.curves import summary as cs
+from dpsurv_core.curves.counts import count
+from dpsurv_core.curves.logrank import LogRankResult
+from dpsurv_core.curves.release import NonPrivate
+from dpsurv_core.data.cohort import Cohort, load_bundled
+from dpsurv_core.data.public import PublicParameters, TimeGrid
+from dpsurv_core.errors import ParameterError
+
+
+@pytest.fixture(scope="module")
+def lung():
+    cohort = load_bundled("lung")
+    fine = NonPrivate().release(cohort, PublicParameters.derive(cohort, grid=TimeGrid.event_times(cohort)))
+    kmf = KaplanMeierFitter().fit(cohort.time, cohort.event)
+    return cohort, fine.curves, kmf
+
+
+def test_median_on_lung_is_310_days(lung):
+    _, curves, kmf = lung
+    med, lo, hi = (a[0, 0] for a in curves.median())
+    assert (med, lo, hi) == (310.0, 284.0, 361.0)
+    assert med == kmf.median_survival_time_
+
+
+@pytest.mark.parametrize("horizon", [100.0, 365.25, 500.0, 1022.0])
+def test_rmst_equals_lifelines(lung, horizon):
+    _, curves, kmf = lung
+    assert cs.rmst(curves, horizon)[0, 0] == pytest.approx(restricted_mean_survival_time(kmf, t=horizon), rel=1e-10)
+
+
+def test_rmst_rejects_non_positive_horizon(lung):
+    with pytest.raises(ParameterError, match="positive"):
+        cs.rmst(lung[1], 0.0)
+
+
+def test_landmarks_equal_lifelines_with_log_log_ci(lung):
+    _, curves, kmf = lung
+    times = np.array([180.0, 365.25, 730.5])
+    lm = cs.landmarks(curves, times)
+    expected = kmf.survival_function_at_times(times).to_numpy()
+    assert lm.value[0, 0] == pytest.approx(expected, rel=1e-12)
+    ci = kmf.confidence_interval_
+    for i, t in enumerate(times):
+        row = ci.loc[:t].iloc[-1]
+        assert lm.lower[0, 0, i] == pytest.approx(row.iloc[0], rel=1e-9)
+        assert lm.upper[0, 0, i] == pytest.approx(row.iloc[1], rel=1e-9)
+    assert lm.value[0, 0, 1] == pytest.approx(0.409242, abs=1e-6)  # 1-year survival on lung
+
+
+def test_landmark_before_first_time_is_one_and_hazard_has_no_band(lung):
+    _, curves, _ = lung
+    assert cs.landmarks(curves, [1.0]).value[0, 0, 0] == 1.0
+    lm = cs.landmarks(curves, [365.25], cs.HAZARD)
+    assert lm.lower is None and lm.value[0, 0, 0] > 0
+
+
+def test_curve_errors_zero_against_itself_and_known_shift(lung):
+    cohort, curves, _ = lung
+    public = PublicParameters.derive(cohort, horizon=1100.0)
+    on_grid = NonPrivate().release(cohort, public).curves
+    rmse, sup = cs.curve_errors(on_grid, curves)
+    assert rmse[0, 0] == pytest.approx(0.0, abs=1e-12) and sup[0, 0] == pytest.approx(0.0, abs=1e-12)
+    from dataclasses import replace
+
+    shifted = replace(on_grid, survival=on_grid.survival - 0.1)
+    rmse, sup = cs.curve_errors(shifted, curves)
+    assert rmse[0, 0] == pytest.approx(0.1) and sup[0, 0] == pytest.approx(0.1)
+
+
+def test_at_risk_at_counts_subjects_still_followed():
+    t = np.array([1.0, 2.0, 3.5, 4.5, 6.0, 7.5, 9.0, 12.0])
+    e = np.array([1, 0, 1, 1, 0, 1, 0, 1])
+    cohort = Cohort(t, e, group=np.array(list("aabbabab")))
+    grid = TimeGrid.equal(0.0, 10.0, 5)  # edges 0, 2, 4, 6, 8, 10
+    counts = count(cohort, grid, ("a", "b"))
+    times = cs.table_times(grid)
+    assert times.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+    risk = cs.at_risk_at(counts, times)
+    # subjects with time >= each edge (no event exactly at an edge; the censoring at 2.0 and 6.0 stays at risk)
+    for gi, g in enumerate("ab"):
+        expected = [int(((cohort.group == g) & (t >= x)).sum()) for x in times]
+        assert risk[gi].tolist() == expected
+
+
+def test_compare_tests_marks_flips():
+    def res(a, b, p):
+        return LogRankResult(a, b, np.array([3.0]), np.array([p]), 1, np.zeros(2), np.zeros(2))
+
+    rows = cs.compare_tests([res("1", "2", 0.01), res("1", "3", 0.2)], [res("1", "2", 0.09), res("1", "3", 0.3)])
+    assert [r.label for r in rows] == ["1 vs 2", "1 vs 3"]
+    assert [r.flipped for r in rows] == [True, False]
+    assert rows[0].significant_exact and not rows[0].significant_private
+
+
+def test_default_landmarks():
+    assert cs.default_landmarks(1100.0, "days") == ([1.0, 2.0, 3.0], "years")
+    assert cs.default_landmarks(35.0, "weeks") == ([3.0, 6.0], "months")
+    assert cs.default_landmarks(5300.0, "days") == ([1.0, 5.0, 10.0], "years")
+    assert cs.default_landmarks(40.0, "days") == ([10.0, 20.0, 30.0], "days")
+
+
+def test_parse_times():
+    assert cs.parse_times("5, 1 3") == [1.0, 3.0, 5.0]
+    with pytest.raises(ParameterError, match="not a list of times"):
+        cs.parse_times("1, two")
+    with pytest.raises(ParameterError, match="positive"):
+        cs.parse_times("-1")
+
+
+def test_fingerprint_tracks_the_data():
+    a = load_bundled("lung")
+    b = load_bundled("lung", group="sex")
+    assert cs.fingerprint(a) == cs.fingerprint(load_bundled("lung"))
+    assert cs.fingerprint(a) != cs.fingerprint(b)
+
+
+def test_an_undefined_private_test_is_neither_a_flip_nor_the_same_conclusion():
+    from dpsurv_core.curves.summary import TestComparison
+
+    undefined = TestComparison("a", "b", 5.0, 0.02, float("nan"), float("nan"), True, False)
+    assert not undefined.defined and not undefined.flipped
+    flipped = TestComparison("a", "b", 5.0, 0.02, 1.0, 0.3, True, False)
+    assert flipped.defined and flipped.flipped
