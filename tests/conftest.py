@@ -38,6 +38,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.fixture(autouse=True)
+def ledger_path(tmp_path, monkeypatch) -> Path:
+    """Every test (and every process it starts) writes to its own ledger database, never the user's."""
+    path = tmp_path / "ledger.sqlite3"
+    monkeypatch.setenv("DPSURV_LEDGER", str(path))
+    return path
+
+
 @pytest.fixture(scope="session")
 def artifacts() -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)

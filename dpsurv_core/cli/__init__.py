@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import json
 import math
 import os
@@ -31,6 +30,8 @@ COMMANDS = {
     "regression": "private discrete-time survival regression",
     "audit": "membership-inference audit: empirical epsilon of a mechanism",
     "report": "release and write a self-contained HTML report",
+    "mechanisms": "the mechanism catalogue: id, name, analysis, source, what it protects, noise source",
+    "budget": "a data set's privacy budget in the ledger database: set, raise, lower, show, verify",
 }
 
 
@@ -43,16 +44,12 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _present() -> list[str]:
-    return [name for name in COMMANDS if importlib.util.find_spec(f"{__name__}.{name}") is not None]
-
-
 def build_parser(selected: str | None = None) -> Parser:
     """The parser; only ``selected`` (or every command when None) gets its module imported and options."""
     parser = Parser(prog="python -m dpsurv_core", description="Differentially private survival analysis.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
-    for name in _present():
+    for name in COMMANDS:
         p = sub.add_parser(name, help=COMMANDS[name], description=COMMANDS[name])
         if selected is None or name == selected:
             mod = importlib.import_module(f".{name}", __name__)
@@ -87,17 +84,20 @@ def main(argv: list[str] | None = None) -> int:
         selected = next((a for a in argv if not a.startswith("-")), None)
         parser = build_parser(selected if selected in COMMANDS else None)
         args = parser.parse_args(argv)
+        args._argv = list(argv)
         result = args._run(args)
         data_warnings = getattr(args, "_data_warnings", None)
         if isinstance(result, dict) and data_warnings:
             result["warnings"] = list(data_warnings)
         repeat = getattr(args, "repeat", 1) or 1
-        if isinstance(result, dict) and repeat > 1 and isinstance(result.get("epsilon_spent"), (int, float)):
+        if (isinstance(result, dict) and repeat > 1 and result.get("simulation")
+                and isinstance(result.get("epsilon_spent"), (int, float))):
             # R seeded simulations are not a release; if all R were published they would compose sequentially
             result["epsilon_per_release"] = result["epsilon_spent"]
             result["epsilon_if_all_published"] = repeat * result["epsilon_spent"]
+        status = int(result.pop("_exit", 0)) if isinstance(result, dict) else 0  # budget verify: 1 when broken
         sys.stdout.write(json.dumps(_clean(result), allow_nan=False) + "\n")
-        return 0
+        return status
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

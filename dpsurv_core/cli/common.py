@@ -14,7 +14,10 @@ from dpsurv_core.data.cohort import Cohort, ColumnMap, build_cohort, default_map
 from dpsurv_core.data.io import read_columns
 from dpsurv_core.data.public import PublicParameters, TimeGrid
 from dpsurv_core.errors import DataError, ParameterError
+from dpsurv_core.privacy.ledger import LEDGER_ENV, LedgerStore, default_path
 from dpsurv_core.privacy.noise import NoiseSource, ReleaseNoise, SimulationNoise
+from dpsurv_core.privacy.release import Plan, Released, not_private_fields, simulation_fields
+from dpsurv_core.privacy.release import release as run_release
 
 
 def number(cast: type, ok: Callable[[Any], bool], rule: str, what: str = "a number") -> Callable[[str], Any]:
@@ -86,8 +89,18 @@ def add_release_options(p: argparse.ArgumentParser, mechanisms: list[str], defau
     if horizon:
         g.add_argument("--horizon", type=positive_float, metavar="T", help="public horizon (default: read off the data, disclosed)")
     g.add_argument("--repeat", type=repeat_count, default=1, metavar="R",
-                   help=f"R independent releases (simulation path; at most {MAX_REPEAT:,})")
-    g.add_argument("--seed", type=seed_value, metavar="S", help="seed: use the reproducible simulation path, not for publication")
+                   help=f"R simulated releases in one vectorised run (needs --seed; at most {MAX_REPEAT:,})")
+    g.add_argument("--seed", type=seed_value, metavar="S",
+                   help="seed: a reproducible simulation, never recorded in the ledger and not for publication")
+    add_ledger_options(p, cap=True)
+
+
+def add_ledger_options(p: argparse.ArgumentParser, cap: bool = False) -> None:
+    g = p.add_argument_group("ledger")
+    g.add_argument("--ledger", metavar="PATH", help=f"ledger database (default ${LEDGER_ENV} or {default_path()})")
+    if cap:
+        g.add_argument("--cap", type=positive_float, metavar="E",
+                       help="set the data set's budget cap if it has none (raising an existing cap is `budget raise`)")
 
 
 def split_list(text: str | None) -> tuple[str, ...]:
@@ -145,11 +158,89 @@ def public_from_args(args: argparse.Namespace, cohort: Cohort) -> PublicParamete
 
 
 def noise_from_args(args: argparse.Namespace) -> NoiseSource:
-    """Release noise for a single unseeded release; seeded simulation noise otherwise."""
-    if args.seed is None and args.repeat == 1:
-        return ReleaseNoise()
-    seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % (2**31))
-    return SimulationNoise(seed)
+    """Seeded simulation noise with --seed; release noise (OpenDP samplers, OS entropy) otherwise."""
+    check_repeat(args)
+    return ReleaseNoise() if args.seed is None else SimulationNoise(args.seed)
+
+
+def check_repeat(args: argparse.Namespace) -> None:
+    if getattr(args, "repeat", 1) > 1 and getattr(args, "seed", None) is None:
+        raise ParameterError(f"--repeat {args.repeat} runs a simulation, which needs --seed S (a release is one fresh "
+                             "draw, charged once): add --seed to simulate, or drop --repeat to release.")
+
+
+def store_from_args(args: argparse.Namespace) -> LedgerStore:
+    return LedgerStore(getattr(args, "ledger", None))
+
+
+def dataset_fingerprint(args: argparse.Namespace) -> str:
+    """The content fingerprint of --data (the key of its budget): shuffled rows or renamed columns keep it."""
+    from dpsurv_core.privacy.fingerprint import fingerprint, fingerprint_file
+
+    if getattr(args, "_fingerprint", None) is None:
+        if args.data in datasets.DATASETS:
+            args._fingerprint = fingerprint(datasets.load(args.data))
+        else:
+            args._fingerprint = fingerprint_file(args.data, sheet=getattr(args, "sheet", None))
+    return args._fingerprint
+
+
+def needs_fingerprint(args: argparse.Namespace, entry: Any) -> bool:
+    """Only a release is keyed by the data set's fingerprint (simulations and non-private runs touch no ledger)."""
+    return getattr(args, "seed", None) is None and entry.private and math.isfinite(getattr(args, "epsilon", 1.0))
+
+
+def reproduce_command(args: argparse.Namespace) -> str:
+    """This command line without the options that are not part of the plan (--json, --ledger, --cap, --seed)."""
+    import shlex
+
+    argv = list(getattr(args, "_argv", []))
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+            continue
+        name = a.split("=", 1)[0]
+        if name in ("--ledger", "--cap", "--seed", "--repeat"):
+            skip = "=" not in a
+            continue
+        if name == "--json":
+            continue
+        out.append(a)
+    return "python -m dpsurv_core " + shlex.join(out) + " --json"
+
+
+def apply_cap(args: argparse.Namespace, store: LedgerStore, fingerprint: str, dataset: str) -> None:
+    """--cap on a release: sets the cap of a data set that has none, lowers one above it, refuses to raise one."""
+    cap = getattr(args, "cap", None)
+    if cap is None:
+        return
+    current = store.ledger(fingerprint).cap
+    if current is None:
+        store.set_cap(fingerprint, cap, dataset, reason="set with the first release")
+    elif cap < current:
+        store.lower_cap(fingerprint, cap, dataset=dataset)
+    elif cap > current:
+        raise ParameterError(f"This data set's cap is epsilon {current:.4g}; raising it to {cap:.4g} is a separate "
+                             "recorded act: run `python -m dpsurv_core budget raise --data D --cap C --reason TEXT`.")
+
+
+def run_plan(args: argparse.Namespace, plan: Plan) -> tuple[Any, dict[str, Any]]:
+    """Run a plan as the options say: a seeded simulation (--seed), a non-private computation (no noise), or a
+    release through the protocol. Returns the result and the JSON fields that say which it was."""
+    check_repeat(args)
+    if args.seed is not None:
+        return plan.compute(SimulationNoise(args.seed), args.repeat), simulation_fields(args.seed, args.repeat)
+    if not plan.private:
+        return plan.compute(SimulationNoise(0), 1), not_private_fields()
+    store = store_from_args(args)
+    apply_cap(args, store, plan.fingerprint, plan.dataset)
+    released: Released = run_release(plan, store)
+    fields = released.summary()
+    fields["ledger_path"] = str(store.path)
+    fields["reproduce"] = plan.command
+    fields["ledger_warnings"] = released.warnings
+    return released.result, fields
 
 
 def check(condition: bool, message: str) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import inspect
 from dataclasses import replace
 from typing import Any
 
@@ -19,22 +18,25 @@ from dpsurv_core.cli.common import (
     add_data_options,
     add_release_options,
     cohort_from_args,
+    dataset_fingerprint,
     epsilon_value,
-    noise_from_args,
+    needs_fingerprint,
     non_negative,
     positive_int,
     public_from_args,
+    reproduce_command,
+    run_plan,
     unit_float,
 )
 from dpsurv_core.curves.kaplan_meier import SurvivalCurves
-from dpsurv_core.curves.laplace_counts import LaplaceCounts
-from dpsurv_core.curves.release import CurveRelease, NonPrivate, available, event_times_grid, mechanism_class
-from dpsurv_core.curves.rrr import RandomizedResponse
-from dpsurv_core.curves.time_indexed import EDGE_MODES, TimeIndexed
+from dpsurv_core.curves.release import CurveRelease, context, event_times_grid
+from dpsurv_core.curves.time_indexed import EDGE_MODES
 from dpsurv_core.data import grouping
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import Disclosure, PublicParameters
 from dpsurv_core.errors import ParameterError
+from dpsurv_core.privacy import catalogue
+from dpsurv_core.privacy.release import Plan
 
 NAME = "km"
 HELP = "private survival curves per group: Kaplan-Meier with 95% bands, cumulative hazard, cumulative incidence"
@@ -95,34 +97,50 @@ def load(args: argparse.Namespace, competing: bool = False) -> tuple[Cohort, Pub
     return cohort, public, extra
 
 
+TIME_INDEXED_OPTIONS = ("alpha", "tau_start", "tau_end", "window", "edge_mode", "base_epsilon")
+
+
 def build_mechanism(name: str, args: argparse.Namespace, cohort: Cohort, public: PublicParameters):
-    """The mechanism object for ``name`` with the command-line parameters (its cost follows from them)."""
-    if name == "nonprivate":
-        return NonPrivate()
-    if name == "laplace-counts":
-        return LaplaceCounts(args.epsilon, rows_per_subject=cohort.rows_per_subject)
-    if name == "time-indexed":
-        base = getattr(args, "base_epsilon", None)
-        return TimeIndexed(public.grid.bins, epsilon=None if base is not None else args.epsilon, base_epsilon=base,
-                           alpha=args.alpha, tau_start=args.tau_start, tau_end=args.tau_end, window=args.window,
-                           edge_mode=args.edge_mode)
-    if name == "rrr":
-        if cohort.group is None:
-            raise ParameterError("rrr randomizes the group label: pass --group with a column of two or more groups.")
-        return RandomizedResponse(args.epsilon, public.group_categories or tuple(cohort.groups))
-    cls = mechanism_class(name)
-    accepted = inspect.signature(cls).parameters
-    offered = {"epsilon": args.epsilon, "rows_per_subject": cohort.rows_per_subject}
-    return cls(**{k: v for k, v in offered.items() if k in accepted})
+    """The catalogue entry and mechanism object for ``name`` with the command-line parameters."""
+    entry = catalogue.get(catalogue.CURVES, name)
+    options = {k: getattr(args, k) for k in TIME_INDEXED_OPTIONS if getattr(args, k, None) is not None}
+    return entry, entry.build(args.epsilon, **context(cohort, public), **options)
 
 
-def release(args: argparse.Namespace, competing: bool = False) -> tuple[CurveRelease, Cohort, PublicParameters, list[Disclosure]]:
+def released_numbers(rel: CurveRelease) -> dict[str, Any]:
+    """What a curve release publishes, kept with its ledger record: the noisy counts where the mechanism releases
+    counts, else the curves (everything else is post-processing of these)."""
+    out: dict[str, Any] = {"groups": list(rel.curves.groups), "time": rel.curves.time.tolist(),
+                           "survival": rel.curves.survival[0].tolist()}
+    if rel.counts is not None:
+        c = rel.counts
+        out.update({"edges": c.grid.edges.tolist(), "at_risk": c.n[0].tolist(), "events": c.events[0].tolist(),
+                    "censored": c.censored[0].tolist()})
+    return out
+
+
+def plan(args: argparse.Namespace, competing: bool = False, analysis: str = "survival curves"
+         ) -> tuple[Plan, Cohort, PublicParameters, list[Disclosure]]:
+    """The release plan of --mechanism on --data: the catalogue builds the mechanism, which knows its cost."""
     cohort, public, extra = load(args, competing)
-    mech = build_mechanism(args.mechanism, args, cohort, public)
-    trials = 1 if args.mechanism == "nonprivate" else args.repeat
-    noise = None if args.mechanism == "nonprivate" else noise_from_args(args)
-    rel = mech.release(cohort, public, noise, trials, competing=competing)
-    return rel, cohort, public, extra
+    entry, mech = build_mechanism(args.mechanism, args, cohort, public)
+
+    def compute(noise, trials: int) -> CurveRelease:
+        rel = mech.release(cohort, public, noise, trials if entry.private else 1, competing=competing)
+        rel.disclosures = [*extra, *rel.disclosures]
+        return rel
+
+    p = Plan(entry, mech, cohort.name, dataset_fingerprint(args) if needs_fingerprint(args, entry) else "",
+             compute, released_numbers, [*extra, *public.disclosures()], reproduce_command(args), analysis=analysis)
+    return p, cohort, public, extra
+
+
+def release(args: argparse.Namespace, competing: bool = False, analysis: str = "survival curves"
+            ) -> tuple[CurveRelease, Cohort, PublicParameters, list[Disclosure], dict[str, Any]]:
+    """Run the plan as the options say (simulation, non-private, or a release through the protocol)."""
+    p, cohort, public, extra = plan(args, competing, analysis)
+    rel, fields = run_plan(args, p)
+    return rel, cohort, public, extra, fields
 
 
 def header(rel: CurveRelease, cohort: Cohort, public: PublicParameters, extra: list[Disclosure]) -> dict[str, Any]:
@@ -183,7 +201,7 @@ def curve_entries(curves: SurvivalCurves, estimand: str, **flags: Any) -> list[d
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_data_options(p, group=True)
-    add_release_options(p, available(), default="laplace-counts", grid=True, horizon=True)
+    add_release_options(p, catalogue.ids(catalogue.CURVES, "km"), default="laplace-counts", grid=True, horizon=True)
     set_group_help(p)
     p.add_argument("--estimand", choices=ESTIMANDS, default="survival",
                    help="what to report besides the survival curve (cumulative incidence needs competing events: "
@@ -193,8 +211,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     competing = args.estimand == "cumulative-incidence"
-    rel, cohort, public, extra = release(args, competing)
+    rel, cohort, public, extra, fields = release(args, competing)
     out = header(rel, cohort, public, extra)
+    out.update(fields)
     out["estimand"] = args.estimand
     out["median_note"] = "median: first grid point where the curve is <= 0.5 (null: not reached); its CI from the log-log band"
     if "debiased_curves" in rel.extra:

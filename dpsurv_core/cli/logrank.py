@@ -14,9 +14,11 @@ from typing import Any
 from dpsurv_core.cli.common import add_data_options, add_release_options
 from dpsurv_core.cli.km import add_mechanism_options, header, load, release, set_group_help
 from dpsurv_core.curves.logrank import overall, pairwise
-from dpsurv_core.curves.release import available, event_times_grid, exact_counts, tile_trials
+from dpsurv_core.curves.release import event_times_grid, exact_counts, tile_trials
 from dpsurv_core.data.public import Disclosure
 from dpsurv_core.errors import ParameterError
+from dpsurv_core.privacy import catalogue
+from dpsurv_core.privacy.release import not_private_fields
 
 NAME = "logrank"
 HELP = "pairwise and overall log-rank tests between groups from private counts"
@@ -24,34 +26,35 @@ HELP = "pairwise and overall log-rank tests between groups from private counts"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_data_options(p, group=True)
-    add_release_options(p, available(), default="laplace-counts", grid=True, horizon=True)
+    add_release_options(p, catalogue.ids(catalogue.CURVES, "logrank"), default="laplace-counts", grid=True,
+                        horizon=True)
     set_group_help(p, required=True)
     add_mechanism_options(p)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    if args.mechanism == "time-indexed":
-        raise ParameterError("time-indexed releases only a noisy survival curve per group, not the numbers at risk and "
-                             "events a log-rank test needs: use laplace-counts or rrr.")
-    if args.mechanism == "nonprivate":
+    if not catalogue.get(catalogue.CURVES, args.mechanism).private:
         cohort, public, extra = load(args)
         grid = event_times_grid(cohort)
         counts = tile_trials(exact_counts(cohort, grid, public), 1)
-        from dpsurv_core.curves.release import NonPrivate
-
-        mech = NonPrivate()
+        mech = catalogue.get(catalogue.CURVES, args.mechanism).build()
         out = {"mechanism": mech.name, "epsilon_spent": mech.cost.epsilon, "protects": mech.cost.protects,
                "neighbouring": mech.cost.neighbouring, "cost": mech.cost.sentence(), "parameters": {},
                "disclosures": [d.to_dict() for d in [*extra, Disclosure("release", "not DP: exact, non-private "
                                                                         "tests on the data's event times.", dp=False)]],
-               "noise": "none", "dataset": cohort.name, "groups": list(counts.groups), "trials": 1}
+               "noise": "none", "dataset": cohort.name, "groups": list(counts.groups), "trials": 1,
+               **not_private_fields()}
     else:
-        rel, cohort, public, extra = release(args)
+        if len(load(args)[0].groups) < 2:
+            raise ParameterError("A log-rank test needs at least two groups: choose a --group column with two or more "
+                                 "values.")
+        rel, cohort, public, extra, fields = release(args, analysis="log-rank tests")
         if rel.counts is None:
             raise ParameterError(f"{args.mechanism} releases no counts, so there is no log-rank test on its output: use "
                                  "laplace-counts or rrr.")
         counts = rel.counts
         out = header(rel, cohort, public, extra)
+        out.update(fields)
     if len(counts.groups) < 2:
         raise ParameterError("A log-rank test needs at least two groups: choose a --group column with two or more values.")
     tests = []

@@ -8,27 +8,31 @@ import math
 from dpsurv_core.cli.common import (
     add_data_options,
     add_release_options,
+    check_repeat,
     cohort_from_args,
-    noise_from_args,
+    dataset_fingerprint,
+    needs_fingerprint,
     positive_float,
     positive_int,
+    reproduce_command,
+    run_plan,
     split_list,
 )
 from dpsurv_core.errors import ParameterError
+from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import ADD_REMOVE, SUBJECT
-from dpsurv_core.regression.mechanisms import build_mechanism
+from dpsurv_core.privacy.release import Plan, not_private_fields
 from dpsurv_core.regression.model import fit_cox, fit_nonprivate
 from dpsurv_core.regression.person_period import DEFAULT_INTERVALS, DEFAULT_KNOTS, person_period
 
 NAME = "regression"
 HELP = "discrete-time survival regression (output/objective perturbation, pSGLD) against Cox"
-MECHANISMS = ["nonprivate", "output", "objective", "psgld", "cox"]
 DEFAULT_LAMBDA = 0.01
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_data_options(p, group=False, covariates=True)
-    add_release_options(p, MECHANISMS)
+    add_release_options(p, catalogue.ids(catalogue.REGRESSION, "regression"))
     g = p.add_argument_group("model")
     g.add_argument("--intervals", type=positive_int, default=DEFAULT_INTERVALS, metavar="T",
                    help="number of discrete intervals of (0, horizon] (default 20)")
@@ -70,6 +74,7 @@ def run(args: argparse.Namespace) -> dict:
     covariates = split_list(args.covariates)
     if not covariates:
         raise ParameterError("--covariates is required: name one or more covariate columns, for example age,sex.")
+    check_repeat(args)
     cohort = cohort_from_args(args)
     pp = person_period(cohort, covariates, horizon=args.horizon, intervals=args.intervals, knots=args.knots,
                        ranges=_ranges(args.range), n_public=args.n_public)
@@ -92,18 +97,25 @@ def run(args: argparse.Namespace) -> dict:
                         "trial": 1, "coefficients": dict(zip(tab.covariate, tab.coefficient)),
                         "ratios": dict(zip(tab.covariate, tab.odds_ratio)),
                         "lower": dict(zip(tab.covariate, tab.lower)), "upper": dict(zip(tab.covariate, tab.upper))}],
-                    "ratio_kind": "odds ratio" if args.mechanism == "nonprivate" else "hazard ratio"})
+                    "ratio_kind": "odds ratio" if args.mechanism == "nonprivate" else "hazard ratio",
+                    **not_private_fields()})
         return out
     lam = DEFAULT_LAMBDA if args.lam is None else args.lam
     psgld = dict(bound_B=args.sanitizer_bound, prior_sd=args.prior_sd, epochs=args.epochs, burn_in=args.burn_in,
                  batch=args.batch, step=args.step, step_decay=args.step_decay, step_gamma=args.step_gamma)
-    mech = build_mechanism(args.mechanism, args.epsilon, pp, lam=lam, **(psgld if args.mechanism == "psgld" else {}))
-    noise = noise_from_args(args)
-    rel = mech.release(pp, noise, trials=args.repeat)
+    entry = catalogue.get(catalogue.REGRESSION, args.mechanism)
+    mech = entry.build(args.epsilon, pp=pp, lam=lam, **psgld)
+    plan = Plan(entry, mech, cohort.name, dataset_fingerprint(args) if needs_fingerprint(args, entry) else "",
+                lambda noise, trials: mech.release(pp, noise, trials=trials),
+                lambda rel: {"coefficients": rel.coefficients}, list(pp.disclosures), reproduce_command(args),
+                analysis="regression")
+    rel, fields = run_plan(args, plan)
+    out.update(fields)
     cost = mech.cost
     out.update({"epsilon_spent": cost.epsilon, "guarantee": cost.guarantee, "protects": SUBJECT if cost.protects == SUBJECT
                 else cost.protects, "neighbouring": cost.neighbouring, "privacy": cost.sentence(),
-                "noise": noise.describe(), "parameters": mech.parameters(), "ratio_kind": "odds ratio",
+                "noise": (f"simulation: numpy Generator, seed {args.seed}" if fields["simulation"] else "none"
+                          if not plan.private else entry.noise), "parameters": mech.parameters(), "ratio_kind": "odds ratio",
                 "estimates": [{"trial": i + 1, "coefficients": c, "ratios": {k: math.exp(min(v, 700)) for k, v in c.items()}}
                               for i, c in enumerate(rel.coefficients)]})
     if args.mechanism == "psgld":

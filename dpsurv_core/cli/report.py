@@ -16,12 +16,11 @@ import numpy as np
 import pandas as pd
 
 from dpsurv_core.cli import km
-from dpsurv_core.cli.common import add_data_options, add_release_options, positive_float
+from dpsurv_core.cli.common import add_data_options, add_release_options, run_plan, store_from_args
 from dpsurv_core.curves import logrank
 from dpsurv_core.curves import release as curves
 from dpsurv_core.errors import ParameterError
-from dpsurv_core.privacy.ledger import Ledger
-from dpsurv_core.privacy.noise import ReleaseNoise
+from dpsurv_core.privacy import catalogue
 from dpsurv_core.report.figures import curves_figure
 from dpsurv_core.report.html import Report, curve_records, release_bundle
 
@@ -31,13 +30,12 @@ HELP = "release survival curves (and log-rank tests) and write a self-contained 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_data_options(p)
-    add_release_options(p, curves.available(), default="laplace-counts", grid=True)
+    add_release_options(p, catalogue.ids(catalogue.CURVES, "report", private=True), default="laplace-counts", grid=True)
     km.set_group_help(p)
     km.add_mechanism_options(p)
     p.add_argument("--out", required=True, metavar="FILE.html", help="where to write the report")
     p.add_argument("--review", action="store_true", help="include non-private comparisons (marked confidential)")
     p.add_argument("--bundle", metavar="PREFIX", help="also write PREFIX.csv and PREFIX.json with the released numbers")
-    p.add_argument("--cap", type=positive_float, default=None, metavar="E", help="budget cap for this report's ledger")
 
 
 def _median_table(release: curves.CurveRelease, unit: str) -> pd.DataFrame:
@@ -68,12 +66,10 @@ def run(args: argparse.Namespace) -> dict:
                              "(non-private numbers appear only with --review).")
     if args.bundle and not Path(args.bundle).parent.exists():
         raise ParameterError(f"The folder of --bundle {args.bundle!r} does not exist: create it or choose another prefix.")
-    cohort, public, extra = km.load(args)
-    mech = km.build_mechanism(args.mechanism, args, cohort, public)
-    ledger = Ledger(args.cap)
-    release = mech.release(cohort, public, ReleaseNoise())
-    release.disclosures = [*extra, *release.disclosures]
-    ledger.charge(mech.ledger_entry(cohort.name, disclosures=release.disclosures))
+    plan, cohort, public, extra = km.plan(args)
+    mech = plan.mechanism
+    release, fields = run_plan(args, plan)
+    ledger = store_from_args(args).ledger(plan.fingerprint)
     kind = "review" if args.review else "release"
     rep = Report(f"Survival analysis of {cohort.name}", cohort.name, ledger, kind)
     rep.add_section(f"Private survival curves ({mech.name})")
@@ -107,6 +103,6 @@ def run(args: argparse.Namespace) -> dict:
         Path(args.bundle + ".csv").write_text(csv_text, encoding="utf-8")
         Path(args.bundle + ".json").write_text(json_text, encoding="utf-8")
         written += [args.bundle + ".csv", args.bundle + ".json"]
-    return {"out": str(out), "kind": kind, "files": written, "mechanism": mech.name,
+    return fields | {"out": str(out), "kind": kind, "files": written, "mechanism": mech.name,
             "epsilon_spent": mech.cost.epsilon, "protects": mech.cost.protects, "neighbouring": mech.cost.neighbouring,
             "ledger": ledger.to_dict(), "sections": [s.title for s in rep.sections]}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 
 import numpy as np
 
@@ -12,12 +11,17 @@ from dpsurv_core.cli.common import (
     add_release_options,
     check,
     cohort_from_args,
-    noise_from_args,
+    dataset_fingerprint,
+    needs_fingerprint,
     positive_float,
     positive_int,
     public_from_args,
+    reproduce_command,
+    run_plan,
 )
-from dpsurv_core.weibull.mechanisms import BLOCK_SIZE, MECHANISMS, make_mechanism
+from dpsurv_core.privacy import catalogue
+from dpsurv_core.privacy.release import Plan
+from dpsurv_core.weibull.mechanisms import BLOCK_SIZE
 from dpsurv_core.weibull.model import GAMMA, OMEGA, RUNGS, survival_curve
 
 NAME = "weibull"
@@ -27,7 +31,7 @@ CURVE_POINTS = 21
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_data_options(p, group=False)
-    add_release_options(p, list(MECHANISMS))
+    add_release_options(p, catalogue.ids(catalogue.WEIBULL, "weibull"))
     g = p.add_argument_group("Weibull public parameters")
     g.add_argument("--omega", type=positive_float, default=OMEGA, help="times are clipped below at e^-omega (default 6)")
     g.add_argument("--gamma", type=positive_float, default=GAMMA, help="upper bound of shape and scale (default 10)")
@@ -41,20 +45,24 @@ def run(args: argparse.Namespace) -> dict:
     cohort = cohort_from_args(args)
     public = public_from_args(args, cohort)
     check(args.mechanism == "mle" or args.epsilon > 0, "--epsilon must be positive.")
-    mech = make_mechanism(args.mechanism, args.epsilon, public.horizon, args.omega, args.gamma, args.rungs,
-                          cohort.rows_per_subject, args.blocks, args.block_size)
+    entry = catalogue.get(catalogue.WEIBULL, args.mechanism)
+    mech = entry.build(args.epsilon, horizon=public.horizon, omega=args.omega, gamma=args.gamma, rungs=args.rungs,
+                       rows_per_subject=cohort.rows_per_subject, blocks=args.blocks, block_size=args.block_size)
     sample = mech.prepare(cohort)
-    noise = None if args.mechanism == "mle" else noise_from_args(args)
-    est = mech.release_many(sample, noise, args.repeat)
+    plan = Plan(entry, mech, cohort.name, dataset_fingerprint(args) if needs_fingerprint(args, entry) else "",
+                lambda noise, trials: mech.release_many(sample, noise if entry.private else None, trials),
+                lambda est: est.records(), [d for d in public.disclosures() if d.parameter == "horizon"]
+                + list(mech.disclosures(sample)), reproduce_command(args), analysis="Weibull parameters")
+    est, fields = run_plan(args, plan)
     cost = mech.cost
     times = np.linspace(0.0, public.horizon, CURVE_POINTS)
     notes = list(est.notes)
     notes.append("Times were normalised as t / horizon, clipped to [e^-omega, 1]: times beyond the horizon count as "
                  "the horizon (their events are kept) and times near 0 as e^-omega.")
-    if noise is not None and not noise.is_release:
+    if fields.get("simulation"):
         notes.append(f"{args.repeat} simulated release(s) with seeded noise: for study, not for publication; each "
                      f"would cost epsilon {cost.epsilon:g}.")
-    return {
+    return fields | {
         "command": NAME,
         "data": cohort.name,
         "n": cohort.n_subjects,
@@ -71,7 +79,8 @@ def run(args: argparse.Namespace) -> dict:
         "parameters": mech.parameters(),
         "disclosures": [d.to_dict() for d in public.disclosures() if d.parameter == "horizon"]
         + [d.to_dict() for d in mech.disclosures(sample)],
-        "noise": "none" if noise is None or math.isinf(args.epsilon) else noise.describe(),
+        "noise": ("none" if not plan.private else f"simulation: numpy Generator, seed {args.seed}" if fields["simulation"]
+                  else entry.noise),
         "estimates": est.records(),
         "curve": {"time": times, "survival": survival_curve(times, est.shape, est.scale).reshape(est.trials, -1)},
         "notes": notes,

@@ -78,6 +78,12 @@ def groups_of(cohort: Cohort, public: PublicParameters) -> tuple[str, ...] | Non
     return tuple(public.group_categories) if public.group_categories else tuple(cohort.groups)
 
 
+def context(cohort: Cohort, public: PublicParameters) -> dict[str, Any]:
+    """What a curve mechanism's factory needs to know besides epsilon and its own options (catalogue)."""
+    return {"rows_per_subject": cohort.rows_per_subject, "n_points": public.grid.bins,
+            "categories": groups_of(cohort, public)}
+
+
 def exact_counts(cohort: Cohort, grid: TimeGrid, public: PublicParameters, competing: bool = False) -> BinnedCounts:
     return count(cohort, grid, groups_of(cohort, public), competing)
 

@@ -1,17 +1,29 @@
-"""The privacy ledger: one entry per release, composed as spec section 0.5 says.
+"""The privacy ledger: one entry per release, composed; and the database that keeps it.
 
 Sequential composition adds epsilons (and deltas). Entries that share a ``parallel_key`` were
 released by one mechanism on disjoint groups of subjects; they compose in parallel (the max).
 Totals are kept per protected unit: a label-only epsilon (randomized response) says nothing
 about the subject, so it is never added to the subject-level total.
+
+:class:`Ledger` is the composed view of one data set's releases with its cap. :class:`LedgerStore`
+is the persistent ledger: an SQLite database (default path :func:`default_path`, replaced by the
+environment variable ``DPSURV_LEDGER``) shared by the app and the command line. Its records are
+append-only and hash-chained: each holds the SHA-256 of its own content and of the record before,
+so an edited or deleted record breaks the chain (:meth:`LedgerStore.verify`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from dpsurv_core.errors import BudgetExceededError, ParameterError
@@ -57,6 +69,8 @@ class LedgerEntry:
     note: str = ""
     disclosures: list[dict[str, Any]] = field(default_factory=list)  # Disclosure.to_dict() of the release
     time: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    record_id: int | None = None  # the ledger database's record id, once recorded
+    command: str = ""  # the command line that runs the same plan again as a new, charged release
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -109,7 +123,8 @@ class Ledger:
 
         Their epsilons still count against the cap, but no finite epsilon describes the subject's loss once one of
         them has been published (spec section 0.5, honest accounting)."""
-        return [f"release {i + 1}: {r}" for i, e in enumerate(self.entries) if (r := e.voids_subject_guarantee())]
+        return [f"release {e.record_id or i + 1}: {r}" for i, e in enumerate(self.entries)
+                if (r := e.voids_subject_guarantee())]
 
     def subject_guarantee(self) -> str:
         """One sentence on what protects the subject now."""
@@ -130,14 +145,28 @@ class Ledger:
         trial = [e for e in self.entries if e.cost.protects == entry.cost.protects] + [entry]
         return self._compose(trial, "epsilon") > self.cap * (1 + 1e-12)
 
-    def charge(self, entry: LedgerEntry) -> LedgerEntry:
-        """Record a release, or refuse it if it would take the total past the cap."""
-        if self.would_exceed(entry):
+    def excess(self, entry: LedgerEntry) -> float:
+        """By how much ``entry`` would take the composed total past the cap (0 when it fits or there is no cap)."""
+        if self.cap is None:
+            return 0.0
+        trial = [e for e in self.entries if e.cost.protects == entry.cost.protects] + [entry]
+        over = self._compose(trial, "epsilon") - self.cap
+        return over if over > self.cap * 1e-12 else 0.0
+
+    def check(self, entry: LedgerEntry) -> None:
+        """Refuse, with a sentence saying by how much, a release that would take the total past the cap."""
+        over = self.excess(entry)
+        if over > 0:
             spent = self.spent(entry.cost.protects)
             raise BudgetExceededError(
                 f"This release costs epsilon {entry.cost.epsilon:.4g} but only {max(self.cap - spent, 0):.4g} of the "
-                f"cap {self.cap:.4g} is left for {entry.cost.protects}: lower epsilon or raise the cap."
+                f"cap {self.cap:.4g} is left for {entry.cost.protects}: it would exceed the cap by {over:.4g}. Lower "
+                "epsilon, or raise the cap as a recorded act with a reason."
             )
+
+    def charge(self, entry: LedgerEntry) -> LedgerEntry:
+        """Record a release in this in-memory view, or refuse it if it would take the total past the cap."""
+        self.check(entry)
         self.entries.append(entry)
         return entry
 
@@ -156,6 +185,267 @@ class Ledger:
             cost = PrivacyCost(**e.pop("cost"))
             ledger.entries.append(LedgerEntry(cost=cost, **e))
         return ledger
+
+    @property
+    def cap_sentence(self) -> str:
+        """The cap, or how to set one when there is none."""
+        if self.cap is None:
+            return NO_CAP
+        return f"cap epsilon {self.cap:.4g}, spent {self.spent():.4g}, left {self.remaining():.4g}"
+
+
+NO_CAP = ("no cap set: this data set's releases are recorded but not limited; set a cap with "
+          "`python -m dpsurv_core budget set --data D --cap C` or on the Ledger and report page.")
+
+
+# ------------------------------------------------------------------------------------------- the database
+
+LEDGER_ENV = "DPSURV_LEDGER"
+GENESIS = "0" * 64
+CAP_SET, CAP_RAISE, CAP_LOWER, RELEASE = "cap-set", "cap-raise", "cap-lower", "release"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS records (
+    id INTEGER PRIMARY KEY,
+    time TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    body TEXT NOT NULL,
+    prev_hash TEXT NOT NULL,
+    hash TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS records_fingerprint ON records (fingerprint);
+CREATE TRIGGER IF NOT EXISTS records_no_update BEFORE UPDATE ON records
+    BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS records_no_delete BEFORE DELETE ON records
+    BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+"""
+
+
+def default_path() -> Path:
+    """``$DPSURV_LEDGER`` if set, else ``$XDG_DATA_HOME/dpsurv/ledger.sqlite3`` (``~/.local/share`` by default)."""
+    env = os.environ.get(LEDGER_ENV)
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "dpsurv" / "ledger.sqlite3"
+
+
+def record_hash(prev_hash: str, rid: int, time: str, fingerprint: str, kind: str, body: str) -> str:
+    """SHA-256 over the previous record's hash and this record's fields."""
+    h = hashlib.sha256()
+    for part in (prev_hash, str(rid), time, fingerprint, kind, body):
+        h.update(part.encode())
+        h.update(b"\x1f")
+    return h.hexdigest()
+
+
+def _canonical(body: dict[str, Any]) -> str:
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), default=_json_default, allow_nan=True)
+
+
+@dataclass(frozen=True)
+class Record:
+    """One row of the ledger database."""
+
+    id: int
+    time: str
+    fingerprint: str
+    kind: str
+    body: dict[str, Any]
+    hash: str
+
+
+@dataclass(frozen=True)
+class Verification:
+    ok: bool
+    records: int
+    first_bad: int | None = None
+    message: str = ""
+
+
+class LedgerStore:
+    """The persistent, hash-chained ledger shared by every process that opens the same file."""
+
+    def __init__(self, path: str | Path | None = None, timeout: float = 600.0) -> None:
+        self.path = Path(path).expanduser() if path else default_path()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ParameterError(f"The ledger folder {str(self.path.parent)!r} cannot be created ({exc.strerror}): "
+                                 f"choose another path with --ledger or {LEDGER_ENV}.") from None
+        self.timeout = timeout
+        with self._connect() as con:
+            con.executescript(_SCHEMA)
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            con = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+            con.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.DatabaseError as exc:
+            raise ParameterError(f"{str(self.path)!r} is not a dpsurv ledger database ({exc}): choose another path "
+                                 f"with --ledger or {LEDGER_ENV}.") from None
+        return con
+
+    # ----------------------------------------------------------------------------------------- reading
+    def records(self, fingerprint: str | None = None) -> list[Record]:
+        with self._connect() as con:
+            rows = con.execute("SELECT id, time, fingerprint, kind, body, hash FROM records"
+                               + (" WHERE fingerprint = ?" if fingerprint else "") + " ORDER BY id",
+                               (fingerprint,) if fingerprint else ()).fetchall()
+        return [Record(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5]) for r in rows]
+
+    @staticmethod
+    def _view(records: list[Record]) -> Ledger:
+        cap: float | None = None
+        ledger = Ledger()
+        for r in records:
+            if r.kind in (CAP_SET, CAP_RAISE, CAP_LOWER):
+                cap = float(r.body["cap"])
+            elif r.kind == RELEASE:
+                ledger.entries.append(entry_from_body(r.body, r.id, r.time))
+        ledger.cap = cap
+        return ledger
+
+    def ledger(self, fingerprint: str) -> Ledger:
+        """The composed view of one data set: its cap and every release recorded for it."""
+        return self._view(self.records(fingerprint))
+
+    def release_records(self, fingerprint: str) -> list[Record]:
+        return [r for r in self.records(fingerprint) if r.kind == RELEASE]
+
+    def datasets(self) -> dict[str, list[str]]:
+        """Every fingerprint with the data set names its records were made under."""
+        out: dict[str, list[str]] = {}
+        for r in self.records():
+            names = out.setdefault(r.fingerprint, [])
+            name = r.body.get("dataset")
+            if name and name not in names:
+                names.append(name)
+        return out
+
+    def head(self) -> str:
+        """The hash of the newest record (note it down: it also shows a truncated ledger)."""
+        with self._connect() as con:
+            row = con.execute("SELECT hash FROM records ORDER BY id DESC LIMIT 1").fetchone()
+        return row[0] if row else GENESIS
+
+    def verify(self) -> Verification:
+        """Walk the chain: ids contiguous from 1, each ``prev_hash`` the hash before, each ``hash`` recomputed."""
+        with self._connect() as con:
+            rows = con.execute("SELECT id, time, fingerprint, kind, body, prev_hash, hash FROM records ORDER BY id").fetchall()
+        prev = GENESIS
+        for expected, (rid, time, fp, kind, body, prev_hash, h) in enumerate(rows, start=1):
+            if rid != expected:
+                return Verification(False, len(rows), expected, f"record {expected} is missing (deleted)")
+            if prev_hash != prev:
+                return Verification(False, len(rows), rid, f"record {rid} does not follow record {rid - 1} "
+                                                            "(a record before it was edited or deleted)")
+            if record_hash(prev_hash, rid, time, fp, kind, body) != h:
+                return Verification(False, len(rows), rid, f"record {rid} was edited after it was written")
+            prev = h
+        return Verification(True, len(rows), None, f"{len(rows)} record(s), chain intact, head {prev[:16]}")
+
+    # ----------------------------------------------------------------------------------------- writing
+    @contextmanager
+    def transaction(self, fingerprint: str) -> Iterator[Transaction]:
+        """BEGIN IMMEDIATE: one writer at a time across processes; the view is read inside the lock, so a check and
+        the charge that follows it are atomic. Commits on success, rolls back on any exception."""
+        con = self._connect()
+        try:
+            con.execute("BEGIN IMMEDIATE")
+            tx = Transaction(con, fingerprint, self._view(self._rows(con, fingerprint)))
+            yield tx
+            con.execute("COMMIT")
+        except BaseException:
+            if con.in_transaction:
+                con.execute("ROLLBACK")
+            raise
+        finally:
+            con.close()
+
+    @staticmethod
+    def _rows(con: sqlite3.Connection, fingerprint: str) -> list[Record]:
+        rows = con.execute("SELECT id, time, fingerprint, kind, body, hash FROM records WHERE fingerprint = ? "
+                           "ORDER BY id", (fingerprint,)).fetchall()
+        return [Record(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5]) for r in rows]
+
+    def set_cap(self, fingerprint: str, cap: float, dataset: str = "", reason: str = "") -> int:
+        """Set the cap of a data set that has none. A data set with a cap must use :meth:`raise_cap` or
+        :meth:`lower_cap`."""
+        _check_cap(cap)
+        with self.transaction(fingerprint) as tx:
+            if tx.ledger.cap is not None:
+                raise BudgetExceededError(
+                    f"This data set already has a cap (epsilon {tx.ledger.cap:.4g}); raising it is a separate recorded "
+                    "act: use `budget raise --cap C --reason TEXT` (lowering: `budget lower --cap C`).")
+            return tx.append(CAP_SET, {"cap": cap, "dataset": dataset, "reason": reason})
+
+    def raise_cap(self, fingerprint: str, cap: float, reason: str, dataset: str = "") -> int:
+        _check_cap(cap)
+        if not reason or not reason.strip():
+            raise ParameterError("Raising a cap needs a reason (--reason TEXT): the ledger records who spends more and why.")
+        with self.transaction(fingerprint) as tx:
+            old = tx.ledger.cap
+            if old is None:
+                raise ParameterError("This data set has no cap yet: set one with `budget set --cap C`.")
+            if not cap > old:
+                raise ParameterError(f"The new cap {cap:.4g} is not above the current cap {old:.4g}: use `budget lower` "
+                                     "to lower it.")
+            return tx.append(CAP_RAISE, {"cap": cap, "previous": old, "reason": reason.strip(), "dataset": dataset})
+
+    def lower_cap(self, fingerprint: str, cap: float, reason: str = "", dataset: str = "") -> int:
+        _check_cap(cap)
+        with self.transaction(fingerprint) as tx:
+            old = tx.ledger.cap
+            if old is not None and cap > old:
+                raise ParameterError(f"The new cap {cap:.4g} is above the current cap {old:.4g}: raising is "
+                                     "`budget raise --cap C --reason TEXT`.")
+            kind = CAP_SET if old is None else CAP_LOWER
+            return tx.append(kind, {"cap": cap, "previous": old, "reason": reason, "dataset": dataset})
+
+
+def _check_cap(cap: float) -> None:
+    if not (isinstance(cap, (int, float)) and math.isfinite(cap) and cap > 0):
+        raise ParameterError(f"A budget cap is a positive, finite epsilon (for example 2), got {cap}.")
+
+
+class Transaction:
+    """Inside :meth:`LedgerStore.transaction`: the data set's view and an append that extends the hash chain."""
+
+    def __init__(self, con: sqlite3.Connection, fingerprint: str, ledger: Ledger) -> None:
+        self.con, self.fingerprint, self.ledger = con, fingerprint, ledger
+
+    def append(self, kind: str, body: dict[str, Any]) -> int:
+        last = self.con.execute("SELECT id, hash FROM records ORDER BY id DESC LIMIT 1").fetchone()
+        rid, prev = (last[0] + 1, last[1]) if last else (1, GENESIS)
+        time = datetime.now(UTC).isoformat(timespec="microseconds")
+        text = _canonical(body)
+        self.con.execute("INSERT INTO records (id, time, fingerprint, kind, body, prev_hash, hash) VALUES (?,?,?,?,?,?,?)",
+                         (rid, time, self.fingerprint, kind, text, prev, record_hash(prev, rid, time, self.fingerprint,
+                                                                                     kind, text)))
+        return rid
+
+    def charge(self, entry: LedgerEntry, outputs: Any = None) -> int:
+        """Check ``entry`` against the cap and append it (with the released ``outputs``); returns its record id."""
+        self.ledger.check(entry)
+        body = entry.to_dict()
+        body.pop("record_id", None)
+        body["outputs"] = outputs
+        rid = self.append(RELEASE, body)
+        entry.record_id = rid
+        self.ledger.entries.append(entry)
+        return rid
+
+
+def entry_from_body(body: dict[str, Any], rid: int, time: str) -> LedgerEntry:
+    b = dict(body)
+    cost = PrivacyCost(**b.pop("cost"))
+    b.pop("outputs", None)
+    b.pop("time", None)
+    b.pop("record_id", None)
+    known = {f for f in LedgerEntry.__dataclass_fields__}
+    return LedgerEntry(cost=cost, time=time, record_id=rid, **{k: v for k, v in b.items() if k in known})
 
 
 def _json_default(obj: Any) -> Any:

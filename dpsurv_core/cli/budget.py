@@ -1,0 +1,67 @@
+"""``budget``: a data set's privacy budget in the ledger database.
+
+``set`` gives a data set with no cap its cap; ``raise`` is a separate recorded act with a reason;
+``lower`` is always allowed; ``show`` prints the cap, the composed spend and every release;
+``verify`` walks the hash chain (exit 0 intact, 1 naming the first bad record).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from dpsurv_core.cli.common import add_ledger_options, dataset_fingerprint, positive_float, store_from_args
+from dpsurv_core.data import datasets
+from dpsurv_core.errors import ParameterError
+from dpsurv_core.privacy.ledger import NO_CAP, RELEASE, SUBJECT
+
+NAME = "budget"
+HELP = "a data set's privacy budget: set, raise, lower, show, verify"
+ACTIONS = ("set", "raise", "lower", "show", "verify")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("action", choices=ACTIONS, help="set | raise | lower | show | verify")
+    p.add_argument("--data", metavar="NAME_OR_PATH",
+                   help=f"a bundled data set ({', '.join(datasets.names())}) or a data file (not needed for verify)")
+    p.add_argument("--sheet", metavar="NAME", help="Excel sheet holding the cohort")
+    p.add_argument("--cap", type=positive_float, metavar="E", help="the cap (set, raise, lower)")
+    p.add_argument("--reason", metavar="TEXT", help="why the cap is raised (required by raise)")
+    add_ledger_options(p)
+
+
+def _show(store, fp: str, name: str) -> dict[str, Any]:
+    ledger = store.ledger(fp)
+    records = store.records(fp)
+    releases = [{"id": e.record_id, "mechanism": e.mechanism, "analysis": e.analysis, "epsilon": e.cost.epsilon,
+                 "delta": e.cost.delta, "protects": e.cost.protects, "neighbouring": e.cost.neighbouring,
+                 "guarantee": e.cost.guarantee, "time": e.time, "dataset": e.dataset, "reproduce": e.command}
+                for e in ledger.entries]
+    acts = [{"id": r.id, "kind": r.kind, "time": r.time, **{k: r.body.get(k) for k in ("cap", "previous", "reason")}}
+            for r in records if r.kind != RELEASE]
+    return {"dataset": name, "fingerprint": fp, "ledger_path": str(store.path), "cap": ledger.cap,
+            "spent": ledger.spent(SUBJECT), "remaining": None if ledger.cap is None else ledger.remaining(SUBJECT),
+            "totals": ledger.totals(), "subject_guarantee": ledger.subject_guarantee(),
+            "budget": ledger.cap_sentence if ledger.cap is not None else NO_CAP,
+            "releases": releases, "cap_history": acts, "head": store.head()}
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    store = store_from_args(args)
+    if args.action == "verify":
+        v = store.verify()
+        return {"ok": v.ok, "records": v.records, "first_bad_record": v.first_bad, "message": v.message,
+                "ledger_path": str(store.path), "head": store.head(), "_exit": 0 if v.ok else 1}
+    if not args.data:
+        raise ParameterError(f"`budget {args.action}` needs --data naming the data set (bundled name or file).")
+    fp = dataset_fingerprint(args)
+    name = args.data
+    if args.action in ("set", "raise", "lower") and args.cap is None:
+        raise ParameterError(f"`budget {args.action}` needs --cap E (a positive epsilon).")
+    if args.action == "set":
+        store.set_cap(fp, args.cap, name)
+    elif args.action == "raise":
+        store.raise_cap(fp, args.cap, args.reason or "", name)
+    elif args.action == "lower":
+        store.lower_cap(fp, args.cap, args.reason or "", name)
+    return _show(store, fp, name)

@@ -1,0 +1,280 @@
+"""The mechanism catalogue: one table of every mechanism dpsurv offers, read by the CLI, the app,
+the trade-off explorer, the audit and the report.
+
+Each entry names its family (``curves``, ``weibull``, ``regression``), the commands it serves, its
+source, what it protects under which neighbouring relation, where a release's noise comes from, and
+a factory that builds the mechanism object from its parameters. The object computes its own cost
+(``Mechanism.cost``); :meth:`Entry.cost` is that cost for given parameters, so no caller types an
+epsilon in. Ids are unique within a family (``nonprivate`` is both the exact curves and the exact
+regression fit).
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from dpsurv_core.errors import ParameterError
+from dpsurv_core.privacy.ledger import ADD_REMOVE, CHANGE_LABEL, GROUP_LABEL, SUBJECT, PrivacyCost
+from dpsurv_core.privacy.mechanism import Mechanism
+
+CURVES, WEIBULL, REGRESSION = "curves", "weibull", "regression"
+FAMILIES = (CURVES, WEIBULL, REGRESSION)
+NOTHING = "nothing (not private)"
+
+GONDARA_WANG = "Gondara L. & Wang K. (2020), Differentially Private Survival Function Estimation"
+TIME_INDEXED = ("A Differentially Private Kaplan-Meier Estimator for Privacy-Preserving Survival Analysis "
+                "(Cancer Registry of Norway and co-authors, 2024, arXiv 2412.05164)")
+DE_FAVERI = ("De Faveri F. L., Faggioli G., Ferro N. & Spizzo R. (2024), \"Dead or Alive, we can deny it\": "
+             "a Differentially Private Approach to Survival Analysis")
+NGUYEN_HUI_WEIBULL = ("Nguyen T. T. & Hui S. C. (2017), Privacy-Preserving Mechanisms for Parametric Survival "
+                      "Analysis with Weibull Distribution")
+NGUYEN_HUI_REGRESSION = ("Nguyen T. T. & Hui S. C. (2017), Differentially Private Regression for Discrete-Time "
+                         "Survival Analysis")
+DPSURV = "dpsurv's own design"
+
+OPENDP_DLAP = "OpenDP discrete Laplace sampler"
+OPENDP_LAP = "OpenDP Laplace sampler"
+OS_ENTROPY = "numpy PCG64 seeded afresh from OS entropy for each release"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One mechanism: what it is, what it protects, and how to build it."""
+
+    id: str
+    name: str
+    family: str
+    commands: tuple[str, ...]
+    paper: str
+    protects: str
+    neighbouring: str
+    noise: str
+    target: str  # "module:Class" of the mechanism (imported on first use)
+    guarantee: str = "exact"
+    private: bool = True
+    summary: str = ""
+    options: dict[str, Any] = field(default_factory=dict)  # mechanism-specific parameters and their defaults
+    engines: tuple[str, ...] = ("pandas",)
+
+    @property
+    def analysis(self) -> str:
+        return {CURVES: "survival curves", WEIBULL: "Weibull parameters", REGRESSION: "regression"}[self.family]
+
+    def mechanism_class(self) -> type:
+        module, cls = self.target.split(":")
+        return getattr(importlib.import_module(module), cls)
+
+    def build(self, epsilon: float | None = None, **params: Any) -> Mechanism:
+        """The mechanism object for these parameters (its cost follows from them)."""
+        return _FACTORIES[(self.family, self.id)](self, epsilon, params)
+
+    def cost(self, epsilon: float | None = None, **params: Any) -> PrivacyCost:
+        return self.build(epsilon, **params).cost
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "analysis": self.analysis, "family": self.family,
+                "commands": list(self.commands), "paper": self.paper, "protects": self.protects,
+                "neighbouring": self.neighbouring, "guarantee": self.guarantee, "private": self.private,
+                "noise": self.noise, "engines": list(self.engines), "summary": self.summary,
+                "options": {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+                            for k, v in self.options.items()}}
+
+
+_CURVE_CMDS = ("km", "logrank", "audit", "report")
+
+ENTRIES: tuple[Entry, ...] = (
+    Entry("nonprivate", "Exact Kaplan-Meier (not private)", CURVES, _CURVE_CMDS, "Kaplan & Meier (1958); lifelines",
+          NOTHING, "none", "none", "dpsurv_core.curves.release:NonPrivate", guarantee="none", private=False,
+          summary="The exact estimators, equal to lifelines and R survival: for the data holder's eyes only."),
+    Entry("laplace-counts", "Laplace noise on binned counts", CURVES, _CURVE_CMDS, GONDARA_WANG, SUBJECT, ADD_REMOVE,
+          OPENDP_DLAP, "dpsurv_core.curves.laplace_counts:LaplaceCounts",
+          summary="Discrete Laplace noise of scale 2m/epsilon on the per-group numbers at risk, events and censorings "
+                  "on public bins; every curve and test is post-processing."),
+    Entry("time-indexed", "Time-indexed noise on the curve", CURVES, ("km", "audit", "report"), TIME_INDEXED, SUBJECT,
+          ADD_REMOVE, OPENDP_LAP, "dpsurv_core.curves.time_indexed:TimeIndexed",
+          summary="Laplace noise on the survival curve at each public grid point, decaying over time, then clipping, "
+                  "smoothing and a monotone fix; the ledger charges the true total e n (1 + alpha (n + 1) / 2).",
+          options={"alpha": 0.5, "tau_start": 1.0, "tau_end": 0.6, "window": 5, "edge_mode": "mean",
+                   "base_epsilon": None}),
+    Entry("rrr", "Randomized response on the group label", CURVES, _CURVE_CMDS, DE_FAVERI, GROUP_LABEL, CHANGE_LABEL,
+          OS_ENTROPY, "dpsurv_core.curves.rrr:RandomizedResponse",
+          summary="Each subject's group label is kept with probability p = (e^eps - 1)/(e^eps - 1 + k) and otherwise "
+                  "replaced by a uniform label; times and events are published as they are (label-only protection)."),
+    Entry("adaptive-km", "Adaptive Kaplan-Meier (merged bins)", CURVES, _CURVE_CMDS, DPSURV + ", building on "
+          + GONDARA_WANG, SUBJECT, ADD_REMOVE, OPENDP_DLAP, "dpsurv_core.curves.adaptive_km:AdaptiveKM",
+          summary="One released cell per subject on public bins merged with a DP share of the budget; sensitivity m "
+                  "instead of 2m."),
+    Entry("mle", "Weibull maximum likelihood (not private)", WEIBULL, ("weibull", "audit", "report"),
+          "lifelines WeibullFitter", NOTHING, "none", "none", "dpsurv_core.weibull.mechanisms:NonPrivateMLE",
+          guarantee="none", private=False, summary="The non-private Weibull fit on normalised times."),
+    Entry("lsp-tll", "LSP + TLL", WEIBULL, ("weibull", "audit"), NGUYEN_HUI_WEIBULL, SUBJECT, ADD_REMOVE,
+          OS_ENTROPY + " (exponential mechanism over LSP rungs) and " + OPENDP_LAP + " (TLL sums)",
+          "dpsurv_core.weibull.mechanisms:LspTll",
+          summary="Shape from the local-sensitivity ladder (exponential mechanism over rungs), scale from Laplace "
+                  "noise on truncated log-likelihood sums; epsilon split evenly between them.",
+          options={"omega": 6.0, "gamma": 10.0, "rungs": 500}),
+    Entry("laplace", "Laplace on the MLE (baseline)", WEIBULL, ("weibull", "audit"), NGUYEN_HUI_WEIBULL, SUBJECT,
+          ADD_REMOVE, OPENDP_LAP, "dpsurv_core.weibull.mechanisms:LaplaceWeibull",
+          summary="Laplace noise of scale gamma/(epsilon/2) on each MLE parameter: the paper's baseline, shown to "
+                  "make plain how much noise a global-sensitivity bound needs.",
+          options={"omega": 6.0, "gamma": 10.0}),
+    Entry("saa", "Sample and aggregate", WEIBULL, ("weibull", "audit"), NGUYEN_HUI_WEIBULL, SUBJECT, ADD_REMOVE,
+          OS_ENTROPY + " (block assignment) and " + OPENDP_LAP, "dpsurv_core.weibull.mechanisms:SampleAggregateWeibull",
+          summary="MLE on M random blocks, averaged, with Laplace noise of scale gamma/(M epsilon/2).",
+          options={"omega": 6.0, "gamma": 10.0, "blocks": None, "block_size": 500}),
+    Entry("nonprivate", "Discrete-time logistic model (not private)", REGRESSION, ("regression", "audit", "report"),
+          NGUYEN_HUI_REGRESSION, NOTHING, "none", "none", "dpsurv_core.regression.model:fit_nonprivate",
+          guarantee="none", private=False, summary="The non-private discrete-time fit (ridge Lambda, default 0)."),
+    Entry("cox", "Cox proportional hazards (not private)", REGRESSION, ("regression",), "Cox (1972); lifelines "
+          "CoxPHFitter", NOTHING, "none", "none", "dpsurv_core.regression.model:fit_cox", guarantee="none",
+          private=False, summary="lifelines' Cox model (Efron ties): the clinical reference."),
+    Entry("output", "Output perturbation", REGRESSION, ("regression", "audit", "report"), NGUYEN_HUI_REGRESSION,
+          SUBJECT, ADD_REMOVE, OS_ENTROPY + " (gamma radius, uniform direction)",
+          "dpsurv_core.regression.mechanisms:OutputPerturbation",
+          summary="The ridge-penalised fit plus noise of density proportional to exp(-epsilon ||b|| / s), "
+                  "s = 2 c1 / (n Lambda).", options={"lam": 0.01}),
+    Entry("objective", "Objective perturbation", REGRESSION, ("regression", "audit", "report"), NGUYEN_HUI_REGRESSION,
+          SUBJECT, ADD_REMOVE, OS_ENTROPY + " (gamma radius, uniform direction)",
+          "dpsurv_core.regression.mechanisms:ObjectivePerturbation",
+          summary="A random linear term b.w/n added to the penalised objective before minimising; an extra ridge "
+                  "keeps eps' at least epsilon/2.", options={"lam": 0.01}),
+    Entry("psgld", "pSGLD posterior sampling", REGRESSION, ("regression", "audit", "report"), NGUYEN_HUI_REGRESSION,
+          SUBJECT, ADD_REMOVE, OS_ENTROPY + " (minibatches, Langevin noise, the epoch drawn)",
+          "dpsurv_core.regression.mechanisms:PSGLD", guarantee="approximate (MCMC)",
+          summary="A preconditioned stochastic-gradient Langevin chain sampling the sanitised posterior; its "
+                  "guarantee is approximate because the chain only approximates the target density.",
+          options={"bound_B": None, "prior_sd": 20.0, "epochs": 60, "burn_in": 30, "batch": None, "step": 8.0,
+                   "step_decay": 100.0, "step_gamma": 0.55}),
+)
+
+
+def entries(family: str | None = None, command: str | None = None, private: bool | None = None) -> list[Entry]:
+    """Catalogue entries, optionally only one family, the ones a command serves, or only the private ones."""
+    return [e for e in ENTRIES if (family is None or e.family == family)
+            and (command is None or command in e.commands) and (private is None or e.private == private)]
+
+
+def ids(family: str, command: str | None = None, private: bool | None = None) -> list[str]:
+    return [e.id for e in entries(family, command, private)]
+
+
+def get(family: str, mechanism_id: str) -> Entry:
+    """The entry, or a sentence naming the choices."""
+    for e in ENTRIES:
+        if e.family == family and e.id == mechanism_id:
+            return e
+    raise ParameterError(f"Unknown {family} mechanism {mechanism_id!r}: choose one of {', '.join(ids(family))}.")
+
+
+def find(mechanism_name: str) -> Entry | None:
+    """The entry whose mechanism object is called ``mechanism_name`` (as recorded in the ledger), if any."""
+    for e in ENTRIES:
+        if e.id == mechanism_name or e.name == mechanism_name:
+            return e
+        try:
+            if getattr(e.mechanism_class(), "name", None) == mechanism_name:
+                return e
+        except (ImportError, AttributeError):  # pragma: no cover - every target is a real class or function
+            continue
+    return None
+
+
+def table() -> list[dict[str, Any]]:
+    """The catalogue as JSON-ready rows (``python -m dpsurv_core mechanisms --json``)."""
+    return [e.to_dict() for e in ENTRIES]
+
+
+# ------------------------------------------------------------------------------------------ factories
+# Each factory takes the entry, epsilon and the parameters the caller knows (context such as
+# rows_per_subject, n_points, categories, horizon, the regression design) plus the entry's options.
+
+def _opts(entry: Entry, params: dict[str, Any]) -> dict[str, Any]:
+    out = dict(entry.options)
+    out.update({k: v for k, v in params.items() if k in entry.options and v is not None})
+    return out
+
+
+def _curve_nonprivate(entry: Entry, epsilon: float | None, params: dict[str, Any]) -> Mechanism:
+    return entry.mechanism_class()()
+
+
+def _laplace_counts(entry: Entry, epsilon: float | None, params: dict[str, Any]) -> Mechanism:
+    return entry.mechanism_class()(_eps(epsilon), rows_per_subject=params.get("rows_per_subject", 1))
+
+
+def _adaptive_km(entry: Entry, epsilon: float | None, params: dict[str, Any]) -> Mechanism:
+    return entry.mechanism_class()(_eps(epsilon), rows_per_subject=params.get("rows_per_subject", 1))
+
+
+def _time_indexed(entry: Entry, epsilon: float | None, params: dict[str, Any]) -> Mechanism:
+    o = _opts(entry, params)
+    base = o.pop("base_epsilon")
+    if "n_points" not in params:
+        raise ParameterError("time-indexed needs the number of public grid points.")
+    return entry.mechanism_class()(params["n_points"], epsilon=None if base is not None else _eps(epsilon),
+                                   base_epsilon=base, **o)
+
+
+def _rrr(entry: Entry, epsilon: float | None, params: dict[str, Any]) -> Mechanism:
+    cats = params.get("categories")
+    if not cats or len(cats) < 2:
+        raise ParameterError("rrr randomizes the group label: choose a group column with two or more groups.")
+    return entry.mechanism_class()(_eps(epsilon), tuple(cats))
+
+
+def _weibull(entry: Entry, epsilon: float | None, params: dict[str, Any]) -> Mechanism:
+    from dpsurv_core.weibull.mechanisms import make_mechanism
+
+    if "horizon" not in params:
+        raise ParameterError("A Weibull mechanism needs the public horizon.")
+    o = _opts(entry, params)
+    kw = {k: o[k] for k in ("omega", "gamma", "rungs", "blocks", "block_size") if k in o}
+    for k in ("omega", "gamma", "rungs", "blocks", "block_size"):
+        if k not in kw and params.get(k) is not None:
+            kw[k] = params[k]
+    return make_mechanism(entry.id, math.inf if epsilon is None else epsilon, params["horizon"],
+                          rows_per_subject=params.get("rows_per_subject", 1), **kw)
+
+
+def _regression(entry: Entry, epsilon: float | None, params: dict[str, Any]) -> Mechanism:
+    from dpsurv_core.regression.mechanisms import build_mechanism
+
+    if "pp" not in params:
+        raise ParameterError("A regression mechanism needs the person-period design.")
+    o = _opts(entry, params)
+    lam = o.pop("lam", 0.01)
+    return build_mechanism(entry.id, _eps(epsilon), params["pp"], lam=lam, **(o if entry.id == "psgld" else {}))
+
+
+def _not_a_mechanism(entry: Entry, epsilon: float | None, params: dict[str, Any]) -> Mechanism:
+    raise ParameterError(f"{entry.name} is a non-private fit, not a mechanism: nothing about it can be released.")
+
+
+def _eps(epsilon: float | None) -> float:
+    from dpsurv_core.privacy.mechanism import check_epsilon
+
+    if epsilon is None:
+        raise ParameterError("epsilon is required for a private mechanism (for example 1).")
+    return check_epsilon(epsilon)
+
+
+_FACTORIES: dict[tuple[str, str], Callable[[Entry, float | None, dict[str, Any]], Mechanism]] = {
+    (CURVES, "nonprivate"): _curve_nonprivate,
+    (CURVES, "laplace-counts"): _laplace_counts,
+    (CURVES, "time-indexed"): _time_indexed,
+    (CURVES, "rrr"): _rrr,
+    (CURVES, "adaptive-km"): _adaptive_km,
+    (WEIBULL, "mle"): _weibull,
+    (WEIBULL, "lsp-tll"): _weibull,
+    (WEIBULL, "laplace"): _weibull,
+    (WEIBULL, "saa"): _weibull,
+    (REGRESSION, "nonprivate"): _not_a_mechanism,
+    (REGRESSION, "cox"): _not_a_mechanism,
+    (REGRESSION, "output"): _regression,
+    (REGRESSION, "objective"): _regression,
+    (REGRESSION, "psgld"): _regression,
+}

@@ -1,0 +1,141 @@
+"""A data set's content fingerprint: the key its privacy budget is kept under.
+
+The budget belongs to the data, not to a file name, a browser tab or a column layout. The
+fingerprint therefore does not change when rows are shuffled, columns reordered or renamed, or
+the same numbers are stored as integers in one file and as floats in another; any changed value
+changes it.
+
+Construction: every cell is hashed (numbers as float64, text as text, missing values as one
+token); a column's key is the order-free multiset of its cell hashes; columns are put in the order
+of their keys; each row's hash combines its cells in that order; the fingerprint is the multiset of
+row hashes (sum of two independent 64-bit hashes, wrapped), together with the table's shape. Sums
+are order-free, so both passes stream over row batches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+_MISSING = "\x00<missing>"
+_KEYS = ("0123456789123456", "6543210987654321")  # two independent hash_array keys (16 characters each)
+
+
+def _cell_hashes(col: pd.Series, key: str) -> np.ndarray:
+    """uint64 hash per cell; numbers (and booleans) as float64 so 1 and 1.0 agree."""
+    if pd.api.types.is_bool_dtype(col) or pd.api.types.is_numeric_dtype(col):
+        values = pd.to_numeric(col, errors="coerce").astype("float64").to_numpy()
+        values = np.where(values == 0, 0.0, values)  # -0.0 and 0.0 are the same value
+        out = pd.util.hash_array(values, hash_key=key, categorize=False)
+        return np.where(np.isnan(values), pd.util.hash_array(np.array([_MISSING], dtype=object), hash_key=key)[0], out)
+    text = col.astype(object).where(col.notna(), _MISSING).astype(str).to_numpy(dtype=object)
+    return pd.util.hash_array(text, hash_key=key, categorize=True)
+
+
+def _numeric_like(col: pd.Series) -> pd.Series:
+    """Text columns whose every non-missing value is a number are read as numbers (CSV vs Excel typing)."""
+    if pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+        return col
+    head = col.dropna().head(100)
+    if pd.to_numeric(head, errors="coerce").isna().any():
+        return col
+    conv = pd.to_numeric(col, errors="coerce")
+    return conv if bool((conv.notna() == col.notna()).all()) else col
+
+
+def _batches(frame: pd.DataFrame, rows: int = 1_000_000) -> Iterator[pd.DataFrame]:
+    for start in range(0, max(len(frame), 1), rows):
+        yield frame.iloc[start:start + rows]
+
+
+class _Accumulator:
+    """Order-free sums of hashes: pass 1 per column, pass 2 per row."""
+
+    def __init__(self, ncols: int) -> None:
+        self.ncols = ncols
+        self.col_sums = np.zeros((ncols, 2), dtype=np.uint64)
+        self.row_sum = np.zeros(2, dtype=np.uint64)
+        self.rows = 0
+
+    def columns(self, batch: pd.DataFrame) -> list[list[np.ndarray]]:
+        """Add a batch's cell hashes to the column sums; returns them (per column, per key) for reuse."""
+        cells = []
+        with np.errstate(over="ignore"):
+            for j in range(self.ncols):
+                col = _numeric_like(batch.iloc[:, j])
+                hashes = [_cell_hashes(col, key) for key in _KEYS]
+                for k in range(len(_KEYS)):
+                    self.col_sums[j, k] += np.sum(hashes[k], dtype=np.uint64)
+                cells.append(hashes)
+        self.rows += len(batch)
+        return cells
+
+    def order(self) -> list[int]:
+        return sorted(range(self.ncols), key=lambda j: tuple(int(v) for v in self.col_sums[j]))
+
+    def rows_pass(self, batch: pd.DataFrame | list[list[np.ndarray]], order: list[int]) -> None:
+        """Add the batch's row hashes (cells combined in the canonical column order)."""
+        with np.errstate(over="ignore"):
+            for k, key in enumerate(_KEYS):
+                acc = None
+                for j in order:
+                    h = batch[j][k] if isinstance(batch, list) else _cell_hashes(_numeric_like(batch.iloc[:, j]), key)
+                    if acc is None:
+                        acc = np.full(h.shape, np.uint64(0x9E3779B97F4A7C15), dtype=np.uint64)
+                    acc = (acc * np.uint64(1099511628211)) ^ h  # order-dependent mix within a row
+                    acc = pd.util.hash_array(acc, hash_key=key, categorize=False)
+                if acc is not None:
+                    self.row_sum[k] += np.sum(acc, dtype=np.uint64)
+
+    def digest(self) -> str:
+        h = hashlib.sha256()
+        h.update(f"dpsurv-fingerprint-v1 rows={self.rows} cols={self.ncols}".encode())
+        h.update(np.sort(self.col_sums.view([("a", np.uint64), ("b", np.uint64)]).ravel()).tobytes())
+        h.update(self.row_sum.tobytes())
+        return h.hexdigest()
+
+
+def fingerprint_batches(first_pass: Iterable[pd.DataFrame], second_pass: Iterable[pd.DataFrame]) -> str:
+    """Fingerprint of a table given twice as an iterable of row batches (same columns, same order)."""
+    acc: _Accumulator | None = None
+    for batch in first_pass:
+        acc = acc or _Accumulator(batch.shape[1])
+        acc.columns(batch)
+    if acc is None:
+        raise ValueError("a table with no batches has no fingerprint")
+    order = acc.order()
+    for batch in second_pass:
+        acc.rows_pass(batch, order)
+    return acc.digest()
+
+
+def fingerprint(frame: pd.DataFrame) -> str:
+    """Content fingerprint of a whole table (hex SHA-256)."""
+    if len(frame) <= 1_000_000:  # one batch: hash every cell once
+        acc = _Accumulator(frame.shape[1])
+        cells = acc.columns(frame)
+        acc.rows_pass(cells, acc.order())
+        return acc.digest()
+    return fingerprint_batches(_batches(frame), _batches(frame))
+
+
+def fingerprint_file(path: str | Path, sheet: str | None = None) -> str:
+    """Fingerprint of a table file; Parquet streams in row batches, other formats are read as the data layer reads
+    them (so a file and its upload agree)."""
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+
+        def parquet_batches() -> Iterator[pd.DataFrame]:
+            for b in pq.ParquetFile(p).iter_batches(batch_size=500_000):
+                yield b.to_pandas()
+
+        return fingerprint_batches(parquet_batches(), parquet_batches())
+    from dpsurv_core.data.io import read_table
+
+    return fingerprint(read_table(p, sheet=sheet)[0])

@@ -1,0 +1,111 @@
+"""The release protocol: the only road from private data to a published number.
+
+    plan (mechanism, public parameters, epsilon)
+      -> cost, computed by the mechanism object from its parameters
+      -> atomic check against the data set's budget (the ledger database's write lock is taken here)
+      -> noise drawn from the release source (OpenDP samplers / OS entropy; never a seed)
+      -> charge recorded (hash-chained), in the same transaction as the check
+      -> result, with its record id
+
+A refused release computes nothing: the check comes before ``compute`` is called. Previews and
+simulations run the same ``compute`` with seeded simulation noise and never touch the ledger; their
+results say so (``simulation: true``) and must not be published.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dpsurv_core.errors import ParameterError
+from dpsurv_core.privacy.catalogue import Entry
+from dpsurv_core.privacy.ledger import NO_CAP, Ledger, LedgerEntry, LedgerStore
+from dpsurv_core.privacy.mechanism import Mechanism
+from dpsurv_core.privacy.noise import NoiseSource, ReleaseNoise, SimulationNoise
+
+PREVIEW_LABEL = "preview, not for publication"
+SIMULATION_SENTENCE = ("simulation with seeded noise: not a private release, never recorded in the ledger, not for "
+                       "publication")
+NOT_PRIVATE_SENTENCE = "no noise: not private (for the data holder's eyes only, never a release)"
+
+
+@dataclass
+class Plan:
+    """What one release would do: the mechanism (which knows its cost), the data set it reads (by fingerprint)
+    and ``compute(noise, trials)``, which draws the noise and returns the private result."""
+
+    entry: Entry
+    mechanism: Mechanism
+    dataset: str
+    fingerprint: str
+    compute: Callable[[NoiseSource, int], Any]
+    outputs: Callable[[Any], Any] = lambda result: None  # the released numbers kept with the record (JSON-ready)
+    disclosures: Sequence[Any] = ()
+    command: str = ""  # the CLI command line that runs this plan again (a new, charged release)
+    parallel_key: str | None = None
+    note: str = ""
+    analysis: str | None = None  # ledger label; default the mechanism's
+
+    @property
+    def cost(self):
+        return self.mechanism.cost
+
+    @property
+    def private(self) -> bool:
+        return self.entry.private and math.isfinite(self.cost.epsilon)
+
+    def ledger_entry(self) -> LedgerEntry:
+        entry = self.mechanism.ledger_entry(self.dataset, self.parallel_key, self.note, self.disclosures)
+        if self.analysis:
+            entry.analysis = self.analysis
+        entry.command = self.command
+        return entry
+
+
+@dataclass
+class Released:
+    """A published release: its result, record id, ledger line and the data set's ledger after it."""
+
+    result: Any
+    record_id: int
+    entry: LedgerEntry
+    ledger: Ledger
+    warnings: list[str] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        """JSON fields every release prints."""
+        cost = self.entry.cost
+        return {"release": True, "simulation": False, "record_id": self.record_id, "epsilon_spent": cost.epsilon,
+                "delta": cost.delta, "protects": cost.protects, "neighbouring": cost.neighbouring,
+                "guarantee": cost.guarantee, "cap": self.ledger.cap, "spent": self.ledger.spent(cost.protects),
+                "budget": self.ledger.cap_sentence}
+
+
+def release(plan: Plan, store: LedgerStore, noise: Callable[[], NoiseSource] = ReleaseNoise) -> Released:
+    """Run ``plan`` as a release: check, draw, charge, atomically. Raises ``BudgetExceededError`` (nothing computed)
+    when the cost would take the data set past its cap."""
+    if not plan.private:
+        raise ParameterError(f"{plan.entry.name} adds no noise, so it is not a release: its numbers are for the data "
+                             "holder's eyes only. Choose a private mechanism and a finite epsilon to release.")
+    entry = plan.ledger_entry()
+    with store.transaction(plan.fingerprint) as tx:
+        tx.ledger.check(entry)  # before any noise is drawn or any private number computed
+        result = plan.compute(noise(), 1)
+        rid = tx.charge(entry, outputs=plan.outputs(result))
+        ledger = tx.ledger
+    return Released(result, rid, entry, ledger, [] if ledger.cap is not None else [NO_CAP])
+
+
+def preview(plan: Plan, seed: int, trials: int = 1) -> Any:
+    """The same computation with seeded simulation noise: costs nothing, recorded nowhere, never exported."""
+    return plan.compute(SimulationNoise(seed), trials)
+
+
+def simulation_fields(seed: int | None, trials: int) -> dict[str, Any]:
+    return {"release": False, "simulation": True, "seed": seed, "trials": trials, "privacy_note": SIMULATION_SENTENCE}
+
+
+def not_private_fields() -> dict[str, Any]:
+    return {"release": False, "simulation": False, "privacy_note": NOT_PRIVATE_SENTENCE}
