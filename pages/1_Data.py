@@ -269,7 +269,7 @@ if (mapping != choice.mapping or unit != choice.time_unit or source_unit != (cho
     groups_kept = choice.group_categories if mapping.group == choice.mapping.group else None
     ranges = {k: v for k, v in choice.covariate_ranges.items() if k in covs}
     choice = session.DataChoice(choice.name, frame, mapping, unit, choice.bundled, horizon, choice.bins, groups_kept,
-                                ranges, source_unit, choice.event_time_grid)
+                                ranges, source_unit, choice.event_time_grid, choice.fingerprint)
     _store(choice)
 
 cohort, problems = session.validated()
@@ -361,7 +361,7 @@ if numeric_covs:
 new = (horizon, bins, group_categories, ranges, event_grid)
 if new != (choice.horizon, choice.bins, choice.group_categories, choice.covariate_ranges, choice.event_time_grid):
     choice = session.DataChoice(choice.name, choice.frame, choice.mapping, choice.time_unit, choice.bundled, horizon,
-                                bins, group_categories, ranges, choice.source_unit, event_grid)
+                                bins, group_categories, ranges, choice.source_unit, event_grid, choice.fingerprint)
     _store(choice)
 
 try:

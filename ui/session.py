@@ -14,7 +14,8 @@ import streamlit as st
 from dpsurv_core.data import datasets
 from dpsurv_core.data.cohort import Cohort, ColumnMap, Problem, default_mapping, validate
 from dpsurv_core.data.public import PublicParameters, TimeGrid
-from dpsurv_core.privacy.ledger import Ledger, LedgerEntry
+from dpsurv_core.privacy.fingerprint import fingerprint
+from dpsurv_core.privacy.ledger import Ledger, LedgerStore
 
 DEFAULT_DATASET = "lung"
 
@@ -34,6 +35,11 @@ class DataChoice:
     covariate_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
     source_unit: str | None = None  # unit of the time column in the file; ``frame`` holds it in ``time_unit``
     event_time_grid: bool = False  # use the data's event times as the grid ("not DP", disclosed)
+    fingerprint: str = ""  # content fingerprint of the table as loaded (the key of its budget in the ledger)
+
+    def __post_init__(self) -> None:
+        if not self.fingerprint:
+            self.fingerprint = fingerprint(self.frame)
 
 
 def _bundled_choice(name: str) -> DataChoice:
@@ -108,27 +114,21 @@ def analysis_inputs() -> tuple[Cohort, DataChoice, PublicParameters]:
     return cohort, data_choice(), public
 
 
+def store() -> LedgerStore:
+    """The persistent ledger database shared with the command line (``$DPSURV_LEDGER`` or the default path)."""
+    return LedgerStore()
+
+
 def ledger() -> Ledger:
-    """This session's privacy ledger, capped at the sidebar's budget cap."""
-    if "ledger" not in st.session_state:
-        st.session_state["ledger"] = Ledger(cap=st.session_state.get("budget_cap", 5.0))
-    led = st.session_state["ledger"]
-    led.cap = st.session_state.get("budget_cap", led.cap)
-    return led
+    """The current data set's ledger, read from the database: its cap and every release recorded for it, by this
+    tab, another tab, another process or the command line."""
+    return store().ledger(data_choice().fingerprint)
 
 
-def record_release(entry: LedgerEntry) -> bool:
-    """Charge the ledger once per distinct release; shows the refusal if past the cap."""
-    from dpsurv_core.errors import BudgetExceededError
+def preview_seed() -> int:
+    """The seed of this session's previews: fixed per session, so moving a widget back shows the same draw."""
+    if "preview_seed" not in st.session_state:
+        import secrets
 
-    key = (entry.mechanism, entry.analysis, entry.dataset, repr(sorted(entry.parameters.items())), entry.cost)
-    seen = st.session_state.setdefault("charged_releases", set())
-    if key in seen:
-        return True
-    try:
-        ledger().charge(entry)
-    except BudgetExceededError as exc:
-        st.error(str(exc))
-        return False
-    seen.add(key)
-    return True
+        st.session_state["preview_seed"] = secrets.randbits(32)
+    return st.session_state["preview_seed"]

@@ -109,3 +109,25 @@ def simulation_fields(seed: int | None, trials: int) -> dict[str, Any]:
 
 def not_private_fields() -> dict[str, Any]:
     return {"release": False, "simulation": False, "privacy_note": NOT_PRIVATE_SENTENCE}
+
+
+def cli_command(command: str, options: dict[str, Any]) -> str:
+    """The command line that runs a plan again as a new, charged release, e.g.
+    ``cli_command("km", {"data": "lung", "group": "sex", "mechanism": "laplace-counts", "epsilon": 1})``.
+    Options whose value is None or False are left out; True is a bare flag; lists are comma-joined."""
+    import shlex
+
+    parts = ["python", "-m", "dpsurv_core", command]
+    for name, value in options.items():
+        if value is None or value is False:
+            continue
+        flag = "--" + name.replace("_", "-")
+        if value is True:
+            parts.append(flag)
+            continue
+        if isinstance(value, (list, tuple)):
+            value = ",".join(str(v) for v in value)
+        elif isinstance(value, float):
+            value = f"{value:g}"
+        parts += [flag, str(value)]
+    return shlex.join(parts) + " --json"

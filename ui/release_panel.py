@@ -1,0 +1,69 @@
+"""Explore freely, release once: the preview label and the Release button every analysis page uses.
+
+A page builds a :class:`~dpsurv_core.privacy.release.Plan` from its widgets, shows
+``preview(plan)`` (seeded simulation noise: costs nothing, recorded nowhere, never exported) and
+calls :func:`release_button`. Only a click on the button runs the release protocol: a fresh draw
+from the release noise source, charged against the data set's budget in the ledger database, with
+a record id. Opening a page, moving a slider, changing a setting or reloading charges nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from dpsurv_core.errors import BudgetExceededError, DpsurvError
+from dpsurv_core.privacy.release import PREVIEW_LABEL, Plan, Released, release
+from dpsurv_core.privacy.release import preview as run_preview
+from ui import session
+
+
+def preview(plan: Plan, trials: int = 1) -> Any:
+    """The plan computed with this session's preview seed (no charge)."""
+    return run_preview(plan, session.preview_seed(), trials)
+
+
+def preview_caption(plan: Plan) -> None:
+    """The mark every preview carries, with the cost a release would charge."""
+    st.caption(f"**{PREVIEW_LABEL.capitalize()}**: a draw with simulation noise that costs nothing and is never "
+               f"exported. Releasing this plan would charge {plan.cost.sentence()}.")
+
+
+def plan_key(plan: Plan, key: str) -> str:
+    params = sorted((k, repr(v)) for k, v in plan.mechanism.parameters().items())
+    return f"{key}|{plan.fingerprint}|{plan.entry.family}|{plan.entry.id}|{params}|{plan.command}"
+
+
+def release_button(plan: Plan, key: str, label: str = "Release") -> Released | None:
+    """A button labelled ``label`` (it must begin with "Release") that releases ``plan`` through the protocol.
+
+    Returns the release made by this page for exactly this plan (kept in the session so that reruns keep showing it),
+    or None. A refusal (past the cap) and any other problem are shown as one sentence; nothing is computed then."""
+    assert label.startswith("Release")
+    made: dict[str, Released] = st.session_state.setdefault("released_by_page", {})
+    pk = plan_key(plan, key)
+    if not plan.private:
+        st.info("This mechanism adds no noise: its numbers are for your eyes only and cannot be released.")
+        return None
+    budget = session.ledger()
+    left = "no cap set" if budget.cap is None else f"{budget.remaining():.3g} of the cap {budget.cap:.3g} left"
+    if st.button(f"{label} (charges epsilon {plan.cost.epsilon:.3g})", key=f"release-{key}", type="primary",
+                 help=f"A fresh draw, charged against this data set's budget ({left}); it gets a record id and can "
+                      "go into the report."):
+        try:
+            with st.spinner("Releasing: checking the budget, drawing fresh noise, recording the charge..."):
+                made[pk] = release(plan, session.store())
+        except BudgetExceededError as exc:
+            st.error(str(exc))
+            return None
+        except DpsurvError as exc:
+            st.error(str(exc))
+            return None
+    rel = made.get(pk)
+    if rel is not None:
+        st.success(f"Released as record {rel.record_id}: {rel.entry.cost.sentence()}. The numbers below marked "
+                   "'released' are the published ones; the record is in the Ledger and report page.")
+        for w in rel.warnings:
+            st.warning(w)
+    return rel
