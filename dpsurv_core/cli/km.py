@@ -201,7 +201,7 @@ def curve_entries(curves: SurvivalCurves, estimand: str, **flags: Any) -> list[d
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_data_options(p, group=True)
-    add_release_options(p, catalogue.ids(catalogue.CURVES, "km"), default="laplace-counts", grid=True, horizon=True)
+    add_release_options(p, catalogue.ids(catalogue.CURVES, "km"), default=catalogue.default_id(catalogue.CURVES), grid=True, horizon=True)
     set_group_help(p)
     p.add_argument("--estimand", choices=ESTIMANDS, default="survival",
                    help="what to report besides the survival curve (cumulative incidence needs competing events: "

@@ -26,7 +26,7 @@ HELP = "pairwise and overall log-rank tests between groups from private counts"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_data_options(p, group=True)
-    add_release_options(p, catalogue.ids(catalogue.CURVES, "logrank"), default="laplace-counts", grid=True,
+    add_release_options(p, catalogue.ids(catalogue.CURVES, "logrank"), default=catalogue.default_id(catalogue.CURVES), grid=True,
                         horizon=True)
     set_group_help(p, required=True)
     add_mechanism_options(p)

@@ -81,9 +81,11 @@ def run(args: argparse.Namespace) -> dict:
     out: dict = {"mechanism": args.mechanism, "data": cohort.name, "n": pp.n, "rows": int(pp.y.size),
                  "dropped_incomplete": pp.dropped, "covariates": pp.encoding.names,
                  "disclosures": [d.to_dict() for d in pp.disclosures]}
-    if args.mechanism in ("nonprivate", "cox"):
+    entry = catalogue.get(catalogue.REGRESSION, args.mechanism)
+    if not entry.private:
         lam = 0.0 if args.lam is None else args.lam
-        if args.mechanism == "nonprivate":
+        discrete_time = entry.id == catalogue.reference_id(catalogue.REGRESSION)
+        if discrete_time:
             fit = fit_nonprivate(pp, lam)
             tab = fit.table()
             params = {"lambda": lam, "intervals": pp.intervals, "knots": pp.knots, "horizon": pp.horizon,
@@ -97,13 +99,12 @@ def run(args: argparse.Namespace) -> dict:
                         "trial": 1, "coefficients": dict(zip(tab.covariate, tab.coefficient)),
                         "ratios": dict(zip(tab.covariate, tab.odds_ratio)),
                         "lower": dict(zip(tab.covariate, tab.lower)), "upper": dict(zip(tab.covariate, tab.upper))}],
-                    "ratio_kind": "odds ratio" if args.mechanism == "nonprivate" else "hazard ratio",
+                    "ratio_kind": "odds ratio" if discrete_time else "hazard ratio",
                     **not_private_fields()})
         return out
     lam = DEFAULT_LAMBDA if args.lam is None else args.lam
     psgld = dict(bound_B=args.sanitizer_bound, prior_sd=args.prior_sd, epochs=args.epochs, burn_in=args.burn_in,
                  batch=args.batch, step=args.step, step_decay=args.step_decay, step_gamma=args.step_gamma)
-    entry = catalogue.get(catalogue.REGRESSION, args.mechanism)
     mech = entry.build(args.epsilon, pp=pp, lam=lam, **psgld)
     plan = Plan(entry, mech, cohort.name, dataset_fingerprint(args) if needs_fingerprint(args, entry) else "",
                 lambda noise, trials: mech.release(pp, noise, trials=trials),
@@ -118,6 +119,6 @@ def run(args: argparse.Namespace) -> dict:
                           if not plan.private else entry.noise), "parameters": mech.parameters(), "ratio_kind": "odds ratio",
                 "estimates": [{"trial": i + 1, "coefficients": c, "ratios": {k: math.exp(min(v, 700)) for k, v in c.items()}}
                               for i, c in enumerate(rel.coefficients)]})
-    if args.mechanism == "psgld":
+    if mech.cost.guarantee != "exact":
         out["note"] = "approximate DP (MCMC): the chain only approximates the exponential mechanism's density"
     return out

@@ -30,7 +30,7 @@ HELP = "release survival curves (and log-rank tests) and write a self-contained 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_data_options(p)
-    add_release_options(p, catalogue.ids(catalogue.CURVES, "report", private=True), default="laplace-counts", grid=True)
+    add_release_options(p, catalogue.ids(catalogue.CURVES, "report", private=True), default=catalogue.default_id(catalogue.CURVES), grid=True)
     km.set_group_help(p)
     km.add_mechanism_options(p)
     p.add_argument("--out", required=True, metavar="FILE.html", help="where to write the report")
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> dict:
         raise ParameterError(f"The folder {str(out.parent)!r} does not exist: create it or choose another --out.")
     if args.repeat != 1 or args.seed is not None:
         raise ParameterError("A report is one release drawn with OpenDP's samplers: drop --repeat and --seed.")
-    if args.mechanism == "nonprivate" or math.isinf(args.epsilon):
+    if not catalogue.get(catalogue.CURVES, args.mechanism).private or math.isinf(args.epsilon):
         raise ParameterError("A report releases private results: choose a private --mechanism and a finite --epsilon "
                              "(non-private numbers appear only with --review).")
     if args.bundle and not Path(args.bundle).parent.exists():

@@ -44,7 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> dict:
     cohort = cohort_from_args(args)
     public = public_from_args(args, cohort)
-    check(args.mechanism == "mle" or args.epsilon > 0, "--epsilon must be positive.")
+    check(not catalogue.get(catalogue.WEIBULL, args.mechanism).private or args.epsilon > 0, "--epsilon must be positive.")
     entry = catalogue.get(catalogue.WEIBULL, args.mechanism)
     mech = entry.build(args.epsilon, horizon=public.horizon, omega=args.omega, gamma=args.gamma, rungs=args.rungs,
                        rows_per_subject=cohort.rows_per_subject, blocks=args.blocks, block_size=args.block_size)

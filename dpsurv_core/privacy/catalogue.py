@@ -152,6 +152,20 @@ ENTRIES: tuple[Entry, ...] = (
 )
 
 
+DEFAULTS = {CURVES: "laplace-counts", WEIBULL: "lsp-tll", REGRESSION: "objective"}
+REFERENCES = {CURVES: "nonprivate", WEIBULL: "mle", REGRESSION: "nonprivate"}  # the exact, non-private fits
+
+
+def default_id(family: str) -> str:
+    """The mechanism offered first for a family."""
+    return DEFAULTS[family]
+
+
+def reference_id(family: str) -> str:
+    """The non-private fit each family's private results are compared with."""
+    return REFERENCES[family]
+
+
 def entries(family: str | None = None, command: str | None = None, private: bool | None = None) -> list[Entry]:
     """Catalogue entries, optionally only one family, the ones a command serves, or only the private ones."""
     return [e for e in ENTRIES if (family is None or e.family == family)
