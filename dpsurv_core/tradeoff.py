@@ -48,20 +48,40 @@ import pandas as pd
 from dpsurv_core.curves import logrank
 from dpsurv_core.curves.counts import BinnedCounts, count
 from dpsurv_core.curves.kaplan_meier import actuarial_share, estimate
-from dpsurv_core.curves.release import NonPrivate, exact_counts, groups_of, mechanism_class, tile_trials
+from dpsurv_core.curves.release import context, exact_counts, tile_trials
 from dpsurv_core.curves.summary import SURVIVAL, curve_errors
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters, TimeGrid
 from dpsurv_core.errors import ParameterError
+from dpsurv_core.privacy import catalogue
+from dpsurv_core.privacy.catalogue import Entry
+from dpsurv_core.privacy.ledger import GROUP_LABEL
 from dpsurv_core.privacy.noise import SimulationNoise
 
 CURVES, LOGRANK, WEIBULL, REGRESSION = "curves", "logrank", "weibull", "regression"
 ANALYSES = (CURVES, LOGRANK, WEIBULL, REGRESSION)
 METRICS = {CURVES: ("rmse",), LOGRANK: ("flip_rate",), WEIBULL: ("mdae_shape", "mdae_scale"), REGRESSION: ("mre",)}
-CURVE_MECHANISMS = ("laplace-counts", "time-indexed", "adaptive-km", "rrr", "rrr-debiased")
-TEST_MECHANISMS = ("laplace-counts", "adaptive-km", "rrr", "rrr-debiased")
-WEIBULL_MECHANISMS = ("lsp-tll", "laplace", "saa")
-REGRESSION_MECHANISMS = ("output", "objective", "psgld")
+# each analysis studies the private mechanisms the catalogue offers for its command
+FAMILY = {CURVES: catalogue.CURVES, LOGRANK: catalogue.CURVES, WEIBULL: catalogue.WEIBULL,
+          REGRESSION: catalogue.REGRESSION}
+COMMAND = {CURVES: "km", LOGRANK: "logrank", WEIBULL: "weibull", REGRESSION: "regression"}
+# randomized response is also read through its de-biased counts (free post-processing of the same release)
+DEBIASED = {"rrr": "rrr-debiased"}
+SLOW = ("psgld",)  # a Markov chain per simulated release: studied only on request
+RIDGE = ("output", "objective")  # fit a ridge-penalised model even before any noise
+
+
+def _studied(analysis: str) -> tuple[str, ...]:
+    out: list[str] = []
+    for m in catalogue.ids(FAMILY[analysis], COMMAND[analysis], private=True):
+        out += [m, DEBIASED[m]] if m in DEBIASED else [m]
+    return tuple(out)
+
+
+CURVE_MECHANISMS = _studied(CURVES)
+TEST_MECHANISMS = _studied(LOGRANK)
+WEIBULL_MECHANISMS = _studied(WEIBULL)
+REGRESSION_MECHANISMS = _studied(REGRESSION)
 QUANTILES = (0.1, 0.9)
 OBJECTIVE_BLOCK = 50
 ALPHA = 0.05
@@ -94,21 +114,56 @@ def cell_noise(seed: int, analysis: str, mechanism: str, epsilon: float) -> Simu
     return SimulationNoise(np.random.SeedSequence(cell_seed(seed, analysis, mechanism, epsilon)).spawn(1)[0])
 
 
+def mechanisms(analysis: str) -> tuple[str, ...]:
+    """Every mechanism the ``analysis`` trade-off can study, in the catalogue's order."""
+    if analysis not in FAMILY:
+        raise ParameterError(f"Unknown analysis {analysis!r}: choose one of {', '.join(ANALYSES)}.")
+    return _studied(analysis)
+
+
+def base(mechanism: str) -> str:
+    """The catalogue id behind a studied mechanism (``rrr-debiased`` is a reading of ``rrr``)."""
+    return next((m for m, variant in DEBIASED.items() if variant == mechanism), mechanism)
+
+
+def entry(mechanism: str, analysis: str | None = None) -> Entry:
+    """The catalogue entry of a studied mechanism (searched in every family when no analysis is given)."""
+    families = [FAMILY[analysis]] if analysis in FAMILY else list(catalogue.FAMILIES)
+    for family in families:
+        if base(mechanism) in catalogue.ids(family, private=True):
+            return catalogue.get(family, base(mechanism))
+    raise ParameterError(f"Unknown mechanism {mechanism!r}: choose one of "
+                         f"{', '.join(dict.fromkeys(m for a in ANALYSES for m in _studied(a)))}.")
+
+
+def label(mechanism: str, analysis: str | None = None) -> str:
+    """The catalogue's display name; a mechanism read two ways says which reading (raw or de-biased)."""
+    e = entry(mechanism, analysis)
+    name = e.name if e.guarantee == "exact" else f"{e.name} (approximate DP)"
+    if mechanism in DEBIASED.values():
+        return f"{name}, de-biased"
+    return f"{name}, raw" if mechanism in DEBIASED else name
+
+
+def defaults(applicable_mechanisms: Sequence[str]) -> list[str]:
+    """The mechanisms studied unless asked: every applicable one but the slow Markov-chain sampler."""
+    return [m for m in applicable_mechanisms if m not in SLOW]
+
+
 def applicable(analysis: str, cohort: Cohort, public: PublicParameters | None = None,
                covariates: Sequence[str] = (), by_group: bool = True) -> list[str]:
     """Mechanisms that apply to ``analysis`` on these data (randomized response needs >= 2 groups; log-rank
     needs groups and released counts; regression needs covariates)."""
+    studied = mechanisms(analysis)
     groups = _groups(cohort, public, by_group or analysis == LOGRANK)
     grouped = groups is not None and len(groups) >= 2
-    if analysis == CURVES:
-        return [m for m in CURVE_MECHANISMS if grouped or not m.startswith("rrr")]
+    if analysis == CURVES:  # randomizing the group label needs groups
+        return [m for m in studied if grouped or entry(m, analysis).protects != GROUP_LABEL]
     if analysis == LOGRANK:
-        return list(TEST_MECHANISMS) if grouped else []
-    if analysis == WEIBULL:
-        return list(WEIBULL_MECHANISMS)
+        return list(studied) if grouped else []
     if analysis == REGRESSION:
-        return list(REGRESSION_MECHANISMS) if covariates else []
-    raise ParameterError(f"Unknown analysis {analysis!r}: choose one of {', '.join(ANALYSES)}.")
+        return list(studied) if covariates else []
+    return list(studied)
 
 
 def _groups(cohort: Cohort, public: PublicParameters | None, by_group: bool) -> tuple[str, ...] | None:
@@ -151,19 +206,15 @@ def prepare(analysis: str, cohort: Cohort, public: PublicParameters, *, by_group
 
 # ------------------------------------------------------------------------------------------ curves
 def _curve_mechanism(name: str, epsilon: float, cohort: Cohort, public: PublicParameters) -> Any:
-    """A curve mechanism at ``epsilon`` with its default options (time-indexed: fixed total)."""
-    base = "rrr" if name == "rrr-debiased" else name
-    cls = mechanism_class(base)
-    if base == "time-indexed":
-        return cls(n_points=int(public.grid.points.size), epsilon=epsilon)
-    if base == "rrr":
-        return cls(epsilon, categories=groups_of(cohort, public) or ())
-    return cls(epsilon, rows_per_subject=cohort.rows_per_subject)
+    """A curve mechanism at ``epsilon`` from the catalogue's factory, with its default options (time-indexed:
+    fixed total)."""
+    return catalogue.get(catalogue.CURVES, base(name)).build(epsilon, **context(cohort, public))
 
 
 def _prepare_curves(cohort: Cohort, public: PublicParameters, by_group: bool) -> Context:
     work = cohort if (by_group and cohort.group is not None) else replace(cohort, group=None)
-    exact = NonPrivate().release(work, public).curves  # the exact KM (every event time) read at the grid points
+    exact_km = catalogue.entries(catalogue.CURVES, "km", private=False)[0].build()
+    exact = exact_km.release(work, public).curves  # the exact KM (every event time) read at the grid points
     binned = estimate(tile_trials(exact_counts(work, public.grid, public), 1), actuarial=actuarial_share(public.grid))
     floor = _pooled_rmse(binned, exact)[0]
     values = {f"survival at {t:g} ({g})": float(exact.survival[0, gi, j])
@@ -182,7 +233,7 @@ def _pooled_rmse(private: Any, exact: Any) -> np.ndarray:
 def _curves_cell(ctx: Context, name: str, epsilon: float, trials: int, noise: SimulationNoise) -> tuple[dict, Any]:
     mech = _curve_mechanism(name, epsilon, ctx.cohort, ctx.public)
     rel = mech.release(ctx.cohort, ctx.public, noise, trials=trials)
-    curves = rel.extra["debiased_curves"] if name == "rrr-debiased" else rel.curves
+    curves = rel.extra["debiased_curves"] if name in DEBIASED.values() else rel.curves
     return {"rmse": _pooled_rmse(curves, ctx.data["exact"])}, mech.cost
 
 
@@ -220,7 +271,7 @@ def _prepare_logrank(cohort: Cohort, public: PublicParameters) -> Context:
 def _logrank_cell(ctx: Context, name: str, epsilon: float, trials: int, noise: SimulationNoise) -> tuple[dict, Any]:
     mech = _curve_mechanism(name, epsilon, ctx.cohort, ctx.public)
     rel = mech.release(ctx.cohort, ctx.public, noise, trials=trials)
-    counts = rel.extra["debiased_counts"] if name == "rrr-debiased" else rel.counts
+    counts = rel.extra["debiased_counts"] if name in DEBIASED.values() else rel.counts
     flips = np.any(_significant(_tests(counts)) != ctx.data["significant"][None, :], axis=-1)
     return {"flip_rate": flips.astype(float)}, mech.cost
 
@@ -229,14 +280,14 @@ def _logrank_cell(ctx: Context, name: str, epsilon: float, trials: int, noise: S
 def _prepare_weibull(cohort: Cohort, public: PublicParameters, omega: float | None, gamma: float | None,
                      rungs: int | None) -> Context:
     from dpsurv_core.weibull.lsp import compute_ladder
-    from dpsurv_core.weibull.mechanisms import make_mechanism
     from dpsurv_core.weibull.model import GAMMA, OMEGA, RUNGS, weibull_mle
 
     omega = OMEGA if omega is None else float(omega)
     gamma = GAMMA if gamma is None else float(gamma)
     rungs = RUNGS if rungs is None else int(rungs)
-    sample = make_mechanism("mle", math.inf, float(public.horizon), omega, gamma, rungs,
-                            cohort.rows_per_subject).prepare(cohort)
+    fit_entry = catalogue.entries(catalogue.WEIBULL, "weibull", private=False)[0]
+    sample = fit_entry.build(horizon=float(public.horizon), omega=omega, gamma=gamma, rungs=rungs,
+                             rows_per_subject=cohort.rows_per_subject).prepare(cohort)
     fit = weibull_mle(sample)
     ladder = compute_ladder(sample, rungs, gamma)
     return Context(WEIBULL, cohort, public, {"omega": omega, "gamma": gamma, "rungs": rungs},
@@ -246,10 +297,11 @@ def _prepare_weibull(cohort: Cohort, public: PublicParameters, omega: float | No
 
 
 def _weibull_cell(ctx: Context, name: str, epsilon: float, trials: int, noise: SimulationNoise) -> tuple[dict, Any]:
-    from dpsurv_core.weibull.mechanisms import LspTll, make_mechanism
+    from dpsurv_core.weibull.mechanisms import LspTll
 
     s, fit, st = ctx.data["sample"], ctx.data["fit"], ctx.settings
-    mech = make_mechanism(name, epsilon, s.horizon, s.omega, st["gamma"], st["rungs"], s.rows_per_subject)
+    mech = catalogue.get(catalogue.WEIBULL, name).build(epsilon, horizon=s.horizon, omega=s.omega, gamma=st["gamma"],
+                                                        rungs=st["rungs"], rows_per_subject=s.rows_per_subject)
     kw = {"ladder": ctx.data["ladder"]} if isinstance(mech, LspTll) else {}
     est = mech.release_many(s, noise, trials, **kw)
     return {"mdae_shape": np.abs(est.shape - fit.shape),
@@ -288,12 +340,10 @@ def _prepare_regression(cohort: Cohort, public: PublicParameters, covariates: Se
 
 def _regression_cell(ctx: Context, name: str, epsilon: float, trials: int, noise: SimulationNoise,
                      progress: Callable[[float], None] | None = None) -> tuple[dict, Any]:
-    from dpsurv_core.regression.mechanisms import build_mechanism
-
     pp, beta_star = ctx.data["pp"], ctx.data["beta_star"]
-    mech = build_mechanism(name, epsilon, pp, lam=ctx.settings["lambda"],
-                           **(ctx.settings["psgld"] if name == "psgld" else {}))
-    if name == "psgld":
+    mech = catalogue.get(catalogue.REGRESSION, name).build(epsilon, pp=pp, lam=ctx.settings["lambda"],
+                                                           **ctx.settings["psgld"])
+    if name in SLOW:
         betas = mech.release(pp, noise, trials=trials, progress=progress).betas
     else:
         # objective perturbation solves R Newton problems together until the slowest converges: blocks of
@@ -303,6 +353,49 @@ def _regression_cell(ctx: Context, name: str, epsilon: float, trials: int, noise
                                 for s in range(0, trials, block)])
     err = np.linalg.norm(betas - beta_star, axis=1) / np.linalg.norm(beta_star)
     return {"mre": err}, mech.cost
+
+
+# ------------------------------------------------------------------------------------------ reading the chart
+# why a line sits where it does, for the mechanisms whose place on the chart surprises
+_NOTES = {
+    (CURVES, "time-indexed"): "Why is time-indexed noise flat? With a fixed total epsilon each grid point gets only "
+                              "total / (n (1 + alpha (n+1)/2)) of it (1/125 on a 20-point grid), so its noise and "
+                              "clipping dominate at every epsilon shown; the paper labels its plots by that per-point "
+                              "e, not by the total it spends.",
+    (CURVES, "adaptive-km"): "Why can adaptive KM fall below the dashed line? The line is the error of the step curve "
+                             "from exact counts on the public bins; adaptive KM assumes a constant hazard inside its "
+                             "bins, which follows the true curve more closely between bin edges, so with little noise "
+                             "it can do better than that step curve.",
+    (CURVES, "rrr"): "Why does raw randomized response look good here? Swapping group labels pulls every group's curve "
+                     "towards the curve of all patients, which is never far from each group's own curve: the error "
+                     "stays small while the *difference between the groups* disappears. The log-rank analysis shows "
+                     "that cost.",
+}
+RIDGE_GUIDE = "ridge penalty alone, no noise"
+
+
+def guides(ctx: Context, chosen: Sequence[str]) -> list[tuple[str, str, float]]:
+    """Dotted lines worth drawing: (text, metric, value). Regression: the error the ridge penalty alone causes,
+    when a mechanism that fits a penalised model is shown."""
+    if ctx.analysis == REGRESSION and set(RIDGE) & set(chosen):
+        return [(RIDGE_GUIDE, "mre", ctx.reference_values["relative error of the ridge fit alone"])]
+    return []
+
+
+def notes(ctx: Context, chosen: Sequence[str]) -> list[str]:
+    """Sentences that explain the chart for the mechanisms shown."""
+    out = [text for (analysis, m), text in _NOTES.items() if analysis == ctx.analysis and m in chosen]
+    if guides(ctx, chosen):
+        out.append("Dotted line: the error that the ridge penalty Lambda alone causes (output and objective "
+                   "perturbation fit a penalised model even before any noise).")
+    if ctx.analysis == REGRESSION and "objective" in chosen:
+        sw = ctx.settings["objective_switch"]
+        out.append(f"Objective perturbation changes gear at epsilon {sw:.3g} (= 2 T R²/4 / (n Lambda)): up to there it "
+                   "adds extra ridge and spends half of epsilon on the noise; above it no extra ridge is needed and "
+                   "more than half of epsilon goes to the noise. (The spec adds the ridge only below half this "
+                   "epsilon, which makes the error jump just above that point; dpsurv's rule has the same guarantee "
+                   "without the jump.)")
+    return out
 
 
 # ------------------------------------------------------------------------------------------ running
@@ -379,7 +472,7 @@ def run(ctx: Context, mechanisms: Sequence[str], epsilons: Sequence[float], tria
     for i, (m, e) in enumerate(cells):
         msg = f"{m} at epsilon {e:g} ({i + 1}/{len(cells)})"
         inner = None
-        if progress is not None and ctx.analysis == REGRESSION and m == "psgld":
+        if progress is not None and ctx.analysis == REGRESSION and m in SLOW:
             inner = lambda f, i=i, msg=msg: progress((i + f) / len(cells), msg)  # noqa: E731
         rows += evaluate(ctx, m, e, trials, seed, inner)
         if progress is not None:
@@ -395,8 +488,8 @@ def tradeoff(analysis: str, cohort: Cohort, public: PublicParameters, mechanisms
     t0 = _time.perf_counter()
     ctx = prepare(analysis, cohort, public, **settings)
     if mechanisms is None:
-        mechanisms = [m for m in applicable(analysis, cohort, public, settings.get("covariates", ()),
-                                            settings.get("by_group", True)) if m != "psgld"]
+        mechanisms = defaults(applicable(analysis, cohort, public, settings.get("covariates", ()),
+                                         settings.get("by_group", True)))
     grid = np.asarray(DEFAULT_EPSILONS if epsilons is None else epsilons, float)
     table = run(ctx, list(mechanisms), grid, trials, seed, progress)
     return TradeoffResult(analysis, table, ctx.reference, ctx.reference_values, ctx.reference_label, grid,

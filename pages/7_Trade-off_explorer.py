@@ -24,7 +24,7 @@ ANALYSIS_NAMES = {"curves": "Survival curves (RMSE)", "logrank": "Log-rank tests
                   "weibull": "Weibull parameters (median error)", "regression": "Regression coefficients (relative error)"}
 EPSILON_CHOICES = sorted({*cv.EPSILONS, 0.4, 0.8, 1.6, 3.2})
 OTHER_PAGE_EPSILON = {"curves": "sc_epsilon", "logrank": "gc_epsilon", "weibull": "wb_epsilon", "regression": "rg_eps"}
-PSGLD_CHAINS = 50
+SLOW_CHAINS = 50  # simulated releases per point for the slow Markov-chain sampler
 SHOW_EPSILONS = (0.1, 1.0, 10.0)
 
 st.title("Trade-off explorer")
@@ -33,7 +33,8 @@ st.caption("How much does privacy cost in accuracy? For the current data, the er
 explainer = st.container()
 st.info("**Simulations for the data holder's eyes only.** Every point below comes from repeated *simulated* releases "
         "on your data with seeded random noise and is compared with the exact, non-private analysis. Nothing here is "
-        "a release: nothing may be published from this page and nothing is charged to the privacy ledger.", icon="🔒")
+        "a release: nothing may be published from this page and nothing is charged to the privacy ledger (nothing "
+        "here is ever recorded there). To publish a number, release it on its analysis page.", icon="🔒")
 
 cohort, choice, public = session.analysis_inputs()
 unit = cohort.time_unit
@@ -114,14 +115,17 @@ try:
 except DpsurvError as exc:
     st.error(str(exc))
     st.stop()
-defaults = [m for m in applicable if m != "psgld"]
-chosen = st.multiselect("Mechanisms", applicable, default=defaults, key=f"to_mechanisms_{analysis}",
-                        format_func=tv.mechanism_label,
-                        help="pSGLD is slow (a Markov chain per simulated release): add it here when you need it.")
-if "psgld" in chosen:
-    slow = " On a few thousand patients expect minutes." if cohort.n > 2000 else ""
-    st.caption(f"pSGLD runs {min(trials, PSGLD_CHAINS)} chains per point (it is slow) and its guarantee is "
-               f"approximate: the chain only approximates the exact private distribution (MCMC).{slow}")
+slow_ones = [tv.mechanism_label(m, analysis) for m in applicable if m in tradeoff.SLOW]
+chosen = st.multiselect("Mechanisms", applicable, default=tradeoff.defaults(applicable), key=f"to_mechanisms_{analysis}",
+                        format_func=lambda m: tv.mechanism_label(m, analysis),
+                        help=(f"{' and '.join(slow_ones)} is slow (a Markov chain per simulated release): add it here "
+                              "when you need it.") if slow_ones else None)
+for m in chosen:
+    if m in tradeoff.SLOW:
+        minutes = " On a few thousand patients expect minutes." if cohort.n > 2000 else ""
+        st.caption(f"{tv.mechanism_label(m, analysis)} runs {min(trials, SLOW_CHAINS)} chains per point (it is slow) "
+                   f"and its guarantee is {tradeoff.entry(m, analysis).guarantee}: the chain only approximates the "
+                   f"exact private distribution.{minutes}")
 if not chosen:
     st.warning("Choose at least one mechanism to compare.")
     st.stop()
@@ -182,9 +186,9 @@ rows: list[dict] = []
 try:
     ctx = context()
     for i, (m, e) in enumerate(cells):
-        bar.progress(i / len(cells), text=f"Simulating {tv.mechanism_label(m)} at epsilon {e:.3g} "
+        bar.progress(i / len(cells), text=f"Simulating {tv.mechanism_label(m, analysis)} at epsilon {e:.3g} "
                                           f"({i + 1} of {len(cells)} points)")
-        rows += cell(m, e, min(trials, PSGLD_CHAINS) if m == "psgld" else trials)
+        rows += cell(m, e, min(trials, SLOW_CHAINS) if m in tradeoff.SLOW else trials)
 except DpsurvError as exc:
     bar.empty()
     st.error(str(exc))
@@ -195,19 +199,14 @@ table = pd.DataFrame(rows, columns=tradeoff.COLUMNS)
 
 # ------------------------------------------------------------------------------------------ chart
 st.subheader(tv.ANALYSIS_LABELS[analysis])
-guides = []
-if analysis == "regression" and {"output", "objective"} & set(chosen):
-    guides.append(("ridge penalty alone, no noise", "mre", ctx.reference_values["relative error of the ridge fit alone"]))
+guides = tradeoff.guides(ctx, chosen)
 fig = tv.tradeoff_figure(table, ctx.reference, ctx.reference_label, current, unit, log_y, guides=guides)
 st.plotly_chart(fig, width="stretch", key="to_chart")
 
 protects = dict(zip(table["mechanism"], table["protects"]))
 sentence = ("Every epsilon on this chart protects the whole patient (neighbouring data sets: add or remove one "
             "patient)")
-rr = [m for m in ("rrr", "rrr-debiased") if m in protects and protects[m] != SUBJECT]
-others = [tv.mechanism_label(m) for m, p in protects.items() if p != SUBJECT and m not in rr]
-if rr:
-    others.insert(0, "randomized response" + (" (raw and de-biased)" if len(rr) == 2 else ""))
+others = [tv.mechanism_label(m, analysis) for m, p in protects.items() if p != SUBJECT]
 if others:
     sentence += (f", except {' and '.join(others)}: there epsilon protects the group label only (neighbours: "
                  "change one patient's group label); survival times and deaths are used as they are")
@@ -216,27 +215,8 @@ st.caption(sentence + ". Each point: the " + {"curves": "median over the simulat
                                               "weibull": "median over the simulated releases; band: 8 in 10 releases",
                                               "regression": "mean over the simulated releases; band: 8 in 10 releases"}[
     analysis] + f". Dashed line: the non-private analysis, {ctx.reference_label}. Diamonds: your epsilon.")
-if "time-indexed" in chosen and analysis == "curves":
-    st.caption("Why is time-indexed noise flat? With a fixed total epsilon each grid point gets only "
-               "total / (n (1 + alpha (n+1)/2)) of it (1/125 on a 20-point grid), so its noise and clipping dominate at "
-               "every epsilon shown; the paper labels its plots by that per-point e, not by the total it spends.")
-if "adaptive-km" in chosen and analysis == "curves":
-    st.caption("Why can adaptive KM fall below the dashed line? The line is the error of the step curve from exact "
-               "counts on the public bins; adaptive KM assumes a constant hazard inside its bins, which follows the "
-               "true curve more closely between bin edges, so with little noise it can do better than that step curve.")
-if "rrr" in chosen and analysis == "curves":
-    st.caption("Why does raw randomized response look good here? Swapping group labels pulls every group's curve "
-               "towards the curve of all patients, which is never far from each group's own curve: the error stays "
-               "small while the *difference between the groups* disappears. The log-rank analysis shows that cost.")
-if guides:
-    st.caption("Dotted line: the error that the ridge penalty Lambda alone causes (output and objective perturbation "
-               "fit a penalised model even before any noise).")
-if analysis == "regression" and "objective" in chosen:
-    sw = ctx.settings["objective_switch"]
-    st.caption(f"Objective perturbation changes gear at epsilon {sw:.3g} (= 2 T R²/4 / (n Lambda)): up to there it "
-               "adds extra ridge and spends half of epsilon on the noise; above it no extra ridge is needed and more "
-               "than half of epsilon goes to the noise. (The spec adds the ridge only below half this epsilon, which "
-               "makes the error jump just above that point; dpsurv's rule has the same guarantee without the jump.)")
+for note in tradeoff.notes(ctx, chosen):
+    st.caption(note)
 if log_y and all(v == 0 for v in ctx.reference.values()):
     st.caption("The non-private analysis has no error (0), which a logarithmic axis cannot show.")
 
@@ -246,7 +226,7 @@ parts = []
 for _, r in now.iterrows():
     style = tv.metric_style(r["metric"], unit)
     what = "" if table["metric"].nunique() == 1 else f" ({style.title.lower()})"
-    parts.append(f"{tv.mechanism_label(r['mechanism'])}{what}: {r['value'] * style.factor:{style.fmt}}{style.suffix}")
+    parts.append(f"{tv.mechanism_label(r['mechanism'], analysis)}{what}: {r['value'] * style.factor:{style.fmt}}{style.suffix}")
 if parts:
     st.markdown(f"**At your epsilon {current:g}:** " + "; ".join(parts) + ".")
 
@@ -255,7 +235,8 @@ st.table(tv.summary_table(table, show, unit), hide_index=True, width="stretch")
 reused = len(cells) - len(computed)
 cached = f" ({reused} point{'s' if reused != 1 else ''} reused from earlier runs)" if reused else ""
 st.caption(f"{len(cells)} points, {trials} simulated releases each"
-           + (f" ({min(trials, PSGLD_CHAINS)} for pSGLD)" if "psgld" in chosen else "")
+           + "".join(f" ({min(trials, SLOW_CHAINS)} for {tv.mechanism_label(m, analysis)})" for m in chosen
+                     if m in tradeoff.SLOW)
            + f", seed {seed}: {seconds:.1f} s{cached}.")
 
 with st.expander("All numbers (for the data holder only)"):
@@ -295,10 +276,9 @@ data with fresh random noise each time (a simulation with a fixed seed, so it is
 with the exact analysis. These simulations use the real data, so they are **for the data holder only**: nothing is
 released and nothing is charged to the ledger.
 
-**Where the mechanisms come from.** Laplace noise on counts: Gondara & Wang. Time-indexed noise:
-arXiv 2412.05164 (2024). Randomized response on the group label: De Faveri et al., SEBD 2024; it
-protects the group label only. Adaptive Kaplan-Meier: dpsurv's own design. Weibull LSP + TLL and its baselines:
-Nguyên & Hui. Output and objective perturbation and pSGLD posterior sampling for regression: 'Differentially
-Private Regression for Discrete-Time Survival Analysis' (pSGLD is
-approximate DP: a Markov chain only approximates the exact private distribution).
+**Where the mechanisms come from** (each line: what the mechanism does and what its epsilon protects):
 """)
+    for m in dict.fromkeys(tradeoff.base(m) for m in tradeoff.mechanisms(analysis)):
+        e = tradeoff.entry(m, analysis)
+        guarantee = "" if e.guarantee == "exact" else f" Its guarantee is {e.guarantee}."
+        st.markdown(f"- **{e.name}** ({e.paper}): {e.summary} Protects {e.protects}.{guarantee}")

@@ -15,31 +15,15 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
+from dpsurv_core import tradeoff
+
 ANALYSIS_LABELS = {
     "curves": "Survival curves: how far the private curve is from the real one",
     "logrank": "Log-rank tests: how often the private test reaches the opposite conclusion",
     "weibull": "Weibull parameters: how far the private shape and scale are from the real fit",
     "regression": "Regression coefficients: how far the private coefficients are from the real fit",
 }
-MECHANISM_LABELS = {
-    "laplace-counts": "Laplace noise on counts",
-    "time-indexed": "Time-indexed noise on the curve",
-    "adaptive-km": "Adaptive private Kaplan-Meier",
-    "rrr": "Randomized response, raw (label only)",
-    "rrr-debiased": "Randomized response, de-biased (label only)",
-    "lsp-tll": "LSP + TLL",
-    "laplace": "Laplace baseline",
-    "saa": "Sample-and-aggregate baseline",
-    "output": "Output perturbation",
-    "objective": "Objective perturbation",
-    "psgld": "pSGLD posterior sampling (approximate DP)",
-}
-_ORDER = list(MECHANISM_LABELS)
-_BLUE, _ORANGE, _GREEN, _RED, _PURPLE = qualitative.D3[:5]
-# distinct within each analysis: curves / log-rank, Weibull, regression
-COLOURS = {"laplace-counts": _BLUE, "time-indexed": _ORANGE, "adaptive-km": _GREEN, "rrr": _RED,
-           "rrr-debiased": _PURPLE, "lsp-tll": _BLUE, "laplace": _RED, "saa": _GREEN, "output": _RED,
-           "objective": _ORANGE, "psgld": _PURPLE}
+_PALETTE = qualitative.D3  # colours by the mechanism's place in its analysis: distinct within each analysis
 
 
 @dataclass(frozen=True)
@@ -63,8 +47,21 @@ def metric_style(metric: str, unit: str = "days") -> MetricStyle:
     }[metric]
 
 
-def mechanism_label(name: str) -> str:
-    return MECHANISM_LABELS.get(name, name)
+def mechanism_label(name: str, analysis: str | None = None) -> str:
+    """The catalogue's name of a studied mechanism."""
+    return tradeoff.label(name, analysis)
+
+
+def _order(table: pd.DataFrame) -> list[str]:
+    """The mechanisms of the table in the catalogue's order of their analysis."""
+    analyses = list(dict.fromkeys(table["analysis"])) if "analysis" in table else []
+    order = list(tradeoff.mechanisms(analyses[0])) if len(analyses) == 1 and analyses[0] in tradeoff.ANALYSES else []
+    present = list(dict.fromkeys(table["mechanism"]))
+    return [m for m in order if m in present] + [m for m in present if m not in order]
+
+
+def mechanism_colour(name: str, order: Sequence[str]) -> str:
+    return _PALETTE[list(order).index(name) % len(_PALETTE)] if name in order else "#444444"
 
 
 def _rgba(hex_colour: str, alpha: float) -> str:
@@ -93,7 +90,8 @@ def tradeoff_figure(table: pd.DataFrame, reference: dict[str, float], reference_
     metrics = list(dict.fromkeys(table["metric"]))
     fig = make_subplots(rows=1, cols=len(metrics), horizontal_spacing=0.09,
                         subplot_titles=[metric_style(m, unit).title for m in metrics] if len(metrics) > 1 else None)
-    mechanisms = sorted(dict.fromkeys(table["mechanism"]), key=lambda m: _ORDER.index(m) if m in _ORDER else 99)
+    mechanisms = _order(table)
+    analysis = table["analysis"].iloc[0] if len(table) and "analysis" in table else None
     for col, metric in enumerate(metrics, start=1):
         st = metric_style(metric, unit)
         sub = table[table["metric"] == metric]
@@ -104,8 +102,8 @@ def tradeoff_figure(table: pd.DataFrame, reference: dict[str, float], reference_
             rows = sub[sub["mechanism"] == name].sort_values("epsilon")
             if rows.empty:
                 continue
-            colour = COLOURS.get(name, "#444444")
-            label = mechanism_label(name)
+            colour = mechanism_colour(name, mechanisms)
+            label = mechanism_label(name, analysis)
             x = rows["epsilon"].to_numpy(float)
             y = rows["value"].to_numpy(float) * st.factor
             lo = rows["lower"].to_numpy(float) * st.factor
@@ -170,7 +168,7 @@ def summary_table(table: pd.DataFrame, epsilons: Sequence[float], unit: str = "d
     out = []
     for (name, metric), rows in table.groupby(["mechanism", "metric"], sort=False):
         st = metric_style(metric, unit)
-        row = {"Mechanism": mechanism_label(name)}
+        row = {"Mechanism": mechanism_label(name, rows["analysis"].iloc[0] if "analysis" in rows else None)}
         if table["metric"].nunique() > 1:
             row["Measure"] = st.title
         for e in epsilons:

@@ -15,6 +15,8 @@ from streamlit.testing.v1 import AppTest
 from dpsurv_core import tradeoff
 from dpsurv_core.data.cohort import load_bundled
 from dpsurv_core.data.public import PublicParameters
+from dpsurv_core.privacy import catalogue
+from dpsurv_core.privacy.ledger import LedgerStore
 from ui import session
 from ui import tradeoff_view as tv
 
@@ -54,7 +56,8 @@ def test_default_page_on_lung_shows_the_curve_tradeoff():
     fig = figure(at)
     assert fig["layout"]["xaxis"]["type"] == "log"
     names = {t.get("name") for t in fig["data"] if t.get("name")}
-    assert names == {tv.mechanism_label(m) for m in tradeoff.CURVE_MECHANISMS}
+    assert names == {tv.mechanism_label(m, "curves") for m in tradeoff.CURVE_MECHANISMS}
+    assert tv.mechanism_label("laplace-counts") == catalogue.get(catalogue.CURVES, "laplace-counts").name
     # a diamond per mechanism at the current epsilon (1 by default)
     diamonds = [t for t in fig["data"] if t.get("marker", {}).get("symbol") == "diamond"]
     assert len(diamonds) == 5 and all(arr(t["x"]) == [1.0] for t in diamonds)
@@ -74,9 +77,11 @@ def test_default_page_on_lung_shows_the_curve_tradeoff():
     text = " ".join([c.value for c in at.caption] + [m.value for m in at.markdown] + [i.value for i in at.info])
     assert "protects the group label only" in text and "add or remove one patient" in text
     assert "nothing is charged to the privacy ledger" in text
-    assert "**At your epsilon 1:** Laplace noise on counts:" in text
+    assert f"**At your epsilon 1:** {tv.mechanism_label('laplace-counts')}:" in text
     assert any("What am I looking at?" in e.label for e in at.expander)
-    assert "ledger" not in at.session_state or at.session_state["ledger"].spent() == 0
+    # the explainer cites each mechanism's paper from the catalogue
+    assert all(e.paper in text for e in catalogue.entries(catalogue.CURVES, "km", private=True))
+    assert LedgerStore().records() == []
 
 
 def test_other_analyses_render():
@@ -84,7 +89,7 @@ def test_other_analyses_render():
     at.selectbox(key="to_analysis").set_value("logrank")
     run(at)
     assert {t["name"] for t in figure(at)["data"] if t.get("name")} == \
-        {tv.mechanism_label(m) for m in tradeoff.TEST_MECHANISMS}
+        {tv.mechanism_label(m, "logrank") for m in tradeoff.TEST_MECHANISMS}
     assert all(v.endswith("%") for v in summary(at)["epsilon 10"])
     at.selectbox(key="to_analysis").set_value("weibull")
     run(at)
@@ -95,9 +100,20 @@ def test_other_analyses_render():
     run(at)
     names = {t["name"] for t in figure(at)["data"] if t.get("name")}
     assert names == {tv.mechanism_label("output"), tv.mechanism_label("objective")}  # pSGLD only on request
+    assert LedgerStore().records() == []  # four analyses simulated, nothing recorded
     # the dotted guide: the error of the ridge penalty alone, 0 < it < the errors at epsilon 10
     guide = [s for s in figure(at)["layout"]["shapes"] if s["line"]["dash"] == "dot" and s.get("y0") == s.get("y1")]
     assert len(guide) == 1 and 0 < guide[0]["y0"] < 100
+
+
+def test_moving_epsilon_simulates_and_records_nothing():
+    at = run()
+    at.select_slider(key="to_epsilon").set_value(0.2)
+    run(at)
+    diamonds = [t for t in figure(at)["data"] if t.get("marker", {}).get("symbol") == "diamond"]
+    assert diamonds and all(arr(t["x"]) == [0.2] for t in diamonds)
+    assert LedgerStore().records() == []
+    assert not [b for b in at.button if b.key and b.key.startswith("release-")]  # no Release button here
 
 
 def test_current_epsilon_comes_from_the_curves_page():

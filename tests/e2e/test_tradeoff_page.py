@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from dpsurv_core import tradeoff
 from tests.conftest import wait_for_app
 
 pytestmark = pytest.mark.browser
@@ -27,11 +28,11 @@ def test_tradeoff_page_draws_the_chart(page, app_url, artifacts):
     text = main.inner_text()
     assert "Trade-off explorer" in text and "Simulating" not in text  # the progress bar is gone when done
     assert "nothing is charged to the privacy ledger" in text
-    assert "At your epsilon 1:" in text and "Laplace noise on counts:" in text
+    assert "At your epsilon 1:" in text and f"{tradeoff.label('laplace-counts')}:" in text
     assert "protects the group label only" in text
     # one line per mechanism in the legend, the reference annotation and the epsilon marker
     legend = chart.locator(".legendtext").all_text_contents()
-    assert {"Laplace noise on counts", "Time-indexed noise on the curve", "Adaptive private Kaplan-Meier"} <= set(legend)
+    assert {tradeoff.label(m, "curves") for m in ("laplace-counts", "time-indexed", "adaptive-km")} <= set(legend)
     annotations = " ".join(chart.locator(".annotation-text").all_text_contents())
     assert "non-private" in annotations and "your epsilon 1" in annotations
     # the summary table holds the three reference epsilons
