@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -14,7 +16,7 @@ ESTIMANDS = {"survival": ("survival", "Survival (%)"), "cumulative-hazard": ("cu
              "cumulative-incidence": ("cumulative_incidence", "Cumulative incidence (%)")}
 
 
-def _step(time: np.ndarray, values: np.ndarray, start: float) -> tuple[np.ndarray, np.ndarray]:
+def step_xy(time: np.ndarray, values: np.ndarray, start: float) -> tuple[np.ndarray, np.ndarray]:
     """Step-function coordinates starting at time 0."""
     t = np.concatenate([[0.0], np.repeat(time, 2)])
     v = np.concatenate([[start, start], np.repeat(values, 2)[:-1]])
@@ -37,7 +39,7 @@ def curves_figure(labelled: dict[str, SurvivalCurves], time_unit: str, estimand:
                 colour = PALETTE[k % len(PALETTE)]
                 k += 1
                 scale = 100.0 if pct else 1.0
-                t, v = _step(cur.time, values * scale, 1.0 * scale if field == "survival" else 0.0)
+                t, v = step_xy(cur.time, values * scale, 1.0 * scale if field == "survival" else 0.0)
                 name = f"{label}: {group}{suffix}" if len(cur.groups) > 1 or suffix else label
                 fig.add_trace(go.Scatter(x=t, y=v, mode="lines", name=name, line=dict(color=colour, dash=dash),
                                          hovertemplate=f"{name}<br>%{{x:.4g}} {time_unit}: %{{y:.3g}}<extra></extra>"))
@@ -47,8 +49,8 @@ def curves_figure(labelled: dict[str, SurvivalCurves], time_unit: str, estimand:
                     lo = lo[trial] if lo.ndim > 2 else lo
                     hi = hi[trial] if hi.ndim > 2 else hi
                     if np.all(np.isfinite(lo[gi])) and np.all(np.isfinite(hi[gi])):
-                        tl, vl = _step(cur.time, lo[gi] * 100, 100.0)
-                        th, vh = _step(cur.time, hi[gi] * 100, 100.0)
+                        tl, vl = step_xy(cur.time, lo[gi] * 100, 100.0)
+                        th, vh = step_xy(cur.time, hi[gi] * 100, 100.0)
                         fig.add_trace(go.Scatter(x=np.concatenate([th, tl[::-1]]), y=np.concatenate([vh, vl[::-1]]),
                                                  fill="toself", fillcolor=colour, opacity=0.15, line=dict(width=0),
                                                  hoverinfo="skip", showlegend=False, name=f"{name} 95% band"))
@@ -59,16 +61,44 @@ def curves_figure(labelled: dict[str, SurvivalCurves], time_unit: str, estimand:
     return fig
 
 
-def ledger_figure(ledger: Ledger) -> go.Figure:
-    """Cumulative epsilon per release against the cap."""
-    eps = [e.cost.epsilon for e in ledger.entries]
-    labels = [f"{i + 1}. {e.mechanism} ({e.analysis})" for i, e in enumerate(ledger.entries)]
+def ledger_figure(ledger: Ledger, entries: list | None = None) -> go.Figure:
+    """Epsilon of each release (``entries``, default every release of ``ledger``) and their running total against the
+    cap; when ``entries`` are a part of the ledger, the data set's whole total as a dotted line."""
+    chosen = list(ledger.entries) if entries is None else list(entries)
+    eps = [e.cost.epsilon for e in chosen]
+    labels = [f"{e.record_id or i + 1}. {e.mechanism} ({e.analysis})" for i, e in enumerate(chosen)]
     fig = go.Figure(go.Bar(x=labels, y=eps, name="epsilon of the release",
                            hovertemplate="%{x}<br>epsilon %{y:.4g}<extra></extra>"))
     fig.add_trace(go.Scatter(x=labels, y=np.cumsum(eps), mode="lines+markers", name="running total (sequential)",
                              hovertemplate="%{x}<br>total %{y:.4g}<extra></extra>"))
     if ledger.cap:
         fig.add_hline(y=ledger.cap, line_dash="dash", line_color="#b91c1c", annotation_text=f"cap {ledger.cap:g}")
+    if entries is not None and len(chosen) != len(ledger.entries):
+        fig.add_hline(y=ledger.spent(), line_dash="dot", line_color="#475569",
+                      annotation_text=f"data set total {ledger.spent():.3g}", annotation_position="bottom right")
     fig.update_layout(yaxis_title="epsilon", template="plotly_white", height=300, legend=dict(orientation="h", y=1.15),
                       margin=dict(l=60, r=20, t=30, b=60))
+    return fig
+
+
+def outputs_figure(outputs: Any, time_unit: str = "") -> go.Figure | None:
+    """The released survival curves of a ledger record's ``outputs`` (``groups``, ``time``, ``survival``) as steps;
+    None when the outputs are not curves."""
+    if not (isinstance(outputs, dict) and all(k in outputs for k in ("groups", "time", "survival"))):
+        return None
+    time = np.asarray(outputs["time"], dtype=float)
+    surv = np.asarray(outputs["survival"], dtype=float)
+    groups = [str(g) for g in outputs["groups"]]
+    if surv.shape != (len(groups), time.size):
+        return None
+    fig = go.Figure()
+    for gi, g in enumerate(groups):
+        t, v = step_xy(time, surv[gi] * 100, 100.0)
+        name = "released" if groups == ["all"] else f"released: {g}"
+        fig.add_trace(go.Scatter(x=t, y=v, mode="lines", name=name, line=dict(color=PALETTE[gi % len(PALETTE)]),
+                                 hovertemplate=f"{name}<br>%{{x:.4g}}: %{{y:.3g}}%<extra></extra>"))
+    fig.update_layout(xaxis_title=f"Time ({time_unit})" if time_unit else "Time", yaxis_title="Survival (%)",
+                      template="plotly_white", legend=dict(orientation="h", y=-0.2),
+                      margin=dict(l=60, r=20, t=20, b=40))
+    fig.update_yaxes(range=[0, 101])
     return fig

@@ -1,11 +1,15 @@
-"""Self-contained HTML report and the release bundle (issue 7).
+"""Self-contained HTML report and the release bundle.
 
 * :class:`Report` assembles sections (text, tables, plotly figures) into one HTML file with
   plotly's bundled JavaScript inlined, so it opens with no network. A *release* report may hold
   private outputs only: adding a non-private section raises. A *review* report may compare with
   non-private results and then says "CONFIDENTIAL" at the top, in every section, and on every
   printed page.
-* :func:`release_bundle` turns released numbers into CSV and JSON (private outputs only).
+* :func:`ledger_report` builds the app's report from records of the persistent ledger: the chosen
+  releases' stored ``outputs`` (the numbers published when they were released, never a new draw),
+  the ledger table of the chosen records and the composed totals of the whole data set.
+* :func:`export_bundle` (chosen ledger records) and :func:`release_bundle` (the command line's
+  numbers) turn released numbers into CSV and JSON (private outputs only).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import html
 import io
 import json
+import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -24,8 +29,8 @@ import plotly.offline
 
 from dpsurv_core import __version__
 from dpsurv_core.errors import ParameterError
-from dpsurv_core.privacy.ledger import Ledger
-from dpsurv_core.report.figures import ledger_figure
+from dpsurv_core.privacy.ledger import RELEASE, Ledger, LedgerEntry, Record, entry_from_body
+from dpsurv_core.report.figures import PALETTE, ledger_figure, outputs_figure, step_xy
 
 PAPERS = {
     "000": "T. T. Nguyen and S. C. Hui. Privacy-Preserving Mechanisms for Parametric Survival Analysis with Weibull "
@@ -90,10 +95,14 @@ class Section:
 class Report:
     """An HTML report: ``add_section``, then ``add_text`` / ``add_table`` / ``add_figure`` into it."""
 
-    def __init__(self, title: str, dataset: str, ledger: Ledger, kind: str = "release") -> None:
+    def __init__(self, title: str, dataset: str, ledger: Ledger, kind: str = "release",
+                 entries: list[LedgerEntry] | None = None) -> None:
+        """``ledger`` is the data set's whole ledger (its totals and cap are reported); ``entries`` are the releases
+        the report's ledger table lists (default: every release of ``ledger``)."""
         if kind not in ("release", "review"):
             raise ParameterError("A report is either a 'release' (private outputs only) or a 'review' (confidential).")
         self.title, self.dataset, self.ledger, self.kind = title, dataset, ledger, kind
+        self.entries = list(ledger.entries) if entries is None else list(entries)
         self.sections: list[Section] = []
 
     @property
@@ -138,32 +147,41 @@ class Report:
         self._current().parts.append(fig.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False}))
 
     def _ledger_section(self) -> str:
-        rows = [{"#": i + 1, "mechanism": e.mechanism, "analysis": e.analysis, "data": e.dataset,
-                 "epsilon": e.cost.epsilon, "delta": e.cost.delta, "guarantee": e.cost.guarantee,
+        rows = [{"id": e.record_id or i + 1, "time": e.time, "mechanism": e.mechanism, "analysis": e.analysis,
+                 "data": e.dataset, "epsilon": e.cost.epsilon, "delta": e.cost.delta, "guarantee": e.cost.guarantee,
                  "protects": e.cost.protects, "neighbouring": e.cost.neighbouring,
-                 "parameters": json.dumps({k: v for k, v in e.parameters.items()}, default=str), "time": e.time}
-                for i, e in enumerate(self.ledger.entries)]
+                 "parameters": json.dumps({k: v for k, v in e.parameters.items()}, default=str),
+                 "reproduce": e.command or "—"}
+                for i, e in enumerate(self.entries)]
         parts = ["<h2>Privacy ledger</h2>"]
         totals = self.ledger.totals()
+        n_all = len(self.ledger.entries)
         if not rows:
-            parts.append("<p>No release has been charged.</p>")
+            parts.append("<p>No release is listed in this report.</p>")
         else:
             parts.append(pd.DataFrame(rows).to_html(index=False, border=0, float_format=lambda v: f"{v:.4g}"))
+        if len(rows) != n_all:
+            parts.append(f"<p class='meta'>This report lists {len(rows)} of the data set's {n_all} release(s); the "
+                         "totals below compose all of them.</p>")
+        if n_all:
             tot = "; ".join(f"{unit}: epsilon {t['epsilon']:.4g}" + (f", delta {t['delta']:.3g}" if t["delta"] else "")
                             for unit, t in totals.items())
-            cap = f" against a cap of {self.ledger.cap:g}" if self.ledger.cap else ""
-            parts.append(f"<p><b>Total (sequential composition; parallel over disjoint groups)</b>{cap}: "
-                         f"{html.escape(tot)}.</p>")
+            cap = f" against a cap of {self.ledger.cap:g}" if self.ledger.cap else " (no cap set)"
+            parts.append(f"<p><b>Total of every release of this data set (sequential composition; parallel over "
+                         f"disjoint groups)</b>{cap}: {html.escape(tot)}.</p>")
             reasons = self.ledger.void_reasons()
             if reasons:
                 parts.append("<p class='note notdp'><b>The subject has no differential-privacy guarantee from this "
-                             "set of releases.</b> " + html.escape("; ".join(reasons)) + ".</p>")
-            parts.append(ledger_figure(self.ledger).to_html(full_html=False, include_plotlyjs=False))
+                             "data set's releases.</b> " + html.escape("; ".join(reasons)) + ".</p>")
+        else:
+            parts.append("<p>No release of this data set has been charged.</p>")
+        if rows:
+            parts.append(ledger_figure(self.ledger, self.entries).to_html(full_html=False, include_plotlyjs=False))
         return "\n".join(parts)
 
     def _methods_section(self) -> str:
         used = []
-        for e in self.ledger.entries:
+        for e in self.entries:
             if e.mechanism not in used:
                 used.append(e.mechanism)
         items, cited = [], []
@@ -204,18 +222,30 @@ class Report:
                 f"<script type='text/javascript'>{js}</script></head><body>" + "\n".join(body) + "</body></html>")
 
 
-def release_bundle(records: list[dict[str, Any]], ledger: Ledger, disclosures: list[Any] = ()) -> tuple[str, str]:
-    """CSV and JSON of released numbers. Each record: analysis, mechanism, trial, group, quantity, time, value.
-    The JSON also holds the ledger (each entry with its disclosures) and the given disclosures."""
+COLUMNS = ["record", "analysis", "mechanism", "trial", "group", "quantity", "time", "value"]
+
+
+def _check_private(records: list[dict[str, Any]]) -> None:
     for r in records:
         if r.get("mechanism") == "nonprivate":
             raise ParameterError("The release bundle holds private outputs only: leave non-private results out.")
-    frame = pd.DataFrame(records, columns=["analysis", "mechanism", "trial", "group", "quantity", "time", "value"])
+
+
+def _csv(records: list[dict[str, Any]]) -> str:
+    frame = pd.DataFrame(records, columns=COLUMNS)
+    frame["record"] = frame["record"].astype("Int64")
     buf = io.StringIO()
     frame.to_csv(buf, index=False)
+    return buf.getvalue()
+
+
+def release_bundle(records: list[dict[str, Any]], ledger: Ledger, disclosures: list[Any] = ()) -> tuple[str, str]:
+    """CSV and JSON of released numbers. Each record: (record,) analysis, mechanism, trial, group, quantity, time,
+    value. The JSON also holds the ledger (each entry with its disclosures) and the given disclosures."""
+    _check_private(records)
     payload = {"ledger": json.loads(ledger.to_json()), "released": records,
                "disclosures": [d if isinstance(d, dict) else d.to_dict() for d in disclosures]}
-    return buf.getvalue(), json.dumps(payload, indent=2, default=_default)
+    return _csv(records), json.dumps(payload, indent=2, default=_default)
 
 
 def curve_records(release: Any, analysis: str = "survival curves") -> list[dict[str, Any]]:
@@ -241,6 +271,77 @@ def parameter_records(analysis: str, mechanism: str, values: dict[str, float]) -
              "value": float(v)} for name, v in values.items()]
 
 
+# ------------------------------------------------------------------------------- released numbers of a record
+
+_CURVE_KEYS = ("groups", "time")
+_PUBLIC_KEYS = ("edges",)  # the public grid: a parameter of the release, not a released number
+
+
+def _number(v: Any) -> float | None:
+    if isinstance(v, (bool, np.bool_)):
+        return float(v)
+    if isinstance(v, (int, float, np.integer, np.floating)) and math.isfinite(float(v)):
+        return float(v)
+    return None
+
+
+def output_records(outputs: Any, analysis: str = "", mechanism: str = "", record: int | None = None
+                   ) -> list[dict[str, Any]]:
+    """The numbers a ledger record's ``outputs`` hold, one long-format row per number (the CSV's rows).
+
+    Curves (``{"groups", "time", "survival", "at_risk", ...}``, arrays of groups x time points) give one row per
+    group, quantity and time; a list of per-trial dicts (Weibull: shape, scale) one row per key; anything else one
+    row per number, named by its path (``coefficients.age``). Missing (NaN) values are left out."""
+    rows: list[dict[str, Any]] = []
+
+    def add(quantity: str, value: Any, group: Any = None, time: Any = None, trial: int = 0) -> None:
+        v = _number(value)
+        if v is not None:
+            rows.append({"record": record, "analysis": analysis, "mechanism": mechanism, "trial": trial,
+                         "group": None if group is None else str(group), "quantity": quantity,
+                         "time": None if time is None else float(time), "value": v})
+
+    def curves(obj: dict[str, Any], trial: int) -> None:
+        groups, time = list(obj["groups"]), list(obj["time"])
+        for key, value in obj.items():
+            if key in _CURVE_KEYS or key in _PUBLIC_KEYS:
+                continue
+            if isinstance(value, list) and len(value) == len(groups) and all(isinstance(r, list) for r in value):
+                for g, row in zip(groups, value):
+                    # a row per group: numbers on the time points, or (events by type) one such list per type
+                    series = [(key, row)] if not any(isinstance(v, list) for v in row) else \
+                        [(key if len(row) == 1 else f"{key}[{k}]", sub) for k, sub in enumerate(row)]
+                    for quantity, values in series:
+                        points = time if len(values) == len(time) else [None] * len(values)
+                        for t, v in zip(points, values):
+                            add(quantity, v, g, t, trial)
+            elif isinstance(value, list) and len(value) == len(groups) and all(_number(v) is not None or v is None
+                                                                                  for v in value):
+                for g, v in zip(groups, value):  # one number per group (a median, a count)
+                    add(key, v, g, None, trial)
+            else:
+                walk(value, key, trial)
+
+    def walk(obj: Any, path: str, trial: int) -> None:
+        if isinstance(obj, dict):
+            if all(k in obj for k in (*_CURVE_KEYS, "survival")):
+                curves(obj, trial)
+                return
+            for k, v in obj.items():
+                if k == "trial":
+                    continue
+                walk(v, f"{path}.{k}" if path else str(k), trial)
+        elif isinstance(obj, (list, tuple)):
+            several = len(obj) > 1 and all(isinstance(o, dict) for o in obj)
+            for i, o in enumerate(obj):
+                walk(o, path, i if several else trial)
+        else:
+            add(path or "value", obj, trial=trial)
+
+    walk(outputs, "", 0)
+    return rows
+
+
 def _default(obj: Any) -> Any:
     if isinstance(obj, np.generic):
         return obj.item()
@@ -251,7 +352,7 @@ def _default(obj: Any) -> Any:
 
 @dataclass
 class ReleaseItem:
-    """One charged release of a session: its ledger entry, released numbers, figure and result object."""
+    """One release in a report: its ledger entry, released numbers (long format), figure and stored outputs."""
 
     title: str
     entry: Any
@@ -259,6 +360,7 @@ class ReleaseItem:
     figure: go.Figure | None = None
     result: Any = None
     disclosures: list[Any] = field(default_factory=list)
+    outputs: Any = None
 
 
 @dataclass
@@ -270,94 +372,209 @@ class AuditItem:
     figures: list[go.Figure] = field(default_factory=list)
 
 
+def record_item(record: Record, time_unit: str = "") -> ReleaseItem:
+    """A release record of the ledger database as a report item, built from the outputs it stored."""
+    if record.kind != RELEASE:
+        raise ParameterError(f"Record {record.id} is a {record.kind} record, not a release.")
+    entry = entry_from_body(record.body, record.id, record.time)
+    outputs = record.body.get("outputs")
+    rows = output_records(outputs, entry.analysis, entry.mechanism, record.id)
+    return ReleaseItem(f"Release {record.id}: {entry.analysis} ({entry.mechanism})", entry, rows,
+                       outputs_figure(outputs, time_unit), None, list(entry.disclosures), outputs)
+
+
 def records_table(records: list[dict[str, Any]]) -> pd.DataFrame:
     """Released numbers as a wide table: one row per (group, time), one column per quantity."""
     if not records:
         return pd.DataFrame()
     frame = pd.DataFrame(records)
-    idx = [c for c in ("group", "time") if c in frame and frame[c].notna().any()]
+    idx = [c for c in ("trial", "group", "time")
+           if c in frame and frame[c].notna().any() and (c != "trial" or frame[c].nunique() > 1)]
     if not idx:
         return frame[["quantity", "value"]]
-    wide = frame.pivot_table(index=idx, columns="quantity", values="value", aggfunc="first").reset_index()
+    frame[idx] = frame[idx].astype(object).where(frame[idx].notna(), "—")
+    wide = frame.pivot_table(index=idx, columns="quantity", values="value", aggfunc="first", sort=False).reset_index()
     wide.columns.name = None
     return wide
 
 
-def curve_comparison(item: ReleaseItem, cohort: Any, public: Any) -> tuple[go.Figure, pd.DataFrame] | None:
-    """For a curve release: private vs non-private figure and error table (for a confidential review)."""
+def _curve_outputs(outputs: Any) -> bool:
+    return isinstance(outputs, dict) and all(k in outputs for k in (*_CURVE_KEYS, "survival"))
+
+
+def curve_comparison(item: ReleaseItem, cohort: Any) -> tuple[go.Figure, pd.DataFrame] | str | None:
+    """For a curve release: its released survival next to the exact curve of ``cohort`` at the same public time
+    points (for a confidential review), as a figure and an error table; a sentence when they cannot be compared;
+    None for a release that is not a curve."""
     from dataclasses import replace
 
-    from dpsurv_core.curves.release import CurveRelease, NonPrivate, rmse, sup_norm
+    from dpsurv_core.curves.release import NonPrivate, rmse, sup_norm
+    from dpsurv_core.data.public import PublicParameters, TimeGrid
 
-    rel = item.result
-    if not isinstance(rel, CurveRelease) or cohort is None:
+    out = item.outputs
+    if not _curve_outputs(out) or cohort is None:
         return None
-    if tuple(rel.curves.groups) == ("all",) and cohort.group is not None:
+    groups = [str(g) for g in out["groups"]]
+    time = np.asarray(out["time"], dtype=float)
+    private = np.asarray(out["survival"], dtype=float)
+    if time.size == 0 or private.shape != (len(groups), time.size):
+        return "The record's survival numbers do not have one value per group and time point."
+    if groups == ["all"]:
         cohort = replace(cohort, group=None)  # the release pooled the groups: compare with the pooled curve
-    exact = NonPrivate().release(cohort, public)
-    if exact.curves.survival.shape[1:] != rel.curves.survival.shape[1:]:
-        return None
-    from dpsurv_core.report.figures import curves_figure
+    elif cohort.group is None or sorted(groups) != sorted(str(g) for g in cohort.groups):
+        return (f"The release's groups ({', '.join(groups)}) are not the groups of the data as mapped now "
+                f"({', '.join(map(str, cohort.groups)) or 'no group column'}): map the same group column on the Data "
+                "page to compare.")
+    edges = out.get("edges")
+    if not edges:
+        edges = [min(0.0, float(time[0]) - 1.0), *time.tolist()]
+    try:
+        grid = TimeGrid(np.asarray(edges, dtype=float), "custom")
+        public = PublicParameters(float(grid.edges[-1]), grid,
+                                  group_categories=() if groups == ["all"] else tuple(groups))
+        exact = NonPrivate().release(cohort, public)
+    except Exception as exc:  # noqa: BLE001 - a comparison that cannot be made is said, not raised
+        return f"No comparison: {exc}"
+    order = [list(map(str, exact.curves.groups)).index(g) if g != "all" else 0 for g in groups]
+    truth = exact.curves.survival[0][order]
+    fig = go.Figure()
 
-    fig = curves_figure({"private": rel.curves, "non-private": exact.curves}, cohort.time_unit)
-    table = pd.DataFrame({"group": list(rel.curves.groups), "RMSE": rmse(rel.curves.survival[0], exact.curves.survival[0]),
-                          "sup-norm": sup_norm(rel.curves.survival[0], exact.curves.survival[0])})
+    for gi, g in enumerate(groups):
+        colour = PALETTE[gi % len(PALETTE)]
+        for label, values, dash in (("private", private[gi], "solid"), ("non-private", truth[gi], "dash")):
+            x, y = step_xy(time, values * 100, 100.0)
+            fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=f"{label}: {g}", line=dict(color=colour, dash=dash)))
+    fig.update_layout(xaxis_title="Time", yaxis_title="Survival (%)", template="plotly_white",
+                      legend=dict(orientation="h", y=-0.2), margin=dict(l=60, r=20, t=20, b=40))
+    table = pd.DataFrame({"group": groups, "RMSE": rmse(private, truth), "sup-norm": sup_norm(private, truth)})
     return fig, table
 
 
-def parameter_comparison(item: ReleaseItem, cohort: Any) -> pd.DataFrame | None:
-    """For a Weibull or regression release: private values next to the non-private fit (confidential review)."""
-    res = item.result
-    if cohort is None or res is None:
+def parameter_comparison(item: ReleaseItem, cohort: Any) -> pd.DataFrame | str | None:
+    """For a Weibull release: the released shape and scale next to the non-private MLE (confidential review); for a
+    regression release a sentence (its record keeps the coefficients, not the person-period settings)."""
+    out = item.outputs
+    if cohort is None or out is None or _curve_outputs(out):
         return None
-    if hasattr(res, "shape") and hasattr(res, "scale_normalised") and hasattr(res, "horizon"):
+    rows = out if isinstance(out, list) else [out]
+    if rows and all(isinstance(r, dict) and "shape" in r and "scale" in r for r in rows):
         from dpsurv_core.weibull.mechanisms import NonPrivateMLE
 
-        mle = NonPrivateMLE(res.horizon, rows_per_subject=cohort.rows_per_subject)
-        fit = mle.release_many(mle.prepare(cohort), None, 1)
-        return pd.DataFrame({"parameter": ["shape", "scale"], "private": [float(res.shape[0]), float(res.scale[0])],
+        params = item.entry.parameters
+        horizon = params.get("horizon")
+        if not horizon:
+            return "No comparison: the record does not name the public horizon the release used."
+        options = {"omega": params["omega"]} if params.get("omega") else {}
+        try:
+            mle = NonPrivateMLE(float(horizon), rows_per_subject=cohort.rows_per_subject, **options)
+            fit = mle.release_many(mle.prepare(cohort), None, 1)
+        except Exception as exc:  # noqa: BLE001
+            return f"No comparison: {exc}"
+        return pd.DataFrame({"parameter": ["shape", "scale"], "private": [float(rows[0]["shape"]), float(rows[0]["scale"])],
                              "non-private (MLE)": [float(fit.shape[0]), float(fit.scale[0])]})
-    if hasattr(res, "pp") and hasattr(res, "coefficients"):
-        from dpsurv_core.regression.model import fit_nonprivate
-
-        exact = fit_nonprivate(res.pp).coefficients
-        private = res.coefficients[0]
-        return pd.DataFrame({"coefficient": list(private), "private": list(private.values()),
-                             "non-private": [exact.get(k, float("nan")) for k in private]})
+    if isinstance(out, dict) and "coefficients" in out:
+        return ("The regression record keeps the released coefficients, not the person-period settings and covariate "
+                "ranges of the fit: compare with the non-private fit on the Regression page.")
     return None
 
 
-def session_report(title: str, dataset: str, ledger: Ledger, items: list[ReleaseItem], audits: list[AuditItem] = (),
-                   kind: str = "release", cohort: Any = None, public: Any = None) -> str:
-    """The app's report: every release of the session (private outputs), audits, and for a review the
-    non-private comparisons, marked confidential."""
-    rep = Report(title, dataset, ledger, kind)
+def _release_sections(rep: Report, items: list[ReleaseItem], kind: str, cohort: Any) -> None:
     for item in items:
         rep.add_section(item.title)
         cost = item.entry.cost
-        rep.add_text(f"Released with {item.entry.mechanism}: {cost.sentence()}.")
+        rep.add_text(f"Released {item.entry.time.replace('T', ' ')[:19]} UTC with {item.entry.mechanism}: "
+                     f"{cost.sentence()}.")
         rep.add_disclosures(item.disclosures or item.entry.disclosures)
         if item.figure is not None:
             rep.add_figure(item.figure)
         table = records_table(item.records)
         if not table.empty:
             rep.add_table(table, "Released numbers")
-        if kind == "review" and cohort is not None and item.entry.dataset == getattr(cohort, "name", None):
-            comp = curve_comparison(item, cohort, public)
-            if comp is not None:
-                rep.add_section(f"{item.title}: comparison with the non-private analysis", confidential=True)
+        elif item.outputs is None:
+            rep.add_text("The record holds no released numbers.")
+        if item.entry.command:
+            rep.add_text(f"Run again as a new, charged release: {item.entry.command}")
+        if kind == "review" and cohort is not None:
+            comp = curve_comparison(item, cohort)
+            if comp is None:
+                comp = parameter_comparison(item, cohort)
+            if comp is None:
+                continue
+            rep.add_section(f"{item.title}: comparison with the non-private analysis", confidential=True)
+            if isinstance(comp, str):
+                rep.add_text(comp)
+            elif isinstance(comp, tuple):
                 rep.add_figure(comp[0])
-                rep.add_table(comp[1], "Error of the private curve on the public grid")
-            table = parameter_comparison(item, cohort) if comp is None else None
-            if table is not None:
-                rep.add_section(f"{item.title}: comparison with the non-private fit", confidential=True)
-                rep.add_table(table)
+                rep.add_table(comp[1], "Error of the private curve at the released time points")
+            else:
+                rep.add_table(comp, "Private estimate and the non-private fit")
+
+
+def _audit_sections(rep: Report, audits: list[AuditItem], kind: str) -> None:
     for audit in audits:
         rep.add_section(f"Privacy audit: {audit.title}", confidential=kind == "review")
         rep.add_table(pd.DataFrame([{k: v for k, v in audit.summary.items() if not isinstance(v, (list, dict))}]))
         for fig in audit.figures:
             rep.add_figure(fig)
+
+
+def ledger_report(title: str, dataset: str, ledger: Ledger, records: list[Record], audits: list[AuditItem] = (),
+                  kind: str = "release", cohort: Any = None, time_unit: str = "") -> str:
+    """The app's report from records of the ledger database: each chosen release's stored outputs (what was
+    published, not a new draw), audits, the ledger table of the chosen records with the whole data set's totals, and
+    for a review the non-private comparisons (with ``cohort``, the data as mapped now), marked confidential."""
+    items = [record_item(r, time_unit) for r in records]
+    rep = Report(title, dataset, ledger, kind, [i.entry for i in items])
+    _release_sections(rep, items, kind, cohort)
+    _audit_sections(rep, audits, kind)
     if not items and not audits:
         rep.add_section("Results")
-        rep.add_text("No release has been made in this session yet.")
+        rep.add_text("No release was chosen for this report.")
     return rep.to_html()
+
+
+def session_report(title: str, dataset: str, ledger: Ledger, items: list[ReleaseItem], audits: list[AuditItem] = (),
+                   kind: str = "release", cohort: Any = None, public: Any = None) -> str:
+    """A report of release items held in memory (every release of ``ledger`` in its ledger table); items that carry
+    stored ``outputs`` get the review's non-private comparisons."""
+    rep = Report(title, dataset, ledger, kind)
+    _release_sections(rep, items, kind, cohort)
+    _audit_sections(rep, audits, kind)
+    if not items and not audits:
+        rep.add_section("Results")
+        rep.add_text("No release has been made yet.")
+    return rep.to_html()
+
+
+def export_bundle(records: list[Record], ledger: Ledger, dataset: str = "", fingerprint: str = "",
+                  chain: dict[str, Any] | None = None) -> tuple[str, str]:
+    """CSV and JSON of the chosen release records' stored outputs (private outputs only).
+
+    The CSV has one row per released number; the JSON holds each chosen record (id, time, hash, mechanism, cost,
+    parameters, disclosures, reproduce command, outputs), those rows, and the composed totals of the whole data set."""
+    rows: list[dict[str, Any]] = []
+    releases = []
+    for r in records:
+        item = record_item(r)
+        rows += item.records
+        body = {k: v for k, v in r.body.items() if k not in ("time", "record_id")}
+        releases.append({"id": r.id, "time": r.time, "hash": r.hash, **body})
+    _check_private(rows)
+    whole = ledger.to_dict()
+    payload = {"dataset": dataset, "fingerprint": fingerprint, "exported": datetime.now(UTC).isoformat(timespec="seconds"),
+               "records": [r.id for r in records], "releases": releases, "released": rows,
+               "data_set_ledger": {"cap": whole["cap"], "totals": whole["totals"],
+                                   "subject_guarantee": whole["subject_guarantee"], "releases": len(ledger.entries)},
+               "chain": chain or {}}
+    return _csv(rows), json.dumps(_json_safe(payload), indent=2, default=_default, allow_nan=False)
+
+
+def _json_safe(obj: Any) -> Any:
+    """NaN and infinities (a median not reached, a count the mechanism does not release) as null: strict JSON."""
+    if isinstance(obj, (float, np.floating)):
+        return float(obj) if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_safe(v) for v in obj]
+    return obj

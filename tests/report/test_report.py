@@ -15,10 +15,19 @@ from dpsurv_core.curves.release import NonPrivate
 from dpsurv_core.data.cohort import load_bundled
 from dpsurv_core.data.public import PublicParameters
 from dpsurv_core.errors import ParameterError
-from dpsurv_core.privacy.ledger import Ledger
+from dpsurv_core.privacy.ledger import Ledger, LedgerEntry, LedgerStore, PrivacyCost
 from dpsurv_core.privacy.noise import SimulationNoise
 from dpsurv_core.report.figures import curves_figure
-from dpsurv_core.report.html import Report, curve_records, release_bundle
+from dpsurv_core.report.html import (
+    AuditItem,
+    Report,
+    curve_records,
+    export_bundle,
+    ledger_report,
+    output_records,
+    record_item,
+    release_bundle,
+)
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +82,7 @@ def test_bundle_holds_private_outputs_only(lung_release):
     records = curve_records(release)
     csv_text, json_text = release_bundle(records, ledger)
     frame = pd.read_csv(pd.io.common.StringIO(csv_text))
-    assert list(frame.columns) == ["analysis", "mechanism", "trial", "group", "quantity", "time", "value"]
+    assert list(frame.columns) == ["record", "analysis", "mechanism", "trial", "group", "quantity", "time", "value"]
     assert set(frame["quantity"]) == {"survival", "lower", "upper", "at_risk", "events"}
     assert set(frame["group"].astype(str)) == {"1", "2"}
     # 20 grid points per group and quantity
@@ -84,10 +93,106 @@ def test_bundle_holds_private_outputs_only(lung_release):
         release_bundle([{**records[0], "mechanism": "nonprivate"}], ledger)
 
 
+# ------------------------------------------------------------------------------- reports from ledger records
+
+def _record_store(path, lung_release):
+    """A ledger database with a cap and three releases of lung: curves by sex, Weibull, regression."""
+    from dpsurv_core.cli.km import released_numbers
+
+    *_, release = lung_release
+    store = LedgerStore(path)
+    fp = "f" * 64
+    store.set_cap(fp, 5.0, "lung")
+    items = [("laplace-counts", "survival curves", released_numbers(release), 1.0,
+              "python -m dpsurv_core km --data lung --group sex --epsilon 1 --json", {}),
+             ("lsp-tll", "Weibull parameters", [{"trial": 1, "shape": 1.3, "scale": 420.0, "scale_normalised": 0.38,
+                                                 "clamped": False, "rung": 5}], 0.5, "",
+              {"horizon": 1100.0, "omega": 6.0}),
+             ("objective perturbation", "regression", {"coefficients": [{"age": 0.01, "sex": -0.4}]}, 0.25, "", {})]
+    for mech, analysis, outputs, eps, command, params in items:
+        with store.transaction(fp) as tx:
+            tx.charge(LedgerEntry(mech, analysis, "lung", params, PrivacyCost(eps), command=command), outputs)
+    return store, fp
+
+
+def test_output_records_flatten_every_kind_of_release(tmp_path, lung_release):
+    store, fp = _record_store(tmp_path / "l.sqlite3", lung_release)
+    curves, weibull, regression = store.release_records(fp)
+    rows = record_item(curves).records
+    assert {r["quantity"] for r in rows} == {"survival", "at_risk", "events", "censored"}
+    assert {r["group"] for r in rows} == {"1", "2"} and {r["record"] for r in rows} == {curves.id}
+    survival = [r for r in rows if r["quantity"] == "survival" and r["group"] == "1"]
+    assert [r["time"] for r in survival] == curves.body["outputs"]["time"]
+    assert [r["value"] for r in survival] == curves.body["outputs"]["survival"][0]
+    # the initial number at risk is one number per group, not a time series
+    assert [(r["group"], r["time"]) for r in rows if r["quantity"] == "at_risk"] == [("1", None), ("2", None)]
+    assert {(r["quantity"], r["value"]) for r in record_item(weibull).records} == {
+        ("shape", 1.3), ("scale", 420.0), ("scale_normalised", 0.38), ("clamped", 0.0), ("rung", 5.0)}
+    assert [(r["quantity"], r["value"]) for r in output_records(regression.body["outputs"])] == [
+        ("coefficients.age", 0.01), ("coefficients.sex", -0.4)]
+    assert output_records({"x": [float("nan"), 2]}) == [{"record": None, "analysis": "", "mechanism": "", "trial": 0,
+                                                        "group": None, "quantity": "x", "time": None, "value": 2.0}]
+
+
+def test_ledger_report_lists_the_chosen_records_with_the_whole_totals(tmp_path, lung_release):
+    store, fp = _record_store(tmp_path / "l.sqlite3", lung_release)
+    led = store.ledger(fp)
+    curves, weibull, _ = store.release_records(fp)
+    html = ledger_report("r", "lung", led, [weibull], [], "release")
+    assert "Release 3: Weibull parameters (lsp-tll)" in html and "Release 2:" not in html
+    assert "CONFIDENTIAL" not in html
+    ledger_table = html[html.index("<h2>Privacy ledger</h2>"):]
+    assert "lsp-tll" in ledger_table and "laplace-counts" not in ledger_table.split("<h2>Methods</h2>")[0]
+    assert "This report lists 1 of the data set's 3 release(s)" in html
+    assert "against a cap of 5: the subject: epsilon 1.75" in html  # 1 + 0.5 + 0.25: every release of the data set
+    # the curve's stored outputs are drawn and tabulated, with the command that runs the plan again
+    html = ledger_report("r", "lung", led, [curves], [], "release", time_unit="days")
+    assert "Released numbers" in html and "Time (days)" in html
+    assert "Run again as a new, charged release: python -m dpsurv_core km --data lung --group sex" in html
+    with pytest.raises(ParameterError, match="not a release"):
+        ledger_report("r", "lung", led, [store.records(fp)[0]], [], "release")
+
+
+def test_review_of_ledger_records_compares_with_the_non_private_analysis(tmp_path, lung_release):
+    cohort, *_ = lung_release
+    store, fp = _record_store(tmp_path / "l.sqlite3", lung_release)
+    led = store.ledger(fp)
+    audit = AuditItem("curves", {"empirical epsilon": 0.4})
+    html = ledger_report("r", "lung", led, store.release_records(fp), [audit], "review", cohort)
+    assert html.count("CONFIDENTIAL") >= 8
+    assert "Release 2: survival curves (laplace-counts): comparison with the non-private analysis" in html
+    assert "RMSE" in html and "non-private (MLE)" in html
+    assert "compare with the non-private fit on the Regression page" in html
+    assert "Privacy audit: curves" in html
+    # a release by sex cannot be compared with the data mapped without a group: it says so
+    pooled = load_bundled("lung")
+    html = ledger_report("r", "lung", led, store.release_records(fp)[:1], [], "review", pooled)
+    assert "are not the groups of the data as mapped now" in html
+
+
+def test_export_bundle_holds_the_chosen_records_only(tmp_path, lung_release):
+    store, fp = _record_store(tmp_path / "l.sqlite3", lung_release)
+    led = store.ledger(fp)
+    curves, weibull, regression = store.release_records(fp)
+    csv_text, json_text = export_bundle([weibull, regression], led, "lung", fp, {"ok": True})
+    frame = pd.read_csv(pd.io.common.StringIO(csv_text))
+    assert list(frame.columns) == ["record", "analysis", "mechanism", "trial", "group", "quantity", "time", "value"]
+    assert sorted(set(frame["record"])) == [3, 4]  # record 1 set the cap
+    payload = json.loads(json_text)
+    assert payload["records"] == [3, 4] and [r["id"] for r in payload["releases"]] == [3, 4]
+    assert payload["releases"][0]["hash"] == weibull.hash and payload["releases"][1]["outputs"] == regression.body["outputs"]
+    assert payload["data_set_ledger"]["totals"]["the subject"]["epsilon"] == 1.75
+    assert payload["data_set_ledger"]["cap"] == 5.0 and payload["chain"] == {"ok": True}
+    # strict JSON: the curve's NaNs (if any) become null
+    _, text = export_bundle([curves], led, "lung", fp)
+    assert "NaN" not in text and json.loads(text)["released"]
+
+
 def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "dpsurv_core", *args], capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_report_command_writes_report_and_bundle(tmp_path):
     out = tmp_path / "lung.html"
     r = _cli("report", "--data", "lung", "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "1",
@@ -100,6 +205,7 @@ def test_report_command_writes_report_and_bundle(tmp_path):
     assert (tmp_path / "lung.csv").exists() and json.loads((tmp_path / "lung.json").read_text())["released"]
 
 
+@pytest.mark.slow
 def test_report_command_review_is_confidential(tmp_path):
     out = tmp_path / "review.html"
     r = _cli("report", "--data", "lung", "--epsilon", "2", "--out", str(out), "--review", "--json")
@@ -107,6 +213,7 @@ def test_report_command_review_is_confidential(tmp_path):
     assert "CONFIDENTIAL" in out.read_text()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, message", [
     (["--out", "/no/such/dir/r.html"], "does not exist"),
     (["--out", "r.txt"], ".html"),
