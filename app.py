@@ -21,26 +21,37 @@ from ui import session  # noqa: E402
 with st.sidebar:
     choice = session.data_choice()
     st.markdown(f"**Data:** {choice.name} ({len(choice.frame)} rows)")
-    st.number_input("Budget cap (total epsilon)", min_value=0.01, max_value=1000.0, step=0.5,
-                    value=float(st.session_state.get("budget_cap", 5.0)), key="budget_cap",
-                    help="Releases that would take the session's total epsilon past this cap are refused.")
     spending = st.empty()
 
 
 def show_spending() -> None:
-    """The ledger's totals in the sidebar (drawn before the page, and again after it charged anything)."""
-    led = session.ledger()
-    spent = led.spent()
+    """The current data set's budget from the persistent ledger (drawn before the page, and again after it, in case
+    the page released something). Reading only: nothing in the sidebar charges or changes the cap."""
+    from dpsurv_core.errors import DpsurvError
+    from dpsurv_core.privacy.ledger import SUBJECT
+
     with spending.container():
-        st.progress(min(spent / led.cap, 1.0) if led.cap else 0.0,
-                    text=f"Spent: epsilon {spent:.3g} of {led.cap:g} (protecting the subject)")
+        try:
+            led = session.ledger()
+        except DpsurvError as exc:
+            st.error(f"The ledger database cannot be read: {exc}")
+            return
+        spent = led.spent()
+        if led.cap is None:
+            st.markdown(f"**Budget:** no cap set · spent epsilon {spent:.3g} (protecting the subject)")
+            st.caption("This data set's releases are recorded but not limited. Set a cap on the Ledger and report "
+                       f"page, or run `{session.cli_budget_command('set', '--cap C')}`.")
+        else:
+            st.progress(min(spent / led.cap, 1.0),
+                        text=f"Spent: epsilon {spent:.3g} of {led.cap:g} (protecting the subject)")
         for unit, tot in led.totals().items():
-            if unit != "the subject":
-                st.caption(f"Label-only releases: epsilon {tot['epsilon']:.3g} (protects {unit})")
+            if unit != SUBJECT:
+                st.caption(f"Label-only releases: epsilon {tot['epsilon']:.3g} (protects {unit}), counted apart")
         if led.void_reasons():
             st.warning("Patients have no DP guarantee from these releases (a label-only or not-DP release): see "
                        "Ledger and report.")
-        st.caption(f"{len(led.entries)} release(s) in this session's ledger.")
+        st.caption(f"{len(led.entries)} release(s) of this data set in the ledger (shared by every tab and the "
+                   "command line).")
 
 
 show_spending()

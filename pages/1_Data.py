@@ -12,6 +12,7 @@ from dpsurv_core.data.summary import TIME_UNITS, cohort_summary, event_type_coun
 from dpsurv_core.errors import DpsurvError
 from ui import session
 from ui.data_view import (
+    budget_caption,
     code_options,
     guess_mapping,
     is_binary_like,
@@ -158,6 +159,10 @@ cols = [str(c) for c in raw.columns]
 m = choice.mapping
 st.markdown(f"**In use: {choice.name}** ({'bundled' if choice.bundled else 'uploaded'}, {len(raw):,} rows, "
             f"{len(cols)} columns)")
+try:
+    st.caption(budget_caption(session.ledger(), choice.fingerprint))
+except DpsurvError as exc:
+    st.error(f"The ledger database cannot be read: {exc}")
 
 
 def _index(options: list, value) -> int:

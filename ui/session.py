@@ -119,6 +119,28 @@ def store() -> LedgerStore:
     return LedgerStore()
 
 
+def cli_data(choice: DataChoice | None = None) -> str:
+    """What ``--data`` names the current data set on the command line: its bundled name, or the uploaded file's path
+    (a placeholder: the app never learns where the file lives)."""
+    import shlex
+
+    choice = choice or data_choice()
+    if choice.bundled:
+        return choice.name
+    return shlex.quote(f"PATH/TO/{choice.name.split(' [')[0]}")
+
+
+def cli_budget_command(action: str, extra: str = "") -> str:
+    """The ``budget`` command line for the current data set, e.g. ``cli_budget_command("set", "--cap C")``."""
+    choice = data_choice()
+    sheet = ""
+    if not choice.bundled and choice.name.endswith("]") and " [" in choice.name:
+        import shlex
+
+        sheet = " --sheet " + shlex.quote(choice.name.rsplit(" [", 1)[1][:-1])
+    return f"python -m dpsurv_core budget {action} --data {cli_data(choice)}{sheet}{' ' + extra if extra else ''}"
+
+
 def ledger() -> Ledger:
     """The current data set's ledger, read from the database: its cap and every release recorded for it, by this
     tab, another tab, another process or the command line."""

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpsurv_core.privacy.ledger import Ledger, LedgerEntry, PrivacyCost
+from dpsurv_core.privacy.ledger import LedgerEntry, LedgerStore, PrivacyCost
 from ui.session import bundled_choice
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,26 +71,78 @@ def cohort_csv(n: int = 30, status=None) -> bytes:
 
 # ------------------------------------------------------------------------------------------- sidebar
 
-def test_sidebar_shows_data_set_cap_and_spent():
+def sidebar_text(at: AppTest) -> list[str]:
+    out = []
+    for e in flat(at.sidebar):
+        if getattr(e, "type", "") == "progress":
+            out.append(e.proto.text)
+        elif hasattr(e, "value") and isinstance(e.value, str):
+            out.append(e.value)
+    return out
+
+
+def charge(store: LedgerStore, fp: str, eps: float, protects: str = "the subject", mechanism: str = "laplace-counts",
+           dataset: str = "veteran") -> int:
+    """A release record as the command line (or another tab) writes it."""
+    with store.transaction(fp) as tx:
+        return tx.charge(LedgerEntry(mechanism, "survival curves", dataset, {}, PrivacyCost(eps, protects=protects)))
+
+
+def test_sidebar_has_no_editable_cap_and_says_when_there_is_none(ledger_path):
     at = start()
-    side = flat(at.sidebar)
     assert at.sidebar.markdown[0].value == "**Data:** lung (228 rows)"
-    assert at.number_input(key="budget_cap").value == 5.0
-    progress = [e for e in side if getattr(e, "type", "") == "progress"]
-    assert progress and "Spent: epsilon 0 of 5" in progress[0].proto.text
-    assert "0 release(s)" in at.sidebar.caption[-1].value
+    assert not at.sidebar.number_input and not at.sidebar.button  # the cap is set on the Ledger page, not here
+    text = sidebar_text(at)
+    assert "**Budget:** no cap set · spent epsilon 0 (protecting the subject)" in text
+    assert any("Set a cap on the Ledger and report page" in t and "budget set --data lung --cap C" in t for t in text)
+    assert any("0 release(s) of this data set" in t for t in text)
+    assert LedgerStore(ledger_path).records() == []
 
 
-def test_sidebar_reflects_the_session_ledger_and_data_choice():
-    led = Ledger(cap=2.0)
-    led.charge(LedgerEntry("laplace-counts", "km", "veteran", {}, PrivacyCost(0.5)))
-    led.charge(LedgerEntry("rrr", "labels", "veteran", {}, PrivacyCost(1.0, protects="the group label only")))
-    at = start(ledger=led, budget_cap=2.0, data_choice=bundled_choice("veteran"))
+def test_sidebar_shows_the_data_sets_persistent_cap_and_spent(ledger_path):
+    store = LedgerStore(ledger_path)
+    vet = bundled_choice("veteran").fingerprint
+    store.set_cap(vet, 2.0, "veteran")
+    charge(store, vet, 0.5)
+    charge(store, vet, 1.0, "the group label only", "rrr")
+    charge(store, bundled_choice("lung").fingerprint, 0.25, dataset="lung")  # another data set's budget
+    at = start(data_choice=bundled_choice("veteran"))
     assert at.sidebar.markdown[0].value == "**Data:** veteran (137 rows)"
-    progress = [e for e in flat(at.sidebar) if getattr(e, "type", "") == "progress"]
-    assert "Spent: epsilon 0.5 of 2" in progress[0].proto.text
-    captions = [c.value for c in at.sidebar.caption]
-    assert any("Label-only releases: epsilon 1" in c for c in captions) and any("2 release(s)" in c for c in captions)
+    text = sidebar_text(at)
+    assert "Spent: epsilon 0.5 of 2 (protecting the subject)" in text
+    assert any("Label-only releases: epsilon 1 (protects the group label only), counted apart" in t for t in text)
+    assert any("no DP guarantee" in t for t in text)  # the label-only release voids the subject's guarantee
+    assert any("2 release(s) of this data set" in t for t in text)
+    # lung has its own budget: no cap, its one release
+    text = sidebar_text(start())
+    assert "**Budget:** no cap set · spent epsilon 0.25 (protecting the subject)" in text
+    assert any("1 release(s) of this data set" in t for t in text)
+
+
+def test_sidebar_follows_records_written_by_another_process(ledger_path):
+    store = LedgerStore(ledger_path)
+    lung = bundled_choice("lung").fingerprint
+    at = start()
+    assert not any(t.startswith("Spent:") for t in sidebar_text(at))
+    store.set_cap(lung, 4.0, "lung")
+    charge(store, lung, 1.5, dataset="lung")
+    at = start(data_choice=at.session_state["data_choice"])
+    assert "Spent: epsilon 1.5 of 4 (protecting the subject)" in sidebar_text(at)
+    assert [r.kind for r in store.records()] == ["cap-set", "release"]  # drawing the sidebar recorded nothing
+
+
+def test_data_set_budget_is_keyed_by_content_not_by_name(ledger_path):
+    """An upload holding lung's numbers under other column names and row order shares lung's budget."""
+    from dpsurv_core.data import datasets
+
+    store = LedgerStore(ledger_path)
+    lung = bundled_choice("lung").fingerprint
+    store.set_cap(lung, 3.0, "lung")
+    charge(store, lung, 1.0, dataset="lung")
+    frame = datasets.load("lung").sample(frac=1.0, random_state=1).rename(columns=lambda c: f"col_{c}")
+    at = upload(start(), "renamed.csv", frame.to_csv(index=False).encode())
+    assert at.session_state["data_choice"].fingerprint == lung
+    assert any("this data set's budget" in c.value.lower() and "spent epsilon 1 of 3" in c.value for c in at.caption)
 
 
 # ------------------------------------------------------------------------------------------- Data page
@@ -124,6 +176,7 @@ def test_switch_bundled_data_set_updates_choice_and_summary():
     assert any("transplant: 25" in c.value and "death: 161" in c.value for c in at.caption)
 
 
+@pytest.mark.slow
 def test_every_bundled_data_set_loads_on_the_page():
     from dpsurv_core.cli.datasets import describe
     from dpsurv_core.data.datasets import names
