@@ -1,62 +1,186 @@
-"""Ledger and report: every release of the session, the total against the cap, and exports."""
+"""Ledger and report: the current data set's persistent ledger (shared with the command line), its cap, and the
+reports and exports of the releases the user chooses."""
+
+import json
 
 import pandas as pd
 import streamlit as st
 
+from dpsurv_core.errors import DpsurvError
+from dpsurv_core.privacy.ledger import CAP_LOWER, CAP_RAISE, CAP_SET, RELEASE, SUBJECT, entry_from_body
 from dpsurv_core.report.figures import ledger_figure
-from dpsurv_core.report.html import release_bundle, session_report
+from dpsurv_core.report.html import export_bundle, ledger_report
 from ui import releases, session
 
 st.title("Ledger and report")
 
 with st.expander("What am I looking at?"):
     st.markdown(
-        "Every time this app shows you a **private** result, it spends some of the privacy budget *epsilon*. "
-        "This page is the bookkeeping: one line per release, saying which method was used, how much epsilon it "
-        "cost, what it protects (a whole patient, or only the patient's group label) and which pairs of data sets "
-        "it treats as neighbours (by default: the same data with or without one patient).\n\n"
+        "Every **release** of a private result spends some of the data set's privacy budget *epsilon*. This page is "
+        "the bookkeeping: one record per release, saying which method was used, how much epsilon it cost, what it "
+        "protects (a whole patient, or only the patient's group label) and which pairs of data sets it treats as "
+        "neighbours (by default: the same data with or without one patient).\n\n"
+        "**The budget belongs to the data set**, recognised by its content (a fingerprint of the values, whatever the "
+        "file name, row order or column names). It is kept in a ledger database on this machine, shared by every "
+        "browser tab and by the command line (`python -m dpsurv_core budget show --data ...` lists the same records), "
+        "and it survives reloads and restarts. Records are append-only and chained by hashes, so an edited or deleted "
+        "record is detected.\n\n"
+        "**Previews** on the analysis pages use simulation noise, cost nothing and are never recorded. Only a click on "
+        "a button whose label begins with *Release* draws fresh noise and writes a record here.\n\n"
         "Costs add up (*sequential composition*): two releases of epsilon 1 are as revealing as one of epsilon 2. "
-        "Releases on separate groups of patients (e.g. men and women released separately) only cost the largest "
-        "of them (*parallel composition*). The budget cap in the sidebar refuses any release that would go past it.\n\n"
-        "**Exports.** The *release report* and the *released numbers* contain private outputs only: they are what "
-        "may leave the hospital once approved. The *review report* also compares with the exact, non-private "
-        "analysis for the ethics board: it says CONFIDENTIAL on every page and must not be released."
+        "Releases on separate groups of patients only cost the largest of them (*parallel composition*). A **cap** "
+        "refuses any release that would take the total past it; raising a cap is a separate recorded act with a "
+        "reason.\n\n"
+        "**Exports.** Choose which releases go into the reports and the exports; they are built from the numbers "
+        "each release published (kept in its record), never from a new draw. The *release report* and the "
+        "*released numbers* contain private outputs only: they are what may leave the hospital once approved. The "
+        "*review report* also compares with the exact, non-private analysis for the ethics board: it says "
+        "CONFIDENTIAL on every page and must not be released."
     )
 
-led = session.ledger()
-totals = led.totals()
+choice = session.data_choice()
+fp = choice.fingerprint
+name = choice.name
+try:
+    store = session.store()
+    records = store.records(fp)
+    led = store.ledger(fp)
+    verification = store.verify()
+except DpsurvError as exc:
+    st.error(str(exc))
+    st.stop()
+
+release_records = [r for r in records if r.kind == RELEASE]
+cap_records = [r for r in records if r.kind in (CAP_SET, CAP_RAISE, CAP_LOWER)]
+
+st.markdown(f"**Data set:** {name} · content fingerprint `{fp[:16]}` · ledger database `{store.path}`")
+st.caption(f"The command line reads and writes the same ledger: `{session.cli_budget_command('show')}`.")
+if verification.ok:
+    st.success(f"Ledger chain: {verification.message}.", icon=":material/verified:")
+else:
+    st.error(f"**The ledger chain is broken**: {verification.message}. Records may have been edited or deleted "
+             "outside dpsurv; the totals below cannot be trusted.", icon=":material/gpp_bad:")
+
 cols = st.columns(3)
 spent = led.spent()
-cols[0].metric("Spent (protecting the subject)", f"ε = {spent:.3g}", help="Sequential composition; parallel over disjoint groups.")
-cols[1].metric("Budget cap", f"ε = {led.cap:g}" if led.cap else "none")
-cols[2].metric("Left", f"ε = {led.remaining():.3g}" if led.cap else "—")
+cols[0].metric("Spent (protecting the subject)", f"ε = {spent:.3g}",
+               help="Sequential composition; parallel over disjoint groups. Every release of this data set counts, "
+                    "whichever tab or command made it.")
+cols[1].metric("Budget cap", f"ε = {led.cap:g}" if led.cap is not None else "none")
+cols[2].metric("Left", f"ε = {led.remaining():.3g}" if led.cap is not None else "—")
 reasons = led.void_reasons()
 if reasons:
-    st.error("**The patients have no differential-privacy guarantee from this session's releases**, whatever the "
+    st.error("**The patients have no differential-privacy guarantee from this data set's releases**, whatever the "
              "epsilon above says:\n\n" + "\n".join(f"- {r}" for r in dict.fromkeys(reasons)))
-for unit, tot in totals.items():
-    if unit != "the subject":
+for unit, tot in led.totals().items():
+    if unit != SUBJECT:
         st.info(f"Label-only releases: ε = {tot['epsilon']:.3g} protecting {unit}. This is not a guarantee for the "
                 "patient's times and events, which such releases publish as they are.")
 
-if not led.entries:
-    st.info("No release yet in this session. Private results on the analysis pages are charged here.")
+# ---------------------------------------------------------------------------------------------- the cap
+st.subheader("Budget cap")
+flash = st.session_state.pop("ledger_flash", None)
+if flash:
+    st.success(flash)
+
+
+def _act(do, done: str) -> None:
+    """Run one recorded act on the cap; on success note it and rerun, so the sidebar and totals follow."""
+    try:
+        rid = do()
+    except DpsurvError as exc:
+        st.error(str(exc))
+        return
+    st.session_state["ledger_flash"] = f"{done} (record {rid})."
+    st.rerun()
+
+
+if led.cap is None:
+    st.info("No cap is set for this data set: its releases are recorded but not limited. Setting a cap is a recorded "
+            "act; afterwards it can be lowered at any time, and raised only with a reason (another recorded act). "
+            f"From the command line: `{session.cli_budget_command('set', '--cap C')}`.")
+    c1, c2 = st.columns([1, 2])
+    new_cap = c1.number_input("Cap (total epsilon for this data set)", min_value=0.01, max_value=1000.0, value=5.0,
+                              step=0.5, key="cap_set_value")
+    note = c2.text_input("Note (optional): who decided the cap, and why", key="cap_set_note")
+    if st.button("Set cap", key="cap_set", type="primary"):
+        _act(lambda: store.set_cap(fp, float(new_cap), name, reason=note.strip()), f"Cap set to ε {new_cap:g}")
 else:
-    rows = [{"#": i + 1, "time (UTC)": e.time.replace("T", " ")[:19], "analysis": e.analysis, "mechanism": e.mechanism,
-             "data": e.dataset, "ε": e.cost.epsilon, "δ": e.cost.delta, "guarantee": e.cost.guarantee,
-             "protects": e.cost.protects, "neighbours": e.cost.neighbouring,
-             "not DP": "; ".join(d["message"] for d in e.disclosures if not d.get("dp", True)) or "",
-             "parameters": ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in e.parameters.items())}
-            for i, e in enumerate(led.entries)]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    c1, c2 = st.columns(2)
+    with c1:
+        st.markdown("**Raise the cap** (a recorded act that needs a reason)")
+        higher = st.number_input("New, higher cap", min_value=float(led.cap), value=float(led.cap) * 2, step=0.5,
+                                 key=f"cap_raise_value-{led.cap}")
+        reason = st.text_input("Reason for raising (required)", key=f"cap_raise_reason-{led.cap}",
+                               placeholder="e.g. the ethics board approved a second analysis on 12 May")
+        if st.button("Raise cap", key="cap_raise"):
+            if not reason.strip():
+                st.error("Raising the cap needs a reason: the ledger records who spends more and why.")
+            else:
+                _act(lambda: store.raise_cap(fp, float(higher), reason, name),
+                     f"Cap raised from ε {led.cap:g} to ε {higher:g}")
+    with c2:
+        st.markdown("**Lower the cap** (always allowed)")
+        lower = st.number_input("New, lower cap", min_value=min(0.01, float(led.cap)), max_value=float(led.cap),
+                                value=float(led.cap), step=0.5, key=f"cap_lower_value-{led.cap}")
+        why = st.text_input("Reason (optional)", key=f"cap_lower_reason-{led.cap}")
+        if st.button("Lower cap", key="cap_lower"):
+            _act(lambda: store.lower_cap(fp, float(lower), why.strip(), name),
+                 f"Cap lowered from ε {led.cap:g} to ε {lower:g}")
+if cap_records:
+    st.markdown("**Cap history**")
+    history = [{"id": r.id, "time (UTC)": r.time.replace("T", " ")[:19],
+                "act": {CAP_SET: "set", CAP_RAISE: "raised", CAP_LOWER: "lowered"}[r.kind],
+                "cap": f"{r.body['cap']:g}",
+                "previous": "—" if r.body.get("previous") is None else f"{r.body['previous']:g}",
+                "reason": r.body.get("reason") or "—"} for r in cap_records]
+    st.table(pd.DataFrame(history).set_index("id"))
+
+# ---------------------------------------------------------------------------------------------- releases
+st.subheader("Releases")
+entries = {r.id: entry_from_body(r.body, r.id, r.time) for r in release_records}
+if not release_records:
+    st.info("No release of this data set yet. Previews on the analysis pages cost nothing and are never recorded; a "
+            "click on a button whose label begins with 'Release' records one here.")
+else:
+    rows = [{"id": rid, "time (UTC)": e.time.replace("T", " ")[:19], "mechanism": e.mechanism, "analysis": e.analysis,
+             "data": e.dataset, "ε": f"{e.cost.epsilon:.4g}", "δ": f"{e.cost.delta:.3g}", "guarantee": e.cost.guarantee,
+             "protects": e.cost.protects, "neighbouring": e.cost.neighbouring,
+             "not DP": "; ".join(d["message"] for d in e.disclosures if not d.get("dp", True)) or "—",
+             "reproduce command": e.command or "—"} for rid, e in entries.items()]
+    # a plain table: every cell in full, wrapped, none cut off
+    st.table(pd.DataFrame(rows).set_index("id"))
     st.plotly_chart(ledger_figure(led), width="stretch")
 
-st.subheader("Export")
-items = releases.stored()
+# ---------------------------------------------------------------------------------------------- reports and exports
+st.subheader("Reports and exports")
+ids = list(entries)
+key = f"report_records-{fp}"
+seen_key = f"{key}-seen"
+
+
+def _label(rid: int) -> str:
+    e = entries[rid]
+    return f"{rid}: {e.mechanism} ({e.analysis}), ε {e.cost.epsilon:.3g}"
+
+
+if key in st.session_state:  # keep the user's choice; releases recorded since the last run join it
+    seen = set(st.session_state.get(seen_key, ()))
+    st.session_state[key] = [i for i in st.session_state[key] if i in ids] + [i for i in ids if i not in seen]
+    chosen_ids = st.multiselect("Releases in the reports and exports", ids, key=key, format_func=_label,
+                                help="Every release is chosen by default. Previews are never recorded, so they "
+                                     "cannot be chosen.")
+else:
+    chosen_ids = st.multiselect("Releases in the reports and exports", ids, default=ids, key=key, format_func=_label,
+                                help="Every release is chosen by default. Previews are never recorded, so they "
+                                     "cannot be chosen.")
+st.session_state[seen_key] = ids
+chosen = [r for r in release_records if r.id in set(chosen_ids)]
 audit_items = releases.audits()
 cohort, _ = session.validated()
-public = session.public_parameters(cohort) if cohort is not None else None
-name = session.data_choice().name
+chain = {"ok": verification.ok, "records": verification.records, "head": store.head(), "message": verification.message}
+st.caption(f"The reports and exports hold {len(chosen)} of {len(release_records)} release(s), built from the numbers "
+           "each published; their ledger table lists the chosen releases and the totals of the whole data set.")
 
 c1, c2 = st.columns(2)
 with c1:
@@ -64,22 +188,45 @@ with c1:
     # reports (several MB with plotly.js inlined; the review refits the non-private analyses) are built only when
     # a button is clicked, not on every rerun of the page
     st.download_button("Download release report (HTML)",
-                       lambda: session_report(f"dpsurv release: {name}", name, led, items, [], "release"),
+                       lambda: ledger_report(f"dpsurv release: {name}", name, led, chosen, [], "release",
+                                             time_unit=choice.time_unit),
                        file_name=f"dpsurv-release-{name}.html", mime="text/html", key="dl_release")
-    records = [r for item in items for r in item.records]
-    if records:
-        csv_text, json_text = release_bundle(records, led, [d for item in items for d in item.disclosures])
-        st.download_button("Released numbers (CSV)", csv_text, file_name=f"dpsurv-{name}-released.csv",
-                           mime="text/csv", key="dl_csv")
-        st.download_button("Released numbers (JSON)", json_text, file_name=f"dpsurv-{name}-released.json",
-                           mime="application/json", key="dl_json")
-    st.download_button("Ledger (JSON)", led.to_json(), file_name="dpsurv-ledger.json", mime="application/json",
-                       key="dl_ledger")
+    csv_text, json_text = export_bundle(chosen, led, name, fp, chain)
+    st.download_button("Released numbers (CSV)", csv_text, file_name=f"dpsurv-{name}-released.csv", mime="text/csv",
+                       key="dl_csv", disabled=not chosen)
+    st.download_button("Released numbers (JSON)", json_text, file_name=f"dpsurv-{name}-released.json",
+                       mime="application/json", key="dl_json", disabled=not chosen)
 with c2:
     st.markdown("**Review report** (CONFIDENTIAL: includes non-private comparisons and audits)")
     st.download_button("Download review report (HTML)",
-                       lambda: session_report(f"dpsurv review: {name}", name, led, items, audit_items, "review", cohort,
-                                              public),
+                       lambda: ledger_report(f"dpsurv review: {name}", name, led, chosen, audit_items, "review", cohort,
+                                             choice.time_unit),
                        file_name=f"dpsurv-review-{name}.html", mime="text/html", key="dl_review")
-    st.caption(f"{len(items)} release(s) and {len(audit_items)} audit(s) of this session will be included.")
-st.caption("Reports are built in memory from this session; nothing is written on the server.")
+    st.caption(f"{len(chosen)} release(s) and {len(audit_items)} audit(s) of this session will be included.")
+    accounts = {"dataset": name, "fingerprint": fp, "ledger_path": str(store.path), "chain": chain,
+                "cap": led.cap, "totals": led.totals(), "subject_guarantee": led.subject_guarantee(),
+                "records": [{"id": r.id, "time": r.time, "kind": r.kind, "hash": r.hash,
+                             **{k: v for k, v in r.body.items() if k != "outputs"}} for r in records]}
+    st.download_button("Ledger accounts (JSON)", json.dumps(accounts, indent=2, default=str),
+                       file_name=f"dpsurv-{name}-ledger.json", mime="application/json", key="dl_ledger",
+                       help="Every record of this data set (caps included) with its hash, for an auditor: the "
+                            "accounting only, without the released numbers.")
+st.caption("Reports are built in memory from the ledger records; nothing is written on the server.")
+
+# ---------------------------------------------------------------------------------------------- reproduce
+if release_records:
+    st.subheader("Reproduce a release")
+    rid = st.selectbox("Release", ids, index=len(ids) - 1, format_func=_label, key=f"reproduce-{fp}")
+    record = next(r for r in release_records if r.id == rid)
+    st.caption("The command line runs the same plan again: a **new** release with fresh noise, charged again (its "
+               "numbers differ from the recorded ones). The Python script prints the recorded numbers and can run "
+               "the command again.")
+    st.code(entries[rid].command or releases.NO_COMMAND, language="bash")
+    python = releases.reproduce_python(record, store.path)
+    with st.expander("Python script"):
+        st.code(python, language="python")
+    d1, d2 = st.columns(2)
+    d1.download_button("Reproduce script (shell)", releases.reproduce_shell(record),
+                       file_name=f"dpsurv-release-{rid}.sh", mime="text/x-shellscript", key="dl_repro_sh")
+    d2.download_button("Reproduce script (Python)", python, file_name=f"dpsurv-release-{rid}.py",
+                       mime="text/x-python", key="dl_repro_py")

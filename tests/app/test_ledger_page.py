@@ -1,96 +1,299 @@
-"""The Ledger and report page through Streamlit's AppTest."""
+"""The Ledger and report page through Streamlit's AppTest, over the persistent ledger database.
+
+Every test has its own database (the autouse ``ledger_path`` fixture sets ``DPSURV_LEDGER``); records are written the
+way the command line writes them (``LedgerStore``, or the command line itself), and the page must show them."""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from dpsurv_core.cli.km import released_numbers
 from dpsurv_core.curves.laplace_counts import LaplaceCounts
 from dpsurv_core.data.cohort import load_bundled
 from dpsurv_core.data.public import PublicParameters
-from dpsurv_core.privacy.ledger import Ledger
+from dpsurv_core.privacy.ledger import CAP_RAISE, CAP_SET, GROUP_LABEL, RELEASE, LedgerEntry, LedgerStore, PrivacyCost
 from dpsurv_core.privacy.noise import SimulationNoise
-from dpsurv_core.report.html import ReleaseItem, curve_records, session_report
+from dpsurv_core.report.html import AuditItem
+from ui.session import bundled_choice
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "8_Ledger_and_report.py")
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "8_Ledger_and_report.py")
+LUNG = bundled_choice("lung").fingerprint
+KM = "python -m dpsurv_core km --data lung --group sex --mechanism laplace-counts --epsilon 0.5 --json"
 
 
-def _session_with_release():
-    cohort = load_bundled("lung")
+@pytest.fixture(scope="module")
+def curve_outputs():
+    cohort = load_bundled("lung", group="sex")
     public = PublicParameters.derive(cohort, horizon=1100)
-    mech = LaplaceCounts(0.5)
-    ledger = Ledger(cap=2.0)
-    entry = ledger.charge(mech.ledger_entry("lung"))
-    rel = mech.release(cohort, public, SimulationNoise(3))
-    return cohort, public, ledger, [ReleaseItem("Survival curves", entry, curve_records(rel), None, rel)]
+    return released_numbers(LaplaceCounts(0.5).release(cohort, public, SimulationNoise(3)))
 
 
-def test_empty_ledger_says_so():
-    at = AppTest.from_file(PAGE, default_timeout=60).run()
-    assert not at.exception
-    assert [m.value for m in at.metric][:2] == ["ε = 0", "ε = 5"]
-    assert "No release yet" in at.info[0].value
+def release(store: LedgerStore, outputs, eps: float = 0.5, mechanism: str = "laplace-counts",
+            analysis: str = "survival curves", command: str = KM, protects: str = "the subject") -> int:
+    """A release record as the command line writes it: checked against the cap and appended in one transaction."""
+    entry = LedgerEntry(mechanism, analysis, "lung", {"epsilon": eps}, PrivacyCost(eps, protects=protects),
+                        command=command)
+    with store.transaction(LUNG) as tx:
+        return tx.charge(entry, outputs)
 
 
-def test_ledger_lists_releases_and_totals():
-    _, _, ledger, items = _session_with_release()
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    at.session_state["ledger"] = ledger
-    at.session_state["budget_cap"] = 2.0
-    at.session_state["stored_releases"] = items
+def run(at: AppTest | None = None, **state) -> AppTest:
+    at = at or AppTest.from_file(PAGE, default_timeout=90)
+    for k, v in state.items():
+        at.session_state[k] = v
     at.run()
-    assert not at.exception
-    assert at.metric[0].value == "ε = 0.5" and at.metric[2].value == "ε = 1.5"
-    table = at.dataframe[0].value
-    assert list(table["mechanism"]) == ["laplace-counts"] and list(table["protects"]) == ["the subject"]
-    assert "release(s) and 0 audit(s)" in at.caption[-2].value or any("1 release(s)" in c.value for c in at.caption)
+    assert not at.exception, [e.value for e in at.exception]
+    return at
 
 
-def test_session_report_release_vs_review():
-    cohort, public, ledger, items = _session_with_release()
-    release = session_report("r", "lung", ledger, items, [], "release")
-    review = session_report("r", "lung", ledger, items, [], "review", cohort, public)
-    assert "CONFIDENTIAL" not in release and "Released numbers" in release
-    assert "comparison with the non-private analysis" in review and review.count("CONFIDENTIAL") >= 3
+def buttons(at: AppTest) -> list[str]:
+    return [b.label for b in at.button]
 
 
-def test_a_curve_release_reaches_the_ledger_page_and_its_bundle():
-    root = Path(__file__).resolve().parents[2] / "pages"
-    curves = AppTest.from_file(str(root / "2_Survival_curves.py"), default_timeout=60).run()
-    assert not curves.exception
-    items = curves.session_state["stored_releases"]
-    assert len(items) == 1 and items[0].entry.mechanism == "laplace-counts"
-    quantities = {r["quantity"] for r in items[0].records}
-    assert {"survival", "at_risk", "events"} <= quantities and items[0].figure is not None
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    at.session_state["ledger"] = curves.session_state["ledger"]
-    at.session_state["stored_releases"] = items
-    at.run()
-    assert not at.exception
-    assert list(at.dataframe[0].value["mechanism"]) == ["laplace-counts"]
-    assert at.metric[0].value == f"ε = {curves.session_state['ledger'].spent():.3g}"
+def releases_table(at: AppTest):
+    return next(t.value for t in at.table if "reproduce command" in t.value.columns)
 
 
-def test_review_report_compares_each_release_with_the_non_private_analysis():
-    """The curves page releases the pooled curve by default while the data maps a group: the review still compares."""
-    root = Path(__file__).resolve().parents[2] / "pages"
-    at = AppTest.from_file(str(root / "2_Survival_curves.py"), default_timeout=60).run()
-    items = at.session_state["stored_releases"]
-    assert items[0].result.curves.groups == ("all",)
-    cohort = load_bundled("lung", group="sex")
-    public = PublicParameters.derive(cohort)
-    review = session_report("r", "lung", at.session_state["ledger"], items, [], "review", cohort, public)
-    assert "Survival curves: laplace-counts: comparison with the non-private analysis" in review
-    assert "non-private" in review and "RMSE" in review
+@pytest.fixture
+def downloads(monkeypatch) -> dict:
+    """What each download button of the page would hand the browser, by label (callables are built on demand)."""
+    got: dict = {}
+    original = st.download_button
+
+    def spy(label, data, *args, **kwargs):
+        got[label] = data
+        return original(label, data, *args, **kwargs)
+
+    monkeypatch.setattr(st, "download_button", spy)
+    return got
 
 
-def test_review_report_compares_weibull_releases_with_the_mle():
-    root = Path(__file__).resolve().parents[2] / "pages"
-    at = AppTest.from_file(str(root / "4_Weibull_parameters.py"), default_timeout=90).run()
-    items = at.session_state["stored_releases"]
-    assert items and items[0].entry.analysis.startswith("weibull") or items[0].title.startswith("Weibull")
-    cohort = load_bundled("lung", group="sex")
-    review = session_report("r", "lung", at.session_state["ledger"], items, [], "review", cohort,
-                            PublicParameters.derive(cohort))
-    assert "comparison with the non-private fit" in review and "non-private (MLE)" in review
+def content(data) -> str:
+    data = data() if callable(data) else data
+    return data.decode() if isinstance(data, bytes) else data
+
+
+# ------------------------------------------------------------------------------------------- the cap
+
+def test_empty_ledger_says_so_and_offers_to_set_a_cap(ledger_path):
+    at = run()
+    assert [m.value for m in at.metric] == ["ε = 0", "none", "—"]
+    assert any("No release of this data set yet" in i.value for i in at.info)
+    assert any("No cap is set" in i.value and "budget set --data lung --cap C" in i.value for i in at.info)
+    assert "Set cap" in buttons(at) and "Raise cap" not in buttons(at)
+    assert any(s.value.startswith("Ledger chain: 0 record(s), chain intact") for s in at.success)
+    assert LedgerStore(ledger_path).records() == []  # opening the page wrote nothing
+
+
+def test_set_cap_once_then_only_raise_or_lower(ledger_path):
+    at = run()
+    at.number_input(key="cap_set_value").set_value(2.0)
+    at.text_input(key="cap_set_note").set_value("study protocol v2")
+    at.button(key="cap_set").click()
+    run(at)
+    (rec,) = LedgerStore(ledger_path).records(LUNG)
+    assert (rec.kind, rec.body["cap"], rec.body["reason"], rec.body["dataset"]) == (CAP_SET, 2.0, "study protocol v2", "lung")
+    assert at.metric[1].value == "ε = 2" and at.metric[2].value == "ε = 2"
+    assert any(s.value == "Cap set to ε 2 (record 1)." for s in at.success)
+    # a second set is not offered: the cap can only be raised (with a reason) or lowered
+    assert "Set cap" not in buttons(at) and {"Raise cap", "Lower cap"} <= set(buttons(at))
+    history = next(t.value for t in at.table if "act" in t.value.columns)
+    assert history["act"].tolist() == ["set"] and history["reason"].tolist() == ["study protocol v2"]
+
+
+def test_raising_needs_a_reason_and_is_its_own_record(ledger_path):
+    store = LedgerStore(ledger_path)
+    store.set_cap(LUNG, 2.0, "lung")
+    at = run()
+    at.number_input(key="cap_raise_value-2.0").set_value(3.0)
+    at.button(key="cap_raise").click()
+    run(at)
+    assert any("Raising the cap needs a reason" in e.value for e in at.error)
+    assert [r.kind for r in store.records(LUNG)] == [CAP_SET] and at.metric[1].value == "ε = 2"
+    at.text_input(key="cap_raise_reason-2.0").set_value("ethics board approved a second analysis")
+    at.button(key="cap_raise").click()
+    run(at)
+    raised = store.records(LUNG)[-1]
+    assert (raised.kind, raised.body["cap"], raised.body["previous"]) == (CAP_RAISE, 3.0, 2.0)
+    assert raised.body["reason"] == "ethics board approved a second analysis"
+    assert at.metric[1].value == "ε = 3"
+    history = next(t.value for t in at.table if "act" in t.value.columns)
+    assert history["act"].tolist() == ["set", "raised"]
+    assert history["reason"].tolist()[-1] == "ethics board approved a second analysis"
+
+
+def test_lowering_is_always_allowed_even_below_what_was_spent(ledger_path, curve_outputs):
+    store = LedgerStore(ledger_path)
+    store.set_cap(LUNG, 2.0, "lung")
+    release(store, curve_outputs, eps=1.0)
+    at = run()
+    at.number_input(key="cap_lower_value-2.0").set_value(0.5)
+    at.button(key="cap_lower").click()
+    run(at)
+    assert store.ledger(LUNG).cap == 0.5
+    assert [m.value for m in at.metric] == ["ε = 1", "ε = 0.5", "ε = 0"]
+
+
+# ------------------------------------------------------------------------------------------- the records
+
+def test_records_written_outside_the_app_appear_in_full(ledger_path, curve_outputs):
+    store = LedgerStore(ledger_path)
+    store.set_cap(LUNG, 3.0, "lung")
+    release(store, curve_outputs, eps=0.5)
+    release(store, None, eps=1.0, mechanism="rrr", command="", protects=GROUP_LABEL)
+    at = run()
+    table = releases_table(at)
+    assert table.index.tolist() == [2, 3]
+    assert table["mechanism"].tolist() == ["laplace-counts", "rrr"]
+    assert table["ε"].tolist() == ["0.5", "1"] and table["δ"].tolist() == ["0", "0"]
+    assert table["protects"].tolist() == ["the subject", GROUP_LABEL]
+    assert table["neighbouring"].tolist() == ["add/remove one subject"] * 2
+    assert table["guarantee"].tolist() == ["exact"] * 2
+    assert table["reproduce command"].tolist() == [KM, "—"]  # the whole command, not cut off
+    assert all(len(t) == 19 for t in table["time (UTC)"])
+    assert [m.value for m in at.metric] == ["ε = 0.5", "ε = 3", "ε = 2.5"]
+    assert any("Label-only releases: ε = 1" in i.value for i in at.info)
+    assert any("no differential-privacy guarantee" in e.value for e in at.error)
+
+
+def test_a_release_by_the_command_line_appears_on_the_page(ledger_path):
+    done = subprocess.run([sys.executable, "-m", "dpsurv_core", "km", "--data", "lung", "--group", "sex", "--epsilon",
+                           "0.7", "--json"], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["record_id"] == 1
+    at = run()
+    table = releases_table(at)
+    assert table.index.tolist() == [1] and table["ε"].tolist() == ["0.7"]
+    assert table["reproduce command"].tolist() == [
+        "python -m dpsurv_core km --data lung --group sex --epsilon 0.7 --json"]
+    assert at.metric[0].value == "ε = 0.7"
+    # and `budget show` on the command line lists the same record
+    show = subprocess.run([sys.executable, "-m", "dpsurv_core", "budget", "show", "--data", "lung", "--json"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert [r["id"] for r in json.loads(show.stdout)["releases"]] == [1]
+
+
+def test_a_broken_chain_is_shown(ledger_path, curve_outputs):
+    import sqlite3
+
+    store = LedgerStore(ledger_path)
+    release(store, curve_outputs)
+    release(store, curve_outputs)
+    with sqlite3.connect(ledger_path) as con:  # tamper: drop the guard, edit the first record's epsilon
+        con.execute("DROP TRIGGER records_no_update")
+        con.execute("UPDATE records SET body = replace(body, '\"epsilon\":0.5', '\"epsilon\":0.1') WHERE id = 1")
+    at = run()
+    assert any("The ledger chain is broken" in e.value and "record 1 was edited" in e.value for e in at.error)
+
+
+# ------------------------------------------------------------------------------------------- exports
+
+def test_chosen_records_decide_what_the_exports_hold(ledger_path, curve_outputs, downloads):
+    store = LedgerStore(ledger_path)
+    release(store, curve_outputs, eps=0.5)
+    weibull = [{"trial": 1, "shape": 1.31, "scale": 419.9, "scale_normalised": 0.38}]
+    release(store, weibull, eps=1.0, mechanism="lsp-tll", analysis="Weibull parameters",
+            command="python -m dpsurv_core weibull --data lung --mechanism lsp-tll --epsilon 1 --json")
+    at = run()
+    chooser = at.multiselect(key=f"report_records-{LUNG}")
+    assert chooser.value == [1, 2]  # every release by default
+    rows = list(csv.DictReader(io.StringIO(content(downloads["Released numbers (CSV)"]))))
+    assert {r["record"] for r in rows} == {"1", "2"}
+    assert {r["quantity"] for r in rows if r["record"] == "2"} == {"shape", "scale", "scale_normalised"}
+
+    chooser.set_value([2])
+    run(at)
+    rows = list(csv.DictReader(io.StringIO(content(downloads["Released numbers (CSV)"]))))
+    assert {r["record"] for r in rows} == {"2"}
+    assert {(r["quantity"], r["value"]) for r in rows} >= {("shape", "1.31"), ("scale", "419.9")}
+    payload = json.loads(content(downloads["Released numbers (JSON)"]))
+    assert payload["records"] == [2] and [r["id"] for r in payload["releases"]] == [2]
+    assert payload["releases"][0]["outputs"] == weibull and payload["releases"][0]["command"].startswith("python -m")
+    # the totals are the whole data set's, whatever was chosen
+    assert payload["data_set_ledger"]["totals"]["the subject"]["epsilon"] == 1.5
+    assert payload["data_set_ledger"]["releases"] == 2 and payload["chain"]["ok"] is True
+    release_html = content(downloads["Download release report (HTML)"])
+    assert "Release 2: Weibull parameters (lsp-tll)" in release_html
+    assert "Release 1:" not in release_html and "CONFIDENTIAL" not in release_html
+    assert "This report lists 1 of the data set" in release_html and "2 release(s); the totals below" in release_html
+
+    at.multiselect(key=f"report_records-{LUNG}").set_value([])
+    run(at)
+    assert content(downloads["Released numbers (CSV)"]).strip() == "record,analysis,mechanism,trial,group,quantity,time,value"
+    assert json.loads(content(downloads["Released numbers (JSON)"]))["releases"] == []
+
+
+def test_a_release_recorded_later_joins_the_choice(ledger_path, curve_outputs, downloads):
+    store = LedgerStore(ledger_path)
+    release(store, curve_outputs)
+    release(store, curve_outputs)
+    at = run()
+    at.multiselect(key=f"report_records-{LUNG}").set_value([2])
+    run(at)
+    release(store, curve_outputs)  # e.g. from another tab
+    run(at)
+    assert at.multiselect(key=f"report_records-{LUNG}").value == [2, 3]
+    assert json.loads(content(downloads["Released numbers (JSON)"]))["records"] == [2, 3]
+
+
+def test_review_report_is_confidential_and_keeps_the_audits(ledger_path, curve_outputs, downloads):
+    store = LedgerStore(ledger_path)
+    release(store, curve_outputs, eps=0.5)
+    audit = AuditItem("Survival curves, laplace-counts", {"empirical epsilon": 0.31, "charged epsilon": 0.5})
+    run(stored_audits=[audit])
+    review = content(downloads["Download review report (HTML)"])
+    assert review.count("CONFIDENTIAL") >= 3
+    assert "Privacy audit: Survival curves, laplace-counts" in review and "empirical epsilon" in review
+    # the curve released on lung by sex is compared with the exact curve at the same time points
+    assert "Release 1: survival curves (laplace-counts): comparison with the non-private analysis" in review
+    assert "RMSE" in review
+    release_html = content(downloads["Download release report (HTML)"])
+    assert "CONFIDENTIAL" not in release_html and "Privacy audit" not in release_html
+    assert "Released numbers" in release_html and KM in release_html
+
+
+# ------------------------------------------------------------------------------------------- reproduce
+
+def test_each_release_offers_its_reproduce_scripts(ledger_path, curve_outputs, downloads):
+    store = LedgerStore(ledger_path)
+    release(store, curve_outputs, eps=0.5)
+    release(store, None, eps=1.0, mechanism="rrr", command="", protects=GROUP_LABEL)
+    at = run()
+    chooser = at.selectbox(key=f"reproduce-{LUNG}")
+    assert chooser.value == 2  # the latest release
+    assert chooser.options == ["1: laplace-counts (survival curves), ε 0.5", "2: rrr (survival curves), ε 1"]
+    assert "recorded no command line" in at.code[0].value
+    at.selectbox(key=f"reproduce-{LUNG}").set_value(1)
+    run(at)
+    assert at.code[0].value == KM
+    python = at.code[1].value
+    assert f"COMMAND = {KM!r}" in python and "r.id == 1" in python and "RUN_AGAIN = False" in python
+    # the Python script runs as downloaded: it checks the chain and prints the numbers the release published
+    done = subprocess.run([sys.executable, "-c", python], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert "chain intact" in done.stdout
+    printed = json.loads(done.stdout.split("\n", 1)[1])
+    assert printed == json.loads(json.dumps(curve_outputs))
+    assert len(store.records()) == 2  # reading the record released nothing
+    assert any(r.kind == RELEASE for r in store.records())
+
+
+def test_reproduce_shell_script_runs_the_command_again():
+    from dpsurv_core.privacy.ledger import Record
+    from ui.releases import reproduce_shell
+
+    body = LedgerEntry("laplace-counts", "survival curves", "lung", {}, PrivacyCost(0.5), command=KM).to_dict()
+    script = reproduce_shell(Record(4, "2026-01-02T03:04:05+00:00", LUNG, RELEASE, body, "h"))
+    lines = script.splitlines()
+    assert lines[0] == "#!/bin/sh" and lines[-1] == KM
+    assert "NEW release" in script and "budget show --data lung" in script
