@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 
+import numpy as np
+import pandas as pd
 import streamlit as st
 
-from dpsurv_core.audit import runner as A
+from dpsurv_core.audit.attack import advantage_bound
+from dpsurv_core.audit.figures import epsilon_figure, influential_figure, roc_figure, summary_table
+from dpsurv_core.audit.runner import ANALYSES, AuditResult, audit, make_adapter, mechanisms_for
+from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.errors import DpsurvError
 from ui import session
 
@@ -71,6 +77,17 @@ has_group = cohort.group is not None
 covariates = list(cohort.covariates.columns)
 
 
+def _cohort_hash(cohort: Cohort) -> str:
+    """A short hash of the cohort's arrays and covariates: the audit cache is keyed by the data analysed."""
+    h = hashlib.sha1()
+    for a in (cohort.time, cohort.event, cohort.group, cohort.subject, cohort.event_type):
+        if a is not None:
+            h.update(np.ascontiguousarray(a).astype(str if a.dtype == object else a.dtype).tobytes())
+    h.update(pd.util.hash_pandas_object(cohort.covariates, index=False).to_numpy().tobytes()
+             if len(cohort.covariates.columns) else b"")
+    return h.hexdigest()[:16]
+
+
 def _from_page(analysis: str) -> tuple[str | None, float | None]:
     mech_key, eps_key = FROM_PAGES[analysis]
     mech = st.session_state.get(mech_key)
@@ -80,14 +97,14 @@ def _from_page(analysis: str) -> tuple[str | None, float | None]:
     return mech, (float(eps) if isinstance(eps, (int, float)) and not math.isinf(eps) else None)
 
 
-analyses = [a for a in A.ANALYSES if (a != "logrank" or has_group) and (a != "regression" or covariates)]
+analyses = [a for a in ANALYSES if (a != "logrank" or has_group) and (a != "regression" or covariates)]
 c1, c2, c3 = st.columns(3)
 with c1:
     analysis = st.selectbox("Analysis", analyses, format_func=ANALYSIS_LABELS.get, key="au_analysis",
                             help="What the release publishes. Log-rank tests need a group column, regression "
                                  "covariates (map them on the Data page).")
 page_mech, page_eps = _from_page(analysis)
-names = [m for m in A.mechanisms_for(analysis) if m != "rrr" or has_group]
+names = [m for m in mechanisms_for(analysis) if m != "rrr" or has_group]
 private_first = sorted(names, key=lambda m: m in ("nonprivate", "mle"))
 with c2:
     default = page_mech if page_mech in private_first else private_first[0]
@@ -143,26 +160,26 @@ if options and analysis != "regression":
 settings = {"analysis": analysis, "mechanism": mechanism, "epsilon": epsilon, "trials": trials, "seed": seed,
             "target": target_row, "options": options}
 settings_key = json.dumps(settings, sort_keys=True, default=str)
-data_key = f"{cohort.name}|{A.fingerprint(cohort)}|{public.grid.edges.tolist()}|{public.group_categories}"
+data_key = f"{cohort.name}|{_cohort_hash(cohort)}|{public.grid.edges.tolist()}|{public.group_categories}"
 
 
-def _compute() -> A.AuditResult:
+def _compute() -> AuditResult:
     """Run the audit with a progress bar (created here, so a cached result replays it finished)."""
     bar = st.progress(0.0, text="starting the audit")
     try:
-        adapter = A.make_adapter(analysis, mechanism, epsilon, cohort, public, **options)
-        return A.audit(adapter, trials=trials, seed=seed, target_row=target_row,
+        adapter = make_adapter(analysis, mechanism, epsilon, cohort, public, **options)
+        return audit(adapter, trials=trials, seed=seed, target_row=target_row,
                        progress=lambda f, text: bar.progress(f, text=text))
     finally:
         bar.empty()
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def _cached(data: str, key: str) -> A.AuditResult:
+def _cached(data: str, key: str) -> AuditResult:
     return _compute()
 
 
-def run_audit() -> A.AuditResult:
+def run_audit() -> AuditResult:
     """Bundled data: st.cache_data; uploads: this session only (nothing derived from them is shared)."""
     if choice.bundled:
         return _cached(data_key, settings_key)
@@ -201,8 +218,8 @@ m2.metric("Empirical epsilon (lower bound)", f"{att.epsilon_lower:.2f}",
 m3.metric("Attack: true / false positive rate", f"{att.tpr:.2f} / {att.fpr:.2f}",
           help=f"95% intervals: TPR {att.tpr_ci[0]:.3f} to {att.tpr_ci[1]:.3f}, FPR {att.fpr_ci[0]:.3f} to "
                f"{att.fpr_ci[1]:.3f}, on {att.runs} held-out runs per data set.")
-m4.metric("Advantage found / allowed", f"{100 * max(att.advantage, 0):.0f}% / {100 * A.advantage_bound(eps):.0f}%")
-st.plotly_chart(A.epsilon_figure(result), key="au_eps_fig")
+m4.metric("Advantage found / allowed", f"{100 * max(att.advantage, 0):.0f}% / {100 * advantage_bound(eps):.0f}%")
+st.plotly_chart(epsilon_figure(result), key="au_eps_fig")
 if math.isinf(eps) or result.within_charge:
     st.success(result.sentence())
 else:
@@ -219,15 +236,15 @@ if result.cost.guarantee != "exact":
 st.markdown(f"**Target.** {result.target.why}")
 f1, f2 = st.columns(2)
 with f1:
-    st.plotly_chart(A.influential_figure(result), key="au_infl_fig")
+    st.plotly_chart(influential_figure(result), key="au_infl_fig")
     if result.influential is not None:
         st.caption("Totals over all runs: " + ", ".join(f"> {t:g}: {c}" for t, c in result.influential.items())
                    + f" (of {result.trials} x {result.grid_points} grid points per group).")
 with f2:
-    st.plotly_chart(A.roc_figure(result), key="au_roc_fig")
+    st.plotly_chart(roc_figure(result), key="au_roc_fig")
     st.caption(f"Attack score: {att.score}; AUC {att.auc:.2f}. The dotted line is the best any attack can do "
                "against a release with the charged epsilon.")
-st.dataframe(A.summary_table(result), hide_index=True)
+st.dataframe(summary_table(result), hide_index=True)
 for note in result.notes:
     st.caption(note)
 
@@ -239,6 +256,6 @@ try:
                         "protects", "sentence")}
     summary["target_row"] = result.target.row
     releases.store_audit(f"{ANALYSIS_LABELS[analysis]}, {mechanism}", summary,
-                         [A.roc_figure(result), A.influential_figure(result)])
+                         [roc_figure(result), influential_figure(result)])
 except ImportError:  # the report page is not part of this installation
     pass

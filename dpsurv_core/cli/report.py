@@ -8,13 +8,13 @@ PREFIX.json with the released numbers.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from dpsurv_core.audit.figures import report_section
 from dpsurv_core.cli import km
 from dpsurv_core.cli.common import add_data_options, add_release_options, run_plan, store_from_args
 from dpsurv_core.curves import logrank
@@ -91,11 +91,8 @@ def run(args: argparse.Namespace) -> dict:
         rep.add_table(_median_table(exact, cohort.time_unit), "Median survival (non-private)")
         if exact.counts is not None and len(exact.curves.groups) > 1:
             rep.add_table(_logrank_table(exact.counts), "Log-rank tests (non-private, exact counts on the grid)")
-    if importlib.util.find_spec("dpsurv_core.audit.runner") is not None and args.review:
-        from dpsurv_core.audit import runner as audit  # the privacy-audit issue adds this module
-
-        if hasattr(audit, "report_section"):
-            audit.report_section(rep, cohort, public, mech)
+    if args.review:
+        report_section(rep, cohort, public, mech)
     out.write_text(rep.to_html(), encoding="utf-8")
     written = [str(out)]
     if args.bundle:

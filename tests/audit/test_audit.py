@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from dpsurv_core.audit import runner as A
+from dpsurv_core.audit import attack, figures, runner, targets
 from dpsurv_core.cli import main
 from dpsurv_core.curves.counts import count
 from dpsurv_core.curves.kaplan_meier import estimate
@@ -42,40 +42,40 @@ def run_cli(args: list[str], capsys) -> tuple[int, dict | None, str]:
 # ----------------------------------------------------------------------------------------- bounds
 def test_epsilon_bound_is_a_lower_bound_on_both_ratios():
     n = 500
-    lo, hi = A.clopper_pearson(n, n)
-    flo, fhi = A.clopper_pearson(0, n)
+    lo, hi = attack.clopper_pearson(n, n)
+    flo, fhi = attack.clopper_pearson(0, n)
     # perfect separation: ln(TPR_lo / FPR_hi) with TPR_lo = 0.025^(1/n), FPR_hi = 1 - 0.025^(1/n)
     expect = math.log(0.025 ** (1 / n) / (1 - 0.025 ** (1 / n)))
-    assert A.epsilon_lower_bound(lo, hi, flo, fhi) == pytest.approx(expect, rel=1e-9)
+    assert attack.epsilon_lower_bound(lo, hi, flo, fhi) == pytest.approx(expect, rel=1e-9)
     # no information at all: 999/1000 positives in both worlds must give 0 (the spec's second term gave 5.4)
-    lo, hi = A.clopper_pearson(999, 1000)
-    assert A.epsilon_lower_bound(lo, hi, lo, hi) == 0.0
+    lo, hi = attack.clopper_pearson(999, 1000)
+    assert attack.epsilon_lower_bound(lo, hi, lo, hi) == 0.0
     # the complement ratio: TPR 0.2, FPR 0.01 -> (1 - FPR_hi) / (1 - TPR_lo) is small, ln(TPR_lo / FPR_hi) large
-    tl, th = A.clopper_pearson(100, 500)
-    fl, fh = A.clopper_pearson(5, 500)
-    assert A.epsilon_lower_bound(tl, th, fl, fh) == pytest.approx(math.log(tl / fh))
+    tl, th = attack.clopper_pearson(100, 500)
+    fl, fh = attack.clopper_pearson(5, 500)
+    assert attack.epsilon_lower_bound(tl, th, fl, fh) == pytest.approx(math.log(tl / fh))
     # and the reverse direction: TPR 0.99, FPR 0.8 -> ln((1 - FPR_hi) / (1 - TPR_lo))
-    tl, th = A.clopper_pearson(495, 500)
-    fl, fh = A.clopper_pearson(400, 500)
-    assert A.epsilon_lower_bound(tl, th, fl, fh) == pytest.approx(math.log((1 - fh) / (1 - tl)))
+    tl, th = attack.clopper_pearson(495, 500)
+    fl, fh = attack.clopper_pearson(400, 500)
+    assert attack.epsilon_lower_bound(tl, th, fl, fh) == pytest.approx(math.log((1 - fh) / (1 - tl)))
 
 
 def test_point_epsilon_and_advantage_bound():
-    assert A.point_epsilon(0.5, 0.5) == 0.0
-    assert A.point_epsilon(0.4, 0.1) == pytest.approx(math.log(4))
-    assert A.point_epsilon(1.0, 0.0) == math.inf
-    assert A.advantage_bound(1.0) == pytest.approx((math.e - 1) / (math.e + 1))
-    assert A.advantage_bound(math.inf) == 1.0
+    assert attack.point_epsilon(0.5, 0.5) == 0.0
+    assert attack.point_epsilon(0.4, 0.1) == pytest.approx(math.log(4))
+    assert attack.point_epsilon(1.0, 0.0) == math.inf
+    assert attack.advantage_bound(1.0) == pytest.approx((math.e - 1) / (math.e + 1))
+    assert attack.advantage_bound(math.inf) == 1.0
 
 
 def test_roc_curve_runs_from_origin_to_one():
-    fpr, tpr, auc = A.roc_curve(np.array([2.0, 3.0, 4.0]), np.array([0.0, 1.0, 1.5]))
+    fpr, tpr, auc = attack.roc_curve(np.array([2.0, 3.0, 4.0]), np.array([0.0, 1.0, 1.5]))
     assert (fpr[0], tpr[0], fpr[-1], tpr[-1]) == (0.0, 0.0, 1.0, 1.0)
     assert np.all(np.diff(fpr) >= 0) and np.all(np.diff(tpr) >= 0)
     assert auc == 1.0
     rng = np.random.default_rng(0)
     a, b = rng.normal(1, 1, 4000), rng.normal(0, 1, 4000)
-    _, _, auc = A.roc_curve(a, b)
+    _, _, auc = attack.roc_curve(a, b)
     assert auc == pytest.approx(stats.norm.cdf(1 / math.sqrt(2)), abs=0.02)
 
 
@@ -85,7 +85,7 @@ def test_attack_on_a_known_laplace_pair_is_bounded_by_its_epsilon():
     rng = np.random.default_rng(1)
     x_in = 1.0 + rng.laplace(0.0, 1.0, (4000, 1))
     x_out = rng.laplace(0.0, 1.0, (4000, 1))
-    att = A.distinguish(x_in, x_out, {"the coordinate": np.array([0])})
+    att = attack.distinguish(x_in, x_out, {"the coordinate": np.array([0])})
     assert 0.6 <= att.epsilon_lower <= 1.0
     assert att.runs == 2000
     assert att.tpr_ci[0] <= att.tpr <= att.tpr_ci[1]
@@ -93,22 +93,34 @@ def test_attack_on_a_known_laplace_pair_is_bounded_by_its_epsilon():
 
 def test_attack_on_identical_worlds_finds_nothing():
     rng = np.random.default_rng(2)
-    att = A.distinguish(rng.laplace(size=(2000, 6)), rng.laplace(size=(2000, 6)))
+    att = attack.distinguish(rng.laplace(size=(2000, 6)), rng.laplace(size=(2000, 6)))
     assert att.epsilon_lower == 0.0
     assert abs(att.advantage) < 0.08
 
 
 def test_attack_needs_matching_runs():
     with pytest.raises(ParameterError):
-        A.distinguish(np.zeros((10, 2)), np.zeros((10, 3)))
+        attack.distinguish(np.zeros((10, 2)), np.zeros((10, 3)))
     with pytest.raises(ParameterError):
-        A.distinguish(np.zeros((3, 2)), np.zeros((3, 2)))
+        attack.distinguish(np.zeros((3, 2)), np.zeros((3, 2)))
+
+
+def test_given_scores_fit_on_one_half_and_test_at_or_above_on_the_other():
+    """Scores 1 on D and 0 on D': the threshold 1 is fitted on the first halves, and the held-out test
+    'score >= 1' separates perfectly (a strict test at 1 would find nothing)."""
+    res = attack.empirical_epsilon(np.ones(1000), np.zeros(1000))
+    n = 500
+    assert (res.threshold, res.inclusive, res.runs, res.tpr, res.fpr) == (1.0, True, n, 1.0, 0.0)
+    assert res.epsilon_lower == pytest.approx(math.log(0.025 ** (1 / n) / (1 - 0.025 ** (1 / n))), rel=1e-9)
+    assert res.epsilon_point == math.inf and res.auc == 1.0
+    strict = attack.measure(np.ones(n), np.zeros(n), 1.0)
+    assert (strict.tpr, strict.epsilon_lower) == (0.0, 0.0)
 
 
 def test_influential_points_count_threshold_exceedances():
     a = np.array([[[0.9, 0.5, 0.2]], [[1.0, 1.0, 1.0]]])  # (R=2, G=1, J=3)
     b = np.array([[[0.82, 0.5, 0.8]], [[0.2, 0.97, 0.25]]])
-    total, per = A.influential_points(a, b)
+    total, per = targets.influential_points(a, b)
     # run 1 diffs 0.08, 0, 0.6; run 2 diffs 0.8, 0.03, 0.75
     assert per[0.05].tolist() == [2, 2]
     assert per[0.1].tolist() == [1, 2]
@@ -120,7 +132,7 @@ def test_influential_points_count_threshold_exceedances():
 # ----------------------------------------------------------------------------------------- targets
 def test_leave_one_out_counts_equal_counting_without_the_subject(lung):
     cohort, public = lung
-    exact, contrib, loo, unit = A.leave_one_out_counts(cohort, public)
+    exact, contrib, loo, unit = targets.leave_one_out_counts(cohort, public)
     for i in (0, 5, 37, 100, cohort.n - 1):
         keep = np.ones(cohort.n, bool)
         keep[i] = False
@@ -145,7 +157,7 @@ def test_leave_one_out_counts_property(rows):
     cohort = Cohort(time_, event, group, subject, rows_per_subject=3)
     public = PublicParameters.derive(cohort, horizon=10.0, grid=TimeGrid.equal(0.0, 10.0, 4),
                                      group_categories=("a", "b", "c"))
-    exact, _, loo, unit = A.leave_one_out_counts(cohort, public)
+    exact, _, loo, unit = targets.leave_one_out_counts(cohort, public)
     for u in np.unique(unit):
         direct = count(cohort.subset(unit != u), public.grid, ("a", "b", "c"))
         assert np.array_equal(loo.n[u], direct.n)
@@ -155,7 +167,7 @@ def test_leave_one_out_counts_property(rows):
 
 def test_default_curve_target_is_the_most_exposed_subject(lung):
     cohort, public = lung
-    target = A.select_curve_target(cohort, public)
+    target = targets.select_curve_target(cohort, public)
     base = estimate(tile_trials(exact_counts(cohort, public.grid, public), 1)).survival
     moves = []
     for i in range(cohort.n):  # brute force (test only)
@@ -171,8 +183,8 @@ def test_default_curve_target_is_the_most_exposed_subject(lung):
 
 def test_label_change_target_for_randomized_response(lung):
     cohort, public = lung
-    target = A.select_curve_target(cohort, public, label_change=True)
-    other = A.relabelled(cohort, target)
+    target = targets.select_curve_target(cohort, public, label_change=True)
+    other = targets.relabelled(cohort, target)
     assert target.new_group != target.group
     assert other.group[target.row] == target.new_group
     assert np.sum(other.group != cohort.group) == 1
@@ -182,10 +194,10 @@ def test_label_change_target_for_randomized_response(lung):
 def test_subject_ids_remove_every_row_of_the_subject():
     cohort = load_bundled("kidney")
     public = PublicParameters.derive(cohort, horizon=600.0, grid=TimeGrid.equal(0.0, 600.0, 12))
-    adapter = A.make_adapter("km", "laplace-counts", 1.0, cohort, public)
+    adapter = runner.make_adapter("km", "laplace-counts", 1.0, cohort, public)
     target = adapter.target(0)
     assert len(target.rows) == 2
-    assert A.without(cohort, target).n == cohort.n - 2
+    assert targets.without(cohort, target).n == cohort.n - 2
     assert adapter.cost.epsilon == 1.0
     default = adapter.default_target()
     assert len(default.rows) == 2  # the privacy unit is the patient
@@ -197,7 +209,7 @@ def test_weibull_influence_matches_refitting(lung):
     cohort, _ = lung
     sample = sample_from_cohort(cohort, 1100.0)
     fit = weibull_mle(sample)
-    delta = A.weibull_influence(sample.t, sample.d.astype(float), fit.shape, fit.scale_normalised)
+    delta = targets.weibull_influence(sample.t, sample.d.astype(float), fit.shape, fit.scale_normalised)
     for i in (5, 37, 100):
         keep = np.ones(cohort.n, bool)
         keep[i] = False
@@ -211,12 +223,12 @@ def test_regression_influence_matches_refitting(lung):
     from dpsurv_core.regression.person_period import person_period
 
     cohort, public = lung
-    adapter = A.RegressionAdapter("output", 1.0, cohort, public, ("age", "sex"))
+    adapter = runner.RegressionAdapter("output", 1.0, cohort, public, ("age", "sex"))
     w = minimise(adapter.pp, 0.01)
-    delta = A.regression_influence(adapter.pp, w, 0.01)
+    delta = targets.regression_influence(adapter.pp, w, 0.01)
     target = adapter.default_target()
     assert target.influence == pytest.approx(np.abs(np.linalg.norm(delta, axis=1)).max())
-    pp_out = person_period(A.without(cohort, target), ("age", "sex"), ranges=adapter.ranges,
+    pp_out = person_period(targets.without(cohort, target), ("age", "sex"), ranges=adapter.ranges,
                            n_public=adapter.pp.n_public, **adapter.design)
     moved = minimise(pp_out, 0.01) - w
     assert np.linalg.norm(moved) == pytest.approx(target.influence, rel=0.15)
@@ -224,7 +236,7 @@ def test_regression_influence_matches_refitting(lung):
 
 def test_regression_neighbour_keeps_the_public_design(lung):
     cohort, public = lung
-    adapter = A.RegressionAdapter("objective", 1.0, cohort, public, ("age", "sex"))
+    adapter = runner.RegressionAdapter("objective", 1.0, cohort, public, ("age", "sex"))
     target = adapter.default_target()
     pp_out = adapter._pp(adapter.neighbour(target))
     assert pp_out.n == adapter.pp.n - 1
@@ -234,7 +246,7 @@ def test_regression_neighbour_keeps_the_public_design(lung):
 
 def test_regression_refuses_a_row_it_drops(lung):
     cohort, public = lung
-    adapter = A.RegressionAdapter("output", 1.0, cohort, public, ("age", "meal.cal"))
+    adapter = runner.RegressionAdapter("output", 1.0, cohort, public, ("age", "meal.cal"))
     missing = int(np.flatnonzero(cohort.covariates["meal.cal"].isna().to_numpy())[0])
     with pytest.raises(ParameterError, match="meal.cal"):
         adapter.target(missing)
@@ -242,24 +254,24 @@ def test_regression_refuses_a_row_it_drops(lung):
 
 def test_user_target_and_trials_limits(lung):
     cohort, public = lung
-    adapter = A.make_adapter("km", "laplace-counts", 1.0, cohort, public)
+    adapter = runner.make_adapter("km", "laplace-counts", 1.0, cohort, public)
     t = adapter.target(12)
     assert (t.row, t.chosen_by) == (12, "user") and "chosen by the user" in t.why
     with pytest.raises(ParameterError):
         adapter.target(cohort.n)
     with pytest.raises(ParameterError):
-        A.audit(adapter, trials=2)
+        runner.audit(adapter, trials=2)
     with pytest.raises(ParameterError):
-        A.make_adapter("logrank", "time-indexed", 1.0, cohort, public)
+        runner.make_adapter("logrank", "time-indexed", 1.0, cohort, public)
     with pytest.raises(ParameterError):
-        A.make_adapter("weibull", "laplace-counts", 1.0, cohort, public)
+        runner.make_adapter("weibull", "laplace-counts", 1.0, cohort, public)
 
 
 # ----------------------------------------------------------------------------------------- audit
 def test_audit_is_reproducible_and_serialisable(lung):
     cohort, public = lung
-    r1 = A.audit(A.make_adapter("km", "laplace-counts", 1.0, cohort, public), trials=400, seed=5)
-    r2 = A.audit(A.make_adapter("km", "laplace-counts", 1.0, cohort, public), trials=400, seed=5)
+    r1 = runner.audit(runner.make_adapter("km", "laplace-counts", 1.0, cohort, public), trials=400, seed=5)
+    r2 = runner.audit(runner.make_adapter("km", "laplace-counts", 1.0, cohort, public), trials=400, seed=5)
     d1, d2 = r1.to_dict(), r2.to_dict()
     assert d1["empirical_epsilon_lower"] == d2["empirical_epsilon_lower"]
     assert d1["charged_to_ledger"] is False
@@ -273,9 +285,9 @@ def test_audit_is_reproducible_and_serialisable(lung):
 
 def test_two_times_2000_laplace_counts_runs_take_seconds(lung):
     cohort, public = lung
-    adapter = A.CurveAdapter(LaplaceCounts(1.0), cohort, public)
+    adapter = runner.CurveAdapter(LaplaceCounts(1.0), cohort, public)
     start = time.perf_counter()
-    res = A.audit(adapter, trials=2000, seed=0)
+    res = runner.audit(adapter, trials=2000, seed=0)
     assert time.perf_counter() - start < 5.0
     assert res.trials == 2000 and res.attack.runs == 1000
 
@@ -283,14 +295,14 @@ def test_two_times_2000_laplace_counts_runs_take_seconds(lung):
 def test_progress_is_reported(lung):
     cohort, public = lung
     seen: list[float] = []
-    A.audit(A.make_adapter("weibull", "laplace", 1.0, cohort, public), trials=100, seed=0,
+    runner.audit(runner.make_adapter("weibull", "laplace", 1.0, cohort, public), trials=100, seed=0,
             progress=lambda f, text: seen.append(f))
     assert seen[0] == 0.0 and seen[-1] == 1.0 and seen == sorted(seen)
 
 
 def test_label_only_audit_says_what_it_protects(lung):
     cohort, public = lung
-    res = A.audit(A.make_adapter("km", "rrr", 1.0, cohort, public), trials=400, seed=3)
+    res = runner.audit(runner.make_adapter("km", "rrr", 1.0, cohort, public), trials=400, seed=3)
     d = res.to_dict()
     assert d["protects"] == "the group label only"
     assert d["neighbouring"] == "change one subject's group label"
@@ -348,13 +360,13 @@ def test_cli_bad_input_exits_2_with_one_line(capsys, extra):
 def test_report_section_in_a_review_report(lung):
     cohort, public = lung
     rep = Report("Audit", cohort.name, Ledger(), kind="review")
-    res = A.report_section(rep, cohort, public, LaplaceCounts(1.0), trials=200)
+    res = figures.report_section(rep, cohort, public, LaplaceCounts(1.0), trials=200)
     assert rep.sections[-1].title == "Privacy audit" and rep.sections[-1].confidential
     html = rep.to_html()
     assert "Privacy audit" in html and "Empirical epsilon" in html and "influential points" in html
     assert res.attack.epsilon_lower <= 1.0
     with pytest.raises(ParameterError):
-        A.report_section(Report("x", cohort.name, Ledger()), cohort, public, LaplaceCounts(1.0), trials=50)
+        figures.report_section(Report("x", cohort.name, Ledger()), cohort, public, LaplaceCounts(1.0), trials=50)
 
 
 def test_report_command_adds_the_audit_section(tmp_path, capsys):

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from lifelines import AalenJohansenFitter, KaplanMeierFitter
 from lifelines.statistics import logrank_test
 
-from dpsurv_core.audit.distinguish import clopper_pearson, laplace_score
+from dpsurv_core.audit.attack import clopper_pearson, laplace_score
 from dpsurv_core.curves.adaptive_km import AdaptiveKM, bands, discrete_laplace_variance, merge_bins
 from dpsurv_core.curves.counts import count
 from dpsurv_core.curves.kaplan_meier import estimate

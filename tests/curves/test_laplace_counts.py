@@ -10,7 +10,7 @@ import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dpsurv_core.audit.distinguish import clopper_pearson, empirical_epsilon, epsilon_lower_bound, laplace_score
+from dpsurv_core.audit.attack import clopper_pearson, empirical_epsilon, epsilon_lower_bound, laplace_score
 from dpsurv_core.curves.counts import count
 from dpsurv_core.curves.laplace_counts import LaplaceCounts
 from dpsurv_core.curves.release import exact_counts

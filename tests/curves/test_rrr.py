@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dpsurv_core.audit.distinguish import empirical_epsilon
+from dpsurv_core.audit.attack import empirical_epsilon
 from dpsurv_core.curves.release import event_times_grid, exact_counts
 from dpsurv_core.curves.rrr import RandomizedResponse, epsilon_of, keep_probability, response_matrix, slides_epsilon
 from dpsurv_core.data.cohort import load_bundled

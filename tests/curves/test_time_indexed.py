@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpsurv_core.audit.distinguish import empirical_epsilon, laplace_score
+from dpsurv_core.audit.attack import empirical_epsilon, laplace_score
 from dpsurv_core.curves.time_indexed import TimeIndexed, exact_survival, paper_bound, rolling_mean, total_factor
 from dpsurv_core.data.cohort import Cohort, load_bundled
 from dpsurv_core.data.public import PublicParameters, TimeGrid

@@ -1,0 +1,119 @@
+"""How an audit is shown: plotly figures (ROC, empirical against charged epsilon, influential points),
+the summary table, and the confidential "Privacy audit" section of an HTML review report.
+
+The ROC figure draws the region an eps-DP release allows: TPR <= min(e^eps FPR, 1 - e^-eps (1 - FPR))
+(Kairouz et al. 2015).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from dpsurv_core.audit.attack import advantage_bound
+from dpsurv_core.audit.runner import AuditResult, CurveAdapter, audit
+from dpsurv_core.data.cohort import Cohort
+from dpsurv_core.data.public import PublicParameters
+
+
+def roc_figure(result: AuditResult) -> go.Figure:
+    """Held-out ROC of the attack, the chance diagonal and the eps-DP region for the charged epsilon."""
+    a = result.attack
+    fig = go.Figure()
+    eps = result.cost.epsilon
+    if math.isfinite(eps):
+        f = np.linspace(0.0, 1.0, 201)
+        bound = np.minimum(np.minimum(math.exp(eps) * f, 1.0 - math.exp(-eps) * (1.0 - f)), 1.0)
+        fig.add_trace(go.Scatter(x=f, y=bound, mode="lines", name=f"most an epsilon {eps:g} release allows",
+                                 line={"color": "#9ca3af", "dash": "dot"}))
+    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="coin toss", line={"color": "#d1d5db"}))
+    fig.add_trace(go.Scatter(x=a.roc_fpr, y=a.roc_tpr, mode="lines", name=f"attack (AUC {a.auc:.2f})",
+                             line={"color": "#d62728", "width": 2.5}))
+    fig.add_trace(go.Scatter(x=[a.fpr], y=[a.tpr], mode="markers", name="chosen threshold",
+                             marker={"size": 10, "color": "#1f77b4"},
+                             error_x={"type": "data", "symmetric": False, "array": [a.fpr_ci[1] - a.fpr],
+                                      "arrayminus": [a.fpr - a.fpr_ci[0]]},
+                             error_y={"type": "data", "symmetric": False, "array": [a.tpr_ci[1] - a.tpr],
+                                      "arrayminus": [a.tpr - a.tpr_ci[0]]}))
+    fig.update_layout(height=420, template="plotly_white", margin={"l": 10, "r": 10, "t": 30, "b": 10},
+                      xaxis_title="false positive rate", yaxis_title="true positive rate",
+                      legend={"orientation": "h", "y": -0.2}, title="Attack on held-out runs (ROC)")
+    fig.update_xaxes(range=[0, 1])
+    fig.update_yaxes(range=[0, 1.02])
+    return fig
+
+
+def epsilon_figure(result: AuditResult) -> go.Figure:
+    """The charged epsilon next to the empirical one: the 95% lower bound and the point estimate of the attack."""
+    a = result.attack
+    eps = result.cost.epsilon
+    fig = go.Figure()
+    top = max(a.epsilon_lower, a.epsilon_point if math.isfinite(a.epsilon_point) else 0.0,
+              eps if math.isfinite(eps) else 0.0, 0.1) * 1.15
+    if math.isfinite(eps):
+        fig.add_trace(go.Bar(y=["charged"], x=[eps], orientation="h", marker={"color": "#9ca3af"},
+                             name="charged by the mechanism", hovertemplate="charged epsilon %{x:.3g}<extra></extra>"))
+    point = a.epsilon_point if math.isfinite(a.epsilon_point) else top
+    fig.add_trace(go.Bar(y=["empirical"], x=[a.epsilon_lower], orientation="h", name="empirical (95% lower bound)",
+                         marker={"color": "#d62728" if not result.within_charge else "#1f77b4"},
+                         hovertemplate="empirical epsilon, 95% lower bound %{x:.3g}<extra></extra>"))
+    fig.add_trace(go.Scatter(y=["empirical"], x=[point], mode="markers", name="point estimate of the attack",
+                             marker={"symbol": "line-ns-open", "size": 18, "color": "#111827"},
+                             hovertemplate="point estimate %{x:.3g}<extra></extra>"))
+    fig.update_layout(height=200, template="plotly_white", barmode="overlay", margin={"l": 10, "r": 10, "t": 10, "b": 10},
+                      xaxis_title="epsilon", legend={"orientation": "h", "y": -0.45}, xaxis_range=[0, top])
+    return fig
+
+
+def influential_figure(result: AuditResult) -> go.Figure:
+    """Influential points per run for each threshold (box plots over the R paired runs)."""
+    fig = go.Figure()
+    if result.influential_per_trial is None:
+        fig.add_annotation(text="no curve is released by this analysis", showarrow=False, x=0.5, y=0.5,
+                           xref="paper", yref="paper")
+    else:
+        for t, v in result.influential_per_trial.items():
+            fig.add_trace(go.Box(y=v, name=f"> {t:g}", boxmean=True, marker={"color": "#1f77b4"}))
+    fig.update_layout(height=380, template="plotly_white", showlegend=False, margin={"l": 10, "r": 10, "t": 30, "b": 10},
+                      title="Influential points per run", xaxis_title="threshold on |S(D) - S(D')|",
+                      yaxis_title="grid points per run")
+    return fig
+
+
+def summary_table(result: AuditResult) -> pd.DataFrame:
+    """The audit's numbers as a two-column table (for the report and the page)."""
+    a = result.attack
+    eps = result.cost.epsilon
+    rows = [("epsilon charged by the mechanism", "not private" if math.isinf(eps) else f"{eps:.4g}"),
+            ("empirical epsilon (95% lower bound)", f"{a.epsilon_lower:.3f}"),
+            ("within the charge", "yes" if result.within_charge else "NO: a bug to fix"),
+            ("true positive rate (95% CI)", f"{a.tpr:.3f} ({a.tpr_ci[0]:.3f} to {a.tpr_ci[1]:.3f})"),
+            ("false positive rate (95% CI)", f"{a.fpr:.3f} ({a.fpr_ci[0]:.3f} to {a.fpr_ci[1]:.3f})"),
+            ("membership advantage found / allowed", f"{a.advantage:.3f} / {advantage_bound(eps):.3f}"),
+            ("runs per data set (held out)", f"{result.trials} ({a.runs})"),
+            ("attack score", a.score)]
+    if result.influential is not None:
+        rows += [(f"influential points > {t:g} (total over runs)", str(c)) for t, c in result.influential.items()]
+    return pd.DataFrame(rows, columns=["quantity", "value"])
+
+
+def report_section(report: Any, cohort: Cohort, public: PublicParameters, mechanism: Any,
+                   trials: int = 500, seed: int = 0) -> AuditResult:
+    """Add a "Privacy audit" section (text, ROC and influential-point figures, a table) to a
+    :class:`~dpsurv_core.report.html.Report` for a curve mechanism. The audit reads the raw data, so the
+    section is confidential: only a review report can hold it."""
+    result = audit(CurveAdapter(mechanism, cohort, public), trials=trials, seed=seed)
+    report.add_section("Privacy audit", confidential=True)
+    report.add_text(f"Target: {result.target.why}")
+    report.add_text(result.sentence())
+    report.add_text(f"Empirical epsilon (95% lower bound) {result.attack.epsilon_lower:.3f} against the charged "
+                    f"{result.cost.sentence()}. The audit is a simulation on the data ({trials} runs on D and on D', "
+                    "seeded), not a release: it is not charged to the ledger and must not be published.", "note")
+    report.add_figure(roc_figure(result))
+    report.add_figure(influential_figure(result))
+    report.add_table(summary_table(result), "Privacy audit")
+    return result
