@@ -11,9 +11,10 @@ from streamlit.errors import StreamlitAPIException
 
 from dpsurv_core.curves import logrank
 from dpsurv_core.curves import summary as cs
+from dpsurv_core.curves.release import context
 from dpsurv_core.data.cohort import validate
 from dpsurv_core.errors import DpsurvError
-from dpsurv_core.privacy.noise import ReleaseNoise
+from dpsurv_core.privacy import catalogue
 from ui import curves_view as cv
 from ui import session
 
@@ -26,6 +27,7 @@ cohort, choice, public = session.analysis_inputs()
 unit = cohort.time_unit
 
 group_col = choice.mapping.group if cohort.group is not None else None
+group_spec = group_col  # the CLI's --group: the column, or COL:VALUE / COL:median for a numeric split
 extra_disclosures = []
 if group_col is None:
     st.info("No group column is mapped for this data set, so there are no groups to compare. Choose a group column "
@@ -66,18 +68,23 @@ if group_col is None:
         cohort, cats, extra_disclosures = grouping.split_cohort(mapped, split)
         public = replace(public, group_categories=cats, categories_from_data=False)
         group_col = None
+        group_spec = f"{split_col}:{'median' if cut is None else f'{float(cut):.10g}'}"
     except DpsurvError as exc:
         st.error(str(exc))
         st.stop()
 
-names = cv.mechanism_choices(has_group=True)
+names = cv.mechanism_choices("logrank", has_group=True)
 c1, c2 = st.columns([1.3, 1])
 with c1:
-    mech_name = st.selectbox("Privacy mechanism", names, format_func=lambda n: cv.LABELS.get(n, n), key="gc_mechanism",
-                             index=names.index("laplace-counts") if "laplace-counts" in names else 0)
+    mech_name = st.selectbox("Privacy mechanism", names, format_func=cv.mechanism_name, key="gc_mechanism")
+    entry = cv.mechanism_entry(mech_name)
 with c2:
     epsilon = st.select_slider("Privacy budget epsilon (smaller = more private, noisier)", options=cv.EPSILONS,
                                value=1.0, key="gc_epsilon")
+no_counts = cv.without_counts("km")
+if no_counts:
+    st.caption(f"Not offered here: {' and '.join(no_counts)}. It publishes only the smoothed curve of each group, not "
+               "the numbers at risk and the events at each time that the test is built from.")
 
 try:
     fine, on_grid = cv.exact_results(cohort, public)
@@ -89,52 +96,40 @@ if len(groups) < 2:
     st.warning(f"Only one group ({groups[0]}) is present: choose a column with two or more groups on the Data page.")
     st.stop()
 
-release = None
-if mech_name == "time-indexed":
-    st.warning("Log-rank tests are not available from a time-indexed release: it publishes only the smoothed curve of "
-               "each group, not the numbers at risk and the events at each time that the test is built from. Choose "
-               "Laplace noise on counts, randomized response, or the adaptive mechanism to compare groups.", icon="⚠️")
-else:
-    try:
-        mechanism = cv.build_mechanism(mech_name, epsilon, {}, cohort, public)
-        key = ("curves", cv.data_key(cohort, public), mech_name, repr(sorted(mechanism.parameters().items())), True,
-               False)
-        new = st.button("New release", key="gc_new", help="Draw fresh noise: a new release, charged to the ledger again.")
-        release = cv.private_release(key, lambda: mechanism.release(cohort, public, ReleaseNoise(), trials=1), mechanism,
-                                     cohort.name, new, extra_disclosures)
-    except DpsurvError as exc:
-        st.error(str(exc))
-        st.stop()
-    if release is None:
-        st.warning("The private release was refused, so no private numbers are shown: raise the budget cap in the "
-                   "sidebar, lower epsilon, or start a new session.")
-
-if release is not None:
-    cv.privacy_card(release)
-elif extra_disclosures:
-    for disc in extra_disclosures:
-        st.warning(disc.message, icon="⚠️")
+# ------------------------------------------------------------------------------------------ preview or release
+try:
+    mechanism = entry.build(epsilon, **context(cohort, public))
+    command = {**cv.data_options(choice, group=group_spec), "mechanism": mech_name, "epsilon": epsilon,
+               **cv.grid_options(choice, public)}
+    plan = cv.curve_plan(entry, mechanism, cohort, public, "logrank", command, analysis="log-rank tests",
+                         extra=extra_disclosures, outputs=cv.logrank_outputs)
+    result, released, private_label = cv.explore_or_release(plan, "logrank", "Release these tests",
+                                                             disclosures=lambda r: r.disclosures)
+except DpsurvError as exc:
+    st.error(str(exc))
+    st.stop()
+cv.privacy_card(result, plan, released)
 
 # ------------------------------------------------------------------------------------------ curves
 horizon = float(public.horizon)
-if release is not None and release.mechanism == "rrr" and "debiased_curves" in release.extra:
-    st.plotly_chart(cv.rrr_figure(release.curves, release.extra["debiased_curves"], fine.curves, unit, horizon,
+if "debiased_curves" in result.extra:
+    st.plotly_chart(cv.rrr_figure(result.curves, result.extra["debiased_curves"], fine.curves, unit, horizon,
                                   group_col), width="stretch")
-    st.caption("Left: Kaplan-Meier curves of the *reported* groups; randomly swapped labels pull them together. "
-               "Right: the mixing undone on the counts (free post-processing). Dashed: non-private.")
+    st.caption(f"Left: Kaplan-Meier curves of the *reported* groups ({private_label}); randomly swapped labels pull "
+               "them together. Right: the mixing undone on the counts (free post-processing). Dashed: non-private.")
 else:
-    st.plotly_chart(cv.curve_figure(fine.curves, release.curves if release is not None else None, cs.SURVIVAL,
-                                    None, "overlaid", unit, horizon, group_col), width="stretch")
+    st.plotly_chart(cv.curve_figure(fine.curves, result.curves, cs.SURVIVAL, None, "overlaid", unit, horizon,
+                                    group_col, private_label=private_label), width="stretch")
 
 # ------------------------------------------------------------------------------------------ tests
 exact_tests = logrank.pairwise(fine.counts)
 exact_overall = logrank.overall(fine.counts)
 tables = {}
-if release is not None and release.counts is not None:
-    tables["private"] = (logrank.pairwise(release.counts), logrank.overall(release.counts))
-    if "debiased_counts" in release.extra:
-        deb = release.extra["debiased_counts"]
-        tables["de-biased"] = (logrank.pairwise(deb), logrank.overall(deb))
+if result.counts is not None:
+    tables[private_label] = (logrank.pairwise(result.counts), logrank.overall(result.counts))
+    if "debiased_counts" in result.extra:
+        deb = result.extra["debiased_counts"]
+        tables[f"{private_label}, de-biased"] = (logrank.pairwise(deb), logrank.overall(deb))
 
 st.subheader("Log-rank tests")
 if not tables:
@@ -151,18 +146,19 @@ for label, (pair, overall) in tables.items():
     df = cv.logrank_table(comparison, private_label=label, group_column=group_col)
     if len(tables) > 1:
         st.markdown(f"**Non-private vs {label}** "
-                    + ("(from the reported, randomized labels)" if label == "private" else "(mixing undone)"))
+                    + ("(from the reported, randomized labels)" if label == private_label else "(mixing undone)"))
     st.table(cv.style_flips(df), hide_index=True, width="stretch")
     flips = [cv.test_label(c, group_col) for c in comparison if c.flipped]
     if flips:
-        st.error(f"Conclusion FLIPPED at the 5% level for {', '.join(flips)}: the private release would lead a reader "
-                 "to a different conclusion than the real data.", icon="⚠️")
+        st.error(f"Conclusion FLIPPED at the 5% level for {', '.join(flips)} ({label}): these private numbers would "
+                 "lead a reader to a different conclusion than the real data.", icon="⚠️")
     elif any(not c.defined for c in comparison):
         st.warning("Some private tests cannot be computed from the released counts (a group has nobody left at risk "
                    "after the noise): no conclusion can be drawn from them. A larger epsilon or fewer groups helps.",
                    icon="⚠️")
     else:
-        st.success("Every test reaches the same conclusion at the 5% level with the private release.", icon="✅")
+        st.success(f"Every test reaches the same conclusion at the 5% level with the private numbers ({label}).",
+                   icon="✅")
 st.caption("Chi² is the log-rank statistic (1 degree of freedom per pair; groups minus one for the overall test). "
            "Non-private tests use every event time; private ones use the released counts on the public grid. "
            "The non-private columns are for the data holder only, not for publication.")
@@ -176,22 +172,16 @@ groups. The sum of these differences gives the statistic (Chi²); a p-value belo
 
 **Privacy.** The private version runs the same test on the published noisy counts, so it costs nothing beyond the
 release itself. Noise can push a p-value across 0.05: such *flips* are highlighted in red, because a reader of
-the private release would draw the opposite conclusion.
+the private release would draw the opposite conclusion. While you choose, the private columns come from a
+*preview* (simulation noise: free, never exported); the Release button draws fresh noise once, charges the data
+set's ledger and labels the numbers *released* with their record id.
 """)
-    if mech_name == "laplace-counts":
-        st.markdown("**Laplace noise on counts** (Gondara & Wang, *Differentially Private Survival Function "
-                    "Estimation*): noise of size about 2/epsilon on the number of patients and the numbers "
-                    "of deaths and censorings per time bin of each group. Epsilon protects each whole patient.")
-    elif mech_name == "rrr":
-        st.markdown("**Randomized response** (De Faveri et al., *\"Dead or Alive, we can deny it\"*, SEBD 2024): "
-                    "each patient's group label is kept with a known probability and otherwise replaced "
-                    "by a random one. It **protects the group label only**: survival times and deaths are published "
-                    "as they are. Because the mixing probabilities are known, the mixing can be undone on the counts "
-                    "(the *de-biased* curves and tests). dpsurv uses the correct epsilon ln((kp + 1 - p)/(1 - p)) for "
-                    "k groups; the slides' formula understates it.")
-    elif mech_name == "time-indexed":
-        st.markdown("**Time-indexed noise** (arXiv 2412.05164, 2024) publishes only smoothed curves, so no "
-                    "test can be computed from its release.")
-    else:
-        st.markdown("**The adaptive mechanism** is dpsurv's own private Kaplan-Meier: noisy counts on bins chosen "
-                    "privately, with the test computed from them.")
+    st.markdown(f"**{entry.name}** ({entry.paper}): {entry.summary} Its epsilon protects {entry.protects} "
+                f"(neighbours: {entry.neighbouring}).")
+    if cv.label_only(entry):
+        st.markdown("It **protects the group label only**: survival times and deaths are published as they are. "
+                    "Because the mixing probabilities are known, the mixing can be undone on the counts (the "
+                    "*de-biased* curves and tests).")
+    if entry.paper == catalogue.DE_FAVERI:
+        st.markdown("dpsurv uses the correct epsilon ln((kp + 1 - p)/(1 - p)) for k groups; the slides' formula "
+                    "understates it.")

@@ -1,16 +1,15 @@
-"""Drawing and formatting for the survival-curve pages, plus the session glue that caches releases.
+"""Drawing and formatting for the survival-curve pages, plus the glue of "explore freely, release once".
 
 No statistics here: every number comes from ``dpsurv_core`` (curves, curve_summary, logrank).
-This module turns them into plotly figures and display tables, builds a mechanism from widget
-values, and keeps each private release in ``st.session_state`` so a rerun neither redraws the
-noise nor charges the ledger twice.
+This module turns them into plotly figures and display tables, reads the mechanism choices, names
+and papers from the catalogue, and builds each page's release :class:`~dpsurv_core.privacy.release.Plan`
+with the command line that reproduces it. Pages show the plan's preview (seeded simulation noise,
+no charge, never exported) and charge the ledger only through ``release_panel.release_button``.
 """
 
 from __future__ import annotations
 
-import inspect
 import math
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -22,26 +21,22 @@ import streamlit as st
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
+from dpsurv_core.cli.km import released_numbers
+from dpsurv_core.curves import logrank
 from dpsurv_core.curves import summary as cs
 from dpsurv_core.curves.kaplan_meier import SurvivalCurves
-from dpsurv_core.curves.release import CurveRelease, NonPrivate, available, groups_of, mechanism_class
+from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease
 from dpsurv_core.data import datasets
-from dpsurv_core.data.cohort import Cohort, validate
+from dpsurv_core.data.cohort import Cohort, default_mapping, validate
 from dpsurv_core.data.public import Disclosure, PublicParameters, TimeGrid
+from dpsurv_core.privacy import catalogue
+from dpsurv_core.privacy.catalogue import Entry
 from dpsurv_core.privacy.ledger import GROUP_LABEL
-from dpsurv_core.report.figures import curves_figure
-from dpsurv_core.report.html import curve_records
-from ui import releases, session
+from dpsurv_core.privacy.release import Plan, Released, cli_command
+from ui import release_panel, session
 
 COLOURS = qualitative.D3
 EPSILONS = [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 7.5, 10.0]
-PRIVATE_MECHANISMS = ("laplace-counts", "time-indexed", "rrr", "adaptive-km")
-LABELS = {
-    "laplace-counts": "Laplace noise on counts (Gondara & Wang)",
-    "time-indexed": "Time-indexed noise on the curve (arXiv 2412.05164)",
-    "rrr": "Randomized response on the group label (De Faveri et al.)",
-    "adaptive-km": "Adaptive private Kaplan-Meier (dpsurv)",
-}
 NOT_RELEASED = "not released"
 
 
@@ -244,62 +239,35 @@ def logrank_table(rows: list[cs.TestComparison], private_label: str = "private",
     return pd.DataFrame(out)
 
 
-def privacy_card(release: CurveRelease, extra: Sequence[Disclosure] = ()) -> None:
-    """What the release charged and protects, every disclosure (not-DP ones as warnings), and its notes."""
-    with st.container(border=True):
-        cost = release.cost
-        st.markdown(f"**Charged to this session's ledger:** {cost.sentence()}.")
-        if cost.protects == GROUP_LABEL:
-            st.markdown("**Protects the group label only**: survival times and events are published as they are "
-                        "(label-DP, not record-level DP).")
-        disclosures = [*release.disclosures, *extra]
-        for d in disclosures:
-            if not d.dp:
-                st.warning(f"**Not differentially private** ({d.parameter}): {d.message}", icon="⚠️")
-        dp_ones = [d for d in disclosures if d.dp]
-        if dp_ones:
-            st.markdown("**Disclosures** (public parameters read off the data, published as they are):\n"
-                        + "\n".join(f"- ℹ️ *{d.parameter}*: {d.message}" for d in dp_ones))
-        if not disclosures:
-            st.caption("Disclosures: none (the horizon, grid and groups were declared on the Data page).")
-        for note in release.notes:
-            st.caption(note)
+# ----------------------------------------------------------------------------------------- mechanisms (catalogue)
+def mechanism_choices(command: str = "km", has_group: bool = True) -> list[str]:
+    """The catalogue's private curve mechanisms for ``command`` (``km`` or ``logrank``), in its order; a mechanism
+    that randomizes the group label only when there are groups."""
+    return [e.id for e in catalogue.entries(catalogue.CURVES, command, private=True)
+            if has_group or e.protects != GROUP_LABEL]
 
 
-# ----------------------------------------------------------------------------------------- session glue
-def mechanism_choices(needs_counts: bool = False, has_group: bool = True) -> list[str]:
-    """Private curve mechanisms present in this installation, in a fixed order."""
-    present = set(available())
-    names = [n for n in PRIVATE_MECHANISMS if n in present]
-    if not has_group:
-        names = [n for n in names if n != "rrr"]
-    return names
+def mechanism_entry(mechanism_id: str) -> Entry:
+    return catalogue.get(catalogue.CURVES, mechanism_id)
 
 
-def build_mechanism(name: str, epsilon: float, options: dict[str, Any], cohort: Cohort,
-                    public: PublicParameters) -> Any:
-    """The mechanism object from widget values; passes only the keywords its constructor takes.
-
-    ``options["mode"] == "as published"`` makes ``epsilon`` the paper's base epsilon (time-indexed).
-    """
-    cls = mechanism_class(name)
-    params = inspect.signature(cls.__init__).parameters
-    kwargs = {k: v for k, v in options.items() if k in params}
-    if "rows_per_subject" in params:
-        kwargs["rows_per_subject"] = cohort.rows_per_subject
-    if "n_points" in params:
-        kwargs["n_points"] = int(public.grid.points.size)
-    if "categories" in params:
-        kwargs["categories"] = groups_of(cohort, public) or ()
-    if options.get("mode") == "as published" and "base_epsilon" in params:
-        return cls(base_epsilon=epsilon, **kwargs)
-    return cls(epsilon=epsilon, **kwargs)
+def mechanism_name(mechanism_id: str) -> str:
+    return mechanism_entry(mechanism_id).name
 
 
-def option_defaults(name: str) -> dict[str, Any]:
-    """Keyword defaults of a mechanism's constructor (to seed its option widgets)."""
-    params = inspect.signature(mechanism_class(name).__init__).parameters
-    return {k: p.default for k, p in params.items() if p.default is not inspect.Parameter.empty}
+def releases_counts(entry: Entry) -> bool:
+    """Whether the mechanism publishes counts (numbers at risk, events): the log-rank command serves exactly those."""
+    return "logrank" in entry.commands
+
+
+def label_only(entry: Entry) -> bool:
+    """Whether the mechanism protects the group label only (it randomizes labels, so it needs groups)."""
+    return entry.protects == GROUP_LABEL
+
+
+def without_counts(command: str = "km") -> list[str]:
+    """Names of the mechanisms of ``command`` that publish no counts (so no log-rank test)."""
+    return [e.name for e in catalogue.entries(catalogue.CURVES, command, private=True) if not releases_counts(e)]
 
 
 def data_key(cohort: Cohort, public: PublicParameters) -> str:
@@ -311,7 +279,8 @@ def data_key(cohort: Cohort, public: PublicParameters) -> str:
 def _exact_pair(cohort: Cohort, public: PublicParameters, competing: bool) -> tuple[CurveRelease, CurveRelease]:
     fine = PublicParameters.derive(cohort, horizon=public.horizon, grid=TimeGrid.event_times(cohort),
                                    group_categories=public.group_categories or None)
-    return NonPrivate().release(cohort, fine, competing=competing), NonPrivate().release(cohort, public, competing=competing)
+    exact = catalogue.entries(catalogue.CURVES, "km", private=False)[0].build()
+    return exact.release(cohort, fine, competing=competing), exact.release(cohort, public, competing=competing)
 
 
 @st.cache_data(max_entries=24, show_spinner=False)
@@ -336,25 +305,165 @@ def exact_results(cohort: Cohort, public: PublicParameters, competing: bool = Fa
     return store[(key, competing)]
 
 
-def private_release(key: tuple, make: Callable[[], CurveRelease], mechanism: Any, dataset: str,
-                    new: bool = False, extra: list[Disclosure] | tuple = ()) -> CurveRelease | None:
-    """The cached private release for ``key``; otherwise draw one with ``make`` and charge the ledger.
+# ----------------------------------------------------------------------------------------- plans (CLI reproducible)
+def _num(v: float) -> str:
+    return f"{float(v):.10g}"
 
-    Returns None when the ledger refuses (``session.record_release`` shows the sentence).
-    """
-    store = st.session_state.setdefault("curve_releases", {})
-    if key in store and not new:
-        return store[key]
-    release = make()
-    release.disclosures = [*extra, *release.disclosures]
-    entry = mechanism.ledger_entry(dataset, disclosures=release.disclosures)
-    entry.parameters = {**entry.parameters, "release_id": uuid.uuid4().hex[:8]}
-    if not session.record_release(entry):
-        return None
-    store[key] = release
-    releases.store(f"Survival curves: {mechanism.name}", entry, curve_records(release),
-                   curves_figure({"private": release.curves}, session.data_choice().time_unit), release)
-    return release
+
+def data_options(choice: session.DataChoice, group: str | None = None, covariates: Sequence[str] = ()
+                 ) -> dict[str, Any]:
+    """The CLI's data options for the Data page's choice: --data, --time, --event (with its codes when they are
+    not the bundled data set's own), --group, --id, --max-rows-per-subject, --covariates."""
+    m = choice.mapping
+    out: dict[str, Any] = {"data": choice.name, "time": m.time, "event": m.event}
+    codes = tuple(m.event_codes), tuple(m.censor_codes)
+    if choice.bundled and choice.name in datasets.DATASETS:
+        d = default_mapping(choice.name)
+        if m.event == d.event and codes == (tuple(d.event_codes), tuple(d.censor_codes)):
+            codes = ((), ())
+    if codes[0]:
+        out["event_codes"] = list(codes[0])
+        out["censor_codes"] = list(codes[1]) or None
+    out["group"] = group
+    out["id"] = m.id
+    out["max_rows_per_subject"] = m.max_rows_per_subject if m.max_rows_per_subject > 1 else None
+    out["covariates"] = list(covariates) or None
+    return out
+
+
+def grid_options(choice: session.DataChoice, public: PublicParameters, grid: bool = True) -> dict[str, Any]:
+    """--grid and --horizon as the CLI needs them to use the same public time axis: nothing when both were read off
+    the data with the default 20 bins (the CLI reads them off the same way, with the same disclosures)."""
+    out: dict[str, Any] = {"horizon": _num(public.horizon) if choice.horizon is not None else None}
+    g = public.grid
+    if not grid:
+        return out
+    if g.kind == "event-times":
+        out["grid"] = "event-times"
+    elif not (public.horizon_from_data and g.kind == "equal" and g.bins == 20):
+        out["grid"] = f"{_num(g.edges[0])}:{_num(g.edges[-1])}:{g.bins}"
+    return out
+
+
+def curve_plan(entry: Entry, mechanism: Any, cohort: Cohort, public: PublicParameters, command: str,
+               options: dict[str, Any], competing: bool = False, analysis: str = "survival curves",
+               extra: Sequence[Disclosure] = (), outputs: Callable[[CurveRelease], Any] = released_numbers) -> Plan:
+    """The release plan of a curve mechanism on the page's cohort, as ``python -m dpsurv_core <command>`` builds it
+    (``options``: the command line's options). Its disclosures are the public parameters the curves use."""
+    def compute(noise: Any, trials: int) -> CurveRelease:
+        rel = mechanism.release(cohort, public, noise, trials if entry.private else 1, competing=competing)
+        rel.disclosures = [*extra, *rel.disclosures]
+        return rel
+
+    used = CURVE_PARAMETERS if cohort.group is not None else tuple(p for p in CURVE_PARAMETERS if p != "groups")
+    return Plan(entry, mechanism, cohort.name, session.data_choice().fingerprint, compute, outputs,
+                [*extra, *public.disclosures(used)], cli_command(command, options), analysis=analysis)
+
+
+def logrank_outputs(rel: CurveRelease) -> dict[str, Any]:
+    """What a log-rank release publishes: the released counts (and curves) and the tests computed from them."""
+    out = released_numbers(rel)
+    readings = {"tests": rel.counts}
+    if "debiased_counts" in rel.extra:
+        readings["debiased_tests"] = rel.extra["debiased_counts"]
+    for name, counts in readings.items():
+        if counts is None or len(counts.groups) < 2:
+            continue
+        out[name] = [{"group_a": r.group_a, "group_b": r.group_b, "statistic": float(r.statistic[0]),
+                      "p_value": float(r.p_value[0]), "dof": r.dof}
+                     for r in [*logrank.pairwise(counts), logrank.overall(counts)]]
+    return out
+
+
+# ----------------------------------------------------------------------------------------- explore, then release
+def cached_preview(plan: Plan, key: str) -> Any:
+    """``release_panel.preview(plan)`` (seeded simulation noise: no charge, recorded nowhere), kept for this session
+    so that a rerun with the same plan does not compute it again. Never exported."""
+    cache = st.session_state.setdefault("preview_cache", {})
+    pk = (release_panel.plan_key(plan, key), session.preview_seed())
+    if pk not in cache:
+        if len(cache) > 24:
+            cache.clear()
+        cache[pk] = release_panel.preview(plan)
+    return cache[pk]
+
+
+def explore_or_release(plan: Plan, key: str, label: str = "Release",
+                       disclosures: Callable[[Any], Sequence[Disclosure]] | None = None
+                       ) -> tuple[Any, Released | None, str]:
+    """The preview caption and the Release button (``release-<key>``) of ``plan``; returns what to show (the released
+    result after a click, else the preview), the release (or None) and its label ("released, record N" or
+    "preview"). ``disclosures(preview)``: what the release will disclose, read off the preview (a mechanism's
+    disclosures follow from its parameters, not from its noise), recorded with the release."""
+    preview = cached_preview(plan, key)
+    if disclosures is not None:
+        plan.disclosures = list(disclosures(preview))
+    release_panel.preview_caption(plan)
+    rel = release_panel.release_button(plan, key, label)
+    if rel is not None:
+        return rel.result, rel, f"released, record {rel.record_id}"
+    return preview, None, "preview"
+
+
+# the options a catalogue entry declares, as widgets: (label, kind, bounds / choices, help)
+OPTION_WIDGETS: dict[str, tuple[str, str, tuple, str | None]] = {
+    "alpha": ("Decay alpha", "float", (0.0, 5.0, 0.1), "Later grid points get less noise: step i spends e(1 + alpha i)."),
+    "tau_start": ("Clip at start (tau start)", "float", (0.0, 1.0, 0.05), None),
+    "tau_end": ("Clip at end (tau end)", "float", (0.0, 1.0, 0.05), None),
+    "window": ("Smoothing window (grid points)", "int", (1, 15, 1), None),
+    "edge_mode": ("Smoothing at the edges", "choice", ("mean", "as-published"),
+                  "mean: average of the values in the window; as-published: the paper divides by the full window "
+                  "even at the ends."),
+}
+
+
+def option_widgets(entry: Entry, key_prefix: str, skip: Sequence[str] = ("base_epsilon",)) -> dict[str, Any]:
+    """A widget per option the catalogue entry declares (seeded with its defaults), in an expander; their values."""
+    names = [k for k in entry.options if k not in skip and k in OPTION_WIDGETS]
+    values: dict[str, Any] = {}
+    if not names:
+        return values
+    with st.expander(f"Options of {entry.name}", expanded=False):
+        cols = st.columns(min(4, len(names)))
+        for i, name in enumerate(names):
+            label, kind, spec, help_text = OPTION_WIDGETS[name]
+            col, default, key = cols[i % len(cols)], entry.options[name], f"{key_prefix}_opt_{name}"
+            if kind == "float":
+                values[name] = float(col.number_input(label, spec[0], spec[1], float(default), spec[2], key=key,
+                                                      help=help_text))
+            elif kind == "int":
+                values[name] = int(col.number_input(label, spec[0], spec[1], int(default), spec[2], key=key,
+                                                    help=help_text))
+            else:
+                values[name] = col.radio(label, list(spec), index=list(spec).index(default), key=key, help=help_text)
+    return values
+
+
+def privacy_card(result: CurveRelease, plan: Plan, released: Released | None) -> None:
+    """What the release charges (or charged) and protects, every disclosure (not-DP ones as warnings), and notes."""
+    with st.container(border=True):
+        cost = plan.cost
+        if released is not None:
+            st.markdown(f"**Released as record {released.record_id}**, charged to this data set's ledger: "
+                        f"{released.entry.cost.sentence()}.")
+        else:
+            st.markdown(f"**Preview** (not charged, not for publication). A release would charge: {cost.sentence()}.")
+        if cost.protects == GROUP_LABEL:
+            st.markdown("**Protects the group label only**: survival times and events are published as they are "
+                        "(label-DP, not record-level DP).")
+        disclosures = list(result.disclosures)
+        for d in disclosures:
+            if not d.dp:
+                st.warning(f"**Not differentially private** ({d.parameter}): {d.message}", icon="⚠️")
+        dp_ones = [d for d in disclosures if d.dp]
+        if dp_ones:
+            st.markdown("**Disclosures** (public parameters read off the data, published as they are):\n"
+                        + "\n".join(f"- ℹ️ *{d.parameter}*: {d.message}" for d in dp_ones))
+        if not disclosures:
+            st.caption("Disclosures: none (the horizon, grid and groups were declared on the Data page).")
+        for note in result.notes:
+            st.caption(note)
+        st.caption(f"Reproduce this plan on the command line (a new release, charged again): `{plan.command}`")
 
 
 def competing_cohort(cohort: Cohort) -> Cohort | None:

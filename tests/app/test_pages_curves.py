@@ -1,30 +1,39 @@
-"""AppTest of the Survival curves and Group comparison pages (run from the repository root)."""
+"""AppTest of the Survival curves and Group comparison pages (run from the repository root).
+
+Explore freely, release once: opening a page and moving its widgets shows previews and charges nothing; only the
+Release button writes a record to the ledger database (``DPSURV_LEDGER``, one per test).
+"""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpsurv_core.curves.release import available
+from dpsurv_core.privacy import catalogue
+from dpsurv_core.privacy.ledger import RELEASE, LedgerStore
 from ui import session
 
 ROOT = Path(__file__).resolve().parents[2]
 CURVES = str(ROOT / "pages" / "2_Survival_curves.py")
 GROUPS = str(ROOT / "pages" / "3_Group_comparison.py")
+KM = catalogue.ids(catalogue.CURVES, "km", private=True)
 
 
-def run(path: str, dataset: str | None = None, cap: float | None = None) -> AppTest:
+def run(path: str, dataset: str | None = None) -> AppTest:
     at = AppTest.from_file(path, default_timeout=30)
     if dataset is not None:
         at.session_state["data_choice"] = session.bundled_choice(dataset)
-    if cap is not None:
-        at.session_state["budget_cap"] = cap
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     return at
+
+
+def releases() -> list:
+    return [r for r in LedgerStore().records() if r.kind == RELEASE]
 
 
 def table(at: AppTest, first_column: str, value: str | None = None) -> pd.DataFrame:
@@ -36,84 +45,121 @@ def table(at: AppTest, first_column: str, value: str | None = None) -> pd.DataFr
     raise AssertionError(f"no table starting with {first_column!r}: {[t.value.columns[0] for t in at.table]}")
 
 
-def private_numbers(at: AppTest) -> list[str]:
+def private_numbers(at: AppTest, label: str = "preview") -> list[str]:
     """The private at-risk row and the private landmark column, as shown."""
-    risk = table(at, "0", "All patients, private")
-    return risk.loc["All patients, private"].tolist() + table(at, "Group").iloc[:, -1].tolist()
+    risk = table(at, "0", f"All patients, {label}")
+    return risk.loc[f"All patients, {label}"].tolist() + table(at, "Group").iloc[:, -1].tolist()
 
 
-def ledger_entries(at: AppTest) -> int:
-    return len(at.session_state["ledger"].entries)
+def text(at: AppTest) -> str:
+    return " ".join([m.value for m in at.markdown] + [c.value for c in at.caption])
 
 
-def test_default_lung_page_shows_private_and_exact_numbers():
+def test_default_lung_page_shows_exact_numbers_and_a_labelled_preview():
     at = run(CURVES)
     med = table(at, "Group")
     assert med.loc[0, "Non-private (days)"] == "310 (284 to 361)"
-    assert med.loc[0, "Private (days)"] != ""
+    assert med.loc[0, "Preview (days)"] != ""
     risk = table(at, "0", "All patients, non-private")
     assert risk.loc["All patients, non-private", "0"] == "228"
     assert risk.loc["All patients, non-private", "110"] == "191"
+    assert "All patients, preview" in risk.index
     landmark = [t.value for t in at.table if "Time" in t.value.columns][0]
     assert landmark.loc[0, "Time"] == "1 year (365 days)"
     assert landmark.loc[0, "Non-private (95% CI)"] == "40.9% (33.9% to 47.8%)"
+    assert "Preview (95% CI)" in landmark.columns
     rmst = [t.value for t in at.table if "Difference" in t.value.columns][0]
     assert rmst.loc[0, "Non-private (days)"] == "380"
-    text = " ".join(m.value for m in at.markdown)
-    assert "epsilon = 1, protecting the subject, neighbours: add/remove one subject" in text
-    assert "Gondara" in text  # the explainer cites paper 003
-    assert "horizon 1100 was read off the data" in text  # disclosure in view
-    assert ledger_entries(at) == 1
+    words = text(at)
+    assert "Preview, not for publication" in words  # the preview's mark, with what a release would charge
+    assert "Releasing this plan would charge epsilon = 1, protecting the subject" in words
+    assert catalogue.get(catalogue.CURVES, "laplace-counts").paper in words  # the explainer cites the catalogue
+    assert "horizon 1100 was read off the data" in words  # disclosure in view
+    assert at.button(key="release-curves").label.startswith("Release")
+    assert releases() == []  # opening the page charges nothing
 
 
-def test_epsilon_change_redraws_and_charges_once_per_release():
+def test_moving_epsilon_redraws_the_preview_and_charges_nothing():
     at = run(CURVES)
     before = private_numbers(at)
-    at.run()  # a rerun shows the same release and charges nothing
-    assert private_numbers(at) == before and ledger_entries(at) == 1
+    at.run()  # a rerun shows the same preview
+    assert private_numbers(at) == before
     at.select_slider(key="sc_epsilon").set_value(0.2).run()
-    after = private_numbers(at)
-    assert after != before and ledger_entries(at) == 2
-    assert at.session_state["ledger"].spent() == pytest.approx(1.2)
-    at.select_slider(key="sc_epsilon").set_value(1.0).run()  # back to a released input: same numbers, no charge
-    assert private_numbers(at) == before and ledger_entries(at) == 2
-    at.button(key="sc_new").click().run()  # a new release draws again and charges again
-    assert ledger_entries(at) == 3
+    assert private_numbers(at) != before
+    assert "Releasing this plan would charge epsilon = 0.2" in text(at)
+    at.select_slider(key="sc_epsilon").set_value(1.0).run()  # back: the same preview (the session's seed)
+    assert private_numbers(at) == before
+    at.radio(key="sc_layout").set_value("side by side").run()
+    at.radio(key="sc_estimand").set_value("cumulative hazard").run()
+    assert not at.exception
+    assert releases() == []
 
 
-def test_budget_refusal_shows_a_sentence_and_no_private_numbers():
-    at = run(CURVES, cap=0.5)
-    assert any("only 0.5 of the cap 0.5 is left" in e.value for e in at.error)
-    assert "Private (days)" not in table(at, "Group").columns
-    assert ledger_entries(at) == 0
+def test_release_button_charges_once_per_click_and_labels_the_released_numbers():
+    at = run(CURVES)
+    at.select_slider(key="sc_epsilon").set_value(0.5).run()
+    assert releases() == []
+    at.button(key="release-curves").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    recs = releases()
+    assert len(recs) == 1
+    body = recs[0].body
+    assert body["cost"]["epsilon"] == pytest.approx(0.5) and body["analysis"] == "survival curves"
+    assert body["command"].startswith("python -m dpsurv_core km ")
+    assert "--mechanism laplace-counts --epsilon 0.5" in body["command"]
+    assert len(body["outputs"]["survival"]) == 1 and len(body["outputs"]["survival"][0]) == 20
+    label = f"released, record {recs[0].id}"
+    first = private_numbers(at, label)
+    assert f"Released as record {recs[0].id}" in " ".join(s.value for s in at.success)
+    assert f"Released, record {recs[0].id} (days)" in table(at, "Group").columns
+    at.run()  # a rerun shows the release again and charges nothing
+    assert len(releases()) == 1 and private_numbers(at, label) == first
+    at.button(key="release-curves").click().run()  # a second click: a fresh draw, a second record
+    recs = releases()
+    assert len(recs) == 2 and recs[1].id != recs[0].id
+    assert private_numbers(at, f"released, record {recs[1].id}") != first
 
 
-@pytest.mark.skipif("time-indexed" not in available(), reason="time-indexed is not installed")
+def test_budget_refusal_is_a_sentence_and_records_nothing():
+    LedgerStore().set_cap(session.bundled_choice("lung").fingerprint, 0.5, "lung")
+    at = run(CURVES)
+    at.button(key="release-curves").click().run()
+    assert not at.exception
+    assert at.error and "0.5" in at.error[0].value
+    assert releases() == []
+    assert "Preview (days)" in table(at, "Group").columns  # the preview stays, labelled
+
+
+@pytest.mark.skipif("time-indexed" not in KM, reason="time-indexed is not in the catalogue")
 def test_time_indexed_releases_no_counts():
     at = run(CURVES)
     at.selectbox(key="sc_mechanism").set_value("time-indexed").run()
     assert not at.exception
-    risk = table(at, "0", "All patients, private")
-    assert set(risk.loc["All patients, private"]) == {"not released"}
-    assert "no CI" in table(at, "Group").loc[0, "Private (days)"]
-    assert at.session_state["ledger"].entries[-1].mechanism == "time-indexed"
-    at.radio(key="sc_ti_mode").set_value("as published").run()  # base e = 0.008 on 20 points, alpha 0.5
-    assert at.session_state["ledger"].entries[-1].cost.epsilon == pytest.approx(0.008 * 20 * (1 + 0.5 * 21 / 2))
-    assert any("epsilon = 1, protecting the subject" in m.value for m in at.markdown)
-    at.number_input(key="sc_ti_tau1").set_value(1.0).run()
-    at.number_input(key="sc_ti_tau0").set_value(0.5).run()  # tau start below tau end: one sentence, no traceback
+    risk = table(at, "0", "All patients, preview")
+    assert set(risk.loc["All patients, preview"]) == {"not released"}
+    assert "no CI" in table(at, "Group").loc[0, "Preview (days)"]
+    at.radio(key="sc_eps_mode").set_value("as published").run()  # base e = 0.008 on 20 points, alpha 0.5
+    total = 0.008 * 20 * (1 + 0.5 * 21 / 2)
+    assert f"epsilon = {total:.4g}, protecting the subject" in text(at)
+    assert releases() == []
+    at.button(key="release-curves").click().run()
+    recs = releases()
+    assert len(recs) == 1 and recs[0].body["cost"]["epsilon"] == pytest.approx(total)
+    assert "--base-epsilon 0.008" in recs[0].body["command"] and "--epsilon" not in recs[0].body["command"]
+    at.number_input(key="sc_opt_tau_end").set_value(1.0).run()
+    at.number_input(key="sc_opt_tau_start").set_value(0.5).run()  # tau start below tau end: one sentence
     assert not at.exception and any("tau" in e.value for e in at.error)
 
 
-@pytest.mark.parametrize("name", [n for n in ("adaptive-km", "rrr") if n in available()])
+@pytest.mark.parametrize("name", [n for n in ("adaptive-km", "rrr") if n in KM])
 def test_other_mechanisms_render(name):
     at = run(CURVES)
     at.selectbox(key="sc_mechanism").set_value(name).run()
     assert not at.exception
     if name == "rrr":
-        text = " ".join(m.value for m in at.markdown)
-        assert "protects the group label only" in text.lower()
+        assert "protects the group label only" in text(at).lower()
         assert table(at, "Group")["Group"].tolist() == ["sex = 1", "sex = 2"]
+    assert releases() == []
 
 
 def test_cumulative_incidence_on_pbc():
@@ -122,6 +168,8 @@ def test_cumulative_incidence_on_pbc():
     assert not at.exception
     landmark = [t.value for t in at.table if "Time" in t.value.columns][0]
     assert {"All patients: transplant", "All patients: death"} <= set(landmark["Group"])
+    at.button(key="release-curves").click().run()
+    assert "--estimand cumulative-incidence" in releases()[0].body["command"]
 
 
 def test_group_page_lung_log_rank():
@@ -131,15 +179,36 @@ def test_group_page_lung_log_rank():
     assert lr.loc[0, "Chi² non-private"] == "10.33"  # paper 003 Table 3, "No privacy": 10.3
     assert lr.loc[0, "p non-private"] == "0.0013"
     assert lr.loc[0, "Flip?"] in {"same conclusion", "FLIPPED: significant → not significant"}
-    assert ledger_entries(at) == 1
-    if "rrr" in available():
+    assert "Chi² preview" in lr.columns
+    # one epsilon control, and only the mechanisms that publish counts are offered
+    assert len([w for w in [*at.select_slider, *at.number_input] if "epsilon" in w.label.lower()]) == 1
+    assert at.selectbox(key="gc_mechanism").options == [catalogue.get(catalogue.CURVES, m).name for m in
+                                                        catalogue.ids(catalogue.CURVES, "logrank", private=True)]
+    if "time-indexed" in KM:
+        assert catalogue.get(catalogue.CURVES, "time-indexed").name in text(at)  # said to be not offered
+    at.select_slider(key="gc_epsilon").set_value(0.5).run()
+    assert releases() == []
+    if "rrr" in KM:
         at.selectbox(key="gc_mechanism").set_value("rrr").run()
         assert not at.exception
         assert len([t for t in at.table if t.value.columns[0] == "Test"]) == 2  # raw and de-biased
         assert any("group label only" in m.value for m in at.markdown)
-    if "time-indexed" in available():
-        at.selectbox(key="gc_mechanism").set_value("time-indexed").run()
-        assert any("not available from a time-indexed release" in w.value for w in at.warning)
+    assert releases() == []
+
+
+def test_group_page_release_is_labelled_log_rank_tests():
+    at = run(GROUPS)
+    at.button(key="release-logrank").click().run()
+    assert not at.exception
+    recs = releases()
+    assert len(recs) == 1
+    body = recs[0].body
+    assert body["analysis"] == "log-rank tests" and body["cost"]["epsilon"] == pytest.approx(1.0)
+    assert body["command"].startswith("python -m dpsurv_core logrank ") and "--group sex" in body["command"]
+    assert body["outputs"]["tests"][0]["group_a"] == "1" and "at_risk" in body["outputs"]
+    assert f"Chi² released, record {recs[0].id}" in table(at, "Test").columns
+    at.button(key="release-logrank").click().run()
+    assert len(releases()) == 2
 
 
 def test_group_page_without_a_group_explains_and_offers_a_numeric_split():
@@ -152,3 +221,20 @@ def test_group_page_without_a_group_explains_and_offers_a_numeric_split():
     lr = table(at, "Test")
     assert lr.loc[0, "Test"] == "age <= 44 vs age > 44"
     assert lr.loc[0, "Chi² non-private"] == "6.58"  # paper 003 Table 3: stanford2 by age, 6.6
+    at.button(key="release-logrank").click().run()
+    assert "--group age:44" in releases()[0].body["command"]
+
+
+MINE = ["pages/2_Survival_curves.py", "pages/3_Group_comparison.py", "pages/7_Trade-off_explorer.py",
+        "ui/curves_view.py", "ui/tradeoff_view.py"]
+
+
+@pytest.mark.parametrize("path", MINE)
+def test_pages_neither_spell_mechanism_ids_nor_build_mechanisms(path):
+    source = (ROOT / path).read_text()
+    ids = {e.id for e in catalogue.ENTRIES}
+    spelled = [i for i in ids if re.search(rf"""["']{re.escape(i)}["']""", source)]
+    assert not spelled, f"{path} spells mechanism ids {spelled}: read them from the catalogue"
+    for banned in ("record_release", "releases.store", "ReleaseNoise", "mechanism_class", "make_mechanism",
+                   "build_mechanism", "available()"):
+        assert banned not in source, f"{path} uses {banned}"

@@ -1,7 +1,8 @@
-"""Browser: the Survival curves page redraws the private release when epsilon changes."""
+"""Browser: the Survival curves page previews freely and charges the ledger only when Release is clicked."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -10,14 +11,22 @@ from tests.conftest import wait_for_app
 
 pytestmark = pytest.mark.browser
 
-PRIVATE_ROW = "All patients, private"
+PREVIEW_ROW = "All patients, preview"
+ROW_SELECTOR = "[data-testid='stTable'] tr"
 
 
-def _private_row(page) -> str:
-    return page.locator("[data-testid='stTable'] tr", has_text=PRIVATE_ROW).first.inner_text()
+def _row(page, label: str) -> str:
+    return page.locator(ROW_SELECTOR, has_text=label).first.inner_text()
 
 
-def test_epsilon_change_redraws_the_private_curve(page, app_url, artifacts):
+def _releases_in_sidebar(page) -> int:
+    text = page.locator("[data-testid='stSidebar']").inner_text()
+    found = re.search(r"(\d+) release\(s\)", text)
+    assert found, text
+    return int(found.group(1))
+
+
+def test_epsilon_change_redraws_the_preview_and_release_charges_once(page, app_url, artifacts):
     start = time.monotonic()
     page.set_viewport_size({"width": 1500, "height": 2300})  # the whole page in one screenshot
     page.goto(app_url)
@@ -26,22 +35,35 @@ def test_epsilon_change_redraws_the_private_curve(page, app_url, artifacts):
     page.get_by_text("Number at risk").wait_for()
     wait_for_app(page)
     page.locator("[data-testid='stPlotlyChart']").first.wait_for()
-    before = _private_row(page)
-    median_before = page.locator("[data-testid='stTable'] tr", has_text="All patients").nth(2).inner_text()
+    main = page.locator("[data-testid='stMain']")
+    before = _row(page, PREVIEW_ROW)
+    median_before = page.locator(ROW_SELECTOR, has_text="All patients").nth(2).inner_text()
     assert "310 (284 to 361)" in median_before  # the non-private median on lung
+    assert "Preview, not for publication" in main.inner_text()
+    charged = _releases_in_sidebar(page)
     page.screenshot(path=str(artifacts / "survival_curves_eps1.png"), full_page=True)
 
     slider = page.get_by_role("slider").first
     assert slider.get_attribute("aria-valuetext") in {"1.0", "1"}
     slider.focus()
-    slider.press("ArrowLeft")  # 1.0 -> 0.75 (each step is a release charged to the ledger)
+    slider.press("ArrowLeft")  # 1.0 -> 0.75: a new preview, charged nothing
     page.wait_for_function(
         "([sel, old]) => { const r = [...document.querySelectorAll(sel)].find(e => e.innerText.includes("
-        f"'{PRIVATE_ROW}')); return r && r.innerText !== old; }}",
-        arg=["[data-testid='stTable'] tr", before], timeout=30_000)
+        f"'{PREVIEW_ROW}')); return r && r.innerText !== old; }}",
+        arg=[ROW_SELECTOR, before], timeout=30_000)
     wait_for_app(page)
-    after = _private_row(page)
-    assert after != before
-    assert "epsilon = 0.75, protecting the subject" in page.locator("[data-testid='stMain']").inner_text()
+    assert _row(page, PREVIEW_ROW) != before
+    assert "Releasing this plan would charge epsilon = 0.75, protecting the subject" in main.inner_text()
+    assert _releases_in_sidebar(page) == charged  # browsing and moving sliders charge nothing
     page.screenshot(path=str(artifacts / "survival_curves_eps0.75.png"), full_page=True)
-    assert time.monotonic() - start < 40
+
+    page.get_by_role("button", name=re.compile(r"^Release these curves")).click()
+    page.get_by_text("Released as record").first.wait_for(timeout=30_000)
+    wait_for_app(page)
+    text = main.inner_text()
+    record = re.search(r"Released as record (\d+): epsilon = 0.75, protecting the subject", text)
+    assert record, text
+    assert page.locator(ROW_SELECTOR, has_text=f"All patients, released, record {record.group(1)}").count() == 1
+    assert _releases_in_sidebar(page) == charged + 1
+    page.screenshot(path=str(artifacts / "survival_curves_released.png"), full_page=True)
+    assert time.monotonic() - start < 60
