@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import math
-import uuid
-
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -13,10 +9,10 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from dpsurv_core.errors import DpsurvError
-from dpsurv_core.privacy.noise import ReleaseNoise
-from dpsurv_core.report.html import parameter_records
+from dpsurv_core.privacy import catalogue
+from dpsurv_core.privacy.release import Plan, cli_command
 from dpsurv_core.weibull.lsp import Ladder, compute_ladder
-from dpsurv_core.weibull.mechanisms import BLOCK_SIZE, STUDY_MECHANISMS, LspTll, make_mechanism, mdae_study
+from dpsurv_core.weibull.mechanisms import BLOCK_SIZE, mdae_study
 from dpsurv_core.weibull.model import (
     GAMMA,
     OMEGA,
@@ -27,10 +23,15 @@ from dpsurv_core.weibull.model import (
     survival_curve,
     weibull_mle,
 )
-from ui import releases, session
+from ui import curves_view as cv
+from ui import session
 
-LABELS = {"lsp-tll": "LSP + TLL (Nguyên & Hui)", "laplace": "Laplace baseline", "saa": "Sample-and-aggregate baseline"}
-COLOURS = {"mle": "#111111", "lsp-tll": "#1f77b4", "laplace": "#d62728", "saa": "#2ca02c", "km": "#7f7f7f"}
+PRIVATE = catalogue.entries(catalogue.WEIBULL, "weibull", private=True)  # the mechanisms, in the catalogue's order
+FIT = catalogue.entries(catalogue.WEIBULL, "weibull", private=False)[0]  # the non-private maximum-likelihood fit
+IDS = [e.id for e in PRIVATE]
+LABELS = {e.id: e.name for e in PRIVATE}
+COLOURS = dict(zip(IDS, ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"], strict=False))
+MLE_COLOUR, KM_COLOUR, LADDER_COLOUR = "#111111", "#7f7f7f", "#1f77b4"
 EPSILONS = [0.1, 0.2, 0.4, 0.5, 0.8, 1.0, 1.6, 2.0, 3.2, 5.0, 10.0]
 STUDY_EPSILONS = [0.1, 0.2, 0.4, 0.8, 1.6, 3.2]
 
@@ -47,7 +48,7 @@ ageing). The **scale** is a typical survival time: about 63% of patients have ha
 maximum-likelihood fit (the usual, non-private one, as in lifelines' `WeibullFitter`) uses every patient's
 exact time, so publishing it can leak something about individual patients.
 
-**The private mechanisms** (Nguyên & Hui, 'Privacy-Preserving Mechanisms for Parametric Survival Analysis with Weibull Distribution') publish noisy versions instead. Times are first divided
+**The private mechanisms** (their sources are listed at the end) publish noisy versions instead. Times are first divided
 by a public *horizon* and squeezed into the range e^-omega to 1, so no single patient can move the sums much.
 - **LSP** (shape): it works out how far the shape could move if 1, 2, 3, ... patients were added or removed;
   these bounds form a *ladder* of nested intervals around the true shape (drawn below). It then picks a value
@@ -62,6 +63,10 @@ factor of at most e^epsilon whether or not any one patient is in the data (neigh
 adding or removing one patient). Each mechanism spends epsilon/2 on the shape and epsilon/2 on the scale; the
 ledger charges epsilon per release. Smaller epsilon = more privacy = more noise.
 
+**Preview, then release.** The private rows first show a *preview*: a draw with simulation noise that costs
+nothing and is never exported. Only a mechanism's Release button publishes: it draws fresh noise, charges the data
+set's ledger epsilon and labels the numbers *released* with their record id.
+
 **For your eyes only.** The maximum-likelihood row, the Kaplan-Meier curve and the error study below are
 computed on the raw data and are *not* private: they are there to judge the private numbers, not to publish.
 **Where dpsurv's spec settles what the paper leaves open** (the spec wins): a missing root of the ladder
@@ -72,6 +77,8 @@ the horizon; the number of sample-and-aggregate blocks is a public setting (deri
 with a disclosure).
 """
     )
+    st.markdown("**The mechanisms and their sources:**\n" + "\n".join(
+        f"- **{e.name}** ({e.paper}): {e.summary}" for e in PRIVATE))
 
 cohort, choice, public = session.analysis_inputs()
 unit = cohort.time_unit
@@ -83,9 +90,9 @@ with c1:
     epsilon = st.select_slider("Privacy budget epsilon per release (smaller = more private, noisier)",
                                options=EPSILONS, value=1.0, key="wb_epsilon")
 with c2:
-    chosen = st.multiselect("Release with", list(STUDY_MECHANISMS), default=["lsp-tll"], key="wb_mechanisms",
-                            format_func=LABELS.get,
-                            help="Each mechanism you add is a separate release and is charged epsilon again.")
+    chosen = st.multiselect("Preview with", IDS, default=IDS[:1], key="wb_mechanisms", format_func=LABELS.get,
+                            help="Previews are free; each mechanism has its own Release button, and each release is "
+                                 "charged epsilon.")
 with st.expander("Public settings of the Weibull mechanisms", expanded=False):
     s1, s2, s3, s4 = st.columns(4)
     omega = s1.number_input("omega (times are kept above e^-omega of the horizon)", 0.5, 20.0, OMEGA, 0.5,
@@ -104,17 +111,16 @@ def _lifelines(t: np.ndarray, d: np.ndarray, horizon: float, omega: float):
 
 
 try:
-    mle_mech = make_mechanism("mle", math.inf, horizon, omega, gamma, rungs, cohort.rows_per_subject)
-    sample = mle_mech.prepare(cohort)
+    sample = FIT.build(horizon=horizon, omega=omega, gamma=gamma, rungs=rungs,
+                       rows_per_subject=cohort.rows_per_subject).prepare(cohort)
     mle = weibull_mle(sample)
     ll = _lifelines(sample.t, sample.d, horizon, omega)
-    mechs = {name: make_mechanism(name, epsilon, horizon, omega, gamma, rungs, cohort.rows_per_subject, blocks,
-                                  BLOCK_SIZE) for name in STUDY_MECHANISMS}
+    mechs = {name: catalogue.get(catalogue.WEIBULL, name).build(
+        epsilon, horizon=horizon, omega=omega, gamma=gamma, rungs=rungs, rows_per_subject=cohort.rows_per_subject,
+        blocks=blocks, block_size=BLOCK_SIZE) for name in chosen}
 except DpsurvError as exc:
     st.error(str(exc))
     st.stop()
-
-data_key = hashlib.sha1(sample.t.tobytes() + sample.d.tobytes()).hexdigest()[:16]
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -123,56 +129,55 @@ def _ladder(t: np.ndarray, d: np.ndarray, horizon: float, omega: float, gamma: f
 
 
 ladder = _ladder(sample.t, sample.d, horizon, omega, gamma, rungs)
+horizon_disclosures = [d for d in public.disclosures() if d.parameter == "horizon"]  # the only public input used
 
-# ------------------------------------------------------------------------------------------------ releases
-new = st.button("New release", key="wb_new", help="Draw fresh noise: a new release, charged to the ledger again.")
-store = st.session_state.setdefault("weibull_releases", {})
-released = {}
+
+def weibull_plan(name: str) -> Plan:
+    """The release plan of one mechanism, as ``python -m dpsurv_core weibull`` builds it."""
+    entry, mech = catalogue.get(catalogue.WEIBULL, name), mechs[name]
+    kw = {"ladder": ladder} if hasattr(mech, "ladder") else {}  # LSP reuses the page's ladder (same rungs, gamma)
+    values = {"omega": omega, "gamma": gamma, "rungs": rungs, "blocks": blocks, "block_size": BLOCK_SIZE}
+    command = {**cv.data_options(choice), "mechanism": name, "epsilon": epsilon,
+               **cv.grid_options(choice, public, grid=False), **{k: values[k] for k in entry.options if k in values}}
+    return Plan(entry, mech, cohort.name, choice.fingerprint,
+                lambda noise, trials: mech.release_many(sample, noise, trials, **kw), lambda est: est.records(),
+                [*horizon_disclosures, *mech.disclosures(sample)], cli_command("weibull", command),
+                analysis="Weibull parameters")
+
+
+# ------------------------------------------------------------------------------------------------ preview or release
+results, labels, records = {}, {}, {}
 for name in chosen:
-    mech = mechs[name]
-    key = ("weibull", data_key, name, repr(sorted(mech.parameters().items())))
-    if key not in store or new:
+    with st.container(border=True):
         try:
-            kw = {"ladder": ladder} if isinstance(mech, LspTll) else {}
-            est = mech.release_many(sample, ReleaseNoise(), 1, **kw)
+            plan = weibull_plan(name)
+            results[name], rel, labels[name] = cv.explore_or_release(plan, f"weibull-{name}", f"Release {LABELS[name]}")
         except DpsurvError as exc:
-            st.error(str(exc))
+            st.error(f"{LABELS[name]}: {exc}")
             continue
-        entry = mech.ledger_entry(cohort.name, disclosures=[
-            *[d for d in public.disclosures() if d.parameter == "horizon"], *mech.disclosures(sample)])
-        entry.parameters = {**entry.parameters, "release_id": uuid.uuid4().hex[:8]}
-        if not session.record_release(entry):
-            st.warning(f"{LABELS[name]}: the release was refused, so no private numbers are shown for it; raise the "
-                       "budget cap in the sidebar or lower epsilon.")
-            continue
-        store[key] = est
-        releases.store(f"Weibull parameters: {name}", entry, parameter_records(
-            "weibull", name, {"shape": est.shape[0], "scale": est.scale[0], "scale_normalised": est.scale_normalised[0]}),
-            result=est)
-    released[name] = store[key]
-
-box = st.container(border=True)
-if released:
-    for name in released:
-        box.markdown(f"**{LABELS[name]}** charged to this session's ledger: {mechs[name].cost.sentence()} "
-                     f"(epsilon/2 = {mechs[name].epsilon_shape:g} for the shape, {mechs[name].epsilon_scale:g} for "
-                     "the scale).")
-        for note in released[name].notes:
-            box.caption(note)
-    discl = [d for d in public.disclosures() if d.parameter == "horizon"]  # the only public input used here
-    discl += [d for n in released for d in mechs[n].disclosures(sample)]
-    for disc in discl:
-        if disc.dp:
-            box.info(f"Disclosure ({disc.parameter}): {disc.message}", icon="ℹ️")
+        mech = mechs[name]
+        split = f"(epsilon/2 = {mech.epsilon_shape:g} for the shape, {mech.epsilon_scale:g} for the scale)"
+        if rel is not None:
+            records[name] = rel.record_id
+            st.markdown(f"**{LABELS[name]}** released as record {rel.record_id}, charged to this data set's ledger: "
+                        f"{rel.entry.cost.sentence()} {split}.")
         else:
-            box.warning(f"Not differentially private ({disc.parameter}): {disc.message}", icon="⚠️")
-    if not discl:
-        box.caption("Disclosures: none (the horizon was declared on the Data page).")
-else:
-    box.markdown("No private release yet: choose a mechanism above.")
-led = session.ledger()
-box.caption(f"Ledger: epsilon {led.spent():.3g} spent of the cap {led.cap:g} (protecting the subject). Returning to "
-            "inputs already released shows the same release again at no cost; 'New release' draws and charges anew.")
+            st.markdown(f"**{LABELS[name]}**, preview (not charged, not for publication). A release would charge: "
+                        f"{mech.cost.sentence()} {split}.")
+        for note in results[name].notes:
+            st.caption(note)
+        for disc in mech.disclosures(sample):
+            if disc.dp:
+                st.info(f"Disclosure ({disc.parameter}): {disc.message}", icon="ℹ️")
+            else:
+                st.warning(f"Not differentially private ({disc.parameter}): {disc.message}", icon="⚠️")
+        st.caption(f"Reproduce on the command line (a new release, charged again): `{plan.command}`")
+if not chosen:
+    st.markdown("No private mechanism chosen: choose one above to preview it.")
+for disc in horizon_disclosures:
+    st.info(f"Disclosure ({disc.parameter}): {disc.message}", icon="ℹ️")
+if chosen and not horizon_disclosures:
+    st.caption("Disclosures of the horizon: none (it was declared on the Data page).")
 
 
 # ------------------------------------------------------------------------------------------------ study (cached)
@@ -180,8 +185,8 @@ box.caption(f"Ledger: epsilon {led.spent():.3g} spent of the cap {led.cap:g} (pr
 def _study_cell(t: np.ndarray, d: np.ndarray, horizon: float, omega: float, rows: int, name: str, eps: float,
                 trials: int, seed: int, gamma: float, rungs: int, blocks: int | None) -> dict:
     s = WeibullSample(t, d, horizon, omega, rows)
-    lad = _ladder(t, d, horizon, omega, gamma, rungs) if name == "lsp-tll" else None
-    cell_seed = [int(seed), STUDY_MECHANISMS.index(name), int(round(eps * 1000))]
+    lad = _ladder(t, d, horizon, omega, gamma, rungs)  # used by the mechanisms that draw from the ladder
+    cell_seed = [int(seed), IDS.index(name), int(round(eps * 1000))]
     return mdae_study(s, [eps], trials, cell_seed, (name,), gamma, rungs, blocks, BLOCK_SIZE, ladder=lad)[0]
 
 
@@ -194,33 +199,35 @@ rows = [
     {"Estimate": "Maximum likelihood, Equations 4-5 (not private)", "Shape p": mle.shape, f"Scale ({unit})": mle.scale,
      "Scale / T_max": mle.scale_normalised, "Epsilon": "none (not private)"},
 ]
-for name, est in released.items():
-    rows.append({"Estimate": f"{LABELS[name]}, released", "Shape p": float(est.shape[0]),
+for name, est in results.items():
+    cost = f"{mechs[name].cost.epsilon:g} (protects the subject; add/remove one)"
+    rows.append({"Estimate": f"{LABELS[name]}, {labels[name]}", "Shape p": float(est.shape[0]),
                  f"Scale ({unit})": float(est.scale[0]), "Scale / T_max": float(est.scale_normalised[0]),
-                 "Epsilon": f"{mechs[name].cost.epsilon:g} (protects the subject; add/remove one)"})
+                 "Epsilon": f"{cost}, charged" if name in records else f"{cost} if released; preview: none"})
 table = pd.DataFrame(rows)
 st.dataframe(table.style.format({"Shape p": "{:.4f}", f"Scale ({unit})": fmt_scale, "Scale / T_max": "{:.4f}"}),
              hide_index=True, width="stretch")
 st.caption(f"n = {sample.n} records, {sample.n_events} events, horizon T_max = {horizon:g} {unit}. The two "
-           "maximum-likelihood rows agree to about 1e-6; they are for the data holder's eyes only.")
+           "maximum-likelihood rows agree to about 1e-6; they are for the data holder's eyes only. Preview rows are "
+           "not for publication; released rows are the published numbers.")
 
 # ------------------------------------------------------------------------------------------------ curves
 st.subheader("Fitted survival curves over the Kaplan-Meier curve")
 km_t, km_s = kaplan_meier(cohort.time, cohort.event)
 grid = np.linspace(0.0, horizon, 300)
 fig = go.Figure()
-fig.add_trace(go.Scatter(x=km_t, y=100 * km_s, mode="lines", line={"shape": "hv", "color": COLOURS["km"]},
+fig.add_trace(go.Scatter(x=km_t, y=100 * km_s, mode="lines", line={"shape": "hv", "color": KM_COLOUR},
                          name="Kaplan-Meier (not private)"))
 fig.add_trace(go.Scatter(x=grid, y=100 * survival_curve(grid, mle.shape, mle.scale), mode="lines",
-                         line={"color": COLOURS["mle"], "dash": "dash"}, name="Weibull, maximum likelihood (not private)"))
+                         line={"color": MLE_COLOUR, "dash": "dash"}, name="Weibull, maximum likelihood (not private)"))
 invalid = []
-for name, est in released.items():
+for name, est in results.items():
     curve = survival_curve(grid, float(est.shape[0]), float(est.scale[0]))
     if np.all(np.isnan(curve)):
         invalid.append(LABELS[name])
         continue
     fig.add_trace(go.Scatter(x=grid, y=100 * curve, mode="lines", line={"color": COLOURS[name], "width": 3},
-                             name=f"Weibull, {LABELS[name]} (private)"))
+                             name=f"Weibull, {LABELS[name]} ({labels[name]})"))
 fig.update_layout(xaxis_title=f"time ({unit})", yaxis_title="survival (%)", yaxis_range=[0, 101], height=430,
                   legend={"orientation": "h", "y": -0.2})
 st.plotly_chart(fig, width="stretch")
@@ -237,19 +244,19 @@ xs, ys = [], []
 for k, a, b in ladder.segments(k_show):
     xs += [a, b, None]
     ys += [-k, -k, None]
-lfig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", line={"width": 4, "color": COLOURS["lsp-tll"]},
+lfig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", line={"width": 4, "color": LADDER_COLOUR},
                           marker={"size": 4}, name="rungs", showlegend=False), row=1, col=1)
-lfig.add_trace(go.Scatter(x=[ladder.p_star], y=[0], mode="markers", marker={"size": 12, "color": COLOURS["mle"],
+lfig.add_trace(go.Scatter(x=[ladder.p_star], y=[0], mode="markers", marker={"size": 12, "color": MLE_COLOUR,
                           "symbol": "star"}, name="true shape p* (rung 0)"), row=1, col=1)
-if "lsp-tll" in released:
-    p_rel = float(released["lsp-tll"].shape[0])
+for name in [n for n in results if hasattr(mechs[n], "ladder")]:  # the mechanisms that draw from the ladder
+    p_rel = float(results[name].shape[0])
     lfig.add_trace(go.Scatter(x=[p_rel], y=[float(ladder.utility(np.array([p_rel]))[0])], mode="markers",
-                              marker={"size": 12, "color": "#ff7f0e", "symbol": "x"}, name="released shape"),
-                   row=1, col=1)
+                              marker={"size": 12, "color": "#ff7f0e", "symbol": "x"},
+                              name=f"{LABELS[name]} shape ({labels[name]})"), row=1, col=1)
 probs = ladder.probabilities(epsilon / 2, float(cohort.rows_per_subject))
 shown = probs[:k_show]
 lfig.add_trace(go.Bar(x=[str(i) for i in range(1, k_show + 1)] + ["more"], y=np.append(shown, probs[k_show:].sum()),
-                      marker_color=COLOURS["lsp-tll"], showlegend=False, name="probability"), row=1, col=2)
+                      marker_color=LADDER_COLOUR, showlegend=False, name="probability"), row=1, col=2)
 lo = float(ladder.lower[min(k_show, ladder.rungs + 1)])
 hi = float(ladder.upper[min(k_show, ladder.rungs + 1)])
 pad = 0.05 * max(hi - lo, 1e-3)
@@ -273,7 +280,7 @@ q1, q2 = st.columns(2)
 trials = int(q1.select_slider("Simulated releases per point", [50, 100, 200, 500], value=200, key="wb_trials"))
 seed = int(q2.number_input("Seed", 0, 2**31 - 1, 2024, 1, key="wb_seed"))
 eps_grid = sorted(set(STUDY_EPSILONS) | {float(epsilon)})
-cells = [(name, e) for name in STUDY_MECHANISMS for e in eps_grid]
+cells = [(name, e) for name in IDS for e in eps_grid]
 bar = st.progress(0.0, text="Simulating ...")
 study_rows = []
 try:
@@ -287,7 +294,7 @@ except DpsurvError as exc:
 bar.empty()
 study = pd.DataFrame(study_rows)
 sfig = make_subplots(rows=1, cols=2, subplot_titles=("Shape p", f"Scale ({unit})"))
-for name in STUDY_MECHANISMS:
+for name in IDS:
     sub = study[study.mechanism == name]
     for col, key in ((1, "mdae_shape"), (2, "mdae_scale")):
         sfig.add_trace(go.Scatter(x=sub.epsilon, y=sub[key], mode="lines+markers", name=LABELS[name],
@@ -297,8 +304,8 @@ sfig.update_yaxes(type="log", title_text="median absolute error")
 sfig.update_layout(height=420, legend={"orientation": "h", "y": -0.25})
 st.plotly_chart(sfig, width="stretch")
 now = study[study.epsilon == float(epsilon)].set_index("mechanism")
-shape_err = ", ".join(f"{now.loc[n, 'mdae_shape']:.3g} for {LABELS[n]}" for n in STUDY_MECHANISMS)
-scale_err = ", ".join(f"{now.loc[n, 'mdae_scale']:,.3g} {unit}" for n in STUDY_MECHANISMS)
+shape_err = ", ".join(f"{now.loc[n, 'mdae_shape']:.3g} for {LABELS[n]}" for n in IDS)
+scale_err = ", ".join(f"{now.loc[n, 'mdae_scale']:,.3g} {unit}" for n in IDS)
 st.caption(f"At epsilon {epsilon:g} over {trials} simulated releases, the median error of the shape is {shape_err}; "
            f"of the scale {scale_err}.")
 with st.expander("Error table"):

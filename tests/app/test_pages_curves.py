@@ -225,8 +225,8 @@ def test_group_page_without_a_group_explains_and_offers_a_numeric_split():
     assert "--group age:44" in releases()[0].body["command"]
 
 
-MINE = ["pages/2_Survival_curves.py", "pages/3_Group_comparison.py", "pages/7_Trade-off_explorer.py",
-        "ui/curves_view.py", "ui/tradeoff_view.py"]
+MINE = ["pages/2_Survival_curves.py", "pages/3_Group_comparison.py", "pages/4_Weibull_parameters.py",
+        "pages/7_Trade-off_explorer.py", "ui/curves_view.py", "ui/tradeoff_view.py"]
 
 
 @pytest.mark.parametrize("path", MINE)

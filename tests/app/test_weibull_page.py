@@ -1,4 +1,8 @@
-"""The Weibull parameters page through Streamlit's AppTest, with real values."""
+"""The Weibull parameters page through Streamlit's AppTest, with real values.
+
+Explore freely, release once: the page and its sliders show previews and charge nothing; each mechanism's Release
+button writes one record to the ledger database (``DPSURV_LEDGER``, one per test).
+"""
 
 from __future__ import annotations
 
@@ -10,10 +14,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpsurv_core.data.cohort import ColumnMap, load_bundled
+from dpsurv_core.privacy import catalogue
+from dpsurv_core.privacy.ledger import RELEASE, LedgerStore
 from dpsurv_core.weibull.model import sample_from_cohort, weibull_mle
 from ui.session import DataChoice, bundled_choice
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "4_Weibull_parameters.py")
+FIRST = catalogue.ids(catalogue.WEIBULL, "weibull", private=True)[0]
 
 
 def run(**state) -> AppTest:
@@ -30,22 +37,27 @@ def table(at: AppTest) -> pd.DataFrame:
     return at.dataframe[0].value
 
 
-def test_default_page_on_lung():
+def releases() -> list:
+    return [r for r in LedgerStore().records() if r.kind == RELEASE]
+
+
+def test_default_page_on_lung_shows_the_fits_and_a_preview():
     at = run()
     t = table(at)
     mle = weibull_mle(sample_from_cohort(load_bundled("lung"), 1100.0))
-    assert len(t) == 3 and t["Estimate"].iloc[2].startswith("LSP + TLL")
+    assert len(t) == 3 and t["Estimate"].iloc[2] == f"{catalogue.get(catalogue.WEIBULL, FIRST).name}, preview"
     assert t["Shape p"].iloc[1] == pytest.approx(mle.shape, rel=1e-12)
     assert t["Shape p"].iloc[0] == pytest.approx(mle.shape, rel=1e-6)  # lifelines
     assert t["Scale (days)"].iloc[1] == pytest.approx(mle.scale, rel=1e-12)
     p, lam = t["Shape p"].iloc[2], t["Scale (days)"].iloc[2]
     assert 0 <= p <= 10 and np.isfinite(lam) and lam > 0
     assert t["Scale / T_max"].iloc[2] == pytest.approx(lam / 1100.0)
-    led = at.session_state["ledger"]
-    assert led.spent() == pytest.approx(1.0) and len(led.entries) == 1
-    assert led.entries[0].mechanism == "lsp-tll" and led.entries[0].analysis == "weibull"
+    assert t["Epsilon"].iloc[2].endswith("if released; preview: none")
     text = " ".join(m.value for m in at.markdown)
+    assert "preview (not charged, not for publication)" in text
     assert "protecting the subject, neighbours: add/remove one subject" in text
+    assert all(e.paper in text for e in catalogue.entries(catalogue.WEIBULL, "weibull", private=True))
+    assert any("Preview, not for publication" in c.value for c in at.caption)
     assert any("What am I looking at?" in e.label for e in at.expander)
     assert len(at.get("plotly_chart")) == 3
     # the study: one row per mechanism and epsilon, not charged
@@ -53,39 +65,75 @@ def test_default_page_on_lung():
     assert set(study["mechanism"].str[:3]) == {"LSP", "Lap", "Sam"} and (study["trials"] == 50).all()
     lsp = study[study["mechanism"].str.startswith("LSP")].sort_values("epsilon")
     assert lsp["mdae_shape"].iloc[-1] < lsp["mdae_shape"].iloc[0]
-    # a rerun shows the same release at no extra cost
+    # a rerun shows the same preview; nothing was charged
     at.run()
-    assert not at.exception
-    assert at.session_state["ledger"].spent() == pytest.approx(1.0)
     assert table(at)["Shape p"].iloc[2] == p
+    assert releases() == []
 
 
-def test_all_mechanisms_are_each_charged():
-    at = run(wb_mechanisms=["lsp-tll", "laplace", "saa"], wb_epsilon=0.4)
-    t = table(at)
-    assert len(t) == 5
-    led = at.session_state["ledger"]
-    assert led.spent() == pytest.approx(1.2) and {e.mechanism for e in led.entries} == {"lsp-tll", "laplace", "saa"}
+def test_moving_epsilon_changes_the_preview_and_charges_nothing():
+    at = run()
+    before = table(at)["Scale (days)"].iloc[2]
+    at.select_slider(key="wb_epsilon").set_value(0.2).run()
+    assert not at.exception
+    assert table(at)["Scale (days)"].iloc[2] != before  # the same seeded draw, scaled for the new epsilon
+    assert any("charge epsilon = 0.2" in c.value for c in at.caption)
+    at.number_input(key="wb_gamma").set_value(12.0).run()
+    assert releases() == []
+
+
+def test_release_button_charges_once_per_click():
+    at = run(wb_epsilon=0.5)
+    at.button(key=f"release-weibull-{FIRST}").click().run()
+    assert not at.exception
+    recs = releases()
+    assert len(recs) == 1
+    body = recs[0].body
+    assert body["cost"]["epsilon"] == pytest.approx(0.5) and body["analysis"] == "Weibull parameters"
+    assert body["command"].startswith("python -m dpsurv_core weibull ")
+    assert f"--mechanism {FIRST} --epsilon 0.5" in body["command"]
+    released = table(at).iloc[2]
+    assert released["Estimate"].endswith(f"released, record {recs[0].id}")
+    assert body["outputs"][0]["shape"] == pytest.approx(released["Shape p"])
+    assert released["Epsilon"].endswith("charged")
+    at.button(key=f"release-weibull-{FIRST}").click().run()  # a fresh draw, a second record
+    assert len(releases()) == 2
+
+
+def test_every_mechanism_has_its_own_release():
+    ids = catalogue.ids(catalogue.WEIBULL, "weibull", private=True)
+    at = run(wb_mechanisms=ids, wb_epsilon=0.4)
+    assert len(table(at)) == 2 + len(ids)
+    assert releases() == []
     warnings = " ".join(w.value for w in at.warning)
     # SAA's number of blocks derived from n sets its noise scale: flagged as not DP
     assert "Not differentially private (blocks)" in warnings
+    for mid in ids:
+        at.button(key=f"release-weibull-{mid}").click().run()
+    recs = releases()
+    assert [r.body["mechanism"] for r in recs] == ids
+    assert sum(r.body["cost"]["epsilon"] for r in recs) == pytest.approx(0.4 * len(ids))
 
 
 def test_refused_past_the_cap():
-    at = run(budget_cap=0.5)
-    assert at.session_state["ledger"].spent() == 0
-    assert any("refused" in w.value for w in at.warning)
-    assert len(table(at)) == 2  # only the non-private rows
+    LedgerStore().set_cap(bundled_choice("lung").fingerprint, 0.5, "lung")
+    at = run()
+    at.button(key=f"release-weibull-{FIRST}").click().run()
+    assert not at.exception and at.error
+    assert releases() == []
+    assert table(at)["Estimate"].iloc[2].endswith("preview")  # the preview stays, labelled
 
 
 def test_flchain_with_declared_horizon():
     choice = bundled_choice("flchain")
     choice.horizon = 5300.0
-    at = run(data_choice=choice, wb_trials=50, wb_mechanisms=["lsp-tll"])
+    at = run(data_choice=choice, wb_trials=50, wb_mechanisms=[FIRST])
     t = table(at)
     assert t["Shape p"].iloc[1] == pytest.approx(0.96160775, abs=1e-7)
     assert abs(t["Shape p"].iloc[2] - 0.9616) < 0.3
     assert not any("horizon" in i.value for i in at.info)  # declared: no disclosure
+    at.button(key=f"release-weibull-{FIRST}").click().run()
+    assert "--horizon 5300" in releases()[0].body["command"]
 
 
 def test_bad_data_gives_a_sentence():
@@ -93,3 +141,4 @@ def test_bad_data_gives_a_sentence():
     choice = DataChoice("equal", frame, ColumnMap(time="t", event="e"), "days", False, horizon=10.0)
     at = run(data_choice=choice)
     assert at.error and "same" in at.error[0].value
+    assert releases() == []
