@@ -12,9 +12,10 @@ import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
 
+from dpsurv_core.curves.adaptive_km import AdaptiveKM
 from dpsurv_core.curves.laplace_counts import LaplaceCounts
 from dpsurv_core.curves.logrank import overall, pairwise
-from dpsurv_core.curves.release import NonPrivate, available, mechanism_class
+from dpsurv_core.curves.release import NonPrivate, mechanism_class
 from dpsurv_core.curves.rrr import RandomizedResponse
 from dpsurv_core.curves.time_indexed import TimeIndexed
 from dpsurv_core.data.cohort import Cohort
@@ -126,11 +127,10 @@ def test_single_subject_and_subjects_past_the_grid():
     np.testing.assert_allclose(rel.curves.at_risk, 2.0)
 
 
-def test_adaptive_km_if_present():
-    """The other curve mechanism, when its module exists, keeps the same properties."""
-    if "adaptive-km" not in available():
-        return
+def test_adaptive_km_keeps_the_properties():
+    """The adaptive curve mechanism, registered by name, keeps the same properties."""
     cls = mechanism_class("adaptive-km")
+    assert cls is AdaptiveKM
     rng = np.random.default_rng(0)
     for n in (1, 7, 60):
         time = rng.integers(0, 20, n).astype(float)
