@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-import uuid
 
 import numpy as np
 import pandas as pd
@@ -16,16 +15,23 @@ from plotly.subplots import make_subplots
 from dpsurv_core.data import datasets
 from dpsurv_core.data.cohort import build_cohort
 from dpsurv_core.errors import DpsurvError
-from dpsurv_core.privacy.noise import ReleaseNoise
-from dpsurv_core.regression.mechanisms import build_mechanism, lambda_study, mre_study, release_table
+from dpsurv_core.privacy import catalogue
+from dpsurv_core.privacy.ledger import APPROXIMATE_MCMC, EXACT
+from dpsurv_core.privacy.noise import SimulationNoise
+from dpsurv_core.privacy.release import Plan
+from dpsurv_core.regression.mechanisms import lambda_study, mre_study, release_table
 from dpsurv_core.regression.model import fit_cox, fit_nonprivate
 from dpsurv_core.regression.person_period import person_period
-from dpsurv_core.report.html import parameter_records
-from ui import releases, session
+from ui import curves_view as cv
+from ui import session
 
-LABELS = {"output": "Output perturbation", "objective": "Objective perturbation",
-          "psgld": "pSGLD sampling (approximate DP, MCMC)"}
-COLOURS = {"nonprivate": "#111111", "cox": "#7f7f7f", "output": "#1f77b4", "objective": "#2ca02c", "psgld": "#d62728"}
+ENTRIES = catalogue.entries(catalogue.REGRESSION, "regression")  # the catalogue's order: the fits, then mechanisms
+PRIVATE = [e for e in ENTRIES if e.private]
+FIT, COX = [e for e in ENTRIES if not e.private]  # the non-private discrete-time fit and Cox regression
+LABELS = {e.id: e.name if e.guarantee == EXACT else f"{e.name} (approximate DP, MCMC)" for e in PRIVATE}
+COLOURS = dict(zip([e.id for e in ENTRIES], ["#111111", "#7f7f7f", "#1f77b4", "#2ca02c", "#d62728", "#9467bd"],
+                   strict=False))
+CHAIN = next(e for e in PRIVATE if e.guarantee == APPROXIMATE_MCMC)  # the sampler whose chains are diagnosed below
 EPSILONS = [0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
 STUDY_EPSILONS = [0.1, 0.5, 1.0, 2.0, 5.0]
 LAMBDAS = [0.0001, 0.001, 0.01, 0.1, 1.0]
@@ -60,7 +66,8 @@ means less noise but coefficients pulled towards 0. The trade-off chart below sh
 
 **Epsilon** is the privacy budget of one release: whatever is published, its probability changes by at most a
 factor e^epsilon whether or not any one patient is in the data (neighbouring data sets differ by adding or removing
-one patient). Each private fit you show is a release charged to the ledger.
+one patient). The private rows first show a *preview* (simulation noise: free, never exported); each fit's Release
+button publishes it once: fresh noise, charged to the data set's ledger, labelled *released* with its record id.
 
 **For your eyes only.** The non-private fit, Cox regression, the error study and the chain diagnostics use the raw
 data and are not private.
@@ -71,6 +78,8 @@ perturbation adds extra ridge only when epsilon - T R^2/(4 n Lambda) <= 0; the n
 public number (the cohort size, shown as a disclosure unless declared).
 """
     )
+    st.markdown("**The fits and their sources:**\n" + "\n".join(
+        f"- **{e.name}** ({e.paper}): {e.summary}" for e in ENTRIES))
 
 choice = session.data_choice()
 base = session.require_cohort()
@@ -87,12 +96,14 @@ c1, c2, c3 = st.columns([1.6, 1, 1])
 covs = c1.multiselect("Covariates", candidates, default=default_covs, key="rg_covs",
                       help="Numeric columns are rescaled with public ranges; text columns become categories.")
 epsilon = c2.select_slider("Epsilon per private fit", EPSILONS, value=1.0, key="rg_eps",
-                           help="Smaller = more private = noisier. Each private fit shown is charged epsilon.")
+                           help="Smaller = more private = noisier. Previews are free; each release is charged "
+                                "epsilon.")
 lam = c3.select_slider("Lambda (ridge penalty of the perturbation methods)", LAMBDAS, value=0.01, key="rg_lam",
                        format_func=lambda v: f"{v:g}")
-chosen = st.multiselect("Private fits to release", list(LABELS), default=["objective"],
-                        format_func=LABELS.get, key="rg_mechs",
-                        help="Each one is a separate release charged epsilon.")
+chosen = st.multiselect("Private fits to preview", list(LABELS),
+                        default=[e.id for e in PRIVATE if e.guarantee == EXACT], format_func=LABELS.get,
+                        key="rg_mechs", help="Previews are free; each fit has its own Release button, and each "
+                                             "release is charged epsilon.")
 with st.expander("Model and sampler settings (public)"):
     m1, m2, m3, m4 = st.columns(4)
     intervals = int(m1.number_input("Intervals T", 2, 100, 20, 1, key="rg_T"))
@@ -144,70 +155,72 @@ def _baselines(key: str, _cohort, _pp):
 try:
     np_table, beta_star, cox_table = _baselines((data_key, tuple(covs), intervals, knots, public.horizon,
                                                  repr(sorted(declared.items()))).__repr__(), cohort, pp)
-    mechs = {k: build_mechanism(k, epsilon, pp, lam=lam, **(psgld_kw if k == "psgld" else {})) for k in chosen}
+    mechs = {k: catalogue.get(catalogue.REGRESSION, k).build(epsilon, pp=pp, lam=lam, **psgld_kw) for k in chosen}
 except DpsurvError as exc:
     st.error(str(exc))
     st.stop()
 
-# ------------------------------------------------------------------------------------------------ releases
-new = st.button("New release", key="rg_new", help="Draw fresh noise: new releases, charged to the ledger again.")
-store = st.session_state.setdefault("regression_releases", {})
-released = {}
-for kind, mech in mechs.items():
-    key = ("regression", data_key, kind, tuple(covs), repr(sorted(mech.parameters().items())),
-           repr([d.to_dict() for d in disclosures]))
-    if key not in store or new:
-        try:
-            with st.spinner(f"Releasing {LABELS[kind]} ..."):
-                rel = mech.release(pp, ReleaseNoise())
-        except DpsurvError as exc:
-            st.error(str(exc))
-            continue
-        entry = mech.ledger_entry(cohort.name, disclosures=disclosures)
-        entry.parameters = {**entry.parameters, "covariates": list(covs), "release_id": uuid.uuid4().hex[:8]}
-        if not session.record_release(entry):
-            st.warning(f"{LABELS[kind]}: the release was refused, so no private numbers are shown for it; raise the "
-                       "budget cap in the sidebar or lower epsilon.")
-            continue
-        store[key] = rel
-        releases.store(f"Regression: {kind}", entry, parameter_records("regression", kind, rel.coefficients[0]),
-                       result=rel)
-    released[kind] = store[key]
+# ------------------------------------------------------------------------------------------------ preview or release
+CLI_NAMES = {"bound_B": "sanitizer_bound"}  # the sampler settings whose command-line option is named otherwise
 
-box = st.container(border=True)
-if released:
-    for kind, rel in released.items():
-        kind_word = "approximate DP (MCMC): the chain only approximates the sampling distribution the proof needs" \
-            if kind == "psgld" else "exact DP"
+
+def regression_plan(kind: str) -> Plan:
+    """The release plan of one private fit, as ``python -m dpsurv_core regression`` builds it."""
+    entry, mech = catalogue.get(catalogue.REGRESSION, kind), mechs[kind]
+    command = {**cv.data_options(choice, covariates=covs), "mechanism": kind, "epsilon": epsilon,
+               **cv.grid_options(choice, public, grid=False), "intervals": intervals, "knots": knots,
+               "lambda": lam if "lam" in entry.options else None, "n_public": n_declared or None}
+    command.update({CLI_NAMES.get(k, k): psgld_kw[k] for k in entry.options if k in psgld_kw})
+    ranges = [f"{k}:{lo:.10g}:{hi:.10g}" for k, (lo, hi) in sorted(declared.items())]
+    return Plan(entry, mech, cohort.name, choice.fingerprint, lambda noise, trials: mech.release(pp, noise, trials=trials),
+                lambda rel: {"coefficients": rel.coefficients}, disclosures,
+                cv.command_line("regression", command, {"range": ranges}), analysis="regression")
+
+
+shown, labels = {}, {}
+for kind in chosen:
+    with st.container(border=True):
+        try:
+            plan = regression_plan(kind)
+            shown[kind], rel, labels[kind] = cv.explore_or_release(plan, f"regression-{kind}",
+                                                                   f"Release {LABELS[kind]}")
+        except DpsurvError as exc:
+            st.error(f"{LABELS[kind]}: {exc}")
+            continue
+        mech = mechs[kind]
+        kind_word = "exact DP" if mech.cost.guarantee == EXACT else \
+            "approximate DP (MCMC): the chain only approximates the sampling distribution the proof needs"
         if any(not d.dp for d in disclosures):
             kind_word = "none: not DP, because of the disclosure marked not DP below"
         extra = ""
-        if kind == "output":
-            extra = f"; sensitivity 2 c1/(n Lambda) = {mechs[kind].sensitivity:.3g}"
-        elif kind == "objective":
-            o = mechs[kind]
-            extra = f"; epsilon' = {o.epsilon_prime:.3g} for the noise" + \
-                (f", extra ridge {o.extra_ridge:.3g}" if o.extra_ridge else "")
-        box.markdown(f"**{LABELS[kind]}** charged: {rel.cost.sentence()}. Guarantee: {kind_word}{extra}.")
-else:
-    box.markdown("No private release yet: choose a private fit above.")
+        if hasattr(mech, "sensitivity"):
+            extra = f"; sensitivity 2 c1/(n Lambda) = {mech.sensitivity:.3g}"
+        elif hasattr(mech, "epsilon_prime"):
+            extra = f"; epsilon' = {mech.epsilon_prime:.3g} for the noise" + \
+                (f", extra ridge {mech.extra_ridge:.3g}" if mech.extra_ridge else "")
+        if rel is not None:
+            head = f"**{LABELS[kind]}** released as record {rel.record_id}, charged: {rel.entry.cost.sentence()}."
+        else:
+            head = (f"**{LABELS[kind]}**, preview (not charged, not for publication). A release would charge: "
+                    f"{mech.cost.sentence()}.")
+        st.markdown(f"{head} Guarantee: {kind_word}{extra}.")
+        st.caption(f"Reproduce on the command line (a new release, charged again): `{plan.command}`")
+box = st.container(border=True)
+if not chosen:
+    box.markdown("No private fit chosen: choose one above to preview it.")
 for disc in disclosures:
     (box.info if disc.dp else box.warning)(f"Disclosure ({disc.parameter}): {disc.message}")
 if pp.dropped:
     box.caption(f"{pp.dropped} subject(s) with a missing covariate value were left out (complete cases).")
-led = session.ledger()
-box.caption(f"Ledger: epsilon {led.spent():.3g} spent of the cap {led.cap:g} (protecting the subject). Returning to "
-            "settings already released shows the same release at no cost; 'New release' draws and charges anew.")
 
 # ------------------------------------------------------------------------------------------------ table
 st.subheader("Coefficient table")
-parts = [np_table.assign(estimate="Discrete-time, not private", ratio="odds ratio",
-                         epsilon="none (not private)"),
-         cox_table.assign(estimate="Cox regression, not private", ratio="hazard ratio",
-                          epsilon="none (not private)")]
-for kind, rel in released.items():
-    parts.append(release_table(rel).assign(estimate=f"{LABELS[kind]}, released", ratio="odds ratio",
-                                           epsilon=rel.cost.sentence()))
+parts = [np_table.assign(estimate=FIT.name, ratio="odds ratio", epsilon="none (not private)"),
+         cox_table.assign(estimate=COX.name, ratio="hazard ratio", epsilon="none (not private)")]
+for kind, rel in shown.items():
+    charged = "charged" if labels[kind] != "preview" else "if released; preview: none"
+    parts.append(release_table(rel).assign(estimate=f"{LABELS[kind]}, {labels[kind]}", ratio="odds ratio",
+                                           epsilon=f"{rel.cost.sentence()} ({charged})"))
 table = pd.concat(parts, ignore_index=True)
 show = table.rename(columns={"estimate": "Estimate", "covariate": "Covariate", "coefficient": "Coefficient",
                              "odds_ratio": "Ratio", "ratio": "Ratio type", "lower": "95% CI low",
@@ -239,7 +252,7 @@ st.caption(f"n = {pp.n} subjects, {pp.y.size} person-period rows, T = {intervals
 # ------------------------------------------------------------------------------------------------ forest plot
 st.subheader("Forest plot")
 ffig = go.Figure()
-groups = [("nonprivate", parts[0]), ("cox", parts[1])] + [(k, p) for k, p in zip(released, parts[2:])]
+groups = [(FIT.id, parts[0]), (COX.id, parts[1])] + [(k, p) for k, p in zip(shown, parts[2:])]
 offsets = np.linspace(-0.3, 0.3, len(groups)) if len(groups) > 1 else [0.0]
 ypos = {c: i for i, c in enumerate(pp.encoding.names)}
 lo_ref = float(np.nanmin(np.concatenate([parts[0].lower, parts[1].lower])))
@@ -291,7 +304,7 @@ cells = [(k, e) for k in LABELS for e in STUDY_EPSILONS]
 bar = st.progress(0.0, text="Simulating ...")
 rows = []
 for i, (kind, e) in enumerate(cells):
-    n_trials = min(trials, 10) if kind == "psgld" else trials
+    n_trials = min(trials, 10) if kind == CHAIN.id else trials
     rows.append(_mre_cell(design_key, kind, e, lam, n_trials, seed, tuple(sorted(psgld_kw.items())), pp))
     bar.progress((i + 1) / len(cells), text=f"Simulating {LABELS[kind]} at epsilon {e:g} ({i + 1}/{len(cells)})")
 bar.empty()
@@ -314,7 +327,7 @@ def _lambda_curve(key: tuple, eps: float, trials: int, seed: int, _pp) -> list[d
 with st.spinner("Simulating the Lambda trade-off ..."):
     lam_rows = pd.DataFrame(_lambda_curve(design_key, float(epsilon), trials, seed, pp))
 lfig = go.Figure()
-for kind in ("output", "objective"):
+for kind in dict.fromkeys(lam_rows.mechanism):
     sub = lam_rows[lam_rows.mechanism == kind]
     lfig.add_trace(go.Scatter(x=sub["lambda"], y=sub.mre, mode="lines+markers", name=LABELS[kind],
                               line={"color": COLOURS[kind]}))
@@ -325,14 +338,12 @@ lfig.update_layout(title=f"Lambda trade-off at epsilon {epsilon:g}: small Lambda
 st.plotly_chart(lfig, width="stretch")
 
 # ------------------------------------------------------------------------------------------------ chain diagnostics
-st.subheader("pSGLD chain diagnostics (simulation)")
+st.subheader(f"{CHAIN.name}: chain diagnostics (simulation)")
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _chains(key: tuple, eps: float, seed: int, psgld: tuple, _pp, beta_ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    from dpsurv_core.privacy.noise import SimulationNoise
-
-    mech = build_mechanism("psgld", eps, _pp, **dict(psgld))
+    mech = CHAIN.build(eps, pp=_pp, **dict(psgld))
     rel = mech.release(_pp, SimulationNoise(seed), trials=4, beta_ref=beta_ref)
     return rel.diagnostics["trace"], rel.diagnostics["mre_by_epoch"]
 
@@ -352,7 +363,7 @@ else:
                                       line={"width": 1}), row=1, col=j + 1)
         tfig.add_hline(y=float(beta_star[j] * factors[j]), line_dash="dash", line_color="#111", row=1, col=j + 1)
         tfig.add_vrect(x0=0, x1=burn_in, fillcolor="#ccc", opacity=0.3, line_width=0, row=1, col=j + 1)
-    tfig.add_trace(go.Scatter(x=epochs_axis, y=mre_ep, mode="lines", line={"color": COLOURS["psgld"]},
+    tfig.add_trace(go.Scatter(x=epochs_axis, y=mre_ep, mode="lines", line={"color": COLOURS[CHAIN.id]},
                               showlegend=False), row=1, col=len(names) + 1)
     tfig.update_xaxes(title_text="epoch")
     tfig.update_layout(height=340)

@@ -345,6 +345,19 @@ def grid_options(choice: session.DataChoice, public: PublicParameters, grid: boo
     return out
 
 
+def command_line(command: str, options: dict[str, Any], repeated: dict[str, Sequence[str]] | None = None) -> str:
+    """``cli_command(command, options)`` with options the CLI takes once per value (``--range A --range B``)."""
+    import shlex
+
+    line = cli_command(command, options)
+    extra = [part for name, values in (repeated or {}).items() for v in values
+             for part in ("--" + name.replace("_", "-"), str(v))]
+    if not extra:
+        return line
+    head, tail = line.rsplit(" --json", 1)
+    return f"{head} {shlex.join(extra)} --json{tail}"
+
+
 def curve_plan(entry: Entry, mechanism: Any, cohort: Cohort, public: PublicParameters, command: str,
                options: dict[str, Any], competing: bool = False, analysis: str = "survival curves",
                extra: Sequence[Disclosure] = (), outputs: Callable[[CurveRelease], Any] = released_numbers) -> Plan:

@@ -226,7 +226,7 @@ def test_group_page_without_a_group_explains_and_offers_a_numeric_split():
 
 
 MINE = ["pages/2_Survival_curves.py", "pages/3_Group_comparison.py", "pages/4_Weibull_parameters.py",
-        "pages/7_Trade-off_explorer.py", "ui/curves_view.py", "ui/tradeoff_view.py"]
+        "pages/5_Regression.py", "pages/7_Trade-off_explorer.py", "ui/curves_view.py", "ui/tradeoff_view.py"]
 
 
 @pytest.mark.parametrize("path", MINE)

@@ -1,17 +1,23 @@
-"""Browser: the Regression page opens on the bundled data and shows the coefficient table."""
+"""Browser: the Regression page opens on the bundled data with free previews of the exact-DP fits next to the
+non-private fits, and a fit's Release button publishes it once."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
 
+from dpsurv_core.privacy import catalogue
 from tests.conftest import wait_for_app
 
 pytestmark = pytest.mark.browser
 
+OBJECTIVE = catalogue.get(catalogue.REGRESSION, "objective").name
+COX = catalogue.get(catalogue.REGRESSION, "cox").name
 
-def test_regression_page_shows_the_coefficient_table(page, app_url, artifacts):
+
+def test_regression_page_previews_then_releases(page, app_url, artifacts):
     start = time.monotonic()
     page.set_viewport_size({"width": 1500, "height": 2600})
     page.goto(app_url)
@@ -21,15 +27,26 @@ def test_regression_page_shows_the_coefficient_table(page, app_url, artifacts):
     wait_for_app(page)
     rows = page.locator("[data-testid='stTable'] tr")
     rows.first.wait_for()
-    main = page.locator("[data-testid='stMain']").inner_text()
-    assert "Guarantee: exact DP" in main  # by default: one objective-perturbation fit with the published n
-    assert "epsilon = 1, protecting the subject, neighbours: add/remove one subject" in main
-    assert "Traceback" not in main
+    main = page.locator("[data-testid='stMain']")
+    text = main.inner_text()
+    assert "Guarantee: exact DP" in text  # the published n is declared for lung: the fits keep exact DP
+    assert "A release would charge: epsilon = 1, protecting the subject, neighbours: add/remove one subject" in text
+    assert "Preview, not for publication" in text and "Traceback" not in text
     texts = rows.all_inner_texts()
-    cox = [t for t in texts if t.startswith("Cox regression") and "sex" in t]
+    cox = [t for t in texts if t.startswith(COX) and "sex" in t]
     assert cox and "-0.5132" in cox[0] and "0.599" in cox[0]  # lifelines = R coxph on lung: HR 0.599 for sex
-    assert any(t.startswith("Objective perturbation, released") for t in texts)
+    assert any(t.startswith(f"{OBJECTIVE}, preview") for t in texts)
     page.get_by_text("Forest plot").wait_for()
     page.locator("[data-testid='stPlotlyChart']").first.wait_for()
     page.screenshot(path=str(artifacts / "regression_page.png"), full_page=True)
-    assert time.monotonic() - start < 40
+
+    page.get_by_role("button", name=re.compile(rf"^Release {re.escape(OBJECTIVE)}")).click()
+    page.get_by_text("Released as record").first.wait_for(timeout=60_000)
+    wait_for_app(page)
+    record = re.search(r"Released as record (\d+): epsilon = 1, protecting the subject", main.inner_text())
+    assert record
+    released = f"{OBJECTIVE}, released, record {record.group(1)}"
+    page.locator("[data-testid='stTable'] tr", has_text=released).first.wait_for()
+    assert any(t.startswith(released) for t in rows.all_inner_texts())
+    page.screenshot(path=str(artifacts / "regression_page_released.png"), full_page=True)
+    assert time.monotonic() - start < 60
