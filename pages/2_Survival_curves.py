@@ -84,7 +84,7 @@ try:
     fine, on_grid = cv.exact_results(work, public, competing)
     command = {**cv.data_options(choice, group=group_col if split else None), "mechanism": mech_name,
                "epsilon": epsilon, **cv.grid_options(choice, public),
-               "estimand": {cs.HAZARD: "cumulative-hazard", cs.INCIDENCE: "cumulative-incidence"}.get(estimand),
+               "estimand": "cumulative-incidence" if competing else None,  # the hazard is read off the same release
                **options}
     plan = cv.curve_plan(entry, mechanism, work, public, "km", command, competing=competing)
     result, released, private_label = cv.explore_or_release(plan, "curves", "Release these curves",

@@ -114,6 +114,9 @@ def test_release_button_charges_once_per_click_and_labels_the_released_numbers()
     assert f"Released, record {recs[0].id} (days)" in table(at, "Group").columns
     at.run()  # a rerun shows the release again and charges nothing
     assert len(releases()) == 1 and private_numbers(at, label) == first
+    at.radio(key="sc_estimand").set_value("cumulative hazard").run()  # another view of the same release
+    assert len(releases()) == 1 and f"released, record {recs[0].id}" in text(at)
+    at.radio(key="sc_estimand").set_value("survival").run()
     at.button(key="release-curves").click().run()  # a second click: a fresh draw, a second record
     recs = releases()
     assert len(recs) == 2 and recs[1].id != recs[0].id
