@@ -10,6 +10,11 @@ token); a column's key is the order-free multiset of its cell hashes; columns ar
 of their keys; each row's hash combines its cells in that order; the fingerprint is the multiset of
 row hashes (sum of two independent 64-bit hashes, wrapped), together with the table's shape. Sums
 are order-free, so both passes stream over row batches.
+
+Columns with the same key (the same values in another arrangement, e.g. two 0/1 flags with as many
+ones) have no order of their own: a row combines them by an order-free sum, and each such column
+gets a second key, the multiset of (its cell, the row's hash) pairs, which tells them apart again
+for the digest. Tables without such ties keep the plain construction.
 """
 
 from __future__ import annotations
@@ -59,6 +64,7 @@ class _Accumulator:
         self.ncols = ncols
         self.col_sums = np.zeros((ncols, 2), dtype=np.uint64)
         self.row_sum = np.zeros(2, dtype=np.uint64)
+        self.tied_sums: np.ndarray | None = None  # second keys of columns whose keys are equal
         self.rows = 0
 
     def columns(self, batch: pd.DataFrame) -> list[list[np.ndarray]]:
@@ -74,28 +80,52 @@ class _Accumulator:
         self.rows += len(batch)
         return cells
 
-    def order(self) -> list[int]:
-        return sorted(range(self.ncols), key=lambda j: tuple(int(v) for v in self.col_sums[j]))
+    def groups(self) -> list[list[int]]:
+        """Columns in the order of their keys; columns with equal keys form one group (their order is arbitrary)."""
+        out: list[list[int]] = []
+        last = None
+        for j in sorted(range(self.ncols), key=lambda j: tuple(int(v) for v in self.col_sums[j])):
+            key = tuple(int(v) for v in self.col_sums[j])
+            if key == last:
+                out[-1].append(j)
+            else:
+                out.append([j])
+                last = key
+        return out
 
-    def rows_pass(self, batch: pd.DataFrame | list[list[np.ndarray]], order: list[int]) -> None:
-        """Add the batch's row hashes (cells combined in the canonical column order)."""
+    def rows_pass(self, batch: pd.DataFrame | list[list[np.ndarray]], groups: list[list[int]]) -> None:
+        """Add the batch's row hashes (groups of cells combined in key order, cells within a group by a sum)."""
+        tied = [j for g in groups if len(g) > 1 for j in g]
+        if tied and self.tied_sums is None:
+            self.tied_sums = np.zeros((self.ncols, 2), dtype=np.uint64)
         with np.errstate(over="ignore"):
             for k, key in enumerate(_KEYS):
+                cells = {j: batch[j][k] if isinstance(batch, list) else _cell_hashes(_numeric_like(batch.iloc[:, j]), key)
+                         for g in groups for j in g}
                 acc = None
-                for j in order:
-                    h = batch[j][k] if isinstance(batch, list) else _cell_hashes(_numeric_like(batch.iloc[:, j]), key)
+                for g in groups:
+                    h = cells[g[0]]
+                    for j in g[1:]:
+                        h = h + cells[j]  # order-free within a group of tied columns
                     if acc is None:
                         acc = np.full(h.shape, np.uint64(0x9E3779B97F4A7C15), dtype=np.uint64)
                     acc = (acc * np.uint64(1099511628211)) ^ h  # order-dependent mix within a row
                     acc = pd.util.hash_array(acc, hash_key=key, categorize=False)
-                if acc is not None:
-                    self.row_sum[k] += np.sum(acc, dtype=np.uint64)
+                if acc is None:
+                    continue
+                self.row_sum[k] += np.sum(acc, dtype=np.uint64)
+                for j in tied:  # each tied column's (cell, row) pairs
+                    pair = pd.util.hash_array((acc * np.uint64(0x100000001B3)) ^ cells[j], hash_key=key, categorize=False)
+                    self.tied_sums[j, k] += np.sum(pair, dtype=np.uint64)
 
     def digest(self) -> str:
         h = hashlib.sha256()
         h.update(f"dpsurv-fingerprint-v1 rows={self.rows} cols={self.ncols}".encode())
         h.update(np.sort(self.col_sums.view([("a", np.uint64), ("b", np.uint64)]).ravel()).tobytes())
         h.update(self.row_sum.tobytes())
+        if self.tied_sums is not None:
+            h.update(b"tied columns")
+            h.update(np.sort(self.tied_sums.view([("a", np.uint64), ("b", np.uint64)]).ravel()).tobytes())
         return h.hexdigest()
 
 
@@ -107,9 +137,9 @@ def fingerprint_batches(first_pass: Iterable[pd.DataFrame], second_pass: Iterabl
         acc.columns(batch)
     if acc is None:
         raise ValueError("a table with no batches has no fingerprint")
-    order = acc.order()
+    groups = acc.groups()
     for batch in second_pass:
-        acc.rows_pass(batch, order)
+        acc.rows_pass(batch, groups)
     return acc.digest()
 
 
@@ -118,7 +148,7 @@ def fingerprint(frame: pd.DataFrame) -> str:
     if len(frame) <= 1_000_000:  # one batch: hash every cell once
         acc = _Accumulator(frame.shape[1])
         cells = acc.columns(frame)
-        acc.rows_pass(cells, acc.order())
+        acc.rows_pass(cells, acc.groups())
         return acc.digest()
     return fingerprint_batches(_batches(frame), _batches(frame))
 
