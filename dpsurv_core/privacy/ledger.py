@@ -219,6 +219,11 @@ CREATE TRIGGER IF NOT EXISTS records_no_update BEFORE UPDATE ON records
     BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
 CREATE TRIGGER IF NOT EXISTS records_no_delete BEFORE DELETE ON records
     BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+-- INSERT OR REPLACE removes the row it collides with without firing the delete trigger: refuse any id that is
+-- not past the newest record
+CREATE TRIGGER IF NOT EXISTS records_no_replace BEFORE INSERT ON records
+    WHEN NEW.id <= (SELECT COALESCE(MAX(id), 0) FROM records)
+    BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
 """
 
 
