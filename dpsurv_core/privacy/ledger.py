@@ -157,9 +157,10 @@ class Ledger:
         """Refuse, with a sentence saying by how much, a release that would take the total past the cap."""
         over = self.excess(entry)
         if over > 0:
-            spent = self.spent(entry.cost.protects)
+            left = self.cap - self.spent(entry.cost.protects)
+            left = left if left > self.cap * 1e-12 else 0.0  # 1e-16 left by rounding is nothing left
             raise BudgetExceededError(
-                f"This release costs epsilon {entry.cost.epsilon:.4g} but only {max(self.cap - spent, 0):.4g} of the "
+                f"This release costs epsilon {entry.cost.epsilon:.4g} but only {left:.4g} of the "
                 f"cap {self.cap:.4g} is left for {entry.cost.protects}: it would exceed the cap by {over:.4g}. Lower "
                 "epsilon, or raise the cap as a recorded act with a reason."
             )
