@@ -13,7 +13,7 @@ from dpsurv_core.data import datasets
 from dpsurv_core.data.cohort import Cohort, ColumnMap, build_cohort, default_mapping
 from dpsurv_core.data.io import read_columns
 from dpsurv_core.data.public import PublicParameters, TimeGrid
-from dpsurv_core.errors import DataError, ParameterError
+from dpsurv_core.errors import BudgetExceededError, DataError, ParameterError
 from dpsurv_core.privacy.ledger import LEDGER_ENV, LedgerStore, default_path
 from dpsurv_core.privacy.noise import NoiseSource, ReleaseNoise, SimulationNoise
 from dpsurv_core.privacy.release import Plan, Released, not_private_fields, simulation_fields
@@ -217,8 +217,12 @@ def apply_cap(args: argparse.Namespace, store: LedgerStore, fingerprint: str, da
         return
     current = store.ledger(fingerprint).cap
     if current is None:
-        store.set_cap(fingerprint, cap, dataset, reason="set with the first release")
-    elif cap < current:
+        try:
+            store.set_cap(fingerprint, cap, dataset, reason="set with the first release")
+            return
+        except BudgetExceededError:  # another process set a cap in the meantime: treat --cap against that one
+            current = store.ledger(fingerprint).cap
+    if cap < current:
         store.lower_cap(fingerprint, cap, dataset=dataset)
     elif cap > current:
         raise ParameterError(f"This data set's cap is epsilon {current:.4g}; raising it to {cap:.4g} is a separate "
