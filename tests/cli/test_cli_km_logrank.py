@@ -153,7 +153,7 @@ def test_logrank_repeats_are_vectorised(capsys):
     (["km", *LUNG, "--mechanism", "time-indexed", "--tau-start", "0.5", "--tau-end", "0.7"], "tau"),
     (["km", *LUNG, "--mechanism", "time-indexed", "--estimand", "cumulative-incidence", "--data", "pbc"], "laplace-counts"),
     (["km", *LUNG, "--estimand", "cumulative-incidence"], "competing"),
-    (["km", *LUNG, "--mechanism", "rrr"], "--group"),
+    (["km", *LUNG, "--mechanism", "rrr"], "rrr randomizes the group label: choose a group column with two or more groups."),
     (["km", *LUNG, "--mechanism", "nosuch"], "nosuch"),
 ])
 def test_bad_input_exits_2_with_one_error_line(capsys, argv, words):
