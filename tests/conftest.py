@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -52,15 +54,17 @@ def artifacts() -> Path:
     return ARTIFACTS
 
 
-@pytest.fixture(scope="session")
-def app_url():
-    """Start the real app headless on a free localhost port; yields its URL."""
+@contextmanager
+def launch_app(ledger: Path) -> Iterator[str]:
+    """Start the real app headless on a free localhost port with ``DPSURV_LEDGER=ledger``; yields its URL."""
     port = _free_port()
+    log = ledger.parent / f"app-{port}.log"  # a file, not a pipe: a long run's log never fills a buffer and blocks
+    err = log.open("wb")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
          "--server.fileWatcherType", "none"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err, env={**os.environ, "DPSURV_LEDGER": str(ledger)},
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60
@@ -73,13 +77,30 @@ def app_url():
             time.sleep(0.3)
     else:
         proc.kill()
-        pytest.fail("the app did not answer its health check within 60 s: " + proc.stderr.read().decode()[-2000:])
-    yield url
-    proc.terminate()
+        err.close()
+        pytest.fail("the app did not answer its health check within 60 s: " + log.read_text(errors="replace")[-2000:])
     try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        err.close()
+
+
+@pytest.fixture(scope="session")
+def app_ledger_path(tmp_path_factory) -> Path:
+    """The ledger database of the app that ``app_url`` starts (read it with ``LedgerStore(path)``)."""
+    return tmp_path_factory.mktemp("app-ledger") / "ledger.sqlite3"
+
+
+@pytest.fixture(scope="session")
+def app_url(app_ledger_path):
+    """Start the real app headless on a free localhost port, its ledger at ``app_ledger_path``; yields its URL."""
+    with launch_app(app_ledger_path) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -1,10 +1,13 @@
-"""End to end in Debian chromium: pick a bundled data set, upload a CSV, read the summary, save a screenshot."""
+"""End to end in Debian chromium: pick a bundled data set, upload a CSV, read the summary, save a screenshot; the
+sidebar and the Data page show the budget of the data set in use, read from the app's ledger database."""
 
 from __future__ import annotations
 
 import pytest
 
+from dpsurv_core.privacy.ledger import LedgerStore
 from tests.conftest import wait_for_app
+from ui.session import bundled_choice
 
 pytestmark = pytest.mark.browser
 
@@ -18,7 +21,10 @@ def _upload_csv() -> bytes:
 
 def _choose(page, label: str, option: str) -> None:
     """Pick ``option`` in the select box labelled ``label``."""
-    page.get_by_role("combobox", name=label, exact=True).click()
+    box = page.get_by_role("combobox", name=label, exact=True)
+    box.scroll_into_view_if_needed()
+    page.mouse.wheel(0, 300)  # room below the box for its list of options
+    box.click()
     page.get_by_role("option", name=option, exact=True).click()
 
 
@@ -28,11 +34,18 @@ def _summary_text(page) -> str:
     return table.inner_text()
 
 
-def test_pick_bundled_then_upload_csv(page, app_url, artifacts):
+def test_pick_bundled_then_upload_csv(page, app_url, app_ledger_path, artifacts):
+    # veteran's cap, set as the command line sets it (`budget set`): the app shows it once veteran is in use
+    store = LedgerStore(app_ledger_path)
+    veteran = bundled_choice("veteran").fingerprint
+    if store.ledger(veteran).cap is None:
+        store.set_cap(veteran, 3.25, "veteran")
+    cap = store.ledger(veteran).cap
     page.goto(app_url)
     wait_for_app(page)
     page.get_by_text("In use: lung").wait_for()
     assert "228" in _summary_text(page)
+    assert "This data set's budget" in page.locator("[data-testid='stMain']").inner_text()
 
     # pick a bundled data set other than lung
     _choose(page, "Bundled data set", "veteran: Veterans' Administration lung cancer trial")
@@ -40,7 +53,11 @@ def test_pick_bundled_then_upload_csv(page, app_url, artifacts):
     wait_for_app(page)
     text = _summary_text(page)
     assert "137" in text and "128" in text  # subjects, deaths
-    assert "veteran (137 rows)" in page.locator("[data-testid='stSidebar']").inner_text()
+    sidebar = page.locator("[data-testid='stSidebar']").inner_text()
+    assert "veteran (137 rows)" in sidebar
+    assert f"Spent: epsilon {store.ledger(veteran).spent():.3g} of {cap:g}" in sidebar
+    assert "budget set" not in sidebar and page.locator("[data-testid='stSidebar'] input").count() == 0
+    assert f"of {cap:g} in" in page.locator("[data-testid='stMain']").inner_text()
 
     # upload a CSV through the file input
     page.get_by_text("Upload a file", exact=True).click()
@@ -56,7 +73,10 @@ def test_pick_bundled_then_upload_csv(page, app_url, artifacts):
     text = _summary_text(page)
     assert "All subjects" in text and "40" in text and "26" in text  # 40 subjects, 26 deaths
     assert "surgery" in text and "radiotherapy" in text
-    assert "my_cohort.csv (40 rows)" in page.locator("[data-testid='stSidebar']").inner_text()
+    sidebar = page.locator("[data-testid='stSidebar']").inner_text()
+    assert "my_cohort.csv (40 rows)" in sidebar
+    # a new data set has its own budget: none set yet, and the command that sets one names the file
+    assert "no cap set" in sidebar and "budget set --data PATH/TO/my_cohort.csv --cap C" in sidebar
     assert page.locator("[data-testid='stException']").count() == 0
 
     # Streamlit scrolls inside its main block: a tall viewport shows the whole page in one picture
