@@ -15,26 +15,14 @@ from typing import Any
 import streamlit as st
 
 from dpsurv_core.privacy.ledger import LedgerEntry, Record, entry_from_body
-from dpsurv_core.report.html import AuditItem, ReleaseItem
+from dpsurv_core.report.html import AuditItem
 
 NO_COMMAND = ("This release recorded no command line (it was made before releases kept one), so it cannot be run "
               "again from here; its published numbers are in the ledger record.")
 
 
-def store(title: str, entry: LedgerEntry, records: list[dict[str, Any]] | None = None, figure: Any = None,
-          result: Any = None) -> None:
-    """Deprecated: releases are read from the ledger database. Kept only while older pages still call it."""
-    st.session_state.setdefault("stored_releases", []).append(
-        ReleaseItem(title, entry, records or [], figure, result, list(entry.disclosures)))
-
-
-def stored() -> list[ReleaseItem]:
-    """Deprecated (see :func:`store`)."""
-    return list(st.session_state.get("stored_releases", []))
-
-
 def store_audit(title: str, summary: dict[str, Any], figures: list[Any] | None = None) -> None:
-    """Keep the latest audit of a given title for the review report."""
+    """Keep the latest audit of a given title for the review report (audits are simulations, never releases)."""
     kept = [a for a in st.session_state.get("stored_audits", []) if a.title != title]
     st.session_state["stored_audits"] = kept + [AuditItem(title, summary, figures or [])]
 

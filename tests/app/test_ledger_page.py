@@ -48,7 +48,7 @@ def release(store: LedgerStore, outputs, eps: float = 0.5, mechanism: str = "lap
 
 
 def run(at: AppTest | None = None, **state) -> AppTest:
-    at = at or AppTest.from_file(PAGE, default_timeout=90)
+    at = AppTest.from_file(PAGE, default_timeout=90) if at is None else at
     for k, v in state.items():
         at.session_state[k] = v
     at.run()
@@ -297,3 +297,23 @@ def test_reproduce_shell_script_runs_the_command_again():
     lines = script.splitlines()
     assert lines[0] == "#!/bin/sh" and lines[-1] == KM
     assert "NEW release" in script and "budget show --data lung" in script
+
+
+# ------------------------------------------------------------------------------------------- from an analysis page
+
+def test_a_release_on_the_curves_page_reaches_the_ledger_page_and_its_exports(ledger_path, downloads):
+    curves = run(AppTest.from_file(str(ROOT / "pages" / "2_Survival_curves.py"), default_timeout=90))
+    assert LedgerStore(ledger_path).records() == []  # the page previews; it records nothing until the click
+    (button,) = [b for b in curves.button if b.label.startswith("Release")]
+    button.click()
+    run(curves)
+    (record,) = LedgerStore(ledger_path).release_records(LUNG)
+    assert record.body["outputs"]["survival"] and record.body["command"].startswith("python -m dpsurv_core km")
+    at = run()  # another session (a tab) opening the Ledger page
+    table = releases_table(at)
+    assert table.index.tolist() == [record.id] and table["mechanism"].tolist() == [record.body["mechanism"]]
+    assert table["reproduce command"].tolist() == [record.body["command"]]
+    rows = list(csv.DictReader(io.StringIO(content(downloads["Released numbers (CSV)"]))))
+    survival = [float(r["value"]) for r in rows if r["quantity"] == "survival" and r["group"] == "all"]
+    assert survival == record.body["outputs"]["survival"][0]
+    assert at.code[0].value == record.body["command"]
