@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 
 import numpy as np
 import pytest
@@ -283,12 +282,11 @@ def test_audit_is_reproducible_and_serialisable(lung):
     json.dumps(_clean(d1), allow_nan=False)
 
 
-def test_two_times_2000_laplace_counts_runs_take_seconds(lung):
+def test_two_times_2000_laplace_counts_runs(lung):
+    """2 x 2000 runs, half held out for the attack (the speed target is in benchmarks/timings.py)."""
     cohort, public = lung
     adapter = runner.CurveAdapter(LaplaceCounts(1.0), cohort, public)
-    start = time.perf_counter()
     res = runner.audit(adapter, trials=2000, seed=0)
-    assert time.perf_counter() - start < 5.0
     assert res.trials == 2000 and res.attack.runs == 1000
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 
 import numpy as np
 import pytest
@@ -126,10 +125,9 @@ def test_logrank_nonprivate_reproduces_the_papers(capsys):
 
 
 def test_logrank_repeats_are_vectorised(capsys):
-    start = time.perf_counter()
+    """3000 repeats in one call (the speed target is in benchmarks/timings.py)."""
     o = run(capsys, "logrank", *LUNG, "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "1",
             "--grid", "0:1100:20", "--repeat", "3000", "--seed", "5")
-    assert time.perf_counter() - start < 10
     assert len(o["tests"]) == len(o["overall"]) == 3000
     stats = np.array([t["statistic"] for t in o["tests"]])
     assert 5 < np.median(stats) < 15  # around the non-private 10.3 on a 20-bin grid

@@ -1,9 +1,9 @@
-"""Browser: the Survival curves page previews freely and charges the ledger only when Release is clicked."""
+"""Browser: the Survival curves page previews freely and charges the ledger only when Release is clicked.
+How long the page, the redraw and the release take is measured by benchmarks/app_timing.py."""
 
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 
@@ -27,7 +27,6 @@ def _releases_in_sidebar(page) -> int:
 
 
 def test_epsilon_change_redraws_the_preview_and_release_charges_once(page, app_url, artifacts):
-    start = time.monotonic()
     page.set_viewport_size({"width": 1500, "height": 2300})  # the whole page in one screenshot
     page.goto(app_url)
     wait_for_app(page)
@@ -66,4 +65,3 @@ def test_epsilon_change_redraws_the_preview_and_release_charges_once(page, app_u
     assert page.locator(ROW_SELECTOR, has_text=f"All patients, released, record {record.group(1)}").count() == 1
     assert _releases_in_sidebar(page) == charged + 1
     page.screenshot(path=str(artifacts / "survival_curves_released.png"), full_page=True)
-    assert time.monotonic() - start < 60

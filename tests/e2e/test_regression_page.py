@@ -1,10 +1,10 @@
 """Browser: the Regression page opens on the bundled data with free previews of the exact-DP fits next to the
-non-private fits, and a fit's Release button publishes it once."""
+non-private fits, and a fit's Release button publishes it once. How long it takes is measured by
+benchmarks/app_timing.py."""
 
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 
@@ -18,7 +18,6 @@ COX = catalogue.get(catalogue.REGRESSION, "cox").name
 
 
 def test_regression_page_previews_then_releases(page, app_url, artifacts):
-    start = time.monotonic()
     page.set_viewport_size({"width": 1500, "height": 2600})
     page.goto(app_url)
     wait_for_app(page)
@@ -49,4 +48,3 @@ def test_regression_page_previews_then_releases(page, app_url, artifacts):
     page.locator("[data-testid='stTable'] tr", has_text=released).first.wait_for()
     assert any(t.startswith(released) for t in rows.all_inner_texts())
     page.screenshot(path=str(artifacts / "regression_page_released.png"), full_page=True)
-    assert time.monotonic() - start < 60

@@ -1,8 +1,7 @@
-"""End to end in Debian chromium: open the trade-off explorer on bundled data, let it simulate, see the chart."""
+"""End to end in Debian chromium: open the trade-off explorer on bundled data, let it simulate, see the chart.
+How long the page takes is measured by benchmarks/app_timing.py."""
 
 from __future__ import annotations
-
-import time
 
 import pytest
 
@@ -15,12 +14,10 @@ pytestmark = pytest.mark.browser
 def test_tradeoff_page_draws_the_chart(page, app_url, artifacts):
     page.goto(app_url)
     wait_for_app(page)
-    t0 = time.perf_counter()
     page.locator("[data-testid='stSidebarNav']").get_by_text("Trade-off explorer").click()
     page.get_by_role("heading", name="Survival curves: how far the private curve is from the real one").wait_for(
         timeout=30_000)
     wait_for_app(page)
-    seconds = time.perf_counter() - t0
     chart = page.locator("[data-testid='stPlotlyChart']").first
     chart.wait_for()
     chart.locator(".main-svg").first.wait_for()
@@ -38,8 +35,6 @@ def test_tradeoff_page_draws_the_chart(page, app_url, artifacts):
     # the summary table holds the three reference epsilons
     table = page.locator("[data-testid='stTable']").first.inner_text()
     assert "epsilon 0.1" in table and "epsilon 10" in table and "points" in table
-    print(f"trade-off page: {seconds:.2f} s from click to finished chart")
-    assert seconds < 30, f"the page took {seconds:.1f} s"
     page.set_viewport_size({"width": 1400, "height": 2400})  # the whole page in one picture
     wait_for_app(page)
     page.screenshot(path=str(artifacts / "tradeoff_page.png"))

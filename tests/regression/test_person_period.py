@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import pandas as pd
@@ -93,15 +92,14 @@ def test_clamping_to_public_range_and_disclosures():
     assert params == {"horizon", "range:age", "levels:grp", "n"}
 
 
-def test_vectorised_expansion_is_fast_for_many_subjects():
+def test_vectorised_expansion_handles_many_subjects():
+    """200,000 subjects in one vectorised expansion (the speed target is in benchmarks/timings.py)."""
     rng = np.random.default_rng(0)
-    n = 200_000  # a million takes about five times as long (linear, no loop over subjects)
+    n = 200_000
     t = rng.exponential(1.0, n)
     d = rng.integers(0, 2, n)
     X = rng.uniform(-0.5, 0.5, (n, 2))
-    t0 = time.perf_counter()
     Z, y, subject, interval, offsets, k, dd = expand(t, d, X, horizon=3.0, intervals=20, q=5)
-    assert time.perf_counter() - t0 < 10
     assert y.size == k.sum() and y.sum() == dd.sum() and Z.shape == (k.sum(), 7)
 
 

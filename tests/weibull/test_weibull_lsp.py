@@ -79,25 +79,17 @@ def test_nesting(flchain_ladder):
     assert 0.0 < lad.lower[0] - lad.lower[1] < 0.01 and 0.0 < lad.upper[1] - lad.upper[0] < 0.01
 
 
-def test_release_is_about_as_fast_as_lifelines(flchain_ladder):
-    """Issue 4: one LSP + TLL release on flchain no slower than one lifelines WeibullFitter fit (measured about
-    0.4-0.7x); interleaved medians with a margin for a loaded machine."""
-    import statistics
-    import time
-
+def test_release_on_flchain_lands_near_lifelines(flchain_ladder):
+    """One LSP + TLL release at epsilon 1 on flchain (n = 7874) is close to lifelines' WeibullFitter on the same
+    normalised data. Its speed against that fit (issue 4) is measured in benchmarks/timings.py."""
     from lifelines import WeibullFitter
 
     s, _ = flchain_ladder
-    mech = LspTll(1.0, s.horizon)
-    rel, ll = [], []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        mech.release(s, SimulationNoise(0))
-        t1 = time.perf_counter()
-        WeibullFitter().fit(s.t, s.d)
-        rel.append(t1 - t0)
-        ll.append(time.perf_counter() - t1)
-    assert statistics.median(rel) < 1.5 * statistics.median(ll)
+    rel = LspTll(1.0, s.horizon).release(s, SimulationNoise(0))
+    fit = WeibullFitter().fit(s.t, s.d)
+    assert rel.trials == 1 and not rel.clamped.any() and 1 <= rel.rung[0] <= 501
+    assert abs(rel.shape[0] - fit.rho_) < 0.05
+    assert abs(rel.scale_normalised[0] / fit.lambda_ - 1) < 0.05
 
 
 # ----------------------------------------------------------------- neighbours (hypothesis)
