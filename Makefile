@@ -1,12 +1,13 @@
 # Two commands on a fresh machine with Python 3.11, pip, make and apt:
 #   make run    install what the app needs and start it on http://localhost:8501
 #   make test   install what the tests need (Debian chromium included) and run the whole suite
+# While editing: make test-fast (ruff + pytest without the browser tests and the tests marked slow, < 1 min).
 PY ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8501
 
-.PHONY: run test lint bench bench-app chromium clean
+.PHONY: run test test-fast lint bench bench-app chromium clean
 
 # Debian's python3.11 needs its -venv package for ensurepip: install it with apt when venv fails.
 $(BIN)/python:
@@ -42,6 +43,12 @@ chromium:
 test: $(VENV)/.dev-installed chromium
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+# No browser (marker browser, folder tests/e2e) and no tests marked slow; make test still runs them all.
+FAST_MARKERS ?= not browser and not slow
+test-fast: $(VENV)/.dev-installed
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "$(FAST_MARKERS)" --ignore=tests/e2e
 
 lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check .

@@ -166,6 +166,7 @@ def test_records_written_outside_the_app_appear_in_full(ledger_path, curve_outpu
     assert any("no differential-privacy guarantee" in e.value for e in at.error)
 
 
+@pytest.mark.slow
 def test_a_release_by_the_command_line_appears_on_the_page(ledger_path):
     done = subprocess.run([sys.executable, "-m", "dpsurv_core", "km", "--data", "lung", "--group", "sex", "--epsilon",
                            "0.7", "--json"], capture_output=True, text=True, timeout=120, cwd=ROOT)

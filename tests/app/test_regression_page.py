@@ -46,6 +46,7 @@ def lung_ledger():
     return LedgerStore().ledger(session.bundled_choice("lung").fingerprint)
 
 
+@pytest.mark.slow
 def test_default_page_previews_the_exact_dp_fits_and_charges_nothing():
     at = run()
     df = at.table[0].value
@@ -94,6 +95,7 @@ def test_counting_n_in_the_data_is_flagged_not_dp():
     assert reasons and "normaliser n" in reasons[0]
 
 
+@pytest.mark.slow
 def test_all_fits_show_coefficients_and_guarantees():
     at = run(rg_mechs=PRIVATE)
     assert not at.error
@@ -124,6 +126,7 @@ def test_all_fits_show_coefficients_and_guarantees():
     assert len(releases()) == 3
 
 
+@pytest.mark.slow
 def test_budget_cap_refuses_with_a_sentence():
     LedgerStore().set_cap(session.bundled_choice("lung").fingerprint, 1.5, "lung")
     at = run(dataset="lung", rg_covs=["age"], rg_mechs=["output", "objective"])

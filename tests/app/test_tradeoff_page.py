@@ -84,6 +84,7 @@ def test_default_page_on_lung_shows_the_curve_tradeoff():
     assert LedgerStore().records() == []
 
 
+@pytest.mark.slow
 def test_other_analyses_render():
     at = run()
     at.selectbox(key="to_analysis").set_value("logrank")

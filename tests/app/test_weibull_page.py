@@ -124,6 +124,7 @@ def test_refused_past_the_cap():
     assert table(at)["Estimate"].iloc[2].endswith("preview")  # the preview stays, labelled
 
 
+@pytest.mark.slow
 def test_flchain_with_declared_horizon():
     choice = bundled_choice("flchain")
     choice.horizon = 5300.0

@@ -56,6 +56,7 @@ def test_datasets_json_lists_all_twelve_with_r_counts():
     assert out.stderr == ""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [["datasets", "--bogus"], ["nosuchcommand"]])
 def test_unknown_option_or_command_exits_2_with_one_line(args):
     out = run_cli(*args)

@@ -210,6 +210,7 @@ def test_missing_group_labels_are_left_out_as_in_r_and_the_json_says_so():
     assert any("left out" in w for w in out["warnings"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, message", [
     (["km", "--data", "lung", "--grid", "0:1100:10000000"], "more than the 10,000"),
     (["km", "--data", "lung", "--horizon", "inf"], "finite"),

@@ -101,6 +101,7 @@ def test_noise_scales_read_off_the_data_are_flagged_not_dp(lung):
     assert not [d for d in declared.disclosures if d.parameter == "n"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mechanism, extra", [
     ("time-indexed", ["--epsilon", "2"]),
     ("rrr", ["--group", "sex", "--epsilon", "1"]),

@@ -133,6 +133,7 @@ def test_weibull_mechanisms_stay_within_their_charge(lung, mechanism, eps):
     assert res.attack.epsilon_lower <= eps
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mechanism,trials", [("output", 1000), ("objective", 200)])
 def test_regression_mechanisms_stay_within_their_charge(lung, mechanism, trials):
     cohort, public = lung
@@ -141,6 +142,7 @@ def test_regression_mechanisms_stay_within_their_charge(lung, mechanism, trials)
     assert res.attack.epsilon_lower <= 1.0
 
 
+@pytest.mark.slow
 def test_psgld_looser_documented_criterion(lung):
     """Approximate DP (MCMC): eps_lo <= 2 x the charge with 60 independent chains per data set."""
     cohort, public = lung

@@ -231,6 +231,7 @@ def _lung_fp() -> str:
 
 
 # ------------------------------------------------------------------------------------------ twenty processes, one cap
+@pytest.mark.slow
 def test_twenty_concurrent_releases_against_a_cap_of_one_get_exactly_ten(capsys, tmp_path):
     """Twenty processes, each a whole `km` release, started at once against a cap of 1 (the budget commands run
     in-process to keep the test quick; the releases are separate processes sharing only the database file)."""

@@ -134,6 +134,7 @@ def test_cli_contract_and_values(capsys):
     assert rc == 0 and o["estimates"][0]["coefficients"]["sex"] == pytest.approx(-0.513, abs=1e-3)  # R: coxph -0.5132
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("column,values,words", [
     ("const", [5.0] * 8, "constant"),
     ("empty", [np.nan] * 8, "missing for every subject"),

@@ -77,6 +77,7 @@ def test_det_trace_inequality(A, c):
     assert np.linalg.slogdet(np.eye(4) + P / c)[1] <= np.trace(P) / c + 1e-9
 
 
+@pytest.mark.slow
 @given(seed=st.integers(0, 10_000), n=st.integers(12, 30), lam=st.sampled_from([0.01, 0.1, 1.0]),
        new_t=st.floats(0.01, 1.5), new_d=st.integers(0, 1), new_a=st.floats(-5, 15), new_b=st.sampled_from([0.0, 1.0]))
 def test_minimiser_moves_at_most_the_sensitivity(seed, n, lam, new_t, new_d, new_a, new_b):
@@ -211,6 +212,7 @@ def _empirical_epsilon(scores_in: np.ndarray, scores_out: np.ndarray) -> float:
     return max(cands_eps)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["output", "objective"])
 def test_distinguishing_d_vs_d_minus_one_subject(kind):
     """Run the mechanism on D and on D minus its most influential subject; the attack's eps_lo stays <= eps."""

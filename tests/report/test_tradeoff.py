@@ -160,6 +160,7 @@ def test_weibull_matches_the_mdae_study_helper(lung, public):
     assert lsp[4.0] < lsp[0.5] and lsp[4.0] < values(r, "laplace", "mdae_shape")[4.0]
 
 
+@pytest.mark.slow
 def test_regression_mre(lung, public):
     r = tradeoff.tradeoff("regression", lung, public, ["output", "objective"], [0.5, 50.0], trials=40, seed=2,
                           covariates=("age", "sex"))
