@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import replace
 
 import pandas as pd
@@ -36,8 +35,6 @@ if group_col is None:
         st.page_link("pages/1_Data.py", label="Go to the Data page", icon="➡️")
     except StreamlitAPIException:  # the page on its own (outside app.py's navigation) has no link targets
         pass
-    if importlib.util.find_spec("dpsurv_core.data.grouping") is None:
-        st.stop()
     from dpsurv_core.data import grouping
 
     frame = choice.frame

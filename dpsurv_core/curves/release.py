@@ -1,4 +1,4 @@
-"""Private survival curves: the release object every curve mechanism returns, and the registry.
+"""Private survival curves: the release object every curve mechanism returns, and the exact reference.
 
 A curve mechanism is a :class:`~dpsurv_core.privacy.mechanism.Mechanism` whose ``release(cohort, public,
 noise, trials)`` returns a :class:`CurveRelease`: the curves (arrays with a leading trials axis),
@@ -7,7 +7,6 @@ the released counts where the mechanism has them, what it charged and every disc
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,34 +22,6 @@ from dpsurv_core.privacy.noise import NoiseSource
 
 # the public parameters a curve release uses (its disclosures are these only)
 CURVE_PARAMETERS = ("horizon", "grid", "groups")
-
-# name -> "module:Class"; modules are imported on first use
-REGISTRY = {
-    "nonprivate": "dpsurv_core.curves.release:NonPrivate",
-    "laplace-counts": "dpsurv_core.curves.laplace_counts:LaplaceCounts",
-    "time-indexed": "dpsurv_core.curves.time_indexed:TimeIndexed",
-    "rrr": "dpsurv_core.curves.rrr:RandomizedResponse",
-    "adaptive-km": "dpsurv_core.curves.adaptive_km:AdaptiveKM",
-}
-
-
-def available() -> list[str]:
-    """Mechanism names whose module is present."""
-    out = []
-    for name, target in REGISTRY.items():
-        if importlib.util.find_spec(target.split(":")[0]) is not None:
-            out.append(name)
-    return out
-
-
-def mechanism_class(name: str) -> type:
-    from dpsurv_core.errors import ParameterError
-
-    if name not in REGISTRY or name not in available():
-        raise ParameterError(f"Unknown curve mechanism {name!r}: choose one of {', '.join(available())}.")
-    module, cls = REGISTRY[name].split(":")
-    return getattr(importlib.import_module(module), cls)
-
 
 @dataclass
 class CurveRelease:

@@ -29,48 +29,9 @@ import plotly.offline
 
 from dpsurv_core import __version__
 from dpsurv_core.errors import ParameterError
+from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import RELEASE, Ledger, LedgerEntry, Record, entry_from_body
 from dpsurv_core.report.figures import PALETTE, ledger_figure, outputs_figure, step_xy
-
-PAPERS = {
-    "000": "T. T. Nguyen and S. C. Hui. Privacy-Preserving Mechanisms for Parametric Survival Analysis with Weibull "
-           "Distribution.",
-    "001": "Differentially Private Regression for Discrete-Time Survival Analysis.",
-    "002": "F. L. De Faveri, G. Faggioli, N. Ferro and R. Spizzo. \"Dead or Alive, we can deny it\": A Differentially "
-           "Private Approach to Survival Analysis. SEBD 2024.",
-    "003": "L. Gondara and K. Wang. Differentially Private Survival Function Estimation.",
-    "004": "A Differentially Private Kaplan-Meier Estimator for Privacy-Preserving Survival Analysis. arXiv:2412.05164, "
-           "2024.",
-}
-
-METHOD_NOTES = {
-    "nonprivate": (None, "Exact estimates (equal to lifelines / R survival). Not differentially private: for the data "
-                         "holder's eyes only."),
-    "laplace-counts": ("003", "Per-group counts of subjects, events and censorings on public time bins, each with "
-                              "(discrete) Laplace noise of scale 2m/epsilon (L1 sensitivity 2 per subject, m rows per "
-                              "subject); Kaplan-Meier, Nelson-Aalen, cumulative incidence, medians and log-rank tests "
-                              "are computed from the noisy counts at no extra cost."),
-    "time-indexed": ("004", "Laplace noise on the survival curve at each public checkpoint with scale "
-                            "1/(e(1 + alpha i)), clipping, a rolling mean and a running minimum. The ledger charges the "
-                            "true total e n (1 + alpha (n+1)/2), not the per-step e the paper's plots are labelled by."),
-    "rrr": ("002", "Randomized response on the group label: each subject keeps its group with probability p = "
-                   "(e^eps - 1)/(e^eps - 1 + k). It protects the group label only; times and events are published as "
-                   "they are. The seed slides' epsilon formula understates the loss; dpsurv uses "
-                   "ln((kp + 1 - p)/(1 - p))."),
-    "adaptive-km": ("003", "dpsurv's own design: bins and counts chosen and released with shares of the budget that "
-                           "add up to epsilon (see the mechanism's documentation), then Kaplan-Meier from the noisy "
-                           "counts with free post-processing."),
-    "lsp-tll": ("000", "Shape by the Local Sensitivity Pyramid (exponential mechanism over nested rungs, eps/2), "
-                       "scale by Truncated Laplace on the likelihood terms (eps/2)."),
-    "laplace": ("000", "Baseline: Laplace noise of scale gamma/(eps/2) on each maximum-likelihood parameter."),
-    "saa": ("000", "Baseline: sample-and-aggregate over blocks of about 500 records, clipped, averaged, Laplace noise."),
-    "output": ("001", "Output perturbation: the regularised discrete-time logistic fit plus noise with density "
-                      "proportional to exp(-eps ||b|| / sensitivity)."),
-    "objective": ("001", "Objective perturbation: a random linear term added to the regularised objective before "
-                         "minimisation."),
-    "psgld": ("001", "Posterior sampling with preconditioned stochastic-gradient Langevin dynamics: approximate DP "
-                     "(MCMC), exact only if the sampler had converged."),
-}
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#1b1f24}
@@ -186,14 +147,17 @@ class Report:
                 used.append(e.mechanism)
         items, cited = [], []
         for name in used:
-            paper, text = METHOD_NOTES.get(name, (None, ""))
+            entry = catalogue.find(name)
+            paper = entry.paper if entry is not None and entry.private else None
+            text = entry.summary if entry is not None else ""
             ref = ""
             if paper:
                 if paper not in cited:
                     cited.append(paper)
                 ref = f" [{cited.index(paper) + 1}]"
-            items.append(f"<li><b>{html.escape(name)}</b>: {html.escape(text)}{ref}</li>")
-        refs = "".join(f"<li>{html.escape(PAPERS[p])}</li>" for p in cited)
+            label = entry.name if entry is not None else name
+            items.append(f"<li><b>{html.escape(label)}</b>: {html.escape(text)}{ref}</li>")
+        refs = "".join(f"<li>{html.escape(p)}</li>" for p in cited)
         return ("<h2>Methods</h2><ul>" + "".join(items) + "</ul>"
                 "<p class='note'>Neighbouring data sets differ by one subject (added or removed) unless stated; the "
                 "privacy unit is the subject. Public parameters (time grid, horizon, group categories, covariate "

@@ -17,14 +17,7 @@ from dpsurv_core.curves.adaptive_km import AdaptiveKM, bands, discrete_laplace_v
 from dpsurv_core.curves.counts import count
 from dpsurv_core.curves.kaplan_meier import estimate
 from dpsurv_core.curves.logrank import overall
-from dpsurv_core.curves.release import (
-    REGISTRY,
-    CurveRelease,
-    NonPrivate,
-    event_times_grid,
-    exact_counts,
-    mechanism_class,
-)
+from dpsurv_core.curves.release import CurveRelease, NonPrivate, event_times_grid, exact_counts
 from dpsurv_core.data.cohort import Cohort, load_bundled
 from dpsurv_core.data.public import PublicParameters, TimeGrid
 from dpsurv_core.errors import ParameterError
@@ -78,8 +71,9 @@ def test_epsilon_inf_competing_risks_equals_aalen_johansen():
 
 
 def test_registered_and_release_shape():
-    assert REGISTRY["adaptive-km"] == "dpsurv_core.curves.adaptive_km:AdaptiveKM"
-    assert mechanism_class("adaptive-km") is AdaptiveKM
+    from dpsurv_core.privacy import catalogue
+
+    assert catalogue.get(catalogue.CURVES, "adaptive-km").mechanism_class() is AdaptiveKM
     cohort = load_bundled("lung")
     public = PublicParameters.derive(cohort, horizon=1100, bins=20)
     rel = AdaptiveKM(1.0).release(cohort, public, SimulationNoise(1), trials=7)
