@@ -15,6 +15,7 @@ from dpsurv_core.data import datasets
 from dpsurv_core.data.cohort import build_cohort
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy.ledger import SUBJECT
+from dpsurv_core.report.files import safe_csv
 from dpsurv_core.weibull.model import GAMMA, OMEGA, RUNGS
 from ui import curves_view as cv
 from ui import session
@@ -241,7 +242,7 @@ st.caption(f"{len(cells)} points, {trials} simulated releases each"
 
 with st.expander("All numbers (for the data holder only)"):
     st.dataframe(table, hide_index=True, width="stretch")
-    st.download_button("Download as CSV", table.to_csv(index=False).encode(), file_name=f"tradeoff_{analysis}.csv",
+    st.download_button("Download as CSV", safe_csv(table).encode(), file_name=f"tradeoff_{analysis}.csv",
                        mime="text/csv", key="to_csv")
 with st.expander("The non-private reference (confidential: exact numbers from the data)"):
     ref = pd.DataFrame({"Quantity": list(ctx.reference_values), "Value": list(ctx.reference_values.values())})

@@ -22,6 +22,7 @@ from dpsurv_core.curves import release as curves
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.report.figures import curves_figure
+from dpsurv_core.report.files import write_new
 from dpsurv_core.report.html import Report, curve_records, release_bundle
 
 NAME = "report"
@@ -36,6 +37,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, metavar="FILE.html", help="where to write the report")
     p.add_argument("--review", action="store_true", help="include non-private comparisons (marked confidential)")
     p.add_argument("--bundle", metavar="PREFIX", help="also write PREFIX.csv and PREFIX.json with the released numbers")
+    p.add_argument("--force", action="store_true", help="replace existing output files (symbolic links are never "
+                                                        "followed or replaced)")
 
 
 def _median_table(release: curves.CurveRelease, unit: str) -> pd.DataFrame:
@@ -66,6 +69,13 @@ def run(args: argparse.Namespace) -> dict:
                              "(non-private numbers appear only with --review).")
     if args.bundle and not Path(args.bundle).parent.exists():
         raise ParameterError(f"The folder of --bundle {args.bundle!r} does not exist: create it or choose another prefix.")
+    targets = [out] + ([Path(args.bundle + ".csv"), Path(args.bundle + ".json")] if args.bundle else [])
+    for t in targets:  # before anything is released or charged
+        if t.is_symlink():
+            raise ParameterError(f"{str(t)!r} is a symbolic link: dpsurv does not write through links; choose a plain "
+                                 "file path.")
+        if t.exists() and not args.force:
+            raise ParameterError(f"{str(t)!r} exists already: choose another name, or add --force to replace it.")
     plan, cohort, public, extra = km.plan(args)
     mech = plan.mechanism
     release, fields = run_plan(args, plan)
@@ -93,12 +103,12 @@ def run(args: argparse.Namespace) -> dict:
             rep.add_table(_logrank_table(exact.counts), "Log-rank tests (non-private, exact counts on the grid)")
     if args.review:
         report_section(rep, cohort, public, mech)
-    out.write_text(rep.to_html(), encoding="utf-8")
+    write_new(out, rep.to_html(), force=args.force)
     written = [str(out)]
     if args.bundle:
         csv_text, json_text = release_bundle(curve_records(release), ledger, release.disclosures)
-        Path(args.bundle + ".csv").write_text(csv_text, encoding="utf-8")
-        Path(args.bundle + ".json").write_text(json_text, encoding="utf-8")
+        write_new(args.bundle + ".csv", csv_text, force=args.force)
+        write_new(args.bundle + ".json", json_text, force=args.force)
         written += [args.bundle + ".csv", args.bundle + ".json"]
     return fields | {"out": str(out), "kind": kind, "files": written, "mechanism": mech.name,
             "epsilon_spent": mech.cost.epsilon, "protects": mech.cost.protects, "neighbouring": mech.cost.neighbouring,

@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import html
-import io
 import json
 import math
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import RELEASE, Ledger, LedgerEntry, Record, entry_from_body
 from dpsurv_core.report.figures import PALETTE, ledger_figure, outputs_figure, step_xy
+from dpsurv_core.report.files import safe_csv
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#1b1f24}
@@ -198,9 +198,7 @@ def _check_private(records: list[dict[str, Any]]) -> None:
 def _csv(records: list[dict[str, Any]]) -> str:
     frame = pd.DataFrame(records, columns=COLUMNS)
     frame["record"] = frame["record"].astype("Int64")
-    buf = io.StringIO()
-    frame.to_csv(buf, index=False)
-    return buf.getvalue()
+    return safe_csv(frame)
 
 
 def release_bundle(records: list[dict[str, Any]], ledger: Ledger, disclosures: list[Any] = ()) -> tuple[str, str]:
