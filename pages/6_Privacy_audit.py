@@ -12,25 +12,20 @@ import streamlit as st
 
 from dpsurv_core.audit.attack import advantage_bound
 from dpsurv_core.audit.figures import epsilon_figure, influential_figure, roc_figure, summary_table
-from dpsurv_core.audit.runner import ANALYSES, AuditResult, audit, make_adapter, mechanisms_for
+from dpsurv_core.audit.runner import ANALYSES, FAMILIES, AuditResult, audit, make_adapter, mechanisms_for
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.errors import DpsurvError
-from ui import session
+from dpsurv_core.privacy import catalogue
+from dpsurv_core.privacy.ledger import GROUP_LABEL
+from ui import releases, session
 
 ANALYSIS_LABELS = {"km": "Survival curves (Kaplan-Meier)", "logrank": "Log-rank tests between groups",
                    "weibull": "Weibull parameters", "regression": "Discrete-time regression"}
-MECHANISM_LABELS = {"nonprivate": "non-private (for comparison)", "laplace-counts": "Laplace noise on counts",
-                    "time-indexed": "time-indexed noise on the curve", "rrr": "randomized response on the group label",
-                    "adaptive-km": "adaptive private Kaplan-Meier", "mle": "maximum likelihood (non-private)",
-                    "lsp-tll": "LSP + TLL", "laplace": "Laplace baseline", "saa": "sample-and-aggregate",
-                    "output": "output perturbation", "objective": "objective perturbation",
-                    "psgld": "pSGLD posterior sampling (approximate DP)"}
 # the other pages' widgets: the audit starts from the analysis and mechanism chosen there
 FROM_PAGES = {"km": ("sc_mechanism", "sc_epsilon"), "logrank": ("gc_mechanism", "gc_epsilon"),
               "weibull": ("wb_mechanisms", "wb_epsilon"), "regression": ("rg_mechs", "rg_eps")}
 RUNS = [40, 100, 200, 500, 1000, 2000, 5000]
 DEFAULT_RUNS = {"km": 1000, "logrank": 1000, "weibull": 500, "regression": 500}
-SLOW_RUNS = {"objective": 100, "psgld": 40}
 EPSILONS = [0.1, 0.2, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0]
 
 st.title("Privacy audit")
@@ -104,27 +99,29 @@ with c1:
                             help="What the release publishes. Log-rank tests need a group column, regression "
                                  "covariates (map them on the Data page).")
 page_mech, page_eps = _from_page(analysis)
-names = [m for m in mechanisms_for(analysis) if m != "rrr" or has_group]
-private_first = sorted(names, key=lambda m: m in ("nonprivate", "mle"))
+family = FAMILIES[analysis]
+entry_of = {m: catalogue.get(family, m) for m in mechanisms_for(analysis)}
+names = [m for m, e in entry_of.items() if e.protects != GROUP_LABEL or has_group]
+private_first = sorted(names, key=lambda m: not entry_of[m].private)
 with c2:
     default = page_mech if page_mech in private_first else private_first[0]
     mechanism = st.selectbox("Mechanism", private_first, index=private_first.index(default),
-                             format_func=lambda m: MECHANISM_LABELS.get(m, m), key=f"au_mechanism_{analysis}")
+                             format_func=lambda m: entry_of[m].name, key=f"au_mechanism_{analysis}")
 with c3:
     eps_default = page_eps if page_eps is not None else 1.0
     epsilon = float(st.select_slider("Epsilon of the release", options=sorted({*EPSILONS, eps_default}),
                                      value=eps_default, key=f"au_epsilon_{analysis}",
-                                     disabled=mechanism in ("nonprivate", "mle")))
+                                     disabled=not entry_of[mechanism].private))
 
 options: dict = {}
 d1, d2, d3 = st.columns(3)
 with d1:
-    runs_default = SLOW_RUNS.get(mechanism, DEFAULT_RUNS[analysis])
+    runs_default = entry_of[mechanism].audit_runs or DEFAULT_RUNS[analysis]
     trials = int(st.select_slider("Runs on D and on D' (each)", options=RUNS, value=runs_default,
                                   key=f"au_runs_{analysis}_{mechanism}",
                                   help="More runs give tighter bounds and take longer. Half fit the attack, half "
-                                       "test it." + (" pSGLD runs one chain per run (about 0.1 s each on lung)."
-                                                     if mechanism == "psgld" else "")))
+                                       "test it." + (" Each run of this mechanism is slow (a chain or an optimisation per run)."
+                                                     if entry_of[mechanism].audit_runs else "")))
 with d2:
     pick = st.radio("Target", ["the most exposed patient", "a row I choose"], key="au_target_mode", horizontal=True)
     target_row = None
@@ -248,14 +245,9 @@ st.dataframe(summary_table(result), hide_index=True)
 for note in result.notes:
     st.caption(note)
 
-try:
-    from ui import releases
-
-    summary = {k: v for k, v in result.to_dict().items()
-               if k in ("analysis", "mechanism", "epsilon_charged", "empirical_epsilon_lower", "tpr", "fpr", "trials",
-                        "protects", "sentence")}
-    summary["target_row"] = result.target.row
-    releases.store_audit(f"{ANALYSIS_LABELS[analysis]}, {mechanism}", summary,
-                         [roc_figure(result), influential_figure(result)])
-except ImportError:  # the report page is not part of this installation
-    pass
+summary = {k: v for k, v in result.to_dict().items()
+           if k in ("analysis", "mechanism", "epsilon_charged", "empirical_epsilon_lower", "tpr", "fpr", "trials",
+                    "protects", "sentence")}
+summary["target_row"] = result.target.row
+releases.store_audit(f"{ANALYSIS_LABELS[analysis]}, {mechanism}", summary,
+                     [roc_figure(result), influential_figure(result)])

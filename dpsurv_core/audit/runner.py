@@ -362,7 +362,6 @@ class RegressionAdapter(Adapter):
                  covariates: tuple[str, ...], lam: float = 0.01, intervals: int | None = None,
                  knots: int | None = None, ranges: dict[str, tuple[float, float]] | None = None,
                  n_public: int | None = None, **psgld: Any) -> None:
-        from dpsurv_core.regression.mechanisms import build_mechanism
         from dpsurv_core.regression.person_period import DEFAULT_INTERVALS, DEFAULT_KNOTS, person_period
 
         if not covariates:
@@ -385,10 +384,10 @@ class RegressionAdapter(Adapter):
             ref = [v for v in allv if v not in levs][:1]
             self.levels[src] = tuple(ref + levs)
         self.lam = lam
-        if kind == "nonprivate":
+        if not catalogue.get(catalogue.REGRESSION, kind).private:
             self.mechanism: Any = NonPrivateRegression(lam)
         else:
-            self.mechanism = build_mechanism(kind, epsilon, self.pp, lam=lam, **psgld)
+            self.mechanism = catalogue.get(catalogue.REGRESSION, kind).build(epsilon, pp=self.pp, lam=lam, **psgld)
         self.kind = kind
         self.mechanism_name = kind
 
@@ -415,7 +414,9 @@ class RegressionAdapter(Adapter):
                              n_public=self.pp.n_public, **self.design)
 
     def _run(self, pp: Any, noise: SimulationNoise, trials: int, progress: Callable[[float], None] | None) -> np.ndarray:
-        if self.kind == "psgld":
+        from dpsurv_core.regression.mechanisms import PSGLD
+
+        if isinstance(self.mechanism, PSGLD):
             # The sampler's vectorised path shares one minibatch sequence among the chains of a call, so
             # its chains are not independent draws; the binomial bounds need independent runs, so every
             # run here is its own chain with its own spawned seed (a loop over runs, ~0.1 s per chain).
@@ -478,28 +479,24 @@ def curve_mechanism(name: str, epsilon: float, cohort: Cohort, public: PublicPar
 
 
 def weibull_mechanism(name: str, epsilon: float, cohort: Cohort, public: PublicParameters, **options: Any) -> Any:
-    """A Weibull mechanism by name (mle, lsp-tll, laplace, saa) with the public horizon of ``public``."""
-    from dpsurv_core.weibull.mechanisms import make_mechanism
-
+    """A Weibull mechanism by name from the mechanism catalogue, with the public horizon of ``public``."""
     keep = {k: v for k, v in options.items() if k in ("omega", "gamma", "rungs", "blocks", "block_size") and v is not None}
-    return make_mechanism(name, epsilon, public.horizon, rows_per_subject=cohort.rows_per_subject, **keep)
+    entry = catalogue.get(catalogue.WEIBULL, name)
+    return entry.build(epsilon if entry.private else None, horizon=public.horizon,
+                       rows_per_subject=cohort.rows_per_subject, **keep)
+
+
+FAMILIES = {"km": catalogue.CURVES, "logrank": catalogue.CURVES, "weibull": catalogue.WEIBULL,
+            "regression": catalogue.REGRESSION}
+_COMMANDS = {"km": (catalogue.CURVES, "km"), "logrank": (catalogue.CURVES, "logrank"),
+             "weibull": (catalogue.WEIBULL, "weibull"), "regression": (catalogue.REGRESSION, "audit")}
 
 
 def mechanisms_for(analysis: str) -> list[str]:
-    """Mechanism names the audit accepts for an analysis (those whose modules are present)."""
-    from dpsurv_core.curves.release import available
-
-    if analysis == "km":
-        return available()
-    if analysis == "logrank":
-        return [m for m in available() if m != "time-indexed"]
-    if analysis == "weibull":
-        from dpsurv_core.weibull.mechanisms import MECHANISMS
-
-        return list(MECHANISMS)
-    if analysis == "regression":
-        return ["nonprivate", "output", "objective", "psgld"]
-    raise ParameterError(f"Unknown analysis {analysis!r}: choose one of {', '.join(ANALYSES)}.")
+    """Mechanism ids the audit accepts for an analysis (the catalogue's)."""
+    if analysis not in _COMMANDS:
+        raise ParameterError(f"Unknown analysis {analysis!r}: choose one of {', '.join(ANALYSES)}.")
+    return catalogue.ids(*_COMMANDS[analysis])
 
 
 def make_adapter(analysis: str, mechanism: str, epsilon: float, cohort: Cohort, public: PublicParameters,
@@ -513,8 +510,8 @@ def make_adapter(analysis: str, mechanism: str, epsilon: float, cohort: Cohort, 
         return CurveAdapter(mech, cohort, public) if analysis == "km" else LogrankAdapter(mech, cohort, public)
     if analysis == "weibull":
         return WeibullAdapter(weibull_mechanism(mechanism, epsilon, cohort, public, **options), cohort, public)
-    psgld_keys = ("bound_B", "prior_sd", "epochs", "burn_in", "batch", "step", "step_decay", "step_gamma")
-    psgld = {k: v for k, v in options.items() if k in psgld_keys and v is not None} if mechanism == "psgld" else {}
+    own = set(catalogue.get(catalogue.REGRESSION, mechanism).options) - {"lam"}
+    psgld = {k: v for k, v in options.items() if k in own and v is not None}
     lam = options.get("lam")
     return RegressionAdapter(mechanism, epsilon, cohort, public, tuple(options.get("covariates") or ()),
                              lam=DEFAULT_LAMBDA if lam is None else float(lam),
