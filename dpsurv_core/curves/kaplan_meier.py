@@ -8,6 +8,11 @@ With the distinct event times as the grid and exact counts, each equals lifeline
 - Nelson-Aalen  A(b_j) = sum_{i<=j} d_i / r_i      (NelsonAalenFitter(nelson_aalen_smoothing=False))
 - Aalen-Johansen cumulative incidence of type k: I_k(b_j) = sum_{i<=j} S(b_{i-1}) d_ik / r_i
 - median: first grid point with S <= 0.5 (inf: "not reached"); its 95% CI from the log-log band.
+  :func:`quantile_r` is R survival's rule (quantile.survfit, Therneau 2024): where S equals the
+  quantile exactly over an interval, the midpoint of that interval.
+- :func:`confidence_limits`: the five ``conf.type`` of R's survfit (plain, log, log-log, logit,
+  arcsin) from the variance of log S, as R's survfit_confint computes them (Therneau 2024;
+  Klein & Moeschberger 2003, section 4.3; Borgan & Liestol 1990 for arcsin).
 Bins where nobody is left at risk (r <= 0) add nothing: the curve stays at its last value there.
 Arrays keep the counts' leading trial axes: (..., G, J).
 """
@@ -17,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import ndtri
+from scipy.special import expit, ndtri
 
 from dpsurv_core.curves.counts import BinnedCounts
 
@@ -88,6 +93,83 @@ def greenwood_bands(survival: np.ndarray, variance: np.ndarray, alpha: float = 0
     upper = np.where(np.isnan(upper), 1.0, upper)
     half = z * survival * np.sqrt(variance)
     return lower, upper, np.clip(survival - half, 0.0, 1.0), np.clip(survival + half, 0.0, 1.0)
+
+
+CONF_TYPES = ("plain", "log", "log-log", "logit", "arcsin")
+
+
+def confidence_limits(survival: np.ndarray, variance: np.ndarray, conf_type: str = "log",
+                      alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+    """Pointwise (1 - alpha) limits of S from ``variance`` = var(log S) (Greenwood's G), as R's survfit_confint.
+
+    With se = sqrt(G) (the standard error of log S, R's ``std.err``) and z the normal quantile:
+
+    - plain:   S -/+ z S se, lower clipped at 0 and upper at 1
+    - log:     exp(log S -/+ z se), upper clipped at 1 (R's default)
+    - log-log: exp(-exp(log(-log S) -/+ z se / log S)); R's lower is the '-' branch (log S < 0)
+    - logit:   on log(S/(1-S)) with standard error se / (1 - S) (= se(S) / (S (1 - S)))
+    - arcsin:  on asin(sqrt S) with standard error (se / 2) sqrt(S / (1 - S)) (= se(S) / (2 sqrt(S (1 - S)))),
+      kept inside [0, pi/2]
+
+    No interval (NaN; R's NA) where S = 0 for every type, and also where S = 1 for log-log, logit and arcsin
+    (R sets log-log to NA there; logit and arcsin come out 0 * inf = NaN). Plain and log give [1, 1] at S = 1.
+    """
+    if conf_type not in CONF_TYPES:
+        raise ValueError(f"Unknown confidence interval type {conf_type!r}: choose one of {', '.join(CONF_TYPES)}.")
+    z = ndtri(1 - alpha / 2)
+    s = np.asarray(survival, float)
+    se = np.sqrt(np.asarray(variance, float))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if conf_type == "plain":
+            half = z * se * s
+            lower, upper = np.maximum(s - half, 0.0), np.minimum(s + half, 1.0)
+            undefined = s <= 0
+        elif conf_type == "log":
+            lower, upper = np.exp(np.log(s) - z * se), np.minimum(np.exp(np.log(s) + z * se), 1.0)
+            undefined = s <= 0
+        elif conf_type == "log-log":
+            v = np.log(s)
+            spread = z * se / v
+            lower, upper = np.exp(-np.exp(np.log(-v) - spread)), np.exp(-np.exp(np.log(-v) + spread))
+            undefined = (s <= 0) | (s >= 1)
+        elif conf_type == "logit":
+            centre, spread = np.log(s / (1 - s)), z * se / (1 - s)
+            lower, upper = expit(centre - spread), expit(centre + spread)  # R's 1 - 1 / (1 + exp(.)), more accurate
+            undefined = (s <= 0) | (s >= 1)
+        else:
+            centre, spread = np.arcsin(np.sqrt(s)), 0.5 * z * se * np.sqrt(s / (1 - s))
+            lower = np.sin(np.maximum(centre - spread, 0.0)) ** 2
+            upper = np.sin(np.minimum(centre + spread, np.pi / 2)) ** 2
+            undefined = (s <= 0) | (s >= 1)
+    undefined = undefined | ~np.isfinite(se)
+    return np.where(undefined, np.nan, lower), np.where(undefined, np.nan, upper)
+
+
+def quantile_r(time: np.ndarray, curve: np.ndarray, q: float = 0.5,
+               tol: float = float(np.sqrt(np.finfo(float).eps))) -> np.ndarray:
+    """R's quantile.survfit rule along the last axis: the first time where ``curve <= q``, except where the curve
+    equals q (within ``tol``) over an interval: then the midpoint between that time and the next time the curve
+    drops (the last time when it never drops again). NaN values (no interval) are skipped; inf = not reached.
+
+    E.g. times 1, 2, 3, 4, all events: S = 0.75, 0.5, 0.25, 0, median (2 + 3) / 2 = 2.5, as R prints.
+    """
+    time = np.asarray(time, float)
+    curve = np.asarray(curve, float)
+    out = np.full(curve.shape[:-1], np.inf)
+    for idx in np.ndindex(curve.shape[:-1]):
+        y = curve[idx]
+        ok = ~np.isnan(y)
+        hits = np.flatnonzero(ok & (y <= q + tol))
+        if hits.size == 0:
+            continue
+        i = hits[0]
+        if abs(y[i] - q) < tol:
+            drops = np.flatnonzero(ok & (y < y[i] - tol) & (np.arange(y.size) > i))
+            nxt = time[drops[0]] if drops.size else time[-1]
+            out[idx] = 0.5 * (time[i] + nxt)
+        else:
+            out[idx] = time[i]
+    return out
 
 
 def actuarial_share(grid) -> float:

@@ -1,0 +1,95 @@
+"""With noise off, dpsurv's interval types and quantiles follow R survival (Therneau 2024): survfit's conf.type
+(survfit_confint) and quantile.survfit's median rule."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.special import expit, logit, ndtri
+
+from dpsurv_core.curves.kaplan_meier import CONF_TYPES, confidence_limits, quantile_r
+
+Z = ndtri(0.975)
+
+
+def test_limits_by_hand_at_half():
+    """S = 0.5, se(log S) = 0.2, so se(S) = 0.1: each type's formula written in terms of se(S)."""
+    s, g = np.array([0.5]), np.array([0.04])
+    se_s = 0.1
+    expect = {
+        "plain": (0.5 - Z * se_s, 0.5 + Z * se_s),
+        "log": (0.5 * np.exp(-Z * 0.2), 0.5 * np.exp(Z * 0.2)),
+        "log-log": (0.5 ** np.exp(-Z * 0.2 / np.log(0.5)), 0.5 ** np.exp(Z * 0.2 / np.log(0.5))),
+        "logit": (expit(logit(0.5) - Z * se_s / 0.25), expit(logit(0.5) + Z * se_s / 0.25)),
+        "arcsin": (np.sin(np.arcsin(np.sqrt(0.5)) - Z * se_s / (2 * 0.5)) ** 2,
+                   np.sin(np.arcsin(np.sqrt(0.5)) + Z * se_s / (2 * 0.5)) ** 2),
+    }
+    for kind, (lo, up) in expect.items():
+        got = confidence_limits(s, g, kind)
+        np.testing.assert_allclose([got[0][0], got[1][0]], [lo, up], rtol=1e-12, err_msg=kind)
+    # worked numbers: log gives (0.3379, 0.7399), plain (0.3040, 0.6960)
+    np.testing.assert_allclose([x[0] for x in confidence_limits(s, g, "log")], [0.337854, 0.739964], atol=1e-6)
+    np.testing.assert_allclose([x[0] for x in confidence_limits(s, g, "plain")], [0.30400, 0.69600], atol=1e-5)
+
+
+def test_na_where_r_gives_na():
+    s, g = np.array([1.0, 0.0, 0.3]), np.array([0.0, 0.0, 0.1])
+    for kind in CONF_TYPES:
+        lo, up = confidence_limits(s, g, kind)
+        assert np.isnan(lo[1]) and np.isnan(up[1]), kind  # S = 0: NA for every type
+        assert np.isfinite(lo[2]) and np.isfinite(up[2]), kind
+        if kind in ("plain", "log"):
+            assert lo[0] == up[0] == 1.0  # R: [1, 1] before the first event
+        else:
+            assert np.isnan(lo[0]) and np.isnan(up[0]), kind  # transformation undefined at S = 1
+
+
+def test_clipping_plain_and_log():
+    lo, up = confidence_limits(np.array([0.95, 0.05]), np.array([0.5, 5.0]), "plain")
+    assert up[0] == 1.0 and lo[1] == 0.0
+    lo, up = confidence_limits(np.array([0.95]), np.array([0.5]), "log")
+    assert up[0] == 1.0 and 0 < lo[0] < 0.95
+
+
+def test_unknown_type():
+    with pytest.raises(ValueError, match="log-log"):
+        confidence_limits(np.array([0.5]), np.array([0.1]), "probit")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(1e-6, 1 - 1e-6), st.floats(0.0, 4.0))
+def test_bands_contain_the_estimate(s, var):
+    for kind in CONF_TYPES:
+        lo, up = confidence_limits(np.array([s]), np.array([var]), kind)
+        assert 0.0 <= lo[0] <= s * (1 + 1e-9) and s * (1 - 1e-9) <= up[0] <= 1.0, kind
+        if var == 0:
+            np.testing.assert_allclose([lo[0], up[0]], [s, s], rtol=1e-9)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(0.01, 0.99), st.floats(1e-4, 0.5), st.floats(1.05, 3.0))
+def test_wider_with_more_variance(s, var, factor):
+    for kind in CONF_TYPES:
+        lo1, up1 = confidence_limits(np.array([s]), np.array([var]), kind)
+        lo2, up2 = confidence_limits(np.array([s]), np.array([var * factor]), kind)
+        assert lo2[0] <= lo1[0] + 1e-12 and up2[0] >= up1[0] - 1e-12, kind
+
+
+def test_median_midpoint_on_flat_half():
+    """Times 1, 2, 3, 4, all events: S = 0.75, 0.5, 0.25, 0; R's quantile gives 1.5, 2.5, 3.5."""
+    t, s = np.array([1.0, 2.0, 3.0, 4.0]), np.array([0.75, 0.5, 0.25, 0.0])
+    assert quantile_r(t, s, 0.5) == 2.5
+    assert quantile_r(t, s, 0.75) == 1.5
+    assert quantile_r(t, s, 0.25) == 3.5
+    # not exactly at the quantile: the first time at or below it
+    assert quantile_r(t, np.array([0.8, 0.6, 0.4, 0.2]), 0.5) == 3.0
+    # the curve stays at 0.5 over several points: midpoint up to the next drop
+    assert quantile_r(np.arange(1.0, 6.0), np.array([0.75, 0.5, 0.5, 0.5, 0.25]), 0.5) == 3.5
+    # never reached; NaN (no interval) skipped
+    assert quantile_r(t, np.array([0.9, 0.8, 0.7, 0.6]), 0.5) == np.inf
+    assert quantile_r(t, np.array([np.nan, 0.7, 0.4, np.nan]), 0.5) == 3.0
+    # leading axes kept
+    both = quantile_r(t, np.stack([s, [0.8, 0.6, 0.4, 0.2]]), 0.5)
+    np.testing.assert_array_equal(both, [2.5, 3.0])
