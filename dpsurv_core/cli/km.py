@@ -3,6 +3,14 @@
 One JSON entry per trial and group on the public grid's points. Mechanisms (spec sections 1-3):
 nonprivate, laplace-counts, time-indexed, rrr (and adaptive-km when present). ``--repeat R
 --seed S`` runs R releases through the seeded simulation path in one vectorised call.
+
+Confidence intervals follow R survival's ``conf.type`` (``--conf-type``, default ``log``, R's survfit
+default, so that the numbers with noise off match R's print/summary out of the box; dpsurv used
+log-log, lifelines' default, before): every curve's ``lower``/``upper``, the median's and quartiles'
+limits and the landmarks use that type; ``lower_linear``/``upper_linear`` stay the plain band.
+The median and quartiles follow R's quantile.survfit (midpoint of an interval where S equals the
+quantile exactly). The band is the sampling (Greenwood) band only, except for adaptive-km, whose
+bands add the noise's variance (``interval_includes_noise``).
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
+from scipy.special import ndtri
 
 from dpsurv_core.cli.common import (
     add_data_options,
@@ -28,8 +37,9 @@ from dpsurv_core.cli.common import (
     run_plan,
     unit_float,
 )
-from dpsurv_core.curves.kaplan_meier import SurvivalCurves
+from dpsurv_core.curves.kaplan_meier import CONF_TYPES, SurvivalCurves, confidence_limits, quantile_r
 from dpsurv_core.curves.release import CurveRelease, context, event_times_grid
+from dpsurv_core.curves.summary import parse_times
 from dpsurv_core.curves.time_indexed import EDGE_MODES
 from dpsurv_core.data import grouping
 from dpsurv_core.data.cohort import Cohort
@@ -170,15 +180,56 @@ def _pick(nested: list | None, t: int, g: int) -> list | None:
     return None if nested is None else nested[t][g]
 
 
-def curve_entries(curves: SurvivalCurves, estimand: str, **flags: Any) -> list[dict[str, Any]]:
+NOISE_BAND_NOTE = "add the noise's variance"
+QUANTILE_PROBS = (0.25, 0.5, 0.75)
+
+
+def includes_noise(rel: CurveRelease) -> bool:
+    """True when the mechanism's bands already add the noise's variance (adaptive-km with noise on)."""
+    return any(NOISE_BAND_NOTE in n for n in rel.notes)
+
+
+def log_variance(curves: SurvivalCurves, with_noise: bool = False) -> np.ndarray:
+    """var(log S) behind the bands: Greenwood's, or (``with_noise``) the total the mechanism's log-log band was built
+    from, read back from it: sqrt(V) = log S (log(-log S) - log(-log lower)) / z."""
+    if not with_noise:
+        return curves.greenwood
+    z = ndtri(1 - curves.alpha / 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v = np.log(curves.survival)
+        sd = v * (np.log(-v) - np.log(-np.log(curves.lower))) / z
+    return np.where(np.isfinite(sd), sd ** 2, curves.greenwood)
+
+
+def conf_bands(curves: SurvivalCurves, conf_type: str, with_noise: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The curves' pointwise band of R's ``conf.type``; NaN where R gives NA (S = 0; S = 1 for log-log, logit,
+    arcsin) and everywhere when the mechanism releases no band. A noisy release's [0, 1] band where nobody is
+    left at risk stays [0, 1]."""
+    if np.all(np.isnan(curves.lower)):
+        return curves.lower, curves.upper
+    lo, up = confidence_limits(curves.survival, log_variance(curves, with_noise), conf_type, curves.alpha)
+    stopped = np.logical_or.accumulate(curves.at_risk <= 0, axis=-1) & (curves.lower == 0) & (curves.upper == 1)
+    return np.where(stopped, 0.0, lo), np.where(stopped, 1.0, up)
+
+
+def _finite_or_none(x: float) -> float | None:
+    return float(x) if np.isfinite(x) else None
+
+
+def curve_entries(curves: SurvivalCurves, estimand: str, conf_type: str = "log", with_noise: bool = False,
+                  **flags: Any) -> list[dict[str, Any]]:
     """One dict per trial and group (arrays are (trials, G, J)); quantities the mechanism does not
-    release (bands, at-risk and event counts of time-indexed) are null."""
+    release (bands, at-risk and event counts of time-indexed) are null, and so are limits where R gives NA."""
     s = curves.survival.tolist()
-    lo, up = _nullable(curves.lower), _nullable(curves.upper)
+    lo_arr, up_arr = conf_bands(curves, conf_type, with_noise)
+    no_band = bool(np.all(np.isnan(curves.lower)))
+    lo = None if no_band else np.where(np.isnan(lo_arr), None, lo_arr).tolist()
+    up = None if no_band else np.where(np.isnan(up_arr), None, up_arr).tolist()
     lol, upl = _nullable(curves.lower_linear), _nullable(curves.upper_linear)
     risk, ev = _nullable(curves.at_risk), _nullable(curves.events)
-    med, med_lo, med_up = curves.median()
-    no_band = lo is None
+    quant = {p: (quantile_r(curves.time, curves.survival, 1 - p), quantile_r(curves.time, lo_arr, 1 - p),
+                 quantile_r(curves.time, up_arr, 1 - p)) for p in QUANTILE_PROBS}
+    med, med_lo, med_up = quant[0.5]
     hazard = curves.cumulative_hazard.tolist() if estimand == "cumulative-hazard" else None
     cif = curves.cumulative_incidence.tolist() if estimand == "cumulative-incidence" else None
     time = curves.time.tolist()
@@ -190,7 +241,11 @@ def curve_entries(curves: SurvivalCurves, estimand: str, **flags: Any) -> list[d
                  "upper": _pick(up, t, g), "lower_linear": _pick(lol, t, g), "upper_linear": _pick(upl, t, g),
                  "at_risk": _pick(risk, t, g), "events": _pick(ev, t, g),
                  "median": float(med[t, g]), "median_lower": None if no_band else float(med_lo[t, g]),
-                 "median_upper": None if no_band else float(med_up[t, g]), **flags}
+                 "median_upper": None if no_band else float(med_up[t, g]),
+                 "quantiles": [{"probability": p, "time": _finite_or_none(q[0][t, g]),
+                                "lower": None if no_band else _finite_or_none(q[1][t, g]),
+                                "upper": None if no_band else _finite_or_none(q[2][t, g])} for p, q in quant.items()],
+                 **flags}
             if hazard is not None:
                 e["cumulative_hazard"] = hazard[t][g]
             if cif is not None:
@@ -206,7 +261,46 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--estimand", choices=ESTIMANDS, default="survival",
                    help="what to report besides the survival curve (cumulative incidence needs competing events: "
                         "pbc, transplant)")
+    p.add_argument("--conf-type", choices=CONF_TYPES, default="log",
+                   help="pointwise 95%% interval as R survfit's conf.type (default log, R's default; log-log was "
+                        "dpsurv's earlier default): plain, log, log-log, logit, arcsin")
+    p.add_argument("--landmarks", type=parse_landmarks, metavar="T1,T2",
+                   help="report survival and its interval at these times, e.g. 365,730 (on a public grid: the last "
+                        "grid point at or before each time)")
     add_mechanism_options(p)
+
+
+def parse_landmarks(text: str) -> list[float]:
+    try:
+        return parse_times(text)
+    except ParameterError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def landmark_entries(curves: SurvivalCurves, times: list[float], conf_type: str, exact_grid: bool,
+                     with_noise: bool = False) -> list[dict[str, Any]]:
+    """One entry per trial, group and requested time: the step curve at ``time_used`` (the requested time itself on
+    the event-times grid or when it is a grid point, else the last grid point before it; 0 before the first)."""
+    lo, up = conf_bands(curves, conf_type, with_noise)
+    no_band = bool(np.all(np.isnan(curves.lower)))
+    start_lo, start_up = confidence_limits(np.ones(1), np.zeros(1), conf_type, curves.alpha)
+    grid = np.asarray(curves.time, float)
+    out = []
+    trials, groups = curves.survival.shape[:2]
+    for t in range(trials):
+        for g in range(groups):
+            for when in times:
+                on = np.flatnonzero(np.isclose(grid, when, rtol=0, atol=1e-9))
+                k = int(on[0]) if on.size else int(np.searchsorted(grid, when, side="right")) - 1
+                if k < 0:
+                    used, s, lo_v, up_v = (when if exact_grid else 0.0), 1.0, start_lo[0], start_up[0]
+                else:
+                    used = when if (exact_grid or on.size) else float(grid[k])
+                    s, lo_v, up_v = curves.survival[t, g, k], lo[t, g, k], up[t, g, k]
+                out.append({"trial": t, "group": curves.groups[g], "time_requested": when, "time_used": float(used),
+                            "survival": float(s), "lower": None if no_band else _finite_or_none(lo_v),
+                            "upper": None if no_band else _finite_or_none(up_v)})
+    return out
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -215,10 +309,25 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out = header(rel, cohort, public, extra)
     out.update(fields)
     out["estimand"] = args.estimand
-    out["median_note"] = "median: first grid point where the curve is <= 0.5 (null: not reached); its CI from the log-log band"
+    conf_type = getattr(args, "conf_type", "log")
+    noisy_band = includes_noise(rel)
+    out["conf_type"] = conf_type
+    out["interval_includes_noise"] = noisy_band
+    out["interval_method"] = (
+        f"pointwise 95% {conf_type} interval (R survfit conf.type) from Greenwood's variance plus the noise's variance "
+        "of log S (delta method)" if noisy_band else
+        f"pointwise 95% {conf_type} interval (R survfit conf.type) from Greenwood's variance only: the sampling band, "
+        "it does not include the privacy noise")
+    out["median_note"] = ("median and quartiles as R's quantile.survfit: first time the curve is <= 1 - p, the midpoint "
+                          "where it equals 1 - p over an interval (null: not reached); their CI from the band the "
+                          "same way")
     if "debiased_curves" in rel.extra:
-        out["curves"] = (curve_entries(rel.curves, args.estimand, debiased=False)
-                         + curve_entries(rel.extra["debiased_curves"], args.estimand, debiased=True))
+        out["curves"] = (curve_entries(rel.curves, args.estimand, conf_type, noisy_band, debiased=False)
+                         + curve_entries(rel.extra["debiased_curves"], args.estimand, conf_type, noisy_band,
+                                         debiased=True))
     else:
-        out["curves"] = curve_entries(rel.curves, args.estimand)
+        out["curves"] = curve_entries(rel.curves, args.estimand, conf_type, noisy_band)
+    if getattr(args, "landmarks", None):
+        out["landmarks"] = landmark_entries(rel.curves, args.landmarks, conf_type,
+                                            public.grid.kind == "event-times", noisy_band)
     return out

@@ -1,0 +1,102 @@
+"""``km`` with noise off against R survival (Therneau 2024): conf.type, print.survfit's median and its CI, and
+landmarks at the times asked."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from lifelines import KaplanMeierFitter
+
+from dpsurv_core.cli import main
+from dpsurv_core.curves.kaplan_meier import confidence_limits
+from dpsurv_core.data.cohort import load_bundled
+
+LUNG = ["--data", "lung", "--time", "time", "--event", "status"]
+
+
+def run(capsys, *argv: str) -> dict:
+    code = main([*argv, "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_lung_median_as_r_prints(capsys):
+    """print(survfit(Surv(time, status) ~ 1, lung)): median 310, 0.95 LCL 285, UCL 363 (conf.type log, R's default);
+    by sex: 270 (212, 310) and 426 (348, 550)."""
+    o = run(capsys, "km", *LUNG, "--mechanism", "nonprivate", "--grid", "event-times")
+    assert o["conf_type"] == "log" and o["interval_includes_noise"] is False
+    assert "Greenwood" in o["interval_method"] and "not include" in o["interval_method"]
+    (c,) = o["curves"]
+    assert (c["median"], c["median_lower"], c["median_upper"]) == (310, 285, 363)
+    assert [q["probability"] for q in c["quantiles"]] == [0.25, 0.5, 0.75]
+    assert c["quantiles"][1]["time"] == 310
+    o = run(capsys, "km", *LUNG, "--group", "sex", "--mechanism", "nonprivate", "--grid", "event-times")
+    got = {c["group"]: (c["median"], c["median_lower"], c["median_upper"]) for c in o["curves"]}
+    assert got == {"1": (270, 212, 310), "2": (426, 348, 550)}
+
+
+def test_lung_bands_follow_the_type(capsys):
+    """Each type's band from lifelines' survival and Greenwood variance; log-log equals lifelines' own band."""
+    c = load_bundled("lung")
+    kmf = KaplanMeierFitter().fit(c.time, c.event)
+    for kind in ("plain", "log", "log-log", "logit", "arcsin"):
+        o = run(capsys, "km", *LUNG, "--mechanism", "nonprivate", "--grid", "event-times", "--conf-type", kind)
+        (curve,) = o["curves"]
+        s = np.array(curve["survival"])
+        d, r = np.array(curve["events"], float), np.array(curve["at_risk"], float)
+        g = np.cumsum(np.where(r > d, d / (r * (r - d)), 0.0))
+        lo, up = confidence_limits(s, g, kind)
+        got_lo = np.array([np.nan if v is None else v for v in curve["lower"]])
+        got_up = np.array([np.nan if v is None else v for v in curve["upper"]])
+        np.testing.assert_allclose(got_lo, lo, rtol=1e-10, equal_nan=True)
+        np.testing.assert_allclose(got_up, up, rtol=1e-10, equal_nan=True)
+        if kind == "log-log":
+            ci = kmf.confidence_interval_survival_function_.loc[curve["time"]].to_numpy()
+            np.testing.assert_allclose(got_lo, ci[:, 0], atol=1e-10)
+
+
+def test_landmarks_on_event_times_are_exact(capsys):
+    o = run(capsys, "km", *LUNG, "--group", "sex", "--mechanism", "nonprivate", "--grid", "event-times",
+            "--landmarks", "365,730")
+    c = load_bundled("lung", group="sex")
+    rows = o["landmarks"]
+    assert len(rows) == 4 and {(r["group"], r["time_requested"]) for r in rows} == {
+        (g, t) for g in ("1", "2") for t in (365.0, 730.0)}
+    for r in rows:
+        assert r["time_used"] == r["time_requested"] and r["trial"] == 0
+        sel = c.group == r["group"]
+        kmf = KaplanMeierFitter().fit(c.time[sel], c.event[sel])
+        assert r["survival"] == pytest.approx(float(kmf.survival_function_at_times(r["time_requested"]).iloc[0]),
+                                              abs=1e-12)
+        assert r["lower"] <= r["survival"] <= r["upper"]
+
+
+def test_landmarks_on_a_public_grid(capsys):
+    """Grid 0:1100:20 has points 55, 110, ...: 330 is a point, 365 is read at 330 and 1 before the first point."""
+    o = run(capsys, "km", *LUNG, "--mechanism", "nonprivate", "--grid", "0:1100:20", "--landmarks", "10,330,365")
+    (curve,) = o["curves"]
+    by_time = {r["time_requested"]: r for r in o["landmarks"]}
+    assert by_time[330.0]["time_used"] == 330.0 and by_time[365.0]["time_used"] == 330.0
+    k = curve["time"].index(330.0)
+    for t in (330.0, 365.0):
+        assert (by_time[t]["survival"], by_time[t]["lower"], by_time[t]["upper"]) == (
+            curve["survival"][k], curve["lower"][k], curve["upper"][k])
+    assert by_time[10.0]["time_used"] == 0.0 and by_time[10.0]["survival"] == 1.0
+    assert by_time[10.0]["lower"] == by_time[10.0]["upper"] == 1.0  # log: [1, 1] at S = 1
+
+
+def test_landmarks_repeat_and_log_log_at_start(capsys):
+    o = run(capsys, "km", *LUNG, "--mechanism", "laplace-counts", "--epsilon", "1", "--grid", "0:1100:20",
+            "--repeat", "2", "--seed", "3", "--landmarks", "10,500", "--conf-type", "log-log")
+    assert o["conf_type"] == "log-log" and len(o["landmarks"]) == 4
+    assert {r["trial"] for r in o["landmarks"]} == {0, 1}
+    start = [r for r in o["landmarks"] if r["time_requested"] == 10.0]
+    assert all(r["lower"] is None and r["upper"] is None for r in start)  # R: NA for log-log at S = 1
+
+
+def test_bad_landmarks(capsys):
+    assert main(["km", *LUNG, "--landmarks", "soon", "--json"]) == 2
+    assert "not a list of times" in capsys.readouterr().err
