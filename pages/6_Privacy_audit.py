@@ -205,17 +205,26 @@ att = result.attack
 st.subheader("Result")
 eps = result.cost.epsilon
 m1, m2, m3, m4 = st.columns(4)
-m1.metric("Charged epsilon", "not private" if math.isinf(eps) else f"{eps:.3g}",
+m1.metric("Attacker's advantage (strongest attack)", f"{100 * max(att.advantage, 0):.0f}%",
+          help=f"95% interval {100 * att.advantage_lower:.0f}% to {100 * att.advantage_upper:.0f}%. TPR - FPR of the "
+               "strongest distinguishing test, its threshold chosen on the fitting half and measured on the "
+               f"{att.runs} held-out runs per data set (TPR {att.adv_tpr:.3f}, FPR {att.adv_fpr:.3f}). An epsilon-DP "
+               f"release allows at most {100 * advantage_bound(eps):.0f}%.")
+m1.caption(f"95% CI {100 * att.advantage_lower:.0f}% to {100 * att.advantage_upper:.0f}%; "
+           f"allowed at most {100 * advantage_bound(eps):.0f}%")
+m2.metric("AUC of the attack", f"{att.auc:.2f}",
+          help="Area under the held-out ROC of the strongest attack's score (the Mann-Whitney statistic): 0.5 is a "
+               "coin toss, 1 tells the two data sets apart every time.")
+m3.metric("Charged epsilon", "not private" if math.isinf(eps) else f"{eps:.3g}",
           help=result.cost.sentence())
-m2.metric("Empirical epsilon (lower bound)", f"{att.epsilon_lower:.2f}",
+m4.metric("Empirical epsilon lower bound", f"{att.epsilon_lower:.2f}",
           delta=None if math.isinf(eps) else ("within the charge" if result.within_charge else "ABOVE the charge"),
           delta_color="off" if result.within_charge else "inverse",
-          help="95% lower bound: the true privacy loss is at least this large (95% confidence). Point estimate of the attack: "
-               + ("infinite" if math.isinf(att.epsilon_point) else f"{att.epsilon_point:.2f}") + ".")
-m3.metric("Attack: true / false positive rate", f"{att.tpr:.2f} / {att.fpr:.2f}",
-          help=f"95% intervals: TPR {att.tpr_ci[0]:.3f} to {att.tpr_ci[1]:.3f}, FPR {att.fpr_ci[0]:.3f} to "
-               f"{att.fpr_ci[1]:.3f}, on {att.runs} held-out runs per data set.")
-m4.metric("Advantage found / allowed", f"{100 * max(att.advantage, 0):.0f}% / {100 * advantage_bound(eps):.0f}%")
+          help="95% lower bound: the true privacy loss is at least this large (95% confidence). Point estimate of the "
+               "attack: " + ("infinite" if math.isinf(att.epsilon_point) else f"{att.epsilon_point:.2f}")
+               + f". Its test (TPR {att.tpr:.3f}, FPR {att.fpr:.3f}, 95% intervals TPR {att.tpr_ci[0]:.3f} to "
+               f"{att.tpr_ci[1]:.3f}, FPR {att.fpr_ci[0]:.3f} to {att.fpr_ci[1]:.3f}) maximises the ratio, not the "
+               "advantage.")
 st.plotly_chart(epsilon_figure(result), key="au_eps_fig")
 if math.isinf(eps) or result.within_charge:
     st.success(result.sentence())
@@ -239,8 +248,9 @@ with f1:
                    + f" (of {result.trials} x {result.grid_points} grid points per group).")
 with f2:
     st.plotly_chart(roc_figure(result), key="au_roc_fig")
-    st.caption(f"Attack score: {att.score}; AUC {att.auc:.2f}. The dotted line is the best any attack can do "
-               "against a release with the charged epsilon.")
+    st.caption(f"Strongest attack's score: {att.adv_score}; AUC {att.auc:.2f}. The diamond is the strongest attack, "
+               "the dot the test behind the empirical epsilon lower bound. The dotted line is the best any attack can "
+               "do against a release with the charged epsilon.")
 st.dataframe(summary_table(result), hide_index=True)
 for note in result.notes:
     st.caption(note)

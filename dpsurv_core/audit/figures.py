@@ -21,7 +21,9 @@ from dpsurv_core.data.public import PublicParameters
 
 
 def roc_figure(result: AuditResult) -> go.Figure:
-    """Held-out ROC of the attack, the chance diagonal and the eps-DP region for the charged epsilon."""
+    """Held-out ROC of the strongest attack's score, the chance diagonal and the eps-DP region for the charged
+    epsilon, with the strongest attack's test and the test behind the empirical epsilon lower bound (its ROC
+    may be another score's) and their 95% intervals."""
     a = result.attack
     fig = go.Figure()
     eps = result.cost.epsilon
@@ -33,7 +35,14 @@ def roc_figure(result: AuditResult) -> go.Figure:
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="coin toss", line={"color": "#d1d5db"}))
     fig.add_trace(go.Scatter(x=a.roc_fpr, y=a.roc_tpr, mode="lines", name=f"attack (AUC {a.auc:.2f})",
                              line={"color": "#d62728", "width": 2.5}))
-    fig.add_trace(go.Scatter(x=[a.fpr], y=[a.tpr], mode="markers", name="chosen threshold",
+    fig.add_trace(go.Scatter(x=[a.adv_fpr], y=[a.adv_tpr], mode="markers", marker={"size": 11, "color": "#d62728",
+                                                                                  "symbol": "diamond"},
+                             name=f"strongest attack (advantage {100 * max(a.advantage, 0):.0f}%)",
+                             error_x={"type": "data", "symmetric": False, "array": [a.adv_fpr_ci[1] - a.adv_fpr],
+                                      "arrayminus": [a.adv_fpr - a.adv_fpr_ci[0]]},
+                             error_y={"type": "data", "symmetric": False, "array": [a.adv_tpr_ci[1] - a.adv_tpr],
+                                      "arrayminus": [a.adv_tpr - a.adv_tpr_ci[0]]}))
+    fig.add_trace(go.Scatter(x=[a.fpr], y=[a.tpr], mode="markers", name="test for the epsilon lower bound",
                              marker={"size": 10, "color": "#1f77b4"},
                              error_x={"type": "data", "symmetric": False, "array": [a.fpr_ci[1] - a.fpr],
                                       "arrayminus": [a.fpr - a.fpr_ci[0]]},
@@ -85,17 +94,24 @@ def influential_figure(result: AuditResult) -> go.Figure:
 
 
 def summary_table(result: AuditResult) -> pd.DataFrame:
-    """The audit's numbers as a two-column table (for the report and the page)."""
+    """The audit's numbers as a two-column table (for the report and the page): the strongest attack first
+    (advantage with its 95% interval, AUC), then the empirical epsilon lower bound and the test behind it."""
     a = result.attack
     eps = result.cost.epsilon
-    rows = [("epsilon charged by the mechanism", "not private" if math.isinf(eps) else f"{eps:.4g}"),
-            ("empirical epsilon (95% lower bound)", f"{a.epsilon_lower:.3f}"),
+    rows = [("attacker's advantage, strongest attack (95% CI)",
+             f"{a.advantage:.3f} ({a.advantage_lower:.3f} to {a.advantage_upper:.3f})"),
+            ("advantage an epsilon-DP release allows at most", f"{advantage_bound(eps):.3f}"),
+            ("AUC of the strongest attack (Mann-Whitney)", f"{a.auc:.3f}"),
+            ("strongest attack: true / false positive rate", f"{a.adv_tpr:.3f} / {a.adv_fpr:.3f}"),
+            ("strongest attack: score", a.adv_score),
+            ("epsilon charged by the mechanism", "not private" if math.isinf(eps) else f"{eps:.4g}"),
+            ("empirical epsilon lower bound (95%)", f"{a.epsilon_lower:.3f}"),
             ("within the charge", "yes" if result.within_charge else "NO: a bug to fix"),
-            ("true positive rate (95% CI)", f"{a.tpr:.3f} ({a.tpr_ci[0]:.3f} to {a.tpr_ci[1]:.3f})"),
-            ("false positive rate (95% CI)", f"{a.fpr:.3f} ({a.fpr_ci[0]:.3f} to {a.fpr_ci[1]:.3f})"),
-            ("membership advantage found / allowed", f"{a.advantage:.3f} / {advantage_bound(eps):.3f}"),
-            ("runs per data set (held out)", f"{result.trials} ({a.runs})"),
-            ("attack score", a.score)]
+            ("epsilon test: true positive rate (95% CI)", f"{a.tpr:.3f} ({a.tpr_ci[0]:.3f} to {a.tpr_ci[1]:.3f})"),
+            ("epsilon test: false positive rate (95% CI)", f"{a.fpr:.3f} ({a.fpr_ci[0]:.3f} to {a.fpr_ci[1]:.3f})"),
+            ("epsilon test: advantage", f"{a.epsilon_test_advantage:.3f}"),
+            ("epsilon test: score", a.score),
+            ("runs per data set (held out)", f"{result.trials} ({a.runs})")]
     if result.influential is not None:
         rows += [(f"influential points > {t:g} (total over runs)", str(c)) for t, c in result.influential.items()]
     return pd.DataFrame(rows, columns=["quantity", "value"])
@@ -110,7 +126,10 @@ def report_section(report: Any, cohort: Cohort, public: PublicParameters, mechan
     report.add_section("Privacy audit", confidential=True)
     report.add_text(f"Target: {result.target.why}")
     report.add_text(result.sentence())
-    report.add_text(f"Empirical epsilon (95% lower bound) {result.attack.epsilon_lower:.3f} against the charged "
+    a = result.attack
+    report.add_text(f"Strongest attack: advantage {100 * a.advantage:.0f}% (95% CI {100 * a.advantage_lower:.0f}% to "
+                    f"{100 * a.advantage_upper:.0f}%), AUC {a.auc:.2f}, on {a.runs} held-out runs per data set.")
+    report.add_text(f"Empirical epsilon lower bound (95%) {a.epsilon_lower:.3f} against the charged "
                     f"{result.cost.sentence()}. The audit is a simulation on the data ({trials} runs on D and on D', "
                     "seeded), not a release: it is not charged to the ledger and must not be published.", "note")
     report.add_figure(roc_figure(result))

@@ -101,7 +101,10 @@ class AuditResult:
             "within_charge": self.within_charge, "trials": self.trials, "held_out_runs": a.runs, "seed": self.seed,
             "target": self.target.to_dict(), "tpr": a.tpr, "fpr": a.fpr, "tpr_ci": list(a.tpr_ci),
             "fpr_ci": list(a.fpr_ci), "confidence": LEVEL, "threshold": a.threshold, "score": a.score,
-            "advantage": a.advantage, "advantage_lower": a.advantage_lower,
+            "advantage": a.advantage, "advantage_lower": a.advantage_lower, "advantage_upper": a.advantage_upper,
+            "advantage_tpr": a.adv_tpr, "advantage_fpr": a.adv_fpr, "advantage_tpr_ci": list(a.adv_tpr_ci),
+            "advantage_fpr_ci": list(a.adv_fpr_ci), "advantage_threshold": a.adv_threshold,
+            "advantage_score": a.adv_score, "epsilon_test_advantage": a.epsilon_test_advantage,
             "advantage_bound": advantage_bound(self.cost.epsilon), "auc": a.auc,
             "roc": {"fpr": a.roc_fpr, "tpr": a.roc_tpr},
             "influential_points": infl, "influential_points_per_trial": per, "influential_thresholds": list(THRESHOLDS),
@@ -113,21 +116,21 @@ class AuditResult:
 
 
 def plain_sentence(result: AuditResult) -> str:
-    """The audit in one sentence: the advantage the charged epsilon allows and the advantage the attack found."""
+    """The audit in one sentence: the strongest attack's advantage, quoted at its 95% upper confidence limit
+    ("at most"), with its point estimate and AUC, then the advantage the charged epsilon allows."""
     eps = result.cost.epsilon
     a = result.attack
     label = result.cost.protects == GROUP_LABEL
     what = (f"which group this patient belongs to ({result.target.group} or {result.target.new_group})" if label
             else "whether this patient is in the data")
-    found = (f"the strongest attack simulated here reached {100 * max(a.advantage, 0.0):.0f}% (at least "
-             f"{100 * a.advantage_lower:.0f}% with 95% confidence)")
+    found = (f"In this simulation, the strongest attack could tell {what} with at most {100 * a.advantage_upper:.0f}% "
+             f"advantage over a coin toss (95% upper confidence limit; point estimate {100 * max(a.advantage, 0.0):.0f}%, "
+             f"AUC {a.auc:.2f})")
     if math.isinf(eps):
-        return (f"This release is not private: an attacker who knows everyone else's record could tell {what} with up "
-                f"to 100% advantage over a coin toss; {found}.")
+        return f"{found}; this release is not private, so no guarantee limits an attacker who knows everyone else's record."
     approx = " if the sampler had converged" if result.cost.guarantee != EXACT else ""
-    return (f"An attacker who knows everyone else's record could tell {what} with at most "
-            f"{100 * advantage_bound(eps):.0f}% advantage over a coin toss (the guarantee of epsilon {eps:g}{approx}); "
-            f"{found}.")
+    return (f"{found}; the guarantee of epsilon {eps:g}{approx} is that an attacker who knows everyone else's record "
+            f"could tell {what} with at most {100 * advantage_bound(eps):.0f}% advantage.")
 
 
 # ------------------------------------------------------------------------------------------- adapters

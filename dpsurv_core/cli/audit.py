@@ -2,9 +2,12 @@
 
 Runs the mechanism R times on the data D and R times on D' (D without the target subject; for
 randomized response, D with the target's group label changed), with seeded simulation noise, and
-reports the target and why it was chosen, the influential points (curves), the distinguishing
-attack's TPR/FPR with Clopper-Pearson bounds and the empirical epsilon lower bound next to the
-charged epsilon. An audit is a simulation for the data holder, not a release: nothing is charged.
+reports the target and why it was chosen, the influential points (curves), and, as the headline,
+the strongest attack: its held-out advantage TPR - FPR with a 95% interval (``advantage``,
+``advantage_lower``, ``advantage_upper``) and the AUC of its ROC (``auc``); beside them the empirical
+epsilon lower bound (``empirical_epsilon_lower``) next to the charged epsilon, with the TPR/FPR of the
+test behind it (``tpr``, ``fpr``) and their Clopper-Pearson bounds. An audit is a simulation for the
+data holder, not a release: nothing is charged.
 
 Mechanism options are borrowed from the ``km`` (time-indexed), ``weibull`` and ``regression``
 commands so each keeps one definition.
@@ -20,7 +23,8 @@ from dpsurv_core.audit import runner as core
 from dpsurv_core.cli.common import add_data_options, epsilon_value, positive_float, positive_int, row_number, split_list
 
 NAME = "audit"
-HELP = "privacy audit: membership-inference diagnostics and an empirical epsilon next to the charged one"
+HELP = ("privacy audit: the strongest membership attack's advantage and AUC, and an empirical epsilon lower bound "
+        "next to the charged epsilon")
 
 
 def _all_mechanisms() -> list[str]:

@@ -276,7 +276,9 @@ def test_audit_is_reproducible_and_serialisable(lung):
     assert d1["charged_to_ledger"] is False
     assert set(d1["influential_points"]) == {"0.05", "0.1", "0.5", "0.7"}
     assert d1["grid_points"] == 20 and d1["trials"] == 400 and d1["held_out_runs"] == 200
-    assert "at most 46% advantage" in d1["sentence"]
+    assert "the guarantee of epsilon 1 is that" in d1["sentence"] and "at most 46% advantage." in d1["sentence"]
+    assert f"with at most {100 * r1.attack.advantage_upper:.0f}% advantage over a coin toss" in d1["sentence"]
+    assert {"advantage", "advantage_lower", "advantage_upper", "auc", "tpr", "fpr"} <= set(d1)
     from dpsurv_core.cli import _clean
 
     json.dumps(_clean(d1), allow_nan=False)
@@ -402,8 +404,9 @@ def test_page_runs_the_audit_without_charging_the_ledger():
     assert not at.exception
     m = _metrics(at)
     assert m["Charged epsilon"] == "1"
-    assert float(m["Empirical epsilon (lower bound)"]) <= 1.0
-    assert "at most 46% advantage" in at.success[0].value
+    assert float(m["Empirical epsilon lower bound"]) <= 1.0
+    assert "at most 46% advantage." in at.success[0].value and "the strongest attack could tell" in at.success[0].value
+    assert float(m["AUC of the attack"]) >= 0.5 and m["Attacker's advantage (strongest attack)"].endswith("%")
     assert any("most exposed subject" in md.value for md in at.markdown)
     assert len(at.get("plotly_chart")) == 3
     ledger = at.session_state["ledger"] if "ledger" in at.session_state else None
@@ -423,7 +426,7 @@ def test_page_audits_weibull_and_a_chosen_row():
     at.button(key="au_run").click().run()
     assert not at.exception
     assert any("row 12" in md.value and "chosen by the user" in md.value for md in at.markdown)
-    assert float(_metrics(at)["Empirical epsilon (lower bound)"]) <= 1.0
+    assert float(_metrics(at)["Empirical epsilon lower bound"]) <= 1.0
 
 
 def test_page_regression_and_non_private_release():
@@ -435,7 +438,7 @@ def test_page_regression_and_non_private_release():
     assert not at.exception
     m = _metrics(at)
     assert m["Charged epsilon"] == "not private"
-    assert float(m["Empirical epsilon (lower bound)"]) >= 2.0
+    assert float(m["Empirical epsilon lower bound"]) >= 2.0
     assert "not private" in at.success[0].value
 
 
