@@ -100,3 +100,24 @@ def test_landmarks_repeat_and_log_log_at_start(capsys):
 def test_bad_landmarks(capsys):
     assert main(["km", *LUNG, "--landmarks", "soon", "--json"]) == 2
     assert "not a list of times" in capsys.readouterr().err
+
+
+def test_noise_aware_band_converted_with_its_total_variance():
+    """adaptive-km's log-log band uses Greenwood + noise variance; the other types are built from that same total."""
+    from dpsurv_core.cli.km import conf_bands
+    from dpsurv_core.curves.kaplan_meier import SurvivalCurves, greenwood_bands
+
+    s = np.array([[[1.0, 0.9, 0.7, 0.5, 0.3, 0.0]]])
+    gw = np.array([[[0.0, 0.01, 0.03, 0.06, 0.1, 0.1]]])
+    total = gw + np.array([[[0.0, 0.02, 0.02, 0.05, 0.05, 0.05]]])
+    lo, up, lol, upl = greenwood_bands(s, total)
+    z = np.zeros_like(s)
+    curves = SurvivalCurves(np.arange(1.0, 7.0), ("all",), s, lo, up, lol, upl, gw, z + 10, z, z, z, z[..., None, :],
+                            ("event",))
+    got_lo, got_up = conf_bands(curves, "log-log", with_noise=True)
+    np.testing.assert_allclose(got_lo[..., 1:5], lo[..., 1:5], rtol=1e-10)
+    np.testing.assert_allclose(got_up[..., 1:5], up[..., 1:5], rtol=1e-10)
+    want = confidence_limits(s, total, "log")
+    np.testing.assert_allclose(conf_bands(curves, "log", with_noise=True)[0][..., 1:5], want[0][..., 1:5], rtol=1e-9)
+    plain_gw = confidence_limits(s, gw, "log")
+    np.testing.assert_allclose(conf_bands(curves, "log")[0], plain_gw[0], rtol=1e-12, equal_nan=True)
