@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import math
 from dataclasses import replace
 from typing import Any
 
@@ -161,14 +162,28 @@ def header(rel: CurveRelease, cohort: Cohort, public: PublicParameters, extra: l
         if key not in seen:
             seen.add(key)
             unique.append(d)
-    return {"mechanism": rel.mechanism, "epsilon_spent": rel.cost.epsilon, "delta": rel.cost.delta,
-            "protects": rel.cost.protects, "neighbouring": rel.cost.neighbouring, "guarantee": rel.cost.guarantee,
-            "cost": rel.cost.sentence(), "parameters": rel.parameters, "disclosures": unique, "noise": rel.noise,
+    out = {"mechanism": rel.mechanism, "epsilon_spent": rel.cost.epsilon, "delta": rel.cost.delta,
+           "protects": rel.cost.protects, "neighbouring": rel.cost.neighbouring, "guarantee": rel.cost.guarantee,
+           "cost": rel.cost.sentence(), "parameters": rel.parameters, "disclosures": unique, "noise": rel.noise,
             "notes": rel.notes, "dataset": cohort.name, "time_unit": cohort.time_unit,
             "n_subjects": cohort.n_subjects, "rows_per_subject": cohort.rows_per_subject,
-            "groups": list(rel.curves.groups), "grid": {"kind": public.grid.kind, "from_data": public.grid.from_data,
-                                                         "bins": public.grid.bins, "points": public.grid.points},
-            "trials": rel.trials}
+           "groups": list(rel.curves.groups), "grid": {"kind": public.grid.kind, "from_data": public.grid.from_data,
+                                                        "bins": public.grid.bins, "points": public.grid.points},
+           "trials": rel.trials}
+    if no_noise(rel.cost.epsilon):
+        out.update(NO_NOISE_FIELDS)
+        out["noise"] = "none" if rel.noise == "none" else f"none (epsilon = inf; {rel.noise})"
+    return out
+
+
+NO_NOISE = "no noise: not private"
+NO_NOISE_FIELDS = {"protects": f"nothing ({NO_NOISE})", "neighbouring": "none", "guarantee": NO_NOISE,
+                   "cost": f"{NO_NOISE} (epsilon = inf): exact numbers for the data holder's eyes only"}
+
+
+def no_noise(epsilon: float | None) -> bool:
+    """True for the nonprivate mechanism and for any mechanism run with ``--epsilon inf``: nothing is protected."""
+    return epsilon is None or not math.isfinite(epsilon)
 
 
 def _nullable(a: np.ndarray) -> list | None:

@@ -12,7 +12,7 @@ import argparse
 from typing import Any
 
 from dpsurv_core.cli.common import add_data_options, add_release_options
-from dpsurv_core.cli.km import add_mechanism_options, header, load, release, set_group_help
+from dpsurv_core.cli.km import NO_NOISE_FIELDS, add_mechanism_options, header, load, release, set_group_help
 from dpsurv_core.curves.logrank import overall, pairwise
 from dpsurv_core.curves.release import event_times_grid, exact_counts, tile_trials
 from dpsurv_core.data.public import Disclosure
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                "disclosures": [d.to_dict() for d in [*extra, Disclosure("release", "not DP: exact, non-private "
                                                                         "tests on the data's event times.", dp=False)]],
                "noise": "none", "dataset": cohort.name, "groups": list(counts.groups), "trials": 1,
-               **not_private_fields()}
+               **not_private_fields(), **NO_NOISE_FIELDS}
     else:
         if len(load(args)[0].groups) < 2:
             raise ParameterError("A log-rank test needs at least two groups: choose a --group column with two or more "

@@ -121,3 +121,14 @@ def test_noise_aware_band_converted_with_its_total_variance():
     np.testing.assert_allclose(conf_bands(curves, "log", with_noise=True)[0][..., 1:5], want[0][..., 1:5], rtol=1e-9)
     plain_gw = confidence_limits(s, gw, "log")
     np.testing.assert_allclose(conf_bands(curves, "log")[0], plain_gw[0], rtol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("argv", [["km", "--mechanism", "nonprivate"], ["km", "--mechanism", "laplace-counts", "--epsilon",
+                                                                        "inf"],
+                                  ["logrank", "--group", "sex", "--mechanism", "nonprivate"],
+                                  ["logrank", "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "inf"]])
+def test_no_noise_is_labelled_not_private(capsys, argv):
+    o = run(capsys, argv[0], *LUNG, *argv[1:], "--grid", "0:1100:20")
+    assert o["guarantee"] == "no noise: not private" and o["cost"].startswith("no noise: not private")
+    assert o["protects"] == "nothing (no noise: not private)" and o["neighbouring"] == "none"
+    assert "subject" not in o["protects"] and "exact" != o["guarantee"]
