@@ -7,7 +7,15 @@ import pandas as pd
 import streamlit as st
 
 from dpsurv_core.errors import DpsurvError
-from dpsurv_core.privacy.ledger import CAP_LOWER, CAP_RAISE, CAP_SET, RELEASE, SUBJECT, entry_from_body
+from dpsurv_core.privacy.ledger import (
+    ALLOW_LABEL_ONLY,
+    CAP_LOWER,
+    CAP_RAISE,
+    CAP_SET,
+    RELEASE,
+    SUBJECT,
+    entry_from_body,
+)
 from dpsurv_core.report.figures import ledger_figure
 from dpsurv_core.report.html import export_bundle, ledger_report
 from ui import releases, session
@@ -51,7 +59,7 @@ except DpsurvError as exc:
     st.stop()
 
 release_records = [r for r in records if r.kind == RELEASE]
-cap_records = [r for r in records if r.kind in (CAP_SET, CAP_RAISE, CAP_LOWER)]
+cap_records = [r for r in records if r.kind in (CAP_SET, CAP_RAISE, CAP_LOWER, ALLOW_LABEL_ONLY)]
 
 st.markdown(f"**Data set:** {name} · content fingerprint `{fp[:16]}` · ledger database `{store.path}`")
 st.caption(f"The command line reads and writes the same ledger: `{session.cli_budget_command('show')}`.")
@@ -127,11 +135,27 @@ else:
         if st.button("Lower cap", key="cap_lower"):
             _act(lambda: store.lower_cap(fp, float(lower), why.strip(), name),
                  f"Cap lowered from ε {led.cap:g} to ε {lower:g}")
+    if led.label_only_allowed:
+        st.warning("Label-only releases (randomized response on the group label) are allowed for this data set: they "
+                   "publish every patient's times and events as they are, so once one is released the patient has no "
+                   "differential-privacy guarantee at all.")
+    else:
+        with st.expander("Allow label-only releases (randomized response) under this cap"):
+            st.markdown("A label-only release protects only the group label: every patient's times and events are "
+                        "published as they are, which no cap on epsilon for the patient accounts for. Under a cap "
+                        "such releases are refused unless you allow them here, a recorded act with a reason.")
+            why_label = st.text_input("Reason (required)", key="allow_label_reason")
+            if st.button("Allow label-only releases", key="allow_label_only"):
+                if not why_label.strip():
+                    st.error("Allowing label-only releases needs a reason: the ledger records who decided and why.")
+                else:
+                    _act(lambda: store.allow_label_only(fp, why_label, name), "Label-only releases allowed")
 if cap_records:
     st.markdown("**Cap history**")
     history = [{"id": r.id, "time (UTC)": r.time.replace("T", " ")[:19],
-                "act": {CAP_SET: "set", CAP_RAISE: "raised", CAP_LOWER: "lowered"}[r.kind],
-                "cap": f"{r.body['cap']:g}",
+                "act": {CAP_SET: "set", CAP_RAISE: "raised", CAP_LOWER: "lowered",
+                        ALLOW_LABEL_ONLY: "label-only releases allowed"}[r.kind],
+                "cap": "—" if r.body.get("cap") is None else f"{r.body['cap']:g}",
                 "previous": "—" if r.body.get("previous") is None else f"{r.body['previous']:g}",
                 "reason": r.body.get("reason") or "—"} for r in cap_records]
     st.table(pd.DataFrame(history).set_index("id"))

@@ -2,7 +2,9 @@
 
 ``set`` gives a data set with no cap its cap; ``raise`` is a separate recorded act with a reason;
 ``lower`` is always allowed; ``show`` prints the cap, the composed spend and every release;
-``verify`` walks the hash chain (exit 0 intact, 1 naming the first bad record).
+``verify`` walks the hash chain (exit 0 intact, 1 naming the first bad record); ``allow-label-only``
+records, with a reason, that label-only releases (which leave the subject unprotected) may be made
+under the cap.
 """
 
 from __future__ import annotations
@@ -17,16 +19,16 @@ from dpsurv_core.privacy.ledger import NO_CAP, RELEASE, SUBJECT
 
 NAME = "budget"
 HELP = "a data set's privacy budget: set, raise, lower, show, verify"
-ACTIONS = ("set", "raise", "lower", "show", "verify")
+ACTIONS = ("set", "raise", "lower", "show", "verify", "allow-label-only")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("action", choices=ACTIONS, help="set | raise | lower | show | verify")
+    p.add_argument("action", choices=ACTIONS, help="set | raise | lower | show | verify | allow-label-only")
     p.add_argument("--data", metavar="NAME_OR_PATH",
                    help=f"a bundled data set ({', '.join(datasets.names())}) or a data file (not needed for verify)")
     p.add_argument("--sheet", metavar="NAME", help="Excel sheet holding the cohort")
     p.add_argument("--cap", type=positive_float, metavar="E", help="the cap (set, raise, lower)")
-    p.add_argument("--reason", metavar="TEXT", help="why the cap is raised (required by raise)")
+    p.add_argument("--reason", metavar="TEXT", help="why (required by raise and allow-label-only)")
     add_ledger_options(p)
 
 
@@ -43,6 +45,7 @@ def _show(store, fp: str, name: str) -> dict[str, Any]:
             "spent": ledger.spent(SUBJECT), "remaining": None if ledger.cap is None else ledger.remaining(SUBJECT),
             "totals": ledger.totals(), "subject_guarantee": ledger.subject_guarantee(),
             "budget": ledger.cap_sentence if ledger.cap is not None else NO_CAP,
+            "label_only_allowed": ledger.label_only_allowed,
             "releases": releases, "cap_history": acts, "head": store.head()}
 
 
@@ -64,4 +67,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         store.raise_cap(fp, args.cap, args.reason or "", name)
     elif args.action == "lower":
         store.lower_cap(fp, args.cap, args.reason or "", name)
+    elif args.action == "allow-label-only":
+        store.allow_label_only(fp, args.reason or "", name)
     return _show(store, fp, name)

@@ -97,6 +97,7 @@ class Ledger:
             raise ParameterError(f"The budget cap must be a positive epsilon, got {cap}.")
         self.cap = cap
         self.entries: list[LedgerEntry] = []
+        self.label_only_allowed = False  # a recorded act of the data holder (LedgerStore.allow_label_only)
 
     @staticmethod
     def _compose(entries: list[LedgerEntry], attr: str) -> float:
@@ -154,7 +155,14 @@ class Ledger:
         return over if over > self.cap * 1e-12 else 0.0
 
     def check(self, entry: LedgerEntry) -> None:
-        """Refuse, with a sentence saying by how much, a release that would take the total past the cap."""
+        """Refuse, with a sentence saying by how much, a release that would take the total past the cap; and, under a
+        cap, a label-only release the data holder has not allowed (it leaves the subject with no guarantee at all)."""
+        if self.cap is not None and entry.cost.protects != SUBJECT and not self.label_only_allowed:
+            raise BudgetExceededError(
+                f"{entry.mechanism} protects {entry.cost.protects}: the subject's times and events would be published "
+                f"as they are, which no subject-level cap (epsilon {self.cap:.4g}) can account for. It is refused unless "
+                "the data holder allows label-only releases for this data set, a recorded act with a reason: "
+                "`python -m dpsurv_core budget allow-label-only --data D --reason TEXT`.")
         over = self.excess(entry)
         if over > 0:
             left = self.cap - self.spent(entry.cost.protects)
@@ -172,7 +180,8 @@ class Ledger:
         return entry
 
     def to_dict(self) -> dict[str, Any]:
-        return {"cap": self.cap, "totals": self.totals(), "subject_guarantee": self.subject_guarantee(),
+        return {"cap": self.cap, "label_only_allowed": self.label_only_allowed, "totals": self.totals(),
+                "subject_guarantee": self.subject_guarantee(),
                 "entries": [e.to_dict() for e in self.entries]}
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -182,6 +191,7 @@ class Ledger:
     def from_json(cls, text: str) -> Ledger:
         raw = json.loads(text)
         ledger = cls(raw.get("cap"))
+        ledger.label_only_allowed = bool(raw.get("label_only_allowed", False))
         for e in raw.get("entries", []):
             cost = PrivacyCost(**e.pop("cost"))
             ledger.entries.append(LedgerEntry(cost=cost, **e))
@@ -204,6 +214,7 @@ NO_CAP = ("no cap set: this data set's releases are recorded but not limited; se
 LEDGER_ENV = "DPSURV_LEDGER"
 GENESIS = "0" * 64
 CAP_SET, CAP_RAISE, CAP_LOWER, RELEASE = "cap-set", "cap-raise", "cap-lower", "release"
+ALLOW_LABEL_ONLY = "allow-label-only"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
@@ -310,6 +321,8 @@ class LedgerStore:
                 cap = float(r.body["cap"])
             elif r.kind == RELEASE:
                 ledger.entries.append(entry_from_body(r.body, r.id, r.time))
+            elif r.kind == ALLOW_LABEL_ONLY:
+                ledger.label_only_allowed = True
         ledger.cap = cap
         return ledger
 
@@ -409,6 +422,16 @@ class LedgerStore:
                                      "`budget raise --cap C --reason TEXT`.")
             kind = CAP_SET if old is None else CAP_LOWER
             return tx.append(kind, {"cap": cap, "previous": old, "reason": reason, "dataset": dataset})
+
+
+    def allow_label_only(self, fingerprint: str, reason: str, dataset: str = "") -> int:
+        """Record that the data holder allows label-only releases (randomized response) under this data set's cap."""
+        if not reason or not reason.strip():
+            raise ParameterError("Allowing label-only releases needs a reason (--reason TEXT): such releases publish "
+                                 "every subject's times and events as they are.")
+        with self.transaction(fingerprint) as tx:
+            return tx.append(ALLOW_LABEL_ONLY, {"reason": reason.strip(), "dataset": dataset,
+                                                "consequence": "label-only releases leave the subject unprotected"})
 
 
 def _check_cap(cap: float) -> None:

@@ -9,7 +9,6 @@ followed or replaced.
 
 from __future__ import annotations
 
-import csv
 import io
 import os
 import tempfile
@@ -42,8 +41,8 @@ def safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
 def safe_csv(frame: pd.DataFrame) -> str:
     """CSV text of ``frame`` that a spreadsheet opens without evaluating any cell."""
     buf = io.StringIO()
-    # text quoted always (a bare carriage return inside a cell would otherwise split the row), numbers never
-    safe_frame(frame).to_csv(buf, index=False, quoting=csv.QUOTE_NONNUMERIC)
+    # RFC 4180 line ends: a cell holding a carriage return is then quoted instead of splitting the row
+    safe_frame(frame).to_csv(buf, index=False, lineterminator="\r\n")
     return buf.getvalue()
 
 

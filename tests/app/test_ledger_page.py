@@ -150,10 +150,11 @@ def test_records_written_outside_the_app_appear_in_full(ledger_path, curve_outpu
     store = LedgerStore(ledger_path)
     store.set_cap(LUNG, 3.0, "lung")
     release(store, curve_outputs, eps=0.5)
+    store.allow_label_only(LUNG, "labels only, board minute 3", "lung")  # a label-only release under a cap needs it
     release(store, None, eps=1.0, mechanism="rrr", command="", protects=GROUP_LABEL)
     at = run()
     table = releases_table(at)
-    assert table.index.tolist() == [2, 3]
+    assert table.index.tolist() == [2, 4]
     assert table["mechanism"].tolist() == ["laplace-counts", "rrr"]
     assert table["ε"].tolist() == ["0.5", "1"] and table["δ"].tolist() == ["0", "0"]
     assert table["protects"].tolist() == ["the subject", GROUP_LABEL]
@@ -318,3 +319,18 @@ def test_a_release_on_the_curves_page_reaches_the_ledger_page_and_its_exports(le
     survival = [float(r["value"]) for r in rows if r["quantity"] == "survival" and r["group"] == "all"]
     assert survival == record.body["outputs"]["survival"][0]
     assert at.code[0].value == record.body["command"]
+
+
+def test_label_only_allowance_is_a_recorded_act_with_a_reason(ledger_path):
+    from dpsurv_core.privacy.ledger import ALLOW_LABEL_ONLY
+
+    store = LedgerStore(ledger_path)
+    store.set_cap(LUNG, 2.0, "lung")
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    at.button(key="allow_label_only").click().run()
+    assert any("needs a reason" in e.value for e in at.error)
+    assert not store.ledger(LUNG).label_only_allowed
+    at.text_input(key="allow_label_reason").input("board minute 7: labels only").run()
+    at.button(key="allow_label_only").click().run()
+    assert store.ledger(LUNG).label_only_allowed
+    assert store.records(LUNG)[-1].kind == ALLOW_LABEL_ONLY

@@ -116,11 +116,13 @@ def test_releases_in_show_carry_what_reruns_them(capsys):
 
 def test_rrr_is_charged_to_the_label_not_the_subject(capsys):
     budget(capsys, "set", "--cap", "1")
+    assert "allow-label-only" in fails(capsys, *KM, "--mechanism", "rrr", "--group", "sex", "--epsilon", "0.9")
+    budget(capsys, "allow-label-only", "--reason", "labels only")
     o = run(capsys, *KM, "--mechanism", "rrr", "--group", "sex", "--epsilon", "0.9")
     assert o["protects"] == "the group label only" and o["spent"] == pytest.approx(0.9)  # spent on what it protects
     s = budget(capsys, "show")
     assert s["totals"]["the group label only"]["epsilon"] == pytest.approx(0.9) and s["spent"] == 0.0
-    assert s["subject_guarantee"].startswith("none: release 2")
+    assert s["subject_guarantee"].startswith("none: release 3")
     assert "exceed the cap by 0.1" in fails(capsys, *KM, "--mechanism", "rrr", "--group", "sex", "--epsilon", "0.2")
     run(capsys, *KM, "--epsilon", "1")  # the subject's budget is untouched by the label-only release
 

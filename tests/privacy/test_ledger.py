@@ -58,6 +58,9 @@ def test_parallel_composition_over_disjoint_groups_takes_the_max():
 def test_totals_are_per_protected_unit():
     led = Ledger(cap=1.0)
     led.charge(entry(0.7))
+    with pytest.raises(BudgetExceededError, match="allow-label-only"):  # not without the data holder's allowance
+        led.charge(entry(0.9, protects=GROUP_LABEL))
+    led.label_only_allowed = True
     led.charge(entry(0.9, protects=GROUP_LABEL))  # randomized response on the label: not a subject-level cost
     totals = led.totals()
     assert set(totals) == {SUBJECT, GROUP_LABEL}
@@ -115,6 +118,7 @@ def test_cost_sentence_says_what_is_protected_and_under_which_neighbours():
 
 def test_json_round_trip():
     led = Ledger(cap=3.0)
+    led.label_only_allowed = True
     led.charge(entry(0.5, key="blk", group="1", bins=20))
     led.charge(entry(0.7, key="blk", group="2", bins=20))
     led.charge(entry(0.2, protects=GROUP_LABEL))
@@ -123,7 +127,7 @@ def test_json_round_trip():
     assert raw["cap"] == 3.0 and raw["totals"][SUBJECT]["epsilon"] == pytest.approx(0.7)
     assert raw["entries"][0]["cost"]["neighbouring"] == ADD_REMOVE
     back = Ledger.from_json(text)
-    assert back.cap == 3.0 and len(back.entries) == 3
+    assert back.cap == 3.0 and len(back.entries) == 3 and back.label_only_allowed
     assert back.totals() == led.totals()
     assert [e.to_dict() for e in back.entries] == [e.to_dict() for e in led.entries]
 
