@@ -40,7 +40,7 @@ from dpsurv_core.cli.common import (
 )
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES, SurvivalCurves, confidence_limits, quantile_r
 from dpsurv_core.curves.release import CurveRelease, context, event_times_grid
-from dpsurv_core.curves.summary import parse_times
+from dpsurv_core.curves.summary import at_risk_at, at_risk_exact, parse_times, risk_table, table_times
 from dpsurv_core.curves.time_indexed import EDGE_MODES
 from dpsurv_core.data import grouping
 from dpsurv_core.data.cohort import Cohort
@@ -285,6 +285,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_mechanism_options(p)
 
 
+def number_at_risk(groups: tuple[str, ...], cohort: Cohort, public: PublicParameters, counts, epsilon: float | None,
+                   trials: int) -> dict[str, Any] | None:
+    """Number at risk (time >= t, R's convention) on a coarse table of grid edges, shared by km and logrank: from the
+    data when nothing is private (no noise), else from the released counts (null when the mechanism has none)."""
+    times = table_times(public.grid)
+    if no_noise(epsilon) and cohort.rows_per_subject == 1:
+        values = np.broadcast_to(at_risk_exact(cohort, groups, times), (trials, len(groups), times.size))
+        return risk_table(times, groups, values, exact=True)
+    return risk_table(times, groups, None if counts is None else at_risk_at(counts, times), exact=False)
+
+
 def parse_landmarks(text: str) -> list[float]:
     try:
         return parse_times(text)
@@ -342,6 +353,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                          debiased=True))
     else:
         out["curves"] = curve_entries(rel.curves, args.estimand, conf_type, noisy_band)
+    out["number_at_risk"] = number_at_risk(rel.curves.groups, cohort, public, rel.counts, rel.cost.epsilon, rel.trials)
     if getattr(args, "landmarks", None):
         out["landmarks"] = landmark_entries(rel.curves, args.landmarks, conf_type,
                                             public.grid.kind == "event-times", noisy_band)

@@ -12,7 +12,15 @@ import argparse
 from typing import Any
 
 from dpsurv_core.cli.common import add_data_options, add_release_options
-from dpsurv_core.cli.km import NO_NOISE_FIELDS, add_mechanism_options, header, load, release, set_group_help
+from dpsurv_core.cli.km import (
+    NO_NOISE_FIELDS,
+    add_mechanism_options,
+    header,
+    load,
+    number_at_risk,
+    release,
+    set_group_help,
+)
 from dpsurv_core.curves.logrank import overall, pairwise
 from dpsurv_core.curves.release import event_times_grid, exact_counts, tile_trials
 from dpsurv_core.data.public import Disclosure
@@ -57,6 +65,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         out.update(fields)
     if len(counts.groups) < 2:
         raise ParameterError("A log-rank test needs at least two groups: choose a --group column with two or more values.")
+    out["number_at_risk"] = number_at_risk(counts.groups, cohort, public, counts,
+                                           out.get("epsilon_spent"), counts.n.shape[0] if counts.n.ndim > 1 else 1)
     tests = []
     for res in pairwise(counts):
         stat, p = res.statistic.tolist(), res.p_value.tolist()

@@ -130,6 +130,35 @@ def at_risk_at(counts: BinnedCounts, times: np.ndarray) -> np.ndarray:
     return np.maximum(counts.n[..., None] - gone[..., k], 0.0)
 
 
+AT_RISK_DEFINITION = ("number at risk at time t: subjects with time >= t, as R's summary.survfit(times = t) n.risk "
+                      "(Therneau 2024)")
+AT_RISK_FROM_COUNTS = ("read from the released binned counts: exact at grid edges except that an event exactly at t "
+                       "(binned into the bin ending at t) is counted as gone")
+
+
+def at_risk_exact(cohort: Cohort, groups: tuple[str, ...], times: np.ndarray) -> np.ndarray:
+    """Rows with time >= t per group (G, T), from the data itself (non-private): R's n.risk at t."""
+    from dpsurv_core.curves.counts import _group_index
+
+    times = np.asarray(times, float)
+    gi, labels = _group_index(cohort, None if cohort.group is None or tuple(groups) == ("all",) else tuple(groups))
+    out = np.zeros((len(labels), times.size))
+    for g in range(len(labels)):
+        tg = np.sort(np.asarray(cohort.time, float)[gi == g])
+        out[g] = tg.size - np.searchsorted(tg, times, side="left")
+    return out
+
+
+def risk_table(times: np.ndarray, groups: tuple[str, ...], values: np.ndarray | None, exact: bool) -> dict | None:
+    """The number-at-risk table ``km`` and ``logrank`` print: ``values`` (trials, G, T); None when nothing to show."""
+    if values is None:
+        return None
+    rows = [{"trial": t, "group": g, "at_risk": values[t, k].tolist()}
+            for t in range(values.shape[0]) for k, g in enumerate(groups)]
+    return {"times": np.asarray(times, float).tolist(), "rows": rows,
+            "definition": AT_RISK_DEFINITION + ("" if exact else "; " + AT_RISK_FROM_COUNTS)}
+
+
 @dataclass(frozen=True)
 class TestComparison:
     """One log-rank test, non-private next to private (first trial)."""

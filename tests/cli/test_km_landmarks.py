@@ -132,3 +132,39 @@ def test_no_noise_is_labelled_not_private(capsys, argv):
     assert o["guarantee"] == "no noise: not private" and o["cost"].startswith("no noise: not private")
     assert o["protects"] == "nothing (no noise: not private)" and o["neighbouring"] == "none"
     assert "subject" not in o["protects"] and "exact" != o["guarantee"]
+
+
+def test_number_at_risk_is_r_convention_and_shared(capsys):
+    """n.risk at t = subjects with time >= t (R's summary.survfit(times = t)), the same table in km and logrank."""
+    c = load_bundled("lung", group="sex")
+    km = run(capsys, "km", *LUNG, "--group", "sex", "--mechanism", "nonprivate", "--grid", "0:1100:20")
+    lr = run(capsys, "logrank", *LUNG, "--group", "sex", "--mechanism", "nonprivate", "--grid", "0:1100:20")
+    table = km["number_at_risk"]
+    assert table == lr["number_at_risk"] and "time >= t" in table["definition"]
+    assert table["times"] == [110.0 * k for k in range(11)]
+    for row in table["rows"]:
+        times = c.time[c.group == row["group"]]
+        assert row["at_risk"] == [float(np.sum(times >= t)) for t in table["times"]]
+    assert [r["at_risk"][0] for r in table["rows"]] == [138.0, 90.0]
+
+
+def test_number_at_risk_from_released_counts(capsys):
+    """From counts (private releases) the table is the same step function read from the counts; with the noise
+    switched off it differs from R's only by events exactly at t."""
+    from dpsurv_core.curves.counts import count
+    from dpsurv_core.curves.summary import at_risk_at, at_risk_exact
+    from dpsurv_core.data.public import TimeGrid
+
+    c = load_bundled("lung")
+    grid = TimeGrid(np.linspace(0, 1100, 21))
+    times = np.array([0.0, 55.0, 110.0, 300.0, 301.0, 1100.0])
+    from_counts = at_risk_at(count(c, grid), times)[0]
+    exact = at_risk_exact(c, ("all",), times)[0]
+    at_t = np.array([np.sum((c.time == t) & c.event.astype(bool)) for t in times])
+    on_edge = np.isin(times, grid.edges)
+    np.testing.assert_array_equal(from_counts[on_edge] + at_t[on_edge], exact[on_edge])
+    o = run(capsys, "km", *LUNG, "--mechanism", "laplace-counts", "--epsilon", "1", "--grid", "0:1100:20",
+            "--seed", "4", "--repeat", "2")
+    assert "released binned counts" in o["number_at_risk"]["definition"] and len(o["number_at_risk"]["rows"]) == 2
+    ti = run(capsys, "km", *LUNG, "--mechanism", "time-indexed", "--grid", "0:1100:20", "--seed", "4")
+    assert ti["number_at_risk"] is None
