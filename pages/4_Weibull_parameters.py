@@ -25,6 +25,7 @@ from dpsurv_core.weibull.model import (
 )
 from ui import curves_view as cv
 from ui import session
+from ui.cache import by_data, digest
 
 PRIVATE = catalogue.entries(catalogue.WEIBULL, "weibull", private=True)  # the mechanisms, in the catalogue's order
 FIT = catalogue.entries(catalogue.WEIBULL, "weibull", private=False)[0]  # the non-private maximum-likelihood fit
@@ -105,9 +106,16 @@ with st.expander("Public settings of the Weibull mechanisms", expanded=False):
 blocks = blocks_in or None
 
 
+# Process-wide caches hold bundled (public) data only; an upload's results stay in this session (ui.cache).
 @st.cache_data(show_spinner=False, max_entries=32)
-def _lifelines(t: np.ndarray, d: np.ndarray, horizon: float, omega: float):
+def _lifelines_shared(name: str, t: np.ndarray, d: np.ndarray, horizon: float, omega: float):
     return lifelines_fit(WeibullSample(t, d, horizon, omega))
+
+
+def _lifelines(t: np.ndarray, d: np.ndarray, horizon: float, omega: float):
+    return by_data(choice.bundled, ("wb_lifelines", digest(t, d, horizon, omega)),
+                   lambda: lifelines_fit(WeibullSample(t, d, horizon, omega)),
+                   lambda: _lifelines_shared(choice.name, t, d, horizon, omega))
 
 
 try:
@@ -124,8 +132,15 @@ except DpsurvError as exc:
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _ladder(t: np.ndarray, d: np.ndarray, horizon: float, omega: float, gamma: float, rungs: int) -> Ladder:
+def _ladder_shared(name: str, t: np.ndarray, d: np.ndarray, horizon: float, omega: float, gamma: float,
+                   rungs: int) -> Ladder:
     return compute_ladder(WeibullSample(t, d, horizon, omega), rungs, gamma)
+
+
+def _ladder(t: np.ndarray, d: np.ndarray, horizon: float, omega: float, gamma: float, rungs: int) -> Ladder:
+    return by_data(choice.bundled, ("wb_ladder", digest(t, d, horizon, omega, gamma, rungs)),
+                   lambda: compute_ladder(WeibullSample(t, d, horizon, omega), rungs, gamma),
+                   lambda: _ladder_shared(choice.name, t, d, horizon, omega, gamma, rungs))
 
 
 ladder = _ladder(sample.t, sample.d, horizon, omega, gamma, rungs)
@@ -181,13 +196,22 @@ if chosen and not horizon_disclosures:
 
 
 # ------------------------------------------------------------------------------------------------ study (cached)
-@st.cache_data(show_spinner=False, max_entries=512)
-def _study_cell(t: np.ndarray, d: np.ndarray, horizon: float, omega: float, rows: int, name: str, eps: float,
-                trials: int, seed: int, gamma: float, rungs: int, blocks: int | None) -> dict:
+def _study_compute(t: np.ndarray, d: np.ndarray, horizon: float, omega: float, rows: int, name: str, eps: float,
+                   trials: int, seed: int, gamma: float, rungs: int, blocks: int | None) -> dict:
     s = WeibullSample(t, d, horizon, omega, rows)
     lad = _ladder(t, d, horizon, omega, gamma, rungs)  # used by the mechanisms that draw from the ladder
     cell_seed = [int(seed), IDS.index(name), int(round(eps * 1000))]
     return mdae_study(s, [eps], trials, cell_seed, (name,), gamma, rungs, blocks, BLOCK_SIZE, ladder=lad)[0]
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def _study_shared(data: str, *args) -> dict:
+    return _study_compute(*args)
+
+
+def _study_cell(*args) -> dict:
+    return by_data(choice.bundled, ("wb_study", digest(*args)), lambda: _study_compute(*args),
+                   lambda: _study_shared(choice.name, *args))
 
 
 # ------------------------------------------------------------------------------------------------ table

@@ -24,6 +24,7 @@ from dpsurv_core.regression.model import fit_cox, fit_nonprivate
 from dpsurv_core.regression.person_period import person_period
 from ui import curves_view as cv
 from ui import session
+from ui.cache import by_data
 
 ENTRIES = catalogue.entries(catalogue.REGRESSION, "regression")  # the catalogue's order: the fits, then mechanisms
 PRIVATE = [e for e in ENTRIES if e.private]
@@ -146,10 +147,20 @@ data_key = hashlib.sha1(cohort.time.tobytes() + cohort.event.tobytes()
                         + pd.util.hash_pandas_object(cohort.covariates, index=False).values.tobytes()).hexdigest()[:16]
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def _baselines(key: str, _cohort, _pp):
+# Process-wide caches hold bundled (public) data only; an upload's results stay in this session (ui.cache).
+def _baselines_compute(_cohort, _pp):
     fit = fit_nonprivate(_pp, 0.0)
     return fit.table(), fit.beta, fit_cox(_cohort, _pp).table
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _baselines_shared(name: str, key: str, _cohort, _pp):
+    return _baselines_compute(_cohort, _pp)
+
+
+def _baselines(key: str, _cohort, _pp):
+    return by_data(choice.bundled, ("rg_baselines", key), lambda: _baselines_compute(_cohort, _pp),
+                   lambda: _baselines_shared(choice.name, key, _cohort, _pp))
 
 
 try:
@@ -294,10 +305,21 @@ seed = int(q2.number_input("Seed", 0, 2**31 - 1, 2024, 1, key="rg_seed"))
 design_key = (data_key, tuple(covs), intervals, knots, public.horizon, repr(sorted(declared.items())))
 
 
-@st.cache_data(show_spinner=False, max_entries=512)
-def _mre_cell(key: tuple, kind: str, eps: float, lam: float, trials: int, seed: int, psgld: tuple, _pp) -> dict:
+def _mre_compute(kind: str, eps: float, lam: float, trials: int, seed: int, psgld: tuple, _pp) -> dict:
     cell_seed = seed * 1000 + list(LABELS).index(kind) * 100 + int(round(eps * 10))
     return mre_study(_pp, [eps], lam, trials, cell_seed, (kind,), dict(psgld))[0]
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def _mre_shared(name: str, key: tuple, kind: str, eps: float, lam: float, trials: int, seed: int, psgld: tuple,
+                _pp) -> dict:
+    return _mre_compute(kind, eps, lam, trials, seed, psgld, _pp)
+
+
+def _mre_cell(key: tuple, kind: str, eps: float, lam: float, trials: int, seed: int, psgld: tuple, _pp) -> dict:
+    return by_data(choice.bundled, ("rg_mre", key, kind, eps, lam, trials, seed, psgld),
+                   lambda: _mre_compute(kind, eps, lam, trials, seed, psgld, _pp),
+                   lambda: _mre_shared(choice.name, key, kind, eps, lam, trials, seed, psgld, _pp))
 
 
 cells = [(k, e) for k in LABELS for e in STUDY_EPSILONS]
@@ -320,8 +342,14 @@ st.plotly_chart(sfig, width="stretch")
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _lambda_curve(key: tuple, eps: float, trials: int, seed: int, _pp) -> list[dict]:
+def _lambda_shared(name: str, key: tuple, eps: float, trials: int, seed: int, _pp) -> list[dict]:
     return lambda_study(_pp, LAMBDAS, [eps], trials, seed)
+
+
+def _lambda_curve(key: tuple, eps: float, trials: int, seed: int, _pp) -> list[dict]:
+    return by_data(choice.bundled, ("rg_lambda", key, eps, trials, seed),
+                   lambda: lambda_study(_pp, LAMBDAS, [eps], trials, seed),
+                   lambda: _lambda_shared(choice.name, key, eps, trials, seed, _pp))
 
 
 with st.spinner("Simulating the Lambda trade-off ..."):
@@ -341,11 +369,22 @@ st.plotly_chart(lfig, width="stretch")
 st.subheader(f"{CHAIN.name}: chain diagnostics (simulation)")
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def _chains(key: tuple, eps: float, seed: int, psgld: tuple, _pp, beta_ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _chains_compute(eps: float, seed: int, psgld: tuple, _pp, beta_ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     mech = CHAIN.build(eps, pp=_pp, **dict(psgld))
     rel = mech.release(_pp, SimulationNoise(seed), trials=4, beta_ref=beta_ref)
     return rel.diagnostics["trace"], rel.diagnostics["mre_by_epoch"]
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _chains_shared(name: str, key: tuple, eps: float, seed: int, psgld: tuple, _pp,
+                   beta_ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return _chains_compute(eps, seed, psgld, _pp, beta_ref)
+
+
+def _chains(key: tuple, eps: float, seed: int, psgld: tuple, _pp, beta_ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return by_data(choice.bundled, ("rg_chains", key, eps, seed, psgld),
+                   lambda: _chains_compute(eps, seed, psgld, _pp, beta_ref),
+                   lambda: _chains_shared(choice.name, key, eps, seed, psgld, _pp, beta_ref))
 
 
 if math.isinf(epsilon):
