@@ -7,8 +7,8 @@ With the distinct event times as the grid and exact counts, each equals lifeline
   linear band  S -/+ z S sqrt(G), clipped to [0, 1]                  (R's conf.type = "plain")
 - Nelson-Aalen  A(b_j) = sum_{i<=j} d_i / r_i      (NelsonAalenFitter(nelson_aalen_smoothing=False))
 - Aalen-Johansen cumulative incidence of type k: I_k(b_j) = sum_{i<=j} S(b_{i-1}) d_ik / r_i
-- median: first grid point with S <= 0.5 (inf: "not reached"); its 95% CI from the log-log band.
-  :func:`quantile_r` is R survival's rule (quantile.survfit, Therneau 2024): where S equals the
+- median: first grid point with S <= 0.5 (inf: "not reached"), its 95% CI from the log-log band, by
+  R survival's rule (:func:`quantile_r`; quantile.survfit, Therneau 2024): where S equals the
   quantile exactly over an interval, the midpoint of that interval.
 - :func:`confidence_limits`: the five ``conf.type`` of R's survfit (plain, log, log-log, logit,
   arcsin) from the variance of log S, as R's survfit_confint computes them (Therneau 2024;
@@ -48,9 +48,10 @@ class SurvivalCurves:
     alpha: float = 0.05
 
     def median(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Median survival and its CI: (median, lower, upper), each (..., G); inf = not reached."""
-        return (first_crossing(self.time, self.survival), first_crossing(self.time, self.lower),
-                first_crossing(self.time, self.upper))
+        """Median survival and its CI by R's rule (:func:`quantile_r`): (median, lower, upper), each (..., G);
+        inf = not reached. The CI comes from ``lower``/``upper`` (log-log; ``km --conf-type`` picks another)."""
+        return (quantile_r(self.time, self.survival), quantile_r(self.time, self.lower),
+                quantile_r(self.time, self.upper))
 
     def at_times(self, times: np.ndarray, what: str = "survival") -> np.ndarray:
         """Step-function values at arbitrary times (e.g. landmarks): value at the last grid point <= t."""

@@ -93,3 +93,16 @@ def test_median_midpoint_on_flat_half():
     # leading axes kept
     both = quantile_r(t, np.stack([s, [0.8, 0.6, 0.4, 0.2]]), 0.5)
     np.testing.assert_array_equal(both, [2.5, 3.0])
+
+
+def test_curves_median_uses_r_rule():
+    """SurvivalCurves.median (pages, report) follows quantile.survfit too: 1, 2, 3, 4 all events -> 2.5."""
+    from dpsurv_core.curves.counts import count
+    from dpsurv_core.curves.kaplan_meier import estimate
+    from dpsurv_core.data.cohort import Cohort
+    from dpsurv_core.data.public import TimeGrid
+
+    cohort = Cohort(time=np.array([1.0, 2.0, 3.0, 4.0]), event=np.array([1, 1, 1, 1]), name="four")
+    curves = estimate(count(cohort, TimeGrid(np.array([0.0, 1.0, 2.0, 3.0, 4.0]), kind="event-times")))
+    np.testing.assert_allclose(curves.survival[0], [0.75, 0.5, 0.25, 0.0])
+    assert curves.median()[0][0] == 2.5
