@@ -15,11 +15,12 @@ from hypothesis import strategies as st
 from dpsurv_core.curves.adaptive_km import AdaptiveKM
 from dpsurv_core.curves.laplace_counts import LaplaceCounts
 from dpsurv_core.curves.logrank import overall, pairwise
-from dpsurv_core.curves.release import NonPrivate, mechanism_class
+from dpsurv_core.curves.release import NonPrivate
 from dpsurv_core.curves.rrr import RandomizedResponse
 from dpsurv_core.curves.time_indexed import TimeIndexed
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters, TimeGrid
+from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.noise import SimulationNoise
 
 GROUPS = ("a", "b", "c")
@@ -129,7 +130,7 @@ def test_single_subject_and_subjects_past_the_grid():
 
 def test_adaptive_km_keeps_the_properties():
     """The adaptive curve mechanism, registered by name, keeps the same properties."""
-    cls = mechanism_class("adaptive-km")
+    cls = catalogue.get(catalogue.CURVES, "adaptive-km").mechanism_class()
     assert cls is AdaptiveKM
     rng = np.random.default_rng(0)
     for n in (1, 7, 60):
