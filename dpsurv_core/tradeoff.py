@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpsurv_core import limits
 from dpsurv_core.curves import logrank
 from dpsurv_core.curves.counts import BinnedCounts, count
 from dpsurv_core.curves.kaplan_meier import actuarial_share, estimate
@@ -420,6 +421,12 @@ def _summary(values: np.ndarray, metric: str) -> dict[str, float]:
             "upper": float(hi)}
 
 
+def _check_cost(ctx: Context, trials: int) -> None:
+    """trials x bins x groups of one cell within the simulation budget (:mod:`dpsurv_core.limits`), before running."""
+    groups = len(ctx.cohort.groups) if ctx.settings.get("by_group", True) else 1
+    limits.check_simulation(trials, ctx.public.grid.bins, groups, "simulated releases")
+
+
 def evaluate(ctx: Context, mechanism: str, epsilon: float, trials: int, seed: int = 0,
              progress: Callable[[float], None] | None = None) -> list[dict[str, Any]]:
     """One cell: ``trials`` simulated releases of ``mechanism`` at ``epsilon``; one tidy row per metric."""
@@ -429,6 +436,7 @@ def evaluate(ctx: Context, mechanism: str, epsilon: float, trials: int, seed: in
     if int(trials) != trials or trials < 1:
         raise ParameterError(f"The number of trials must be a whole number of at least 1, got {trials}.")
     trials = int(trials)
+    _check_cost(ctx, trials)
     allowed = applicable(ctx.analysis, ctx.cohort, ctx.public, ctx.settings.get("covariates", ()),
                          by_group=ctx.settings.get("by_group", True))
     if mechanism not in allowed:
@@ -468,6 +476,7 @@ def run(ctx: Context, mechanisms: Sequence[str], epsilons: Sequence[float], tria
     """Every (mechanism, epsilon) cell of a prepared study; ``progress(fraction, message)`` after each cell
     (and within pSGLD chains)."""
     cells = [(m, float(e)) for m in mechanisms for e in epsilons]
+    _check_cost(ctx, int(trials))
     rows: list[dict[str, Any]] = []
     for i, (m, e) in enumerate(cells):
         msg = f"{m} at epsilon {e:g} ({i + 1}/{len(cells)})"

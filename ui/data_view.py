@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
+from dpsurv_core import limits
 from dpsurv_core.data.cohort import FALSE_WORDS, TRUE_WORDS, ColumnMap, Problem
 from dpsurv_core.data.io import read_table
 from dpsurv_core.data.summary import convert_times
@@ -92,8 +93,10 @@ class UploadResult:
 
 
 def read_upload(data: bytes, filename: str, sheet: str | None = None) -> UploadResult:
-    """Read uploaded bytes in memory; never raises on bad input."""
+    """Read uploaded bytes in memory; never raises on bad input. An upload past the size cap
+    (:func:`dpsurv_core.limits.max_upload_mb`, also ``server.maxUploadSize``) is refused with a sentence."""
     try:
+        limits.check_upload(len(data), filename)
         frame, warnings = read_table(data, filename, sheet=sheet)
     except SheetChoiceNeeded as exc:
         return UploadResult(sheets=tuple(exc.sheets))

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpsurv_core import limits
 from dpsurv_core.audit.attack import LEVEL, Attack, advantage_bound, distinguish
 from dpsurv_core.audit.targets import (
     THRESHOLDS,
@@ -457,6 +458,9 @@ def audit(adapter: Adapter, trials: int = DEFAULT_TRIALS, seed: int = 0, target_
     trials = int(trials)
     if not 4 <= trials <= MAX_TRIALS:
         raise ParameterError(f"--trials must be between 4 and {MAX_TRIALS}, got {trials}.")
+    public = getattr(adapter, "public", None)
+    if public is not None:  # trials x bins x groups on D and on D': within the simulation budget before running
+        limits.check_simulation(trials, public.grid.bins, len(adapter.cohort.groups), "runs")
     _tick(progress, 0.0, "choosing the target")
     target = adapter.target(target_row)
     rel = adapter.releases(target, trials, int(seed), progress)

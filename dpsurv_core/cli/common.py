@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from dpsurv_core import limits
 from dpsurv_core.data import datasets
 from dpsurv_core.data.cohort import Cohort, ColumnMap, build_cohort, default_mapping
 from dpsurv_core.data.io import read_columns
@@ -151,9 +152,7 @@ def public_from_args(args: argparse.Namespace, cohort: Cohort) -> PublicParamete
     if horizon is not None and not np.isfinite(horizon):
         raise ParameterError("--horizon must be a finite time.")
     public = PublicParameters.derive(cohort, horizon=horizon, grid=grid)
-    cells = getattr(args, "repeat", 1) * public.grid.bins * max(len(cohort.groups), 1)
-    check(cells <= 50_000_000, f"{getattr(args, 'repeat', 1):,} repeats of {public.grid.bins:,} bins x "
-                                f"{max(len(cohort.groups), 1)} group(s) is too large for one run: use fewer repeats or bins.")
+    limits.check_simulation(getattr(args, "repeat", 1), public.grid.bins, len(cohort.groups), "repeats")
     return public
 
 

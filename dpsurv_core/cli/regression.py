@@ -12,6 +12,7 @@ from dpsurv_core.cli.common import (
     cohort_from_args,
     dataset_fingerprint,
     needs_fingerprint,
+    number,
     positive_float,
     positive_int,
     reproduce_command,
@@ -19,11 +20,15 @@ from dpsurv_core.cli.common import (
     split_list,
 )
 from dpsurv_core.errors import ParameterError
+from dpsurv_core.limits import MAX_INTERVALS
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import ADD_REMOVE, SUBJECT
 from dpsurv_core.privacy.release import Plan, not_private_fields
 from dpsurv_core.regression.model import fit_cox, fit_nonprivate
 from dpsurv_core.regression.person_period import DEFAULT_INTERVALS, DEFAULT_KNOTS, person_period
+
+interval_count = number(int, lambda v: 2 <= v <= MAX_INTERVALS, f"T must be between 2 and {MAX_INTERVALS}",
+                        "a whole number")
 
 NAME = "regression"
 HELP = "discrete-time survival regression (output/objective perturbation, pSGLD) against Cox"
@@ -34,8 +39,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_data_options(p, group=False, covariates=True)
     add_release_options(p, catalogue.ids(catalogue.REGRESSION, "regression"))
     g = p.add_argument_group("model")
-    g.add_argument("--intervals", type=positive_int, default=DEFAULT_INTERVALS, metavar="T",
-                   help="number of discrete intervals of (0, horizon] (default 20)")
+    g.add_argument("--intervals", type=interval_count, default=DEFAULT_INTERVALS, metavar="T",
+                   help=f"number of discrete intervals of (0, horizon] (default 20, at most {MAX_INTERVALS}; subjects x T "
+                        "must stay within DPSURV_MAX_PERSON_PERIOD_ROWS)")
     g.add_argument("--knots", type=positive_int, default=DEFAULT_KNOTS, metavar="Q",
                    help="knots of the natural cubic spline baseline (default 5)")
     g.add_argument("--lambda", dest="lam", type=float, default=None, metavar="L",

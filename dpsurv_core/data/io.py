@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dpsurv_core import limits
 from dpsurv_core.errors import DataError, SheetChoiceNeeded
 
 FORMATS = {".csv": "csv", ".txt": "csv", ".tsv": "tsv", ".tab": "tsv", ".parquet": "parquet", ".pq": "parquet",
@@ -25,20 +26,6 @@ def detect_format(filename: str) -> str:
     if suffix not in FORMATS:
         raise DataError(f"{filename!r} is not a file type dpsurv reads: save it as CSV, TSV, Parquet or Excel (.xlsx).")
     return FORMATS[suffix]
-
-
-def _decode(raw: bytes, filename: str) -> tuple[str, list[str]]:
-    warnings: list[str] = []
-    if b"\x00" in raw[:4096]:
-        raise DataError(f"{filename!r} is not a text file (it holds binary bytes): export the table as CSV and upload that.")
-    try:
-        return raw.decode("utf-8-sig"), warnings
-    except UnicodeDecodeError:
-        pass
-    text = raw.decode("cp1252", errors="replace")
-    warnings.append(f"{filename!r} is not UTF-8; it was read as Windows-1252 (Latin-1): check accented column names "
-                    "and labels, or save the file as UTF-8.")
-    return text, warnings
 
 
 def _check_header(names: list[str], filename: str) -> None:
@@ -79,8 +66,52 @@ def _decimal_commas(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     return df, fixed
 
 
-def read_table(source: bytes | str | Path, filename: str | None = None, sheet: str | None = None) -> tuple[pd.DataFrame, list[str]]:
-    """Read a table; returns (frame, warnings). ``source`` is the file's bytes or a path."""
+def _head_text(raw: bytes, filename: str) -> tuple[str, str]:
+    """The first 64 KB decoded (for the header and the delimiter) and the encoding to read the whole file with."""
+    if b"\x00" in raw[:4096]:
+        raise DataError(f"{filename!r} is not a text file (it holds binary bytes): export the table as CSV and upload that.")
+    head = raw[:65536]
+    try:
+        return head.decode("utf-8-sig"), "utf-8-sig"
+    except UnicodeDecodeError as exc:
+        if exc.start >= len(head) - 3:  # a character cut at the end of the head
+            return head[:exc.start].decode("utf-8-sig"), "utf-8-sig"
+    return head.decode("cp1252", errors="replace"), "cp1252"
+
+
+def _count_lines(raw: bytes) -> int:
+    """Rows of a text table (lines after the header), counted in the bytes without a decoded copy."""
+    lines = raw.count(b"\n") or raw.count(b"\r")
+    if raw and not raw.endswith((b"\n", b"\r")):
+        lines += 1
+    return max(lines - 1, 0)
+
+
+def _not_utf8(filename: str) -> str:
+    return (f"{filename!r} is not UTF-8; it was read as Windows-1252 (Latin-1): check accented column names "
+            "and labels, or save the file as UTF-8.")
+
+
+def _parse_text(raw: bytes, filename: str, fmt: str, sep: str, encoding: str) -> pd.DataFrame:
+    """pandas' C parser straight from the bytes (it handles \\n, \\r\\n and \\r line ends itself)."""
+    try:
+        return pd.read_csv(io.BytesIO(raw), sep=sep, skipinitialspace=True, encoding=encoding,
+                           encoding_errors="replace" if encoding == "cp1252" else "strict")
+    except pd.errors.EmptyDataError:
+        raise DataError(f"{filename!r} has no columns: upload a file with a header row.") from None
+    except pd.errors.ParserError as exc:
+        raise DataError(f"{filename!r} could not be read as {fmt.upper()} ({str(exc).splitlines()[0]}): "
+                        "check that every row has the same number of fields.") from None
+
+
+def read_table(source: bytes | str | Path, filename: str | None = None, sheet: str | None = None, *,
+               limit_rows: bool = True) -> tuple[pd.DataFrame, list[str]]:
+    """Read a table; returns (frame, warnings). ``source`` is the file's bytes or a path.
+
+    Uploads (bytes) past :func:`dpsurv_core.limits.max_upload_mb` and tables past
+    :func:`dpsurv_core.limits.max_rows` rows are refused before the frame is built (``limit_rows=False``: the
+    command line's fallback, which has no row cap). Text is parsed from the bytes: no decoded copy is held.
+    """
     if isinstance(source, (str, Path)):
         path = Path(source)
         filename = filename or path.name
@@ -88,40 +119,53 @@ def read_table(source: bytes | str | Path, filename: str | None = None, sheet: s
             raise DataError(f"There is no file at {str(path)!r}: check the path, or give a bundled data set name.")
         raw = path.read_bytes()
     else:
-        raw = bytes(source)
         filename = filename or "upload.csv"
+        limits.check_upload(len(source), filename)
+        raw = source if isinstance(source, bytes) else bytes(source)
     fmt = detect_format(filename)
-    if len(raw.strip()) == 0:
+    if not raw or raw.isspace():
         raise DataError(f"{filename!r} is empty: upload a file with a header row and one row per subject.")
     warnings: list[str] = []
     if fmt in ("csv", "tsv"):
-        text, warnings = _decode(raw, filename)
-        text = text.replace("\r\n", "\n").replace("\r", "\n")  # Windows and old Mac line ends
+        if limit_rows:
+            limits.check_rows(_count_lines(raw), filename)
+        head, encoding = _head_text(raw, filename)
+        head = head.replace("\r\n", "\n").replace("\r", "\n")  # Windows and old Mac line ends (the head only)
         sep = "\t" if fmt == "tsv" else None
         if sep is None:
             try:
-                sep = csv.Sniffer().sniff(text[:20000], delimiters=",;\t|").delimiter
+                sep = csv.Sniffer().sniff(head[:20000], delimiters=",;\t|").delimiter
             except csv.Error:
                 sep = ","
         try:
-            header = next(csv.reader(io.StringIO(text), delimiter=sep), [])
+            header = next(csv.reader(io.StringIO(head), delimiter=sep), [])
         except csv.Error:
             raise DataError(f"The header row of {filename!r} could not be read: save the table again as CSV "
                             "with one name per column.") from None
         _check_header([h.strip() for h in header], filename)
-        try:
-            df = pd.read_csv(io.StringIO(text), sep=sep, skipinitialspace=True)
-        except pd.errors.EmptyDataError:
-            raise DataError(f"{filename!r} has no columns: upload a file with a header row.") from None
-        except pd.errors.ParserError as exc:
-            raise DataError(f"{filename!r} could not be read as {fmt.upper()} ({str(exc).splitlines()[0]}): "
-                            "check that every row has the same number of fields.") from None
+        df = None
+        if encoding != "cp1252":
+            try:
+                df = _parse_text(raw, filename, fmt, sep, encoding)
+            except UnicodeDecodeError:
+                encoding = "cp1252"
+        if df is None:
+            warnings.append(_not_utf8(filename))
+            df = _parse_text(raw, filename, fmt, sep, "cp1252")
         if sep != ",":
             df, fixed = _decimal_commas(df)
             if fixed:
                 warnings.append(f"Column(s) {', '.join(map(repr, fixed))} of {filename!r} use a decimal comma "
                                 "(1,5 for 1.5): they were read as numbers.")
     elif fmt == "parquet":
+        try:
+            import pyarrow.parquet as pq
+
+            rows = pq.ParquetFile(io.BytesIO(raw)).metadata.num_rows
+        except Exception:
+            raise DataError(f"{filename!r} is not a readable Parquet file: export it again or upload a CSV.") from None
+        if limit_rows:
+            limits.check_rows(rows, filename)
         try:
             df = pd.read_parquet(io.BytesIO(raw))
         except Exception:
@@ -144,6 +188,8 @@ def read_table(source: bytes | str | Path, filename: str | None = None, sheet: s
             raise DataError(f"Sheet {sheet!r} of {filename!r} is empty: choose the sheet that holds the cohort.")
         _check_header([str(v) for v in header.iloc[0].tolist()], filename)
         df = pd.read_excel(book, sheet_name=sheet)
+        if limit_rows:
+            limits.check_rows(len(df), filename)
     df.columns = [str(c).strip() for c in df.columns]
     if df.shape[0] == 0:
         raise DataError(f"{filename!r} has a header but no rows: add one row per subject.")
@@ -162,7 +208,7 @@ def read_columns(path: str | Path, columns: list[str], sheet: str | None = None)
     fmt = detect_format(path.name)
     wanted = list(dict.fromkeys(c for c in columns if c))
     if fmt == "excel" or path.stat().st_size == 0:
-        df, warnings = read_table(path, sheet=sheet)
+        df, warnings = read_table(path, sheet=sheet, limit_rows=False)
         return df, warnings
     if fmt == "parquet":
         import pyarrow.parquet as pq
@@ -170,7 +216,7 @@ def read_columns(path: str | Path, columns: list[str], sheet: str | None = None)
         try:
             names = pq.ParquetFile(path).schema_arrow.names
         except Exception:
-            return read_table(path)
+            return read_table(path, limit_rows=False)
         _check_header([str(n) for n in names], path.name)
         missing = [c for c in wanted if c not in names]
         if missing:
@@ -184,9 +230,9 @@ def read_columns(path: str | Path, columns: list[str], sheet: str | None = None)
     try:
         first = head.decode("utf-8-sig").splitlines()[0] if head.strip() else ""
     except (UnicodeDecodeError, IndexError):
-        return read_table(path)
+        return read_table(path, limit_rows=False)
     if not first:
-        return read_table(path)
+        return read_table(path, limit_rows=False)
     sep = "\t" if fmt == "tsv" else ("," if "," in first else (";" if ";" in first else ("\t" if "\t" in first else ",")))
     header = [h.strip() for h in next(csv.reader([first], delimiter=sep))]
     _check_header(header, path.name)
@@ -209,7 +255,7 @@ def read_columns(path: str | Path, columns: list[str], sheet: str | None = None)
         try:  # a column's type changed after the first block: parse the whole file at once
             table = pacsv.read_csv(path, parse_options=parse, convert_options=convert)
         except (pa.ArrowInvalid, UnicodeDecodeError):
-            return read_table(path)
+            return read_table(path, limit_rows=False)
         return table.to_pandas(split_blocks=True, self_destruct=True), []
     columns = {c: np.concatenate(v) if v else np.array([]) for c, v in chunks.items()}
     if not columns or next(iter(columns.values())).size == 0:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from dpsurv_core import limits
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import Disclosure, PublicParameters
 from dpsurv_core.errors import DataError, ParameterError
@@ -247,6 +248,7 @@ def expand(time: np.ndarray, event: np.ndarray, X: np.ndarray, horizon: float, i
            q: int = DEFAULT_KNOTS) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Vectorised person-period expansion: returns Z, y, subject, interval, offsets, k, d (see module docstring)."""
     time = np.asarray(time, dtype=float)
+    limits.check_person_period(time.size, intervals)  # n x T bounds the rows: refuse before allocating them
     k = np.clip(np.ceil(time / horizon * intervals - 1e-12), 1, intervals).astype(np.int64)
     d = np.where(time <= horizon, np.asarray(event, dtype=np.int8), 0).astype(np.int8)
     n = k.size
@@ -292,8 +294,8 @@ def person_period(cohort: Cohort, covariates: tuple[str, ...] | list[str], horiz
         intervals, knots = int(intervals), int(knots)
     except (TypeError, ValueError):
         raise ParameterError("The number of intervals and of knots must be whole numbers.") from None
-    if not 2 <= intervals <= 500:
-        raise ParameterError(f"The number of intervals T must be between 2 and 500, got {intervals}.")
+    if not 2 <= intervals <= limits.MAX_INTERVALS:
+        raise ParameterError(f"The number of intervals T must be between 2 and {limits.MAX_INTERVALS}, got {intervals}.")
     if not 2 <= knots <= min(intervals, 20):
         raise ParameterError(f"The number of knots q must be between 2 and min(T, 20) = {min(intervals, 20)}, got {knots}.")
     disclosures: list[Disclosure] = []
@@ -319,6 +321,7 @@ def person_period(cohort: Cohort, covariates: tuple[str, ...] | list[str], horiz
     dropped = int((~complete).sum())
     if complete.sum() < 2:
         raise DataError("Fewer than two subjects have every chosen covariate: choose covariates with fewer missing values.")
+    limits.check_person_period(int(complete.sum()), intervals)
     X = enc.transform(frame.loc[complete])
     Z, y, subject, interval, offsets, k, d = expand(cohort.time[complete], cohort.event[complete], X, horizon, intervals,
                                                     knots)

@@ -1,0 +1,111 @@
+"""Resource limits checked before work starts: upload size, rows read into memory, person-period rows, simulation cells.
+
+Each limit is a documented default that an environment variable can override (a whole number; an unset, empty or
+unreadable value means the default). The checks raise one sentence saying what to change, before anything large is
+allocated.
+
+=================================  ====================================  =========  ===========================================
+Limit                              Environment variable                  Default    Why
+=================================  ====================================  =========  ===========================================
+Upload size                        ``DPSURV_MAX_UPLOAD_MB``              200 MB     The app holds an upload in memory and reads
+                                                                                    it there; 200 MB of CSV keeps the read path
+                                                                                    near 1 GB (``benchmarks/read_memory.py``).
+                                                                                    Also ``server.maxUploadSize`` in
+                                                                                    ``.streamlit/config.toml`` (first defence).
+Rows read into memory              ``DPSURV_MAX_ROWS``                   5,000,000  A pandas frame of 5 million rows and a few
+                                                                                    columns, plus the parser's buffers, stays
+                                                                                    under 1.5 GB; larger files go through the
+                                                                                    command line, which reads only the mapped
+                                                                                    columns.
+Person-period rows (n x T)         ``DPSURV_MAX_PERSON_PERIOD_ROWS``     10,000,000 The regression design is n x T rows of about
+                                                                                    10 float64 features (~0.8 GB) plus labels
+                                                                                    and indices; n x T is the bound used, since
+                                                                                    every subject may be followed to the horizon.
+Simulation cells                   ``DPSURV_MAX_SIMULATION_CELLS``       50,000,000 trials x bins x groups float64 values per
+(trials x bins x groups)                                                            release array (~400 MB each); trade-off
+                                                                                    cells, audit runs and CLI ``--repeat``.
+Intervals T of the regression      (constant ``MAX_INTERVALS``)          200        Finer time steps add rows (and sensitivity:
+                                                                                    c1 = m T R) without a better model.
+=================================  ====================================  =========  ===========================================
+"""
+
+from __future__ import annotations
+
+import os
+
+from dpsurv_core.errors import DataError, ParameterError
+
+UPLOAD_MB_ENV = "DPSURV_MAX_UPLOAD_MB"
+ROWS_ENV = "DPSURV_MAX_ROWS"
+PERSON_PERIOD_ENV = "DPSURV_MAX_PERSON_PERIOD_ROWS"
+SIMULATION_ENV = "DPSURV_MAX_SIMULATION_CELLS"
+
+DEFAULT_MAX_UPLOAD_MB = 200
+DEFAULT_MAX_ROWS = 5_000_000
+DEFAULT_MAX_PERSON_PERIOD_ROWS = 10_000_000
+DEFAULT_MAX_SIMULATION_CELLS = 50_000_000
+MAX_INTERVALS = 200
+
+LARGER_DATA = "the command line with --data PATH, which reads only the mapped columns"
+
+
+def _env(name: str, default: int) -> int:
+    text = os.environ.get(name, "").strip().replace("_", "").replace(",", "")
+    try:
+        value = int(text)
+    except ValueError:
+        return default
+    return value if value >= 1 else default
+
+
+def max_upload_mb() -> int:
+    return _env(UPLOAD_MB_ENV, DEFAULT_MAX_UPLOAD_MB)
+
+
+def max_upload_bytes() -> int:
+    return max_upload_mb() * 1024 * 1024
+
+
+def max_rows() -> int:
+    return _env(ROWS_ENV, DEFAULT_MAX_ROWS)
+
+
+def max_person_period_rows() -> int:
+    return _env(PERSON_PERIOD_ENV, DEFAULT_MAX_PERSON_PERIOD_ROWS)
+
+
+def max_simulation_cells() -> int:
+    return _env(SIMULATION_ENV, DEFAULT_MAX_SIMULATION_CELLS)
+
+
+def check_upload(size: int, filename: str) -> None:
+    """Refuse an upload of more than :func:`max_upload_mb` megabytes."""
+    if size > max_upload_bytes():
+        raise DataError(f"{filename!r} is {size / 2**20:,.0f} MB, more than the {max_upload_mb():,} MB an upload may be: "
+                        f"keep only the columns you need, or analyse the file with {LARGER_DATA}.")
+
+
+def check_rows(rows: int, filename: str) -> None:
+    """Refuse a table of more than :func:`max_rows` rows before it is read into memory."""
+    if rows > max_rows():
+        raise DataError(f"{filename!r} has about {rows:,} rows, more than the {max_rows():,} read into memory: "
+                        f"analyse it with {LARGER_DATA} (a DuckDB engine for files beyond memory is planned).")
+
+
+def check_person_period(subjects: int, intervals: int) -> None:
+    """Refuse a person-period expansion of ``subjects`` x ``intervals`` rows past the budget, before allocating."""
+    rows = int(subjects) * int(intervals)
+    if rows > max_person_period_rows():
+        raise ParameterError(f"{subjects:,} subjects x {intervals:,} intervals is {rows:,} person-period rows, more than "
+                             f"the {max_person_period_rows():,} allowed: use fewer intervals, a shorter horizon or fewer "
+                             "subjects.")
+
+
+def check_simulation(trials: int, bins: int, groups: int = 1, what: str = "trials") -> None:
+    """Refuse a simulation of ``trials`` x ``bins`` x ``groups`` values past the budget, before running it."""
+    groups = max(int(groups), 1)
+    cells = int(trials) * int(bins) * groups
+    if cells > max_simulation_cells():
+        raise ParameterError(f"{int(trials):,} {what} x {int(bins):,} bins x {groups} group(s) is {cells:,} simulated "
+                             f"values, too large for one run (at most {max_simulation_cells():,}): use fewer {what} "
+                             "or fewer bins.")
