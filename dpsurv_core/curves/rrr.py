@@ -160,8 +160,9 @@ class RandomizedResponse(Mechanism):
         shape = (trials, labels.size)
         if self.p >= 1.0:
             return np.broadcast_to(labels, shape).copy()
-        keep = noise.uniform(0.0, 1.0, shape) < self.p
-        draw = np.minimum(np.floor(noise.uniform(0.0, float(self.k), shape)).astype(np.int64), self.k - 1)
+        # categorical draws with public probabilities (exact integer arithmetic on a release source)
+        keep = noise.choice(np.array([self.p, 1.0 - self.p]), shape) == 0
+        draw = noise.choice(np.ones(self.k), shape)
         out = np.where(keep, labels[None, :], draw)
         return np.where(labels[None, :] < 0, -1, out)
 

@@ -38,7 +38,13 @@ DPSURV = "dpsurv's own design"
 
 OPENDP_DLAP = "OpenDP discrete Laplace sampler"
 OPENDP_LAP = "OpenDP Laplace sampler"
+OPENDP_GAUSS = "OpenDP Gaussian sampler"
+OPENDP_GUMBEL_MAX = "OpenDP Gumbel noisy max (only an index is released)"
+URANDOM_CHOICE = "exact integer categorical draw on os.urandom (the output is a category: no floating-point low bits)"
 OS_ENTROPY = "numpy PCG64 seeded afresh from OS entropy for each release"
+SNAPPED = ("released values snapped to multiples of 2^-20 (Mironov 2012's defence; a fixed grid, without that "
+           "paper's proof, so nothing extra is charged)")
+INTERNAL_INDEX = OS_ENTROPY + ", floored to an index that is never released"
 
 
 @dataclass(frozen=True)
@@ -85,6 +91,7 @@ class Entry:
                             for k, v in self.options.items()}}
 
 
+_SPHERE = (OS_ENTROPY + " (gamma radius) and " + OPENDP_GAUSS + " (normalised to a uniform direction); " + SNAPPED)
 _CURVE_CMDS = ("km", "logrank", "audit", "report")
 
 ENTRIES: tuple[Entry, ...] = (
@@ -102,7 +109,7 @@ ENTRIES: tuple[Entry, ...] = (
           options={"alpha": 0.5, "tau_start": 1.0, "tau_end": 0.6, "window": 5, "edge_mode": "mean",
                    "base_epsilon": None}),
     Entry("rrr", "Randomized response on the group label", CURVES, _CURVE_CMDS, DE_FAVERI, GROUP_LABEL, CHANGE_LABEL,
-          OS_ENTROPY, "dpsurv_core.curves.rrr:RandomizedResponse",
+          URANDOM_CHOICE + " (keep or replace, then the replacement label)", "dpsurv_core.curves.rrr:RandomizedResponse",
           summary="Each subject's group label is kept with probability p = (e^eps - 1)/(e^eps - 1 + k) and otherwise "
                   "replaced by a uniform label; times and events are published as they are (label-only protection)."),
     Entry("adaptive-km", "Adaptive Kaplan-Meier (merged bins)", CURVES, _CURVE_CMDS, DPSURV + ", building on "
@@ -113,7 +120,8 @@ ENTRIES: tuple[Entry, ...] = (
           "lifelines WeibullFitter", NOTHING, "none", "none", "dpsurv_core.weibull.mechanisms:NonPrivateMLE",
           guarantee="none", private=False, summary="The non-private Weibull fit on normalised times."),
     Entry("lsp-tll", "LSP + TLL", WEIBULL, ("weibull", "audit"), NGUYEN_HUI_WEIBULL, SUBJECT, ADD_REMOVE,
-          OS_ENTROPY + " (exponential mechanism over LSP rungs) and " + OPENDP_LAP + " (TLL sums)",
+          OPENDP_GUMBEL_MAX + " (exponential mechanism over LSP rungs); " + OS_ENTROPY + " (position inside the "
+          "rung), " + SNAPPED + "; " + OPENDP_LAP + " (TLL sums)",
           "dpsurv_core.weibull.mechanisms:LspTll",
           summary="Shape from the local-sensitivity ladder (exponential mechanism over rungs), scale from Laplace "
                   "noise on truncated log-likelihood sums; epsilon split evenly between them.",
@@ -124,7 +132,7 @@ ENTRIES: tuple[Entry, ...] = (
                   "make plain how much noise a global-sensitivity bound needs.",
           options={"omega": 6.0, "gamma": 10.0}),
     Entry("saa", "Sample and aggregate", WEIBULL, ("weibull", "audit"), NGUYEN_HUI_WEIBULL, SUBJECT, ADD_REMOVE,
-          OS_ENTROPY + " (block assignment) and " + OPENDP_LAP, "dpsurv_core.weibull.mechanisms:SampleAggregateWeibull",
+          INTERNAL_INDEX + " (block assignment); " + OPENDP_LAP + " (the released estimates)", "dpsurv_core.weibull.mechanisms:SampleAggregateWeibull",
           summary="MLE on M random blocks, averaged, with Laplace noise of scale gamma/(M epsilon/2).",
           options={"omega": 6.0, "gamma": 10.0, "blocks": None, "block_size": 500}),
     Entry("nonprivate", "Discrete-time logistic model (not private)", REGRESSION, ("regression", "audit", "report"),
@@ -134,17 +142,16 @@ ENTRIES: tuple[Entry, ...] = (
           "CoxPHFitter", NOTHING, "none", "none", "dpsurv_core.regression.model:fit_cox", guarantee="none",
           private=False, summary="lifelines' Cox model (Efron ties): the clinical reference."),
     Entry("output", "Output perturbation", REGRESSION, ("regression", "audit", "report"), NGUYEN_HUI_REGRESSION,
-          SUBJECT, ADD_REMOVE, OS_ENTROPY + " (gamma radius, uniform direction)",
-          "dpsurv_core.regression.mechanisms:OutputPerturbation",
+          SUBJECT, ADD_REMOVE, _SPHERE, "dpsurv_core.regression.mechanisms:OutputPerturbation",
           summary="The ridge-penalised fit plus noise of density proportional to exp(-epsilon ||b|| / s), "
                   "s = 2 c1 / (n Lambda).", options={"lam": 0.01}),
     Entry("objective", "Objective perturbation", REGRESSION, ("regression", "audit", "report"), NGUYEN_HUI_REGRESSION,
-          SUBJECT, ADD_REMOVE, OS_ENTROPY + " (gamma radius, uniform direction)",
-          "dpsurv_core.regression.mechanisms:ObjectivePerturbation",
+          SUBJECT, ADD_REMOVE, _SPHERE, "dpsurv_core.regression.mechanisms:ObjectivePerturbation",
           summary="A random linear term b.w/n added to the penalised objective before minimising; an extra ridge "
                   "keeps eps' at least epsilon/2.", options={"lam": 0.01}, audit_runs=100),
     Entry("psgld", "pSGLD posterior sampling", REGRESSION, ("regression", "audit", "report"), NGUYEN_HUI_REGRESSION,
-          SUBJECT, ADD_REMOVE, OS_ENTROPY + " (minibatches, Langevin noise, the epoch drawn)",
+          SUBJECT, ADD_REMOVE, OPENDP_GAUSS + " (Langevin noise); " + INTERNAL_INDEX + " (minibatches); "
+          + URANDOM_CHOICE + " (the epoch released); " + SNAPPED,
           "dpsurv_core.regression.mechanisms:PSGLD", guarantee="approximate (MCMC)",
           summary="A preconditioned stochastic-gradient Langevin chain sampling the sanitised posterior; its "
                   "guarantee is approximate because the chain only approximates the target density.",

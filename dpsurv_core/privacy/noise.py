@@ -1,9 +1,24 @@
 """The two random sources of spec section 0.6, kept visibly apart.
 
-* :class:`ReleaseNoise` is for numbers a user may publish. Laplace noise (continuous for reals,
-  discrete for integers) comes from OpenDP's samplers, which draw from OS entropy. Draws OpenDP
-  has no sampler for (uniform, gamma, normal, categorical) come from a numpy generator seeded
-  afresh from OS entropy for each call. It cannot be seeded: its constructor takes no argument.
+* :class:`ReleaseNoise` is for numbers a user may publish. It cannot be seeded: its constructor takes
+  no argument. Floating-point samplers can leak through the low bits of what they return (Mironov
+  2012), so every draw has a stated defence:
+
+  - Laplace, discrete Laplace and the standard normal come from OpenDP's samplers (exact sampling on
+    OS entropy, then rounding; the normal is OpenDP's Gaussian mechanism with scale 1 applied to 0).
+  - ``gumbel_argmax`` (the exponential mechanism as Gumbel-max) is OpenDP's noisy max with Gumbel
+    noise (``make_noisy_max`` under zero-concentrated divergence): only an index leaves it.
+  - ``choice`` draws a category with exact integer arithmetic from ``os.urandom``: the float weights
+    are read as the exact dyadic rationals they are, and a uniform integer below their common total
+    picks the category by rejection sampling, so the law is exactly the normalised weights.
+  - ``uniform``, ``gamma`` and ``gumbel`` (no OpenDP sampler) come from a numpy PCG64 seeded afresh
+    from OS entropy for each call. Where their result reaches a release as a real number (the gamma
+    radius of output/objective perturbation, the uniform position inside an LSP rung, pSGLD's
+    chain) the mechanism passes the released values through :meth:`ReleaseNoise.snap`, which rounds
+    them to multiples of :data:`SNAP_GRID` = 2^-20, following Mironov (2012)'s snapping defence.
+    Limits: Mironov's proof needs a clamp and a grid about as coarse as the noise scale, and charges
+    a small extra epsilon; a fixed 2^-20 grid removes the low-bit pattern of the sampler but comes
+    with no such proof, so dpsurv charges nothing extra for it and claims no more than that.
 * :class:`SimulationNoise` is for repeated trials, trade-off curves and audits: a seeded
   ``numpy.random.Generator`` so results are reproducible. Never use it for a release.
 
@@ -36,9 +51,53 @@ class NoiseSource(Protocol):
 
     def gumbel(self, size: Shape) -> np.ndarray: ...
 
+    def gumbel_argmax(self, log_weights: np.ndarray, size: int) -> np.ndarray: ...
+
     def choice(self, weights: np.ndarray, size: Shape) -> np.ndarray: ...
 
+    def snap(self, values: np.ndarray) -> np.ndarray: ...
+
     def describe(self) -> str: ...
+
+
+# Released reals built from non-OpenDP draws are rounded to multiples of this (Mironov 2012's snapping).
+SNAP_GRID = 2.0**-20
+
+
+def snap_to_grid(values: np.ndarray | float, grid: float = SNAP_GRID) -> np.ndarray:
+    """Round to the nearest multiple of ``grid`` (a power of two, so the multiples are exact floats)."""
+    return np.round(np.asarray(values, dtype=float) / grid) * grid
+
+
+def _exact_integer_weights(weights: np.ndarray) -> list[int]:
+    """Non-negative float weights as integers in the same exact ratios (floats are dyadic rationals)."""
+    from fractions import Fraction
+    from math import lcm
+
+    from dpsurv_core.errors import ParameterError
+
+    w = np.asarray(weights, dtype=float).ravel()
+    if w.size == 0 or not np.all(np.isfinite(w)) or np.any(w < 0) or not np.any(w > 0):
+        raise ParameterError("Category weights must be finite, non-negative and not all zero.")
+    fr = [Fraction(float(x)) for x in w]
+    den = lcm(*(f.denominator for f in fr))
+    return [int(f * den) for f in fr]
+
+
+def _urandom_below(total: int, count: int) -> np.ndarray:
+    """``count`` independent integers uniform on 0..total-1 from os.urandom (rejection sampling, exact)."""
+    import os
+
+    if total < 2**62:
+        limit = (2**63 // total) * total  # the largest multiple of total in 63 bits: accepted draws are uniform
+        out = np.empty(0, dtype=np.uint64)
+        while out.size < count:
+            raw = np.frombuffer(os.urandom(8 * max(16, 2 * (count - out.size))), dtype=np.uint64) >> np.uint64(1)
+            out = np.concatenate([out, raw[raw < np.uint64(limit)] % np.uint64(total)])
+        return out[:count].astype(object)
+    import secrets
+
+    return np.array([secrets.randbelow(total) for _ in range(count)], dtype=object)
 
 
 # OpenDP's integer sampler saturates at +-(2^31 - 1); a noise scale that can reach it would let a release be
@@ -72,6 +131,7 @@ class ReleaseNoise:
 
     def __init__(self) -> None:
         self._dp = _opendp()
+        self._gaussian = None
 
     @staticmethod
     def _fresh_rng() -> np.random.Generator:
@@ -103,23 +163,65 @@ class ReleaseNoise:
         return self._vector_laplace(float(scale), int(np.prod(shape)), integer=True).reshape(shape)
 
     def uniform(self, low, high, size: Shape) -> np.ndarray:
+        """OS-entropy-seeded numpy draw; a released real built from it must go through :meth:`snap`."""
         return self._fresh_rng().uniform(low, high, _shape(size))
 
     def standard_normal(self, size: Shape) -> np.ndarray:
-        return self._fresh_rng().standard_normal(_shape(size))
+        """OpenDP's Gaussian sampler (scale 1 on a zero vector)."""
+        dp = self._dp
+        shape = _shape(size)
+        count = int(np.prod(shape))
+        if count == 0:
+            return np.zeros(shape)
+        if self._gaussian is None:  # built once: the measurement holds no randomness, only the sampler's settings
+            self._gaussian = dp.m.make_gaussian(dp.vector_domain(dp.atom_domain(T=float, nan=False)),
+                                                dp.l2_distance(T=float), scale=1.0)
+        return np.asarray(self._gaussian([0.0] * count), dtype=float).reshape(shape)
 
     def gamma(self, shape: float, scale: float, size: Shape) -> np.ndarray:
+        """OS-entropy-seeded numpy draw; a released real built from it must go through :meth:`snap`."""
         return self._fresh_rng().gamma(shape, scale, _shape(size))
 
     def gumbel(self, size: Shape) -> np.ndarray:
+        """Raw Gumbel variates (OS-entropy-seeded numpy). Releases use :meth:`gumbel_argmax` instead."""
         return self._fresh_rng().gumbel(size=_shape(size))
 
+    def gumbel_argmax(self, log_weights: np.ndarray, size: int) -> np.ndarray:
+        """``size`` indices i drawn with P(i) proportional to exp(log_weights[i]): OpenDP's Gumbel noisy max.
+
+        Entries of -inf (weight 0) are never drawn and are left out of the scores."""
+        from dpsurv_core.errors import ParameterError
+
+        dp = self._dp
+        lw = np.asarray(log_weights, dtype=float)
+        keep = np.flatnonzero(np.isfinite(lw))
+        if keep.size == 0 or np.any(np.isnan(lw)) or np.any(lw == np.inf):
+            raise ParameterError("The exponential mechanism needs finite log-weights (at least one).")
+        meas = dp.m.make_noisy_max(dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.linf_distance(T=float),
+                                   dp.zero_concentrated_divergence(), scale=1.0)
+        scores = [float(x) for x in lw[keep]]
+        return keep[np.array([meas(scores) for _ in range(int(size))], dtype=np.int64)]
+
     def choice(self, weights: np.ndarray, size: Shape) -> np.ndarray:
-        w = np.asarray(weights, dtype=float)
-        return self._fresh_rng().choice(len(w), size=_shape(size), p=w / w.sum())
+        """Category indices with P(i) = weights[i] / sum(weights) exactly, by integer arithmetic on os.urandom."""
+        ints = _exact_integer_weights(weights)
+        shape = _shape(size)
+        count = int(np.prod(shape))
+        from bisect import bisect_right
+        from itertools import accumulate
+
+        cum = list(accumulate(ints))
+        u = _urandom_below(cum[-1], count)
+        idx = np.array([bisect_right(cum, int(x)) for x in u], dtype=np.int64)
+        return idx.reshape(shape)
+
+    def snap(self, values: np.ndarray) -> np.ndarray:
+        """Released reals rounded to multiples of :data:`SNAP_GRID` (Mironov 2012's snapping, without its proof)."""
+        return snap_to_grid(values)
 
     def describe(self) -> str:
-        return "release: OpenDP samplers, OS entropy, unseeded"
+        return ("release: OpenDP samplers (Laplace, discrete Laplace, Gaussian, Gumbel noisy max), exact integer "
+                "categorical draws on os.urandom, other draws OS-entropy seeded and snapped to a 2^-20 grid; unseeded")
 
 
 class SimulationNoise:
@@ -156,9 +258,17 @@ class SimulationNoise:
     def gumbel(self, size: Shape) -> np.ndarray:
         return self.rng.gumbel(size=_shape(size))
 
+    def gumbel_argmax(self, log_weights: np.ndarray, size: int) -> np.ndarray:
+        lw = np.asarray(log_weights, dtype=float)
+        return np.argmax(lw[None, :] + self.rng.gumbel(size=(int(size), lw.size)), axis=1)
+
     def choice(self, weights: np.ndarray, size: Shape) -> np.ndarray:
         w = np.asarray(weights, dtype=float)
         return self.rng.choice(len(w), size=_shape(size), p=w / w.sum())
+
+    def snap(self, values: np.ndarray) -> np.ndarray:
+        """Identity: simulated values are not published (the grid is far below any reported precision)."""
+        return np.asarray(values, dtype=float)
 
     def describe(self) -> str:
         return f"simulation: numpy Generator, seed {self.seed}; not for publication"

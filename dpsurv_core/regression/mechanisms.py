@@ -175,7 +175,7 @@ class OutputPerturbation(_RegressionMechanism):
                 ) -> RegressionRelease:
         self._check(pp)
         w = minimise(pp, self.lam) if w_star is None else w_star
-        W = w[None, :] + sphere_noise(noise, pp.dim, self.noise_scale, trials)
+        W = noise.snap(w[None, :] + sphere_noise(noise, pp.dim, self.noise_scale, trials))  # Mironov (2012)
         return RegressionRelease(self.name, W, pp, self.cost, self.parameters())
 
 
@@ -233,7 +233,7 @@ class ObjectivePerturbation(_RegressionMechanism):
             W = np.repeat(w[None, :], trials, axis=0)
         else:
             b = sphere_noise(noise, pp.dim, self.noise_scale, trials)
-            W = minimise_many(pp, self.lam + self.extra_ridge, b, w0=w_star)
+            W = noise.snap(minimise_many(pp, self.lam + self.extra_ridge, b, w0=w_star))  # Mironov (2012)
         return RegressionRelease(self.name, W, pp, self.cost, self.parameters())
 
 
@@ -373,7 +373,7 @@ class PSGLD(_RegressionMechanism):
                 progress((epoch + 1) / self.epochs)
         # the release: one state per chain, drawn uniformly from the epoch ends after the burn-in
         pick = self.burn_in + 1 + noise.choice(np.ones(self.epochs - self.burn_in), trials)
-        W = trace[pick, np.arange(trials)]
+        W = noise.snap(trace[pick, np.arange(trials)])  # Mironov (2012)
         diag: dict[str, Any] = {"trace": trace, "steps_per_epoch": steps_per_epoch, "steps": t, "picked_epoch": pick}
         if beta_ref is not None:
             p = pp.p

@@ -92,16 +92,19 @@ class Ladder:
 
     def sample(self, epsilon_shape: float, noise: NoiseSource, size: int, sensitivity: float = 1.0
                ) -> tuple[np.ndarray, np.ndarray]:
-        """Draw ``size`` shapes: a rung by weight (Gumbel-max), then p uniform in it. Returns (p, rung)."""
+        """Draw ``size`` shapes: a rung by weight (Gumbel-max), then p uniform in it. Returns (p, rung).
+
+        On a release source the rung comes from OpenDP's Gumbel noisy max and p is snapped to the
+        release grid (Mironov 2012), since the uniform position comes from a floating-point sampler."""
         if math.isinf(epsilon_shape):
             return np.full(size, self.p_star), np.zeros(size, dtype=int)
         lw = self.log_weights(epsilon_shape, sensitivity)
-        rung = np.argmax(lw[None, :] + noise.gumbel((size, lw.size)), axis=1) + 1
+        rung = noise.gumbel_argmax(lw, size) + 1
         left = self.lower[rung - 1] - self.lower[rung]
         right = self.upper[rung] - self.upper[rung - 1]
         v = noise.uniform(0.0, 1.0, size) * (left + right)
         p = np.where(v < left, self.lower[rung] + v, self.upper[rung - 1] + (v - left))
-        return p, rung
+        return noise.snap(p), rung
 
 
 class _Sums:

@@ -93,7 +93,8 @@ def test_simulation_path_is_reproducible_with_a_seed():
     def draws(seed):
         s = SimulationNoise(seed)
         return np.concatenate([s.laplace(2.0, 20), s.discrete_laplace(2.0, 20), s.uniform(0, 1, 5),
-                               s.standard_normal(5), s.gamma(2.0, 1.0, 5), s.gumbel(5), s.choice(np.ones(3), 5)])
+                               s.standard_normal(5), s.gamma(2.0, 1.0, 5), s.gumbel(5), s.choice(np.ones(3), 5),
+                               s.gumbel_argmax(np.zeros(4), 5), s.snap(np.array([0.1]))])
 
     assert np.array_equal(draws(7), draws(7))
     assert not np.array_equal(draws(7), draws(8))
