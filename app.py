@@ -16,11 +16,12 @@ def _title(path: Path) -> str:
 # the navigation goes out before anything heavy is imported, so the menu is right from the first moment
 nav = st.navigation([st.Page(str(p), title=_title(p), default=(i == 0)) for i, p in enumerate(PAGES)])
 
+from dpsurv_core.report.text import markdown_literal  # noqa: E402
 from ui import session  # noqa: E402
 
 with st.sidebar:
     choice = session.data_choice()
-    st.markdown(f"**Data:** {choice.name} ({len(choice.frame)} rows)")
+    st.markdown(f"**Data:** {markdown_literal(choice.name)} ({len(choice.frame)} rows)")
     spending = st.empty()
 
 

@@ -10,6 +10,7 @@ from dpsurv_core.data import datasets
 from dpsurv_core.data.cohort import ColumnMap
 from dpsurv_core.data.summary import TIME_UNITS, cohort_summary, event_type_counts, time_factor
 from dpsurv_core.errors import DpsurvError
+from dpsurv_core.report.text import markdown_literal
 from ui import session
 from ui.data_view import (
     budget_caption,
@@ -128,9 +129,9 @@ else:
         with upload_box:
             if pending["error"]:
                 keep = session.data_choice().name
-                st.error(f"{pending['error']} The data in use is still {keep!r}.", icon=":material/error:")
+                st.error(f"{markdown_literal(pending['error'])} The data in use is still '{markdown_literal(keep)}'.", icon=":material/error:")
             for w in pending["warnings"]:
-                st.warning(w, icon=":material/warning:")
+                st.warning(markdown_literal(w), icon=":material/warning:")
             if pending["sheets"]:
                 sheets = list(pending["sheets"])
                 sheet = st.selectbox(f"The workbook has {len(sheets)} sheets: which one holds the cohort?", sheets,
@@ -144,20 +145,20 @@ else:
                         if res.frame is not None:
                             _new_upload(f"{up.name} [{sheet}]", res.frame, sheet_token)
                         else:
-                            st.error(f"{res.error or 'That sheet could not be read.'} The data in use is still "
-                                     f"{session.data_choice().name!r}.", icon=":material/error:")
+                            st.error(f"{markdown_literal(res.error or 'That sheet could not be read.')} The data in use is still "
+                                     f"'{markdown_literal(session.data_choice().name)}'.", icon=":material/error:")
     elif session.data_choice().bundled:  # no file in the box: bring back this session's last upload, if any
         if "upload_choice" in st.session_state:
             _store(st.session_state["upload_choice"])
             st.rerun()
-        st.info(f"No file uploaded yet: the data in use is still {session.data_choice().name!r}.")
+        st.info(f"No file uploaded yet: the data in use is still '{markdown_literal(session.data_choice().name)}'.")
 
 choice = session.data_choice()
 tok = _token(choice)
 raw = _raw_frame(choice)
 cols = [str(c) for c in raw.columns]
 m = choice.mapping
-st.markdown(f"**In use: {choice.name}** ({'bundled' if choice.bundled else 'uploaded'}, {len(raw):,} rows, "
+st.markdown(f"**In use: {markdown_literal(choice.name)}** ({'bundled' if choice.bundled else 'uploaded'}, {len(raw):,} rows, "
             f"{len(cols)} columns)")
 try:
     st.caption(budget_caption(session.ledger(), choice.fingerprint))
@@ -200,9 +201,9 @@ with left:
         if picked_codes:
             event_codes = tuple(picked_codes)
             censor_codes = tuple(o for o in opts if o not in picked_codes)
-            st.caption(f"Censored: {', '.join(censor_codes) or 'no other value'}.")
+            st.caption(f"Censored: {markdown_literal(', '.join(censor_codes)) or 'no other value'}.")
         else:
-            st.caption(f"{event_col!r} is not coded 0/1: choose the value(s) that mean an event (for R's "
+            st.caption(f"'{markdown_literal(event_col)}' is not coded 0/1: choose the value(s) that mean an event (for R's "
                        "1 = censored, 2 = dead coding, choose 2).")
     slots.setdefault(event_col, st.container())
 
@@ -221,7 +222,7 @@ with right:
     if id_col is None and choice.bundled:
         declared = datasets.info(choice.name)
         if declared.id and declared.rows_per_subject > 1:
-            st.warning(f"{choice.name} has up to {declared.rows_per_subject} rows per patient (column "
+            st.warning(f"{markdown_literal(choice.name)} has up to {declared.rows_per_subject} rows per patient (column "
                        f"{declared.id!r}): without a subject id every row is treated as a patient, which understates "
                        "the privacy loss of a patient with several rows. Map the subject id.")
     bound = 1
@@ -301,7 +302,7 @@ st.caption("Exact numbers for the data holder (not private, never released). Cen
            "before the last event.")
 types = event_type_counts(cohort)
 if types:
-    st.caption("Rows by event type: " + ", ".join(f"{k}: {v:,}" for k, v in types.items()) + ".")
+    st.caption("Rows by event type: " + ", ".join(f"{markdown_literal(k)}: {v:,}" for k, v in types.items()) + ".")
 
 # ---------------------------------------------------------------- 4. public parameters
 st.subheader("4. Public parameters")
@@ -340,7 +341,7 @@ if mapping.group:
             st.caption("Type the categories to declare them; until then they are read off the data (disclosed).")
             group_categories = None
         elif missing:
-            st.warning(f"The data has group(s) {', '.join(missing)} that are not declared: add them, or those "
+            st.warning(f"The data has group(s) {markdown_literal(', '.join(missing))} that are not declared: add them, or those "
                        "subjects fall outside every released group.")
 
 ranges: dict[str, tuple[float, float]] = {}
@@ -361,7 +362,7 @@ if numeric_covs:
             elif hi > lo:
                 ranges[c] = (float(lo), float(hi))
             else:
-                r1.error(f"The highest value of {c!r} must be above the lowest: fix the range.")
+                r1.error(f"The highest value of '{markdown_literal(c)}' must be above the lowest: fix the range.")
 
 new = (horizon, bins, group_categories, ranges, event_grid)
 if new != (choice.horizon, choice.bins, choice.group_categories, choice.covariate_ranges, choice.event_time_grid):
@@ -379,9 +380,9 @@ if disclosures:
     st.markdown(f"**Disclosures ({len(disclosures)})**: shown next to every release made from this data.")
     for dsc in disclosures:
         if dsc.dp:
-            st.warning(f"Disclosed ({dsc.parameter}): {dsc.message}", icon=":material/visibility:")
+            st.warning(f"Disclosed ({dsc.parameter}): {markdown_literal(dsc.message)}", icon=":material/visibility:")
         else:
-            st.error(f"Not DP ({dsc.parameter}): {dsc.message}", icon=":material/error:")
+            st.error(f"Not DP ({dsc.parameter}): {markdown_literal(dsc.message)}", icon=":material/error:")
 else:
     st.success("Every public parameter is declared: nothing is read off the data.")
 st.caption(f"Time grid: {params.grid.bins} bins from {params.grid.edges[0]:g} to {params.grid.edges[-1]:g} {unit}; "

@@ -14,6 +14,7 @@ from dpsurv_core.curves.release import context
 from dpsurv_core.data.cohort import validate
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
+from dpsurv_core.report.text import markdown_literal
 from ui import curves_view as cv
 from ui import session
 
@@ -90,7 +91,7 @@ except DpsurvError as exc:
     st.stop()
 groups = fine.counts.groups
 if len(groups) < 2:
-    st.warning(f"Only one group ({groups[0]}) is present: choose a column with two or more groups on the Data page.")
+    st.warning(f"Only one group ({markdown_literal(groups[0])}) is present: choose a column with two or more groups on the Data page.")
     st.stop()
 
 # ------------------------------------------------------------------------------------------ preview or release
@@ -147,7 +148,7 @@ for label, (pair, overall) in tables.items():
     st.table(cv.style_flips(df), hide_index=True, width="stretch")
     flips = [cv.test_label(c, group_col) for c in comparison if c.flipped]
     if flips:
-        st.error(f"Conclusion FLIPPED at the 5% level for {', '.join(flips)} ({label}): these private numbers would "
+        st.error(f"Conclusion FLIPPED at the 5% level for {markdown_literal(', '.join(flips))} ({label}): these private numbers would "
                  "lead a reader to a different conclusion than the real data.", icon="⚠️")
     elif any(not c.defined for c in comparison):
         st.warning("Some private tests cannot be computed from the released counts (a group has nobody left at risk "

@@ -11,6 +11,7 @@ from plotly.subplots import make_subplots
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.release import Plan, cli_command
+from dpsurv_core.report.text import markdown_literal
 from dpsurv_core.weibull.lsp import Ladder, compute_ladder
 from dpsurv_core.weibull.mechanisms import BLOCK_SIZE, mdae_study
 from dpsurv_core.weibull.model import (
@@ -183,14 +184,14 @@ for name in chosen:
             st.caption(note)
         for disc in mech.disclosures(sample):
             if disc.dp:
-                st.info(f"Disclosure ({disc.parameter}): {disc.message}", icon="ℹ️")
+                st.info(f"Disclosure ({disc.parameter}): {markdown_literal(disc.message)}", icon="ℹ️")
             else:
-                st.warning(f"Not differentially private ({disc.parameter}): {disc.message}", icon="⚠️")
+                st.warning(f"Not differentially private ({disc.parameter}): {markdown_literal(disc.message)}", icon="⚠️")
         st.caption(f"Reproduce on the command line (a new release, charged again): `{plan.command}`")
 if not chosen:
     st.markdown("No private mechanism chosen: choose one above to preview it.")
 for disc in horizon_disclosures:
-    st.info(f"Disclosure ({disc.parameter}): {disc.message}", icon="ℹ️")
+    st.info(f"Disclosure ({disc.parameter}): {markdown_literal(disc.message)}", icon="ℹ️")
 if chosen and not horizon_disclosures:
     st.caption("Disclosures of the horizon: none (it was declared on the Data page).")
 

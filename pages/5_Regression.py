@@ -22,6 +22,7 @@ from dpsurv_core.privacy.release import Plan
 from dpsurv_core.regression.mechanisms import lambda_study, mre_study, release_table
 from dpsurv_core.regression.model import fit_cox, fit_nonprivate
 from dpsurv_core.regression.person_period import person_period
+from dpsurv_core.report.text import markdown_literal, plain_label
 from ui import curves_view as cv
 from ui import session
 from ui.cache import by_data
@@ -220,7 +221,7 @@ box = st.container(border=True)
 if not chosen:
     box.markdown("No private fit chosen: choose one above to preview it.")
 for disc in disclosures:
-    (box.info if disc.dp else box.warning)(f"Disclosure ({disc.parameter}): {disc.message}")
+    (box.info if disc.dp else box.warning)(f"Disclosure ({disc.parameter}): {markdown_literal(disc.message)}")
 if pp.dropped:
     box.caption(f"{pp.dropped} subject(s) with a missing covariate value were left out (complete cases).")
 
@@ -278,7 +279,7 @@ for (kind, part), off in zip(groups, offsets):
                    arrayminus=part.odds_ratio - part.lower)
     ratio = part.odds_ratio.to_numpy()
     outside = (ratio < x_lo) | (ratio > x_hi)
-    off_scale += [f"{part.estimate.iloc[0]}: {c} {r:.3g}" for c, r, o in zip(part.covariate, ratio, outside) if o]
+    off_scale += [f"{part.estimate.iloc[0]}: {markdown_literal(c)} {r:.3g}" for c, r, o in zip(part.covariate, ratio, outside) if o]
     ffig.add_trace(go.Scatter(x=np.clip(ratio, x_lo, x_hi), y=y, mode="markers", error_x=err,
                               name=part.estimate.iloc[0], text=[f"{r:.4g}" for r in ratio], hoverinfo="text+name",
                               marker={"size": 10, "color": COLOURS[kind],
@@ -286,7 +287,7 @@ for (kind, part), off in zip(groups, offsets):
 ffig.add_vline(x=1.0, line_dash="dot", line_color="#999")
 ffig.update_layout(xaxis_type="log", xaxis_range=[math.log10(x_lo), math.log10(x_hi)],
                    xaxis_title="odds ratio (discrete-time) or hazard ratio (Cox), log scale",
-                   yaxis={"tickvals": list(ypos.values()), "ticktext": list(ypos)}, height=180 + 90 * len(ypos),
+                   yaxis={"tickvals": list(ypos.values()), "ticktext": [plain_label(c) for c in ypos]}, height=180 + 90 * len(ypos),
                    legend={"orientation": "h", "y": -0.5})
 st.plotly_chart(ffig, width="stretch")
 if off_scale:
@@ -394,7 +395,7 @@ else:
         trace, mre_ep = _chains(design_key, float(epsilon), seed, tuple(sorted(psgld_kw.items())), pp, beta_star)
     names = pp.encoding.names
     factors = pp.encoding.to_original
-    tfig = make_subplots(rows=1, cols=len(names) + 1, subplot_titles=[f"trace: {n}" for n in names] + ["MRE by epoch"])
+    tfig = make_subplots(rows=1, cols=len(names) + 1, subplot_titles=[f"trace: {plain_label(n)}" for n in names] + ["MRE by epoch"])
     epochs_axis = np.arange(trace.shape[0])
     for j in range(len(names)):
         for c in range(trace.shape[1]):

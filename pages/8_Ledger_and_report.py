@@ -18,6 +18,7 @@ from dpsurv_core.privacy.ledger import (
 )
 from dpsurv_core.report.figures import ledger_figure
 from dpsurv_core.report.html import export_bundle, ledger_report
+from dpsurv_core.report.text import markdown_literal
 from ui import releases, session
 
 st.title("Ledger and report")
@@ -61,7 +62,7 @@ except DpsurvError as exc:
 release_records = [r for r in records if r.kind == RELEASE]
 cap_records = [r for r in records if r.kind in (CAP_SET, CAP_RAISE, CAP_LOWER, ALLOW_LABEL_ONLY)]
 
-st.markdown(f"**Data set:** {name} · content fingerprint `{fp[:16]}` · ledger database `{store.path}`")
+st.markdown(f"**Data set:** {markdown_literal(name)} · content fingerprint `{fp[:16]}` · ledger database `{store.path}`")
 st.caption(f"The command line reads and writes the same ledger: `{session.cli_budget_command('show')}`.")
 if verification.ok:
     st.success(f"Ledger chain: {verification.message}.", icon=":material/verified:")

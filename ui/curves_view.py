@@ -33,6 +33,7 @@ from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.catalogue import Entry
 from dpsurv_core.privacy.ledger import GROUP_LABEL
 from dpsurv_core.privacy.release import Plan, Released, cli_command
+from dpsurv_core.report.text import markdown_literal, plain_label
 from ui import release_panel, session
 
 COLOURS = qualitative.D3
@@ -106,6 +107,7 @@ def _add_curve(fig: go.Figure, curves: SurvivalCurves, values: np.ndarray, band:
                name: str, colour: str, dash: str, start: float, end: float | None, scale: float, row: int | None,
                col: int | None, unit: str, show_legend: bool = True) -> None:
     kw = {"row": row, "col": col} if row else {}
+    name = plain_label(name)  # data-derived (group label, column name): plain text in legend and hover
     if band is not None:
         lo, hi = band
         x, yh = _step_xy(curves.time, hi, start, end)
@@ -467,11 +469,11 @@ def privacy_card(result: CurveRelease, plan: Plan, released: Released | None) ->
         disclosures = list(result.disclosures)
         for d in disclosures:
             if not d.dp:
-                st.warning(f"**Not differentially private** ({d.parameter}): {d.message}", icon="⚠️")
+                st.warning(f"**Not differentially private** ({d.parameter}): {markdown_literal(d.message)}", icon="⚠️")
         dp_ones = [d for d in disclosures if d.dp]
         if dp_ones:
             st.markdown("**Disclosures** (public parameters read off the data, published as they are):\n"
-                        + "\n".join(f"- ℹ️ *{d.parameter}*: {d.message}" for d in dp_ones))
+                        + "\n".join(f"- ℹ️ *{d.parameter}*: {markdown_literal(d.message)}" for d in dp_ones))
         if not disclosures:
             st.caption("Disclosures: none (the horizon, grid and groups were declared on the Data page).")
         for note in result.notes:

@@ -16,6 +16,7 @@ from dpsurv_core.data.cohort import Cohort, ColumnMap, Problem, default_mapping,
 from dpsurv_core.data.public import PublicParameters, TimeGrid
 from dpsurv_core.privacy.fingerprint import fingerprint
 from dpsurv_core.privacy.ledger import Ledger, LedgerStore
+from dpsurv_core.report.text import markdown_literal
 
 DEFAULT_DATASET = "lung"
 
@@ -85,7 +86,7 @@ def require_cohort() -> Cohort:
     cohort, problems = validated()
     if cohort is None:
         first = next(p for p in problems if p.severity == "error")
-        st.error(f"The current data cannot be analysed: {first.message} Fix it on the Data page.")
+        st.error(f"The current data cannot be analysed: {markdown_literal(first.message)} Fix it on the Data page.")
         st.stop()
     return cohort
 

@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 
 from dpsurv_core.curves.kaplan_meier import SurvivalCurves
 from dpsurv_core.privacy.ledger import Ledger
+from dpsurv_core.report.text import plain_label
 
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
 
@@ -40,7 +41,7 @@ def curves_figure(labelled: dict[str, SurvivalCurves], time_unit: str, estimand:
                 k += 1
                 scale = 100.0 if pct else 1.0
                 t, v = step_xy(cur.time, values * scale, 1.0 * scale if field == "survival" else 0.0)
-                name = f"{label}: {group}{suffix}" if len(cur.groups) > 1 or suffix else label
+                name = plain_label(f"{label}: {group}{suffix}" if len(cur.groups) > 1 or suffix else label)
                 fig.add_trace(go.Scatter(x=t, y=v, mode="lines", name=name, line=dict(color=colour, dash=dash),
                                          hovertemplate=f"{name}<br>%{{x:.4g}} {time_unit}: %{{y:.3g}}<extra></extra>"))
                 if field == "survival" and bands != "none":
@@ -54,8 +55,8 @@ def curves_figure(labelled: dict[str, SurvivalCurves], time_unit: str, estimand:
                         fig.add_trace(go.Scatter(x=np.concatenate([th, tl[::-1]]), y=np.concatenate([vh, vl[::-1]]),
                                                  fill="toself", fillcolor=colour, opacity=0.15, line=dict(width=0),
                                                  hoverinfo="skip", showlegend=False, name=f"{name} 95% band"))
-    fig.update_layout(title=title, xaxis_title=f"Time ({time_unit})", yaxis_title=axis, template="plotly_white",
-                      legend=dict(orientation="h", y=-0.2), margin=dict(l=60, r=20, t=50 if title else 20, b=40))
+    fig.update_layout(title=plain_label(title), xaxis_title=plain_label(f"Time ({time_unit})"), yaxis_title=axis,
+                      template="plotly_white", legend=dict(orientation="h", y=-0.2), margin=dict(l=60, r=20, t=50 if title else 20, b=40))
     if pct:
         fig.update_yaxes(range=[0, 101])
     return fig
@@ -66,7 +67,7 @@ def ledger_figure(ledger: Ledger, entries: list | None = None) -> go.Figure:
     cap; when ``entries`` are a part of the ledger, the data set's whole total as a dotted line."""
     chosen = list(ledger.entries) if entries is None else list(entries)
     eps = [e.cost.epsilon for e in chosen]
-    labels = [f"{e.record_id or i + 1}. {e.mechanism} ({e.analysis})" for i, e in enumerate(chosen)]
+    labels = [plain_label(f"{e.record_id or i + 1}. {e.mechanism} ({e.analysis})") for i, e in enumerate(chosen)]
     fig = go.Figure(go.Bar(x=labels, y=eps, name="epsilon of the release",
                            hovertemplate="%{x}<br>epsilon %{y:.4g}<extra></extra>"))
     fig.add_trace(go.Scatter(x=labels, y=np.cumsum(eps), mode="lines+markers", name="running total (sequential)",
@@ -94,7 +95,7 @@ def outputs_figure(outputs: Any, time_unit: str = "") -> go.Figure | None:
     fig = go.Figure()
     for gi, g in enumerate(groups):
         t, v = step_xy(time, surv[gi] * 100, 100.0)
-        name = "released" if groups == ["all"] else f"released: {g}"
+        name = "released" if groups == ["all"] else plain_label(f"released: {g}")
         fig.add_trace(go.Scatter(x=t, y=v, mode="lines", name=name, line=dict(color=PALETTE[gi % len(PALETTE)]),
                                  hovertemplate=f"{name}<br>%{{x:.4g}}: %{{y:.3g}}%<extra></extra>"))
     fig.update_layout(xaxis_title=f"Time ({time_unit})" if time_unit else "Time", yaxis_title="Survival (%)",

@@ -32,6 +32,7 @@ from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import RELEASE, Ledger, LedgerEntry, Record, entry_from_body
 from dpsurv_core.report.figures import PALETTE, ledger_figure, outputs_figure, step_xy
 from dpsurv_core.report.files import safe_csv
+from dpsurv_core.report.text import plain_label
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#1b1f24}
@@ -405,7 +406,8 @@ def curve_comparison(item: ReleaseItem, cohort: Any) -> tuple[go.Figure, pd.Data
         colour = PALETTE[gi % len(PALETTE)]
         for label, values, dash in (("private", private[gi], "solid"), ("non-private", truth[gi], "dash")):
             x, y = step_xy(time, values * 100, 100.0)
-            fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=f"{label}: {g}", line=dict(color=colour, dash=dash)))
+            fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=plain_label(f"{label}: {g}"),
+                                     line=dict(color=colour, dash=dash)))
     fig.update_layout(xaxis_title="Time", yaxis_title="Survival (%)", template="plotly_white",
                       legend=dict(orientation="h", y=-0.2), margin=dict(l=60, r=20, t=20, b=40))
     table = pd.DataFrame({"group": groups, "RMSE": rmse(private, truth), "sup-norm": sup_norm(private, truth)})

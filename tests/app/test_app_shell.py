@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import time
 from pathlib import Path
 
@@ -52,7 +53,8 @@ def summary(at: AppTest) -> pd.DataFrame:
 
 
 def messages(at: AppTest, kind: str = "error") -> list[str]:
-    return [e.value for e in getattr(at, kind)]
+    """The messages as shown: data-derived parts are markdown-escaped (backslashes the reader does not see)."""
+    return [re.sub(r"\\(.)", r"\1", e.value) for e in getattr(at, kind)]
 
 
 def upload(at: AppTest, name: str, data: bytes) -> AppTest:
