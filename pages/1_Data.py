@@ -195,7 +195,7 @@ with left:
     if event_col in raw.columns and (not is_binary_like(raw[event_col]) or (m.event == event_col and m.event_codes)):
         opts = code_options(raw[event_col])
         default = [o for o in opts if o in {str(c) for c in m.event_codes}] if m.event == event_col else []
-        picked_codes = st.multiselect(f"Values of {event_col!r} that mean the event happened", opts, default=default,
+        picked_codes = st.multiselect(f"Values of '{markdown_literal(event_col)}' that mean the event happened", opts, default=default,
                                       key=f"{tok}-codes-{event_col}",
                                       help="Every other value counts as censored.")
         if picked_codes:
@@ -245,7 +245,7 @@ with right:
     if type_col:
         topts = code_options(raw[type_col])
         tdefault = [o for o in topts if o.lower() in {str(c).lower() for c in m.type_censor_codes}]
-        tc = st.multiselect(f"Values of {type_col!r} that mean censored", topts, default=tdefault,
+        tc = st.multiselect(f"Values of '{markdown_literal(type_col)}' that mean censored", topts, default=tdefault,
                             key=f"{tok}-type-censor-{type_col}")
         type_censor = tuple(tc)
         if bundled_info is not None and bundled_info.event_type == type_col:
@@ -330,7 +330,7 @@ event_grid = p3.checkbox("Event-time grid (not DP)", value=choice.event_time_gri
 group_categories = None
 if mapping.group:
     found = [str(g) for g in cohort.groups]
-    declare_g = st.checkbox(f"Declare the categories of {mapping.group!r}", value=choice.group_categories is not None,
+    declare_g = st.checkbox(f"Declare the categories of '{markdown_literal(mapping.group)}'", value=choice.group_categories is not None,
                             key=f"{tok}-declare-g-{mapping.group}")
     if declare_g:
         text = st.text_input("Group categories, comma-separated", value=", ".join(choice.group_categories or ()),
@@ -351,12 +351,12 @@ if numeric_covs:
     for c in numeric_covs:
         r1, r2, r3 = st.columns([2, 1, 1])
         declared = c in choice.covariate_ranges
-        on = r1.checkbox(f"Declare the range of {c!r}", value=declared, key=f"{tok}-declare-r-{c}")
+        on = r1.checkbox(f"Declare the range of '{markdown_literal(c)}'", value=declared, key=f"{tok}-declare-r-{c}")
         if on:
             s = cohort.covariates[c]
             lo0, hi0 = choice.covariate_ranges.get(c, (None, None))
-            lo = r2.number_input(f"{c}: lowest", value=lo0, key=f"{tok}-lo-{c}", placeholder=f"data: {s.min():g}")
-            hi = r3.number_input(f"{c}: highest", value=hi0, key=f"{tok}-hi-{c}", placeholder=f"data: {s.max():g}")
+            lo = r2.number_input(f"{markdown_literal(c)}: lowest", value=lo0, key=f"{tok}-lo-{c}", placeholder=f"data: {s.min():g}")
+            hi = r3.number_input(f"{markdown_literal(c)}: highest", value=hi0, key=f"{tok}-hi-{c}", placeholder=f"data: {s.max():g}")
             if lo is None or hi is None:
                 r1.caption("Type both bounds to declare them; until then they are read off the data (disclosed).")
             elif hi > lo:

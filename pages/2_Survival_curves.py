@@ -13,6 +13,7 @@ from dpsurv_core.curves.release import context
 from dpsurv_core.data.summary import TIME_UNITS, time_factor
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
+from dpsurv_core.report.text import markdown_literal
 from ui import curves_view as cv
 from ui import session
 
@@ -60,7 +61,7 @@ with c2:
     split = False
     label_only = cv.label_only(entry)
     if group_col is not None:
-        split = st.checkbox(f"Separate curves for each {group_col}", value=label_only, key="sc_split",
+        split = st.checkbox(f"Separate curves for each {markdown_literal(group_col)}", value=label_only, key="sc_split",
                             disabled=label_only,
                             help="Randomized response only makes sense per group." if label_only else None)
         split = split or label_only

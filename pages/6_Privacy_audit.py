@@ -17,6 +17,7 @@ from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import GROUP_LABEL
+from dpsurv_core.report.text import markdown_literal
 from ui import releases, session
 
 ANALYSIS_LABELS = {"km": "Survival curves (Kaplan-Meier)", "logrank": "Log-rank tests between groups",
@@ -239,7 +240,7 @@ elif not math.isinf(eps):
 if result.cost.guarantee != "exact":
     st.warning(f"The guarantee is {result.cost.guarantee}: it holds only if the sampler has converged.")
 
-st.markdown(f"**Target.** {result.target.why}")
+st.markdown(f"**Target.** {markdown_literal(result.target.why)}")
 f1, f2 = st.columns(2)
 with f1:
     st.plotly_chart(influential_figure(result), key="au_infl_fig")

@@ -16,6 +16,7 @@ from dpsurv_core.data.cohort import build_cohort
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy.ledger import SUBJECT
 from dpsurv_core.report.files import safe_csv
+from dpsurv_core.report.text import markdown_literal
 from dpsurv_core.weibull.model import GAMMA, OMEGA, RUNGS
 from ui import curves_view as cv
 from ui import session
@@ -81,7 +82,7 @@ with st.expander("More settings", expanded=False):
                         disabled=analysis == "logrank",
                         help="Useful when the errors span several orders of magnitude.") and analysis != "logrank"
     if analysis == "curves" and group_col is not None:
-        settings["by_group"] = st.checkbox(f"Separate curves for each {group_col} (needed for randomized response)",
+        settings["by_group"] = st.checkbox(f"Separate curves for each {markdown_literal(group_col)} (needed for randomized response)",
                                            value=True, key="to_by_group")
     elif analysis == "curves":
         settings["by_group"] = False

@@ -24,15 +24,18 @@ def injected() -> session.DataChoice:
     rng = np.random.default_rng(5)
     n = 150
     frame = pd.DataFrame({"t": np.round(rng.exponential(300, n) + 1, 1), "e": rng.integers(0, 2, n),
-                          MD_LINK: rng.choice([LINK, MD_LINK], n)})
+                          MD_LINK: rng.choice([LINK, MD_LINK], n), "![i](https://example.org/i.png)": rng.normal(size=n)})
     return session.DataChoice(MD_LINK, frame, ColumnMap(time="t", event="e", group=MD_LINK), "days", False,
                               horizon=900.0)
 
 
 def texts(at: AppTest) -> list[str]:
     """The markdown of the text elements, code spans (which markdown shows literally) left out."""
-    return [re.sub(r"`[^`]*`", "", str(e.value)) for kind in ("markdown", "caption", "info", "warning", "error", "success")
-            for e in getattr(at, kind)]
+    shown = [str(e.value) for kind in ("markdown", "caption", "info", "warning", "error", "success")
+             for e in getattr(at, kind)]
+    shown += [str(w.label) for kind in ("checkbox", "multiselect", "number_input", "selectbox", "radio")
+              for w in getattr(at, kind)]  # widget labels render markdown links and images too
+    return [re.sub(r"`[^`]*`", "", t) for t in shown]
 
 
 @pytest.mark.parametrize("page", ["app.py", "pages/1_Data.py", "pages/2_Survival_curves.py",
