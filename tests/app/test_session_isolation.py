@@ -22,9 +22,11 @@ from dpsurv_core.data.cohort import ColumnMap
 from ui import session
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = {"curves": "2_Survival_curves.py", "weibull": "4_Weibull_parameters.py", "regression": "5_Regression.py"}
+PAGES = {"curves": "2_Survival_curves.py", "weibull": "4_Weibull_parameters.py", "regression": "5_Regression.py",
+         "tradeoff": "7_Trade-off_explorer.py"}
 MARKER = "zq7731marker"
-SETTINGS = {"weibull": {"wb_trials": 10}, "regression": {"rg_trials": 10, "rg_covs": [f"{MARKER}_x"]}}
+SETTINGS = {"weibull": {"wb_trials": 10}, "regression": {"rg_trials": 10, "rg_covs": [f"{MARKER}_x"]},
+            "tradeoff": {"to_trials": 50}}
 
 
 def upload() -> session.DataChoice:
@@ -75,9 +77,10 @@ def rendered(at: AppTest) -> str:
 def test_upload_results_stay_in_the_session(shared_calls):
     for page in PAGES:
         first = run(page, data_choice=upload())
-        assert MARKER in rendered(first), page  # the upload was analysed (its labels are shown)
+        assert page == "tradeoff" or MARKER in rendered(first), page  # the upload was analysed (labels shown)
         assert shared_calls == [], f"{page}: process-wide cache used for an upload: {shared_calls}"
-        assert page == "curves" or first.session_state["_session_cache"]
+        assert page in ("curves", "tradeoff") or first.session_state["_session_cache"]
+        assert page != "tradeoff" or first.session_state["tradeoff_contexts"]  # the study ran on the upload
 
     for page in PAGES:
         second = run(page, data_choice=session.bundled_choice("lung"),
