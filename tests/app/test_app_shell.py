@@ -106,6 +106,7 @@ def test_sidebar_shows_the_data_sets_persistent_cap_and_spent(ledger_path):
     vet = bundled_choice("veteran").fingerprint
     store.set_cap(vet, 2.0, "veteran")
     charge(store, vet, 0.5)
+    store.allow_label_only(vet, "labels only, board minute 4", "veteran")  # needed under a cap
     charge(store, vet, 1.0, "the group label only", "rrr")
     charge(store, bundled_choice("lung").fingerprint, 0.25, dataset="lung")  # another data set's budget
     at = start(data_choice=bundled_choice("veteran"))
