@@ -24,6 +24,10 @@ Person-period rows (n x T)         ``DPSURV_MAX_PERSON_PERIOD_ROWS``     10,000,
 Simulation cells                   ``DPSURV_MAX_SIMULATION_CELLS``       50,000,000 trials x bins x groups float64 values per
 (trials x bins x groups)                                                            release array (~400 MB each); trade-off
                                                                                     cells, audit runs and CLI ``--repeat``.
+Cells the command line reads       ``DPSURV_MAX_CLI_CELLS``              40,000,000 Rows x mapped columns streamed by the command
+(rows x mapped columns)                                                             line (10^7 rows of time and event peaked at
+                                                                                    about 1 GB through ``km``); beyond it the
+                                                                                    rows would not fit in 1.5 GB.
 Intervals T of the regression      (constant ``MAX_INTERVALS``)          200        Finer time steps add rows (and sensitivity:
                                                                                     c1 = m T R) without a better model.
 =================================  ====================================  =========  ===========================================
@@ -37,6 +41,8 @@ from dpsurv_core.errors import DataError, ParameterError
 
 UPLOAD_MB_ENV = "DPSURV_MAX_UPLOAD_MB"
 ROWS_ENV = "DPSURV_MAX_ROWS"
+CLI_CELLS_ENV = "DPSURV_MAX_CLI_CELLS"
+DEFAULT_MAX_CLI_CELLS = 40_000_000
 PERSON_PERIOD_ENV = "DPSURV_MAX_PERSON_PERIOD_ROWS"
 SIMULATION_ENV = "DPSURV_MAX_SIMULATION_CELLS"
 
@@ -64,6 +70,19 @@ def max_upload_mb() -> int:
 
 def max_upload_bytes() -> int:
     return max_upload_mb() * 1024 * 1024
+
+
+def max_cli_cells() -> int:
+    return _env(CLI_CELLS_ENV, DEFAULT_MAX_CLI_CELLS)
+
+
+def check_cli_cells(rows: int, columns: int, filename: str) -> None:
+    """Refuse, while streaming, a file whose mapped columns hold more values than the command line reads into memory."""
+    if int(rows) * max(int(columns), 1) > max_cli_cells():
+        raise DataError(f"{filename!r} has more than {int(rows):,} rows: its {columns} mapped column(s) are more than "
+                        f"the {max_cli_cells():,} values dpsurv reads into memory. Analyse a subset of the rows (for "
+                        "example one period of diagnosis) or fewer columns; an engine that counts inside DuckDB for "
+                        "files beyond memory is planned.")
 
 
 def max_rows() -> int:

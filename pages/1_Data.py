@@ -10,6 +10,7 @@ from dpsurv_core.data import datasets
 from dpsurv_core.data.cohort import ColumnMap
 from dpsurv_core.data.summary import TIME_UNITS, cohort_summary, event_type_counts, time_factor
 from dpsurv_core.errors import DpsurvError
+from dpsurv_core.limits import check_upload
 from dpsurv_core.report.text import markdown_literal
 from ui import session
 from ui.data_view import (
@@ -117,15 +118,21 @@ else:
         token = f"{up.file_id}-{up.name}"
         pending = st.session_state.get("upload_pending")
         if pending is None or pending["token"] != token:
-            data = up.getvalue()
-            res = read_upload(data, up.name)
-            pending = {"token": token, "name": up.name, "error": res.error, "sheets": res.sheets,
-                       "warnings": res.warnings}
-            if res.sheets:
-                pending["bytes"] = data  # kept in memory until a sheet is chosen
-            st.session_state["upload_pending"] = pending
-            if res.frame is not None:
-                _new_upload(up.name, res.frame, token)
+            try:
+                check_upload(up.size, up.name)  # before the bytes are copied out of the upload
+            except DpsurvError as exc:
+                pending = {"token": token, "name": up.name, "error": str(exc), "sheets": [], "warnings": []}
+                st.session_state["upload_pending"] = pending
+            else:
+                data = up.getvalue()
+                res = read_upload(data, up.name)
+                pending = {"token": token, "name": up.name, "error": res.error, "sheets": res.sheets,
+                           "warnings": res.warnings}
+                if res.sheets:
+                    pending["bytes"] = data  # kept in memory until a sheet is chosen
+                st.session_state["upload_pending"] = pending
+                if res.frame is not None:
+                    _new_upload(up.name, res.frame, token)
         with upload_box:
             if pending["error"]:
                 keep = session.data_choice().name

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -161,3 +164,20 @@ def test_cli_regression_intervals(monkeypatch, capsys, tmp_path):
     code, err = _cli(capsys, "regression", "--data", "lung", "--covariates", "age", "--intervals", "50",
                      "--mechanism", "nonprivate")
     assert code == 2 and len(err) == 1 and err[0].startswith("error:") and "fewer intervals" in err[0]
+
+
+def test_command_line_reading_stops_past_its_cell_budget(tmp_path, monkeypatch):
+    frame = pd.DataFrame({"t": np.arange(1, 2001, dtype=float), "e": np.tile([0, 1], 1000), "x": 1.0})
+    csv_path, pq_path = tmp_path / "c.csv", tmp_path / "c.parquet"
+    frame.to_csv(csv_path, index=False)
+    frame.to_parquet(pq_path)
+    monkeypatch.setenv("DPSURV_MAX_CLI_CELLS", "4000")  # 2000 rows x 2 columns fits exactly
+    assert len(read_columns(csv_path, ["t", "e"])[0]) == 2000
+    assert len(read_columns(pq_path, ["t", "e"])[0]) == 2000
+    for path in (csv_path, pq_path):
+        with pytest.raises(DataError, match="values dpsurv reads into memory"):
+            read_columns(path, ["t", "e", "x"])
+    r = subprocess.run([sys.executable, "-m", "dpsurv_core", "km", "--data", str(csv_path), "--time", "t", "--event",
+                        "e", "--group", "x", "--seed", "1", "--json"], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "DPSURV_MAX_CLI_CELLS": "4000"})
+    assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1 and "reads into memory" in r.stderr

@@ -221,6 +221,7 @@ def read_columns(path: str | Path, columns: list[str], sheet: str | None = None)
         missing = [c for c in wanted if c not in names]
         if missing:
             return pd.DataFrame(columns=names), []
+        limits.check_cli_cells(pq.ParquetFile(path).metadata.num_rows, len(wanted), path.name)
         return pq.read_table(path, columns=wanted).to_pandas(), []
     import pyarrow as pa
     import pyarrow.csv as pacsv
@@ -247,7 +248,10 @@ def read_columns(path: str | Path, columns: list[str], sheet: str | None = None)
         reader = pacsv.open_csv(path, read_options=pacsv.ReadOptions(block_size=1 << 24), parse_options=parse,
                                 convert_options=convert)
         chunks: dict[str, list[np.ndarray]] = {c: [] for c in present}
+        rows = 0
         for batch in reader:
+            rows += batch.num_rows
+            limits.check_cli_cells(rows, len(present), path.name)  # while streaming: nothing past the bound is held
             for c in present:
                 chunks[c].append(batch.column(c).to_numpy(zero_copy_only=False))
         del reader
@@ -256,6 +260,7 @@ def read_columns(path: str | Path, columns: list[str], sheet: str | None = None)
             table = pacsv.read_csv(path, parse_options=parse, convert_options=convert)
         except (pa.ArrowInvalid, UnicodeDecodeError):
             return read_table(path, limit_rows=False)
+        limits.check_cli_cells(table.num_rows, len(present), path.name)
         return table.to_pandas(split_blocks=True, self_destruct=True), []
     columns = {c: np.concatenate(v) if v else np.array([]) for c, v in chunks.items()}
     if not columns or next(iter(columns.values())).size == 0:

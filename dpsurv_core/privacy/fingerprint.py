@@ -168,4 +168,32 @@ def fingerprint_file(path: str | Path, sheet: str | None = None) -> str:
         return fingerprint_batches(parquet_batches(), parquet_batches())
     from dpsurv_core.data.io import read_table
 
-    return fingerprint(read_table(p, sheet=sheet)[0])
+    if suffix in (".csv", ".tsv", ".txt", ".tab") and p.stat().st_size > 64 * 2**20:
+        streamed = _csv_fingerprint(p, "\t" if suffix in (".tsv", ".tab") else None)
+        if streamed is not None:
+            return streamed
+    return fingerprint(read_table(p, sheet=sheet, limit_rows=False)[0])
+
+
+def _csv_fingerprint(path: Path, sep: str | None) -> str | None:
+    """Large CSV/TSV files streamed in pyarrow blocks (all columns, one block in memory at a time); None when pyarrow
+    cannot stream the file (then the data layer reads it)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    with path.open("rb") as fh:
+        first = fh.readline().decode("utf-8-sig", errors="replace")
+    if sep is None:
+        sep = "," if "," in first else (";" if ";" in first else ("\t" if "\t" in first else ","))
+
+    def blocks() -> Iterator[pd.DataFrame]:
+        reader = pacsv.open_csv(path, read_options=pacsv.ReadOptions(block_size=1 << 24),
+                                parse_options=pacsv.ParseOptions(delimiter=sep),
+                                convert_options=pacsv.ConvertOptions(strings_can_be_null=True))
+        for batch in reader:
+            yield batch.to_pandas()
+
+    try:
+        return fingerprint_batches(blocks(), blocks())
+    except (pa.ArrowInvalid, UnicodeDecodeError):
+        return None
