@@ -1,4 +1,4 @@
-"""Benchmark: the privacy audit (spec section 6) on lung.
+"""Benchmark: the privacy audit (docs/mechanisms.md) on lung.
 
 1. Timing of 2 x 2000 runs of laplace-counts on lung (releases + attack), best of 5.
 2. The empirical epsilon (95% lower bound) of every mechanism at epsilon 0.5, 1 and 2, with larger trial

@@ -1,4 +1,4 @@
-"""Benchmark: private discrete-time regression on flchain (age, sex), paper 001 Table 2/3 and Figure 5 design.
+"""Benchmark: private discrete-time regression on flchain (age, sex), Nguyen & Hui 2017, regression Table 2/3 and Figure 5 design.
 
 Prints and saves under benchmarks/results/:
 * relative error of the non-private discrete-time coefficients (Lambda = 0, T = 20, q = 5) to lifelines Cox;
@@ -85,7 +85,7 @@ def main() -> int:
 
     lam_rows = pd.DataFrame(lambda_study(pp, LAMBDAS, [1.0], trials=args.trials, seed=args.seed + 7))
     lam_table = lam_rows.pivot(index="mechanism", columns="lambda", values="mre")
-    print("\nLambda trade-off at epsilon = 1 (MRE; paper 001 Table 2 design):")
+    print("\nLambda trade-off at epsilon = 1 (MRE; Nguyen & Hui 2017, regression Table 2 design):")
     print(lam_table.to_string(float_format=lambda v: f"{v:.3f}"))
 
     fig = go.Figure()

@@ -94,7 +94,7 @@ def plot(table: pd.DataFrame, path: Path) -> None:
                           row=1, col=col)
     fig.update_xaxes(type="log", title_text="privacy budget per parameter (total epsilon = 2x)")
     fig.update_yaxes(type="log", title_text="median absolute error")
-    fig.update_layout(title="flchain: MdAE over 500 tries (paper 000, Figures 3 and 4)", height=480, width=1000)
+    fig.update_layout(title="flchain: MdAE over 500 tries (Nguyen & Hui 2017, Weibull, Figures 3 and 4)", height=480, width=1000)
     fig.write_html(path, include_plotlyjs="cdn")
 
 

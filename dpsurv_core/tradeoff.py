@@ -1,4 +1,4 @@
-"""The privacy-utility trade-off: utility against epsilon for every applicable mechanism (spec section 7).
+"""The privacy-utility trade-off: utility against epsilon for every applicable mechanism (docs/mechanisms.md).
 
 A SIMULATION on the data holder's own data, never a release: every trial draws its noise from a
 seeded :class:`~dpsurv_core.privacy.noise.SimulationNoise`, nothing is published and nothing is charged.
@@ -393,7 +393,7 @@ def notes(ctx: Context, chosen: Sequence[str]) -> list[str]:
         sw = ctx.settings["objective_switch"]
         out.append(f"Objective perturbation changes gear at epsilon {sw:.3g} (= 2 T R²/4 / (n Lambda)): up to there it "
                    "adds extra ridge and spends half of epsilon on the noise; above it no extra ridge is needed and "
-                   "more than half of epsilon goes to the noise. (The spec adds the ridge only below half this "
+                   "more than half of epsilon goes to the noise. (The published rule adds the ridge only below half this "
                    "epsilon, which makes the error jump just above that point; dpsurv's rule has the same guarantee "
                    "without the jump.)")
     return out

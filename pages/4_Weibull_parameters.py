@@ -1,4 +1,4 @@
-"""Weibull parameters: LSP + TLL vs Laplace vs sample-and-aggregate vs the maximum-likelihood fit (paper 000)."""
+"""Weibull parameters: LSP + TLL vs Laplace vs sample-and-aggregate vs the maximum-likelihood fit (Nguyen & Hui 2017, Weibull)."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ set's ledger epsilon and labels the numbers *released* with their record id.
 
 **For your eyes only.** The maximum-likelihood row, the Kaplan-Meier curve and the error study below are
 computed on the raw data and are *not* private: they are there to judge the private numbers, not to publish.
-**Where dpsurv's spec settles what the paper leaves open** (the spec wins): a missing root of the ladder
+**Where dpsurv settles what the paper leaves open**: a missing root of the ladder
 equations is clamped to the end of the search range (0, gamma]; rungs at k >= the number of events are the whole
 range [0, gamma]; the rungs are forced to nest (running min and max); a non-positive noisy sum in TLL is clamped
 (to one event, or one patient at the earliest time) and the result says so; times beyond the horizon count as

@@ -1,4 +1,4 @@
-"""Regression: private discrete-time survival regression (paper 001) next to the non-private fit and Cox."""
+"""Regression: private discrete-time survival regression (Nguyen & Hui 2017, regression) next to the non-private fit and Cox."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ button publishes it once: fresh noise, charged to the data set's ledger, labelle
 **For your eyes only.** The non-private fit, Cox regression, the error study and the chain diagnostics use the raw
 data and are not private.
 
-**Where dpsurv's spec settles what the paper lost** (the spec wins): the bounds used are ||gradient|| <= T R per
+**Where dpsurv settles what the paper lost**: the bounds used are ||gradient|| <= T R per
 patient and the Hessian trace <= T R^2 / 4 with det(I + A/(n Lambda)) <= exp(tr A/(n Lambda)); objective
 perturbation adds extra ridge only when epsilon - T R^2/(4 n Lambda) <= 0; the normaliser n of the objective is a
 public number (the cohort size, shown as a disclosure unless declared).

@@ -11,7 +11,7 @@ with exact Clopper-Pearson bounds (95% two-sided by default), and
 
 An eps-DP mechanism has TPR <= e^eps FPR and 1 - FPR <= e^eps (1 - TPR) for every test, so eps_lo
 above the charged epsilon (beyond the chance the bounds leave) is a bug. Each term divides a lower
-confidence bound by an upper one, as in Jagielski et al.: (1 - FPR_hi) / FNR_hi. The spec's second
+confidence bound by an upper one, as in Jagielski et al.: (1 - FPR_hi) / FNR_hi. The tempting second
 term, ln((1 - FPR_lo) / (1 - TPR_hi)), takes the bounds the wrong way round and is not a lower bound:
 with 999/1000 positives in both worlds, i.e. no information, it gives 5.4.
 

@@ -1,4 +1,4 @@
-"""``audit``: membership-inference diagnostics and an empirical epsilon for one mechanism (spec section 6).
+"""``audit``: membership-inference diagnostics and an empirical epsilon for one mechanism (docs/mechanisms.md).
 
 Runs the mechanism R times on the data D and R times on D' (D without the target subject; for
 randomized response, D with the target's group label changed), with seeded simulation noise, and

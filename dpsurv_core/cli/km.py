@@ -1,6 +1,6 @@
 """``km``: private survival curves per group (Kaplan-Meier with bands, Nelson-Aalen, cumulative incidence).
 
-One JSON entry per trial and group on the public grid's points. Mechanisms (spec sections 1-3):
+One JSON entry per trial and group on the public grid's points. Mechanisms (docs/mechanisms.md):
 nonprivate, laplace-counts, time-indexed, rrr (and adaptive-km when present). ``--repeat R
 --seed S`` runs R releases through the seeded simulation path in one vectorised call.
 
@@ -57,9 +57,9 @@ GROUP_HELP = "group column, or COL:median (cut at the data's median, disclosed) 
 
 
 
-MECHANISM_HELP = ("nonprivate: exact, not DP; laplace-counts: noisy counts on public bins (paper 003); "
-                  "time-indexed: noise on the curve (paper 004); rrr: randomized response on the group label "
-                  "(paper 002), protects the group label only; adaptive-km: when installed (default laplace-counts)")
+MECHANISM_HELP = ("nonprivate: exact, not DP; laplace-counts: noisy counts on public bins (Gondara & Wang 2020); "
+                  "time-indexed: noise on the curve (Veeraragavan et al. 2024); rrr: randomized response on the group label "
+                  "(De Faveri et al. 2024), protects the group label only; adaptive-km: when installed (default laplace-counts)")
 
 
 def set_group_help(p: argparse.ArgumentParser, required: bool = False) -> None:
@@ -72,7 +72,7 @@ def set_group_help(p: argparse.ArgumentParser, required: bool = False) -> None:
 
 
 def add_mechanism_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("time-indexed (paper 004)")
+    g = p.add_argument_group("time-indexed (Veeraragavan et al. 2024)")
     g.add_argument("--alpha", type=non_negative, default=0.5, help="noise decay: step i has scale 1/(e(1 + alpha i)) "
                    "(default 0.5)")
     g.add_argument("--tau-start", type=unit_float, default=1.0, help="clipping threshold at the start (default 1.0)")

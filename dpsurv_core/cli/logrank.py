@@ -1,6 +1,6 @@
 """``logrank``: pairwise and overall k-group log-rank tests from released per-group counts.
 
-The tests are post-processing of the released numbers at risk and events (spec section 1):
+The tests are post-processing of the released numbers at risk and events (docs/mechanisms.md):
 laplace-counts (noisy counts), rrr (counts per reported group; protects the label only),
 nonprivate (exact, on the data's event times, equal to lifelines). time-indexed releases no
 counts and is refused.

@@ -1,4 +1,4 @@
-"""``weibull``: Weibull shape and scale, non-private (mle) or private (lsp-tll, laplace, saa); spec section 4."""
+"""``weibull``: Weibull shape and scale, non-private (mle) or private (lsp-tll, laplace, saa); docs/mechanisms.md"""
 
 from __future__ import annotations
 

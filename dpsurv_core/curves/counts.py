@@ -1,4 +1,4 @@
-"""Per-group event and censoring counts on a public time grid (spec section 1).
+"""Per-group event and censoring counts on a public time grid (docs/mechanisms.md).
 
 Cells, per group g and bin j of edges b_0 < ... < b_J:
   n_g      subjects in the group at the start (r_1 before censoring);
@@ -158,7 +158,7 @@ def count(cohort: Cohort, grid: TimeGrid, groups: tuple[str, ...] | None = None,
 
 
 def post_process(noisy: BinnedCounts) -> BinnedCounts:
-    """Free post-processing of noisy counts (spec section 1): clamp cells at 0, then keep the
+    """Free post-processing of noisy counts (docs/mechanisms.md): clamp cells at 0, then keep the
     events of each bin within its at-risk count so every Kaplan-Meier factor lies in [0, 1]."""
     n = np.maximum(noisy.n, 0)
     ev = np.maximum(noisy.events, 0)

@@ -1,4 +1,4 @@
-"""Estimators on (noisy, post-processed) counts: free post-processing (spec sections 0.4, 1).
+"""Estimators on (noisy, post-processed) counts: free post-processing (docs/mechanisms.md).
 
 With the distinct event times as the grid and exact counts, each equals lifelines:
 - Kaplan-Meier  S(b_j) = prod_{i<=j} (1 - d_i / r_i)        (KaplanMeierFitter.survival_function_)

@@ -1,4 +1,4 @@
-"""Mechanism 1: Laplace noise on per-group counts on public bins (paper 003, Gondara & Wang).
+"""Mechanism 1: Laplace noise on per-group counts on public bins (Gondara & Wang 2020).
 
 Released cells per group g: n_g, d_gj (per event type), c_gj (see :mod:`dpsurv_core.curves.counts`).
 Sensitivity: a subject is in exactly one group and changes n_g by 1 and one d/c cell by 1, so

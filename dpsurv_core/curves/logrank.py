@@ -1,4 +1,4 @@
-"""Log-rank tests from (noisy, post-processed) per-group counts (spec section 1).
+"""Log-rank tests from (noisy, post-processed) per-group counts (docs/mechanisms.md).
 
 Per bin j with r_j = sum_g r_gj and d_j = sum_g d_gj, under H0:
   E_gj = d_j r_gj / r_j,

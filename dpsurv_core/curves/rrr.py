@@ -1,4 +1,4 @@
-"""Mechanism 3: randomized response on the group label ("RRR", paper 002; spec section 3).
+"""Mechanism 3: randomized response on the group label ("RRR", De Faveri et al. 2024; docs/mechanisms.md).
 
 PROTECTS THE GROUP LABEL ONLY. Survival times and events are published as they are; the
 epsilon below is label-DP (neighbours: change one subject's group label), not record-level DP.

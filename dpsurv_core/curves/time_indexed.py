@@ -1,4 +1,4 @@
-"""Mechanism 2: time-indexed Laplace noise on the Kaplan-Meier curve (paper 004; spec section 2).
+"""Mechanism 2: time-indexed Laplace noise on the Kaplan-Meier curve (Veeraragavan et al. 2024; docs/mechanisms.md).
 
 On the public grid's points t_1..t_n, per group, with base budget e and decay alpha:
 
@@ -8,7 +8,7 @@ On the public grid's points t_1..t_n, per group, with base budget e and decay al
             window; "as-published": the paper's sum divided by w even at the edges)
   monotone: running minimum, so the curve never rises.
 
-Cost (spec 2, Theorem 1 of paper 004 corrected): S(t_i) lies in [0, 1], so changing one subject
+Cost (docs/mechanisms.md, Theorem 1 of Veeraragavan et al. 2024 corrected): S(t_i) lies in [0, 1], so changing one subject
 (or all m rows of one subject) changes it by at most 1, and step i is e(1 + alpha i)-DP. The n
 steps compose sequentially: e_hat = e sum_{i=1..n} (1 + alpha i) = e n (1 + alpha (n + 1) / 2).
 The paper sums from i = 0 and quotes e (n + 1)(1 + alpha n / 2), a slightly larger bound; the
@@ -17,7 +17,7 @@ Groups are disjoint sets of subjects, so the per-group curves compose in paralle
 costs e_hat. Two accounting modes: "fixed total" (the user sets e_hat; e = e_hat / (n (1 +
 alpha (n + 1) / 2))) and "as published" (the user sets e; the ledger charges e_hat).
 
-Defaults follow the settings paper 004 reports best (sections 6.3-6.5): alpha = 0.5,
+Defaults follow the settings Veeraragavan et al. 2024 reports best (sections 6.3-6.5): alpha = 0.5,
 tau_start = 1.0, tau_end = 0.6, window w = 5 (the middle of the windows 3, 5, 7 it studies).
 The mechanism releases no counts: no Greenwood bands, no number at risk, no log-rank test.
 """
@@ -80,7 +80,7 @@ def exact_survival(cohort: Cohort, public: PublicParameters, points: np.ndarray)
 
 
 class TimeIndexed(Mechanism):
-    """Time-indexed Laplace noise on the KM curve at n public grid points (paper 004)."""
+    """Time-indexed Laplace noise on the KM curve at n public grid points (Veeraragavan et al. 2024)."""
 
     name = "time-indexed"
     analysis = "survival curves"

@@ -2,7 +2,7 @@
 
 ``validate`` returns every problem as a sentence naming the column and the fix; errors block,
 warnings are shown and the data is kept. ``build_cohort`` returns the validated arrays.
-Subject ids are bounded as spec section 0.2 says: at most ``max_rows_per_subject`` rows per
+Subject ids are bounded as docs/mechanisms.md says: at most ``max_rows_per_subject`` rows per
 subject are kept (the rest dropped, with a warning), and every sensitivity is multiplied by it.
 """
 

@@ -1,6 +1,6 @@
 """Groups from a numeric column: ``COL:median`` (data-derived cut) or ``COL:VALUE`` (public cut).
 
-A subject goes to ``"COL <= cut"`` or ``"COL > cut"`` (paper 003 splits stanford2 at the median
+A subject goes to ``"COL <= cut"`` or ``"COL > cut"`` (Gondara & Wang 2020 splits stanford2 at the median
 age this way: age <= 44 vs > 44 gives its Table 3 log-rank 6.6). Subjects without a value form
 a third group ``"COL missing"``.
 

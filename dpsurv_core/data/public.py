@@ -1,4 +1,4 @@
-"""Public parameters (spec section 0.3): declared, not read off the data.
+"""Public parameters (docs/mechanisms.md): declared, not read off the data.
 
 A value derived from the data (a horizon from the maximum time, a grid of event times, group
 categories, covariate ranges) is allowed only with a disclosure the app and the JSON show.

@@ -123,7 +123,7 @@ class Ledger:
         """Releases that leave the subject without a DP guarantee (label-only or not-DP releases); empty if none.
 
         Their epsilons still count against the cap, but no finite epsilon describes the subject's loss once one of
-        them has been published (spec section 0.5, honest accounting)."""
+        them has been published (docs/mechanisms.md, honest accounting)."""
         return [f"release {e.record_id or i + 1}: {r}" for i, e in enumerate(self.entries)
                 if (r := e.voids_subject_guarantee())]
 

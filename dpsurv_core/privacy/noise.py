@@ -1,4 +1,4 @@
-"""The two random sources of spec section 0.6, kept visibly apart.
+"""The two random sources of docs/mechanisms.md, kept visibly apart.
 
 * :class:`ReleaseNoise` is for numbers a user may publish. It cannot be seeded: its constructor takes
   no argument. Floating-point samplers can leak through the low bits of what they return (Mironov

@@ -1,4 +1,4 @@
-"""Private discrete-time survival regression (spec section 5, paper 001 sections 4-5).
+"""Private discrete-time survival regression (docs/mechanisms.md, Nguyen & Hui 2017, regression sections 4-5).
 
 Setting. w* minimises J(w) = (1/n) sum_i L_i(w) + (Lambda/2) ||w||^2 over the person-period rows
 (:mod:`dpsurv_core.regression.model`), where n is a PUBLIC normaliser (declared, or the cohort size
@@ -148,7 +148,7 @@ class _RegressionMechanism(Mechanism):
 
 
 class OutputPerturbation(_RegressionMechanism):
-    """Chaudhuri et al. (2011) Alg. 1, extended to sums of logistic losses (paper 001 Alg. 1):
+    """Chaudhuri et al. (2011) Alg. 1, extended to sums of logistic losses (Nguyen & Hui 2017, regression Alg. 1):
     w* + b, ||b|| ~ Gamma(d, Delta/eps) with uniform direction, Delta = 2 c1 / (n Lambda)."""
 
     name = "output perturbation"
@@ -180,7 +180,7 @@ class OutputPerturbation(_RegressionMechanism):
 
 
 class ObjectivePerturbation(_RegressionMechanism):
-    """Chaudhuri et al. (2011) Alg. 2, extended (paper 001 Alg. 2): minimise J(w) + b.w/n + (Delta/2)||w||^2,
+    """Chaudhuri et al. (2011) Alg. 2, extended (Nguyen & Hui 2017, regression Alg. 2): minimise J(w) + b.w/n + (Delta/2)||w||^2,
     ||b|| ~ Gamma(d, 2 c1 / eps'), eps' = eps - c2/(n Lambda), or eps/2 with the extra ridge Delta.
 
     The spec adds the ridge only when eps' <= 0; we add it whenever eps' would fall below eps/2. The
@@ -276,7 +276,7 @@ def minimise_many(pp: PersonPeriod, lam: float, b: np.ndarray, w0: np.ndarray | 
 
 
 class PSGLD(_RegressionMechanism):
-    """Posterior sampling by preconditioned SGLD (Li et al. 2016; paper 001 Alg. 3-4), approximate DP (MCMC).
+    """Posterior sampling by preconditioned SGLD (Li et al. 2016; Nguyen & Hui 2017, regression Alg. 3-4), approximate DP (MCMC).
 
     Target: exp(-(eps / (2 m B)) sum_i phi(L_i(w))) N(w; 0, s^2 I), phi(x) = B tanh(x / B). Chain:
     U~ = (N / |batch|) sum_batch (eps/(2 m B)) phi'(L_i) grad L_i + w / s^2 (a stochastic gradient of -log target),
@@ -425,7 +425,7 @@ def mre_study(pp: PersonPeriod, epsilons: list[float], lam: float = 0.01, trials
 
 def lambda_study(pp: PersonPeriod, lambdas: list[float], epsilons: list[float], trials: int = 20, seed: int = 0,
                  mechanisms: tuple[str, ...] = ("output", "objective")) -> list[dict[str, Any]]:
-    """The Lambda trade-off (paper 001, Table 2): MRE against the non-private MLE for each Lambda and epsilon.
+    """The Lambda trade-off (Nguyen & Hui 2017, regression, Table 2): MRE against the non-private MLE for each Lambda and epsilon.
 
     Larger Lambda shrinks the noise (sensitivity 2 c1 / (n Lambda)) but pulls w* towards 0. Simulation only."""
     rows: list[dict[str, Any]] = []

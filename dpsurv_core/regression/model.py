@@ -1,4 +1,4 @@
-"""Non-private discrete-time survival regression and its Cox baseline (spec section 5, paper 001 sections 3 and 6.4).
+"""Non-private discrete-time survival regression and its Cox baseline (docs/mechanisms.md, Nguyen & Hui 2017, regression sections 3 and 6.4).
 
 The fit minimises the regularised logistic loss over the person-period rows
 
@@ -191,11 +191,11 @@ def fit_cox(cohort: Cohort, pp: PersonPeriod) -> CoxResult:
 
 
 def relative_errors(estimate: dict[str, float], reference: dict[str, float]) -> dict[str, float]:
-    """|beta - beta_ref| / |beta_ref| per coefficient (paper 001, Table 3)."""
+    """|beta - beta_ref| / |beta_ref| per coefficient (Nguyen & Hui 2017, regression, Table 3)."""
     return {k: abs(estimate[k] - v) / abs(v) if v != 0 else math.inf for k, v in reference.items()}
 
 
 def mean_relative_error(B: np.ndarray, beta_star: np.ndarray) -> float:
-    """MRE = mean over draws of ||beta - beta*|| / ||beta*|| (spec section 7); B is (draws, p)."""
+    """MRE = mean over draws of ||beta - beta*|| / ||beta*|| (docs/mechanisms.md); B is (draws, p)."""
     B = np.atleast_2d(B)
     return float(np.mean(np.linalg.norm(B - beta_star, axis=1)) / np.linalg.norm(beta_star))

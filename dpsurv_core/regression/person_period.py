@@ -1,4 +1,4 @@
-"""Person-period data for discrete-time survival regression (spec section 5, paper 001 sections 2.2-3).
+"""Person-period data for discrete-time survival regression (docs/mechanisms.md, Nguyen & Hui 2017, regression sections 2.2-3).
 
 Time is normalised by the public horizon H and (0, 1] is cut into T equal intervals. Subject i
 with time t_i falls in interval k_i = clip(ceil(T t_i / H), 1, T) (a subject followed past H is
@@ -266,12 +266,12 @@ def expand(time: np.ndarray, event: np.ndarray, X: np.ndarray, horizon: float, i
 
 
 def gradient_bound(rows_per_subject: int, intervals: int, R: float) -> float:
-    """c1 = m T R bounds ||grad L_i|| for a subject with at most m records (spec section 5)."""
+    """c1 = m T R bounds ||grad L_i|| for a subject with at most m records (docs/mechanisms.md)."""
     return rows_per_subject * intervals * R
 
 
 def hessian_trace_bound(rows_per_subject: int, intervals: int, R: float) -> float:
-    """c2 = m T R^2 / 4 bounds tr(grad^2 L_i) (spec section 5)."""
+    """c2 = m T R^2 / 4 bounds tr(grad^2 L_i) (docs/mechanisms.md)."""
     return rows_per_subject * intervals * R ** 2 / 4.0
 
 

@@ -1,4 +1,4 @@
-"""The LSP ladder of spec section 4 (paper 000, section IV-A, Algorithms 1 and 2).
+"""The LSP ladder of docs/mechanisms.md (Nguyen & Hui 2017, Weibull, section IV-A, Algorithms 1 and 2).
 
 For k = 1..K the boundary functions bound Equation 4 on any data set at distance k:
 
@@ -131,7 +131,7 @@ def _quad_guess(xs: list[float]) -> float:
 
 
 def compute_ladder(s: WeibullSample, rungs: int = RUNGS, gamma: float = GAMMA, tol: float = 1e-9) -> Ladder:
-    """Algorithm 1 with the spec's clamping, floor rung and nesting (see the module docstring)."""
+    """Algorithm 1 with dpsurv's clamping, floor rung and nesting (see the module docstring)."""
     _, gamma, rungs = check_hyper(s.omega, gamma, rungs)
     D = s.n_events
     if D == 0:

@@ -1,4 +1,4 @@
-"""Private Weibull parameters (spec section 4, paper 000): LSP + TLL, and the Laplace and
+"""Private Weibull parameters (docs/mechanisms.md, Nguyen & Hui 2017, Weibull): LSP + TLL, and the Laplace and
 sample-and-aggregate baselines. Each spends eps/2 on the shape and eps/2 on the scale; the ledger
 charges eps (sequential composition).
 
@@ -384,7 +384,7 @@ def mdae_study(sample: WeibullSample, epsilons: list[float] | tuple[float, ...],
                mechanisms: tuple[str, ...] = STUDY_MECHANISMS, gamma: float = GAMMA, rungs: int = RUNGS,
                blocks: int | None = None, block_size: int = BLOCK_SIZE, ladder: Ladder | None = None,
                progress: Any = None) -> list[dict[str, Any]]:
-    """Median absolute error (spec section 7) of shape and scale over ``trials`` simulated releases per
+    """Median absolute error (docs/mechanisms.md) of shape and scale over ``trials`` simulated releases per
     (mechanism, total epsilon), against the non-private MLE on the same normalised data.
 
     Simulation only (seeded ``SimulationNoise``; nothing is released or charged). The LSP ladder is

@@ -1,4 +1,4 @@
-"""The Weibull model of spec section 4 (paper 000, section III): normalisation and the non-private MLE.
+"""The Weibull model of docs/mechanisms.md (Nguyen & Hui 2017, Weibull, section III): normalisation and the non-private MLE.
 
 Model: S(t) = exp(-(t / lambda)^p), shape p, scale lambda (lifelines ``WeibullFitter``: ``rho_`` = p,
 ``lambda_`` = lambda). Times are normalised with a public horizon T_max:
@@ -6,7 +6,7 @@ Model: S(t) = exp(-(t / lambda)^p), shape p, scale lambda (lifelines ``WeibullFi
     t_i <- clip(t_i / T_max, e^-omega, 1)
 
 so a time of 0 becomes e^-omega and a time beyond the horizon becomes 1 (its event indicator is kept,
-exactly as the spec's formula says). The MLE solves Equations 4 and 5 of the paper:
+exactly as dpsurv's formula says). The MLE solves Equations 4 and 5 of the paper:
 
     f(p) = sum t^p ln t / sum t^p  =  g(p) = 1/p + sum d ln t / sum d,     lambda^p = sum t^p / sum d.
 
@@ -41,7 +41,7 @@ def check_hyper(omega: float = OMEGA, gamma: float = GAMMA, rungs: int = RUNGS) 
 
 
 def normalise(time: np.ndarray, horizon: float, omega: float = OMEGA) -> np.ndarray:
-    """t <- clip(t / T_max, e^-omega, 1) (spec section 4)."""
+    """t <- clip(t / T_max, e^-omega, 1) (docs/mechanisms.md)."""
     if not (math.isfinite(horizon) and horizon > 0):
         raise ParameterError(f"The horizon must be a positive time, got {horizon}.")
     return np.clip(np.asarray(time, dtype=float) / horizon, math.exp(-omega), 1.0)
@@ -99,7 +99,7 @@ class WeibullSample:
 
 
 def sample_from_cohort(cohort: Cohort, horizon: float, omega: float = OMEGA) -> WeibullSample:
-    """Normalise a cohort's times with the public horizon (spec section 4)."""
+    """Normalise a cohort's times with the public horizon (docs/mechanisms.md)."""
     return WeibullSample(normalise(cohort.time, horizon, omega), cohort.event, float(horizon), float(omega),
                          int(cohort.rows_per_subject), cohort.time_unit)
 

@@ -179,7 +179,7 @@ def test_group_page_lung_log_rank():
     at = run(GROUPS)
     lr = table(at, "Test")
     assert lr.loc[0, "Test"] == "sex = 1 vs sex = 2"
-    assert lr.loc[0, "Chi² non-private"] == "10.33"  # paper 003 Table 3, "No privacy": 10.3
+    assert lr.loc[0, "Chi² non-private"] == "10.33"  # Gondara & Wang 2020 Table 3, "No privacy": 10.3
     assert lr.loc[0, "p non-private"] == "0.0013"
     assert lr.loc[0, "Flip?"] in {"same conclusion", "FLIPPED: significant → not significant"}
     assert "Chi² preview" in lr.columns
@@ -223,7 +223,7 @@ def test_group_page_without_a_group_explains_and_offers_a_numeric_split():
     assert not at.exception
     lr = table(at, "Test")
     assert lr.loc[0, "Test"] == "age <= 44 vs age > 44"
-    assert lr.loc[0, "Chi² non-private"] == "6.58"  # paper 003 Table 3: stanford2 by age, 6.6
+    assert lr.loc[0, "Chi² non-private"] == "6.58"  # Gondara & Wang 2020 Table 3: stanford2 by age, 6.6
     at.button(key="release-logrank").click().run()
     assert "--group age:44" in releases()[0].body["command"]
 

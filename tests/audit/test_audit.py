@@ -46,7 +46,7 @@ def test_epsilon_bound_is_a_lower_bound_on_both_ratios():
     # perfect separation: ln(TPR_lo / FPR_hi) with TPR_lo = 0.025^(1/n), FPR_hi = 1 - 0.025^(1/n)
     expect = math.log(0.025 ** (1 / n) / (1 - 0.025 ** (1 / n)))
     assert attack.epsilon_lower_bound(lo, hi, flo, fhi) == pytest.approx(expect, rel=1e-9)
-    # no information at all: 999/1000 positives in both worlds must give 0 (the spec's second term gave 5.4)
+    # no information at all: 999/1000 positives in both worlds must give 0 (the optimistic second term gave 5.4)
     lo, hi = attack.clopper_pearson(999, 1000)
     assert attack.epsilon_lower_bound(lo, hi, lo, hi) == 0.0
     # the complement ratio: TPR 0.2, FPR 0.01 -> (1 - FPR_hi) / (1 - TPR_lo) is small, ln(TPR_lo / FPR_hi) large

@@ -202,7 +202,7 @@ def _conservative_bound(tp, n_in, fp, n_out):
 
     An epsilon-DP mechanism has TPR <= e^eps FPR and (1 - FPR) <= e^eps (1 - TPR). Each ratio is bounded
     below with Clopper-Pearson bounds on the side that makes it smallest: ln(TPR_lo / FPR_hi) and
-    ln((1 - FPR_hi) / (1 - TPR_lo)). (The second term of spec section 6, ln((1 - FPR_lo) / (1 - TPR_hi)),
+    ln((1 - FPR_hi) / (1 - TPR_lo)). (The second term of docs/mechanisms.md, ln((1 - FPR_lo) / (1 - TPR_hi)),
     takes the bounds on the optimistic side, so it can exceed the true epsilon of a correct mechanism:
     with a likelihood-ratio score on Laplace noise it reads 1.07 at epsilon 1 here.)
     """

@@ -1,4 +1,4 @@
-"""laplace-counts (spec section 1): L1 sensitivity of the released cells, the noise scale, and a
+"""laplace-counts (docs/mechanisms.md): L1 sensitivity of the released cells, the noise scale, and a
 distinguishing test (D vs D minus one subject) that a correct mechanism passes and a broken one fails."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""rrr (paper 002, spec section 3): the k-ary keep probability and epsilon (both directions), the
+"""rrr (De Faveri et al. 2024, docs/mechanisms.md): the k-ary keep probability and epsilon (both directions), the
 label-only claim, de-biasing, and a distinguishing test on its own neighbouring definition
 (change one subject's label) that the slides' epsilon formula fails for k > 2."""
 

@@ -1,4 +1,4 @@
-"""time-indexed (paper 004, spec section 2): cost in both accounting modes, each post-processing
+"""time-indexed (Veeraragavan et al. 2024, docs/mechanisms.md): cost in both accounting modes, each post-processing
 step, and a distinguishing test that passes for the mechanism and fails for broken variants."""
 
 from __future__ import annotations

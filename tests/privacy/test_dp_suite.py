@@ -1,4 +1,4 @@
-"""The project's DP test suite (spec section 6): every mechanism's empirical epsilon stays within its charge.
+"""The project's DP test suite (docs/mechanisms.md): every mechanism's empirical epsilon stays within its charge.
 
 For each mechanism the audit runs it R times on D and R times on D' (the most exposed subject
 removed; for randomized response, relabelled), fits a likelihood-ratio attack on half the runs and

@@ -1,4 +1,4 @@
-"""Person-period expansion, spline basis and covariate encoding (spec section 5)."""
+"""Person-period expansion, spline basis and covariate encoding (docs/mechanisms.md)."""
 
 from __future__ import annotations
 

@@ -190,7 +190,7 @@ def test_psgld_chain_converges_towards_the_fit(lung):
 
 
 def _empirical_epsilon(scores_in: np.ndarray, scores_out: np.ndarray) -> float:
-    """Spec section 6: threshold fitted on half the runs, TPR/FPR on the other half, Clopper-Pearson 95% bounds."""
+    """docs/mechanisms.md: threshold fitted on half the runs, TPR/FPR on the other half, Clopper-Pearson 95% bounds."""
     h = scores_in.size // 2
     fit_in, test_in, fit_out, test_out = scores_in[:h], scores_in[h:], scores_out[:h], scores_out[h:]
     cands = np.quantile(np.concatenate([fit_in, fit_out]), np.linspace(0.02, 0.98, 49))

@@ -33,13 +33,13 @@ def flchain_ladder():
 
 
 def _reference_F(t, d, k, p, omega=OMEGA):
-    """f_U^k - g_L^k straight from the spec, on raw arrays."""
+    """f_U^k - g_L^k straight from the formula, on raw arrays."""
     s1, s0 = np.sum(t**p * np.log(t)), np.sum(t**p)
     return (s1 + k / (math.e * p)) / (s0 + k) - 1 / p - (np.sum(d * np.log(t)) - k * omega) / (d.sum() - k)
 
 
 def _reference_G(t, d, k, p, omega=OMEGA):
-    """f_L^k - g_U^k straight from the spec (n-k smallest times in the denominator)."""
+    """f_L^k - g_U^k straight from the formula (n-k smallest times in the denominator)."""
     ts = np.sort(t)
     s1 = np.sum(t**p * np.log(t))
     return (s1 - k / (math.e * p)) / np.sum(ts[: t.size - k] ** p) - 1 / p - (
@@ -195,7 +195,7 @@ def test_uniform_inside_the_rung():
 # ----------------------------------------------------------------- distinguishing tests
 
 def _empirical_epsilon(x: np.ndarray, y: np.ndarray) -> float:
-    """Spec section 6: threshold fitted on half the runs, TPR/FPR on the other half, Clopper-Pearson 95%."""
+    """docs/mechanisms.md: threshold fitted on half the runs, TPR/FPR on the other half, Clopper-Pearson 95%."""
     h = x.size // 2
     fit_x, fit_y, ev_x, ev_y = x[:h], y[:h], x[h:], y[h:]
     cands = np.quantile(np.concatenate([fit_x, fit_y]), np.linspace(0.01, 0.99, 99))
@@ -220,7 +220,7 @@ def _empirical_epsilon(x: np.ndarray, y: np.ndarray) -> float:
         return lo, hi
 
     (tpr_lo, _), (_, fpr_hi) = cp(tp), cp(fp)
-    # Both ratios bounded conservatively: TPR_lo / FPR_hi and (1 - FPR_hi) / (1 - TPR_lo). (Spec section 6 writes
+    # Both ratios bounded conservatively: TPR_lo / FPR_hi and (1 - FPR_hi) / (1 - TPR_lo). (docs/mechanisms.md writes
     # the second one as (1 - FPR_lo) / (1 - TPR_hi), which is its optimistic end and blows up when TPR is near 1.)
     e1 = math.log(tpr_lo / fpr_hi) if tpr_lo > 0 else -np.inf
     e2 = math.log((1 - fpr_hi) / (1 - tpr_lo)) if fpr_hi < 1 else -np.inf
