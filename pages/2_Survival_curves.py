@@ -67,10 +67,12 @@ with c2:
         split = split or label_only
 with c3:
     layout = st.radio("Layout", ["overlaid", "side by side"], horizontal=True, key="sc_layout")
-    band_choice = st.radio("95% confidence bands", ["log-log", "linear", "none"], horizontal=True, key="sc_bands",
-                           help="Log-log (the default of R and lifelines) stays inside 0-100%; linear is "
-                                "estimate ± 1.96 standard errors.")
-    band_kind = None if band_choice == "none" else band_choice
+    conf_type = st.selectbox("Confidence band", list(cv.CONF_TYPES), index=list(cv.CONF_TYPES).index("log"),
+                             format_func=cv.CONF_TYPE_NAMES.get, key="sc_conf_type",
+                             help="Pointwise 95% interval as R survfit's conf.type: log is R's default, log-log "
+                                  "lifelines'; plain is estimate ± 1.96 standard errors. Used for the bands, the "
+                                  "medians' and the landmarks' intervals.")
+    band_kind = conf_type
 
 options.update(cv.option_widgets(entry, "sc"))
 
@@ -96,6 +98,7 @@ except DpsurvError as exc:
 
 priv = result.curves
 priv_bands = not np.all(np.isnan(priv.lower))
+noise_band = cv.noise_in_band(result)
 has_counts = result.counts is not None
 type_labels = list(fine.curves.event_types) if competing else []
 horizon = float(public.horizon)
@@ -113,8 +116,13 @@ if "debiased_curves" in result.extra and estimand == cs.SURVIVAL:
                "(de-biased), at no extra cost.")
 else:
     fig = cv.curve_figure(fine.curves, priv, estimand, band_kind, layout, unit, horizon, group_col,
-                          private_label=private_label, private_bands=priv_bands, type_labels=type_labels)
+                          private_label=private_label, private_bands=priv_bands, type_labels=type_labels,
+                          private_noise_band=noise_band)
     st.plotly_chart(fig, width="stretch")
+    if estimand == cs.SURVIVAL:
+        st.caption(f"Shaded: pointwise 95% confidence band of type {conf_type} (R survfit conf.type = "
+                   f"\"{conf_type}\"), from Greenwood's variance"
+                   + (" plus the noise's variance." if noise_band else ": the sampling band, without the privacy noise."))
     if estimand == cs.SURVIVAL and band_kind and not priv_bands:
         st.caption("This mechanism releases the curve only, no counts: it has no confidence band.")
 
@@ -139,20 +147,28 @@ gname = lambda g: cv.group_name(g, group_col if split else None)  # noqa: E731
 col_a, col_b = st.columns(2)
 with col_a:
     st.subheader("Median survival (95% CI)")
-    m_e = [a[0] for a in fine.curves.median()]
+    q_e = {p: [a[0] for a in v] for p, v in cv.quantiles(fine.curves, conf_type).items()}
+    q_p = {p: [a[0] for a in v] for p, v in cv.quantiles(priv, conf_type, noise_band).items()}
     rows = []
     for gi, g in enumerate(groups):
+        m_e = q_e[0.5]
         row = {"Group": gname(g), f"Non-private ({unit})": cv.fmt_ci_time(m_e[0][gi], m_e[1][gi], m_e[2][gi], unit)}
-        m_p = [a[0] for a in priv.median()]
         pi = list(priv.groups).index(g) if g in priv.groups else None
+        m_p = q_p[0.5]
         if pi is None:
             row[f"{Private} ({unit})"] = "—"
         elif priv_bands:
             row[f"{Private} ({unit})"] = cv.fmt_ci_time(m_p[0][pi], m_p[1][pi], m_p[2][pi], unit)
         else:
             row[f"{Private} ({unit})"] = f"{cv.fmt_time(m_p[0][pi], unit)} (no CI: no counts released)"
+        row["Quartiles 25%, 75% non-private"] = ", ".join(cv.fmt_time(q_e[p][0][gi], unit) for p in (0.25, 0.75))
+        row[f"Quartiles 25%, 75% {private_label}"] = "—" if pi is None else ", ".join(
+            cv.fmt_time(q_p[p][0][pi], unit) for p in (0.25, 0.75))
         rows.append(row)
     st.table(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.caption(f"Medians and quartiles by R's rule (quantile.survfit): the first time the curve is at or below "
+               f"50% (25%, 75% of patients had the event: the curve at 75%, 25%), the midpoint where it is flat at "
+               f"exactly that value; the median's 95% CI is read off the {conf_type} band the same way.")
     if public.grid.kind == "equal":
         st.caption(f"Private medians are read on the public grid (a point every {cv.fmt_time(public.grid.edges[1] - public.grid.edges[0], unit)} {unit}), "
                    "so they move in steps of that size.")
@@ -181,39 +197,66 @@ defaults, default_unit = cs.default_landmarks(horizon, unit)
 l1, l2 = st.columns([2, 1])
 lm_unit = l2.selectbox("Unit of the landmark times", list(TIME_UNITS), index=list(TIME_UNITS).index(default_unit)
                        if default_unit in TIME_UNITS else 0, key=f"sc_lm_unit_{cohort.name}_{unit}")
+lm_factor = time_factor(unit, lm_unit) if unit in TIME_UNITS else 1.0
+grid_offer = ", ".join(f"{t * lm_factor:.4g}" for t in public.grid.points)
 lm_text = l1.text_input("Landmark times (comma-separated)", value=", ".join(f"{v:g}" for v in defaults),
-                        key=f"sc_lm_{cohort.name}_{unit}")
+                        key=f"sc_lm_{cohort.name}_{unit}",
+                        help=f"The public grid's times, in {lm_unit}: {grid_offer}. A time between them is read at "
+                             "the last grid time before it.")
+st.caption(f"Times of the public grid ({lm_unit}): {grid_offer}. The private curve is read on this grid: a time "
+           "between grid times is read at the grid time before it, and the table says which.")
 try:
     lm_values = cs.parse_times(lm_text)
     factor = time_factor(lm_unit, unit) if unit in TIME_UNITS else 1.0
     lm_times = np.array(lm_values) * factor
+    on_event_grid = public.grid.kind == "event-times"
+    lm_used = np.array(cv.landmark_times_used(priv, lm_times, on_event_grid))  # where the private curve is read
     n_types = len(type_labels) if competing else 1
-    lm_e = [cs.landmarks(fine.curves, lm_times, estimand, band_kind or "log-log", k) for k in range(n_types)]
-    lm_p = [cs.landmarks(priv, lm_times, estimand, band_kind or "log-log", k) for k in range(n_types)]
+    survival_lm = estimand == cs.SURVIVAL
+    if survival_lm:
+        lm_se = cv.survival_landmarks(fine.curves, lm_used, conf_type, True)
+        lm_sp = cv.survival_landmarks(priv, lm_used, conf_type, on_event_grid, noise_band)
+    else:
+        lm_e = [cs.landmarks(fine.curves, lm_used, estimand, "log-log", k) for k in range(n_types)]
+        lm_p = [cs.landmarks(priv, lm_used, estimand, "log-log", k) for k in range(n_types)]
     pct = estimand != cs.HAZARD
 
-    def cell(lm: cs.Landmarks, gi: int, ti: int, bands_ok: bool) -> str:
-        v = lm.value[0, gi, ti]
-        text = cv.fmt_pct(v) if pct else f"{v:.3f}"
-        if lm.lower is not None and bands_ok:
-            text += f" ({cv.fmt_pct(lm.lower[0, gi, ti])} to {cv.fmt_pct(lm.upper[0, gi, ti])})"
-        return text
+    def cell(g: str, gi: int, k: int, ti: int, private: bool) -> str:
+        if survival_lm:
+            e = (lm_sp if private else lm_se)[(g, ti)]
+            text = cv.fmt_pct(e["survival"])
+            if e["lower"] is not None and (priv_bands or not private):
+                text += f" ({cv.fmt_pct(e['lower'])} to {cv.fmt_pct(e['upper'])})"
+            elif e["lower"] is None and (priv_bands or not private):
+                text += " (no interval)"
+            return text
+        v = (lm_p if private else lm_e)[k].value[0, gi, ti]
+        return cv.fmt_pct(v) if pct else f"{v:.3f}"
 
-    has_ci = lm_e[0].lower is not None  # survival has Greenwood bands; cumulative incidence/hazard do not here
-    exact_col, priv_col = ("Non-private (95% CI)", f"{Private} (95% CI)") if has_ci else ("Non-private", Private)
+    exact_col, priv_col = (("Non-private (95% CI)", f"{Private} (95% CI)") if survival_lm
+                           else ("Non-private", Private))
     rows = []
     for gi, g in enumerate(groups):
         for k in range(n_types):
-            for ti, (v, t) in enumerate(zip(lm_values, lm_times, strict=True)):
+            for ti, (v, t, used) in enumerate(zip(lm_values, lm_times, lm_used, strict=True)):
                 beyond = t > horizon
-                row = {"Group": gname(g) + (f": {type_labels[k]}" if competing else ""),
-                       "Time": f"{v:g} {lm_unit[:-1] if v == 1 else lm_unit}" + (f" ({cv.fmt_time(t, unit)} {unit})" if lm_unit != unit else ""),
-                       exact_col: "beyond the horizon" if beyond else cell(lm_e[k], gi, ti, True)}
+                asked = f"{v:g} {lm_unit[:-1] if v == 1 else lm_unit}"
+                if abs(used - t) > 1e-9:
+                    when = f"{asked}, read at {cv.fmt_time(used, unit)} {unit}"
+                else:
+                    when = asked + (f" ({cv.fmt_time(t, unit)} {unit})" if lm_unit != unit else "")
+                row = {"Group": gname(g) + (f": {type_labels[k]}" if competing else ""), "Time": when,
+                       exact_col: "beyond the horizon" if beyond else cell(g, gi, k, ti, False)}
                 if g in priv.groups:
                     pi = list(priv.groups).index(g)
-                    row[priv_col] = "beyond the horizon" if beyond else cell(lm_p[k], pi, ti, priv_bands)
+                    row[priv_col] = "beyond the horizon" if beyond else cell(g, pi, k, ti, True)
                 rows.append(row)
     st.table(pd.DataFrame(rows), hide_index=True, width="stretch")
+    if np.any(np.abs(lm_used - lm_times) > 1e-9):
+        st.caption("A time between grid times is read at the grid time before it, for both columns, so that they "
+                   "compare the same time.")
+    if survival_lm:
+        st.caption(f"95% CI of type {conf_type} (R survfit conf.type).")
     if any(t > horizon for t in lm_times):
         st.caption(f"Times past the public horizon ({cv.fmt_time(horizon, unit)} {unit}) are not estimated.")
 except DpsurvError as exc:

@@ -21,10 +21,10 @@ import streamlit as st
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-from dpsurv_core.cli.km import released_numbers
+from dpsurv_core.cli.km import conf_bands, includes_noise, landmark_entries, released_numbers
 from dpsurv_core.curves import logrank
 from dpsurv_core.curves import summary as cs
-from dpsurv_core.curves.kaplan_meier import SurvivalCurves
+from dpsurv_core.curves.kaplan_meier import CONF_TYPES, SurvivalCurves, quantile_r
 from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease
 from dpsurv_core.data import datasets
 from dpsurv_core.data.cohort import Cohort, default_mapping, validate
@@ -39,6 +39,9 @@ from ui import release_panel, session
 COLOURS = qualitative.D3
 EPSILONS = [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 7.5, 10.0]
 NOT_RELEASED = "not released"
+CONF_TYPE_NAMES = {"plain": "plain (S ± 1.96 SE)", "log": "log (R's default)", "log-log": "log-log (lifelines' default)",
+                   "logit": "logit", "arcsin": "arcsin"}
+QUANTILES = (0.25, 0.5, 0.75)
 
 
 # ----------------------------------------------------------------------------------------- formatting
@@ -127,10 +130,11 @@ def _add_curve(fig: go.Figure, curves: SurvivalCurves, values: np.ndarray, band:
 def curve_figure(exact: SurvivalCurves, private: SurvivalCurves | None, estimand: str, band_kind: str | None,
                  layout: str, unit: str, horizon: float, group_column: str | None,
                  private_label: str = "private", exact_label: str = "non-private", private_bands: bool = True,
-                 type_labels: Sequence[str] = ()) -> go.Figure:
+                 type_labels: Sequence[str] = (), private_noise_band: bool = False) -> go.Figure:
     """Non-private (dashed) and private (solid) curves, overlaid or side by side, with 95% bands for survival.
 
-    ``exact`` and ``private`` carry a leading trials axis of length 1 (the first trial is drawn).
+    ``band_kind`` is R's ``conf.type`` of the band (plain, log, log-log, logit, arcsin; None: no band), named in
+    the legend's title. ``exact`` and ``private`` carry a leading trials axis of length 1 (the first trial is drawn).
     """
     title, pct = estimand_axis(estimand)
     scale = 100.0 if pct else 1.0
@@ -155,7 +159,7 @@ def curve_figure(exact: SurvivalCurves, private: SurvivalCurves | None, estimand
                 band = None
                 exact_band = side or private is None
                 if estimand == cs.SURVIVAL and band_kind and (private_bands if which == "private" else exact_band):
-                    lo, hi = cs.bands(curves, band_kind)
+                    lo, hi = band_arrays(curves, band_kind, private_noise_band and which == "private")
                     band = (lo[0, gi], hi[0, gi])
                 name = group_name(g, group_column)
                 if estimand == cs.INCIDENCE and type_labels:
@@ -165,12 +169,56 @@ def curve_figure(exact: SurvivalCurves, private: SurvivalCurves | None, estimand
     fig.update_layout(height=460, margin={"l": 10, "r": 10, "t": 40 if side else 20, "b": 10},
                       legend={"orientation": "h", "yanchor": "top", "y": -0.15, "x": 0},
                       hovermode="x unified", template="plotly_white")
+    if estimand == cs.SURVIVAL and band_kind:
+        fig.update_layout(legend_title_text=f"Shaded: 95% {band_kind} band")
     fig.update_xaxes(title_text=f"Time ({unit})", range=[0, horizon])
     fig.update_yaxes(title_text=title, row=1, col=1) if side else fig.update_yaxes(title_text=title)
     if pct:
         top = 100 if estimand == cs.SURVIVAL else None
         fig.update_yaxes(range=[0, 102] if top else None, ticksuffix="%")
     return fig
+
+
+def band_arrays(curves: SurvivalCurves, conf_type: str, with_noise: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The curves' pointwise band of R's ``conf.type`` (the ``km --conf-type`` computation); where R gives no
+    interval at S = 1 (log-log, logit, arcsin) the drawn band is the point 1, and it stops where S = 0."""
+    if conf_type not in CONF_TYPES:
+        raise ValueError(f"Unknown confidence interval type {conf_type!r}: choose one of {', '.join(CONF_TYPES)}.")
+    lo, hi = conf_bands(curves, conf_type, with_noise)
+    at_one = curves.survival >= 1
+    return np.where(at_one & np.isnan(lo), 1.0, lo), np.where(at_one & np.isnan(hi), 1.0, hi)
+
+
+def quantiles(curves: SurvivalCurves, conf_type: str, with_noise: bool = False
+              ) -> dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """R's quantile.survfit (25%, 50%, 75%: first time S <= 1 - p, midpoint on a flat 1 - p), each with its CI
+    read off the ``conf_type`` band the same way: p -> (time, lower, upper), arrays (..., G); inf = not reached."""
+    lo, hi = conf_bands(curves, conf_type, with_noise)
+    return {p: (quantile_r(curves.time, curves.survival, 1 - p), quantile_r(curves.time, lo, 1 - p),
+                quantile_r(curves.time, hi, 1 - p)) for p in QUANTILES}
+
+
+def landmark_times_used(curves: SurvivalCurves, times: Sequence[float], exact_grid: bool) -> list[float]:
+    """Where each requested landmark time is read on ``curves``' grid (``km --landmarks``' time_used): the time itself
+    on the event-times grid or when it is a grid point, else the last grid point before it."""
+    return [e["time_used"] for e in landmark_entries(curves, list(times), "log", exact_grid) if e["trial"] == 0
+            and e["group"] == curves.groups[0]]
+
+
+def noise_in_band(result: CurveRelease) -> bool:
+    """Whether the release's band already adds the noise's variance (adaptive-km with noise on)."""
+    return includes_noise(result)
+
+
+def survival_landmarks(curves: SurvivalCurves, times: Sequence[float], conf_type: str, exact_grid: bool,
+                       with_noise: bool = False) -> dict[tuple[str, int], dict]:
+    """``km --landmarks`` entries of the first trial, keyed by (group, index of the time)."""
+    out: dict[tuple[str, int], dict] = {}
+    entries = [e for e in landmark_entries(curves, list(times), conf_type, exact_grid, with_noise) if e["trial"] == 0]
+    for g in curves.groups:
+        for i, e in enumerate(x for x in entries if x["group"] == g):
+            out[(g, i)] = e
+    return out
 
 
 def rrr_figure(raw: SurvivalCurves, debiased: SurvivalCurves, exact: SurvivalCurves, unit: str, horizon: float,

@@ -58,15 +58,15 @@ def text(at: AppTest) -> str:
 def test_default_lung_page_shows_exact_numbers_and_a_labelled_preview():
     at = run(CURVES)
     med = table(at, "Group")
-    assert med.loc[0, "Non-private (days)"] == "310 (284 to 361)"
+    assert med.loc[0, "Non-private (days)"] == "310 (285 to 363)"  # R: survfit(Surv(time, status) ~ 1, lung)
     assert med.loc[0, "Preview (days)"] != ""
     risk = table(at, "0", "All patients, non-private")
     assert risk.loc["All patients, non-private", "0"] == "228"
     assert risk.loc["All patients, non-private", "110"] == "191"
     assert "All patients, preview" in risk.index
     landmark = [t.value for t in at.table if "Time" in t.value.columns][0]
-    assert landmark.loc[0, "Time"] == "1 year (365 days)"
-    assert landmark.loc[0, "Non-private (95% CI)"] == "40.9% (33.9% to 47.8%)"
+    assert landmark.loc[0, "Time"] == "1 year, read at 330 days"  # the public grid's point before 365 days
+    assert landmark.loc[0, "Non-private (95% CI)"] == "48.3% (41.8% to 55.8%)"  # both columns read at 330 days
     assert "Preview (95% CI)" in landmark.columns
     rmst = [t.value for t in at.table if "Difference" in t.value.columns][0]
     assert rmst.loc[0, "Non-private (days)"] == "380"

@@ -1,0 +1,78 @@
+"""AppTest of the Survival curves page's R rules: the confidence band type (R survfit's conf.type), landmarks read
+at the time actually used on the public grid, and medians and quartiles as R's quantile.survfit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+CURVES = str(ROOT / "pages" / "2_Survival_curves.py")
+
+
+def run() -> AppTest:
+    at = AppTest.from_file(CURVES, default_timeout=30)
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def landmarks(at: AppTest) -> pd.DataFrame:
+    return [t.value for t in at.table if "Time" in t.value.columns][0]
+
+
+def medians(at: AppTest) -> pd.DataFrame:
+    return [t.value for t in at.table if any(c.startswith("Quartiles") for c in t.value.columns)][0]
+
+
+def captions(at: AppTest) -> str:
+    return " ".join(c.value for c in at.caption)
+
+
+def chart_spec(at: AppTest) -> str:
+    return at.get("plotly_chart")[0].proto.spec
+
+
+def test_default_band_is_r_log_and_named_on_the_chart():
+    at = run()
+    assert at.selectbox(key="sc_conf_type").value == "log"
+    assert "band of type log" in captions(at)
+    assert "95% log band" in chart_spec(at)
+
+
+def test_the_selector_changes_the_bands_and_the_name():
+    at = run()
+    log_lm = landmarks(at)["Non-private (95% CI)"].tolist()
+    log_med = medians(at)["Non-private (days)"].tolist()
+    log_priv = landmarks(at).iloc[:, -1].tolist()
+    at.selectbox(key="sc_conf_type").set_value("plain").run()
+    assert not at.exception
+    plain_lm = landmarks(at)["Non-private (95% CI)"].tolist()
+    assert plain_lm != log_lm and plain_lm[0].split(" (")[0] == log_lm[0].split(" (")[0]  # same estimate, other CI
+    assert landmarks(at).iloc[:, -1].tolist() != log_priv
+    assert medians(at)["Non-private (days)"].tolist() != log_med
+    assert "band of type plain" in captions(at) and "95% plain band" in chart_spec(at)
+    assert "band of type log " not in captions(at)
+    for kind in ("log-log", "logit", "arcsin"):
+        at.selectbox(key="sc_conf_type").set_value(kind).run()
+        assert not at.exception, kind
+        assert f"band of type {kind}" in captions(at)
+
+
+def test_off_grid_landmark_names_the_time_used():
+    at = run()
+    key = [t.key for t in at.text_input if t.key and t.key.startswith("sc_lm_")][0]
+    unit_key = [s.key for s in at.selectbox if s.key and s.key.startswith("sc_lm_unit_")][0]
+    at.selectbox(key=unit_key).set_value("days").run()
+    at.text_input(key=key).set_value("330, 400").run()
+    assert not at.exception
+    times = landmarks(at)["Time"].tolist()
+    assert times == ["330 days", "400 days, read at 385 days"]
+    assert not any(t == "400 days" for t in times)  # never labelled with the requested time alone
+
+
+def test_medians_table_has_r_quartiles():
+    med = medians(run())
+    assert med.loc[0, "Quartiles 25%, 75% non-private"] == "170, 550"  # R: quantile(survfit(...), c(.25, .75))
