@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 
 from dpsurv_core.errors import BudgetExceededError, DpsurvError
-from dpsurv_core.privacy.release import PREVIEW_LABEL, Plan, Released, release
+from dpsurv_core.privacy.release import PREVIEW_LABEL, Plan, Released, release, uncertainty_sentence
 from dpsurv_core.privacy.release import preview as run_preview
 from ui import session
 
@@ -27,7 +27,7 @@ def preview(plan: Plan, trials: int = 1) -> Any:
 def preview_caption(plan: Plan) -> None:
     """The mark every preview carries, with the cost a release would charge."""
     st.caption(f"**{PREVIEW_LABEL.capitalize()}**: a draw with simulation noise that costs nothing and is never "
-               f"exported. Releasing this plan would charge {plan.cost.sentence()}.")
+               f"exported. Releasing this plan would charge {plan.cost.sentence()}. {uncertainty_sentence(plan)}")
 
 
 def plan_key(plan: Plan, key: str) -> str:

@@ -65,6 +65,7 @@ class Entry:
     summary: str = ""
     options: dict[str, Any] = field(default_factory=dict)  # mechanism-specific parameters and their defaults
     engines: tuple[str, ...] = ("pandas",)
+    interval_includes_noise: bool = False  # do the intervals and tests printed beside its numbers carry the noise?
     audit_runs: int | None = None  # a smaller default number of audit runs for mechanisms that are slow to rerun
 
     @property
@@ -87,6 +88,7 @@ class Entry:
                 "commands": list(self.commands), "paper": self.paper, "protects": self.protects,
                 "neighbouring": self.neighbouring, "guarantee": self.guarantee, "private": self.private,
                 "noise": self.noise, "engines": list(self.engines), "summary": self.summary,
+                "interval_includes_noise": self.interval_includes_noise,
                 "options": {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
                             for k, v in self.options.items()}}
 
@@ -113,7 +115,7 @@ ENTRIES: tuple[Entry, ...] = (
           summary="Each subject's group label is kept with probability p = (e^eps - 1)/(e^eps - 1 + k) and otherwise "
                   "replaced by a uniform label; times and events are published as they are (label-only protection)."),
     Entry("adaptive-km", "Adaptive Kaplan-Meier (merged bins)", CURVES, _CURVE_CMDS, DPSURV + ", building on "
-          + GONDARA_WANG, SUBJECT, ADD_REMOVE, OPENDP_DLAP, "dpsurv_core.curves.adaptive_km:AdaptiveKM",
+          + GONDARA_WANG, SUBJECT, ADD_REMOVE, OPENDP_DLAP, "dpsurv_core.curves.adaptive_km:AdaptiveKM", interval_includes_noise=True,
           summary="One released cell per subject on public bins merged with a DP share of the budget; sensitivity m "
                   "instead of 2m."),
     Entry("mle", "Weibull maximum likelihood (not private)", WEIBULL, ("weibull", "audit", "report"),

@@ -83,6 +83,18 @@ class Released:
                 "budget": self.ledger.cap_sentence}
 
 
+def uncertainty_sentence(plan: Plan) -> str:
+    """What the intervals and tests beside this plan's private numbers account for, in one plain sentence."""
+    if not plan.private:
+        return "No noise: these numbers are exact, and their intervals are the usual sampling intervals."
+    if plan.entry.interval_includes_noise:
+        return ("The bands around the private curve add the privacy noise's variance to the sampling variance, so they "
+                "are honest about the noise.")
+    return ("The intervals and p-values beside the private numbers here account for sampling only, not for the privacy "
+            "noise, so they are too narrow: treat the private numbers as less certain than they look, and compare "
+            "several previews to see how much the noise moves them.")
+
+
 def release(plan: Plan, store: LedgerStore, noise: Callable[[], NoiseSource] = ReleaseNoise) -> Released:
     """Run ``plan`` as a release: check, draw, charge, atomically. Raises ``BudgetExceededError`` (nothing computed)
     when the cost would take the data set past its cap."""

@@ -152,3 +152,17 @@ def test_every_command_offers_exactly_the_catalogue_ids():
     audit = list(dict.fromkeys(i for fam in catalogue.FAMILIES for i in catalogue.ids(fam, "audit")))
     assert choices["audit"] == audit
     assert set(choices) == {"km", "logrank", "weibull", "regression", "report", "audit"}
+
+
+def test_only_mechanisms_whose_bands_carry_the_noise_say_so():
+    """The catalogue's flag drives the sentence printed beside every preview; only adaptive-km adds the noise."""
+    from types import SimpleNamespace
+
+    from dpsurv_core.privacy.release import uncertainty_sentence
+
+    flagged = [e.id for e in catalogue.entries() if e.interval_includes_noise]
+    assert flagged == ["adaptive-km"]
+    for e in catalogue.entries(private=True):
+        plan = SimpleNamespace(private=True, entry=e)
+        text = uncertainty_sentence(plan)
+        assert ("too narrow" in text) != e.interval_includes_noise
