@@ -130,10 +130,14 @@ def released_numbers(rel: CurveRelease) -> dict[str, Any]:
     return out
 
 
-def plan(args: argparse.Namespace, competing: bool = False, analysis: str = "survival curves"
+def plan(args: argparse.Namespace, competing: bool = False, analysis: str = "survival curves", min_groups: int = 1
          ) -> tuple[Plan, Cohort, PublicParameters, list[Disclosure]]:
-    """The release plan of --mechanism on --data: the catalogue builds the mechanism, which knows its cost."""
+    """The release plan of --mechanism on --data: the catalogue builds the mechanism, which knows its cost. A cohort
+    with fewer than ``min_groups`` groups is refused here, before anything is released."""
     cohort, public, extra = load(args, competing)
+    if min_groups > 1 and len(cohort.groups) < min_groups:
+        raise ParameterError(f"A {analysis[:-1] if analysis.endswith('s') else analysis} needs at least {min_groups} "
+                             "groups: choose a --group column with two or more values.")
     entry, mech = build_mechanism(args.mechanism, args, cohort, public)
 
     def compute(noise, trials: int) -> CurveRelease:
@@ -146,10 +150,10 @@ def plan(args: argparse.Namespace, competing: bool = False, analysis: str = "sur
     return p, cohort, public, extra
 
 
-def release(args: argparse.Namespace, competing: bool = False, analysis: str = "survival curves"
+def release(args: argparse.Namespace, competing: bool = False, analysis: str = "survival curves", min_groups: int = 1
             ) -> tuple[CurveRelease, Cohort, PublicParameters, list[Disclosure], dict[str, Any]]:
     """Run the plan as the options say (simulation, non-private, or a release through the protocol)."""
-    p, cohort, public, extra = plan(args, competing, analysis)
+    p, cohort, public, extra = plan(args, competing, analysis, min_groups)
     rel, fields = run_plan(args, p)
     return rel, cohort, public, extra, fields
 

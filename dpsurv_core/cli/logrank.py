@@ -53,10 +53,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                "noise": "none", "dataset": cohort.name, "groups": list(counts.groups), "trials": 1,
                **not_private_fields(), **NO_NOISE_FIELDS}
     else:
-        if len(load(args)[0].groups) < 2:
-            raise ParameterError("A log-rank test needs at least two groups: choose a --group column with two or more "
-                                 "values.")
-        rel, cohort, public, extra, fields = release(args, analysis="log-rank tests")
+        rel, cohort, public, extra, fields = release(args, analysis="log-rank tests", min_groups=2)
         if rel.counts is None:
             raise ParameterError(f"{args.mechanism} releases no counts, so there is no log-rank test on its output: use "
                                  "laplace-counts or rrr.")

@@ -239,6 +239,9 @@ CREATE TRIGGER IF NOT EXISTS records_no_replace BEFORE INSERT ON records
 """
 
 
+_SCHEMA_READY: set[str] = set()
+
+
 def default_path() -> Path:
     """``$DPSURV_LEDGER`` if set, else ``$XDG_DATA_HOME/dpsurv/ledger.sqlite3`` (``~/.local/share`` by default)."""
     env = os.environ.get(LEDGER_ENV)
@@ -292,8 +295,11 @@ class LedgerStore:
             raise ParameterError(f"The ledger folder {str(self.path.parent)!r} cannot be created ({exc.strerror}): "
                                  f"choose another path with --ledger or {LEDGER_ENV}.") from None
         self.timeout = timeout
-        with self._connect() as con:
-            con.executescript(_SCHEMA)
+        key = str(self.path.resolve())
+        if key not in _SCHEMA_READY or not self.path.exists():  # once per file and process: the app opens it each rerun
+            with self._connect() as con:
+                con.executescript(_SCHEMA)
+            _SCHEMA_READY.add(key)
 
     def _connect(self) -> sqlite3.Connection:
         try:
