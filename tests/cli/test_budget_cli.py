@@ -2,30 +2,14 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from dpsurv_core.cli import main
 from dpsurv_core.privacy.ledger import CAP_LOWER, CAP_RAISE, CAP_SET, NO_CAP, LedgerStore
+from tests.cli_run import fails, run
 
 KM = ["km", "--data", "lung", "--mechanism", "laplace-counts", "--grid", "0:1100:20"]
 
 
-def run(capsys, *argv: str) -> dict:
-    code = main([*argv, "--json"])
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    return json.loads(out)
-
-
-def fails(capsys, *argv: str) -> str:
-    code = main([*argv, "--json"])
-    out, err = capsys.readouterr()
-    assert code == 2 and out == "", (code, out)
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), err
-    return lines[0]
 
 
 def budget(capsys, action: str, *argv: str) -> dict:

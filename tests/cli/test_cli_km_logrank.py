@@ -3,7 +3,6 @@ vectorised repeats, and bad input (exit 2 with one ``error:`` line)."""
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
@@ -11,26 +10,12 @@ import pytest
 from lifelines import KaplanMeierFitter
 from lifelines.utils import median_survival_times
 
-from dpsurv_core.cli import main
 from dpsurv_core.data.cohort import load_bundled
+from tests.cli_run import fails, run
 
 LUNG = ["--data", "lung"]
 
 
-def run(capsys, *argv: str) -> dict:
-    code = main([*argv, "--json"])
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    return json.loads(out)
-
-
-def fails(capsys, *argv: str) -> str:
-    code = main([*argv, "--json"])
-    out, err = capsys.readouterr()
-    assert code == 2 and out == ""
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), err
-    return lines[0]
 
 
 def test_km_laplace_counts_shape(capsys):

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from dpsurv_core.cli import main
 from dpsurv_core.errors import BudgetExceededError, ParameterError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import NO_CAP, RELEASE, LedgerStore
 from dpsurv_core.privacy.noise import SimulationNoise
 from dpsurv_core.privacy.release import Plan, preview, release
+from tests.cli_run import fails, run
 
 ROOT = Path(__file__).resolve().parents[2]
 FP = "f" * 64
@@ -49,20 +49,6 @@ def make_plan(calls: Calls, epsilon: float = 0.4, mechanism: str = "laplace-coun
                 command="python -m dpsurv_core km --data lung --json")
 
 
-def run(capsys, *argv: str) -> dict:
-    code = main([*argv, "--json"])
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    return json.loads(out)
-
-
-def fails(capsys, *argv: str) -> str:
-    code = main([*argv, "--json"])
-    out, err = capsys.readouterr()
-    assert code == 2 and out == "", (code, out)
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), err
-    return lines[0]
 
 
 # ------------------------------------------------------------------------------------------ the protocol in-process
