@@ -99,6 +99,7 @@ class AdaptiveKM(Mechanism):
 
     name = "adaptive-km"
     analysis = "survival curves"
+    interval_includes_noise = True
 
     AUTO_SHARE = 0.2
     AUTO_MAX_EPSILON = 2.0

@@ -64,13 +64,21 @@ class Entry:
     private: bool = True
     summary: str = ""
     options: dict[str, Any] = field(default_factory=dict)  # mechanism-specific parameters and their defaults
-    engines: tuple[str, ...] = ("pandas",)
-    interval_includes_noise: bool = False  # do the intervals and tests printed beside its numbers carry the noise?
     audit_runs: int | None = None  # a smaller default number of audit runs for mechanisms that are slow to rerun
 
     @property
     def analysis(self) -> str:
         return {CURVES: "survival curves", WEIBULL: "Weibull parameters", REGRESSION: "regression"}[self.family]
+
+    @property
+    def interval_includes_noise(self) -> bool:
+        """Do the intervals and tests printed beside its numbers carry the noise? (the mechanism class says)"""
+        return bool(getattr(self.mechanism_class(), "interval_includes_noise", False))
+
+    @property
+    def engines(self) -> tuple[str, ...]:
+        """Where its statistics can be computed (the mechanism class says)."""
+        return tuple(getattr(self.mechanism_class(), "engines", ("pandas",)))
 
     def mechanism_class(self) -> type:
         module, cls = self.target.split(":")
@@ -115,7 +123,7 @@ ENTRIES: tuple[Entry, ...] = (
           summary="Each subject's group label is kept with probability p = (e^eps - 1)/(e^eps - 1 + k) and otherwise "
                   "replaced by a uniform label; times and events are published as they are (label-only protection)."),
     Entry("adaptive-km", "Adaptive Kaplan-Meier (merged bins)", CURVES, _CURVE_CMDS, DPSURV + ", building on "
-          + GONDARA_WANG, SUBJECT, ADD_REMOVE, OPENDP_DLAP, "dpsurv_core.curves.adaptive_km:AdaptiveKM", interval_includes_noise=True,
+          + GONDARA_WANG, SUBJECT, ADD_REMOVE, OPENDP_DLAP, "dpsurv_core.curves.adaptive_km:AdaptiveKM",
           summary="One released cell per subject on public bins merged with a DP share of the budget; sensitivity m "
                   "instead of 2m."),
     Entry("mle", "Weibull maximum likelihood (not private)", WEIBULL, ("weibull", "audit", "report"),

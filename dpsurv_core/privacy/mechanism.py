@@ -31,6 +31,8 @@ class Mechanism(ABC):
 
     name: str = "mechanism"
     analysis: str = "analysis"
+    interval_includes_noise: bool = False  # do the intervals and tests beside its numbers carry its noise?
+    engines: tuple[str, ...] = ("pandas",)  # where its sufficient statistics can be computed
 
     @property
     @abstractmethod
