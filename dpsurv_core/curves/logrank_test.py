@@ -1,0 +1,348 @@
+"""Calibrated private log-rank tests: the null distribution of the statistic simulated with the public noise.
+
+A log-rank statistic computed from noisy counts is not chi-square under H0: the noise widens its
+null distribution, so the chi-square tail ``chdtrc(dof, T)`` ("naive p") rejects far too often. The
+noise law is public, so the statistic's null law can be simulated from the release alone
+(post-processing, no extra budget; the parametric-bootstrap calibration of private tests, e.g.
+Gaboardi et al. 2016 for chi-square tests; Wang, Kifer and Lee 2019):
+
+1. From the released (post-processed) counts of the groups in the test, read the *pooled* hazard
+   per public bin h_j = sum_g d_gj / sum_g r_gj (H0: one hazard for every group), each group's
+   size n_g (rounded) and its censoring share per bin q_gj = c_gj / (r_gj + c_gj).
+2. Draw B null cohorts on the public grid, bin by bin: c_gj ~ Bin(m_gj, q_gj) leave first, then
+   d_gj ~ Bin(m_gj - c_gj, h_j), m_{g,j+1} = m_gj - c_gj - d_gj (m_g1 = n_g).
+3. Pass every null cohort through the mechanism's own noise and post-processing (:class:`NoiseLaw`,
+   drawn from a :class:`~dpsurv_core.privacy.noise.SimulationNoise` seeded from the released
+   values, so the same release always gets the same p-value) and compute the same statistic T*_b.
+4. Calibrated p = (1 + #{b : T*_b >= T}) / (B + 1) (Davison & Hinkley 1997, a Monte Carlo test).
+
+Pairwise tests simulate the pair's groups only with the pair's pooled hazard; the overall test all
+groups. Everything is vectorised over release trials and null draws (one (trials x B) axis); the
+only Python loop is over the public bins. Without noise (epsilon = inf) the test is the exact
+log-rank on the same grid (chi-square tail), equal to R's ``survdiff`` on the binned times.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+from scipy.special import chdtrc, chdtri
+
+from dpsurv_core.curves import logrank
+from dpsurv_core.curves.counts import BinnedCounts, post_process
+from dpsurv_core.errors import ParameterError
+from dpsurv_core.privacy.noise import SimulationNoise
+
+ALPHA = 0.05
+DEFAULT_DRAWS = 999
+EXACT_METHOD = "log-rank chi-square on the released counts (no noise: exact test on the public grid)"
+CALIBRATED_METHOD = ("Monte Carlo test: the statistic's null distribution simulated from the released pooled hazard "
+                     "and the public noise law ({draws} draws)")
+LABEL_METHOD = ("log-rank chi-square on the reported groups: randomizing labels does not change the statistic's null "
+                "distribution (every group has the same survival under H0), so no calibration is needed")
+
+# Simulated null tables per call are capped: trials x draws x groups x bins cells.
+MAX_CELLS = 60_000_000
+
+
+@dataclass(frozen=True)
+class NoiseLaw:
+    """How a mechanism turns exact counts into released counts, for simulating null releases.
+
+    ``apply(exact, rows, noise)``: exact counts with a leading axis N (one null cohort per row) and
+    ``rows`` (N,) the release trial each row belongs to (the adaptive bins differ by trial) -> the
+    released counts as the mechanism computes them. ``noisy`` False: no noise, the chi-square tail is
+    exact. ``separable``: groups are released independently, so a pairwise test may simulate its
+    pair alone (False for randomized response, whose de-biasing mixes the groups).
+    """
+
+    mechanism: str
+    description: str
+    noisy: bool
+    apply: Callable[[BinnedCounts, np.ndarray, SimulationNoise], BinnedCounts]
+    separable: bool = True
+    method: str = CALIBRATED_METHOD
+
+
+@dataclass(frozen=True)
+class CalibratedTest:
+    """One test over the release trials: statistic, calibrated p, and the chi-square tail that ignores the noise."""
+
+    group_a: str
+    group_b: str | None  # None for the overall k-group test
+    dof: int
+    statistic: np.ndarray  # (trials,)
+    p_value: np.ndarray  # calibrated (equal to the chi-square tail without noise)
+    chi2_tail_ignoring_noise: np.ndarray  # NOT a p-value when there is noise
+    critical_value: np.ndarray  # the test's 95% point: simulated null quantile (chi-square without noise)
+    null_draws: int
+    method: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.group_a} vs {self.group_b}" if self.group_b is not None else f"overall ({self.group_a})"
+
+
+# ------------------------------------------------------------------------------------------ noise laws
+def _laplace_law(mech: Any) -> NoiseLaw:
+    scale, discrete = float(mech.scale), bool(mech.discrete)
+
+    def apply(exact: BinnedCounts, rows: np.ndarray, noise: SimulationNoise) -> BinnedCounts:
+        cells = exact.cells().astype(float)
+        draw = noise.discrete_laplace if discrete else noise.laplace
+        return post_process(exact.from_cells(cells + draw(scale, cells.shape)))
+
+    kind = "discrete Laplace" if discrete else "Laplace"
+    return NoiseLaw(mech.name, f"{kind} noise of scale {scale:.4g} on every count cell, then clamping", scale > 0, apply)
+
+
+def _adaptive_law(mech: Any, extra: dict[str, Any]) -> NoiseLaw:
+    from dpsurv_core.curves import adaptive_km as ak
+
+    kept_all = np.asarray(extra["kept"], bool)
+    a = float(extra["actuarial"])
+    scale = float(mech.counts_scale)
+
+    def apply(exact: BinnedCounts, rows: np.ndarray, noise: SimulationNoise) -> BinnedCounts:
+        kept = kept_all[rows]
+        starts, ends = ak._block_bounds(kept)
+        valid = ak._valid_blocks(kept)
+
+        def block(x: np.ndarray) -> np.ndarray:  # (N, ..., J) summed over each row's merged bins
+            cum = np.concatenate([np.zeros(x.shape[:-1] + (1,)), np.cumsum(x, -1)], axis=-1)
+            shape = (x.shape[0],) + (1,) * (x.ndim - 2) + (x.shape[-1],)
+            hi = np.broadcast_to((ends + 1).reshape(shape), x.shape)
+            lo = np.broadcast_to(np.minimum(starts, x.shape[-1]).reshape(shape), x.shape)
+            return np.take_along_axis(cum, hi, -1) - np.take_along_axis(cum, lo, -1)
+
+        ev = block(exact.events.astype(float)) * valid[:, None, None, :]
+        ce = block(exact.censored.astype(float)) * valid[:, None, :]
+        s = (exact.n - exact.events_total.sum(-1) - exact.censored.sum(-1)).astype(float)
+        ev = ev + mech._draw(noise, scale, ev.shape) * valid[:, None, None, :]
+        ce = ce + mech._draw(noise, scale, ce.shape) * valid[:, None, :]
+        s = s + mech._draw(noise, scale, s.shape)
+        ev, ce, s = np.maximum(ev, 0.0), np.maximum(ce, 0.0), np.maximum(s, 0.0)
+        return ak.derive_fine_counts(exact, kept, ev, ce, s, a)
+
+    kind = "discrete Laplace" if mech.discrete else "Laplace"
+    return NoiseLaw(mech.name, f"{kind} noise of scale {scale:.4g} on the one-cell-per-subject counts of the released "
+                               "merged bins, then clamping and the constant-hazard fine counts", scale > 0, apply)
+
+
+def _rrr_law(mech: Any, debiased: bool) -> NoiseLaw:
+    p_matrix = mech.matrix
+    noisy = bool(mech.p < 1.0)
+
+    def apply(exact: BinnedCounts, rows: np.ndarray, noise: SimulationNoise) -> BinnedCounts:
+        # every cell's subjects report their labels independently: a multinomial split per true group and cell
+        ev = exact.events_total.astype(np.int64)  # (N, G, J)
+        ce = exact.censored.astype(np.int64)
+        s = exact.n.astype(np.int64) - ev.sum(-1) - ce.sum(-1)  # (N, G)
+        g = p_matrix.shape[0]
+        rng = noise.rng
+        split = lambda x: rng.multinomial(x, p_matrix.reshape((1, g) + (1,) * (x.ndim - 2) + (g,))  # noqa: E731
+                                          * np.ones(x.shape + (1,))).sum(1)  # (N, ..., G reported) summed over true
+        ev_r = np.moveaxis(split(ev), -1, 1)
+        ce_r = np.moveaxis(split(ce), -1, 1)
+        s_r = split(s)
+        n_r = s_r + ev_r.sum(-1) + ce_r.sum(-1)
+        reported = replace(exact, n=n_r, events=ev_r[:, :, None, :], censored=ce_r, event_types=("event",))
+        return mech.debias(reported)
+
+    if not debiased:
+        return NoiseLaw(mech.name, "randomized response on the group label", False, lambda e, r, n: e, True,
+                        LABEL_METHOD)
+    return NoiseLaw(mech.name + "-debiased", f"randomized response (keep probability {mech.p:.4g}), then de-biasing "
+                                             "with the inverse response matrix and clamping", noisy, apply,
+                    separable=False)
+
+
+def noise_law(mech: Any, extra: dict[str, Any] | None = None, debiased: bool = False) -> NoiseLaw:
+    """The noise law of a curve mechanism that releases counts (``extra``: the release's ``extra``, which holds
+    adaptive-km's merged bins). A mechanism without a known law is refused in one sentence."""
+    name = getattr(mech, "name", "")
+    if name == "laplace-counts":
+        return _laplace_law(mech)
+    if name == "adaptive-km":
+        if not extra or "kept" not in extra:
+            raise ParameterError("adaptive-km's calibrated test needs the release's merged bins.")
+        return _adaptive_law(mech, extra)
+    if name == "rrr":
+        return _rrr_law(mech, debiased)
+    if name == "nonprivate":
+        return NoiseLaw(name, "none", False, lambda e, r, n: e)
+    raise ParameterError(f"There is no calibrated log-rank test for {name or 'this mechanism'} yet: its noise law is "
+                         "not modelled, so its counts cannot be tested honestly.")
+
+
+# ------------------------------------------------------------------------------------------ null simulation
+def release_seed(counts: BinnedCounts) -> np.random.SeedSequence:
+    """A seed derived from the released values only (same release -> same null draws -> same p-value)."""
+    digest = hashlib.sha256(np.ascontiguousarray(np.round(counts.cells().astype(float), 9)).tobytes()).digest()
+    return np.random.SeedSequence([int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4)])
+
+
+def null_parameters(counts: BinnedCounts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(n (R, G) integers, pooled hazard h (R, J), censoring share q (R, G, J)) from released counts (R, G, K, J)."""
+    r = np.maximum(counts.at_risk().astype(float), 0.0)
+    d = np.minimum(np.maximum(counts.events_total.astype(float), 0.0), r)
+    c = np.maximum(counts.censored.astype(float), 0.0)
+    rt, dt = r.sum(-2), d.sum(-2)
+    h = np.clip(np.divide(dt, rt, out=np.zeros_like(dt), where=rt > 0), 0.0, 1.0)
+    start = r + c
+    q = np.clip(np.divide(c, start, out=np.zeros_like(c), where=start > 0), 0.0, 1.0)
+    n = np.rint(np.maximum(counts.n.astype(float), 0.0)).astype(np.int64)
+    return n, h, q
+
+
+def simulate_null(template: BinnedCounts, n: np.ndarray, h: np.ndarray, q: np.ndarray, draws: int,
+                  rng: np.random.Generator) -> BinnedCounts:
+    """``draws`` null cohorts per release trial: rows (R * draws) ordered trial-major, counts on the public grid.
+
+    n (R, G), h (R, J), q (R, G, J) from :func:`null_parameters`; censorings leave before the bin's events.
+    """
+    rows, g = n.shape
+    j_count = h.shape[-1]
+    left = np.repeat(n, draws, axis=0)  # (N, G)
+    hh = np.repeat(h, draws, axis=0)[:, None, :]
+    qq = np.repeat(q, draws, axis=0)
+    ev = np.zeros((rows * draws, g, j_count), np.int64)
+    ce = np.zeros_like(ev)
+    for j in range(j_count):  # a loop over public bins only, vectorised over trials, draws and groups
+        c = rng.binomial(left, qq[..., j])
+        left = left - c
+        d = rng.binomial(left, hh[..., j])
+        left = left - d
+        ce[..., j], ev[..., j] = c, d
+    n_rep = np.repeat(n, draws, axis=0)
+    return BinnedCounts(template.grid, template.groups, n_rep, ev[:, :, None, :], ce, ("event",))
+
+
+def _single(counts: BinnedCounts) -> BinnedCounts:
+    """Counts with one event type (log-rank pools the types)."""
+    if counts.events.shape[-2] == 1:
+        return counts
+    return replace(counts, events=counts.events_total[..., None, :], event_types=("event",))
+
+
+def _subset(counts: BinnedCounts, idx: list[int]) -> BinnedCounts:
+    return replace(counts, groups=tuple(counts.groups[i] for i in idx), n=counts.n[..., idx],
+                   events=counts.events[..., idx, :, :], censored=counts.censored[..., idx, :])
+
+
+def _stat(counts: BinnedCounts, pair: tuple[int, int] | None) -> np.ndarray:
+    if pair is None:
+        return np.asarray(logrank.overall(counts).statistic, float)
+    return np.asarray(logrank.pairwise(_subset(counts, list(pair)))[0].statistic, float)
+
+
+def _monte_carlo(observed: np.ndarray, null: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(p (R,), 95% critical value (R,)) from T (R,) and null draws (R, B); undefined statistics count as 0."""
+    t = np.nan_to_num(null, nan=0.0)
+    p = (1.0 + (t >= observed[:, None] - 1e-12 * np.abs(observed[:, None])).sum(-1)) / (t.shape[-1] + 1.0)
+    p = np.where(np.isfinite(observed), p, np.nan)
+    return p, np.quantile(t, 1.0 - ALPHA, axis=-1)
+
+
+def calibrated_tests(released: BinnedCounts, law: NoiseLaw, draws: int = DEFAULT_DRAWS, overall: bool = True,
+                     seed: np.random.SeedSequence | int | None = None) -> list[CalibratedTest]:
+    """Every pairwise test, then the overall k-group test (``overall``), calibrated for the noise of ``law``.
+
+    ``released``: the released, post-processed counts with a leading trials axis (R, G, K, J). ``seed``
+    defaults to one derived from the released values (:func:`release_seed`).
+    """
+    counts = _single(released)
+    if counts.n.ndim != 2:
+        raise ParameterError("calibrated_tests needs counts with one leading trials axis.")
+    draws = int(draws)
+    if draws < 19:
+        raise ParameterError(f"A calibrated test needs at least 19 null draws (for example 999), got {draws}.")
+    trials, g = counts.n.shape
+    j_count = counts.grid.bins
+    groups = counts.groups
+    tests: list[tuple[tuple[int, int] | None, list[int]]] = [(pair, list(pair)) for pair in combinations(range(g), 2)]
+    if overall:
+        tests.append((None, list(range(g))))
+    rng = SimulationNoise(release_seed(counts) if seed is None else seed)
+    out: list[CalibratedTest] = []
+    cache: dict[tuple[int, ...], np.ndarray] = {}
+    for pair, idx in tests:
+        stat = _stat(counts, pair)
+        dof = 1 if pair is not None else g - 1
+        chi = chdtrc(dof, stat)
+        label_a = groups[pair[0]] if pair is not None else ", ".join(groups)
+        label_b = groups[pair[1]] if pair is not None else None
+        if not law.noisy:
+            crit = np.full(trials, float(chdtri(dof, ALPHA)))
+            out.append(CalibratedTest(label_a, label_b, dof, stat, chi, chi, crit, 0,
+                                      law.method if law.method != CALIBRATED_METHOD else EXACT_METHOD))
+            continue
+        sim_idx = idx if law.separable else list(range(g))
+        key = tuple(sim_idx) if law.separable else (-1, *idx)
+        if key not in cache:
+            if trials * draws * len(sim_idx) * j_count > MAX_CELLS:
+                raise ParameterError(f"{trials} trials x {draws} null draws on {j_count} bins is too large a "
+                                     "simulation: use fewer null draws, repeats or bins.")
+            base = _subset(counts, sim_idx)
+            params = null_parameters(base if law.separable else _subset(counts, idx))
+            if not law.separable:  # one hazard (the tested groups' pooled hazard) for every group
+                params = (null_parameters(base)[0], params[1], null_parameters(base)[2])
+            sim = simulate_null(base, *params, draws, rng.rng)
+            rows = np.repeat(np.arange(trials), draws)
+            noisy = law.apply(sim, rows, rng)
+            if pair is None:
+                t_null = np.asarray(logrank.overall(noisy).statistic, float)
+            else:
+                local = (sim_idx.index(pair[0]), sim_idx.index(pair[1]))
+                t_null = _stat(noisy, local)
+            cache[key] = t_null.reshape(trials, draws)
+        p, crit = _monte_carlo(stat, cache[key])
+        out.append(CalibratedTest(label_a, label_b, dof, stat, p, chi, crit, draws,
+                                  law.method.format(draws=draws)))
+    return out
+
+
+# ------------------------------------------------------------------------------------------ plain sentences
+def warnings_for(released: BinnedCounts, law: NoiseLaw, tests: list[CalibratedTest], epsilon: float | None,
+                 cell_sd: float = 0.0) -> list[str]:
+    """Plain sentences for results that cannot be read as they stand (trial 0 of the release)."""
+    out: list[str] = []
+    counts = _single(released)
+    if law.noisy and cell_sd > 0:
+        ev = np.asarray(counts.events_total, float)[0].sum(-1)  # (G,)
+        noise_sd = cell_sd * math.sqrt(counts.grid.bins)
+        few = [grp for grp, e in zip(counts.groups, ev, strict=True) if e < 3.0 * noise_sd]
+        if few:
+            out.append(f"Too few events for the noise in {', '.join(few)}: the noise on the event counts (about "
+                       f"{noise_sd:.0f} events over the grid) is more than a third of the events released, so the test "
+                       "can hardly detect anything; use a larger epsilon or fewer, wider bins.")
+    exact_crit = {t.dof: float(chdtri(t.dof, ALPHA)) for t in tests}
+    for t in tests:
+        if not law.noisy or not t.null_draws:
+            continue
+        ratio = float(t.critical_value[0]) / exact_crit[t.dof]
+        if ratio > 3.0:
+            eps = "" if epsilon is None else f" at epsilon {epsilon:g}"
+            out.append(f"The test {t.label} has almost no power{eps}: the noise makes the statistic's 95% point "
+                       f"{float(t.critical_value[0]):.3g} instead of {exact_crit[t.dof]:.3g}, so only a very large "
+                       "difference would be detected; use a larger epsilon or fewer, wider bins.")
+        if np.isnan(t.statistic[0]):
+            out.append(f"The test {t.label} is undefined on this release (no variance left after the noise): no "
+                       "p-value can be given.")
+    return out
+
+
+def cell_noise_sd(mech: Any) -> float:
+    """Standard deviation of the noise on one released count cell (0 without count noise)."""
+    from dpsurv_core.curves.adaptive_km import discrete_laplace_variance
+
+    scale = float(getattr(mech, "counts_scale", getattr(mech, "scale", 0.0)) or 0.0)
+    if scale <= 0:
+        return 0.0
+    return math.sqrt(discrete_laplace_variance(scale) if getattr(mech, "discrete", True) else 2.0 * scale * scale)

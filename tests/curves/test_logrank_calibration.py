@@ -1,0 +1,119 @@
+"""Calibrated private log-rank tests: exact without noise, level kept under the null with noise (quick mode of
+benchmarks/logrank_calibration.py), deterministic per release."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from lifelines.statistics import logrank_test, multivariate_logrank_test
+
+from benchmarks.logrank_calibration import cell, cohorts, nonprivate
+from dpsurv_core.curves import logrank_test as lt
+from dpsurv_core.curves.release import context, exact_counts, tile_trials
+from dpsurv_core.data.cohort import Cohort, load_bundled
+from dpsurv_core.data.public import PublicParameters, TimeGrid
+from dpsurv_core.errors import ParameterError
+from dpsurv_core.privacy import catalogue
+from dpsurv_core.privacy.noise import SimulationNoise
+
+
+@pytest.fixture(scope="module")
+def lung():
+    return load_bundled("lung", group="sex")
+
+
+def build(name, eps, cohort, public):
+    return catalogue.get(catalogue.CURVES, name).build(eps, **context(cohort, public))
+
+
+@pytest.mark.parametrize("name", ["laplace-counts", "adaptive-km", "rrr"])
+def test_no_noise_equals_the_exact_logrank_on_event_times(lung, name):
+    public = PublicParameters.derive(lung, horizon=1100.0, grid=TimeGrid.event_times(lung))
+    mech = build(name, float("inf"), lung, public)
+    rel = mech.release(lung, public, SimulationNoise(0), trials=1)
+    (t,) = lt.calibrated_tests(rel.counts, lt.noise_law(mech, rel.extra), overall=False)
+    a, b = lung.group == "1", lung.group == "2"
+    ref = logrank_test(lung.time[a], lung.time[b], lung.event[a], lung.event[b])
+    assert t.statistic[0] == pytest.approx(ref.test_statistic, rel=1e-9)
+    assert t.p_value[0] == pytest.approx(ref.p_value, rel=1e-9)
+    assert t.null_draws == 0
+
+
+def test_no_noise_on_a_coarse_grid_is_the_binned_chi_square(lung):
+    public = PublicParameters.derive(lung, horizon=1100.0)
+    mech = build("laplace-counts", float("inf"), lung, public)
+    rel = mech.release(lung, public, SimulationNoise(0))
+    (t, ov) = lt.calibrated_tests(rel.counts, lt.noise_law(mech, rel.extra))
+    exact = tile_trials(exact_counts(lung, public.grid, public), 1)
+    from dpsurv_core.curves.logrank import pairwise
+
+    assert t.p_value[0] == pytest.approx(float(pairwise(exact)[0].p_value[0]), rel=1e-12)
+    assert ov.p_value[0] == pytest.approx(t.p_value[0], rel=1e-9)  # two groups: overall = the pair
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 10_000))
+def test_k_group_no_noise_equals_lifelines(seed):
+    rng = np.random.default_rng(seed)
+    n = 60
+    g = rng.integers(0, 3, n).astype(str)
+    t = np.ceil(rng.exponential(100, n) * np.where(g == "2", 0.6, 1.0))
+    e = (rng.random(n) < 0.7).astype(np.int64)
+    cohort = Cohort(t, e, g)
+    public = PublicParameters.derive(cohort, horizon=float(t.max()), grid=TimeGrid.event_times(cohort))
+    mech = build("laplace-counts", float("inf"), cohort, public)
+    rel = mech.release(cohort, public, SimulationNoise(seed))
+    ov = lt.calibrated_tests(rel.counts, lt.noise_law(mech))[-1]
+    ref = multivariate_logrank_test(t, g, e)
+    assert ov.statistic[0] == pytest.approx(ref.test_statistic, rel=1e-7)
+    assert ov.p_value[0] == pytest.approx(ref.p_value, rel=1e-6, abs=1e-12)
+
+
+def test_same_release_same_p_value_and_p_in_range(lung):
+    public = PublicParameters.derive(lung, horizon=1100.0)
+    mech = build("laplace-counts", 1.0, lung, public)
+    rel = mech.release(lung, public, SimulationNoise(3), trials=4)
+    law = lt.noise_law(mech, rel.extra)
+    one = lt.calibrated_tests(rel.counts, law, draws=99)
+    two = lt.calibrated_tests(rel.counts, law, draws=99)
+    for a, b in zip(one, two, strict=True):
+        np.testing.assert_array_equal(a.p_value, b.p_value)
+        assert np.all((a.p_value >= 1 / 100) & (a.p_value <= 1))
+        # the noise widens the null: the simulated 95% point lies above chi-square's 3.84
+        assert np.all(a.critical_value > 3.84)
+
+
+def test_randomized_response_raw_needs_no_calibration_but_debiased_does(lung):
+    public = PublicParameters.derive(lung, horizon=1100.0)
+    mech = build("rrr", 1.0, lung, public)
+    rel = mech.release(lung, public, SimulationNoise(5), trials=3)
+    (raw,) = lt.calibrated_tests(rel.counts, lt.noise_law(mech, rel.extra), overall=False)
+    np.testing.assert_array_equal(raw.p_value, raw.chi2_tail_ignoring_noise)
+    (deb,) = lt.calibrated_tests(rel.extra["debiased_counts"], lt.noise_law(mech, rel.extra, debiased=True), draws=99,
+                                 overall=False)
+    assert deb.null_draws == 99 and np.all(deb.critical_value > 3.84)
+
+
+def test_unknown_mechanism_and_too_few_draws_are_refused(lung):
+    public = PublicParameters.derive(lung, horizon=1100.0)
+    with pytest.raises(ParameterError, match="no calibrated log-rank test"):
+        lt.noise_law(build("time-indexed", 1.0, lung, public))
+    mech = build("laplace-counts", 1.0, lung, public)
+    rel = mech.release(lung, public, SimulationNoise(0))
+    with pytest.raises(ParameterError, match="at least 19"):
+        lt.calibrated_tests(rel.counts, lt.noise_law(mech), draws=5)
+
+
+@pytest.mark.parametrize("name", ["laplace-counts", "adaptive-km"])
+def test_null_rejection_rate_keeps_the_level(name):
+    """Quick mode of the calibration benchmark: 300 null cohorts (n = 200, HR 1) at epsilon 1. The naive
+    chi-square tail rejects far too often; the calibrated test stays near 5% (binomial s.e. 1.3%), so this fails
+    if the calibration is removed."""
+    data, public = cohorts(200, 1.0, 300, seed=11)
+    out = cell(name, False, 1.0, data, public, draws=99, seed=11)
+    calibrated, naive = float(out["calibrated"].mean()), float(out["naive"].mean())
+    assert calibrated <= 0.09
+    assert naive >= 0.09 and naive >= 2 * calibrated
+    assert float(nonprivate(data, public).mean()) <= 0.09  # the binned non-private test keeps its level too
