@@ -4,7 +4,8 @@
 ``lower`` is always allowed; ``show`` prints the cap, the composed spend and every release;
 ``verify`` walks the hash chain (exit 0 intact, 1 naming the first bad record); ``allow-label-only``
 records, with a reason, that label-only releases (which leave the subject unprotected) may be made
-under the cap.
+under the cap; ``allow-disclosure-control`` does the same for statistical disclosure control (suppression, rounding,
+cell keys, step smoothing), which has no epsilon and no formal guarantee.
 """
 
 from __future__ import annotations
@@ -19,16 +20,17 @@ from dpsurv_core.privacy.ledger import NO_CAP, RELEASE, SUBJECT
 
 NAME = "budget"
 HELP = "a data set's privacy budget: set, raise, lower, show, verify"
-ACTIONS = ("set", "raise", "lower", "show", "verify", "allow-label-only")
+ACTIONS = ("set", "raise", "lower", "show", "verify", "allow-label-only", "allow-disclosure-control")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("action", choices=ACTIONS, help="set | raise | lower | show | verify | allow-label-only")
+    p.add_argument("action", choices=ACTIONS, help="set | raise | lower | show | verify | allow-label-only | "
+                                                   "allow-disclosure-control")
     p.add_argument("--data", metavar="NAME_OR_PATH",
                    help=f"a bundled data set ({', '.join(datasets.names())}) or a data file (not needed for verify)")
     p.add_argument("--sheet", metavar="NAME", help="Excel sheet holding the cohort")
     p.add_argument("--cap", type=positive_float, metavar="E", help="the cap (set, raise, lower)")
-    p.add_argument("--reason", metavar="TEXT", help="why (required by raise and allow-label-only)")
+    p.add_argument("--reason", metavar="TEXT", help="why (required by raise, allow-label-only and allow-disclosure-control)")
     add_ledger_options(p)
 
 
@@ -46,6 +48,8 @@ def _show(store, fp: str, name: str) -> dict[str, Any]:
             "totals": ledger.totals(), "subject_guarantee": ledger.subject_guarantee(),
             "budget": ledger.cap_sentence if ledger.cap is not None else NO_CAP,
             "label_only_allowed": ledger.label_only_allowed,
+            "disclosure_control_allowed": ledger.disclosure_control_allowed,
+            "disclosure_control_releases": len(ledger.disclosure_control()),
             "releases": releases, "cap_history": acts, "head": store.head()}
 
 
@@ -69,4 +73,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         store.lower_cap(fp, args.cap, args.reason or "", name)
     elif args.action == "allow-label-only":
         store.allow_label_only(fp, args.reason or "", name)
+    elif args.action == "allow-disclosure-control":
+        store.allow_disclosure_control(fp, args.reason or "", name)
     return _show(store, fp, name)

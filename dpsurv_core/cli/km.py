@@ -186,8 +186,9 @@ NO_NOISE_FIELDS = {"protects": f"nothing ({NO_NOISE})", "neighbouring": "none", 
 
 
 def no_noise(epsilon: float | None) -> bool:
-    """True for the nonprivate mechanism and for any mechanism run with ``--epsilon inf``: nothing is protected."""
-    return epsilon is None or not math.isfinite(epsilon)
+    """True for the nonprivate mechanism and for any mechanism run with ``--epsilon inf``: nothing is protected.
+    None is disclosure control (no epsilon, but the counts are altered): not "no noise"."""
+    return epsilon is not None and not math.isfinite(epsilon)
 
 
 def _nullable(a: np.ndarray) -> list | None:
@@ -351,6 +352,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out["median_note"] = ("median and quartiles as R's quantile.survfit: first time the curve is <= 1 - p, the midpoint "
                           "where it equals 1 - p over an interval (null: not reached); their CI from the band the "
                           "same way")
+    if "table" in rel.extra:  # disclosure control: the released table as published ("<5" for suppressed cells)
+        out["released_table"] = rel.extra["table"]
     if "debiased_curves" in rel.extra:
         out["curves"] = (curve_entries(rel.curves, args.estimand, conf_type, noisy_band, debiased=False)
                          + curve_entries(rel.extra["debiased_curves"], args.estimand, conf_type, noisy_band,

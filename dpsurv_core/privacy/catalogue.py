@@ -18,7 +18,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dpsurv_core.errors import ParameterError
-from dpsurv_core.privacy.ledger import ADD_REMOVE, CHANGE_LABEL, GROUP_LABEL, SUBJECT, PrivacyCost
+from dpsurv_core.privacy.ledger import (
+    ADD_REMOVE,
+    CHANGE_LABEL,
+    DISCLOSURE_CONTROL,
+    GROUP_LABEL,
+    NO_FORMAL,
+    NO_NEIGHBOURS,
+    SUBJECT,
+    PrivacyCost,
+)
 from dpsurv_core.privacy.mechanism import Mechanism
 
 CURVES, WEIBULL, REGRESSION = "curves", "weibull", "regression"
@@ -35,6 +44,15 @@ NGUYEN_HUI_WEIBULL = ("Nguyen T. T. & Hui S. C. (2017), Privacy-Preserving Mecha
 NGUYEN_HUI_REGRESSION = ("Nguyen T. T. & Hui S. C. (2017), Differentially Private Regression for Discrete-Time "
                          "Survival Analysis")
 DPSURV = "dpsurv's own design"
+SDC_PRACTICE = "statistical disclosure control practice"
+SUPPRESSION = SDC_PRACTICE + " (small-number rules of registries and national statistical offices)"
+ROUNDING = SDC_PRACTICE + " (rounding to base 5 or 10)"
+RANDOM_ROUNDING = SDC_PRACTICE + " (unbiased random rounding, as Statistics New Zealand's base 3)"
+CELL_KEY = ("Fraser B. & Wooton J. (2005), A proposed method for confidentialising tabular output to protect against "
+            "differencing; the cell key method of the ABS TableBuilder and the ONS 2021 census tables")
+SMOOTHING = ("O'Keefe C. M., Sparks R. S., McAullay D. & Loong B. (2012), Confidentialising survival analysis output "
+             "in a remote data access system")
+NO_NOISE_SDC = "none (a deterministic rule on the exact counts)"
 
 OPENDP_DLAP = "OpenDP discrete Laplace sampler"
 OPENDP_LAP = "OpenDP Laplace sampler"
@@ -67,6 +85,11 @@ class Entry:
     audit_runs: int | None = None  # a smaller default number of audit runs for mechanisms that are slow to rerun
 
     @property
+    def formal(self) -> bool:
+        """False for statistical disclosure control: no epsilon, no formal guarantee."""
+        return self.guarantee != NO_FORMAL
+
+    @property
     def analysis(self) -> str:
         return {CURVES: "survival curves", WEIBULL: "Weibull parameters", REGRESSION: "regression"}[self.family]
 
@@ -97,6 +120,7 @@ class Entry:
                 "neighbouring": self.neighbouring, "guarantee": self.guarantee, "private": self.private,
                 "noise": self.noise, "engines": list(self.engines), "summary": self.summary,
                 "interval_includes_noise": self.interval_includes_noise,
+                "formal_guarantee": self.formal, "epsilon_applies": self.formal and self.private,
                 "options": {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
                             for k, v in self.options.items()}}
 
@@ -126,6 +150,30 @@ ENTRIES: tuple[Entry, ...] = (
           + GONDARA_WANG, SUBJECT, ADD_REMOVE, OPENDP_DLAP, "dpsurv_core.curves.adaptive_km:AdaptiveKM",
           summary="One released cell per subject on public bins merged with a DP share of the budget; sensitivity m "
                   "instead of 2m."),
+    Entry("suppress-small-cells", "Small-cell suppression (no formal guarantee)", CURVES, _CURVE_CMDS, SUPPRESSION,
+          DISCLOSURE_CONTROL, NO_NEIGHBOURS, NO_NOISE_SDC, "dpsurv_core.disclosure.suppress_small_cells:SuppressSmallCells",
+          guarantee=NO_FORMAL, summary="Counts from 1 to threshold - 1 in the numbers at risk, events and censorings are "
+          "withheld and shown as \"<threshold\"; a suppressed step holds the curve flat. No epsilon.",
+          options={"threshold": 5}),
+    Entry("round", "Rounding to base 5 (no formal guarantee)", CURVES, _CURVE_CMDS, ROUNDING, DISCLOSURE_CONTROL,
+          NO_NEIGHBOURS, NO_NOISE_SDC, "dpsurv_core.disclosure.rounding:Round", guarantee=NO_FORMAL,
+          summary="Every count is rounded to the nearest multiple of the base (halves up). No epsilon.",
+          options={"base": 5}),
+    Entry("random-round", "Random rounding to base 5 (no formal guarantee)", CURVES, _CURVE_CMDS, RANDOM_ROUNDING,
+          DISCLOSURE_CONTROL, NO_NEIGHBOURS, "uniform draws from the release noise source (" + OS_ENTROPY + ")",
+          "dpsurv_core.disclosure.rounding:RandomRound", guarantee=NO_FORMAL,
+          summary="Every count x = b q + r is rounded up to b (q + 1) with probability r / b, else down: unbiased. "
+                  "No epsilon.", options={"base": 5}),
+    Entry("cell-key", "Cell key perturbation (no formal guarantee)", CURVES, _CURVE_CMDS, CELL_KEY,
+          DISCLOSURE_CONTROL, NO_NEIGHBOURS, "none: a fixed record key per subject (keyed hash under the data holder's "
+          "secret) and a published perturbation table", "dpsurv_core.disclosure.cell_key:CellKey", guarantee=NO_FORMAL,
+          summary="Each cell is perturbed by -2..2 as the published table says for its count and its cell key (the "
+                  "sum of its subjects' fixed keys modulo 1): the same cell is always perturbed the same way. "
+                  "No epsilon."),
+    Entry("smooth-steps", "Step smoothing, k events per step (no formal guarantee)", CURVES, _CURVE_CMDS, SMOOTHING,
+          DISCLOSURE_CONTROL, NO_NEIGHBOURS, NO_NOISE_SDC, "dpsurv_core.disclosure.smooth_steps:SmoothSteps",
+          guarantee=NO_FORMAL, summary="Adjacent bins are merged until each step of the curve holds at least k events; "
+          "the curve is flat inside a step. No epsilon.", options={"k": 5}),
     Entry("mle", "Weibull maximum likelihood (not private)", WEIBULL, ("weibull", "audit", "report"),
           "lifelines WeibullFitter", NOTHING, "none", "none", "dpsurv_core.weibull.mechanisms:NonPrivateMLE",
           guarantee="none", private=False, summary="The non-private Weibull fit on normalised times."),
@@ -242,6 +290,21 @@ def _adaptive_km(entry: Entry, epsilon: float | None, params: dict[str, Any]) ->
     return entry.mechanism_class()(_eps(epsilon), rows_per_subject=params.get("rows_per_subject", 1))
 
 
+def _disclosure_control(entry: Entry, epsilon: float | None, params: dict[str, Any]) -> Mechanism:
+    """SDC methods take no epsilon (whatever the caller passes is not used: they have none)."""
+    return entry.mechanism_class()(rows_per_subject=params.get("rows_per_subject", 1), **_opts(entry, params))
+
+
+def disclosure_ids(family: str = CURVES, command: str | None = None) -> list[str]:
+    """The statistical-disclosure-control entries (no formal guarantee)."""
+    return [e.id for e in entries(family, command) if not e.formal]
+
+
+def dp_ids(family: str = CURVES, command: str | None = None) -> list[str]:
+    """The differentially private entries (a finite epsilon and a formal guarantee)."""
+    return [e.id for e in entries(family, command, private=True) if e.formal]
+
+
 def _time_indexed(entry: Entry, epsilon: float | None, params: dict[str, Any]) -> Mechanism:
     o = _opts(entry, params)
     base = o.pop("base_epsilon")
@@ -301,6 +364,11 @@ _FACTORIES: dict[tuple[str, str], Callable[[Entry, float | None, dict[str, Any]]
     (CURVES, "time-indexed"): _time_indexed,
     (CURVES, "rrr"): _rrr,
     (CURVES, "adaptive-km"): _adaptive_km,
+    (CURVES, "suppress-small-cells"): _disclosure_control,
+    (CURVES, "round"): _disclosure_control,
+    (CURVES, "random-round"): _disclosure_control,
+    (CURVES, "cell-key"): _disclosure_control,
+    (CURVES, "smooth-steps"): _disclosure_control,
     (WEIBULL, "mle"): _weibull,
     (WEIBULL, "lsp-tll"): _weibull,
     (WEIBULL, "laplace"): _weibull,

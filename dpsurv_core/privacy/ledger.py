@@ -34,25 +34,41 @@ SUBJECT = "the subject"
 GROUP_LABEL = "the group label only"
 EXACT = "exact"
 APPROXIMATE_MCMC = "approximate (MCMC)"
+# statistical disclosure control (suppression, rounding, cell keys, step smoothing): no epsilon at all
+NO_FORMAL = "no formal guarantee"
+DISCLOSURE_CONTROL = "nothing formally (statistical disclosure control)"
+NO_NEIGHBOURS = "none (no formal definition)"
 
 
 @dataclass(frozen=True)
 class PrivacyCost:
     """What one release spends: epsilon (and delta) under a neighbouring definition, protecting a unit."""
 
-    epsilon: float
+    epsilon: float | None  # None only for a release with no formal guarantee (disclosure control): never 0 or inf
     delta: float = 0.0
     neighbouring: str = ADD_REMOVE
     protects: str = SUBJECT
     guarantee: str = EXACT
 
     def __post_init__(self) -> None:
+        if self.epsilon is None or self.guarantee == NO_FORMAL:
+            if self.epsilon is not None or self.guarantee != NO_FORMAL:
+                raise ParameterError("Only a release with no formal guarantee has no epsilon, and it has none.")
+            return
         if not (self.epsilon >= 0) or math.isnan(self.epsilon):
             raise ParameterError(f"epsilon must be a non-negative number, got {self.epsilon}.")
         if not (0 <= self.delta < 1):
             raise ParameterError(f"delta must be in [0, 1), got {self.delta}.")
 
+    @property
+    def formal(self) -> bool:
+        """False for statistical disclosure control: no epsilon describes what it protects."""
+        return self.guarantee != NO_FORMAL
+
     def sentence(self) -> str:
+        if not self.formal:
+            return ("no formal guarantee (statistical disclosure control): no epsilon, nothing is protected in a "
+                    "provable sense")
         d = f", delta = {self.delta:g}" if self.delta else ""
         g = "" if self.guarantee == EXACT else f" ({self.guarantee})"
         return f"epsilon = {self.epsilon:.4g}{d}{g}, protecting {self.protects}, neighbours: {self.neighbouring}"
@@ -79,6 +95,9 @@ class LedgerEntry:
 
     def voids_subject_guarantee(self) -> str | None:
         """Why this release leaves the subject without a DP guarantee, or None if it does not."""
+        if not self.cost.formal:
+            return (f"{self.mechanism} ({self.analysis}) is statistical disclosure control with no formal guarantee: "
+                    "a subject whose removal changes its table is revealed to anyone who knows the other records")
         not_dp = [d["message"] for d in self.disclosures if not d.get("dp", True)]
         if not_dp:
             reason = not_dp[0].removeprefix("not DP: ").removeprefix("not DP").rstrip(".")
@@ -98,6 +117,7 @@ class Ledger:
         self.cap = cap
         self.entries: list[LedgerEntry] = []
         self.label_only_allowed = False  # a recorded act of the data holder (LedgerStore.allow_label_only)
+        self.disclosure_control_allowed = False  # likewise (LedgerStore.allow_disclosure_control)
 
     @staticmethod
     def _compose(entries: list[LedgerEntry], attr: str) -> float:
@@ -105,6 +125,8 @@ class Ledger:
         total = 0.0
         for e in entries:
             v = getattr(e.cost, attr)
+            if v is None:  # disclosure control: no epsilon to compose
+                continue
             if e.parallel_key is None:
                 total += v
             else:
@@ -114,10 +136,14 @@ class Ledger:
     def totals(self) -> dict[str, dict[str, float]]:
         """Composed epsilon and delta per protected unit."""
         out: dict[str, dict[str, float]] = {}
-        for unit in sorted({e.cost.protects for e in self.entries}):
+        for unit in sorted({e.cost.protects for e in self.entries if e.cost.formal}):
             sub = [e for e in self.entries if e.cost.protects == unit]
             out[unit] = {"epsilon": self._compose(sub, "epsilon"), "delta": self._compose(sub, "delta")}
         return out
+
+    def disclosure_control(self) -> list[LedgerEntry]:
+        """Releases with no formal guarantee (statistical disclosure control): they have no epsilon to add up."""
+        return [e for e in self.entries if not e.cost.formal]
 
     def void_reasons(self) -> list[str]:
         """Releases that leave the subject without a DP guarantee (label-only or not-DP releases); empty if none.
@@ -156,7 +182,16 @@ class Ledger:
 
     def check(self, entry: LedgerEntry) -> None:
         """Refuse, with a sentence saying by how much, a release that would take the total past the cap; and, under a
-        cap, a label-only release the data holder has not allowed (it leaves the subject with no guarantee at all)."""
+        cap, a label-only or disclosure-control release the data holder has not allowed (either leaves the subject with
+        no guarantee at all)."""
+        if self.cap is not None and not entry.cost.formal:
+            if not self.disclosure_control_allowed:
+                raise BudgetExceededError(
+                    f"{entry.mechanism} is statistical disclosure control with no formal guarantee: it has no epsilon, "
+                    f"so no subject-level cap (epsilon {self.cap:.4g}) can account for it. It is refused unless the "
+                    "data holder allows disclosure-control releases for this data set, a recorded act with a reason: "
+                    "`python -m dpsurv_core budget allow-disclosure-control --data D --reason TEXT`.")
+            return
         if self.cap is not None and entry.cost.protects != SUBJECT and not self.label_only_allowed:
             raise BudgetExceededError(
                 f"{entry.mechanism} protects {entry.cost.protects}: the subject's times and events would be published "
@@ -180,7 +215,9 @@ class Ledger:
         return entry
 
     def to_dict(self) -> dict[str, Any]:
-        return {"cap": self.cap, "label_only_allowed": self.label_only_allowed, "totals": self.totals(),
+        return {"cap": self.cap, "label_only_allowed": self.label_only_allowed,
+                "disclosure_control_allowed": self.disclosure_control_allowed,
+                "disclosure_control_releases": len(self.disclosure_control()), "totals": self.totals(),
                 "subject_guarantee": self.subject_guarantee(),
                 "entries": [e.to_dict() for e in self.entries]}
 
@@ -192,6 +229,7 @@ class Ledger:
         raw = json.loads(text)
         ledger = cls(raw.get("cap"))
         ledger.label_only_allowed = bool(raw.get("label_only_allowed", False))
+        ledger.disclosure_control_allowed = bool(raw.get("disclosure_control_allowed", False))
         for e in raw.get("entries", []):
             cost = PrivacyCost(**e.pop("cost"))
             ledger.entries.append(LedgerEntry(cost=cost, **e))
@@ -215,6 +253,7 @@ LEDGER_ENV = "DPSURV_LEDGER"
 GENESIS = "0" * 64
 CAP_SET, CAP_RAISE, CAP_LOWER, RELEASE = "cap-set", "cap-raise", "cap-lower", "release"
 ALLOW_LABEL_ONLY = "allow-label-only"
+ALLOW_DISCLOSURE_CONTROL = "allow-disclosure-control"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
@@ -329,6 +368,8 @@ class LedgerStore:
                 ledger.entries.append(entry_from_body(r.body, r.id, r.time))
             elif r.kind == ALLOW_LABEL_ONLY:
                 ledger.label_only_allowed = True
+            elif r.kind == ALLOW_DISCLOSURE_CONTROL:
+                ledger.disclosure_control_allowed = True
         ledger.cap = cap
         return ledger
 
@@ -438,6 +479,18 @@ class LedgerStore:
         with self.transaction(fingerprint) as tx:
             return tx.append(ALLOW_LABEL_ONLY, {"reason": reason.strip(), "dataset": dataset,
                                                 "consequence": "label-only releases leave the subject unprotected"})
+
+    def allow_disclosure_control(self, fingerprint: str, reason: str, dataset: str = "") -> int:
+        """Record that the data holder allows releases with no formal guarantee (small-cell suppression, rounding,
+        cell keys, step smoothing) under this data set's cap."""
+        if not reason or not reason.strip():
+            raise ParameterError("Allowing disclosure-control releases needs a reason (--reason TEXT): they have no "
+                                 "formal guarantee, and a subject whose removal changes the table is revealed.")
+        with self.transaction(fingerprint) as tx:
+            return tx.append(ALLOW_DISCLOSURE_CONTROL, {
+                "reason": reason.strip(), "dataset": dataset,
+                "consequence": "disclosure-control releases have no epsilon and leave the subject without a formal "
+                               "guarantee"})
 
 
 def _check_cap(cap: float) -> None:

@@ -54,7 +54,8 @@ class Plan:
 
     @property
     def private(self) -> bool:
-        return self.entry.private and math.isfinite(self.cost.epsilon)
+        eps = self.cost.epsilon  # None: disclosure control, released like any other but with no formal guarantee
+        return self.entry.private and (eps is None or math.isfinite(eps))
 
     def ledger_entry(self) -> LedgerEntry:
         entry = self.mechanism.ledger_entry(self.dataset, self.parallel_key, self.note, self.disclosures)
@@ -77,14 +78,23 @@ class Released:
     def summary(self) -> dict[str, Any]:
         """JSON fields every release prints."""
         cost = self.entry.cost
-        return {"release": True, "simulation": False, "record_id": self.record_id, "epsilon_spent": cost.epsilon,
-                "delta": cost.delta, "protects": cost.protects, "neighbouring": cost.neighbouring,
-                "guarantee": cost.guarantee, "cap": self.ledger.cap, "spent": self.ledger.spent(cost.protects),
-                "budget": self.ledger.cap_sentence}
+        out = {"release": True, "simulation": False, "record_id": self.record_id, "epsilon_spent": cost.epsilon,
+               "delta": cost.delta, "protects": cost.protects, "neighbouring": cost.neighbouring,
+               "guarantee": cost.guarantee, "cap": self.ledger.cap, "spent": self.ledger.spent(cost.protects),
+               "budget": self.ledger.cap_sentence}
+        if not cost.formal:  # no epsilon: nothing spent, nothing composed, and the JSON says so (null, never 0)
+            out.update({"spent": None, "formal_guarantee": False,
+                        "budget": "no formal guarantee: this release has no epsilon and is not counted against the cap; "
+                                  "the ledger records it as a disclosure-control release"})
+        return out
 
 
 def uncertainty_sentence(plan: Plan) -> str:
     """What the intervals and tests beside this plan's private numbers account for, in one plain sentence."""
+    if not getattr(plan.entry, "formal", True):
+        return ("Statistical disclosure control: the intervals beside these numbers are sampling intervals from the "
+                "altered counts; they do not account for the suppression, rounding or perturbation, and no formal "
+                "guarantee protects the patients.")
     if not plan.private:
         return "No noise: these numbers are exact, and their intervals are the usual sampling intervals."
     if plan.entry.interval_includes_noise:

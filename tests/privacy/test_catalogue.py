@@ -13,7 +13,16 @@ from dpsurv_core.data.cohort import load_bundled
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.catalogue import CURVES, REGRESSION, WEIBULL
-from dpsurv_core.privacy.ledger import ADD_REMOVE, APPROXIMATE_MCMC, CHANGE_LABEL, EXACT, GROUP_LABEL, SUBJECT
+from dpsurv_core.privacy.ledger import (
+    ADD_REMOVE,
+    APPROXIMATE_MCMC,
+    CHANGE_LABEL,
+    DISCLOSURE_CONTROL,
+    EXACT,
+    GROUP_LABEL,
+    NO_FORMAL,
+    SUBJECT,
+)
 from dpsurv_core.privacy.mechanism import Mechanism
 from dpsurv_core.regression.person_period import person_period
 
@@ -59,7 +68,11 @@ def test_every_entry_builds_and_its_cost_is_the_entrys_cost(entry, pp):
     mech = entry.build(eps, **p)
     assert isinstance(mech, Mechanism) and isinstance(mech, entry.mechanism_class())
     assert mech.cost == entry.cost(eps, **p)
-    if entry.private:
+    if not entry.formal:  # disclosure control: no epsilon at all (None, never 0 or inf), whatever the caller passed
+        assert mech.cost.epsilon is None and not mech.cost.formal and entry.guarantee == "no formal guarantee"
+        assert entry.to_dict()["formal_guarantee"] is False and entry.to_dict()["epsilon_applies"] is False
+        assert catalogue.find(mech.name) is entry
+    elif entry.private:
         assert mech.cost.epsilon == pytest.approx(eps)
         assert (mech.cost.protects, mech.cost.neighbouring, mech.cost.guarantee) == \
             (entry.protects, entry.neighbouring, entry.guarantee)
@@ -73,6 +86,9 @@ def test_what_each_private_entry_protects():
     assert (by[CURVES, "rrr"].protects, by[CURVES, "rrr"].neighbouring) == (GROUP_LABEL, CHANGE_LABEL)
     assert by[REGRESSION, "psgld"].guarantee == APPROXIMATE_MCMC
     for e in catalogue.entries(private=True):
+        if not e.formal:
+            assert (e.protects, e.guarantee) == (DISCLOSURE_CONTROL, NO_FORMAL), e.id
+            continue
         if (e.family, e.id) != (CURVES, "rrr"):
             assert (e.protects, e.neighbouring) == (SUBJECT, ADD_REMOVE), e.id
         if (e.family, e.id) != (REGRESSION, "psgld"):
@@ -165,4 +181,7 @@ def test_only_mechanisms_whose_bands_carry_the_noise_say_so():
     for e in catalogue.entries(private=True):
         plan = SimpleNamespace(private=True, entry=e)
         text = uncertainty_sentence(plan)
+        if not e.formal:
+            assert "no formal guarantee" in text and "do not account" in text
+            continue
         assert ("too narrow" in text) != e.interval_includes_noise

@@ -1,0 +1,82 @@
+"""Rounding every released count to a base b (5 by default), and unbiased random rounding.
+
+``round``: each cell x becomes b * floor(x / b + 1/2) (halves round up), deterministic.
+``random-round``: each cell x = b q + r (0 <= r < b) becomes b q + b with probability r / b and b q otherwise, so
+E[released] = x (unbiased random rounding, as Statistics New Zealand practises with base 3). The draw comes from the
+release noise source (OpenDP/OS entropy for a release, seeded simulation noise for previews and audits). Neither has
+a formal guarantee: deterministic rounding reveals a subject whose removal moves a cell across a rounding boundary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from dpsurv_core.curves.counts import BinnedCounts
+from dpsurv_core.data.cohort import Cohort
+from dpsurv_core.data.public import PublicParameters
+from dpsurv_core.disclosure.base import DisclosureControl
+from dpsurv_core.errors import ParameterError
+from dpsurv_core.privacy.noise import NoiseSource
+
+
+def _check_base(base: int) -> int:
+    if int(base) != base or base < 2:
+        raise ParameterError(f"The rounding base must be a whole number of at least 2, got {base}.")
+    return int(base)
+
+
+def round_to_base(x: np.ndarray, base: int) -> np.ndarray:
+    """b * floor(x / b + 1/2): nearest multiple of b, halves up."""
+    return base * np.floor(np.asarray(x, float) / base + 0.5)
+
+
+def random_round(x: np.ndarray, base: int, u: np.ndarray) -> np.ndarray:
+    """Unbiased random rounding with uniforms ``u`` in [0, 1): up with probability remainder / base."""
+    x = np.asarray(x, float)
+    low = base * np.floor(x / base)
+    return low + base * (u < (x - low) / base)
+
+
+class Round(DisclosureControl):
+    """Round every count to the nearest multiple of ``base``."""
+
+    name = "round"
+    what = "rounding to base {base}"
+
+    def __init__(self, base: int = 5, rows_per_subject: int = 1) -> None:
+        super().__init__(rows_per_subject)
+        self.base = _check_base(base)
+        self.what = f"rounding to base {self.base}"
+
+    def parameters(self) -> dict[str, Any]:
+        return {**super().parameters(), "base": self.base}
+
+    def alter(self, exact: BinnedCounts, cohort: Cohort, public: PublicParameters, noise: NoiseSource | None,
+              trials: int) -> tuple[BinnedCounts, dict[str, Any]]:
+        return exact.from_cells(round_to_base(exact.cells(), self.base)), {}
+
+
+class RandomRound(DisclosureControl):
+    """Unbiased random rounding to ``base``; its randomness comes from the release's noise source."""
+
+    name = "random-round"
+    deterministic = False
+
+    def __init__(self, base: int = 5, rows_per_subject: int = 1) -> None:
+        super().__init__(rows_per_subject)
+        self.base = _check_base(base)
+        self.what = f"unbiased random rounding to base {self.base}"
+
+    def parameters(self) -> dict[str, Any]:
+        return {**super().parameters(), "base": self.base}
+
+    def alter(self, exact: BinnedCounts, cohort: Cohort, public: PublicParameters, noise: NoiseSource | None,
+              trials: int) -> tuple[BinnedCounts, dict[str, Any]]:
+        if noise is None:
+            raise ParameterError("Random rounding needs a noise source (a release or a seeded simulation).")
+        cells = exact.cells()
+        u = np.asarray(noise.uniform(0.0, 1.0, cells.shape), float)
+        return replace(exact.from_cells(random_round(cells, self.base, u))), {}
