@@ -1,27 +1,35 @@
 """``logrank``: pairwise and overall k-group log-rank tests from released per-group counts.
 
 The tests are post-processing of the released numbers at risk and events (docs/mechanisms.md):
-laplace-counts (noisy counts), rrr (counts per reported group; protects the label only),
-nonprivate (exact, on the data's event times, equal to lifelines). time-indexed releases no
+laplace-counts and adaptive-km (noisy counts), rrr (counts per reported group; protects the label
+only), nonprivate (exact, on the data's event times, equal to lifelines). time-indexed releases no
 counts and is refused.
+
+``p_value`` is the calibrated p-value (:mod:`dpsurv_core.curves.logrank_test`): the statistic compared
+with its null distribution simulated from the released pooled hazard and the public noise law
+(``null_draws`` draws, seeded from the released values). ``chi2_tail_ignoring_noise`` is the
+chi-square tail of the same statistic, which treats the noisy counts as exact: not a p-value when
+there is noise. Without noise (nonprivate, ``--epsilon inf``) the two are equal.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any
 
-from dpsurv_core.cli.common import add_data_options, add_release_options
+from dpsurv_core.cli.common import add_data_options, add_release_options, positive_int
 from dpsurv_core.cli.km import (
     NO_NOISE_FIELDS,
     add_mechanism_options,
+    build_mechanism,
     header,
     load,
     number_at_risk,
     release,
     set_group_help,
 )
-from dpsurv_core.curves.logrank import overall, pairwise
+from dpsurv_core.curves import logrank_test
 from dpsurv_core.curves.release import event_times_grid, exact_counts, tile_trials
 from dpsurv_core.data.public import Disclosure
 from dpsurv_core.errors import ParameterError
@@ -38,6 +46,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         horizon=True)
     set_group_help(p, required=True)
     add_mechanism_options(p)
+    p.add_argument("--null-draws", type=positive_int, default=None, metavar="B",
+                   help="null draws of the calibrated test (default 999 for one release, fewer with --repeat; at "
+                        "least 19)")
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -46,6 +57,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         grid = event_times_grid(cohort)
         counts = tile_trials(exact_counts(cohort, grid, public), 1)
         mech = catalogue.get(catalogue.CURVES, args.mechanism).build()
+        law = logrank_test.noise_law(mech)
         out = {"mechanism": mech.name, "epsilon_spent": mech.cost.epsilon, "protects": mech.cost.protects,
                "neighbouring": mech.cost.neighbouring, "cost": mech.cost.sentence(), "parameters": {},
                "disclosures": [d.to_dict() for d in [*extra, Disclosure("release", "not DP: exact, non-private "
@@ -58,20 +70,40 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             raise ParameterError(f"{args.mechanism} releases no counts, so there is no log-rank test on its output: use "
                                  "laplace-counts or rrr.")
         counts = rel.counts
+        _, mech = build_mechanism(args.mechanism, args, cohort, public)
+        law = logrank_test.noise_law(mech, rel.extra)
         out = header(rel, cohort, public, extra)
         out.update(fields)
     if len(counts.groups) < 2:
         raise ParameterError("A log-rank test needs at least two groups: choose a --group column with two or more values.")
     out["number_at_risk"] = number_at_risk(counts.groups, cohort, public, counts,
                                            out.get("epsilon_spent"), counts.n.shape[0] if counts.n.ndim > 1 else 1)
-    tests = []
-    for res in pairwise(counts):
-        stat, p = res.statistic.tolist(), res.p_value.tolist()
-        tests += [{"trial": t, "group_a": res.group_a, "group_b": res.group_b, "statistic": stat[t], "p_value": p[t],
-                   "dof": res.dof} for t in range(len(stat))]
+    trials = counts.n.shape[0]
+    draws = args.null_draws or logrank_test.default_draws(trials, len(counts.groups), counts.grid.bins)
+    results = logrank_test.calibrated_tests(counts, law, draws=draws)
+    tests = [{"trial": t, "group_a": r.group_a, "group_b": r.group_b, **_numbers(r, t)}
+             for r in results[:-1] for t in range(trials)]
     tests.sort(key=lambda d: d["trial"])
-    res = overall(counts)
-    stat, p = res.statistic.tolist(), res.p_value.tolist()
+    ov = results[-1]
     out["tests"] = tests
-    out["overall"] = [{"trial": t, "statistic": stat[t], "p_value": p[t], "dof": res.dof} for t in range(len(stat))]
+    out["overall"] = [{"trial": t, **_numbers(ov, t)} for t in range(trials)]
+    out["test_method"] = ov.method
+    out["null_draws"] = ov.null_draws
+    out["noise_law"] = law.description
+    out["interval_includes_noise"] = True  # the p-values carry the noise (exact tests where there is none)
+    out["warnings"] = logrank_test.warnings_for(counts, law, results, out.get("epsilon_spent"),
+                                                logrank_test.cell_noise_sd(mech) if law.noisy else 0.0)
     return out
+
+
+def _finite(v: float) -> float | None:
+    return v if math.isfinite(v) else None
+
+
+def _numbers(r: logrank_test.CalibratedTest, t: int) -> dict[str, Any]:
+    """One test's numbers in one trial (``p_value`` is the calibrated p-value)."""
+    p = _finite(float(r.p_value[t]))
+    return {"statistic": _finite(float(r.statistic[t])), "p_value": p, "p_value_calibrated": p,
+            "chi2_tail_ignoring_noise": _finite(float(r.chi2_tail_ignoring_noise[t])),
+            "critical_value_95": _finite(float(r.critical_value[t])), "dof": r.dof, "null_draws": r.null_draws,
+            "test_method": r.method}

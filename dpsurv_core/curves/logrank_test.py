@@ -47,8 +47,10 @@ CALIBRATED_METHOD = ("Monte Carlo test: the statistic's null distribution simula
 LABEL_METHOD = ("log-rank chi-square on the reported groups: randomizing labels does not change the statistic's null "
                 "distribution (every group has the same survival under H0), so no calibration is needed")
 
-# Simulated null tables per call are capped: trials x draws x groups x bins cells.
-MAX_CELLS = 60_000_000
+# Simulated null tables are built in blocks of at most this many cells (trials x draws x groups x bins).
+MAX_CELLS = 8_000_000
+# With many release trials (simulations) the default number of null draws shrinks to keep to this budget.
+DRAW_BUDGET = 12_000_000
 
 
 @dataclass(frozen=True)
@@ -182,6 +184,12 @@ def noise_law(mech: Any, extra: dict[str, Any] | None = None, debiased: bool = F
 
 
 # ------------------------------------------------------------------------------------------ null simulation
+def default_draws(trials: int, groups: int, bins: int) -> int:
+    """999 null draws for one release; fewer (at least 99, of the form 100 k - 1) when many trials are simulated."""
+    fit = DRAW_BUDGET // max(1, int(trials) * int(groups) * int(bins))
+    return int(max(99, min(DEFAULT_DRAWS, (fit // 100) * 100 - 1)))
+
+
 def release_seed(counts: BinnedCounts) -> np.random.SeedSequence:
     """A seed derived from the released values only (same release -> same null draws -> same p-value)."""
     digest = hashlib.sha256(np.ascontiguousarray(np.round(counts.cells().astype(float), 9)).tobytes()).digest()
@@ -286,22 +294,22 @@ def calibrated_tests(released: BinnedCounts, law: NoiseLaw, draws: int = DEFAULT
         sim_idx = idx if law.separable else list(range(g))
         key = tuple(sim_idx) if law.separable else (-1, *idx)
         if key not in cache:
-            if trials * draws * len(sim_idx) * j_count > MAX_CELLS:
-                raise ParameterError(f"{trials} trials x {draws} null draws on {j_count} bins is too large a "
-                                     "simulation: use fewer null draws, repeats or bins.")
             base = _subset(counts, sim_idx)
             params = null_parameters(base if law.separable else _subset(counts, idx))
             if not law.separable:  # one hazard (the tested groups' pooled hazard) for every group
-                params = (null_parameters(base)[0], params[1], null_parameters(base)[2])
-            sim = simulate_null(base, *params, draws, rng.rng)
-            rows = np.repeat(np.arange(trials), draws)
-            noisy = law.apply(sim, rows, rng)
-            if pair is None:
-                t_null = np.asarray(logrank.overall(noisy).statistic, float)
-            else:
-                local = (sim_idx.index(pair[0]), sim_idx.index(pair[1]))
-                t_null = _stat(noisy, local)
-            cache[key] = t_null.reshape(trials, draws)
+                full = null_parameters(base)
+                params = (full[0], params[1], full[2])
+            chunk = max(1, MAX_CELLS // (draws * len(sim_idx) * j_count))  # bounded memory: blocks of trials
+            parts = []
+            for lo in range(0, trials, chunk):
+                hi = min(trials, lo + chunk)
+                sim = simulate_null(base, *(a[lo:hi] for a in params), draws, rng.rng)
+                noisy = law.apply(sim, np.repeat(np.arange(lo, hi), draws), rng)
+                if pair is None:
+                    parts.append(np.asarray(logrank.overall(noisy).statistic, float))
+                else:
+                    parts.append(_stat(noisy, (sim_idx.index(pair[0]), sim_idx.index(pair[1]))))
+            cache[key] = np.concatenate(parts).reshape(trials, draws)
         p, crit = _monte_carlo(stat, cache[key])
         out.append(CalibratedTest(label_a, label_b, dof, stat, p, chi, crit, draws,
                                   law.method.format(draws=draws)))
@@ -322,19 +330,18 @@ def warnings_for(released: BinnedCounts, law: NoiseLaw, tests: list[CalibratedTe
             out.append(f"Too few events for the noise in {', '.join(few)}: the noise on the event counts (about "
                        f"{noise_sd:.0f} events over the grid) is more than a third of the events released, so the test "
                        "can hardly detect anything; use a larger epsilon or fewer, wider bins.")
-    exact_crit = {t.dof: float(chdtri(t.dof, ALPHA)) for t in tests}
-    for t in tests:
-        if not law.noisy or not t.null_draws:
-            continue
-        ratio = float(t.critical_value[0]) / exact_crit[t.dof]
-        if ratio > 3.0:
-            eps = "" if epsilon is None else f" at epsilon {epsilon:g}"
-            out.append(f"The test {t.label} has almost no power{eps}: the noise makes the statistic's 95% point "
-                       f"{float(t.critical_value[0]):.3g} instead of {exact_crit[t.dof]:.3g}, so only a very large "
-                       "difference would be detected; use a larger epsilon or fewer, wider bins.")
-        if np.isnan(t.statistic[0]):
-            out.append(f"The test {t.label} is undefined on this release (no variance left after the noise): no "
-                       "p-value can be given.")
+    weak = [t for t in tests if law.noisy and t.null_draws
+            and float(t.critical_value[0]) > 3.0 * float(chdtri(t.dof, ALPHA))]
+    if weak:
+        eps = "" if epsilon is None else f" at epsilon {epsilon:g}"
+        points = "; ".join(f"{t.label}: {float(t.critical_value[0]):.3g} instead of {float(chdtri(t.dof, ALPHA)):.3g}"
+                           for t in weak)
+        out.append(f"Almost no power{eps}: the noise moves the statistic's 95% point far above chi-square's ({points}), "
+                   "so only a very large difference would be detected; use a larger epsilon or fewer, wider bins.")
+    undefined = [t.label for t in tests if np.isnan(t.statistic[0])]
+    if undefined:
+        out.append(f"No p-value for {', '.join(undefined)}: the released counts leave the statistic no variance "
+                   "(no events or no one at risk in the compared groups).")
     return out
 
 

@@ -214,3 +214,26 @@ def test_more_bad_input_is_one_sentence(args, message):
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and message in lines[0]
+
+
+def test_logrank_p_value_is_calibrated_for_the_noise(capsys):
+    """Private p-values come from the simulated null with the noise; the chi-square tail that ignores the noise
+    is kept under a name that says so. Without noise both equal the exact binned test."""
+    o = run(capsys, "logrank", *LUNG, "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "1",
+            "--grid", "0:1100:20", "--seed", "3", "--null-draws", "199")
+    t = o["tests"][0]
+    assert o["null_draws"] == t["null_draws"] == 199 and "Monte Carlo" in o["test_method"]
+    assert o["interval_includes_noise"] is True and isinstance(o["warnings"], list)
+    assert t["p_value"] == t["p_value_calibrated"] and t["p_value"] >= 1 / 200
+    assert t["critical_value_95"] > 3.84  # the noise widens the null distribution
+    assert t["p_value"] > t["chi2_tail_ignoring_noise"] or t["statistic"] < 3.84
+    exact = run(capsys, "logrank", *LUNG, "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "inf",
+                "--grid", "0:1100:20", "--seed", "3")
+    np_ = run(capsys, "logrank", *LUNG, "--group", "sex", "--mechanism", "nonprivate")
+    e = exact["tests"][0]
+    assert e["null_draws"] == 0 and e["p_value"] == e["chi2_tail_ignoring_noise"]
+    assert np_["tests"][0]["p_value"] == pytest.approx(0.0013, abs=1e-4)  # lifelines / survdiff on the event times
+    assert np_["warnings"] == [] and "no noise" in np_["test_method"]
+    weak = run(capsys, "logrank", "--data", "kidney", "--group", "disease", "--mechanism", "laplace-counts",
+               "--epsilon", "0.5", "--seed", "1", "--null-draws", "99")
+    assert any("Almost no power" in w for w in weak["warnings"])
