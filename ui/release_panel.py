@@ -48,7 +48,9 @@ def release_button(plan: Plan, key: str, label: str = "Release") -> Released | N
         return None
     budget = session.ledger()
     left = "no cap set" if budget.cap is None else f"{budget.remaining():.3g} of the cap {budget.cap:.3g} left"
-    if st.button(f"{label} (charges epsilon {plan.cost.epsilon:.3g})", key=f"release-{key}", type="primary",
+    charge = ("no epsilon: no formal guarantee" if plan.cost.epsilon is None  # disclosure control
+              else f"charges epsilon {plan.cost.epsilon:.3g}")
+    if st.button(f"{label} ({charge})", key=f"release-{key}", type="primary",
                  help=f"A fresh draw, charged against this data set's budget ({left}); it gets a record id and can "
                       "go into the report."):
         try:

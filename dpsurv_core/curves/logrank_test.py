@@ -169,6 +169,8 @@ def noise_law(mech: Any, extra: dict[str, Any] | None = None, debiased: bool = F
     """The noise law of a curve mechanism that releases counts (``extra``: the release's ``extra``, which holds
     adaptive-km's merged bins). A mechanism without a known law is refused in one sentence."""
     name = getattr(mech, "name", "")
+    if hasattr(mech, "noise_law"):  # disclosure control (dpsurv_core.disclosure): the method gives its own rule
+        return mech.noise_law()
     if name == "laplace-counts":
         return _laplace_law(mech)
     if name == "adaptive-km":

@@ -68,6 +68,19 @@ class DisclosureControl(Mechanism):
         out, _ = self.alter(loo, cohort, public, None, loo.n.shape[0])
         return base.cells()[0], out.cells(), _first_rows(unit, loo.n.shape[0])
 
+    def null_alter(self, exact: BinnedCounts, noise: NoiseSource) -> BinnedCounts:
+        """The rule applied to simulated counts (leading axis N) for a calibrated log-rank test: the same rule, with
+        random stand-ins for anything tied to the real records (the cell keys)."""
+        out, _ = self.alter(exact, None, None, noise, int(exact.n.shape[0]))  # type: ignore[arg-type]
+        return out
+
+    def noise_law(self) -> Any:
+        """The release's law for :mod:`dpsurv_core.curves.logrank_test` (its tests are calibrated by simulation)."""
+        from dpsurv_core.curves.logrank_test import NoiseLaw
+
+        return NoiseLaw(self.name, f"{self.what} of every count cell (no formal guarantee), then clamping", True,
+                        lambda exact, rows, noise: post_process(self.null_alter(exact, noise)))
+
     # ------------------------------------------------------------------------------------------- release
     def release(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource | None = None, trials: int = 1,
                 competing: bool = False) -> CurveRelease:

@@ -147,6 +147,11 @@ class CellKey(DisclosureControl):
         out = self._apply(exact.cells().astype(float), np.broadcast_to(key_sum, exact.cells().shape))
         return exact.from_cells(out), {"cell_keys": np.broadcast_to(np.mod(key_sum, 1.0), out.shape).copy()}
 
+    def null_alter(self, exact: BinnedCounts, noise: NoiseSource) -> BinnedCounts:
+        """Simulated counts have no records: their cell keys are drawn uniform on [0, 1), as real cell keys are."""
+        cells = exact.cells().astype(float)
+        return exact.from_cells(self._apply(cells, np.asarray(noise.uniform(0.0, 1.0, cells.shape), float)))
+
     def leave_one_out(self, cohort: Cohort, public: PublicParameters) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         from dpsurv_core.audit.targets import _first_rows
 
