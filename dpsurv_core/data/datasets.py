@@ -9,10 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from dpsurv_core.errors import DataError
+
+if TYPE_CHECKING:
+    from dpsurv_core.data.labels import ValueLabels
 
 SURVIVAL = "R package survival (Therneau); licence LGPL (>= 2)"
 MASS = "R package MASS (Venables and Ripley); licence GPL-2 | GPL-3"
@@ -39,6 +43,13 @@ class DatasetInfo:
     @property
     def path(self):
         return resources.files("dpsurv_core") / "data" / "bundled" / f"{self.name}.csv"
+
+    @property
+    def labels(self) -> ValueLabels:
+        """The R documentation's value labels, column kinds and descriptions (:mod:`dpsurv_core.data.labels`)."""
+        from dpsurv_core.data.labels import bundled
+
+        return bundled(self.name)
 
 
 DATASETS: dict[str, DatasetInfo] = {

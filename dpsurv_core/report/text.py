@@ -12,6 +12,7 @@ show literally, as the text it is:
 
 from __future__ import annotations
 
+import math
 import re
 
 _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
@@ -29,3 +30,65 @@ def markdown_literal(value: object) -> str:
     spaces (a label cannot start a heading, list, link, image, table or HTML tag)."""
     text = " ".join(str(value).splitlines())
     return _MARKDOWN.sub(r"\\\1", text)
+
+
+# ---------------------------------------------------------------------- numbers as clinicians write them
+DASH = "–"
+
+
+def _missing(x: object) -> bool:
+    try:
+        return x is None or math.isnan(float(x))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return True
+
+
+def percent(p: float | None, digits: int = 0) -> str:
+    """A proportion as a percentage: ``percent(0.523) == "52%"``, ``percent(0.5234, 1) == "52.3%"``; a missing value
+    is a dash. Values outside [0, 1] (a private estimate can be) are shown as they are, not clipped."""
+    if _missing(p):
+        return DASH
+    return f"{100 * float(p):.{digits}f}%"  # type: ignore[arg-type]
+
+
+def hazard_ratio_ci(hr: float, lower: float, upper: float, digits: int = 2, level: float = 0.95) -> str:
+    """A hazard ratio with its interval as in a clinical paper: ``0.59 (95% CI 0.42 to 0.82)``. A missing bound
+    shows as a dash; an infinite bound as ``inf``."""
+    def fmt(x: float) -> str:
+        if _missing(x):
+            return DASH
+        x = float(x)
+        return "inf" if math.isinf(x) else f"{x:.{digits}f}"
+
+    return f"{fmt(hr)} ({level * 100:g}% CI {fmt(lower)} to {fmt(upper)})"
+
+
+def p_value(p: float | None, digits: int = 2, floor: float = 0.001) -> str:
+    """A p-value to ``digits`` significant digits as R's ``format.pval`` prints it (``0.012``, ``0.5``), with values
+    below ``floor`` as ``< 0.001``. A missing p is a dash; a value outside [0, 1] raises ValueError."""
+    if _missing(p):
+        return DASH
+    p = float(p)  # type: ignore[arg-type]
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"A p-value must lie in [0, 1], not {p!r}.")
+    if p < floor:
+        return f"< {floor:g}"
+    return f"{p:.{digits}g}"
+
+
+def time_in(value: float | None, unit: str, from_unit: str | None = None, digits: int = 3) -> str:
+    """A time as clinicians read it, converted from ``from_unit`` (default: already in ``unit``): ``588 days``,
+    ``19.3 months``; infinite is ``not reached``, missing a dash. Whole numbers and values of 100 or more show no
+    decimals; others ``digits`` significant digits (a month is 365.25/12 days, as everywhere in dpsurv)."""
+    if _missing(value):
+        return DASH
+    x = float(value)  # type: ignore[arg-type]
+    if math.isinf(x):
+        return "not reached"
+    if from_unit is not None and from_unit != unit:
+        from dpsurv_core.data.summary import time_factor
+
+        x *= time_factor(from_unit, unit)
+    if abs(x) >= 100 or x.is_integer():
+        return f"{x:,.0f} {unit}"
+    return f"{x:.{digits}g} {unit}"

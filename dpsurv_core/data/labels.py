@@ -1,0 +1,369 @@
+"""Value labels: what the codes of a column mean, and whether a column is categorical or numeric.
+
+A :class:`ValueLabels` holds, per column, a mapping from code to label (lung's ``sex``: ``"1" -> "Male"``,
+``"2" -> "Female"``), an optional one-line description of the column, and a kind: ``"categorical"`` (the values are
+names of groups: sex, ECOG status, treatment arm; a regression enters them as indicators against a reference level)
+or ``"numeric"`` (age, a lab value). Codes are compared as the strings the cohort uses for group labels
+(:func:`code_key`: ``2.0`` and ``"2"`` are the same code), so a label found for a group code of a cohort is found
+for the same code in the raw table.
+
+The bundled data sets ship the labels of the R documentation of the packages survival and MASS (:func:`bundled`);
+for an upload the user writes them on the Data page. Labels are for display only: no computation reads them, and
+they never change the data or its fingerprint.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+
+import pandas as pd
+
+from dpsurv_core.errors import DataError
+
+CATEGORICAL, NUMERIC = "categorical", "numeric"
+KINDS = (CATEGORICAL, NUMERIC)
+# a numeric column with at most this many distinct whole-number values is taken as categorical unless declared
+MAX_CODES = 5
+
+
+def code_key(value: object) -> str:
+    """A code as the string the cohort compares and shows: stripped, integral floats without ``.0`` (``2.0`` ->
+    ``"2"``, ``0.5`` -> ``"0.5"``, ``" F "`` -> ``"F"``); missing values as ``""``."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ""
+        if value.is_integer() and abs(value) < 2**53:
+            return str(int(value))
+        return str(float(value))
+    try:
+        if pd.isna(value):
+            return ""
+    except (TypeError, ValueError):
+        pass
+    text = str(value).strip()
+    if text.endswith(".0") and text[:-2].lstrip("-").isdigit():
+        text = text[:-2]
+    return text
+
+
+@dataclass(frozen=True)
+class ValueLabels:
+    """Per column: code -> label, a description and a kind (categorical/numeric). Immutable: the ``with_*`` methods
+    return a new object. ``to_json``/``from_json`` give and take plain dicts (for the CLI and the session)."""
+
+    values: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    kinds: Mapping[str, str] = field(default_factory=dict)
+    descriptions: Mapping[str, str] = field(default_factory=dict)
+    references: Mapping[str, str] = field(default_factory=dict)  # reference level of a categorical column (a code)
+
+    def __post_init__(self) -> None:
+        for col, kind in self.kinds.items():
+            if kind not in KINDS:
+                raise DataError(f"Column {col!r} is marked {kind!r}: mark it {CATEGORICAL!r} or {NUMERIC!r}.")
+        clean = {str(col): {code_key(k): str(v) for k, v in m.items() if str(v).strip()} for col, m in self.values.items()}
+        object.__setattr__(self, "values", {c: m for c, m in clean.items() if m})
+        object.__setattr__(self, "references", {str(c): code_key(r) for c, r in self.references.items()})
+
+    # ------------------------------------------------------------------ reading
+    def label(self, column: str | None, code: object) -> str:
+        """The label of ``code`` in ``column``, or the code itself (as text) when it has none."""
+        key = code_key(code)
+        if column is None:
+            return key
+        return self.values.get(column, {}).get(key, key)
+
+    def display(self, column: str | None, code: object) -> str:
+        """``label (code)`` when the label differs from the code (``Male (1)``), else the code: for tables where the
+        code must stay visible."""
+        key, text = code_key(code), self.label(column, code)
+        return key if text == key else f"{text} ({key})"
+
+    def labels_for(self, column: str) -> dict[str, str]:
+        """The code -> label mapping of ``column`` (empty when it has none)."""
+        return dict(self.values.get(column, {}))
+
+    def has_labels(self, column: str) -> bool:
+        return bool(self.values.get(column))
+
+    def describe(self, column: str) -> str:
+        """The column's one-line description, or ''."""
+        return self.descriptions.get(column, "")
+
+    def kind(self, column: str, series: pd.Series | None = None) -> str:
+        """``categorical`` or ``numeric``: as declared, else guessed from ``series`` (:func:`guess_kind`), else
+        categorical when the column has labels and numeric otherwise."""
+        if column in self.kinds:
+            return self.kinds[column]
+        if series is not None:
+            return guess_kind(series)
+        return CATEGORICAL if self.has_labels(column) else NUMERIC
+
+    def is_categorical(self, column: str, series: pd.Series | None = None) -> bool:
+        return self.kind(column, series) == CATEGORICAL
+
+    def reference(self, column: str, codes: Iterable[object]) -> str:
+        """The reference level of a categorical column among ``codes``: the declared one when present, else the
+        first in natural order (numbers by value, then text), as R takes the first factor level."""
+        keys = sorted({code_key(c) for c in codes} - {""}, key=_natural_key)
+        if not keys:
+            raise DataError(f"Column {column!r} has no values to choose a reference level from.")
+        declared = self.references.get(column)
+        return declared if declared in keys else keys[0]
+
+    # ------------------------------------------------------------------ changing
+    def with_labels(self, column: str, labels: Mapping[object, str]) -> ValueLabels:
+        """A copy where ``column``'s codes are labelled by ``labels`` (empty labels are dropped; an empty mapping
+        removes the column's labels)."""
+        values = {c: dict(m) for c, m in self.values.items() if c != column}
+        values[column] = {code_key(k): str(v).strip() for k, v in labels.items() if str(v).strip()}
+        return replace(self, values=values)
+
+    def with_kind(self, column: str, kind: str | None) -> ValueLabels:
+        """A copy with ``column`` marked ``kind`` (None forgets the mark: guessed from the data again)."""
+        kinds = {c: k for c, k in self.kinds.items() if c != column}
+        if kind is not None:
+            kinds[column] = kind
+        return replace(self, kinds=kinds)
+
+    def with_reference(self, column: str, code: object | None) -> ValueLabels:
+        refs = {c: r for c, r in self.references.items() if c != column}
+        if code is not None:
+            refs[column] = code_key(code)
+        return replace(self, references=refs)
+
+    def merged(self, other: ValueLabels) -> ValueLabels:
+        """``self`` overridden column by column by ``other`` (the user's labels over the bundled ones)."""
+        values = {c: dict(m) for c, m in self.values.items()}
+        values.update({c: dict(m) for c, m in other.values.items()})
+        return ValueLabels(values, {**self.kinds, **other.kinds}, {**self.descriptions, **other.descriptions},
+                           {**self.references, **other.references})
+
+    # ------------------------------------------------------------------ display
+    def relabel(self, frame: pd.DataFrame, columns: Iterable[str] | None = None) -> pd.DataFrame:
+        """A display copy of ``frame`` where each labelled column (of ``columns``, default all) shows labels in place
+        of codes; unlabelled codes and missing values are kept as they are. The input is not changed."""
+        out = frame.copy()
+        for col in (columns if columns is not None else list(frame.columns)):
+            mapping = self.values.get(str(col))
+            if col not in out.columns or not mapping:
+                continue
+            s = out[col]
+            keys = s.map(code_key)
+            out[col] = keys.map(mapping).where(keys.isin(list(mapping)), s)
+        return out
+
+    # ------------------------------------------------------------------ JSON
+    def to_json(self) -> dict:
+        """A plain dict of strings (``json.dumps`` ready)."""
+        return {"values": {c: dict(m) for c, m in self.values.items()}, "kinds": dict(self.kinds),
+                "descriptions": dict(self.descriptions), "references": dict(self.references)}
+
+    @classmethod
+    def from_json(cls, data: Mapping | None) -> ValueLabels:
+        """The inverse of :meth:`to_json`; a bad document raises :class:`DataError` with one sentence."""
+        if not data:
+            return cls()
+        if not isinstance(data, Mapping):
+            raise DataError("Value labels must be a JSON object with 'values', 'kinds', 'descriptions' and 'references'.")
+        try:
+            return cls({str(c): dict(m) for c, m in dict(data.get("values") or {}).items()},
+                       {str(c): str(k) for c, k in dict(data.get("kinds") or {}).items()},
+                       {str(c): str(d) for c, d in dict(data.get("descriptions") or {}).items()},
+                       {str(c): r for c, r in dict(data.get("references") or {}).items()})
+        except (TypeError, ValueError, AttributeError):
+            raise DataError("Value labels must map each column to an object of code: label pairs.") from None
+
+
+def _natural_key(v: str):
+    try:
+        return (0, float(v), "")
+    except ValueError:
+        return (1, 0.0, v)
+
+
+def guess_kind(series: pd.Series) -> str:
+    """Categorical for text, true/false and numbers with at most :data:`MAX_CODES` distinct whole values (sex 1/2,
+    ECOG 0-4, a 0/1 flag); numeric otherwise (age, a lab value, a score with many levels)."""
+    s = series.dropna()
+    if pd.api.types.is_bool_dtype(s) or not pd.api.types.is_numeric_dtype(s):
+        return CATEGORICAL
+    if s.empty:
+        return NUMERIC
+    whole = bool(((s % 1) == 0).all())
+    return CATEGORICAL if whole and s.nunique() <= MAX_CODES else NUMERIC
+
+
+def label_group(labels: ValueLabels | None, column: str | None, code: object) -> str:
+    """The label of a group code (``labels`` may be None: the code itself)."""
+    return code_key(code) if labels is None else labels.label(column, code)
+
+
+def group_labels(labels: ValueLabels | None, column: str | None, codes: Iterable[object]) -> dict[str, str]:
+    """``{code: label}`` for every code of ``codes``: the ``group_label`` the CLI JSON puts beside each code."""
+    return {code_key(c): label_group(labels, column, c) for c in codes}
+
+
+# ---------------------------------------------------------------------- the bundled data sets
+# From the R documentation (help pages) of the packages survival (Therneau) and MASS (Venables and Ripley); codes as
+# in dpsurv's CSVs (lung's status is recoded 0/1 in the CSV, so its labels follow the CSV, not R's 1/2).
+_STATUS = {"0": "Censored", "1": "Dead"}
+_SEX_12 = {"1": "Male", "2": "Female"}
+_SEX_FM = {"F": "Female", "M": "Male"}
+_SEX_fm = {"f": "Female", "m": "Male"}
+
+_BUNDLED: dict[str, dict] = {
+    "lung": {
+        "values": {
+            "status": _STATUS, "sex": _SEX_12,
+            "ph.ecog": {"0": "ECOG 0: asymptomatic", "1": "ECOG 1: symptomatic, fully ambulatory",
+                        "2": "ECOG 2: in bed < 50% of the day", "3": "ECOG 3: in bed > 50% of the day, not bedbound",
+                        "4": "ECOG 4: bedbound"},
+        },
+        "kinds": {"inst": CATEGORICAL, "sex": CATEGORICAL, "ph.ecog": CATEGORICAL, "age": NUMERIC,
+                  "ph.karno": NUMERIC, "pat.karno": NUMERIC, "meal.cal": NUMERIC, "wt.loss": NUMERIC},
+        "descriptions": {"inst": "Institution code", "time": "Survival time in days", "status": "Censoring status",
+                         "age": "Age in years", "sex": "Sex",
+                         "ph.ecog": "ECOG performance score as rated by the physician",
+                         "ph.karno": "Karnofsky performance score (bad = 0, good = 100) rated by the physician",
+                         "pat.karno": "Karnofsky performance score as rated by the patient",
+                         "meal.cal": "Calories consumed at meals", "wt.loss": "Weight loss in the last six months (pounds)"},
+    },
+    "kidney": {
+        "values": {"status": {"0": "Censored", "1": "Infection"}, "sex": _SEX_12,
+                   "disease": {"GN": "Glomerulonephritis (GN)", "AN": "Acute nephritis (AN)",
+                               "PKD": "Polycystic kidney disease (PKD)", "Other": "Other"}},
+        "kinds": {"sex": CATEGORICAL, "disease": CATEGORICAL, "age": NUMERIC, "frail": NUMERIC},
+        "references": {"disease": "GN"},
+        "descriptions": {"id": "Patient", "time": "Time to infection at the catheter insertion point (days)",
+                         "status": "Event status", "age": "Age in years", "sex": "Sex", "disease": "Disease type",
+                         "frail": "Frailty estimate from the original paper"},
+    },
+    "leukemia": {
+        "values": {"status": {"0": "Censored", "1": "Relapse"},
+                   "x": {"Maintained": "Maintained", "Nonmaintained": "Not maintained"}},
+        "kinds": {"x": CATEGORICAL},
+        "descriptions": {"time": "Survival or censoring time (weeks)", "status": "Censoring status",
+                         "x": "Maintenance chemotherapy given?"},
+    },
+    "gehan": {
+        "values": {"cens": {"0": "Censored", "1": "Relapse"}, "treat": {"6-MP": "6-MP", "control": "Control"}},
+        "kinds": {"treat": CATEGORICAL, "pair": CATEGORICAL},
+        "references": {"treat": "control"},
+        "descriptions": {"pair": "Label for the matched pair", "time": "Remission time in weeks",
+                         "cens": "Censoring, 0/1", "treat": "Treatment: control or 6-MP (6-mercaptopurine)"},
+    },
+    "mgus2": {
+        "values": {"sex": _SEX_FM, "pstat": {"0": "No progression", "1": "Progression"},
+                   "death": {"0": "Alive", "1": "Dead"}},
+        "kinds": {"sex": CATEGORICAL, "age": NUMERIC, "hgb": NUMERIC, "creat": NUMERIC, "mspike": NUMERIC},
+        "descriptions": {"id": "Subject identifier", "age": "Age at diagnosis, in years", "sex": "Sex",
+                         "dxyr": "Year of diagnosis", "hgb": "Haemoglobin", "creat": "Creatinine",
+                         "mspike": "Size of the monoclonal serum spike", "ptime": "Time until progression to a plasma "
+                         "cell malignancy or last contact, in months", "pstat": "Occurrence of progression",
+                         "futime": "Time until death or last contact, in months", "death": "Occurrence of death"},
+    },
+    "myeloid": {
+        "values": {"trt": {"A": "Arm A", "B": "Arm B"}, "sex": _SEX_fm,
+                   "flt3": {"A": "FLT3 level A (least severe)", "B": "FLT3 level B", "C": "FLT3 level C (most severe)"},
+                   "death": {"0": "Censored", "1": "Dead"}},
+        "kinds": {"trt": CATEGORICAL, "sex": CATEGORICAL, "flt3": CATEGORICAL},
+        "descriptions": {"id": "Subject identifier", "trt": "Treatment arm A or B", "sex": "Sex",
+                         "flt3": "Mutations of the FLT3 gene (levels A, B, C of increasing mutation burden)",
+                         "futime": "Time to death or last follow-up", "death": "1 if futime is a death, 0 for censoring",
+                         "txtime": "Time to haematopoietic stem cell transplant", "crtime": "Time to complete response",
+                         "rltime": "Time to relapse of disease"},
+    },
+    "ovarian": {
+        "values": {"fustat": {"0": "Censored", "1": "Dead"},
+                   "resid.ds": {"1": "No residual disease", "2": "Residual disease"},
+                   "rx": {"1": "Treatment group 1", "2": "Treatment group 2"},
+                   "ecog.ps": {"1": "ECOG 1 (better)", "2": "ECOG 2"}},
+        "kinds": {"resid.ds": CATEGORICAL, "rx": CATEGORICAL, "ecog.ps": CATEGORICAL, "age": NUMERIC},
+        "descriptions": {"futime": "Survival or censoring time", "fustat": "Censoring status", "age": "In years",
+                         "resid.ds": "Residual disease present", "rx": "Treatment group",
+                         "ecog.ps": "ECOG performance status (1 is better)"},
+    },
+    "stanford2": {
+        "values": {"status": {"0": "Alive", "1": "Dead"}},
+        "kinds": {"age": NUMERIC, "t5": NUMERIC},
+        "descriptions": {"id": "Patient id", "time": "Survival or censoring time", "status": "Censoring status",
+                         "age": "In years", "t5": "T5 mismatch score"},
+    },
+    "veteran": {
+        "values": {"trt": {"1": "Standard", "2": "Test"},
+                   "celltype": {"squamous": "Squamous", "smallcell": "Small cell", "adeno": "Adenocarcinoma",
+                                "large": "Large cell"},
+                   "status": {"0": "Censored", "1": "Dead"}, "prior": {"0": "No prior therapy", "10": "Prior therapy"}},
+        "kinds": {"trt": CATEGORICAL, "celltype": CATEGORICAL, "prior": CATEGORICAL, "karno": NUMERIC,
+                  "diagtime": NUMERIC, "age": NUMERIC},
+        "references": {"celltype": "squamous"},
+        "descriptions": {"trt": "1 = standard, 2 = test", "celltype": "Cell type", "time": "Survival time",
+                         "status": "Censoring status", "karno": "Karnofsky performance score (100 = good)",
+                         "diagtime": "Months from diagnosis to randomisation", "age": "In years",
+                         "prior": "Prior therapy (0 = no, 10 = yes)"},
+    },
+    "pbc": {
+        "values": {"status": {"0": "Censored", "1": "Transplant", "2": "Dead"},
+                   "trt": {"1": "D-penicillamine", "2": "Placebo"}, "sex": _SEX_fm,
+                   "ascites": {"0": "No ascites", "1": "Ascites"}, "hepato": {"0": "No hepatomegaly", "1": "Hepatomegaly"},
+                   "spiders": {"0": "No spiders", "1": "Spiders"},
+                   "edema": {"0": "No edema", "0.5": "Edema, untreated or successfully treated",
+                             "1": "Edema despite diuretic therapy"},
+                   "stage": {"1": "Stage 1", "2": "Stage 2", "3": "Stage 3", "4": "Stage 4"}},
+        "kinds": {"trt": CATEGORICAL, "sex": CATEGORICAL, "ascites": CATEGORICAL, "hepato": CATEGORICAL,
+                  "spiders": CATEGORICAL, "edema": CATEGORICAL, "stage": CATEGORICAL, "age": NUMERIC, "bili": NUMERIC,
+                  "albumin": NUMERIC, "protime": NUMERIC},
+        "descriptions": {"id": "Case number", "time": "Days between registration and the earlier of death, "
+                         "transplantation, or study analysis in July 1986",
+                         "status": "Status at endpoint: censored, transplant, dead",
+                         "trt": "D-penicillamine, placebo, or missing when not randomised", "age": "In years",
+                         "sex": "Sex", "ascites": "Presence of ascites", "hepato": "Presence of hepatomegaly (enlarged liver)",
+                         "spiders": "Blood vessel malformations in the skin", "edema": "Edema",
+                         "bili": "Serum bilirubin (mg/dl)", "chol": "Serum cholesterol (mg/dl)",
+                         "albumin": "Serum albumin (g/dl)", "copper": "Urine copper (ug/day)",
+                         "alk.phos": "Alkaline phosphatase (U/liter)", "ast": "Aspartate aminotransferase (U/ml)",
+                         "trig": "Triglycerides (mg/dl)", "platelet": "Platelet count",
+                         "protime": "Standardised blood clotting time", "stage": "Histologic stage of disease"},
+    },
+    "transplant": {
+        "values": {"sex": _SEX_fm, "abo": {"A": "Blood type A", "B": "Blood type B", "AB": "Blood type AB",
+                                           "O": "Blood type O"},
+                   "event": {"censored": "Censored", "death": "Death", "ltx": "Liver transplant",
+                             "withdraw": "Withdrew from the list"}},
+        "kinds": {"sex": CATEGORICAL, "abo": CATEGORICAL, "age": NUMERIC, "year": NUMERIC},
+        "references": {"abo": "O"},
+        "descriptions": {"age": "Age at addition to the waiting list", "sex": "Sex", "abo": "Blood type",
+                         "year": "Year that the subject was added to the waiting list",
+                         "futime": "Time from entry to final disposition", "event": "Final disposition"},
+    },
+    "flchain": {
+        "values": {"sex": _SEX_FM, "mgus": {"0": "No MGUS", "1": "MGUS"}, "death": {"0": "Alive", "1": "Dead"},
+                   "flc.grp": {str(k): f"FLC group {k}" for k in range(1, 11)}},
+        "kinds": {"sex": CATEGORICAL, "mgus": CATEGORICAL, "flc.grp": CATEGORICAL, "age": NUMERIC, "kappa": NUMERIC,
+                  "lambda": NUMERIC, "creatinine": NUMERIC},
+        "descriptions": {"age": "Age in years", "sex": "Sex", "sample.yr": "The calendar year in which a blood sample "
+                         "was obtained", "kappa": "Serum free light chain, kappa portion",
+                         "lambda": "Serum free light chain, lambda portion",
+                         "flc.grp": "The FLC group of the subject, as used in the original analysis",
+                         "creatinine": "Serum creatinine", "mgus": "1 if the subject had been diagnosed with "
+                         "monoclonal gammopathy (MGUS)", "futime": "Days from enrolment until death",
+                         "death": "0 = alive at last contact, 1 = dead",
+                         "chapter": "For those who died, the chapter heading of the ICD-9 code of the primary cause"},
+    },
+}
+
+
+def bundled(name: str) -> ValueLabels:
+    """The R documentation's labels of a bundled data set (an empty :class:`ValueLabels` for an unknown name)."""
+    return ValueLabels.from_json(_BUNDLED.get(name))
+
+
+def bundled_names() -> list[str]:
+    """The bundled data sets that ship labels."""
+    return list(_BUNDLED)
