@@ -76,14 +76,25 @@ class AuditResult:
     dataset: str
     n_subjects: int
     notes: list[str] = field(default_factory=list)
+    certain: bool = False  # the neighbouring outputs never overlap: the attack is right every time (epsilon infinite)
+    exposure: Any = None  # dpsurv_core.audit.exposure.Exposure (curve and log-rank audits)
+    differencing: Any = None  # dpsurv_core.audit.exposure.Differencing (curve and log-rank audits)
 
     @property
-    def epsilon_charged(self) -> float:
+    def epsilon_charged(self) -> float | None:
         return self.cost.epsilon
 
     @property
-    def within_charge(self) -> bool:
-        return self.attack.epsilon_lower <= self.cost.epsilon
+    def empirical_epsilon(self) -> float:
+        """The empirical lower bound, infinite when D and D' can be told apart with certainty."""
+        return math.inf if self.certain else self.attack.epsilon_lower
+
+    @property
+    def within_charge(self) -> bool | None:
+        """None for disclosure control (there is no charge to be within)."""
+        if self.cost.epsilon is None:
+            return None
+        return self.empirical_epsilon <= self.cost.epsilon
 
     def sentence(self) -> str:
         """One sentence a non-specialist can read."""
@@ -98,7 +109,13 @@ class AuditResult:
             "analysis": self.analysis, "mechanism": self.mechanism, "dataset": self.dataset,
             "n_subjects": self.n_subjects, "epsilon_charged": self.cost.epsilon, "delta": self.cost.delta,
             "guarantee": self.cost.guarantee, "protects": self.cost.protects, "neighbouring": self.cost.neighbouring,
-            "empirical_epsilon_lower": a.epsilon_lower, "empirical_epsilon_point": a.epsilon_point,
+            "empirical_epsilon_lower": None if self.certain else a.epsilon_lower,
+            "empirical_epsilon_lower_from_runs": a.epsilon_lower, "distinguishable_with_certainty": self.certain,
+            "formal_guarantee": self.cost.formal,
+            "exposed_share": None if self.exposure is None else self.exposure.share,
+            "exposure": None if self.exposure is None else self.exposure.to_dict(),
+            "differencing": None if self.differencing is None else self.differencing.to_dict(),
+            "empirical_epsilon_point": a.epsilon_point,
             "within_charge": self.within_charge, "trials": self.trials, "held_out_runs": a.runs, "seed": self.seed,
             "target": self.target.to_dict(), "tpr": a.tpr, "fpr": a.fpr, "tpr_ci": list(a.tpr_ci),
             "fpr_ci": list(a.fpr_ci), "confidence": LEVEL, "threshold": a.threshold, "score": a.score,
@@ -106,7 +123,7 @@ class AuditResult:
             "advantage_tpr": a.adv_tpr, "advantage_fpr": a.adv_fpr, "advantage_tpr_ci": list(a.adv_tpr_ci),
             "advantage_fpr_ci": list(a.adv_fpr_ci), "advantage_threshold": a.adv_threshold,
             "advantage_score": a.adv_score, "epsilon_test_advantage": a.epsilon_test_advantage,
-            "advantage_bound": advantage_bound(self.cost.epsilon), "auc": a.auc,
+            "advantage_bound": None if self.cost.epsilon is None else advantage_bound(self.cost.epsilon), "auc": a.auc,
             "roc": {"fpr": a.roc_fpr, "tpr": a.roc_tpr},
             "influential_points": infl, "influential_points_per_trial": per, "influential_thresholds": list(THRESHOLDS),
             "grid_points": self.grid_points, "sentence": self.sentence(),
@@ -127,6 +144,11 @@ def plain_sentence(result: AuditResult) -> str:
     found = (f"In this simulation, the strongest attack could tell {what} with at most {100 * a.advantage_upper:.0f}% "
              f"advantage over a coin toss (95% upper confidence limit; point estimate {100 * max(a.advantage, 0.0):.0f}%, "
              f"AUC {a.auc:.2f})")
+    if result.certain:
+        found += "; in fact the two possible releases never coincide, so an attacker is right every time"
+    if eps is None:
+        return (f"{found}; this method has no formal guarantee, so nothing limits what an attacker who knows everyone "
+                "else's record can learn.")
     if math.isinf(eps):
         return f"{found}; this release is not private, so no guarantee limits an attacker who knows everyone else's record."
     approx = " if the sampler had converged" if result.cost.guarantee != EXACT else ""
@@ -470,13 +492,31 @@ def audit(adapter: Adapter, trials: int = DEFAULT_TRIALS, seed: int = 0, target_
     if rel.curves_in is not None and rel.curves_out is not None:
         infl, per = influential_points(rel.curves_in, rel.curves_out)
     notes = list(rel.notes)
+    certain = _never_overlap(rel.released_in, rel.released_out)
+    expo = diff = None
+    if isinstance(adapter, CurveAdapter):
+        from dpsurv_core.audit.exposure import differencing, exposure
+
+        _tick(progress, 0.9, "exposure over every subject and a differencing pair")
+        expo = exposure(adapter.mechanism, adapter.cohort, adapter.public)
+        diff = differencing(adapter.mechanism, adapter.cohort, adapter.public, target.row, int(seed))
     if adapter.label_only:
         notes.append("This mechanism protects the group label only: D' gives the target another group label; times "
                      "and events are published as they are.")
     _tick(progress, 1.0, "done")
     c = adapter.cohort
     return AuditResult(adapter.analysis, adapter.mechanism_name, adapter.cost, target, trials, int(seed), attack,
-                       infl, per, rel.grid_points, c.name, c.n_subjects, notes)
+                       infl, per, rel.grid_points, c.name, c.n_subjects, notes, certain, expo, diff)
+
+
+def _never_overlap(a: np.ndarray, b: np.ndarray) -> bool:
+    """True when the releases on D are all one value, those on D' all another: a deterministic release that the
+    target changes, so the neighbouring outputs never overlap (empirical epsilon infinite, reported as null)."""
+    if a.size == 0 or b.size == 0:
+        return False
+    same_a = bool(np.all(a == a[:1]))
+    same_b = bool(np.all(b == b[:1]))
+    return same_a and same_b and not np.array_equal(a[:1], b[:1])
 
 
 def curve_mechanism(name: str, epsilon: float, cohort: Cohort, public: PublicParameters, **options: Any) -> Any:
