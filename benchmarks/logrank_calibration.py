@@ -40,7 +40,9 @@ RATIOS = (1.0, 1.5)
 GROUPS = ("A", "B")
 BINS = 20
 ALPHA = 0.05
-# the mechanisms studied: every private curve mechanism the logrank command serves; rrr also read de-biased
+# the mechanisms studied: every private curve mechanism the logrank command serves; rrr also read de-biased.
+# Disclosure-control methods (no epsilon) are run once each, not per epsilon.
+_SDC = set(getattr(catalogue, "disclosure_ids", lambda *a: [])(catalogue.CURVES, "logrank"))
 STUDIED = [(m, False) for m in catalogue.ids(catalogue.CURVES, "logrank", private=True)]
 STUDIED += [("rrr", True)] if any(m == "rrr" for m, _ in STUDIED) else []
 
@@ -69,11 +71,11 @@ def rate(reject: np.ndarray) -> tuple[float, float]:
     return p, math.sqrt(p * (1 - p) / reject.size)
 
 
-def cell(mech_id: str, debiased: bool, eps: float, data: list[Cohort], public: PublicParameters, draws: int,
+def cell(mech_id: str, debiased: bool, eps: float | None, data: list[Cohort], public: PublicParameters, draws: int,
          seed: int) -> dict[str, Any]:
     """One release per cohort, then every release's calibrated test in one call."""
     mech = catalogue.get(catalogue.CURVES, mech_id).build(eps, **context(data[0], public))
-    noise = SimulationNoise(np.random.SeedSequence([seed, int(eps * 1000), len(data[0].time)]))
+    noise = SimulationNoise(np.random.SeedSequence([seed, int((eps or 0) * 1000), len(data[0].time)]))
     counts, kept, extra = [], [], {}
     for c in data:
         rel = mech.release(c, public, noise, trials=1)
@@ -104,7 +106,7 @@ def run(replicates: int, draws: int, seed: int = 1, sizes=SIZES, epsilons=EPSILO
         data = {hr: cohorts(n, hr, replicates, seed) for hr in RATIOS}
         ref = {hr: rate(nonprivate(*data[hr])) for hr in RATIOS}
         for mech_id, deb in studied:
-            for eps in epsilons:
+            for eps in ((None,) if mech_id in _SDC else epsilons):
                 out = {hr: cell(mech_id, deb, eps, *data[hr], draws, seed) for hr in RATIOS}
                 row = {"n": n, "mechanism": mech_id + (" (de-biased)" if deb else ""), "epsilon": eps,
                        "type1": rate(out[1.0]["calibrated"]), "type1_naive": rate(out[1.0]["naive"]),
@@ -119,7 +121,7 @@ def run(replicates: int, draws: int, seed: int = 1, sizes=SIZES, epsilons=EPSILO
 
 def fmt(row: dict[str, Any]) -> str:
     pc = lambda v: f"{100 * v[0]:.1f}% ({100 * v[1]:.1f})"  # noqa: E731
-    return (f"| {row['n']} | {row['mechanism']} | {row['epsilon']:g} | {pc(row['type1'])} | {pc(row['type1_naive'])} | "
+    return (f"| {row['n']} | {row['mechanism']} | {'none' if row['epsilon'] is None else format(row['epsilon'], 'g')} | {pc(row['type1'])} | {pc(row['type1_naive'])} | "
             f"{pc(row['power'])} | {pc(row['power_nonprivate'])} |")
 
 

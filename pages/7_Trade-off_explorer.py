@@ -14,7 +14,7 @@ from dpsurv_core import tradeoff
 from dpsurv_core.data import datasets
 from dpsurv_core.data.cohort import build_cohort
 from dpsurv_core.errors import DpsurvError
-from dpsurv_core.privacy.ledger import SUBJECT
+from dpsurv_core.privacy.ledger import GROUP_LABEL, SUBJECT
 from dpsurv_core.report.files import safe_csv
 from dpsurv_core.report.text import markdown_literal
 from dpsurv_core.weibull.model import GAMMA, OMEGA, RUNGS
@@ -208,10 +208,14 @@ st.plotly_chart(fig, width="stretch", key="to_chart")
 protects = dict(zip(table["mechanism"], table["protects"]))
 sentence = ("Every epsilon on this chart protects the whole patient (neighbouring data sets: add or remove one "
             "patient)")
-others = [tv.mechanism_label(m, analysis) for m, p in protects.items() if p != SUBJECT]
+others = [tv.mechanism_label(m, analysis) for m, p in protects.items() if p == GROUP_LABEL]
+rules = [tv.mechanism_label(m, analysis) for m, p in protects.items() if p not in (SUBJECT, GROUP_LABEL)]
 if others:
     sentence += (f", except {' and '.join(others)}: there epsilon protects the group label only (neighbours: "
                  "change one patient's group label); survival times and deaths are used as they are")
+if rules:
+    sentence += (f". {' and '.join(rules)} {'have' if len(rules) > 1 else 'has'} no epsilon and no formal guarantee "
+                 "(statistical disclosure control): the same at every epsilon, drawn for comparison")
 st.caption(sentence + ". Each point: the " + {"curves": "median over the simulated releases; band: 8 in 10 releases",
                                               "logrank": "share of simulated releases; band: its 95% interval",
                                               "weibull": "median over the simulated releases; band: 8 in 10 releases",
@@ -254,9 +258,11 @@ WHAT = {
     "curves": "how far the private Kaplan-Meier curve is from the real one, as a typical gap in percentage points of "
               "survival (the RMSE over the points of the public time grid). Even without noise, counting deaths in time "
               "bins costs a little accuracy: that is the dashed line.",
-    "logrank": "how often the private log-rank test reaches the opposite conclusion at the 5% level to the real test "
-               "(a *flip*: significant becomes not significant, or the reverse). 0% means the private release never "
-               "changes the story.",
+    "logrank": "how often the private log-rank test reaches the opposite conclusion at the 5% level to the exact test "
+               "on the same public time grid (a *flip*: significant becomes not significant, or the reverse). The "
+               "private p-values are calibrated for the noise, so they keep their 5% false-alarm rate; with much noise "
+               "the private test mostly loses the power to see a real difference. 0% means the private release never "
+               "changes the story; the exact test on the same grid is the dashed line at 0%.",
     "weibull": "how far the private Weibull shape and scale are from the ordinary maximum-likelihood fit, as the median "
                "absolute error over the simulated releases.",
     "regression": "how far the private regression coefficients are from the ordinary (non-private) fit, relative to "

@@ -19,7 +19,8 @@ from dpsurv_core import tradeoff
 
 ANALYSIS_LABELS = {
     "curves": "Survival curves: how far the private curve is from the real one",
-    "logrank": "Log-rank tests: how often the private test reaches the opposite conclusion",
+    "logrank": "Log-rank tests: how often the private test (calibrated for the noise) reaches the opposite conclusion "
+               "to the exact test on the same grid",
     "weibull": "Weibull parameters: how far the private shape and scale are from the real fit",
     "regression": "Regression coefficients: how far the private coefficients are from the real fit",
 }

@@ -60,7 +60,7 @@ def test_default_page_on_lung_shows_the_curve_tradeoff():
     assert tv.mechanism_label("laplace-counts") == catalogue.get(catalogue.CURVES, "laplace-counts").name
     # a diamond per mechanism at the current epsilon (1 by default)
     diamonds = [t for t in fig["data"] if t.get("marker", {}).get("symbol") == "diamond"]
-    assert len(diamonds) == 5 and all(arr(t["x"]) == [1.0] for t in diamonds)
+    assert len(diamonds) == len(tradeoff.CURVE_MECHANISMS) and all(arr(t["x"]) == [1.0] for t in diamonds)
     assert all("Your epsilon" in t["hovertemplate"] for t in diamonds)
     # the numbers equal the core's with the page's seed, and the reference line is the binning error
     lung = load_bundled("lung", group="sex")
@@ -128,7 +128,7 @@ def test_uploaded_data_are_cached_in_the_session_only():
     choice = dataclasses.replace(session.bundled_choice("lung"), name="my upload", bundled=False)
     at = run(data_choice=choice)
     cells = at.session_state["tradeoff_cells"]
-    assert len(cells) == 5 * len(tradeoff.DEFAULT_EPSILONS)
+    assert len(cells) == len(tradeoff.CURVE_MECHANISMS) * len(tradeoff.DEFAULT_EPSILONS)
     before = summary(at)
     run(at)  # a rerun reuses the session's cells
     pd.testing.assert_frame_equal(before, summary(at))

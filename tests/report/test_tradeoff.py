@@ -139,7 +139,8 @@ def test_results_are_reproducible_with_a_seed(lung, public):
 
 def test_what_each_epsilon_protects(lung, public):
     r = tradeoff.tradeoff("curves", lung, public, None, [1.0], trials=20, seed=0)
-    assert set(r.table.mechanism) == {"laplace-counts", "time-indexed", "adaptive-km", "rrr", "rrr-debiased"}
+    assert {"laplace-counts", "time-indexed", "adaptive-km", "rrr", "rrr-debiased"} <= set(r.table.mechanism)
+    assert set(r.table.mechanism) == set(tradeoff.CURVE_MECHANISMS)  # disclosure-control methods too, when present
     prot = dict(zip(r.table.mechanism, r.table.protects))
     assert prot["rrr"] == prot["rrr-debiased"] == GROUP_LABEL and prot["laplace-counts"] == SUBJECT
     # de-biasing undoes the pull of the reported groups towards each other at a small epsilon on average? It is
@@ -219,7 +220,7 @@ def test_applicable_mechanisms(lung, public):
 def test_default_page_run_covers_every_mechanism_and_epsilon(lung, public):
     """The page's default run (its speed target is in benchmarks/timings.py)."""
     r = tradeoff.tradeoff("curves", lung, public, trials=200, seed=2024)
-    assert len(r.table) == 5 * 10 and (r.table.trials == 200).all()
+    assert len(r.table) == len(tradeoff.CURVE_MECHANISMS) * 10 and (r.table.trials == 200).all()
 
 
 def test_mechanisms_names_and_factories_come_from_the_catalogue(lung, public):
@@ -245,3 +246,17 @@ def test_simulations_never_touch_the_ledger(lung, public):
     tradeoff.tradeoff("curves", lung, public, ["laplace-counts", "rrr"], [1.0], trials=5, seed=0)
     tradeoff.tradeoff("weibull", lung, public, ["lsp-tll"], [1.0], trials=5, seed=0)
     assert LedgerStore().records() == []
+
+
+def test_flip_chart_compares_like_with_like(lung, public):
+    """The non-private reference is the exact test on the same public grid (0% flips); the private flips use the
+    calibrated test, so with the noise switched almost off they vanish, and at a small epsilon they are failures to
+    detect, not false alarms."""
+    ctx = tradeoff.prepare("logrank", lung, public)
+    assert ctx.reference["flip_rate"] == 0.0 and ctx.reference_label == "exact test on the same public grid"
+    assert ctx.reference_values["p on the public grid 1 vs 2"] < 0.05  # lung by sex: significant on the grid
+    for m in ("laplace-counts", "adaptive-km", "rrr-debiased"):
+        assert tradeoff.evaluate(ctx, m, 50.0, 40, seed=2)[0]["value"] <= 0.05, m
+    # at a small epsilon the calibrated test seldom rejects: nearly every release flips to 'not significant'
+    small = tradeoff.evaluate(ctx, "laplace-counts", 0.1, 60, seed=2)[0]["value"]
+    assert small >= 0.8
