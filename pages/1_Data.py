@@ -8,6 +8,8 @@ import streamlit as st
 
 from dpsurv_core.data import datasets
 from dpsurv_core.data.cohort import ColumnMap
+from dpsurv_core.data.guess import guess_columns, guess_mapping, numeric_summary
+from dpsurv_core.data.labels import CATEGORICAL, KINDS, NUMERIC, code_key
 from dpsurv_core.data.summary import TIME_UNITS, cohort_summary, event_type_counts, time_factor
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.limits import check_upload
@@ -16,13 +18,15 @@ from ui import session
 from ui.data_view import (
     budget_caption,
     code_options,
-    guess_mapping,
+    guess_table,
     is_binary_like,
     read_upload,
     show_problems,
     summary_display,
     with_time_unit,
 )
+from ui.downloads import table_download
+from ui.glossary import explainer, terms
 
 NONE = "(none)"
 BUNDLED, UPLOAD = "Bundled data set", "Upload a file"
@@ -31,9 +35,9 @@ st.title("Data")
 st.caption("Choose the cohort every other page analyses, tell dpsurv what each column means, and declare what "
            "may be treated as public.")
 
-with st.expander("What am I looking at?"):
-    st.markdown(
-        """
+explainer(
+    "data",
+    """
 **A survival data set** has one row per patient (a *subject*): how long they were followed (the **time**),
 and whether the event of interest (say, death) was seen at that time (**event = 1**) or the patient was still
 event-free when follow-up stopped (**censored**, event = 0). Censored patients are not lost information: they tell
@@ -58,10 +62,16 @@ the patients: the time axis (horizon and number of bins), the list of groups, th
 covariate. Declare them here from the study design. Whatever you leave undeclared is read off the data and
 listed below as a **disclosure**: it will be shown next to every release so nobody mistakes it for private.
 
+**Uploads.** dpsurv guesses which column is the time (and its unit, from the name or the range of the times),
+the event, the group and the patient id, and shows the guess with its reasons: check it and press **Confirm**
+before the other pages analyse the file. **Value labels** name the codes of a column (sex 1 = Male, 2 = Female)
+and say whether it is a category or a number; they are shown in tables and legends and live only in this session.
+
 **Privacy of uploads.** An uploaded file is kept only in this browser session's memory. It is never written
 to disk, never logged, and no other user of the app can see it.
-"""
-    )
+""",
+)
+terms("censored", "public parameters", "disclosure", "differential privacy", "epsilon", "reference level")
 
 choice = session.data_choice()
 
@@ -87,9 +97,15 @@ def _store(c: session.DataChoice) -> None:
 
 
 def _new_upload(name: str, frame: pd.DataFrame, token: str) -> None:
+    guess = guess_columns(frame)
     st.session_state["upload_raw"] = frame
     st.session_state["upload_token"] = token
-    _store(session.DataChoice(name, frame, guess_mapping(frame), "days", False, source_unit="days"))
+    st.session_state["upload_guess"] = guess
+    new = session.DataChoice(name, frame, guess_mapping(frame), guess.time_unit, False, source_unit=guess.time_unit)
+    _store(new)
+    if not session.has_own_labels(new):  # the same table uploaded again keeps this session's labels
+        session.set_value_labels(guess.labels, new)
+    session.mark_unconfirmed(new)
     st.rerun()  # so the sidebar names the new data set
 
 
@@ -179,6 +195,17 @@ def _index(options: list, value) -> int:
 
 # ---------------------------------------------------------------- 2. column mapping
 st.subheader("2. What each column means")
+guess = st.session_state.get("upload_guess") if not choice.bundled else None
+if session.needs_confirmation(choice) and guess is not None:
+    with st.container(border=True):
+        st.markdown("**dpsurv guessed what the columns mean.** Check the guess (change anything below), then confirm: "
+                    "the other pages wait for it.")
+        st.dataframe(guess_table(guess, raw), hide_index=True)
+        if st.button("Confirm these columns", type="primary", icon=":material/check:", key=f"{tok}-confirm"):
+            session.confirm()
+            st.rerun()
+elif not choice.bundled and guess is not None:
+    st.caption("Columns confirmed: the other pages analyse this file with the mapping below.")
 slots: dict = {}
 left, right = st.columns(2)
 
@@ -193,6 +220,8 @@ with left:
                                help="Bundled data sets declare their unit." if choice.bundled else None)
     unit = u2.selectbox("Show times in", TIME_UNITS, index=_index(list(TIME_UNITS), choice.time_unit),
                         key=f"{tok}-unit", help="Every page reports times in this unit (a month is 365.25/12 days).")
+    if guess is not None and guess.time == time_col and "time_unit" in guess.reasons:
+        u1.caption(f"Guessed: {guess.time_unit}, because {markdown_literal(guess.reasons['time_unit'])}.")
 
     event_cols = [c for c in cols if c != time_col] or cols
     event_col = st.selectbox("Event (1 = event seen, 0 = censored)", event_cols, index=_index(event_cols, m.event),
@@ -296,6 +325,56 @@ if cohort is None:
     st.error("Fix the red messages above to analyse this data: the other pages wait for a valid cohort.", icon=":material/error:")
     st.stop()
 
+# ---------------------------------------------------------------- value labels and kinds
+labels = session.value_labels(choice)
+with st.expander("Value labels and column kinds", expanded=not choice.bundled, icon=":material/label:"):
+    st.caption("Name the codes of a column (sex 1 = Male, 2 = Female) and say whether it is a category (groups, "
+               "indicators against a reference level in a regression) or a number. "
+               + ("This data set ships the labels of its R documentation; changes here" if choice.bundled
+                  else "Labels") + " stay in this browser session only: never written to disk.")
+    label_cols = [c for c in cols if c not in (time_col, id_col)]
+    if label_cols:
+        first = mapping.group if mapping.group in label_cols else (covs[0] if covs else label_cols[0])
+        lab_col = st.selectbox("Column", label_cols, index=_index(label_cols, first), key=f"{tok}-lab-col",
+                               format_func=lambda c: f"{c}: {labels.describe(c)}" if labels.describe(c) else c)
+        kind_now = labels.kind(lab_col, raw[lab_col])
+        kind = st.radio(f"'{markdown_literal(lab_col)}' holds", KINDS, index=KINDS.index(kind_now), horizontal=True,
+                        key=f"{tok}-kind-{lab_col}",
+                        format_func=lambda k: {CATEGORICAL: "categories (codes)", NUMERIC: "numbers"}[k])
+        new_labels = labels.with_kind(lab_col, kind)
+        if kind == CATEGORICAL:
+            codes = code_options(raw[lab_col], limit=31)
+            if len(codes) > 30:
+                st.warning(f"'{markdown_literal(lab_col)}' has more than 30 distinct values: only the first 30 can be "
+                           "labelled here. If it is a number (an age, a lab value), mark it as numbers.")
+                codes = codes[:30]
+            base_key = f"{tok}-labels-base-{lab_col}"
+            if base_key not in st.session_state:  # the editor's starting table, fixed so its edits apply to it
+                st.session_state[base_key] = pd.DataFrame(
+                    {"Value": codes, "Label": [labels.labels_for(lab_col).get(c, "") for c in codes]})
+            edited = st.data_editor(st.session_state[base_key], disabled=["Value"], hide_index=True,
+                                    key=f"{tok}-labels-{lab_col}", width="stretch")
+            new_labels = new_labels.with_labels(lab_col, {code_key(v): str(lab or "") for v, lab in
+                                                          zip(edited["Value"], edited["Label"], strict=True)})
+            if codes:
+                ref_now = new_labels.reference(lab_col, codes)
+                ref = st.selectbox("Reference level (what the other categories are compared with)", codes,
+                                   index=_index(codes, ref_now), key=f"{tok}-ref-{lab_col}",
+                                   format_func=lambda c: new_labels.display(lab_col, c))
+                new_labels = new_labels.with_reference(lab_col, ref)
+        else:
+            st.caption(f"Values of '{markdown_literal(lab_col)}': {markdown_literal(numeric_summary(raw[lab_col]))}.")
+        if new_labels != labels:
+            session.set_value_labels(new_labels, choice)
+            labels = new_labels
+    shown = [c for c in cols if labels.has_labels(c) or c in labels.kinds]
+    if shown:
+        st.dataframe(pd.DataFrame({
+            "Column": shown,
+            "Kind": [labels.kind(c, raw[c]) for c in shown],
+            "Labels": ["; ".join(f"{k} = {v}" for k, v in labels.labels_for(c).items()) for c in shown],
+        }), hide_index=True, width="stretch")
+
 # ---------------------------------------------------------------- 3. summary
 st.subheader("3. Summary")
 try:
@@ -303,7 +382,9 @@ try:
 except DpsurvError as exc:
     st.error(str(exc))
     st.stop()
-st.table(summary_display(table, cohort.time_unit, mapping.group, cohort.subject is not None), hide_index=True)
+shown_summary = summary_display(table, cohort.time_unit, mapping.group, cohort.subject is not None, labels)
+st.table(shown_summary, hide_index=True)
+table_download(shown_summary, f"{choice.name}-summary", key=f"{tok}-summary-csv", label="Summary as CSV")
 st.caption("Exact numbers for the data holder (not private, never released). Censored: percentage of rows. "
            "Median follow-up by reverse Kaplan-Meier; 'not reached' when fewer than half the patients were censored "
            "before the last event.")
@@ -397,5 +478,8 @@ st.caption(f"Time grid: {params.grid.bins} bins from {params.grid.edges[0]:g} to
 
 # ---------------------------------------------------------------- 5. preview
 st.subheader("5. Preview")
-st.caption(f"First 50 of {len(choice.frame):,} rows" + (f"; times in {unit}" if unit != source_unit else "") + ".")
-st.dataframe(choice.frame.head(50), hide_index=True)
+with_labels = st.toggle("Show value labels", value=True, key=f"{tok}-preview-labels")
+st.caption(f"First 50 of {len(choice.frame):,} rows" + (f"; times in {unit}" if unit != source_unit else "")
+           + ("; codes shown by their labels" if with_labels and labels.values else "") + ".")
+head = choice.frame.head(50)
+st.dataframe(labels.relabel(head) if with_labels else head, hide_index=True)

@@ -13,39 +13,31 @@ import pandas as pd
 import streamlit as st
 
 from dpsurv_core import limits
+from dpsurv_core.data import guess as guessing
 from dpsurv_core.data.cohort import FALSE_WORDS, TRUE_WORDS, ColumnMap, Problem
 from dpsurv_core.data.io import read_table
+from dpsurv_core.data.labels import ValueLabels
 from dpsurv_core.data.summary import convert_times
 from dpsurv_core.errors import DataError, SheetChoiceNeeded
 
-TIME_NAMES = ("time", "futime", "os_time", "survival_time", "survtime", "stop", "duration", "follow_up", "followup",
-              "days", "months", "years", "t")
-EVENT_NAMES = ("status", "event", "death", "dead", "died", "fustat", "cens", "censor", "delta", "outcome", "d")
-ID_NAMES = ("id", "subject", "subject_id", "patient", "patient_id", "pid")
-
-
-def _find(columns: list[str], names: tuple[str, ...]) -> str | None:
-    lower = {c.lower(): c for c in columns}
-    return next((lower[n] for n in names if n in lower), None)
-
 
 def guess_mapping(df: pd.DataFrame) -> ColumnMap:
-    """A first column map for an uploaded table, from common column names (the user can change it).
+    """A first column map for an uploaded table (:func:`dpsurv_core.data.guess.guess_mapping`: by name, then
+    content; the user confirms or changes it)."""
+    return guessing.guess_mapping(df)
 
-    A subject-id column (``id``, ``patient_id``, ...) is mapped with the bound of one row per subject.
-    """
-    cols = [str(c) for c in df.columns]
-    time = _find(cols, TIME_NAMES)
-    if time is None:
-        numeric = [c for c in cols if pd.api.types.is_numeric_dtype(df[c])]
-        time = numeric[0] if numeric else cols[0]
-    event = _find([c for c in cols if c != time], EVENT_NAMES)
-    if event is None:
-        rest = [c for c in cols if c != time]
-        event = next((c for c in rest if is_binary_like(df[c])), rest[0] if rest else time)
-    # a subject-id column is mapped from the start, so rows are never silently treated as patients
-    subject = _find([c for c in cols if c not in (time, event)], ID_NAMES)
-    return ColumnMap(time=time, event=event, id=subject)
+
+def guess_table(guess: guessing.Guess, raw: pd.DataFrame) -> pd.DataFrame:
+    """The guessed roles for the user to check: role, column, its values and why it was chosen."""
+    rows = []
+    for role, col, why in (("Time", guess.time, "time"), ("Event", guess.event, "event"), ("Group", guess.group, "group"),
+                           ("Subject id", guess.id, "id")):
+        values = guessing.numeric_summary(raw[col]) if col is not None and col in raw.columns else ""
+        rows.append({"Role": role, "Column": col or "(none)", "Values": values,
+                     "Why": guess.reasons.get(why, "no column is named like one")})
+    rows.append({"Role": "Time unit", "Column": guess.time_unit, "Values": "",
+                 "Why": guess.reasons.get("time_unit", "not guessed: days assumed")})
+    return pd.DataFrame(rows)
 
 
 def is_binary_like(series: pd.Series) -> bool:
@@ -123,10 +115,17 @@ def fmt_time(x: float, unit: str) -> str:
     return f"{x:,.0f} {unit}" if abs(x) >= 100 or float(x).is_integer() else f"{x:.3g} {unit}"
 
 
-def summary_display(table: pd.DataFrame, unit: str, group_name: str | None, with_rows: bool) -> pd.DataFrame:
-    """The summary table of :func:`dpsurv_core.data.summary.cohort_summary` as readable strings."""
+def summary_display(table: pd.DataFrame, unit: str, group_name: str | None, with_rows: bool,
+                    labels: ValueLabels | None = None) -> pd.DataFrame:
+    """The summary table of :func:`dpsurv_core.data.summary.cohort_summary` as readable strings; with ``labels``,
+    a labelled group shows as ``label (code)``."""
+    def name(g: object) -> str:
+        if g == "All":
+            return "All subjects"
+        return labels.display(group_name, g) if labels is not None else str(g)
+
     out = pd.DataFrame({
-        (group_name or "Group"): ["All subjects" if g == "All" else str(g) for g in table["group"]],
+        (group_name or "Group"): [name(g) for g in table["group"]],
         "Subjects": [f"{n:,}" for n in table["subjects"]],
     })
     if with_rows:

@@ -13,6 +13,7 @@ import streamlit as st
 
 from dpsurv_core.data import datasets
 from dpsurv_core.data.cohort import Cohort, ColumnMap, Problem, default_mapping, validate
+from dpsurv_core.data.labels import ValueLabels
 from dpsurv_core.data.public import PublicParameters, TimeGrid
 from dpsurv_core.privacy.fingerprint import fingerprint
 from dpsurv_core.privacy.ledger import Ledger, LedgerStore
@@ -82,7 +83,12 @@ def current_cohort() -> Cohort | None:
 
 
 def require_cohort() -> Cohort:
-    """The current cohort, or stop the page with a message pointing to the Data page."""
+    """The current cohort, or stop the page with a message pointing to the Data page (also while an upload's guessed
+    columns wait for the user's confirmation there)."""
+    if needs_confirmation():
+        st.info(f"The columns of '{markdown_literal(data_choice().name)}' were guessed from the file: check and confirm "
+                "them on the Data page (section 2) before analysing it.", icon=":material/fact_check:")
+        st.stop()
     cohort, problems = validated()
     if cohort is None:
         first = next(p for p in problems if p.severity == "error")
@@ -155,3 +161,51 @@ def preview_seed() -> int:
 
         st.session_state["preview_seed"] = secrets.randbits(32)
     return st.session_state["preview_seed"]
+
+
+# ---------------------------------------------------------------------- value labels and the upload's confirmation
+_LABELS, _UNCONFIRMED = "value_labels", "unconfirmed_upload"
+
+
+def value_labels(choice: DataChoice | None = None) -> ValueLabels:
+    """The value labels and column kinds of the data in use: for a bundled data set the R documentation's, with the
+    user's changes on top; for an upload the user's (starting from what the upload guess proposed). They live in
+    this session only (never on disk), keyed by the table's fingerprint."""
+    choice = choice or data_choice()
+    own = st.session_state.get(_LABELS, {}).get(choice.fingerprint, ValueLabels())
+    if choice.bundled:
+        return datasets.info(choice.name).labels.merged(own)
+    return own
+
+
+def set_value_labels(labels: ValueLabels, choice: DataChoice | None = None) -> None:
+    """Keep ``labels`` for the data in use (for a bundled data set: the changes on top of its shipped labels)."""
+    choice = choice or data_choice()
+    st.session_state.setdefault(_LABELS, {})[choice.fingerprint] = labels
+
+
+def has_own_labels(choice: DataChoice | None = None) -> bool:
+    """True when the user has kept labels (or kinds) for this table in this session."""
+    choice = choice or data_choice()
+    return choice.fingerprint in st.session_state.get(_LABELS, {})
+
+
+def group_label(code: object, choice: DataChoice | None = None) -> str:
+    """The label of a code of the current group column (the code itself when it has none)."""
+    choice = choice or data_choice()
+    return value_labels(choice).label(choice.mapping.group, code)
+
+
+def mark_unconfirmed(choice: DataChoice) -> None:
+    """An upload whose columns were guessed: analysis pages wait until :func:`confirm` (the Data page's button)."""
+    st.session_state[_UNCONFIRMED] = choice.fingerprint
+
+
+def confirm() -> None:
+    st.session_state.pop(_UNCONFIRMED, None)
+
+
+def needs_confirmation(choice: DataChoice | None = None) -> bool:
+    """True while the data in use is an upload whose guessed columns the user has not confirmed."""
+    choice = choice or data_choice()
+    return not choice.bundled and st.session_state.get(_UNCONFIRMED) == choice.fingerprint

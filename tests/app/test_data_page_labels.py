@@ -1,0 +1,122 @@
+"""The Data page with value labels, upload guessing and its confirmation, the glossary and the summary's CSV."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from streamlit.testing.v1 import AppTest
+
+from tests.data.test_guess import months_trial
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+
+
+def run(at: AppTest) -> AppTest:
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def start() -> AppTest:
+    return run(AppTest.from_file(APP, default_timeout=90))
+
+
+def upload(at: AppTest, name: str, frame: pd.DataFrame) -> AppTest:
+    at.radio(key="data_source").set_value("Upload a file")
+    run(at)
+    at.file_uploader(key="upload_file").set_value((name, frame.to_csv(index=False).encode(), "text/csv"))
+    return run(at)
+
+
+def by_label(widgets, label: str):
+    (w,) = [w for w in widgets if w.label == label]
+    return w
+
+
+def test_lung_summary_shows_the_r_labels_and_offers_a_csv(ledger_path):
+    at = start()
+    table = at.table[0].value
+    assert table.iloc[:, 0].tolist() == ["All subjects", "Male (1)", "Female (2)"]
+    assert table["Subjects"].tolist() == ["228", "138", "90"]
+    (button,) = [b for b in at.get("download_button") if b.label == "Summary as CSV"]
+    assert button.proto.default is False and not button.proto.disabled
+    # the explainer is open on the first visit, with the glossary terms beside it
+    assert [(e.label, e.proto.expanded) for e in at.expander][0] == ("What am I looking at?", True)
+    assert "censored" in [p.proto.popover.label for p in at.get("popover")]
+    # the preview shows labels, and the raw codes on request
+    preview = at.dataframe[-1].value
+    assert set(preview["sex"]) <= {"Male", "Female"} and preview["status"].iloc[0] == "Dead"
+    at.toggle(key="b-lung-preview-labels").set_value(False)
+    run(at)
+    assert set(at.dataframe[-1].value["sex"]) <= {1, 2}
+
+
+def test_ecog_as_group_and_relabelling_a_bundled_column(ledger_path):
+    at = start()
+    by_label(at.selectbox, "Group (e.g. treatment arm; compared on later pages)").set_value("ph.ecog")
+    run(at)
+    assert at.table[0].value.iloc[1:, 0].tolist() == [
+        "ECOG 0: asymptomatic (0)", "ECOG 1: symptomatic, fully ambulatory (1)", "ECOG 2: in bed < 50% of the day (2)",
+        "ECOG 3: in bed > 50% of the day, not bedbound (3)"]
+    by_label(at.selectbox, "Column").set_value("sex")
+    run(at)
+    editor = next(d for d in at.dataframe if d.key == "b-lung-labels-sex")
+    assert editor.value["Label"].tolist() == ["Male", "Female"]
+    at.session_state["b-lung-labels-sex"] = {"edited_rows": {"0": {"Label": "Men"}}, "added_rows": [],
+                                             "deleted_rows": []}
+    run(at)
+    stored = next(iter(v for v in at.session_state["value_labels"].values() if v.has_labels("ph.ecog")))
+    assert stored.label("sex", 1) == "Men" and stored.label("sex", 2) == "Female"
+
+
+def test_months_upload_is_guessed_shown_and_must_be_confirmed(ledger_path):
+    at = upload(start(), "trial.csv", months_trial())
+    choice = at.session_state["data_choice"]
+    m = choice.mapping
+    assert (m.time, m.event, m.group, m.id) == ("os_months", "os_status", "arm", "patient_id")
+    assert (choice.source_unit, choice.time_unit) == ("months", "months")
+    assert by_label(at.selectbox, "Times in the file are in").value == "months"
+    assert any("Guessed: months, because the column name" in c.value for c in at.caption)
+    guess = at.dataframe[0].value
+    assert guess["Role"].tolist() == ["Time", "Event", "Group", "Subject id", "Time unit"]
+    assert guess["Column"].tolist() == ["os_months", "os_status", "arm", "patient_id", "months"]
+    # the summary is per arm, in months
+    table = at.table[0].value
+    assert table.iloc[:, 0].tolist() == ["All subjects", "Chemo", "Chemo + RT"]
+    assert table["Longest follow-up"].iloc[0].endswith("months")
+    # coded sex is marked as categories; the user names its codes
+    by_label(at.selectbox, "Column").set_value("sex")
+    run(at)
+    assert by_label(at.radio, "'sex' holds").value == "categorical"
+    key = next(d.key for d in at.dataframe if d.key and d.key.endswith("-labels-sex"))
+    at.session_state[key] = {"edited_rows": {"0": {"Label": "Male"}, "1": {"Label": "Female"}}, "added_rows": [],
+                             "deleted_rows": []}
+    run(at)
+    by_label(at.selectbox, "Group (e.g. treatment arm; compared on later pages)").set_value("sex")
+    run(at)
+    assert at.table[0].value.iloc[:, 0].tolist() == ["All subjects", "Male (1)", "Female (2)"]
+    # analysis pages wait for the confirmation
+    at.switch_page("pages/2_Survival_curves.py")
+    run(at)
+    assert any("were guessed from the file" in i.value for i in at.info)
+    at.switch_page("pages/1_Data.py")
+    run(at)
+    by_label(at.button, "Confirm these columns").click()
+    run(at)
+    assert not [b for b in at.button if b.label == "Confirm these columns"]
+    assert any(c.value.startswith("Columns confirmed") for c in at.caption)
+    at.switch_page("pages/2_Survival_curves.py")
+    run(at)
+    assert not any("were guessed from the file" in i.value for i in at.info)
+
+
+def test_marking_a_column_numeric_is_kept_for_other_pages(ledger_path):
+    at = upload(start(), "trial.csv", months_trial())
+    by_label(at.selectbox, "Column").set_value("sex")
+    run(at)
+    by_label(at.radio, "'sex' holds").set_value("numeric")
+    run(at)
+    fp = at.session_state["data_choice"].fingerprint
+    assert at.session_state["value_labels"][fp].kind("sex") == "numeric"
+    assert not [d for d in at.dataframe if d.key and d.key.endswith("-labels-sex")]  # no label editor for numbers
