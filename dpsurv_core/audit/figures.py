@@ -27,7 +27,7 @@ def roc_figure(result: AuditResult) -> go.Figure:
     a = result.attack
     fig = go.Figure()
     eps = result.cost.epsilon
-    if math.isfinite(eps):
+    if eps is not None and math.isfinite(eps):
         f = np.linspace(0.0, 1.0, 201)
         bound = np.minimum(np.minimum(math.exp(eps) * f, 1.0 - math.exp(-eps) * (1.0 - f)), 1.0)
         fig.add_trace(go.Scatter(x=f, y=bound, mode="lines", name=f"most an epsilon {eps:g} release allows",
@@ -60,15 +60,16 @@ def epsilon_figure(result: AuditResult) -> go.Figure:
     """The charged epsilon next to the empirical one: the 95% lower bound and the point estimate of the attack."""
     a = result.attack
     eps = result.cost.epsilon
+    has_eps = eps is not None and math.isfinite(eps)
     fig = go.Figure()
     top = max(a.epsilon_lower, a.epsilon_point if math.isfinite(a.epsilon_point) else 0.0,
-              eps if math.isfinite(eps) else 0.0, 0.1) * 1.15
-    if math.isfinite(eps):
+              eps if has_eps else 0.0, 0.1) * 1.15
+    if has_eps:
         fig.add_trace(go.Bar(y=["charged"], x=[eps], orientation="h", marker={"color": "#9ca3af"},
                              name="charged by the mechanism", hovertemplate="charged epsilon %{x:.3g}<extra></extra>"))
     point = a.epsilon_point if math.isfinite(a.epsilon_point) else top
     fig.add_trace(go.Bar(y=["empirical"], x=[a.epsilon_lower], orientation="h", name="empirical (95% lower bound)",
-                         marker={"color": "#d62728" if not result.within_charge else "#1f77b4"},
+                         marker={"color": "#d62728" if result.within_charge is False or eps is None else "#1f77b4"},
                          hovertemplate="empirical epsilon, 95% lower bound %{x:.3g}<extra></extra>"))
     fig.add_trace(go.Scatter(y=["empirical"], x=[point], mode="markers", name="point estimate of the attack",
                              marker={"symbol": "line-ns-open", "size": 18, "color": "#111827"},
@@ -100,18 +101,27 @@ def summary_table(result: AuditResult) -> pd.DataFrame:
     eps = result.cost.epsilon
     rows = [("attacker's advantage, strongest attack (95% CI)",
              f"{a.advantage:.3f} ({a.advantage_lower:.3f} to {a.advantage_upper:.3f})"),
-            ("advantage an epsilon-DP release allows at most", f"{advantage_bound(eps):.3f}"),
+            ("advantage an epsilon-DP release allows at most",
+             "no bound: no formal guarantee" if eps is None else f"{advantage_bound(eps):.3f}"),
             ("AUC of the strongest attack (Mann-Whitney)", f"{a.auc:.3f}"),
             ("strongest attack: true / false positive rate", f"{a.adv_tpr:.3f} / {a.adv_fpr:.3f}"),
             ("strongest attack: score", a.adv_score),
-            ("epsilon charged by the mechanism", "not private" if math.isinf(eps) else f"{eps:.4g}"),
-            ("empirical epsilon lower bound (95%)", f"{a.epsilon_lower:.3f}"),
-            ("within the charge", "yes" if result.within_charge else "NO: a bug to fix"),
+            ("epsilon charged by the mechanism", "none: no formal guarantee" if eps is None
+             else "not private" if math.isinf(eps) else f"{eps:.4g}"),
+            ("empirical epsilon lower bound (95%)", "infinite: the two releases never coincide" if result.certain
+             else f"{a.epsilon_lower:.3f}"),
+            ("within the charge", "no charge to be within" if result.within_charge is None
+             else "yes" if result.within_charge else "NO: a bug to fix"),
             ("epsilon test: true positive rate (95% CI)", f"{a.tpr:.3f} ({a.tpr_ci[0]:.3f} to {a.tpr_ci[1]:.3f})"),
             ("epsilon test: false positive rate (95% CI)", f"{a.fpr:.3f} ({a.fpr_ci[0]:.3f} to {a.fpr_ci[1]:.3f})"),
             ("epsilon test: advantage", f"{a.epsilon_test_advantage:.3f}"),
             ("epsilon test: score", a.score),
             ("runs per data set (held out)", f"{result.trials} ({a.runs})")]
+    if result.exposure is not None:
+        rows.append(("exposed share: subjects revealed with certainty",
+                     f"{100 * result.exposure.share:.1f}% ({result.exposure.exposed} of {result.exposure.units})"))
+    if result.differencing is not None:
+        rows.append(("differencing pair (D and D without the target)", result.differencing.sentence))
     if result.influential is not None:
         rows += [(f"influential points > {t:g} (total over runs)", str(c)) for t, c in result.influential.items()]
     return pd.DataFrame(rows, columns=["quantity", "value"])
@@ -129,10 +139,51 @@ def report_section(report: Any, cohort: Cohort, public: PublicParameters, mechan
     a = result.attack
     report.add_text(f"Strongest attack: advantage {100 * a.advantage:.0f}% (95% CI {100 * a.advantage_lower:.0f}% to "
                     f"{100 * a.advantage_upper:.0f}%), AUC {a.auc:.2f}, on {a.runs} held-out runs per data set.")
-    report.add_text(f"Empirical epsilon lower bound (95%) {a.epsilon_lower:.3f} against the charged "
+    emp = "infinite (the two releases never coincide)" if result.certain else f"{a.epsilon_lower:.3f}"
+    report.add_text(f"Empirical epsilon lower bound (95%) {emp} against the charged "
                     f"{result.cost.sentence()}. The audit is a simulation on the data ({trials} runs on D and on D', "
                     "seeded), not a release: it is not charged to the ledger and must not be published.", "note")
     report.add_figure(roc_figure(result))
     report.add_figure(influential_figure(result))
     report.add_table(summary_table(result), "Privacy audit")
     return result
+
+
+# ------------------------------------------------------------------------------------------- the board's comparison
+def comparison_figure(comp: Any) -> go.Figure:
+    """Error against the non-private curve (RMSE) against the share of patients exposed with certainty, one point per
+    method: DP mechanisms in blue, disclosure control in red; the hover gives the attack's advantage."""
+    from dpsurv_core.audit.comparison import short
+
+    fig = go.Figure()
+    for kind, colour, symbol in (("differential privacy", "#1f77b4", "circle"),
+                                 ("disclosure control", "#d62728", "diamond")):
+        rows = [r for r in comp.rows if r.kind == kind]
+        if not rows:
+            continue
+        fig.add_trace(go.Scatter(
+            x=[r.rmse for r in rows], y=[100 * r.exposed_share for r in rows], mode="markers+text",
+            text=[short(r.method) for r in rows], textposition="top center", name=kind,
+            marker={"size": 13, "color": colour, "symbol": symbol},
+            customdata=[[100 * max(r.advantage, 0.0), r.max_gap] for r in rows],
+            hovertemplate="%{text}<br>RMSE %{x:.3f}, largest gap %{customdata[1]:.3f}<br>exposed %{y:.0f}%"
+                          "<br>strongest attack advantage %{customdata[0]:.0f}%<extra></extra>"))
+    fig.update_layout(height=420, template="plotly_white", margin={"l": 10, "r": 10, "t": 40, "b": 10},
+                      title=f"Error against exposure ({comp.dataset}, DP at epsilon {comp.epsilon:g})",
+                      xaxis_title="error of the survival curve (RMSE against the non-private curve)",
+                      yaxis_title="patients exposed with certainty (%)", legend={"orientation": "h", "y": -0.2})
+    fig.update_yaxes(range=[-5, 108])
+    return fig
+
+
+def comparison_section(report: Any, comp: Any) -> None:
+    """The board's comparison as a confidential report section: the table, the figure and the plain paragraph."""
+    from dpsurv_core.audit.comparison import paragraph
+
+    report.add_section("Differential privacy against today's disclosure control", confidential=True)
+    report.add_text(f"Every method below ran on the same data ({comp.n_subjects} subjects) and public grid; DP "
+                    f"mechanisms at epsilon {comp.epsilon:g}; {comp.trials} simulated runs per data set for the "
+                    "attack. A simulation on the raw data: nothing is charged and none of it may be published.", "note")
+    report.add_table(comp.table(), "Error, exposure, attack and guarantee of each method")
+    report.add_figure(comparison_figure(comp))
+    report.add_text(paragraph(comp))

@@ -14,13 +14,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpsurv_core.audit.figures import report_section
+from dpsurv_core.audit import comparison
+from dpsurv_core.audit.figures import comparison_section, report_section
 from dpsurv_core.cli import km
 from dpsurv_core.cli.common import add_data_options, add_release_options, run_plan, store_from_args
 from dpsurv_core.curves import logrank
 from dpsurv_core.curves import release as curves
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy import catalogue
+from dpsurv_core.privacy.ledger import SUBJECT
 from dpsurv_core.report.figures import curves_figure
 from dpsurv_core.report.files import write_new
 from dpsurv_core.report.html import Report, curve_records, release_bundle
@@ -82,7 +84,8 @@ def run(args: argparse.Namespace) -> dict:
     ledger = store_from_args(args).ledger(plan.fingerprint)
     kind = "review" if args.review else "release"
     rep = Report(f"Survival analysis of {cohort.name}", cohort.name, ledger, kind)
-    rep.add_section(f"Private survival curves ({mech.name})")
+    rep.add_section(f"Private survival curves ({mech.name})" if mech.cost.formal
+                    else f"Survival curves with disclosure control, no formal guarantee ({mech.name})")
     rep.add_text(f"Privacy: {release.cost.sentence()}.")
     rep.add_disclosures(release.disclosures)
     rep.add_figure(curves_figure({"private": release.curves}, cohort.time_unit))
@@ -103,6 +106,9 @@ def run(args: argparse.Namespace) -> dict:
             rep.add_table(_logrank_table(exact.counts), "Log-rank tests (non-private, exact counts on the grid)")
     if args.review:
         report_section(rep, cohort, public, mech)
+        entry = catalogue.get(catalogue.CURVES, args.mechanism)
+        dp = (entry.id,) if entry.formal and entry.protects == SUBJECT else comparison.DP_DEFAULT
+        comparison_section(rep, comparison.compare(cohort, public, args.epsilon, dp=dp, trials=200))
     write_new(out, rep.to_html(), force=args.force)
     written = [str(out)]
     if args.bundle:

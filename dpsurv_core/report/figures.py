@@ -66,6 +66,8 @@ def ledger_figure(ledger: Ledger, entries: list | None = None) -> go.Figure:
     """Epsilon of each release (``entries``, default every release of ``ledger``) and their running total against the
     cap; when ``entries`` are a part of the ledger, the data set's whole total as a dotted line."""
     chosen = list(ledger.entries) if entries is None else list(entries)
+    no_eps = [e for e in chosen if e.cost.epsilon is None]  # disclosure control: no epsilon to draw (never a 0 bar)
+    chosen = [e for e in chosen if e.cost.epsilon is not None]
     eps = [e.cost.epsilon for e in chosen]
     labels = [plain_label(f"{e.record_id or i + 1}. {e.mechanism} ({e.analysis})") for i, e in enumerate(chosen)]
     fig = go.Figure(go.Bar(x=labels, y=eps, name="epsilon of the release",
@@ -77,6 +79,10 @@ def ledger_figure(ledger: Ledger, entries: list | None = None) -> go.Figure:
     if entries is not None and len(chosen) != len(ledger.entries):
         fig.add_hline(y=ledger.spent(), line_dash="dot", line_color="#475569",
                       annotation_text=f"data set total {ledger.spent():.3g}", annotation_position="bottom right")
+    if no_eps:
+        fig.add_annotation(text=f"{len(no_eps)} disclosure-control release(s) with no epsilon (no formal guarantee) "
+                                "are not drawn", showarrow=False, xref="paper", yref="paper", x=0.0, y=-0.35,
+                           xanchor="left", font=dict(color="#b91c1c"))
     fig.update_layout(yaxis_title="epsilon", template="plotly_white", height=300, legend=dict(orientation="h", y=1.15),
                       margin=dict(l=60, r=20, t=30, b=60))
     return fig

@@ -110,7 +110,8 @@ class Report:
 
     def _ledger_section(self) -> str:
         rows = [{"id": e.record_id or i + 1, "time": e.time, "mechanism": e.mechanism, "analysis": e.analysis,
-                 "data": e.dataset, "epsilon": e.cost.epsilon, "delta": e.cost.delta, "guarantee": e.cost.guarantee,
+                 "data": e.dataset, "epsilon": "none (no formal guarantee)" if e.cost.epsilon is None else e.cost.epsilon,
+                 "delta": e.cost.delta, "guarantee": e.cost.guarantee,
                  "protects": e.cost.protects, "neighbouring": e.cost.neighbouring,
                  "parameters": json.dumps({k: v for k, v in e.parameters.items()}, default=str),
                  "reproduce": e.command or "—"}
@@ -131,6 +132,12 @@ class Report:
             cap = f" against a cap of {self.ledger.cap:g}" if self.ledger.cap else " (no cap set)"
             parts.append(f"<p><b>Total of every release of this data set (sequential composition; parallel over "
                          f"disjoint groups)</b>{cap}: {html.escape(tot)}.</p>")
+            sdc = self.ledger.disclosure_control()
+            if sdc:
+                parts.append(f"<p class='note notdp'><b>{len(sdc)} release(s) used statistical disclosure control "
+                             "(suppression, rounding, cell keys or step smoothing)</b>: they have no epsilon and no "
+                             "formal guarantee, so they are not in the totals; a subject whose removal changes such a "
+                             "table is revealed to anyone who knows the other records.</p>")
             reasons = self.ledger.void_reasons()
             if reasons:
                 parts.append("<p class='note notdp'><b>The subject has no differential-privacy guarantee from this "
