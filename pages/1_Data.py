@@ -341,7 +341,7 @@ with st.expander("Value labels and column kinds", expanded=not choice.bundled, i
         kind = st.radio(f"'{markdown_literal(lab_col)}' holds", KINDS, index=KINDS.index(kind_now), horizontal=True,
                         key=f"{tok}-kind-{lab_col}",
                         format_func=lambda k: {CATEGORICAL: "categories (codes)", NUMERIC: "numbers"}[k])
-        new_labels = labels.with_kind(lab_col, kind)
+        new_labels = labels if kind == kind_now else labels.with_kind(lab_col, kind)
         if kind == CATEGORICAL:
             codes = code_options(raw[lab_col], limit=31)
             if len(codes) > 30:
@@ -361,7 +361,8 @@ with st.expander("Value labels and column kinds", expanded=not choice.bundled, i
                 ref = st.selectbox("Reference level (what the other categories are compared with)", codes,
                                    index=_index(codes, ref_now), key=f"{tok}-ref-{lab_col}",
                                    format_func=lambda c: new_labels.display(lab_col, c))
-                new_labels = new_labels.with_reference(lab_col, ref)
+                if ref != ref_now:
+                    new_labels = new_labels.with_reference(lab_col, ref)
         else:
             st.caption(f"Values of '{markdown_literal(lab_col)}': {markdown_literal(numeric_summary(raw[lab_col]))}.")
         if new_labels != labels:

@@ -209,6 +209,31 @@ def group_labels(labels: ValueLabels | None, column: str | None, codes: Iterable
     return {code_key(c): label_group(labels, column, c) for c in codes}
 
 
+def indicators(series: pd.Series, column: str, labels: ValueLabels | None = None,
+               reference: object | None = None) -> tuple[pd.DataFrame, str, dict[str, str]]:
+    """A categorical covariate as 0/1 indicator columns against a reference level (R's treatment contrasts): one
+    column per other code, named as R names them (``sex`` with reference 1 gives ``sex2``), in natural code order.
+    Returns the indicators (missing values stay missing in every column), the reference code and a display name per
+    column (``sex: Female vs Male``). The reference is ``reference``, else the labels' declared one, else the first
+    code (:meth:`ValueLabels.reference`)."""
+    labels = labels or ValueLabels()
+    keys = series.map(code_key)
+    codes = sorted(set(keys) - {""}, key=_natural_key)
+    ref = code_key(reference) if reference is not None else labels.reference(column, codes)
+    if ref not in codes:
+        raise DataError(f"The reference level {ref!r} is not a value of column {column!r}: choose one of "
+                        f"{', '.join(codes[:10])}.")
+    missing = series.isna().to_numpy()
+    out, names = {}, {}
+    for code in (c for c in codes if c != ref):
+        name = f"{column}{code}"
+        col = (keys == code).astype(float).to_numpy()
+        col[missing] = float("nan")
+        out[name] = col
+        names[name] = f"{column}: {labels.label(column, code)} vs {labels.label(column, ref)}"
+    return pd.DataFrame(out, index=series.index), ref, names
+
+
 # ---------------------------------------------------------------------- the bundled data sets
 # From the R documentation (help pages) of the packages survival (Therneau) and MASS (Venables and Ripley); codes as
 # in dpsurv's CSVs (lung's status is recoded 0/1 in the CSV, so its labels follow the CSV, not R's 1/2).

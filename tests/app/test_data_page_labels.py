@@ -36,6 +36,8 @@ def by_label(widgets, label: str):
 
 def test_lung_summary_shows_the_r_labels_and_offers_a_csv(ledger_path):
     at = start()
+    stored = at.session_state["value_labels"] if "value_labels" in at.session_state else {}
+    assert stored == {}  # viewing a bundled data set keeps no labels of its own: only changes are kept
     table = at.table[0].value
     assert table.iloc[:, 0].tolist() == ["All subjects", "Male (1)", "Female (2)"]
     assert table["Subjects"].tolist() == ["228", "138", "90"]

@@ -21,6 +21,7 @@ from dpsurv_core.data.labels import (
     code_key,
     group_labels,
     guess_kind,
+    indicators,
 )
 from dpsurv_core.errors import DataError
 
@@ -141,3 +142,19 @@ def test_relabel_maps_exactly_the_labelled_codes(mapping, values):
         key = code_key(before)
         assert after == (lab.labels_for("c")[key] if key in lab.labels_for("c") else before)
     assert ValueLabels.from_json(lab.to_json()) == lab
+
+
+def test_indicators_follow_rs_treatment_contrasts():
+    lung = datasets.load("lung")
+    ind, ref, names = indicators(lung["sex"], "sex", bundled("lung"))
+    assert ref == "1" and list(ind.columns) == ["sex2"] and names == {"sex2": "sex: Female vs Male"}
+    assert ind["sex2"].sum() == 90 and len(ind) == 228
+    ecog, ref, names = indicators(lung["ph.ecog"], "ph.ecog", bundled("lung"))
+    assert ref == "0" and list(ecog.columns) == ["ph.ecog1", "ph.ecog2", "ph.ecog3"]
+    assert ecog.isna().all(axis=1).sum() == 1  # the one patient without ECOG stays missing
+    vet, ref, _ = indicators(datasets.load("veteran")["celltype"], "celltype", bundled("veteran"))
+    assert ref == "squamous" and list(vet.columns) == ["celltypeadeno", "celltypelarge", "celltypesmallcell"]
+    _, ref, _ = indicators(lung["sex"], "sex", bundled("lung"), reference=2)
+    assert ref == "2"
+    with pytest.raises(DataError, match="reference level"):
+        indicators(lung["sex"], "sex", reference=3)
