@@ -11,7 +11,14 @@ import pandas as pd
 import streamlit as st
 
 from dpsurv_core.audit.attack import advantage_bound
-from dpsurv_core.audit.figures import epsilon_figure, influential_figure, roc_figure, summary_table
+from dpsurv_core.audit.comparison import compare, paragraph
+from dpsurv_core.audit.figures import (
+    comparison_figure,
+    epsilon_figure,
+    influential_figure,
+    roc_figure,
+    summary_table,
+)
 from dpsurv_core.audit.runner import ANALYSES, FAMILIES, AuditResult, audit, make_adapter, mechanisms_for
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.errors import DpsurvError
@@ -68,10 +75,6 @@ only by the number of runs.
 """
     )
 
-cohort, choice, public = session.analysis_inputs()
-has_group = cohort.group is not None
-covariates = list(cohort.covariates.columns)
-
 
 def _cohort_hash(cohort: Cohort) -> str:
     """A short hash of the cohort's arrays and covariates: the audit cache is keyed by the data analysed."""
@@ -84,181 +87,254 @@ def _cohort_hash(cohort: Cohort) -> str:
     return h.hexdigest()[:16]
 
 
-def _from_page(analysis: str) -> tuple[str | None, float | None]:
-    mech_key, eps_key = FROM_PAGES[analysis]
-    mech = st.session_state.get(mech_key)
-    if isinstance(mech, (list, tuple)):
-        mech = mech[0] if mech else None
-    eps = st.session_state.get(eps_key)
-    return mech, (float(eps) if isinstance(eps, (int, float)) and not math.isinf(eps) else None)
+cohort, choice, public = session.analysis_inputs()
+tab_audit, tab_board = st.tabs(["Audit one release", "DP against today's disclosure control"])
 
 
-analyses = [a for a in ANALYSES if (a != "logrank" or has_group) and (a != "regression" or covariates)]
-c1, c2, c3 = st.columns(3)
-with c1:
-    analysis = st.selectbox("Analysis", analyses, format_func=ANALYSIS_LABELS.get, key="au_analysis",
-                            help="What the release publishes. Log-rank tests need a group column, regression "
-                                 "covariates (map them on the Data page).")
-page_mech, page_eps = _from_page(analysis)
-family = FAMILIES[analysis]
-entry_of = {m: catalogue.get(family, m) for m in mechanisms_for(analysis)}
-names = [m for m, e in entry_of.items() if e.protects != GROUP_LABEL or has_group]
-private_first = sorted(names, key=lambda m: not entry_of[m].private)
-with c2:
-    default = page_mech if page_mech in private_first else private_first[0]
-    mechanism = st.selectbox("Mechanism", private_first, index=private_first.index(default),
-                             format_func=lambda m: entry_of[m].name, key=f"au_mechanism_{analysis}")
-with c3:
-    eps_default = page_eps if page_eps is not None else 1.0
-    epsilon = float(st.select_slider("Epsilon of the release", options=sorted({*EPSILONS, eps_default}),
-                                     value=eps_default, key=f"au_epsilon_{analysis}",
-                                     disabled=not entry_of[mechanism].private))
+def _comparison_key() -> str:
+    return f"{cohort.name}|{_cohort_hash(cohort)}|{public.grid.edges.tolist()}|{public.group_categories}"
 
-options: dict = {}
-d1, d2, d3 = st.columns(3)
-with d1:
-    runs_default = entry_of[mechanism].audit_runs or DEFAULT_RUNS[analysis]
-    trials = int(st.select_slider("Runs on D and on D' (each)", options=RUNS, value=runs_default,
-                                  key=f"au_runs_{analysis}_{mechanism}",
-                                  help="More runs give tighter bounds and take longer. Half fit the attack, half "
-                                       "test it." + (" Each run of this mechanism is slow (a chain or an optimisation per run)."
-                                                     if entry_of[mechanism].audit_runs else "")))
-with d2:
-    pick = st.radio("Target", ["the most exposed patient", "a row I choose"], key="au_target_mode", horizontal=True)
-    target_row = None
-    if pick == "a row I choose":
-        target_row = int(st.number_input("Row (0-based, as in the data table)", 0, max(cohort.n - 1, 0), 0, 1,
-                                         key="au_target_row"))
-with d3:
-    seed = int(st.number_input("Seed of the simulation", 0, 2**31 - 1, 0, 1, key="au_seed",
-                               help="The audit uses seeded noise so it can be reproduced."))
-if analysis == "regression":
-    r1, r2 = st.columns(2)
-    page_covs = [c for c in st.session_state.get("rg_covs", []) if c in covariates]
-    options["covariates"] = tuple(r1.multiselect("Covariates", covariates, default=page_covs or covariates[:2],
-                                                 key="au_covariates"))
-    options["lam"] = float(r2.number_input("Ridge penalty Lambda", 0.0001, 10.0,
-                                           float(st.session_state.get("rg_lam", 0.01)), 0.01, format="%.4f",
-                                           key="au_lambda"))
-    if not options["covariates"]:
-        st.warning("Choose at least one covariate.")
+
+with tab_board:  # runs first: the audit tab below may stop the script
+    st.markdown("What registries do today (small-cell suppression, rounding, random rounding, cell keys, step "
+                "smoothing) next to differential privacy, on this data and grid, under the same audit. None of the "
+                "disclosure-control methods has an epsilon or a formal guarantee.")
+    b1, b2 = st.columns(2)
+    board_eps = float(b1.select_slider("Epsilon of the DP mechanisms", options=EPSILONS, value=1.0, key="bd_epsilon"))
+    board_runs = int(b2.select_slider("Runs on D and on D' (each)", options=[40, 100, 200, 500], value=200,
+                                      key="bd_runs"))
+    board_key = (_comparison_key(), board_eps, board_runs)
+    boards = st.session_state.setdefault("board_comparisons", {})
+    if st.button("Run the comparison", type="primary", key="bd_run"):
+        bar = st.progress(0.0, text="starting")
+        try:
+            if len(boards) > 4:
+                boards.clear()
+            boards[board_key] = compare(cohort, public, board_eps, trials=board_runs,
+                                        progress=lambda f, text: bar.progress(f, text=text))
+        except DpsurvError as exc:
+            st.error(str(exc))
+        finally:
+            bar.empty()
+    comp = boards.get(board_key)
+    if comp is None:
+        st.caption("Press **Run the comparison** (about ten seconds on a few hundred patients).")
+    else:
+        st.dataframe(comp.table(), hide_index=True)
+        st.plotly_chart(comparison_figure(comp), key="bd_fig")
+        st.markdown(paragraph(comp))
+        with st.expander("What a differencing pair reveals, method by method"):
+            for r in comp.rows:
+                st.markdown(f"**{r.name}.** {markdown_literal(r.differencing)}")
+        st.caption("Exposed share: patients whose removal changes the released table, so that anyone who knows the "
+                   "others learns for certain they took part (computed exactly over every patient). Attack and "
+                   "empirical epsilon: on the most exposed patient; 'infinite (certain)' means the two releases never "
+                   "coincide. Error: against the non-private Kaplan-Meier curve on the public grid. A simulation on "
+                   "the raw data: not charged, not for publication.")
+        releases.store_audit("DP against today's disclosure control",
+                             {"dataset": comp.dataset, "epsilon of the DP mechanisms": comp.epsilon,
+                              "runs": comp.trials, "subjects": comp.n_subjects}, [comparison_figure(comp)])
+        stored = [a for a in releases.audits() if a.title == "DP against today's disclosure control"]
+        if stored and not stored[-1].tables:
+            stored[-1].tables.append(comp.table())
+            stored[-1].texts.append(paragraph(comp))
+
+with tab_audit:
+    has_group = cohort.group is not None
+    covariates = list(cohort.covariates.columns)
+
+
+    def _from_page(analysis: str) -> tuple[str | None, float | None]:
+        mech_key, eps_key = FROM_PAGES[analysis]
+        mech = st.session_state.get(mech_key)
+        if isinstance(mech, (list, tuple)):
+            mech = mech[0] if mech else None
+        eps = st.session_state.get(eps_key)
+        return mech, (float(eps) if isinstance(eps, (int, float)) and not math.isinf(eps) else None)
+
+
+    analyses = [a for a in ANALYSES if (a != "logrank" or has_group) and (a != "regression" or covariates)]
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        analysis = st.selectbox("Analysis", analyses, format_func=ANALYSIS_LABELS.get, key="au_analysis",
+                                help="What the release publishes. Log-rank tests need a group column, regression "
+                                     "covariates (map them on the Data page).")
+    page_mech, page_eps = _from_page(analysis)
+    family = FAMILIES[analysis]
+    entry_of = {m: catalogue.get(family, m) for m in mechanisms_for(analysis)}
+    names = [m for m, e in entry_of.items() if e.protects != GROUP_LABEL or has_group]
+    private_first = sorted(names, key=lambda m: not entry_of[m].private)
+    with c2:
+        default = page_mech if page_mech in private_first else private_first[0]
+        mechanism = st.selectbox("Mechanism", private_first, index=private_first.index(default),
+                                 format_func=lambda m: entry_of[m].name, key=f"au_mechanism_{analysis}")
+    with c3:
+        eps_default = page_eps if page_eps is not None else 1.0
+        epsilon = float(st.select_slider("Epsilon of the release", options=sorted({*EPSILONS, eps_default}),
+                                         value=eps_default, key=f"au_epsilon_{analysis}",
+                                         disabled=not entry_of[mechanism].private))
+
+    options: dict = {}
+    d1, d2, d3 = st.columns(3)
+    with d1:
+        runs_default = entry_of[mechanism].audit_runs or DEFAULT_RUNS[analysis]
+        trials = int(st.select_slider("Runs on D and on D' (each)", options=RUNS, value=runs_default,
+                                      key=f"au_runs_{analysis}_{mechanism}",
+                                      help="More runs give tighter bounds and take longer. Half fit the attack, half "
+                                           "test it." + (" Each run of this mechanism is slow (a chain or an optimisation per run)."
+                                                         if entry_of[mechanism].audit_runs else "")))
+    with d2:
+        pick = st.radio("Target", ["the most exposed patient", "a row I choose"], key="au_target_mode", horizontal=True)
+        target_row = None
+        if pick == "a row I choose":
+            target_row = int(st.number_input("Row (0-based, as in the data table)", 0, max(cohort.n - 1, 0), 0, 1,
+                                             key="au_target_row"))
+    with d3:
+        seed = int(st.number_input("Seed of the simulation", 0, 2**31 - 1, 0, 1, key="au_seed",
+                                   help="The audit uses seeded noise so it can be reproduced."))
+    if analysis == "regression":
+        r1, r2 = st.columns(2)
+        page_covs = [c for c in st.session_state.get("rg_covs", []) if c in covariates]
+        options["covariates"] = tuple(r1.multiselect("Covariates", covariates, default=page_covs or covariates[:2],
+                                                     key="au_covariates"))
+        options["lam"] = float(r2.number_input("Ridge penalty Lambda", 0.0001, 10.0,
+                                               float(st.session_state.get("rg_lam", 0.01)), 0.01, format="%.4f",
+                                               key="au_lambda"))
+        if not options["covariates"]:
+            st.warning("Choose at least one covariate.")
+            st.stop()
+    if analysis == "weibull":
+        for key, name in (("wb_omega", "omega"), ("wb_gamma", "gamma"), ("wb_rungs", "rungs")):
+            if key in st.session_state:
+                options[name] = st.session_state[key]
+    if mechanism == "time-indexed":  # the settings chosen on the Survival curves page, when there are any
+        for key, name in (("sc_ti_alpha", "alpha"), ("sc_ti_tau0", "tau_start"), ("sc_ti_tau1", "tau_end"),
+                          ("sc_ti_window", "window"), ("sc_ti_edge", "edge_mode")):
+            if key in st.session_state:
+                options[name] = st.session_state[key]
+    if options and analysis != "regression":
+        st.caption("Mechanism settings taken from its page: " + ", ".join(f"{k} = {v}" for k, v in options.items()) + ".")
+
+    settings = {"analysis": analysis, "mechanism": mechanism, "epsilon": epsilon, "trials": trials, "seed": seed,
+                "target": target_row, "options": options}
+    settings_key = json.dumps(settings, sort_keys=True, default=str)
+    data_key = f"{cohort.name}|{_cohort_hash(cohort)}|{public.grid.edges.tolist()}|{public.group_categories}"
+
+
+    def _compute() -> AuditResult:
+        """Run the audit with a progress bar (created here, so a cached result replays it finished)."""
+        bar = st.progress(0.0, text="starting the audit")
+        try:
+            adapter = make_adapter(analysis, mechanism, epsilon, cohort, public, **options)
+            return audit(adapter, trials=trials, seed=seed, target_row=target_row,
+                           progress=lambda f, text: bar.progress(f, text=text))
+        finally:
+            bar.empty()
+
+
+    @st.cache_data(max_entries=32, show_spinner=False)
+    def _cached(data: str, key: str) -> AuditResult:
+        return _compute()
+
+
+    def run_audit() -> AuditResult:
+        """Bundled data: st.cache_data; uploads: this session only (nothing derived from them is shared)."""
+        if choice.bundled:
+            return _cached(data_key, settings_key)
+        store = st.session_state.setdefault("audit_results", {})
+        if (data_key, settings_key) not in store:
+            if len(store) > 8:
+                store.clear()
+            store[(data_key, settings_key)] = _compute()
+        return store[(data_key, settings_key)]
+
+
+    requested = st.session_state.setdefault("audit_requested", set())
+    if st.button("Run the audit", type="primary", key="au_run"):
+        requested.add((data_key, settings_key))
+    if (data_key, settings_key) not in requested:
+        st.caption("Choose the release to audit and press **Run the audit**.")
         st.stop()
-if analysis == "weibull":
-    for key, name in (("wb_omega", "omega"), ("wb_gamma", "gamma"), ("wb_rungs", "rungs")):
-        if key in st.session_state:
-            options[name] = st.session_state[key]
-if mechanism == "time-indexed":  # the settings chosen on the Survival curves page, when there are any
-    for key, name in (("sc_ti_alpha", "alpha"), ("sc_ti_tau0", "tau_start"), ("sc_ti_tau1", "tau_end"),
-                      ("sc_ti_window", "window"), ("sc_ti_edge", "edge_mode")):
-        if key in st.session_state:
-            options[name] = st.session_state[key]
-if options and analysis != "regression":
-    st.caption("Mechanism settings taken from its page: " + ", ".join(f"{k} = {v}" for k, v in options.items()) + ".")
 
-settings = {"analysis": analysis, "mechanism": mechanism, "epsilon": epsilon, "trials": trials, "seed": seed,
-            "target": target_row, "options": options}
-settings_key = json.dumps(settings, sort_keys=True, default=str)
-data_key = f"{cohort.name}|{_cohort_hash(cohort)}|{public.grid.edges.tolist()}|{public.group_categories}"
-
-
-def _compute() -> AuditResult:
-    """Run the audit with a progress bar (created here, so a cached result replays it finished)."""
-    bar = st.progress(0.0, text="starting the audit")
     try:
-        adapter = make_adapter(analysis, mechanism, epsilon, cohort, public, **options)
-        return audit(adapter, trials=trials, seed=seed, target_row=target_row,
-                       progress=lambda f, text: bar.progress(f, text=text))
-    finally:
-        bar.empty()
+        result = run_audit()
+    except DpsurvError as exc:
+        st.error(str(exc))
+        st.stop()
 
+    att = result.attack
+    st.subheader("Result")
+    eps = result.cost.epsilon
+    formal = eps is not None
+    allowed = f"{100 * advantage_bound(eps):.0f}%" if formal else "no bound (no formal guarantee)"
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("Attacker's advantage (strongest attack)", f"{100 * max(att.advantage, 0):.0f}%",
+              help=f"95% interval {100 * att.advantage_lower:.0f}% to {100 * att.advantage_upper:.0f}%. TPR - FPR of the "
+                   "strongest distinguishing test, its threshold chosen on the fitting half and measured on the "
+                   f"{att.runs} held-out runs per data set (TPR {att.adv_tpr:.3f}, FPR {att.adv_fpr:.3f}). An epsilon-DP "
+                   f"release allows at most {allowed}.")
+    m1.caption(f"95% CI {100 * att.advantage_lower:.0f}% to {100 * att.advantage_upper:.0f}%; "
+               f"allowed at most {allowed}")
+    m2.metric("AUC of the attack", f"{att.auc:.2f}",
+              help="Area under the held-out ROC of the strongest attack's score (the Mann-Whitney statistic): 0.5 is a "
+                   "coin toss, 1 tells the two data sets apart every time.")
+    m3.metric("Charged epsilon", "none: no formal guarantee" if not formal else "not private" if math.isinf(eps)
+              else f"{eps:.3g}",
+              help=result.cost.sentence())
+    m4.metric("Empirical epsilon lower bound", "infinite" if result.certain else f"{att.epsilon_lower:.2f}",
+              delta=None if not formal or math.isinf(eps) else ("within the charge" if result.within_charge
+                                                               else "ABOVE the charge"),
+              delta_color="off" if result.within_charge else "inverse",
+              help="95% lower bound: the true privacy loss is at least this large (95% confidence). Point estimate of the "
+                   "attack: " + ("infinite" if math.isinf(att.epsilon_point) else f"{att.epsilon_point:.2f}")
+                   + f". Its test (TPR {att.tpr:.3f}, FPR {att.fpr:.3f}, 95% intervals TPR {att.tpr_ci[0]:.3f} to "
+                   f"{att.tpr_ci[1]:.3f}, FPR {att.fpr_ci[0]:.3f} to {att.fpr_ci[1]:.3f}) maximises the ratio, not the "
+                   "advantage.")
+    st.plotly_chart(epsilon_figure(result), key="au_eps_fig")
+    if not formal or math.isinf(eps) or result.within_charge:
+        st.success(result.sentence())
+    else:
+        st.error(result.sentence() + " The empirical epsilon is above the charge: this is a bug to fix, not a result "
+                 "to report.")
+    if result.cost.protects != "the subject":
+        st.warning(f"This mechanism protects {result.cost.protects}; neighbouring data sets: {result.cost.neighbouring}.")
+    elif formal and not math.isinf(eps):
+        st.caption(f"Charged: {result.cost.sentence()}. The audit compares the data with and without the target patient, "
+                   "the same neighbouring definition.")
+    if result.cost.guarantee != "exact":
+        st.warning(f"The guarantee is {result.cost.guarantee}: it holds only if the sampler has converged.")
 
-@st.cache_data(max_entries=32, show_spinner=False)
-def _cached(data: str, key: str) -> AuditResult:
-    return _compute()
+    if result.exposure is not None:
+        e1, e2 = st.columns([1, 3])
+        e1.metric("Exposed share", f"{100 * result.exposure.share:.0f}%",
+                  help="Patients whose removal changes the released table, so that anyone who knows the others "
+                       "learns for certain that they took part; computed exactly over every patient "
+                       f"({result.exposure.exposed} of {result.exposure.units}). {result.exposure.method}.")
+        if result.differencing is not None:
+            e2.markdown(f"**Differencing pair** (the release with and without the target): "
+                        f"{markdown_literal(result.differencing.sentence)}")
+    if result.certain:
+        st.error("The releases with and without the target never coincide: an attacker who knows everyone else is "
+                 "right every time (empirical epsilon infinite).")
+    st.markdown(f"**Target.** {markdown_literal(result.target.why)}")
+    f1, f2 = st.columns(2)
+    with f1:
+        st.plotly_chart(influential_figure(result), key="au_infl_fig")
+        if result.influential is not None:
+            st.caption("Totals over all runs: " + ", ".join(f"> {t:g}: {c}" for t, c in result.influential.items())
+                       + f" (of {result.trials} x {result.grid_points} grid points per group).")
+    with f2:
+        st.plotly_chart(roc_figure(result), key="au_roc_fig")
+        st.caption(f"Strongest attack's score: {att.adv_score}; AUC {att.auc:.2f}. The diamond is the strongest attack, "
+                   "the dot the test behind the empirical epsilon lower bound. The dotted line is the best any attack can "
+                   "do against a release with the charged epsilon.")
+    st.dataframe(summary_table(result), hide_index=True)
+    for note in result.notes:
+        st.caption(note)
 
-
-def run_audit() -> AuditResult:
-    """Bundled data: st.cache_data; uploads: this session only (nothing derived from them is shared)."""
-    if choice.bundled:
-        return _cached(data_key, settings_key)
-    store = st.session_state.setdefault("audit_results", {})
-    if (data_key, settings_key) not in store:
-        if len(store) > 8:
-            store.clear()
-        store[(data_key, settings_key)] = _compute()
-    return store[(data_key, settings_key)]
-
-
-requested = st.session_state.setdefault("audit_requested", set())
-if st.button("Run the audit", type="primary", key="au_run"):
-    requested.add((data_key, settings_key))
-if (data_key, settings_key) not in requested:
-    st.caption("Choose the release to audit and press **Run the audit**.")
-    st.stop()
-
-try:
-    result = run_audit()
-except DpsurvError as exc:
-    st.error(str(exc))
-    st.stop()
-
-att = result.attack
-st.subheader("Result")
-eps = result.cost.epsilon
-m1, m2, m3, m4 = st.columns(4)
-m1.metric("Attacker's advantage (strongest attack)", f"{100 * max(att.advantage, 0):.0f}%",
-          help=f"95% interval {100 * att.advantage_lower:.0f}% to {100 * att.advantage_upper:.0f}%. TPR - FPR of the "
-               "strongest distinguishing test, its threshold chosen on the fitting half and measured on the "
-               f"{att.runs} held-out runs per data set (TPR {att.adv_tpr:.3f}, FPR {att.adv_fpr:.3f}). An epsilon-DP "
-               f"release allows at most {100 * advantage_bound(eps):.0f}%.")
-m1.caption(f"95% CI {100 * att.advantage_lower:.0f}% to {100 * att.advantage_upper:.0f}%; "
-           f"allowed at most {100 * advantage_bound(eps):.0f}%")
-m2.metric("AUC of the attack", f"{att.auc:.2f}",
-          help="Area under the held-out ROC of the strongest attack's score (the Mann-Whitney statistic): 0.5 is a "
-               "coin toss, 1 tells the two data sets apart every time.")
-m3.metric("Charged epsilon", "not private" if math.isinf(eps) else f"{eps:.3g}",
-          help=result.cost.sentence())
-m4.metric("Empirical epsilon lower bound", f"{att.epsilon_lower:.2f}",
-          delta=None if math.isinf(eps) else ("within the charge" if result.within_charge else "ABOVE the charge"),
-          delta_color="off" if result.within_charge else "inverse",
-          help="95% lower bound: the true privacy loss is at least this large (95% confidence). Point estimate of the "
-               "attack: " + ("infinite" if math.isinf(att.epsilon_point) else f"{att.epsilon_point:.2f}")
-               + f". Its test (TPR {att.tpr:.3f}, FPR {att.fpr:.3f}, 95% intervals TPR {att.tpr_ci[0]:.3f} to "
-               f"{att.tpr_ci[1]:.3f}, FPR {att.fpr_ci[0]:.3f} to {att.fpr_ci[1]:.3f}) maximises the ratio, not the "
-               "advantage.")
-st.plotly_chart(epsilon_figure(result), key="au_eps_fig")
-if math.isinf(eps) or result.within_charge:
-    st.success(result.sentence())
-else:
-    st.error(result.sentence() + " The empirical epsilon is above the charge: this is a bug to fix, not a result "
-             "to report.")
-if result.cost.protects != "the subject":
-    st.warning(f"This mechanism protects {result.cost.protects}; neighbouring data sets: {result.cost.neighbouring}.")
-elif not math.isinf(eps):
-    st.caption(f"Charged: {result.cost.sentence()}. The audit compares the data with and without the target patient, "
-               "the same neighbouring definition.")
-if result.cost.guarantee != "exact":
-    st.warning(f"The guarantee is {result.cost.guarantee}: it holds only if the sampler has converged.")
-
-st.markdown(f"**Target.** {markdown_literal(result.target.why)}")
-f1, f2 = st.columns(2)
-with f1:
-    st.plotly_chart(influential_figure(result), key="au_infl_fig")
-    if result.influential is not None:
-        st.caption("Totals over all runs: " + ", ".join(f"> {t:g}: {c}" for t, c in result.influential.items())
-                   + f" (of {result.trials} x {result.grid_points} grid points per group).")
-with f2:
-    st.plotly_chart(roc_figure(result), key="au_roc_fig")
-    st.caption(f"Strongest attack's score: {att.adv_score}; AUC {att.auc:.2f}. The diamond is the strongest attack, "
-               "the dot the test behind the empirical epsilon lower bound. The dotted line is the best any attack can "
-               "do against a release with the charged epsilon.")
-st.dataframe(summary_table(result), hide_index=True)
-for note in result.notes:
-    st.caption(note)
-
-summary = {k: v for k, v in result.to_dict().items()
-           if k in ("analysis", "mechanism", "epsilon_charged", "empirical_epsilon_lower", "tpr", "fpr", "trials",
-                    "protects", "sentence")}
-summary["target_row"] = result.target.row
-releases.store_audit(f"{ANALYSIS_LABELS[analysis]}, {mechanism}", summary,
-                     [roc_figure(result), influential_figure(result)])
+    summary = {k: v for k, v in result.to_dict().items()
+               if k in ("analysis", "mechanism", "epsilon_charged", "empirical_epsilon_lower", "tpr", "fpr", "trials",
+                        "protects", "sentence", "exposed_share", "distinguishable_with_certainty")}
+    summary["target_row"] = result.target.row
+    releases.store_audit(f"{ANALYSIS_LABELS[analysis]}, {mechanism}", summary,
+                         [roc_figure(result), influential_figure(result)])

@@ -8,6 +8,7 @@ import streamlit as st
 
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy.ledger import (
+    ALLOW_DISCLOSURE_CONTROL,
     ALLOW_LABEL_ONLY,
     CAP_LOWER,
     CAP_RAISE,
@@ -60,7 +61,8 @@ except DpsurvError as exc:
     st.stop()
 
 release_records = [r for r in records if r.kind == RELEASE]
-cap_records = [r for r in records if r.kind in (CAP_SET, CAP_RAISE, CAP_LOWER, ALLOW_LABEL_ONLY)]
+cap_records = [r for r in records if r.kind in (CAP_SET, CAP_RAISE, CAP_LOWER, ALLOW_LABEL_ONLY,
+                                                ALLOW_DISCLOSURE_CONTROL)]
 
 st.markdown(f"**Data set:** {markdown_literal(name)} · content fingerprint `{fp[:16]}` · ledger database `{store.path}`")
 st.caption(f"The command line reads and writes the same ledger: `{session.cli_budget_command('show')}`.")
@@ -81,6 +83,12 @@ reasons = led.void_reasons()
 if reasons:
     st.error("**The patients have no differential-privacy guarantee from this data set's releases**, whatever the "
              "epsilon above says:\n\n" + "\n".join(f"- {r}" for r in dict.fromkeys(reasons)))
+sdc = led.disclosure_control()
+if sdc:
+    st.warning(f"**{len(sdc)} release(s) used statistical disclosure control** (small-cell suppression, rounding, "
+               "random rounding, cell keys or step smoothing). They have **no epsilon and no formal guarantee**, so "
+               "they are not in the total above: a patient whose removal changes such a table is revealed to anyone "
+               "who knows the other patients' records. The Privacy audit page measures how many.")
 for unit, tot in led.totals().items():
     if unit != SUBJECT:
         st.info(f"Label-only releases: ε = {tot['epsilon']:.3g} protecting {unit}. This is not a guarantee for the "
@@ -136,6 +144,22 @@ else:
         if st.button("Lower cap", key="cap_lower"):
             _act(lambda: store.lower_cap(fp, float(lower), why.strip(), name),
                  f"Cap lowered from ε {led.cap:g} to ε {lower:g}")
+    if led.disclosure_control_allowed:
+        st.warning("Disclosure-control releases (suppression, rounding, cell keys, step smoothing) are allowed for this "
+                   "data set: they have no epsilon and no formal guarantee, and are not counted against the cap.")
+    else:
+        with st.expander("Allow disclosure-control releases (no formal guarantee) under this cap"):
+            st.markdown("Small-cell suppression, rounding, random rounding, cell keys and step smoothing have no "
+                        "epsilon: no cap on epsilon accounts for them. Under a cap they are refused unless you allow "
+                        "them here, a recorded act with a reason.")
+            why_sdc = st.text_input("Reason (required)", key="allow_sdc_reason")
+            if st.button("Allow disclosure-control releases", key="allow_sdc"):
+                if not why_sdc.strip():
+                    st.error("Allowing disclosure-control releases needs a reason: the ledger records who decided "
+                             "and why.")
+                else:
+                    _act(lambda: store.allow_disclosure_control(fp, why_sdc, name),
+                         "Disclosure-control releases allowed")
     if led.label_only_allowed:
         st.warning("Label-only releases (randomized response on the group label) are allowed for this data set: they "
                    "publish every patient's times and events as they are, so once one is released the patient has no "
@@ -155,7 +179,8 @@ if cap_records:
     st.markdown("**Cap history**")
     history = [{"id": r.id, "time (UTC)": r.time.replace("T", " ")[:19],
                 "act": {CAP_SET: "set", CAP_RAISE: "raised", CAP_LOWER: "lowered",
-                        ALLOW_LABEL_ONLY: "label-only releases allowed"}[r.kind],
+                        ALLOW_LABEL_ONLY: "label-only releases allowed",
+                        ALLOW_DISCLOSURE_CONTROL: "disclosure-control releases allowed"}[r.kind],
                 "cap": "—" if r.body.get("cap") is None else f"{r.body['cap']:g}",
                 "previous": "—" if r.body.get("previous") is None else f"{r.body['previous']:g}",
                 "reason": r.body.get("reason") or "—"} for r in cap_records]
@@ -169,7 +194,7 @@ if not release_records:
             "click on a button whose label begins with 'Release' records one here.")
 else:
     rows = [{"id": rid, "time (UTC)": e.time.replace("T", " ")[:19], "mechanism": e.mechanism, "analysis": e.analysis,
-             "data": e.dataset, "ε": f"{e.cost.epsilon:.4g}", "δ": f"{e.cost.delta:.3g}", "guarantee": e.cost.guarantee,
+             "data": e.dataset, "ε": "none (no formal guarantee)" if e.cost.epsilon is None else f"{e.cost.epsilon:.4g}", "δ": f"{e.cost.delta:.3g}", "guarantee": e.cost.guarantee,
              "protects": e.cost.protects, "neighbouring": e.cost.neighbouring,
              "not DP": "; ".join(d["message"] for d in e.disclosures if not d.get("dp", True)) or "—",
              "reproduce command": e.command or "—"} for rid, e in entries.items()]
@@ -186,7 +211,8 @@ seen_key = f"{key}-seen"
 
 def _label(rid: int) -> str:
     e = entries[rid]
-    return f"{rid}: {e.mechanism} ({e.analysis}), ε {e.cost.epsilon:.3g}"
+    eps = "no ε (disclosure control)" if e.cost.epsilon is None else f"ε {e.cost.epsilon:.3g}"
+    return f"{rid}: {e.mechanism} ({e.analysis}), {eps}"
 
 
 if key in st.session_state:  # keep the user's choice; releases recorded since the last run join it

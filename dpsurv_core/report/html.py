@@ -340,6 +340,8 @@ class AuditItem:
     title: str
     summary: dict[str, Any]
     figures: list[go.Figure] = field(default_factory=list)
+    tables: list[pd.DataFrame] = field(default_factory=list)  # e.g. the board's comparison of methods
+    texts: list[str] = field(default_factory=list)  # plain paragraphs shown under the figures
 
 
 def record_item(record: Record, time_unit: str = "") -> ReleaseItem:
@@ -485,8 +487,12 @@ def _audit_sections(rep: Report, audits: list[AuditItem], kind: str) -> None:
     for audit in audits:
         rep.add_section(f"Privacy audit: {audit.title}", confidential=kind == "review")
         rep.add_table(pd.DataFrame([{k: v for k, v in audit.summary.items() if not isinstance(v, (list, dict))}]))
+        for table in audit.tables:
+            rep.add_table(table)
         for fig in audit.figures:
             rep.add_figure(fig)
+        for text in audit.texts:
+            rep.add_text(text)
 
 
 def ledger_report(title: str, dataset: str, ledger: Ledger, records: list[Record], audits: list[AuditItem] = (),
