@@ -18,6 +18,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
+import numpy as np
 import pandas as pd
 
 from dpsurv_core.errors import DataError
@@ -50,6 +51,32 @@ def code_key(value: object) -> str:
     if text.endswith(".0") and text[:-2].lstrip("-").isdigit():
         text = text[:-2]
     return text
+
+
+def code_keys(series: pd.Series) -> pd.Series:
+    """:func:`code_key` of every value of ``series``, vectorised (same strings; missing values as ``""``)."""
+    out = pd.Series("", index=series.index, dtype=object)
+    present = series.notna().to_numpy()
+    v = series[present]
+    if v.empty:
+        return out
+    if pd.api.types.is_bool_dtype(v):
+        text = v.astype(int).astype(str)
+    elif pd.api.types.is_float_dtype(v):
+        x = v.to_numpy(dtype=float)
+        whole = (np.mod(x, 1) == 0) & (np.abs(x) < 2**53)
+        text = pd.Series(x.astype(str), index=v.index, dtype=object)
+        text[whole] = x[whole].astype(np.int64).astype(str)
+    elif pd.api.types.is_integer_dtype(v):
+        text = v.astype(str)
+    else:
+        text = v.map(lambda c: c if isinstance(c, str) else None)
+        mixed = text.isna()
+        text = text.str.strip().str.replace(r"^(-?\d+)\.0$", r"\1", regex=True)
+        if mixed.any():  # numbers or flags inside a text column: one by one, as code_key does
+            text[mixed] = v[mixed].map(code_key)
+    out[present] = text.to_numpy()
+    return out
 
 
 @dataclass(frozen=True)
@@ -154,7 +181,7 @@ class ValueLabels:
             if col not in out.columns or not mapping:
                 continue
             s = out[col]
-            keys = s.map(code_key)
+            keys = code_keys(s)
             out[col] = keys.map(mapping).where(keys.isin(list(mapping)), s)
         return out
 
@@ -217,7 +244,7 @@ def indicators(series: pd.Series, column: str, labels: ValueLabels | None = None
     column (``sex: Female vs Male``). The reference is ``reference``, else the labels' declared one, else the first
     code (:meth:`ValueLabels.reference`)."""
     labels = labels or ValueLabels()
-    keys = series.map(code_key)
+    keys = code_keys(series)
     codes = sorted(set(keys) - {""}, key=_natural_key)
     ref = code_key(reference) if reference is not None else labels.reference(column, codes)
     if ref not in codes:

@@ -19,6 +19,7 @@ from dpsurv_core.data.labels import (
     bundled,
     bundled_names,
     code_key,
+    code_keys,
     group_labels,
     guess_kind,
     indicators,
@@ -158,3 +159,16 @@ def test_indicators_follow_rs_treatment_contrasts():
     assert ref == "2"
     with pytest.raises(DataError, match="reference level"):
         indicators(lung["sex"], "sex", reference=3)
+
+
+@given(st.lists(st.one_of(st.none(), st.integers(-10**6, 10**6), st.floats(-1e6, 1e6), st.just(float("nan")),
+                          st.sampled_from([" a ", "2.0", "-3.0", "x.0", "F"])), max_size=40),
+       st.sampled_from(["object", "float", "int"]))
+def test_code_keys_is_code_key_vectorised(values, kind):
+    if kind == "float":
+        series = pd.Series([v for v in values if isinstance(v, float | int) and v is not None], dtype=float)
+    elif kind == "int":
+        series = pd.Series([v for v in values if isinstance(v, int) and not isinstance(v, bool)], dtype="int64")
+    else:
+        series = pd.Series(values, dtype=object)
+    assert code_keys(series).tolist() == [code_key(v) for v in series]
