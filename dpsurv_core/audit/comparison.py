@@ -154,12 +154,13 @@ def paragraph(comp: Comparison) -> str:
             parts.append(f"For the most exposed patient the attack was right every time under {', '.join(certain)}.")
     if dp:
         lo = min(dp, key=lambda r: r.rmse)
-        adv = max(r.advantage_upper for r in dp)
+        adv = max(max(r.advantage, 0.0) for r in dp)
         parts.append(
             f"Under differential privacy at epsilon {comp.epsilon:g} no patient is exposed for certain: whatever an "
-            f"attacker knows, the strongest attack on the most exposed patient gained at most {100 * adv:.0f}% over a "
-            f"coin toss (95% upper limit), and the guarantee caps it at {100 * advantage_bound(comp.epsilon):.0f}%. "
-            f"The price is accuracy: the curve is off by {lo.rmse:.3f} on average (RMSE) with {short(lo.method)}")
+            f"attacker knows, the guarantee caps any attack on any one patient at {100 * advantage_bound(comp.epsilon):.0f}% "
+            f"better than a coin toss, and the strongest attack here, on the most exposed patient, reached "
+            f"{100 * adv:.0f}%. The price is accuracy: the curve is off by {lo.rmse:.3f} on average (RMSE) with "
+            f"{short(lo.method)}")
         if sdc:
             s_lo = min(sdc, key=lambda r: r.rmse)
             parts[-1] += f", against {s_lo.rmse:.3f} for {short(s_lo.method)}."
