@@ -8,6 +8,7 @@ import math
 from dpsurv_core.cli.common import (
     add_data_options,
     add_release_options,
+    check,
     check_repeat,
     cohort_from_args,
     dataset_fingerprint,
@@ -24,6 +25,7 @@ from dpsurv_core.limits import MAX_INTERVALS
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import ADD_REMOVE, SUBJECT
 from dpsurv_core.privacy.release import Plan, not_private_fields
+from dpsurv_core.regression.inference import coefficient_inference
 from dpsurv_core.regression.model import fit_cox, fit_nonprivate
 from dpsurv_core.regression.person_period import DEFAULT_INTERVALS, DEFAULT_KNOTS, person_period
 
@@ -61,6 +63,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--step", type=positive_float, default=8.0, help="step size a of the schedule a (1 + t/b)^-gamma (default 8)")
     s.add_argument("--step-decay", type=positive_float, default=100.0, help="b of the step schedule (default 100)")
     s.add_argument("--step-gamma", type=float, default=0.55, help="gamma of the step schedule (default 0.55)")
+    s.add_argument("--draws", type=positive_int, default=1, metavar="K",
+                   help="posterior draws released, each at epsilon/K (epsilon in total); K > 1 gives posterior intervals "
+                        "from the draws' spread (default 1: Laplace approximation)")
 
 
 def _ranges(specs: list[str]) -> dict[str, tuple[float, float]]:
@@ -112,6 +117,9 @@ def run(args: argparse.Namespace) -> dict:
     psgld = dict(bound_B=args.sanitizer_bound, prior_sd=args.prior_sd, epochs=args.epochs, burn_in=args.burn_in,
                  batch=args.batch, step=args.step, step_decay=args.step_decay, step_gamma=args.step_gamma)
     mech = entry.build(args.epsilon, pp=pp, lam=lam, **psgld)
+    if args.draws != 1:
+        check(hasattr(mech, "set_draws"), "--draws applies to psgld only.")
+        mech.set_draws(args.draws)
     plan = Plan(entry, mech, cohort.name, dataset_fingerprint(args) if needs_fingerprint(args, entry) else "",
                 lambda noise, trials: mech.release(pp, noise, trials=trials),
                 lambda rel: {"coefficients": rel.coefficients}, list(pp.disclosures), reproduce_command(args),
@@ -125,6 +133,23 @@ def run(args: argparse.Namespace) -> dict:
                           if not plan.private else entry.noise), "parameters": mech.parameters(), "ratio_kind": "odds ratio",
                 "estimates": [{"trial": i + 1, "coefficients": c, "ratios": {k: math.exp(min(v, 700)) for k, v in c.items()}}
                               for i, c in enumerate(rel.coefficients)]})
+    if plan.private:
+        preview = bool(fields.get("simulation"))
+        infs = [coefficient_inference(mech, rel, trial=i, nonprivate=preview and i == 0) for i in range(len(rel.W))]
+        for e, inf in zip(out["estimates"], infs):
+            recs = inf.records()
+            for key, src in (("lower", "ratio_lower"), ("upper", "ratio_upper"), ("coefficient_lower", "lower"),
+                             ("coefficient_upper", "upper"), ("se", "se"), ("noise_se", "noise_se"),
+                             ("p_value", "p_value"), ("sign_flip_share", "sign_flip_share"),
+                             ("p_value_nonprivate", "p_value_nonprivate")):
+                if src in recs[0]:
+                    e[key] = {r["covariate"]: r[src] for r in recs}
+        out.update({"interval_includes_noise": True, "interval_method": infs[0].method,
+                    "warnings": list(dict.fromkeys(w for inf in infs[:1] for w in inf.warnings))})
+        if preview:
+            out["p_value_note"] = ("p_value: Wald test of no effect calibrated for the privacy noise; p_value_nonprivate "
+                                   "(first trial, preview only: it reads the data) is the ordinary Wald p-value of the "
+                                   "non-private fit, for comparison")
     if mech.cost.guarantee != "exact":
         out["note"] = "approximate DP (MCMC): the chain only approximates the exponential mechanism's density"
     return out

@@ -21,12 +21,14 @@ from dpsurv_core.cli.common import (
 )
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.release import Plan
+from dpsurv_core.weibull.inference import censoring_disclosure, censoring_share, check_share, weibull_intervals
 from dpsurv_core.weibull.mechanisms import BLOCK_SIZE
 from dpsurv_core.weibull.model import GAMMA, OMEGA, RUNGS, survival_curve
 
 NAME = "weibull"
 HELP = "Weibull shape and scale: non-private MLE, LSP + TLL, Laplace or sample-and-aggregate"
 CURVE_POINTS = 21
+MAX_INTERVAL_TRIALS = 3  # noise-aware intervals are simulated (about a second each): for the first trials only
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -39,6 +41,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--blocks", type=positive_int, metavar="M",
                    help="saa: number of blocks (default: records / block size, disclosed)")
     g.add_argument("--block-size", type=positive_int, default=BLOCK_SIZE, help="saa: records per block (default 500)")
+    g.add_argument("--censoring", type=float, default=None, metavar="SHARE",
+                   help="public share of subjects censored (0 to 1) used to simulate the noise-aware intervals "
+                        "(default: read off the data, rounded to 5%%, disclosed)")
 
 
 def run(args: argparse.Namespace) -> dict:
@@ -49,10 +54,12 @@ def run(args: argparse.Namespace) -> dict:
     mech = entry.build(args.epsilon, horizon=public.horizon, omega=args.omega, gamma=args.gamma, rungs=args.rungs,
                        rows_per_subject=cohort.rows_per_subject, blocks=args.blocks, block_size=args.block_size)
     sample = mech.prepare(cohort)
+    share = censoring_share(sample) if args.censoring is None else check_share(args.censoring)
+    extra = [censoring_disclosure(share)] if entry.private and args.censoring is None else []
     plan = Plan(entry, mech, cohort.name, dataset_fingerprint(args) if needs_fingerprint(args, entry) else "",
                 lambda noise, trials: mech.release_many(sample, noise if entry.private else None, trials),
                 lambda est: est.records(), [d for d in public.disclosures() if d.parameter == "horizon"]
-                + list(mech.disclosures(sample)), reproduce_command(args), analysis="Weibull parameters")
+                + list(mech.disclosures(sample)) + extra, reproduce_command(args), analysis="Weibull parameters")
     est, fields = run_plan(args, plan)
     cost = mech.cost
     times = np.linspace(0.0, public.horizon, CURVE_POINTS)
@@ -62,7 +69,17 @@ def run(args: argparse.Namespace) -> dict:
     if fields.get("simulation"):
         notes.append(f"{args.repeat} simulated release(s) with seeded noise: for study, not for publication; each "
                      f"would cost epsilon {cost.epsilon:g}.")
-    return fields | {
+    inference: dict = {}
+    if plan.private:
+        infs = [weibull_intervals(mech, est, cohort.n_subjects, share, trial=i)
+                for i in range(min(est.trials, MAX_INTERVAL_TRIALS))]
+        if est.trials > MAX_INTERVAL_TRIALS:
+            notes.append(f"Noise-aware intervals are given for the first {MAX_INTERVAL_TRIALS} trials only (each is a "
+                         "simulation of its own).")
+        inference = {"interval_includes_noise": True, "interval_method": infs[0].method, "censoring_share": share,
+                     "intervals": [{"trial": i + 1, **inf.to_dict()} for i, inf in enumerate(infs)],
+                     "warnings": list(dict.fromkeys(w for inf in infs for w in inf.warnings))}
+    return fields | inference | {
         "command": NAME,
         "data": cohort.name,
         "n": cohort.n_subjects,
@@ -78,7 +95,7 @@ def run(args: argparse.Namespace) -> dict:
         "time_unit": cohort.time_unit,
         "parameters": mech.parameters(),
         "disclosures": [d.to_dict() for d in public.disclosures() if d.parameter == "horizon"]
-        + [d.to_dict() for d in mech.disclosures(sample)],
+        + [d.to_dict() for d in mech.disclosures(sample)] + [d.to_dict() for d in extra],
         "noise": ("none" if not plan.private else f"simulation: numpy Generator, seed {args.seed}" if fields["simulation"]
                   else entry.noise),
         "estimates": est.records(),

@@ -152,6 +152,7 @@ class OutputPerturbation(_RegressionMechanism):
     w* + b, ||b|| ~ Gamma(d, Delta/eps) with uniform direction, Delta = 2 c1 / (n Lambda)."""
 
     name = "output perturbation"
+    interval_includes_noise = True  # dpsurv_core.regression.inference
 
     def __init__(self, epsilon: float, lam: float, bounds: DesignBounds) -> None:
         super().__init__(epsilon, bounds)
@@ -189,6 +190,7 @@ class ObjectivePerturbation(_RegressionMechanism):
     against 22 at eps 1)."""
 
     name = "objective perturbation"
+    interval_includes_noise = True  # dpsurv_core.regression.inference
 
     def __init__(self, epsilon: float, lam: float, bounds: DesignBounds) -> None:
         super().__init__(epsilon, bounds)
@@ -288,12 +290,15 @@ class PSGLD(_RegressionMechanism):
     """
 
     name = "pSGLD posterior sampling"
+    interval_includes_noise = True  # dpsurv_core.regression.inference
     guarantee = APPROXIMATE_MCMC
 
     def __init__(self, epsilon: float, bounds: DesignBounds, bound_B: float | None = None, prior_sd: float = 20.0,
                  epochs: int = 60, burn_in: int = 30, batch: int | None = None, step: float = 8.0, step_decay: float = 100.0,
-                 step_gamma: float = 0.55, rms_decay: float = 0.99) -> None:
+                 step_gamma: float = 0.55, rms_decay: float = 0.99, draws: int = 1) -> None:
         super().__init__(epsilon, bounds)
+        self.draws = 1
+        self.set_draws(draws)
         self.bound_B = float(bounds.intervals * math.log(2.0)) if bound_B is None else float(bound_B)
         checks = [(self.bound_B > 0, "The sanitizer bound B must be positive (for example T log 2)."),
                   (prior_sd > 0, "The prior standard deviation s must be positive (for example 20)."),
@@ -312,6 +317,13 @@ class PSGLD(_RegressionMechanism):
         self.step, self.step_decay, self.step_gamma, self.rms_decay = float(step), float(step_decay), float(step_gamma), \
             float(rms_decay)
 
+    def set_draws(self, draws: int) -> None:
+        """Release k draws, each from the posterior at epsilon/k (sequential composition: epsilon in total); their
+        mean is the point estimate and their spread gives a posterior interval that costs nothing more."""
+        if int(draws) != draws or not 1 <= draws <= 100:
+            raise ParameterError(f"The number of posterior draws must be a whole number from 1 to 100, got {draws}.")
+        self.draws = int(draws)
+
     @property
     def utility_sensitivity(self) -> float:
         """m B: one subject (m records) changes sum phi(L_i) by less than m B."""
@@ -319,23 +331,29 @@ class PSGLD(_RegressionMechanism):
 
     @property
     def temperature(self) -> float:
-        """eps / (2 m B), the factor on sum phi(L_i) in the log target."""
-        return self.epsilon / (2.0 * self.utility_sensitivity)
+        """eps / (2 m B k), the factor on sum phi(L_i) in the log target of each of the k draws (k = 1 by default)."""
+        return self.epsilon / (2.0 * self.utility_sensitivity * self.draws)
 
     def parameters(self) -> dict[str, Any]:
         return {"epsilon": self.epsilon, "sanitizer_B": self.bound_B, "prior_sd": self.prior_sd, "epochs": self.epochs,
                 "burn_in": self.burn_in, "batch": self.batch, "step_a": self.step, "step_b": self.step_decay,
                 "step_gamma": self.step_gamma, "rms_decay": self.rms_decay, "guarantee": "approximate DP (MCMC)",
+                "draws": self.draws, "epsilon_per_draw": self.epsilon / self.draws,
                 **self.bounds.to_dict()}
 
     def release(self, pp: PersonPeriod, noise: NoiseSource, trials: int = 1, w_star: np.ndarray | None = None,
                 beta_ref: np.ndarray | None = None, progress: Any = None) -> RegressionRelease:
-        """Run ``trials`` independent chains at once (vectorised: each chain draws its own minibatches and its own
-        Langevin noise, so the trials are independent draws)."""
+        """Run ``trials`` x k independent chains at once (vectorised: each chain draws its own minibatches and its own
+        Langevin noise, so the trials are independent draws). With k = ``draws`` > 1 each trial releases the mean
+        of its k draws (``diagnostics["draws_W"]`` keeps them, shape (trials, k, dim)); the trace keeps the first
+        chain of each trial."""
         self._check(pp)
+        k = self.draws
+        out_trials = trials
+        trials = trials * k
         if math.isinf(self.epsilon):
             w = minimise(pp, 0.0)
-            return RegressionRelease(self.name, np.repeat(w[None, :], trials, axis=0), pp, self.cost, self.parameters(),
+            return RegressionRelease(self.name, np.repeat(w[None, :], out_trials, axis=0), pp, self.cost, self.parameters(),
                                      {"note": "epsilon = inf: no sampling, the non-private MLE"})
         N, d = pp.n, pp.dim
         nb = min(self.batch, N)
@@ -374,7 +392,12 @@ class PSGLD(_RegressionMechanism):
         # the release: one state per chain, drawn uniformly from the epoch ends after the burn-in
         pick = self.burn_in + 1 + noise.choice(np.ones(self.epochs - self.burn_in), trials)
         W = noise.snap(trace[pick, np.arange(trials)])  # Mironov (2012)
-        diag: dict[str, Any] = {"trace": trace, "steps_per_epoch": steps_per_epoch, "steps": t, "picked_epoch": pick}
+        diag: dict[str, Any] = {"steps_per_epoch": steps_per_epoch, "steps": t, "draws": k}
+        if k > 1:
+            diag["draws_W"] = W.reshape(out_trials, k, d)
+            W = diag["draws_W"].mean(axis=1)
+            trace, pick = trace[:, ::k], pick[::k]
+        diag.update({"trace": trace, "picked_epoch": pick})
         if beta_ref is not None:
             p = pp.p
             diag["mre_by_epoch"] = np.array([mean_relative_error(trace[e][:, :p], beta_ref) for e in range(self.epochs + 1)])

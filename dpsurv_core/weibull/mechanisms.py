@@ -197,6 +197,7 @@ class LspTll(WeibullMechanism):
     """LSP for the shape (exponential mechanism over the ladder, eps/2) and TLL for the scale (eps/2)."""
 
     name = "lsp-tll"
+    interval_includes_noise = True  # dpsurv_core.weibull.inference: parametric bootstrap, inverted
 
     def __init__(self, epsilon: float, horizon: float, omega: float = OMEGA, gamma: float = GAMMA,
                  rungs: int = RUNGS, rows_per_subject: int = 1) -> None:
@@ -239,6 +240,7 @@ class LaplaceWeibull(WeibullMechanism):
     """Baseline: p* + Lap(gamma / (eps/2)) and lambda* + Lap(gamma / (eps/2)), both clipped to [0, gamma] first."""
 
     name = "laplace"
+    interval_includes_noise = True  # dpsurv_core.weibull.inference: parametric bootstrap, inverted
 
     def release_many(self, sample: WeibullSample, noise: NoiseSource, trials: int) -> WeibullEstimates:
         self._check(sample)
@@ -316,6 +318,7 @@ class SampleAggregateWeibull(WeibullMechanism):
     """
 
     name = "saa"
+    interval_includes_noise = True  # dpsurv_core.weibull.inference: parametric bootstrap, inverted
 
     def __init__(self, epsilon: float, horizon: float, omega: float = OMEGA, gamma: float = GAMMA,
                  blocks: int | None = None, block_size: int = BLOCK_SIZE, rows_per_subject: int = 1) -> None:
