@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -20,12 +22,13 @@ from ui.data_view import (
     code_options,
     guess_table,
     is_binary_like,
+    load_labels_json,
     read_upload,
     show_problems,
     summary_display,
     with_time_unit,
 )
-from ui.downloads import table_download
+from ui.downloads import file_stem, table_download
 from ui.glossary import explainer, terms
 
 NONE = "(none)"
@@ -375,6 +378,29 @@ with st.expander("Value labels and column kinds", expanded=not choice.bundled, i
             "Kind": [labels.kind(c, raw[c]) for c in shown],
             "Labels": ["; ".join(f"{k} = {v}" for k, v in labels.labels_for(c).items()) for c in shown],
         }), hide_index=True, width="stretch")
+    j1, j2 = st.columns(2)
+    j1.download_button("Labels as JSON", data=json.dumps(labels.to_json(), indent=2, ensure_ascii=False),
+                       file_name=f"{file_stem(choice.name)}-labels.json", mime="application/json",
+                       key=f"{tok}-labels-json", on_click="ignore", icon=":material/download:",
+                       help="Keep your labels in a file: load it again here, next session or for the same study.")
+    codebook = j2.file_uploader("Load labels from a JSON file", type=["json"], key=f"{tok}-labels-upload",
+                                help="A file saved with 'Labels as JSON'. Columns this table does not have are "
+                                     "ignored.")
+    if codebook is not None and st.session_state.get(f"{tok}-labels-loaded") != codebook.file_id:
+        st.session_state[f"{tok}-labels-loaded"] = codebook.file_id
+        loaded, message = load_labels_json(codebook.getvalue(), cols)
+        if loaded is None:
+            st.session_state[f"{tok}-labels-message"] = ("error", message)
+        else:
+            session.set_value_labels(labels.merged(loaded), choice)
+            for k in [k for k in st.session_state if str(k).startswith(f"{tok}-labels-") and
+                      not str(k).startswith((f"{tok}-labels-loaded", f"{tok}-labels-upload", f"{tok}-labels-json"))]:
+                del st.session_state[k]  # the label editors start again from the loaded labels
+            st.session_state[f"{tok}-labels-message"] = ("success", message)
+            st.rerun()
+    kind_msg = st.session_state.get(f"{tok}-labels-message")
+    if kind_msg is not None and codebook is not None:
+        (st.error if kind_msg[0] == "error" else st.success)(markdown_literal(kind_msg[1]))
 
 # ---------------------------------------------------------------- 3. summary
 st.subheader("3. Summary")

@@ -6,6 +6,7 @@ formats and draws. Uploaded bytes are passed around in memory and never written 
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 
@@ -98,6 +99,36 @@ def read_upload(data: bytes, filename: str, sheet: str | None = None) -> UploadR
         return UploadResult(error=f"{filename!r} could not be read ({type(exc).__name__}): save it as a plain CSV "
                                   "with a header row and upload that.")
     return UploadResult(frame=frame, warnings=tuple(warnings))
+
+
+MAX_LABELS_BYTES = 1_000_000
+
+
+def load_labels_json(data: bytes, columns: list[str]) -> tuple[ValueLabels | None, str]:
+    """Value labels from a JSON file saved by the Data page, restricted to ``columns``: (labels, what was loaded), or
+    (None, one sentence saying what is wrong)."""
+    if len(data) > MAX_LABELS_BYTES:
+        return None, "That labels file is larger than 1 MB: a labels file holds only codes and names; check the file."
+    try:
+        loaded = ValueLabels.from_json(json.loads(data.decode("utf-8")))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None, "That file is not JSON text: load a file saved with 'Labels as JSON'."
+    except DataError as exc:
+        return None, f"{exc} Load a file saved with 'Labels as JSON'."
+    known = set(columns)
+    mentioned = set(loaded.values) | set(loaded.kinds) | set(loaded.descriptions) | set(loaded.references)
+    kept = ValueLabels({c: m for c, m in loaded.values.items() if c in known},
+                       {c: k for c, k in loaded.kinds.items() if c in known},
+                       {c: d for c, d in loaded.descriptions.items() if c in known},
+                       {c: r for c, r in loaded.references.items() if c in known})
+    used = sorted(mentioned & known)
+    ignored = sorted(mentioned - known)
+    if not used:
+        return None, "That labels file names none of this table's columns: was it saved for another data set?"
+    text = f"Loaded labels for {len(used)} column(s): {', '.join(used)}."
+    if ignored:
+        text += f" Ignored {len(ignored)} column(s) this table does not have: {', '.join(ignored[:8])}."
+    return kept, text
 
 
 def show_problems(problems: list[Problem]) -> None:

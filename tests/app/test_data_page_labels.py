@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -122,3 +123,32 @@ def test_marking_a_column_numeric_is_kept_for_other_pages(ledger_path):
     fp = at.session_state["data_choice"].fingerprint
     assert at.session_state["value_labels"][fp].kind("sex") == "numeric"
     assert not [d for d in at.dataframe if d.key and d.key.endswith("-labels-sex")]  # no label editor for numbers
+
+
+def test_labels_saved_as_json_load_again_and_bad_files_say_why(ledger_path):
+    import json
+
+    at = upload(start(), "trial.csv", months_trial())
+    (uploader,) = [u for u in at.file_uploader if u.label == "Load labels from a JSON file"]
+    codebook = {"values": {"sex": {"1": "Male", "2": "Female"}, "smoker": {"0": "No"}}, "kinds": {"age": "numeric"}}
+    uploader.set_value(("codebook.json", json.dumps(codebook).encode(), "application/json"))
+    run(at)
+    fp = at.session_state["data_choice"].fingerprint
+    assert at.session_state["value_labels"][fp].label("sex", 2) == "Female"
+    (ok,) = [re.sub(r"\\(.)", r"\1", s.value) for s in at.success if "Loaded labels" in s.value]
+    assert "2 column(s)" in ok and "smoker" in ok  # sex and age used; smoker ignored
+    uploader = next(u for u in at.file_uploader if u.label == "Load labels from a JSON file")
+    uploader.set_value(("bad.json", b"{not json", "application/json"))
+    run(at)
+    assert any("not JSON text" in e.value for e in at.error)
+    assert at.session_state["value_labels"][fp].label("sex", 2) == "Female"  # the labels in use are kept
+
+
+def test_load_labels_json_sentences():
+    from ui.data_view import load_labels_json
+
+    assert load_labels_json(b'{"values": {"x": {"1": "a"}}}', ["y"])[0] is None
+    labels, text = load_labels_json(b'{"kinds": {"y": "numeric"}}', ["y"])
+    assert labels is not None and labels.kind("y") == "numeric" and text.startswith("Loaded labels for 1 column(s)")
+    assert "mark it" in load_labels_json(b'{"kinds": {"y": "ordinal"}}', ["y"])[1]
+    assert "larger than 1 MB" in load_labels_json(b" " * 1_000_001, ["y"])[1]
