@@ -107,13 +107,19 @@ def _numeric(s: pd.Series) -> pd.Series | None:
         return None
     if pd.api.types.is_numeric_dtype(s):
         return s.astype(float)
+    head = s.dropna().head(200)  # a text column is told apart on a sample before parsing all of it
+    if len(head) and pd.to_numeric(head, errors="coerce").notna().mean() < 0.95:
+        return None
     parsed = pd.to_numeric(s, errors="coerce")
     return parsed if parsed.notna().sum() >= 0.95 * max(s.notna().sum(), 1) else None
 
 
 def _two_codes(s: pd.Series) -> list[str] | None:
     """The distinct codes of an event-like column (two values, or 0/1/2 style codes), or None."""
-    vals = sorted({code_key(v) for v in s.dropna().unique()} - {""})
+    distinct = s.dropna().unique()
+    if len(distinct) > 6:  # ("1", 1.0 and " 1" are one code, so a few more raw values may still be two codes)
+        return None
+    vals = sorted({code_key(v) for v in distinct} - {""})
     return vals if 1 <= len(vals) <= 2 else None
 
 

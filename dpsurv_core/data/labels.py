@@ -54,29 +54,11 @@ def code_key(value: object) -> str:
 
 
 def code_keys(series: pd.Series) -> pd.Series:
-    """:func:`code_key` of every value of ``series``, vectorised (same strings; missing values as ``""``)."""
-    out = pd.Series("", index=series.index, dtype=object)
-    present = series.notna().to_numpy()
-    v = series[present]
-    if v.empty:
-        return out
-    if pd.api.types.is_bool_dtype(v):
-        text = v.astype(int).astype(str)
-    elif pd.api.types.is_float_dtype(v):
-        x = v.to_numpy(dtype=float)
-        whole = (np.mod(x, 1) == 0) & (np.abs(x) < 2**53)
-        text = pd.Series(x.astype(str), index=v.index, dtype=object)
-        text[whole] = x[whole].astype(np.int64).astype(str)
-    elif pd.api.types.is_integer_dtype(v):
-        text = v.astype(str)
-    else:
-        text = v.map(lambda c: c if isinstance(c, str) else None)
-        mixed = text.isna()
-        text = text.str.strip().str.replace(r"^(-?\d+)\.0$", r"\1", regex=True)
-        if mixed.any():  # numbers or flags inside a text column: one by one, as code_key does
-            text[mixed] = v[mixed].map(code_key)
-    out[present] = text.to_numpy()
-    return out
+    """:func:`code_key` of every value of ``series`` (missing values as ``""``), computed once per distinct value
+    (``pd.factorize``) and spread back with an array take."""
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    keys = np.array([code_key(u) for u in uniques] + [""], dtype=object)  # index -1 (missing) reads the last
+    return pd.Series(keys[codes], index=series.index, dtype=object)
 
 
 @dataclass(frozen=True)
