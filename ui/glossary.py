@@ -101,11 +101,10 @@ def term(name: str, label: str | None = None, key: str | None = None) -> None:
 
 
 def terms(*names: str, title: str = "Words on this page") -> None:
-    """A row of :func:`term` popovers, under a short caption."""
+    """A row of :func:`term` popovers (wrapping on narrow screens), under a short caption."""
     st.caption(title)
-    cols = st.columns(min(len(names), 6) or 1)
-    for i, name in enumerate(names):
-        with cols[i % len(cols)]:
+    with st.container(horizontal=True, wrap=True, gap="small"):
+        for name in names:
             term(name)
 
 
