@@ -135,3 +135,26 @@ def test_roles_are_found_whatever_the_column_order(tname, ename, gname, n, seed,
     g = guess_columns(df)
     assert (g.time, g.event, g.group, g.id) == (tname, ename, gname, "id")
     assert g.time_unit in ("days", "weeks", "months", "years")
+
+
+column_values = st.one_of(
+    st.lists(st.integers(-5, 3000), min_size=6, max_size=6),
+    st.lists(st.floats(0, 500, allow_nan=False), min_size=6, max_size=6),
+    st.lists(st.one_of(st.none(), st.floats(0, 50)), min_size=6, max_size=6),
+    st.lists(st.sampled_from(["a", "b", "yes", "no", "dead", "1", "2.0", ""]), min_size=6, max_size=6),
+    st.lists(st.booleans(), min_size=6, max_size=6),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.dictionaries(st.sampled_from(["time", "status", "arm", "id", "x", "os_months", "Sex", "dxyr", "cens", "t"]),
+                       column_values, min_size=1, max_size=6))
+def test_any_table_gets_a_guess_with_distinct_roles(columns):
+    df = pd.DataFrame(columns)
+    g = guess_columns(df)
+    roles = [c for c in (g.time, g.event, g.group, g.id) if c is not None]
+    assert len(roles) == len(set(roles)) and set(roles) <= set(df.columns)
+    assert g.time_unit in ("days", "weeks", "months", "years") and set(g.kinds) <= set(df.columns)
+    m = guess_mapping(df)
+    assert m.time in df.columns and m.event in df.columns
+    validate(df, m)  # never raises: problems are sentences
