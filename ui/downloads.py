@@ -84,6 +84,18 @@ def figure_downloads(fig: go.Figure, name: str, key: str) -> None:
         c3.caption(problem)
 
 
+def show_figure(fig: go.Figure, name: str, key: str, **plotly_kwargs) -> None:
+    """Draw ``fig`` (``st.plotly_chart``) with its PNG and SVG buttons underneath: the one call a page needs."""
+    st.plotly_chart(fig, key=f"{key}-chart", **plotly_kwargs)
+    figure_downloads(fig, name, key)
+
+
+def show_table(table: pd.DataFrame, name: str, key: str, label: str = "Table as CSV", **dataframe_kwargs) -> None:
+    """Draw ``table`` (``st.dataframe``, which never truncates: it scrolls) with its CSV button underneath."""
+    st.dataframe(table, key=f"{key}-table", **dataframe_kwargs)
+    table_download(table, name, key=f"{key}-csv", label=label)
+
+
 def table_csv(table: pd.DataFrame, index: bool = False) -> str:
     """``table`` as CSV text that spreadsheets will not run as formulas (:func:`safe_csv`)."""
     return safe_csv(table.reset_index() if index else table)

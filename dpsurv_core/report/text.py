@@ -92,3 +92,18 @@ def time_in(value: float | None, unit: str, from_unit: str | None = None, digits
     if abs(x) >= 100 or x.is_integer():
         return f"{x:,.0f} {unit}"
     return f"{x:.{digits}g} {unit}"
+
+
+def percent_ci(p: float | None, lower: float | None, upper: float | None, digits: int = 0) -> str:
+    """A survival probability with its interval, as clinicians write it: ``52% (45% to 59%)``."""
+    return f"{percent(p, digits)} ({percent(lower, digits)} to {percent(upper, digits)})"
+
+
+def time_ci(value: float | None, lower: float | None, upper: float | None, unit: str,
+            from_unit: str | None = None) -> str:
+    """A time (a median survival, say) with its interval in one unit: ``310 days (285 to 363)``; an infinite upper
+    bound reads ``not reached``, as in R's print of a survfit."""
+    def bare(x: float | None) -> str:
+        return time_in(x, unit, from_unit).removesuffix(f" {unit}")
+
+    return f"{time_in(value, unit, from_unit)} ({bare(lower)} to {bare(upper)})"

@@ -43,6 +43,25 @@ def _buttons() -> None:
     table_download(pd.DataFrame({"a": [1]}), "t", key="tab")
 
 
+def _page_pieces() -> None:
+    import pandas as pd
+    import plotly.graph_objects as go
+
+    from ui.downloads import show_figure, show_table
+
+    show_figure(go.Figure(go.Scatter(x=[1, 2], y=[1, 0])), "curve", key="km")
+    show_table(pd.DataFrame({"group": ["=1+1"], "n": [3]}), "numbers", key="tbl", hide_index=True)
+
+
+def test_show_figure_and_table_draw_with_their_buttons(monkeypatch):
+    monkeypatch.setattr(downloads, "static_export_problem", lambda: None)
+    at = AppTest.from_function(_page_pieces)
+    at.run()
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 1 and at.dataframe[0].value["n"].tolist() == [3]
+    assert [b.label for b in at.get("download_button")] == ["Figure as PNG", "Figure as SVG", "Table as CSV"]
+
+
 def test_figure_buttons_are_drawn_without_exporting(monkeypatch):
     monkeypatch.setattr(downloads, "static_export_problem", lambda: None)
     monkeypatch.setattr(downloads, "figure_bytes", lambda *a: pytest.fail("exported while drawing the page"))

@@ -52,3 +52,13 @@ def test_time_in_a_chosen_unit():
     assert time_in(12, "months") == "12 months"
     assert time_in(1234.4, "days") == "1,234 days"
     assert time_in(float("inf"), "days") == "not reached" and time_in(None, "days") == DASH
+
+
+def test_intervals():
+    from dpsurv_core.report.text import percent_ci, time_ci
+
+    assert percent_ci(0.523, 0.451, 0.594) == "52% (45% to 59%)"
+    assert time_ci(310, 285, 363, "days") == "310 days (285 to 363)"
+    assert time_ci(310, 285, float("inf"), "days") == "310 days (285 to not reached)"
+    assert time_ci(float("inf"), 500, float("inf"), "days") == "not reached (500 to not reached)"
+    assert time_ci(310, 285, 363, "months", from_unit="days") == "10.2 months (9.36 to 11.9)"
