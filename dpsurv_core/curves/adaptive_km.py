@@ -84,6 +84,9 @@ from dpsurv_core.privacy.ledger import ADD_REMOVE, SUBJECT, PrivacyCost
 from dpsurv_core.privacy.mechanism import Mechanism, check_epsilon
 from dpsurv_core.privacy.noise import NoiseSource
 
+DELTA_METHOD = ("Greenwood's variance plus the noise's variance of log S by the delta method over the released "
+                "one-cell-per-subject counts")
+
 
 class AdaptiveKM(Mechanism):
     """One-cell-per-subject noisy histogram on bins merged at DP event counts; see the module docstring.
@@ -237,7 +240,8 @@ class AdaptiveKM(Mechanism):
         noise_var = noise_log_variance(ev, ce, s, kept, widths, a, self.cell_variance)
         if self.noise_in_bands and self.counts_scale > 0:
             lo, up, lo_lin, up_lin = bands(curves.survival, curves.greenwood + noise_var, curves.alpha)
-            curves = replace(curves, lower=lo, upper=up, lower_linear=lo_lin, upper_linear=up_lin)
+            curves = replace(curves, lower=lo, upper=up, lower_linear=lo_lin, upper_linear=up_lin,
+                             interval_variance=curves.greenwood + noise_var, interval_method=DELTA_METHOD)
         starts, ends = _block_bounds(kept)
         notes = [f"Charged epsilon {self.cost.epsilon:g} = {self.selection_epsilon:g} (choice of bins) + "
                  f"{self.counts_epsilon:g} (one-cell-per-subject counts).",

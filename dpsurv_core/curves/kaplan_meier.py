@@ -46,6 +46,13 @@ class SurvivalCurves:
     cumulative_incidence: np.ndarray
     event_types: tuple[str, ...]
     alpha: float = 0.05
+    # set when the bands carry the privacy noise (dpsurv_core.curves.uncertainty): the var(log S) behind lower/upper,
+    # var(I) of the cumulative incidence (..., G, K, J), the bootstrap survival draws (R, B, G, J) for RMST, and
+    # the method in a short phrase
+    interval_variance: np.ndarray | None = None
+    incidence_variance: np.ndarray | None = None
+    rmst_draws: np.ndarray | None = None
+    interval_method: str | None = None
 
     def median(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Median survival and its CI by R's rule (:func:`quantile_r`): (median, lower, upper), each (..., G);

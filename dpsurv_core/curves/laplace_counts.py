@@ -6,6 +6,9 @@ the L1 norm of the change over all cells is 2, or 2m with m rows per subject. Ad
 Laplace(2m/eps) to every cell (discrete Laplace of the same scale on the integer counts in
 releases) is eps-DP for add/remove-one-subject neighbours; the groups are disjoint, so the whole
 release costs eps (parallel composition). Everything after is post-processing and free.
+
+Bands: with noise, the intervals carry it (:mod:`dpsurv_core.curves.uncertainty`: a parametric bootstrap that
+redraws the sampling error and the public noise from the released counts; free post-processing).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 from dpsurv_core.curves.counts import BinnedCounts, post_process
 from dpsurv_core.curves.kaplan_meier import actuarial_share, estimate
 from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, exact_counts, tile_trials
+from dpsurv_core.curves.uncertainty import bootstrap_curves, with_bootstrap_bands
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters
 from dpsurv_core.privacy.ledger import ADD_REMOVE, SUBJECT, PrivacyCost
@@ -28,11 +32,14 @@ class LaplaceCounts(Mechanism):
 
     name = "laplace-counts"
     analysis = "survival curves"
+    interval_includes_noise = True
 
-    def __init__(self, epsilon: float, rows_per_subject: int = 1, discrete: bool = True) -> None:
+    def __init__(self, epsilon: float, rows_per_subject: int = 1, discrete: bool = True,
+                 noise_in_bands: bool = True) -> None:
         self.epsilon = check_epsilon(epsilon)
         self.rows_per_subject = int(rows_per_subject)
         self.discrete = discrete
+        self.noise_in_bands = bool(noise_in_bands)
 
     @property
     def sensitivity(self) -> float:
@@ -63,5 +70,11 @@ class LaplaceCounts(Mechanism):
                 competing: bool = False) -> CurveRelease:
         exact = exact_counts(cohort, public.grid, public, competing)
         released = post_process(self.noisy_counts(exact, noise, trials))
-        return CurveRelease(self.name, self.cost, self.parameters(), public.disclosures(CURVE_PARAMETERS), estimate(released, actuarial=actuarial_share(public.grid), noisy=self.scale > 0),
-                            released, noise.describe())
+        a = actuarial_share(public.grid)
+        curves = estimate(released, actuarial=a, noisy=self.scale > 0)
+        notes = []
+        if self.noise_in_bands and self.scale > 0:
+            curves = with_bootstrap_bands(curves, bootstrap_curves(self, released, a))
+            notes.append("The bands carry the noise: " + curves.interval_method + ".")
+        return CurveRelease(self.name, self.cost, self.parameters(), public.disclosures(CURVE_PARAMETERS), curves,
+                            released, noise.describe(), notes)

@@ -30,6 +30,7 @@ import numpy as np
 from dpsurv_core.curves.counts import BinnedCounts, post_process
 from dpsurv_core.curves.kaplan_meier import actuarial_share, estimate
 from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, groups_of
+from dpsurv_core.curves.uncertainty import bootstrap_curves, with_bootstrap_bands
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import Disclosure, PublicParameters, TimeGrid
 from dpsurv_core.errors import ParameterError
@@ -129,6 +130,7 @@ class RandomizedResponse(Mechanism):
 
     name = "rrr"
     analysis = "survival curves"
+    interval_includes_noise = True  # the de-biased curves' bands (dpsurv_core.curves.uncertainty)
 
     def __init__(self, epsilon: float, categories: Sequence[str]) -> None:
         self.epsilon = check_epsilon(epsilon)
@@ -199,6 +201,13 @@ class RandomizedResponse(Mechanism):
                        *public.disclosures(CURVE_PARAMETERS)]
         notes = [f"epsilon {self.epsilon:.4g} " + LABEL_ONLY + ".",
                  f"keep probability p = (e^eps - 1) / (e^eps - 1 + k) = {self.p:.4g} for k = {self.k} categories."]
-        return CurveRelease(self.name, self.cost, self.parameters(), disclosures, estimate(reported, actuarial=actuarial_share(public.grid), noisy=self.p < 1), reported,
+        a = actuarial_share(public.grid)
+        debiased_curves = estimate(debiased, actuarial=a, noisy=self.p < 1)
+        if self.p < 1:
+            debiased_curves = with_bootstrap_bands(debiased_curves, bootstrap_curves(self, debiased, a))
+            notes.append("The de-biased curves' bands carry the label noise: " + debiased_curves.interval_method
+                         + ". The reported-label curves keep Greenwood's band, which is honest for what they estimate "
+                         "(the survival of the mixture of groups the randomized labels define), not for each group.")
+        return CurveRelease(self.name, self.cost, self.parameters(), disclosures, estimate(reported, actuarial=a, noisy=self.p < 1), reported,
                             noise.describe(), notes,
-                            extra={"debiased_curves": estimate(debiased, actuarial=actuarial_share(public.grid), noisy=self.p < 1), "debiased_counts": debiased})
+                            extra={"debiased_curves": debiased_curves, "debiased_counts": debiased})

@@ -19,7 +19,9 @@ alpha (n + 1) / 2))) and "as published" (the user sets e; the ledger charges e_h
 
 Defaults follow the settings Veeraragavan et al. 2024 reports best (sections 6.3-6.5): alpha = 0.5,
 tau_start = 1.0, tau_end = 0.6, window w = 5 (the middle of the windows 3, 5, 7 it studies).
-The mechanism releases no counts: no Greenwood bands, no number at risk, no log-rank test.
+The mechanism releases no counts: no Greenwood variance, no number at risk, no log-rank test. Its band inverts
+the noise pipeline (:func:`dpsurv_core.curves.uncertainty.time_indexed_bands`): it covers the noise, not the
+sampling error, which cannot be estimated without counts.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import numpy as np
 from dpsurv_core.curves.counts import count
 from dpsurv_core.curves.kaplan_meier import SurvivalCurves, estimate
 from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, groups_of, tile_trials
+from dpsurv_core.curves.uncertainty import INVERSION_METHOD, time_indexed_bands
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters, TimeGrid
 from dpsurv_core.errors import ParameterError
@@ -84,6 +87,8 @@ class TimeIndexed(Mechanism):
 
     name = "time-indexed"
     analysis = "survival curves"
+    interval_includes_noise = True  # the band inverts the noise pipeline (dpsurv_core.curves.uncertainty)
+    band_draws = 400  # pipeline draws per candidate curve for the band
 
     def __init__(self, n_points: int, epsilon: float | None = 1.0, base_epsilon: float | None = None,
                  alpha: float = 0.5, tau_start: float = 1.0, tau_end: float = 0.6, window: int = 5,
@@ -172,10 +177,17 @@ class TimeIndexed(Mechanism):
         with np.errstate(divide="ignore"):
             cumhaz = -np.log(survival)
         nan = np.full(survival.shape, np.nan)
-        curves = SurvivalCurves(np.asarray(points, float), labels, survival, nan, nan, nan, nan, nan, nan, nan, nan,
-                                cumhaz, np.full(survival.shape[:-1] + (1, survival.shape[-1]), np.nan), ("event",))
-        notes = ["time-indexed releases the curve only: no counts, so no Greenwood bands, number at risk or log-rank "
-                 "test; the cumulative hazard shown is -log of the private curve (post-processing)."]
+        lower, upper, method = nan, nan, None
+        if not math.isinf(self.base_epsilon):
+            lower, upper = time_indexed_bands(self, survival, np.asarray(points, float), self.band_draws)
+            method = INVERSION_METHOD.format(draws=self.band_draws)
+        curves = SurvivalCurves(np.asarray(points, float), labels, survival, lower, upper, lower, upper, nan, nan, nan,
+                                nan, cumhaz, np.full(survival.shape[:-1] + (1, survival.shape[-1]), np.nan), ("event",),
+                                interval_method=method)
+        notes = ["time-indexed releases the curve only: no counts, so no Greenwood variance, number at risk or "
+                 "log-rank test; the cumulative hazard shown is -log of the private curve (post-processing)."]
+        if method:
+            notes.append("The band carries the noise: " + method + ".")
         if self.mode == AS_PUBLISHED:
             notes.append(f"As published: base epsilon e = {self.base_epsilon:.4g} per the paper; the true total charged "
                          f"is e n (1 + alpha (n + 1) / 2) = {self.epsilon:.4g}.")

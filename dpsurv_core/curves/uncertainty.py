@@ -1,0 +1,290 @@
+"""Intervals that carry the privacy noise: a parametric bootstrap over sampling and the public noise law.
+
+Everything here reads only a release and the mechanism's public noise law, so it is post-processing (no
+budget). Simulation noise is a :class:`~dpsurv_core.privacy.noise.SimulationNoise` seeded from the released
+values: the same release always gets the same interval.
+
+Count mechanisms (laplace-counts, adaptive-km, rrr de-biased; Efron & Tibshirani 1993, parametric bootstrap):
+
+1. Plug-in law from the released counts per group g and public bin j: n_g (rounded), censoring share
+   q_gj = c_gj / (r_gj + c_gj), hazard h_gj = d_gj / (r_gj + a c_gj) (a = the actuarial share the estimator
+   uses) and each event type's share of d_gj.
+2. B cohorts drawn bin by bin (:func:`simulate_counts`): c ~ Bin(m, q), then d ~ Bin(m - c + a c, h) split over
+   the event types, m <- m - c - d. This redraws the sampling error.
+3. Each cohort goes through the mechanism's own noise and post-processing (the noise laws of
+   :mod:`dpsurv_core.curves.logrank_test`): fresh noise. :func:`redraw_counts` returns these B releases.
+4. The same estimator on each gives S*_b; var(log S) = var_b(S*) / S^2 (delta method) replaces Greenwood's in
+   R's conf.type formulas (:func:`dpsurv_core.curves.kaplan_meier.confidence_limits`), so every band type,
+   the median's and quartiles' limits (read off the band as R does) and the landmarks carry the noise.
+   Cumulative incidence: var_b(I*) on the scale of 1 - I; RMST: a normal interval with sd_b(RMST*).
+
+time-indexed releases a noisy curve and no counts, so n and the sampling variance are not estimable from it.
+Its band inverts the mechanism's own pipeline (noise, clipping, smoothing, running minimum; Neyman 1937):
+for a family of true curves S_l(t) = exp(-l t), B pipeline outputs give each point's central 95% range, and
+the band at t_i holds every S_l(t_i) whose range contains the released value. It covers the noise, not the
+sampling error (small next to the noise at any epsilon this mechanism is usable at).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+from scipy.special import ndtri
+
+from dpsurv_core.curves.counts import BinnedCounts
+from dpsurv_core.curves.kaplan_meier import SurvivalCurves, confidence_limits, estimate, greenwood_bands
+from dpsurv_core.privacy.noise import SimulationNoise
+
+DEFAULT_DRAWS = 200
+MIN_DRAWS = 10
+# cells (release trials x draws x groups x event types x bins) simulated at most per call
+DRAW_BUDGET = 400_000
+
+BOOTSTRAP_METHOD = ("parametric bootstrap: {draws} cohorts redrawn from the released counts, each passed through "
+                    "the mechanism's public noise law; var(log S) from the draws on R's conf.type scale")
+INVERSION_METHOD = ("inversion of the time-indexed pipeline (noise, clipping, smoothing, running minimum) over "
+                    "exponential curves, {draws} draws each: covers the privacy noise, not the sampling error "
+                    "(time-indexed releases no counts)")
+GREENWOOD_METHOD = "Greenwood's variance (sampling only)"
+
+
+def draws_for(trials: int, cells: int, draws: int = DEFAULT_DRAWS) -> int:
+    """Bootstrap draws per release trial: ``draws``, fewer (at least MIN_DRAWS) when many trials are simulated (a
+    simulation of thousands of releases gets rougher per-trial bands rather than minutes of work)."""
+    fit = DRAW_BUDGET // max(1, int(trials) * int(cells))
+    return int(max(MIN_DRAWS, min(draws, fit)))
+
+
+def seed_from(*arrays: np.ndarray) -> np.random.SeedSequence:
+    """A seed derived from released values only (same release -> same draws -> same interval)."""
+    h = hashlib.sha256()
+    for a in arrays:
+        h.update(np.ascontiguousarray(np.round(np.asarray(a, float), 9)).tobytes())
+    digest = h.digest()
+    return np.random.SeedSequence([int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4)])
+
+
+# ------------------------------------------------------------------------------------------ count releases
+def plugin_parameters(counts: BinnedCounts, actuarial: float = 0.0
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(n (R, G) integers, hazard h (R, G, J), type shares (R, G, K, J), censoring share q (R, G, J)) read from
+    released counts (R, G, K, J): the plug-in law the bootstrap draws cohorts from."""
+    r = np.maximum(counts.at_risk().astype(float), 0.0)
+    c = np.maximum(counts.censored.astype(float), 0.0)
+    dk = np.maximum(counts.events.astype(float), 0.0)
+    d = dk.sum(-2)
+    start = r + c
+    q = np.clip(np.divide(c, start, out=np.zeros_like(c), where=start > 0), 0.0, 1.0)
+    r_star = r + actuarial * c
+    h = np.clip(np.divide(d, r_star, out=np.zeros_like(d), where=r_star > 0), 0.0, 1.0)
+    share = np.divide(dk, d[..., None, :], out=np.zeros_like(dk), where=d[..., None, :] > 0)
+    share[..., 0, :] += np.where(d > 0, 0.0, 1.0)  # bins without events: any share (no events are drawn)
+    n = np.rint(np.maximum(counts.n.astype(float), 0.0)).astype(np.int64)
+    return n, h, share, q
+
+
+def simulate_counts(template: BinnedCounts, n: np.ndarray, h: np.ndarray, share: np.ndarray, q: np.ndarray,
+                    draws: int, rng: np.random.Generator, actuarial: float = 0.0) -> BinnedCounts:
+    """``draws`` cohorts per release trial from the plug-in law (rows R * draws, trial-major), on the public grid:
+    per bin c ~ Bin(m, q) leave first, then d ~ Bin(m - c + round(a c), h) (at most m - c), split over the types."""
+    rows, g = n.shape
+    k_count, j_count = share.shape[-2], h.shape[-1]
+    left = np.repeat(n, draws, axis=0)
+    hh, qq = np.repeat(h, draws, axis=0), np.repeat(q, draws, axis=0)
+    ev = np.zeros((rows * draws, g, k_count, j_count), np.int64)
+    ce = np.zeros((rows * draws, g, j_count), np.int64)
+    ss = np.repeat(share, draws, axis=0) if k_count > 1 else None
+    for j in range(j_count):  # a loop over public bins only, vectorised over trials, draws and groups
+        c = rng.binomial(left, qq[..., j])
+        left = left - c
+        exposed = np.minimum(left + np.rint(actuarial * c).astype(np.int64), left + c)
+        d = np.minimum(rng.binomial(exposed, hh[..., j]), left)
+        left = left - d
+        ce[..., j] = c
+        if ss is None:
+            ev[..., 0, j] = d
+        else:
+            p = ss[..., j]
+            p = p / p.sum(-1, keepdims=True)
+            ev[..., j] = rng.multinomial(d, p)
+    return BinnedCounts(template.grid, template.groups, np.repeat(n, draws, axis=0), ev, ce, template.event_types)
+
+
+def redraw_counts(mechanism: Any, released: BinnedCounts, trials: int, seed: int | np.random.SeedSequence | None = None,
+                  extra: dict[str, Any] | None = None, actuarial: float = 0.0, sampling: bool = True) -> BinnedCounts:
+    """``trials`` bootstrap releases per released trial: rows (R * trials), trial-major.
+
+    From the released counts (R, G, K, J) alone: redraw the sampling error from the plug-in law
+    (:func:`plugin_parameters`, :func:`simulate_counts`; ``sampling=False`` keeps the released counts as the
+    truth) and pass each cohort through ``mechanism``'s public noise law with fresh simulation noise
+    (``extra``: the release's extra, which holds adaptive-km's merged bins; rrr: ``released`` are the de-biased
+    counts, and the law re-randomizes the labels and de-biases). ``seed`` None: seeded from the released values.
+    """
+    from dpsurv_core.curves.logrank_test import noise_law  # the public noise laws, shared with the calibrated tests
+
+    law = noise_law(mechanism, extra, debiased=True)
+    rows = released.n.shape[0]
+    noise = SimulationNoise(seed_from(released.cells()) if seed is None else seed)
+    if sampling:
+        n, h, share, q = plugin_parameters(released, actuarial)
+        cohorts = simulate_counts(released, n, h, share, q, trials, noise.rng, actuarial)
+    else:
+        rep = lambda a: np.repeat(a, trials, axis=0)  # noqa: E731
+        cohorts = replace(released, n=rep(released.n), events=rep(released.events), censored=rep(released.censored))
+    trial_of = np.repeat(np.arange(rows), trials)
+    return law.apply(cohorts, trial_of, noise)
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """Bootstrap curves (R, B, G, J) beside the released ones, and the draws' estimator settings."""
+
+    survival: np.ndarray
+    cumulative_incidence: np.ndarray  # (R, B, G, K, J)
+    draws: int
+
+
+def bootstrap_curves(mechanism: Any, released: BinnedCounts, estimator_actuarial: float, draws: int | None = None,
+                     extra: dict[str, Any] | None = None, seed: int | np.random.SeedSequence | None = None,
+                     sampling_actuarial: float | None = None) -> Bootstrap:
+    """Redraw ``draws`` releases per trial (:func:`redraw_counts`) and estimate their curves as the release did."""
+    rows = released.n.shape[0]
+    g, k, j = released.events.shape[-3:]
+    b = draws if draws is not None else draws_for(rows, g * k * j)
+    a_sim = estimator_actuarial if sampling_actuarial is None else sampling_actuarial
+    redrawn = redraw_counts(mechanism, released, b, seed, extra, a_sim)
+    cur = estimate(redrawn, actuarial=estimator_actuarial, noisy=True)
+    s = cur.survival.reshape(rows, b, *cur.survival.shape[1:])
+    cif = cur.cumulative_incidence.reshape(rows, b, *cur.cumulative_incidence.shape[1:])
+    return Bootstrap(s, cif, b)
+
+
+def log_variance_from(survival: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """var(log S) (R, G, J) by the delta method from the draws' spread: var_b(S*) / S^2 (inf where S = 0)."""
+    var = draws.var(axis=1, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = var / survival ** 2
+    return np.where(survival > 0, out, np.inf)
+
+
+def with_bootstrap_bands(curves: SurvivalCurves, boot: Bootstrap, method: str | None = None) -> SurvivalCurves:
+    """The release's curves with bands from the bootstrap variance (log-log and plain, as ``estimate`` names them);
+    where nobody is left at risk the band stays [0, 1]."""
+    v = log_variance_from(curves.survival, boot.survival)
+    v = np.where(np.isfinite(v), v, curves.greenwood)
+    lo, up, lo_lin, up_lin = greenwood_bands(curves.survival, v, curves.alpha)
+    stopped = (curves.lower == 0) & (curves.upper == 1) & (curves.at_risk <= 0)
+    lo, lo_lin = np.where(curves.survival <= 0, 0.0, lo), np.where(curves.survival <= 0, 0.0, lo_lin)
+    up, up_lin = carry_upper(curves.survival, up), carry_upper(curves.survival, up_lin)
+    cif_var = boot.cumulative_incidence.var(axis=1, ddof=1)
+    if cif_var.shape != curves.cumulative_incidence.shape:  # rrr's law pools the event types
+        cif_var = None
+    return replace(curves, lower=np.where(stopped, 0.0, lo), upper=np.where(stopped, 1.0, up),
+                   lower_linear=np.where(stopped, 0.0, lo_lin), upper_linear=np.where(stopped, 1.0, up_lin),
+                   interval_variance=v, incidence_variance=cif_var, rmst_draws=boot.survival,
+                   interval_method=method or BOOTSTRAP_METHOD.format(draws=boot.draws))
+
+
+def carry_upper(survival: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """Where a noisy curve has dropped to 0 its upper limit is the last upper limit before (S never rises, so the
+    truth there is at most the earlier truth), not a zero-width [0, 0]."""
+    ok = (survival > 0) & np.isfinite(upper)
+    idx = np.where(ok, np.arange(survival.shape[-1]), -1)
+    idx = np.maximum.accumulate(idx, axis=-1)
+    prev = np.take_along_axis(upper, np.maximum(idx, 0), -1)
+    return np.where(ok, upper, np.where(idx >= 0, prev, 1.0))
+
+
+def incidence_limits(incidence: np.ndarray, variance: np.ndarray, conf_type: str = "log",
+                     alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+    """Limits of a cumulative incidence I from var(I): R's conf.type formulas applied to 1 - I (a survival-like
+    quantity, with var(log(1 - I)) = var(I) / (1 - I)^2), then flipped back. NaN where undefined."""
+    comp = 1.0 - np.asarray(incidence, float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v = np.asarray(variance, float) / comp ** 2
+    lo, up = confidence_limits(np.clip(comp, 0.0, 1.0), np.where(comp > 0, v, np.inf), conf_type, alpha)
+    return 1.0 - up, 1.0 - lo
+
+
+def rmst_interval(curves: SurvivalCurves, horizon: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(RMST, lower, upper) (R, G) to ``horizon``. With bootstrap draws: normal interval RMST -/+ z sd_b(RMST*);
+    without (exact counts): R's print.survfit rule, var = sum_j A_j^2 d_j / (r_j (r_j - d_j)) with A_j the area
+    under the curve from t_j to the horizon; time-indexed (a band, no draws): the areas under its band."""
+    z = ndtri(1 - curves.alpha / 2)
+    value = curves.rmst(horizon)
+    if curves.rmst_draws is not None:
+        draws = replace(curves, survival=curves.rmst_draws).rmst(horizon)
+        sd = draws.std(axis=1, ddof=1)
+        return value, np.maximum(value - z * sd, 0.0), np.minimum(value + z * sd, horizon)
+    if np.all(np.isnan(curves.greenwood)):
+        if np.all(np.isnan(curves.lower)):
+            nan = np.full(value.shape, np.nan)
+            return value, nan, nan
+        lo = replace(curves, survival=np.nan_to_num(curves.lower, nan=0.0)).rmst(horizon)
+        up = replace(curves, survival=np.nan_to_num(curves.upper, nan=1.0)).rmst(horizon)
+        return value, lo, up
+    t = np.clip(np.asarray(curves.time, float), 0.0, horizon)
+    widths = np.diff(np.concatenate([t, [horizon]]))  # from t_j to the next point (or the horizon)
+    area_after = np.cumsum((curves.survival * widths)[..., ::-1], axis=-1)[..., ::-1]  # A_j = int_{t_j}^horizon S
+    r, d = curves.at_risk, curves.events
+    term = np.zeros_like(r)
+    np.divide(d, r * (r - d), out=term, where=(r > d) & (r > 0))
+    inside = curves.time <= horizon
+    var = (np.where(inside, area_after, 0.0) ** 2 * term).sum(-1)
+    sd = np.sqrt(var)
+    return value, np.maximum(value - z * sd, 0.0), np.minimum(value + z * sd, horizon)
+
+
+# ------------------------------------------------------------------------------------------ time-indexed
+def _family(points: np.ndarray, size: int = 121) -> np.ndarray:
+    """True curves S_l(t) = exp(-l t) at the grid points, (L, J), from S(t_J) = 0.9999 down to 1e-4, plus S = 1."""
+    end = 1.0 / (1.0 + np.exp(-np.linspace(9.2, -9.2, size)))
+    lam = -np.log(end) / max(float(points[-1]), 1e-12)
+    return np.vstack([np.ones(points.size), np.exp(-np.outer(lam, points)), np.zeros(points.size)])
+
+
+@lru_cache(maxsize=32)
+def _pipeline_ranges(key: tuple, draws: int, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(family (L, J), 2.5% and 97.5% points (L, J) of the pipeline's output): a function of the mechanism's public
+    parameters and grid only, so it is computed once per setting (seeded from them)."""
+    mechanism, points = key[0].mechanism, np.asarray(key[1], float)
+    family = _family(points)
+    noise = SimulationNoise(seed_from(np.asarray(mechanism.scales), points, np.asarray(mechanism.thresholds)))
+    out = mechanism.post_process(mechanism.noisy(family, noise, draws))  # (B, L, J)
+    return family, np.quantile(out, alpha / 2, axis=0), np.quantile(out, 1 - alpha / 2, axis=0)
+
+
+class _Key:
+    """Hashable view of a time-indexed mechanism's public parameters (for the cache)."""
+
+    def __init__(self, mechanism: Any) -> None:
+        self.mechanism = mechanism
+        self.key = (tuple(np.round(mechanism.scales, 12)), tuple(np.round(mechanism.thresholds, 12)),
+                    mechanism.window, mechanism.edge_mode)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Key) and self.key == other.key
+
+
+def time_indexed_bands(mechanism: Any, released: np.ndarray, points: np.ndarray, draws: int = 400,
+                       alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+    """Pointwise (1 - alpha) band (R, G, J) for a time-indexed release by inverting its pipeline (module docstring):
+    at t_i every S_l(t_i) whose simulated central range at t_i contains the released value, widened to hold the
+    released value itself; [0, 1] where no curve fits."""
+    family, lo_q, hi_q = _pipeline_ranges((_Key(mechanism), tuple(np.asarray(points, float))), int(draws), alpha)
+    obs = np.asarray(released, float)[..., None, :]  # (R, G, 1, J)
+    tol = 1e-9
+    ok = (obs >= lo_q - tol) & (obs <= hi_q + tol)  # (R, G, L, J)
+    lower = np.where(ok, family, np.inf).min(-2)
+    upper = np.where(ok, family, -np.inf).max(-2)
+    none = ~ok.any(-2)
+    # the released value itself always belongs to the band (a band that missed its own estimate would read oddly)
+    released = np.asarray(released, float)
+    return np.minimum(np.where(none, 0.0, lower), released), np.maximum(np.where(none, 1.0, upper), released)
