@@ -159,7 +159,7 @@ def test_data_page_default_is_lung_with_summary_and_disclosures():
     assert table.iloc[0].tolist()[:3] == ["All subjects", "228", "165"]
     assert table["Censored"].tolist()[0] == "63 (27.6%)"
     assert table["Median follow-up (reverse KM)"].tolist()[0] == "588 days"
-    assert table.iloc[:, 0].tolist() == ["All subjects", "1", "2"]  # per group (sex)
+    assert table.iloc[:, 0].tolist() == ["All subjects", "Male (1)", "Female (2)"]  # per group (sex), labelled
     warnings = messages(at, "warning")
     assert any(w.startswith("Disclosed (horizon): The horizon 1100") for w in warnings)
     assert any(w.startswith("Disclosed (groups)") for w in warnings)
