@@ -81,8 +81,18 @@ def check_cli_cells(rows: int, columns: int, filename: str) -> None:
     if int(rows) * max(int(columns), 1) > max_cli_cells():
         raise DataError(f"{filename!r} has more than {int(rows):,} rows: its {columns} mapped column(s) are more than "
                         f"the {max_cli_cells():,} values dpsurv reads into memory. Analyse a subset of the rows (for "
-                        "example one period of diagnosis) or fewer columns; an engine that counts inside DuckDB for "
-                        "files beyond memory is planned.")
+                        "example one period of diagnosis) or fewer columns, or let DuckDB count inside the file "
+                        "(--engine duckdb: km and logrank with counting mechanisms read no rows into memory).")
+
+
+def check_engine_rows(rows: int, columns: int, name: str, what: str = "This analysis") -> None:
+    """Refuse to read an engine source's rows into memory past the command line's bound (:func:`max_cli_cells`)."""
+    limit = max_cli_cells() // max(int(columns), 1)
+    if int(rows) > limit:
+        raise DataError(f"{what} needs each subject's values in memory, and {name!r} has {int(rows):,} rows, more than "
+                        f"the {limit:,} rows of {columns} column(s) dpsurv reads into memory ({CLI_CELLS_ENV}); "
+                        "km and logrank with laplace-counts, adaptive-km or a disclosure-control method count inside "
+                        "the engine at any size.")
 
 
 def max_rows() -> int:
@@ -108,7 +118,7 @@ def check_rows(rows: int, filename: str) -> None:
     """Refuse a table of more than :func:`max_rows` rows before it is read into memory."""
     if rows > max_rows():
         raise DataError(f"{filename!r} has about {rows:,} rows, more than the {max_rows():,} read into memory: "
-                        f"analyse it with {LARGER_DATA} (a DuckDB engine for files beyond memory is planned).")
+                        f"analyse it with {LARGER_DATA}, or with --engine duckdb, which counts inside the file.")
 
 
 def check_person_period(subjects: int, intervals: int) -> None:

@@ -14,6 +14,8 @@ from dpsurv_core.data import datasets
 from dpsurv_core.data.cohort import Cohort, ColumnMap, build_cohort, default_mapping
 from dpsurv_core.data.io import read_columns
 from dpsurv_core.data.public import PublicParameters, TimeGrid
+from dpsurv_core.engines.source import ENGINE_MB_ENV, ENGINES, Source, choose_engine, engine_mb
+from dpsurv_core.engines.source import parse as parse_source
 from dpsurv_core.errors import BudgetExceededError, DataError, ParameterError
 from dpsurv_core.privacy.ledger import LEDGER_ENV, LedgerStore, default_path
 from dpsurv_core.privacy.noise import NoiseSource, ReleaseNoise, SimulationNoise
@@ -63,7 +65,14 @@ def epsilon_value(text: str) -> float:
 def add_data_options(p: argparse.ArgumentParser, group: bool = True, covariates: bool = False) -> None:
     g = p.add_argument_group("data")
     g.add_argument("--data", required=True, metavar="NAME_OR_PATH",
-                   help=f"a bundled data set ({', '.join(datasets.names())}) or a CSV/TSV/Parquet/Excel file")
+                   help=f"a bundled data set ({', '.join(datasets.names())}), a CSV/TSV/Parquet/Excel file, or a "
+                        "table in a DuckDB database as duckdb:PATH.duckdb:TABLE")
+    g.add_argument("--engine", choices=ENGINES, default=None,
+                   help=f"where the statistics are computed: pandas (rows in memory), duckdb (counts inside the file "
+                        f"or table) or spark (a Spark cluster); default duckdb for DuckDB tables and files above "
+                        f"{engine_mb()} MB ({ENGINE_MB_ENV}), else pandas")
+    g.add_argument("--spark-master", metavar="URL", default=None,
+                   help="Spark master for --engine spark (default $SPARK_MASTER or local[*])")
     g.add_argument("--time", metavar="COL", help="time column (bundled data sets have a default)")
     g.add_argument("--event", metavar="COL", help="event column: 1 = event, 0 = censored (or --event-codes)")
     g.add_argument("--event-codes", metavar="A,B", help="values of the event column that mean an event")
@@ -108,13 +117,19 @@ def split_list(text: str | None) -> tuple[str, ...]:
     return tuple(s.strip() for s in text.split(",") if s.strip()) if text else ()
 
 
+# commands whose mechanisms read counts only: they keep the rows in the engine (others read them, bounded)
+ENGINE_COMMANDS = ("km", "logrank")
+
+
 def cohort_from_args(args: argparse.Namespace, competing: bool = False) -> Cohort:
-    """The cohort named by --data with the mapped columns, validated."""
+    """The cohort named by --data with the mapped columns, validated (in the engine --engine chooses)."""
     group = getattr(args, "group", None)
     covs = split_list(getattr(args, "covariates", None))
-    if args.data in datasets.DATASETS:
+    bundled = args.data in datasets.DATASETS
+    source = None if bundled else parse_source(args.data)
+    engine = choose_engine(getattr(args, "engine", None), source)
+    if bundled:
         d = datasets.info(args.data)
-        df = datasets.load(args.data)
         over = dict(time=args.time, event=args.event, id=args.id, max_rows_per_subject=args.max_rows_per_subject)
         if args.event and args.event != d.event:
             over.update(event_codes=(), censor_codes=())
@@ -126,32 +141,80 @@ def cohort_from_args(args: argparse.Namespace, competing: bool = False) -> Cohor
         mapping = default_mapping(args.data, group, covs, **{k: v for k, v in over.items() if v is not None})
         if "event_codes" in over and over["event_codes"] == ():
             mapping = ColumnMap(**{**mapping.__dict__, "event_codes": (), "censor_codes": ()})
-        cohort = build_cohort(df, mapping, args.data, d.time_unit)
-        args._data_warnings = list(cohort.warnings)
-        return cohort
-    if not (args.data.endswith(tuple(".csv .tsv .txt .tab .parquet .pq .xlsx .xlsm .xls".split())) or "/" in args.data):
-        raise DataError(f"--data {args.data!r} is neither a bundled data set ({', '.join(datasets.names())}) nor a "
-                        "CSV/TSV/Parquet/Excel file path.")
+        if engine == "pandas":
+            cohort = build_cohort(datasets.load(args.data), mapping, args.data, d.time_unit)
+            args._data_warnings = list(cohort.warnings)
+            return cohort
+        return _engine_cohort(args, Source("frame", frame=datasets.load(args.data), label=args.data), engine, mapping,
+                              d.time_unit)
+    if source is None and not (args.data.endswith(tuple(".xlsx .xlsm .xls".split())) or "/" in args.data):
+        raise DataError(f"--data {args.data!r} is neither a bundled data set ({', '.join(datasets.names())}), a "
+                        "CSV/TSV/Parquet/Excel file path, nor a DuckDB table (duckdb:PATH.duckdb:TABLE).")
     if not args.time or not args.event:
         raise DataError("A data file needs --time and --event naming its time and event columns.")
     mapping = ColumnMap(time=args.time, event=args.event, group=group, id=args.id, covariates=covs,
                         event_codes=split_list(args.event_codes), censor_codes=split_list(args.censor_codes),
                         max_rows_per_subject=args.max_rows_per_subject or 1)
+    if source is not None and (engine != "pandas" or source.kind == "duckdb"):
+        return _engine_cohort(args, source, "duckdb" if engine == "pandas" else engine, mapping, "days",
+                              in_memory=engine == "pandas")
     df, read_warnings = read_columns(args.data, [args.time, args.event, group, args.id, *covs], sheet=args.sheet)
     cohort = build_cohort(df, mapping, args.data)
     args._data_warnings = [*read_warnings, *cohort.warnings]
     return cohort
 
 
+def _engine_cohort(args: argparse.Namespace, source: Source, engine: str, mapping: ColumnMap, time_unit: str,
+                   in_memory: bool = False) -> Cohort:
+    """Validated in the engine; km and logrank keep the rows there, other commands read them in bounded chunks."""
+    from dpsurv_core.engines import open_cohort
+
+    command = getattr(args, "command", None) or "this command"
+    mechanism = getattr(args, "mechanism", None)
+    purpose = f"`{command}{' --mechanism ' + mechanism if mechanism else ''}`"
+    cohort = open_cohort(source, engine, mapping, source.name, time_unit, purpose,
+                         spark_master=getattr(args, "spark_master", None))
+    args._source, args._engine = source, cohort.engine
+    if in_memory or command not in ENGINE_COMMANDS or mapping.covariates:
+        cohort = cohort.in_memory()
+    args._data_warnings = list(cohort.warnings)
+    return cohort
+
+
 def public_from_args(args: argparse.Namespace, cohort: Cohort) -> PublicParameters:
     grid_spec = getattr(args, "grid", None)
     horizon = getattr(args, "horizon", None)
+    if hasattr(cohort, "binned_counts"):  # kept in an engine: the public parameters come from its summary
+        return _engine_public(args, cohort, grid_spec, horizon)
     grid = TimeGrid.parse(grid_spec, cohort) if grid_spec else None
     if grid is not None and horizon is None and grid.kind == "equal":
         horizon = float(grid.edges[-1])
     if horizon is not None and not np.isfinite(horizon):
         raise ParameterError("--horizon must be a finite time.")
     public = PublicParameters.derive(cohort, horizon=horizon, grid=grid)
+    limits.check_simulation(getattr(args, "repeat", 1), public.grid.bins, len(cohort.groups), "repeats")
+    return public
+
+
+def _engine_public(args: argparse.Namespace, cohort: Any, grid_spec: str | None, horizon: float | None
+                   ) -> PublicParameters:
+    """As :meth:`PublicParameters.derive` on the rows, which reads only their maximum time and group labels: here the
+    engine's summary provides both, and the event-times grid is a DISTINCT query."""
+    if grid_spec and grid_spec.strip() == "event-times":
+        times = cohort.event_times()
+        if times.size == 0:
+            raise ParameterError("There are no events, so there is no event-time grid: declare a grid START:STOP:BINS.")
+        grid = TimeGrid(np.concatenate([[min(0.0, float(times[0]) - 1.0)], times]), "event-times", True)
+    else:
+        grid = TimeGrid.parse(grid_spec) if grid_spec else None
+    if grid is not None and horizon is None and grid.kind == "equal":
+        horizon = float(grid.edges[-1])
+    if horizon is not None and not np.isfinite(horizon):
+        raise ParameterError("--horizon must be a finite time.")
+    labels = np.array(cohort.groups if cohort.has_group else ["all"], dtype=object)
+    summary = Cohort(np.full(labels.size, cohort.max_time), np.zeros(labels.size, np.int8),
+                     labels.astype(str) if cohort.has_group else None)
+    public = PublicParameters.derive(summary, horizon=horizon, grid=grid)
     limits.check_simulation(getattr(args, "repeat", 1), public.grid.bins, len(cohort.groups), "repeats")
     return public
 
@@ -177,8 +240,13 @@ def dataset_fingerprint(args: argparse.Namespace) -> str:
     from dpsurv_core.privacy.fingerprint import fingerprint, fingerprint_file
 
     if getattr(args, "_fingerprint", None) is None:
+        source = getattr(args, "_source", None)
         if args.data in datasets.DATASETS:
             args._fingerprint = fingerprint(datasets.load(args.data))
+        elif source is not None:
+            from dpsurv_core.privacy.fingerprint import fingerprint_source
+
+            args._fingerprint = fingerprint_source(source, getattr(args, "_engine", None))
         else:
             args._fingerprint = fingerprint_file(args.data, sheet=getattr(args, "sheet", None))
     return args._fingerprint

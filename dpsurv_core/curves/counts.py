@@ -114,8 +114,11 @@ def count(cohort: Cohort, grid: TimeGrid, groups: tuple[str, ...] | None = None,
     """Exact counts. ``groups``: the public categories (None = one group of everyone).
 
     Subjects whose label is not among the declared categories are left out (and counted nowhere).
-    With ``competing``, events are split by ``cohort.event_type`` (types 1..K).
+    With ``competing``, events are split by ``cohort.event_type`` (types 1..K). A cohort kept in an engine
+    (:class:`dpsurv_core.engines.EngineCohort`) is counted there by one query, to the same numbers.
     """
+    if hasattr(cohort, "binned_counts"):
+        return cohort.binned_counts(grid, groups, competing)
     edges = grid.edges
     j_count = edges.size - 1
     gi, labels = _group_index(cohort, groups)

@@ -44,7 +44,8 @@ class CurveRelease:
 
 def groups_of(cohort: Cohort, public: PublicParameters) -> tuple[str, ...] | None:
     """The public group categories when the cohort has a group column, else None (one group)."""
-    if cohort.group is None:
+    has_group = getattr(cohort, "has_group", None)  # a cohort kept in an engine says so without reading rows
+    if (cohort.group is None) if has_group is None else not has_group:
         return None
     return tuple(public.group_categories) if public.group_categories else tuple(cohort.groups)
 

@@ -197,3 +197,21 @@ def _csv_fingerprint(path: Path, sep: str | None) -> str | None:
         return fingerprint_batches(blocks(), blocks())
     except (pa.ArrowInvalid, UnicodeDecodeError):
         return None
+
+
+def fingerprint_source(source, engine=None) -> str:
+    """Fingerprint of an engine source (:class:`dpsurv_core.engines.Source`), never holding its rows: a local file
+    as :func:`fingerprint_file` streams it (so the file, its upload and every engine agree), a DuckDB table or a
+    cluster path streamed through the engine in row batches, a frame directly."""
+    if source.kind == "frame":
+        return fingerprint(source.frame)
+    if source.kind in ("parquet", "csv") and Path(source.location).is_file():
+        return fingerprint_file(source.location)
+    if engine is None:
+        raise ValueError("an engine is needed to fingerprint a table that is not a local file")
+    if source.kind == "duckdb":
+        sql = f"SELECT * FROM {engine.quote(source.table)}"
+    else:
+        cols = ", ".join(engine.quote(c) for c in engine.columns())
+        sql = f"SELECT {cols} FROM cohort"
+    return fingerprint_batches(engine.batches(sql, 500_000), engine.batches(sql, 500_000))

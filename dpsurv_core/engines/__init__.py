@@ -1,0 +1,54 @@
+"""Statistics computed where the data lives (issue 14): DuckDB by default for large files and DuckDB tables,
+Spark for data in a cluster, pandas for small files. See docs/engines.md.
+
+``open_cohort(source, engine, mapping)`` validates in the engine (the same sentences as the in-memory path)
+and returns an :class:`~dpsurv_core.engines.cohort.EngineCohort`; the curve mechanisms' counts then come from
+one ``GROUP BY`` and no row enters Python.
+"""
+
+from __future__ import annotations
+
+from dpsurv_core.data.cohort import ColumnMap
+from dpsurv_core.engines.base import Engine
+from dpsurv_core.engines.cohort import DEFAULT_CHUNK_ROWS, EngineCohort
+from dpsurv_core.engines.source import ENGINES, Source, choose_engine, parse
+from dpsurv_core.engines.statistics import Statistics
+from dpsurv_core.errors import DataError
+
+__all__ = ["ENGINES", "Engine", "EngineCohort", "Source", "choose_engine", "connect", "open_cohort", "parse"]
+
+_OPEN: dict[tuple, Engine] = {}
+
+
+def connect(name: str, source: Source, spark_master: str | None = None) -> Engine:
+    """An engine over ``source`` (one per source and engine in a process: Spark starts once)."""
+    key = (name, source.kind, source.location, source.table, id(source.frame), spark_master)
+    if key not in _OPEN:
+        if name == "duckdb":
+            try:
+                from dpsurv_core.engines.duckdb import DuckDBEngine
+            except ImportError:
+                raise DataError("--engine duckdb needs the duckdb package: pip install -r requirements.txt.") from None
+            _OPEN[key] = DuckDBEngine(source)
+        elif name == "spark":
+            try:
+                from dpsurv_core.engines.spark import SparkEngine
+            except ImportError:
+                raise DataError("--engine spark needs PySpark: pip install -r requirements.txt (and a Java runtime).") \
+                    from None
+            _OPEN[key] = SparkEngine(source, spark_master)
+        else:
+            raise DataError(f"There is no engine {name!r}: choose one of {', '.join(ENGINES)}.")
+    return _OPEN[key]
+
+
+def open_cohort(source: Source, engine: str | Engine, mapping: ColumnMap, name: str | None = None,
+                time_unit: str = "days", purpose: str = "This analysis", chunk_rows: int = DEFAULT_CHUNK_ROWS,
+                spark_master: str | None = None) -> EngineCohort:
+    """Validate ``mapping`` on ``source`` inside the engine; the first blocking problem is a :class:`DataError`."""
+    eng = engine if isinstance(engine, Engine) else connect(engine, source, spark_master)
+    summary, problems = Statistics(eng, mapping).summarise()
+    if summary is None:
+        first = next(p for p in problems if p.severity == "error")
+        raise DataError(first.message, column=first.column)
+    return EngineCohort.open(eng, summary, name or source.name, time_unit, purpose, chunk_rows)

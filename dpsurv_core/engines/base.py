@@ -1,0 +1,62 @@
+"""The small interface every engine offers: a relation ``cohort`` (the source's rows plus ``_row``, their
+position in the file), SQL in, small Python tables out, and row batches for the bounded chunked path."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+
+import pandas as pd
+
+from dpsurv_core.engines.source import Source
+
+RELATION = "cohort"
+
+
+class Engine(ABC):
+    """An SQL engine holding the view ``cohort`` over one :class:`Source`."""
+
+    name: str = ""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+
+    @abstractmethod
+    def columns(self) -> dict[str, str]:
+        """Column name -> kind: ``int``, ``float``, ``bool``, ``text`` or ``other`` (``_row`` left out)."""
+
+    @abstractmethod
+    def quote(self, name: str) -> str:
+        """An identifier quoted for this dialect."""
+
+    @abstractmethod
+    def string(self, text: str) -> str:
+        """A string literal for this dialect."""
+
+    @abstractmethod
+    def rows(self, sql: str) -> list[tuple]:
+        """Run a query whose result is small; returns its rows as tuples."""
+
+    @abstractmethod
+    def batches(self, sql: str, size: int) -> Iterator[pd.DataFrame]:
+        """Run a query and yield its result as frames of at most ``size`` rows."""
+
+    def scalar(self, sql: str):
+        return self.rows(sql)[0][0]
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        pass
+
+
+def kind_of(type_name: str) -> str:
+    """An SQL type name (DuckDB or Spark) as a kind."""
+    t = type_name.lower()
+    if t in ("boolean", "bool"):
+        return "bool"
+    if any(k in t for k in ("double", "float", "real", "decimal")):
+        return "float"
+    if any(k in t for k in ("int", "long", "short", "byte", "hugeint")):
+        return "int"
+    if any(k in t for k in ("char", "string", "text")):
+        return "text"
+    return "other"

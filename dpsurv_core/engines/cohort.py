@@ -1,0 +1,134 @@
+"""A cohort whose rows stay in the engine: :class:`EngineCohort`.
+
+It answers what the counting mechanisms need (sizes, group labels, binned counts) with queries. Anything
+that needs each subject's values (``time``, ``event``, ``group``, ``subject``, ``event_type``,
+``covariates``) streams the mapped columns through the engine in chunks of ``chunk_rows`` and validates them
+as the in-memory path does, but only below the row limit of :func:`dpsurv_core.limits.check_engine_rows`;
+past it the access is refused with one sentence naming that limit. Never a silent full load: each such
+read is added to the cohort's warnings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+import numpy as np
+import pandas as pd
+
+from dpsurv_core import limits
+from dpsurv_core.curves.counts import BinnedCounts
+from dpsurv_core.data.cohort import Cohort, ColumnMap, build_cohort
+from dpsurv_core.data.public import TimeGrid
+from dpsurv_core.engines import statistics
+from dpsurv_core.engines.base import RELATION, Engine
+from dpsurv_core.errors import DataError
+
+DEFAULT_CHUNK_ROWS = 1_000_000
+_ROW_FIELDS = ("time", "event", "group", "subject", "event_type", "covariates")
+
+
+class EngineCohort(Cohort):
+    """A validated cohort kept in an engine (see the module docstring)."""
+
+    def __new__(cls, *args, **kwargs):
+        # dataclasses.replace(engine_cohort, ...) builds a copy from every field, i.e. from the rows read through
+        # the bounded path: that copy is an ordinary in-memory Cohort
+        if args or kwargs:
+            return Cohort(*args, **kwargs)
+        return super().__new__(cls)
+
+    def __init__(self, *args, **kwargs) -> None:  # filled by :meth:`open`
+        pass
+
+    @classmethod
+    def open(cls, engine: Engine, summary: statistics.Summary, name: str, time_unit: str = "days",
+             purpose: str = "This analysis", chunk_rows: int = DEFAULT_CHUNK_ROWS) -> EngineCohort:
+        self = cls()
+        self.engine, self.summary, self.purpose, self.chunk_rows = engine, summary, purpose, int(chunk_rows)
+        self.mapping = summary.mapping
+        self.rows_per_subject = summary.mapping.max_rows_per_subject if summary.mapping.id else 1
+        self.name, self.time_unit = name, time_unit
+        self.warnings = tuple(summary.warnings)
+        self.event_type_labels = summary.event_type_labels
+        self._rows: Cohort | None = None
+        self.counts_computed = 0
+        return self
+
+    def __repr__(self) -> str:
+        return (f"EngineCohort({self.name!r}, engine={self.engine.name}, rows={self.summary.rows}, "
+                f"groups={self.summary.groups})")
+
+    # ---- answered by queries ---------------------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        return self.summary.rows
+
+    @property
+    def n_subjects(self) -> int:
+        return self.summary.subjects
+
+    @property
+    def n_events(self) -> int:
+        return self.summary.events
+
+    @property
+    def groups(self) -> list[str]:
+        return list(self.summary.groups)
+
+    @property
+    def has_group(self) -> bool:
+        return self.summary.group is not None
+
+    @property
+    def has_event_type(self) -> bool:
+        return self.summary.event_type is not None
+
+    @property
+    def max_time(self) -> float:
+        return self.summary.max_time
+
+    @property
+    def loaded(self) -> bool:
+        """True once the rows were read into memory (the bounded chunked path)."""
+        return self._rows is not None
+
+    def binned_counts(self, grid: TimeGrid, groups: tuple[str, ...] | None = None, competing: bool = False) -> BinnedCounts:
+        self.counts_computed += 1
+        return statistics.binned_counts(self.engine, self.summary, grid, groups, competing)
+
+    def event_times(self, competing: bool = False) -> np.ndarray:
+        return statistics.event_times(self.engine, self.summary, competing)
+
+    # ---- per-subject values: the bounded chunked path ----------------------------------------------------
+    def in_memory(self) -> Cohort:
+        """The rows as an ordinary :class:`Cohort`, streamed in chunks below the row limit (else refused)."""
+        if self._rows is None:
+            m: ColumnMap = self.mapping
+            cols = [c for c in dict.fromkeys([m.time, m.event, m.group, m.id, m.event_type, *m.covariates]) if c]
+            rows = self.summary.rows_in_source
+            limits.check_engine_rows(rows, len(cols), self.name, self.purpose)
+            q = self.engine.quote
+            sql = f"SELECT {', '.join(q(c) for c in cols)} FROM {RELATION} ORDER BY _row"
+            parts: dict[str, list[np.ndarray]] = {c: [] for c in cols}
+            for batch in self.engine.batches(sql, self.chunk_rows):
+                for c in cols:
+                    parts[c].append(batch[c].to_numpy())
+            frame = pd.DataFrame({c: (np.concatenate(v) if v else np.array([])) for c, v in parts.items()}, copy=False)
+            if frame.empty:
+                raise DataError(f"{self.name!r} has a header but no rows: add one row per subject.")
+            cohort = build_cohort(frame, m, self.name, self.time_unit)
+            note = (f"{self.purpose} needs each subject's values: {rows:,} rows were read from the {self.engine.name} "
+                    f"engine into memory in chunks of {self.chunk_rows:,}.")
+            cohort.warnings = (*cohort.warnings, note)
+            self.warnings = cohort.warnings
+            self._rows = cohort
+        return self._rows
+
+
+def _row_property(name: str) -> property:
+    return property(lambda self: getattr(self.in_memory(), name), doc=f"``{name}`` read through the bounded path.")
+
+
+for _f in _ROW_FIELDS:
+    setattr(EngineCohort, _f, _row_property(_f))
+assert {f.name for f in fields(Cohort)} >= set(_ROW_FIELDS)

@@ -1,0 +1,71 @@
+"""DuckDB, the embedded default: Parquet, CSV and DuckDB tables are scanned in place (no row enters Python
+except through :meth:`DuckDBEngine.batches`, the bounded chunked path)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pandas as pd
+
+from dpsurv_core.engines.base import RELATION, Engine, kind_of
+from dpsurv_core.engines.source import Source
+from dpsurv_core.errors import DataError
+
+
+class DuckDBEngine(Engine):
+    name = "duckdb"
+
+    def __init__(self, source: Source, threads: int | None = None, memory_limit: str | None = None) -> None:
+        import duckdb
+
+        super().__init__(source)
+        self.con = duckdb.connect(source.location if source.kind == "duckdb" else ":memory:",
+                                  read_only=source.kind == "duckdb")
+        if threads:
+            self.con.execute(f"SET threads = {int(threads)}")
+        if memory_limit:
+            self.con.execute(f"SET memory_limit = {self.string(memory_limit)}")
+        loc = self.string(source.location)
+        if source.kind == "parquet":
+            scan = f"SELECT *, file_row_number AS _row FROM read_parquet({loc}, file_row_number = true)"
+        elif source.kind == "csv":
+            delim = f", delim = {self.string(source.delimiter)}" if source.delimiter else ""
+            scan = f"SELECT *, row_number() OVER () - 1 AS _row FROM read_csv({loc}, header = true{delim})"
+        elif source.kind == "duckdb":
+            tables = {r[0] for r in self.con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+            if source.table not in tables:
+                raise DataError(f"The DuckDB database {source.location!r} has no table {source.table!r}: choose one of "
+                                f"{', '.join(sorted(tables)) or '(none)'}.")
+            scan = f"SELECT *, rowid AS _row FROM {self.quote(source.table)}"
+        elif source.kind == "frame":
+            self.con.register("_frame", source.frame)
+            scan = "SELECT *, row_number() OVER () - 1 AS _row FROM _frame"
+        else:
+            raise DataError(f"DuckDB cannot read a {source.kind} source.")
+        try:
+            self.con.execute(f"CREATE TEMP VIEW {RELATION} AS {scan}")
+            self._columns = {r[0]: kind_of(str(r[1])) for r in self.con.execute(f"DESCRIBE {RELATION}").fetchall()
+                             if r[0] != "_row"}
+        except duckdb.Error as exc:
+            raise DataError(f"DuckDB could not read {source.name!r} ({str(exc).splitlines()[0]}): check that it is a "
+                            "Parquet or CSV file with a header row.") from None
+
+    def columns(self) -> dict[str, str]:
+        return dict(self._columns)
+
+    def quote(self, name: str) -> str:
+        return '"' + name.replace('"', '""') + '"'
+
+    def string(self, text: str) -> str:
+        return "'" + text.replace("'", "''") + "'"
+
+    def rows(self, sql: str) -> list[tuple]:
+        return [tuple(r) for r in self.con.execute(sql).fetchall()]
+
+    def batches(self, sql: str, size: int) -> Iterator[pd.DataFrame]:
+        reader = self.con.execute(sql).to_arrow_reader(int(size))
+        for batch in reader:
+            yield batch.to_pandas()
+
+    def close(self) -> None:
+        self.con.close()

@@ -1,0 +1,91 @@
+"""What a data source is: a pandas frame, a Parquet or CSV path, or a table in a DuckDB database.
+
+``--data`` accepts a bundled name, a file path, or ``duckdb:PATH.duckdb:TABLE``. Parquet, CSV/TSV and
+DuckDB tables can be read by an engine (DuckDB, Spark) without loading the rows into Python; Excel
+files and bundled data sets are read by pandas.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from dpsurv_core.errors import DataError
+
+ENGINES = ("pandas", "duckdb", "spark")
+ENGINE_MB_ENV = "DPSURV_ENGINE_MB"
+DEFAULT_ENGINE_MB = 100  # files above this size default to DuckDB; smaller ones are read by pandas
+ENGINE_SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "csv", ".txt": "csv", ".tab": "csv"}
+
+
+@dataclass(frozen=True)
+class Source:
+    """A table an engine can read: ``kind`` is frame, parquet, csv or duckdb (a table in a database file)."""
+
+    kind: str
+    location: str = ""
+    table: str = ""
+    frame: pd.DataFrame | None = field(default=None, compare=False, repr=False)
+    label: str = ""
+
+    @property
+    def name(self) -> str:
+        """The name results and the ledger show."""
+        if self.label:
+            return self.label
+        if self.kind == "duckdb":
+            return f"duckdb:{self.location}:{self.table}"
+        return self.location
+
+    @property
+    def delimiter(self) -> str | None:
+        return "\t" if Path(self.location).suffix.lower() in (".tsv", ".tab") else None
+
+    def size_bytes(self) -> int:
+        """Size on disk (0 for a frame; a DuckDB database counts whole)."""
+        if self.kind == "frame":
+            return 0
+        p = Path(self.location)
+        return p.stat().st_size if p.exists() else 0
+
+
+def engine_mb() -> int:
+    text = os.environ.get(ENGINE_MB_ENV, "").strip()
+    return int(text) if text.isdigit() and int(text) > 0 else DEFAULT_ENGINE_MB
+
+
+def parse(text: str) -> Source | None:
+    """The engine source ``text`` names, or None when it is not one (a bundled name or an Excel file)."""
+    if text.startswith("duckdb:"):
+        rest = text[len("duckdb:"):]
+        path, sep, table = rest.rpartition(":")
+        if not sep or not path or not table:
+            raise DataError(f"--data {text!r} is not duckdb:PATH.duckdb:TABLE (for example duckdb:registry.duckdb:cohort).")
+        if not Path(path).exists():
+            raise DataError(f"There is no DuckDB database at {path!r}: check the path in --data duckdb:PATH:TABLE.")
+        return Source("duckdb", path, table)
+    kind = ENGINE_SUFFIXES.get(Path(text).suffix.lower())
+    if kind is None:
+        return None
+    if not any(ch in text for ch in "*?[") and not Path(text).exists():
+        raise DataError(f"There is no file at {text!r}: check the path, or give a bundled data set name.")
+    return Source(kind, text)
+
+
+def choose_engine(requested: str | None, source: Source | None) -> str:
+    """``requested``, else duckdb for DuckDB tables and files above :func:`engine_mb` megabytes, else pandas."""
+    if requested is not None:
+        if requested not in ENGINES:
+            raise DataError(f"--engine {requested!r} is not one of {', '.join(ENGINES)}.")
+        if source is not None and source.kind == "duckdb" and requested == "spark":
+            raise DataError("Spark cannot read a DuckDB database file: export the table to Parquet "
+                            "(COPY table TO 'cohort.parquet') and pass that file to --engine spark.")
+        return requested
+    if source is None:
+        return "pandas"
+    if source.kind == "duckdb" or source.size_bytes() > engine_mb() * 2**20:
+        return "duckdb"
+    return "pandas"

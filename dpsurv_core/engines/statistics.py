@@ -1,0 +1,370 @@
+"""Each statistic written once, as one SQL text that DuckDB and Spark SQL both run.
+
+The texts read the relation ``cohort`` (see :mod:`dpsurv_core.engines.base`); only identifiers and string
+literals are spelled by the engine (``quote``/``string``). Numbers are written as exact double literals
+(``1.5E0``: a double in both dialects, so comparisons with the public edges are exact).
+
+- ``kept``: the rows an analysis uses, as today's in-memory validation keeps them (data/cohort.py): at most
+  m rows per subject (the first m in file order, ``ROW_NUMBER() OVER (PARTITION BY id ORDER BY _row)``), rows
+  without a group label left out.
+- validation: counts of missing, non-numeric, infinite, negative and zero times, missing and unknown event
+  codes, ids, group sizes: the same sentences as :func:`dpsurv_core.data.cohort.validate`.
+- binned counts: one ``GROUP BY`` of (group, event or censoring, event type, bin) with the bin found by a
+  balanced ``CASE`` search over the public edges: events in (b_{j-1}, b_j], censorings in [b_{j-1}, b_j),
+  exactly as :func:`dpsurv_core.curves.counts.count`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dpsurv_core.curves.counts import BinnedCounts
+from dpsurv_core.data.cohort import FALSE_WORDS, MIN_GROUP_SIZE, TRUE_WORDS, ColumnMap, Problem, _natural_key
+from dpsurv_core.data.public import MAX_BINS, TimeGrid
+from dpsurv_core.engines.base import RELATION, Engine
+from dpsurv_core.errors import ParameterError
+
+MAX_DOUBLE = "1.7976931348623157E308"
+
+
+def number(x: float) -> str:
+    """An exact double literal that DuckDB and Spark both read as DOUBLE."""
+    s = repr(float(x))
+    return s if ("e" in s or "E" in s) else s + "E0"
+
+
+def count_edges(t: str, edges: np.ndarray, strict: bool) -> str:
+    """SQL for the number of edges below ``t`` (``strict``: e < t, searchsorted left) or at or below it
+    (e <= t, searchsorted right): a balanced CASE, log2(J) comparisons per row."""
+    e = [number(v) for v in np.asarray(edges, float)]
+    op = "<" if strict else "<="
+
+    def rec(lo: int, hi: int) -> str:
+        if lo == hi:
+            return str(lo)
+        mid = (lo + hi) // 2
+        return f"CASE WHEN {e[mid]} {op} {t} THEN {rec(mid + 1, hi)} ELSE {rec(lo, mid)} END"
+
+    return rec(0, len(e))
+
+
+@dataclass
+class Summary:
+    """What the engine found: kept rows, subjects, events, group labels and sizes, event types, warnings."""
+
+    mapping: ColumnMap
+    kept: str  # SQL relation of the kept rows
+    time: str  # SQL expressions over ``kept``
+    event: str
+    group: str | None
+    event_type: str | None
+    rows: int = 0
+    rows_in_source: int = 0
+    subjects: int = 0
+    events: int = 0
+    max_time: float = math.nan
+    groups: tuple[str, ...] = ()
+    event_type_labels: tuple[str, ...] = ()
+    warnings: list[str] = field(default_factory=list)
+
+
+class Statistics:
+    """The SQL texts for one column map on one engine."""
+
+    def __init__(self, engine: Engine, mapping: ColumnMap) -> None:
+        self.engine, self.m = engine, mapping
+        self.q = engine.quote
+        self.kinds = engine.columns()
+
+    # ---- expressions -------------------------------------------------------------------------------
+    def _norm(self, col: str, lower: bool = True) -> str:
+        """Text of a value as pandas' ``astype(str).str.strip()`` (lowered), with a trailing '.0' removed."""
+        s = f"TRIM(CAST({self.q(col)} AS STRING))"
+        if lower:
+            s = f"LOWER({s})"
+        return f"(CASE WHEN {s} LIKE '%.0' THEN SUBSTR({s}, 1, LENGTH({s}) - 2) ELSE {s} END)"
+
+    def _in(self, expr: str, values) -> str:
+        vals = sorted({str(v).strip().lower() for v in values})
+        return f"{expr} IN ({', '.join(self.engine.string(v) for v in vals)})" if vals else "FALSE"
+
+    def _missing(self, col: str) -> str:
+        c = self.q(col)
+        return f"({c} IS NULL OR ISNAN({c}))" if self.kinds.get(col) == "float" else f"({c} IS NULL)"
+
+    def time_expr(self) -> str:
+        c = self.q(self.m.time)
+        return f"TRY_CAST({c} AS DOUBLE)" if self.kinds.get(self.m.time) == "text" else f"CAST({c} AS DOUBLE)"
+
+    def event_expr(self) -> str:
+        """1 event, 0 censored, NULL for a value outside the coding."""
+        m, c = self.m, self.q(self.m.event)
+        kind = self.kinds.get(m.event)
+        if m.event_codes:
+            s = self._norm(m.event)
+            if m.censor_codes:
+                return (f"CASE WHEN {self._in(s, m.event_codes)} THEN 1 WHEN {self._in(s, m.censor_codes)} THEN 0 "
+                        "END")
+            return f"CASE WHEN {self._in(s, m.event_codes)} THEN 1 ELSE 0 END"
+        if kind == "bool":
+            return f"CASE WHEN {c} THEN 1 ELSE 0 END"
+        if kind in ("int", "float"):
+            return f"CASE WHEN {c} = 0 THEN 0 WHEN {c} = 1 THEN 1 END"
+        s = f"LOWER(TRIM(CAST({c} AS STRING)))"
+        return f"CASE WHEN {self._in(s, TRUE_WORDS)} THEN 1 WHEN {self._in(s, FALSE_WORDS)} THEN 0 END"
+
+    def group_expr(self, integral: bool) -> str | None:
+        """Group labels as pandas' ``_label``: text, with integral floats printed without '.0'."""
+        g = self.m.group
+        if g is None:
+            return None
+        c, kind = self.q(g), self.kinds.get(g)
+        if kind == "bool":
+            return f"CASE WHEN {c} THEN 'True' ELSE 'False' END"
+        if kind == "float" and integral:
+            return f"CAST(CAST({c} AS BIGINT) AS STRING)"
+        return f"CAST({c} AS STRING)"
+
+    # ---- validation ----------------------------------------------------------------------------------
+    def summarise(self) -> tuple[Summary | None, list[Problem]]:
+        """Every problem :func:`dpsurv_core.data.cohort.validate` would report, counted by the engine."""
+        m, q, e = self.m, self.q, self.engine
+        cols = list(self.kinds)
+        problems: list[Problem] = []
+        roles = {"time": m.time, "event": m.event, "group": m.group, "subject id": m.id, "event type": m.event_type}
+        for role, col in roles.items():
+            if col is not None and col not in cols:
+                problems.append(Problem(col, f"There is no column {col!r} for the {role}: choose one of "
+                                             f"{', '.join(cols[:12])}{'...' if len(cols) > 12 else ''}."))
+        for col in m.covariates:
+            if col not in cols:
+                problems.append(Problem(col, f"There is no covariate column {col!r}: choose among {', '.join(cols[:12])}."))
+        if m.time == m.event and m.time in cols:
+            problems.append(Problem(m.event, "The time and the event must be different columns: choose the column of "
+                                             "0/1 event indicators for the event."))
+        if problems:
+            return None, problems
+        if m.max_rows_per_subject < 1:
+            return None, [Problem(m.id, "The bound on rows per subject must be at least 1.")]
+
+        total = int(e.scalar(f"SELECT COUNT(*) FROM {RELATION}"))
+        ranked = RELATION
+        if m.id is not None:
+            idc = q(m.id)
+            n_missing, dropped = e.rows(
+                f"SELECT SUM(CASE WHEN {idc} IS NULL THEN c ELSE 0 END), "
+                f"SUM(CASE WHEN {idc} IS NULL THEN 0 WHEN c > {m.max_rows_per_subject} THEN c - {m.max_rows_per_subject} "
+                f"ELSE 0 END) FROM (SELECT {idc}, COUNT(*) AS c FROM {RELATION} GROUP BY {idc}) AS s")[0]
+            if n_missing:
+                problems.append(Problem(m.id, f"Column {m.id!r} has {int(n_missing)} missing subject id(s): give every "
+                                              "row the id of its subject."))
+            elif dropped:
+                ranked = (f"(SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY {idc} ORDER BY _row) AS _rank "
+                          f"FROM {RELATION}) AS r WHERE _rank <= {m.max_rows_per_subject})")
+                problems.append(Problem(m.id, f"{int(dropped)} row(s) were dropped because some subjects in {m.id!r} "
+                                              f"have more than {m.max_rows_per_subject} row(s): raise the bound "
+                                              "to keep them (every sensitivity is multiplied by the bound).", "warning"))
+        kept = ranked
+        if m.group is not None:
+            n_missing = int(e.scalar(f"SELECT COUNT(*) FROM {ranked} AS r WHERE {self._missing(m.group)}"))
+            if n_missing:
+                kept = f"(SELECT * FROM {ranked} AS r WHERE NOT {self._missing(m.group)})"
+                problems.append(Problem(m.group, f"{n_missing} row(s) have no value in {m.group!r} and were left out "
+                                                 "of the analysis (as R does); fill those labels if they belong to a "
+                                                 "group.", "warning"))
+
+        def row_of(condition: str) -> int:
+            """1-based row of the first kept row meeting ``condition`` in file order, +1 for the header (as pandas)."""
+            first = e.scalar(f"SELECT MIN(_row) FROM {kept} AS k WHERE {condition}")
+            return int(e.scalar(f"SELECT COUNT(*) FROM {kept} AS k WHERE _row < {int(first)}")) + 2
+
+        t, tc = self.time_expr(), q(m.time)
+        d = self.event_expr()
+        text_time = self.kinds.get(m.time) == "text"
+        agg = e.rows(
+            f"SELECT COUNT(*), "
+            f"SUM(CASE WHEN {tc} IS NOT NULL AND {t} IS NULL THEN 1 ELSE 0 END), "
+            f"SUM(CASE WHEN {self._missing(m.time)} THEN 1 ELSE 0 END), "
+            f"SUM(CASE WHEN ABS({t}) > {MAX_DOUBLE} THEN 1 ELSE 0 END), "
+            f"SUM(CASE WHEN {t} < 0 THEN 1 ELSE 0 END), SUM(CASE WHEN {t} = 0 THEN 1 ELSE 0 END), "
+            f"MAX(CASE WHEN ISNAN({t}) THEN NULL ELSE {t} END), "
+            f"SUM(CASE WHEN {self._missing(m.event)} THEN 1 ELSE 0 END), "
+            f"SUM(CASE WHEN NOT {self._missing(m.event)} AND ({d}) IS NULL THEN 1 ELSE 0 END), "
+            f"SUM(CASE WHEN ({d}) = 1 THEN 1 ELSE 0 END), "
+            + (f"COUNT(DISTINCT {q(m.id)}) " if m.id else "COUNT(*) ")
+            + f"FROM {kept} AS k")[0]
+        rows, bad_text, t_missing, t_inf, t_neg, t_zero, t_max, ev_missing, ev_bad, n_events, subjects = [
+            0 if v is None else v for v in agg]
+        if text_time and bad_text:
+            first = e.scalar(f"SELECT MIN_BY({tc}, _row) FROM {kept} AS k WHERE {tc} IS NOT NULL AND {t} IS NULL")
+            problems.append(Problem(m.time, f"Column {m.time!r} must hold numbers, but row "
+                                            f"{row_of(f'{tc} IS NOT NULL AND {t} IS NULL')} has {str(first)!r}: fix or "
+                                            "remove the non-numeric times."))
+        elif t_missing:
+            problems.append(Problem(m.time, f"Column {m.time!r} has {int(t_missing)} missing time(s) (first at row "
+                                            f"{row_of(self._missing(m.time))}): fill them or drop those rows."))
+        elif t_inf:
+            problems.append(Problem(m.time, f"Column {m.time!r} has infinite times: replace them with the "
+                                            "last follow-up time."))
+        elif t_neg:
+            example = float(e.scalar(f"SELECT MIN_BY({t}, _row) FROM {kept} AS k WHERE {t} < 0"))
+            problems.append(Problem(m.time, f"Column {m.time!r} has {int(t_neg)} negative time(s) "
+                                            f"(for example {example:g}): times are durations since the start "
+                                            "of follow-up and must be positive."))
+        elif t_zero:
+            problems.append(Problem(m.time, f"Column {m.time!r} has {int(t_zero)} time(s) equal to 0: "
+                                            "they are kept (at risk from time 0); add a small offset or drop them "
+                                            "if that is not intended.", "warning"))
+
+        event_ok = True
+        if ev_missing:
+            event_ok = False
+            problems.append(Problem(m.event, f"Column {m.event!r} has {int(ev_missing)} missing event value(s) (first at "
+                                             f"row {row_of(self._missing(m.event))} of the file): fill them with 1 "
+                                             "(event) or 0 (censored), or drop those rows."))
+        elif ev_bad:
+            event_ok = False
+            problems.append(self._event_problem(kept, d))
+        if event_ok and n_events == 0 and m.event_codes:
+            codes = ", ".join(map(str, m.event_codes))
+            problems.append(Problem(m.event, f"No row of {m.event!r} has the declared event code(s) {codes}: "
+                                             "check which values mean an event."))
+        elif event_ok and n_events == 0:
+            problems.append(Problem(m.event, f"Every subject is censored in {m.event!r}: there is no event to "
+                                             "analyse; check the event column or its coding."))
+
+        labels: tuple[str, ...] = ()
+        g = None
+        if m.group is not None:
+            integral = True
+            if self.kinds.get(m.group) == "float":
+                gc = q(m.group)
+                integral = not e.scalar(f"SELECT COUNT(*) FROM {kept} AS k WHERE {gc} <> FLOOR({gc}) OR "
+                                        f"ABS({gc}) >= 9007199254740992E0")
+            g = self.group_expr(integral)
+            found = e.rows(f"SELECT g, COUNT(*) FROM (SELECT {g} AS g FROM {kept} AS k) AS x GROUP BY g LIMIT 10001")
+            n_labels = len(found) if len(found) <= 10000 else int(
+                e.scalar(f"SELECT COUNT(DISTINCT {g}) FROM {kept} AS k"))
+            found.sort(key=lambda r: str(r[0]))
+            if n_labels < 2 and found:
+                problems.append(Problem(m.group, f"Column {m.group!r} has a single group ({found[0][0]!r}): "
+                                                 "choose a column with two or more groups, or no group.", "warning"))
+            small = [(lab, c) for lab, c in found if c < MIN_GROUP_SIZE]
+            if small:
+                desc = ", ".join(f"{lab!r} ({c})" for lab, c in small[:4])
+                problems.append(Problem(m.group, f"Group(s) {desc} in {m.group!r} have fewer than {MIN_GROUP_SIZE} "
+                                                 "subjects: private estimates for them will be mostly noise; merge small "
+                                                 "groups or choose another column.", "warning"))
+            if n_labels > 20:
+                problems.append(Problem(m.group, f"Column {m.group!r} has {n_labels} distinct values: it looks "
+                                                 "continuous; choose a categorical column for groups.", "error"))
+            labels = tuple(sorted((str(r[0]) for r in found), key=_natural_key))
+
+        k_expr, type_labels = None, ()
+        if m.event_type is not None and event_ok:
+            et = self._norm(m.event_type, lower=False)
+            is_c = self._in(f"LOWER({et})", m.type_censor_codes)
+            codes = [str(r[0]) for r in e.rows(f"SELECT DISTINCT {et} FROM {kept} AS k WHERE NOT ({is_c}) LIMIT 1001")]
+            codes = sorted(codes, key=_natural_key)
+            names = {str(k): v for k, v in m.event_type_names}
+            type_labels = tuple(names.get(code, code) for code in codes)
+            whens = " ".join(f"WHEN {et} = {e.string(code)} THEN {i + 1}" for i, code in enumerate(codes))
+            k_expr = f"CASE WHEN {is_c} THEN 0 {whens} ELSE 0 END" if codes else "0"
+
+        if any(p.severity == "error" for p in problems):
+            return None, problems
+        summary = Summary(m, kept, t, d, g, k_expr, rows=int(rows), rows_in_source=total, subjects=int(subjects),
+                          events=int(n_events), max_time=float(t_max) if t_max is not None else math.nan,
+                          groups=labels, event_type_labels=type_labels,
+                          warnings=[p.message for p in problems])
+        return summary, problems
+
+    def _event_problem(self, kept: str, d: str) -> Problem:
+        """The sentence for event values outside the coding (as data/cohort.py words it)."""
+        m, e, c = self.m, self.engine, self.q(self.m.event)
+        kind = self.kinds.get(m.event)
+        if m.event_codes:
+            s = self._norm(m.event)
+            unknown = [r[0] for r in e.rows(f"SELECT DISTINCT {s} AS v FROM {kept} AS k WHERE ({d}) IS NULL "
+                                            "ORDER BY v LIMIT 5")]
+            return Problem(m.event, f"Column {m.event!r} has value(s) {', '.join(map(repr, unknown))} that are "
+                                    "neither a declared event code nor a censoring code: declare them or fix the rows.")
+        if kind in ("int", "float"):
+            bad = [r[0] for r in e.rows(f"SELECT DISTINCT {c} AS v FROM {kept} AS k WHERE ({d}) IS NULL AND "
+                                        f"NOT {self._missing(m.event)} ORDER BY v LIMIT 6")]
+            zeros = int(e.scalar(f"SELECT COUNT(*) FROM {kept} AS k WHERE {c} = 0"))
+            hint = (" (R's 1 = censored, 2 = event coding: declare event code 2 and censoring code 1)"
+                    if zeros == 0 and bad == [2] else "")
+            return Problem(m.event, f"Column {m.event!r} has event value(s) {', '.join(map(str, bad[:5]))} besides 0 "
+                                    f"and 1{hint}: recode it as 1 = event, 0 = censored, or declare which codes mean an "
+                                    "event.")
+        s = f"LOWER(TRIM(CAST({c} AS STRING)))"
+        bad = [r[0] for r in e.rows(f"SELECT DISTINCT {s} AS v FROM {kept} AS k WHERE ({d}) IS NULL ORDER BY v LIMIT 5")]
+        return Problem(m.event, f"Column {m.event!r} has event value(s) {', '.join(map(repr, bad))}: use 1/0, "
+                                "true/false or yes/no, or declare which codes mean an event.")
+
+
+# ---- statistics on a validated summary ----------------------------------------------------------------
+def is_event(s: Summary, competing: bool) -> str:
+    return f"(CASE WHEN ({s.event_type}) > 0 THEN 1 ELSE 0 END)" if competing else f"({s.event})"
+
+
+def binned_counts(engine: Engine, s: Summary, grid: TimeGrid, groups: tuple[str, ...] | None,
+                  competing: bool = False) -> BinnedCounts:
+    """Exact counts per group, event type and public bin: what :func:`~dpsurv_core.curves.counts.count` returns."""
+    if groups is not None and s.group is None:
+        raise ParameterError("Group categories were given but the data has no group column: map one on the Data page or "
+                             "pass --group.")
+    if competing and s.event_type is None:
+        raise ParameterError("Cumulative incidence needs an event-type column: map the competing-event type on the "
+                             "Data page.")
+    edges = grid.edges
+    j_count = edges.size - 1
+    labels = ("all",) if groups is None or s.group is None else tuple(groups)
+    types = s.event_type_labels if competing else ("event",)
+    k_count = len(types)
+    ev = is_event(s, competing)
+    g = "'all'" if labels == ("all",) else s.group
+    where = "" if labels == ("all",) else f" WHERE {g} IN ({', '.join(engine.string(x) for x in labels)})"
+    k = s.event_type if competing else "1"
+    sql = (f"SELECT g, e, k, b, COUNT(*) AS c FROM (SELECT {g} AS g, {ev} AS e, {k} AS k, CASE WHEN {ev} = 1 THEN "
+           f"GREATEST({count_edges(s.time, edges, True)}, 1) ELSE GREATEST({count_edges(s.time, edges, False)}, 1) "
+           f"END AS b FROM {s.kept} AS kept{where}) AS x GROUP BY g, e, k, b")
+    n = np.zeros(len(labels), np.int64)
+    events = np.zeros((len(labels), k_count, j_count), np.int64)
+    censored = np.zeros((len(labels), j_count), np.int64)
+    index = {lab: i for i, lab in enumerate(labels)}
+    for grp, e, kk, b, c in engine.rows(sql):
+        gi = index[str(grp)]
+        n[gi] += c
+        if b > j_count:
+            continue
+        if e == 1:
+            events[gi, int(kk) - 1, b - 1] += c
+        else:
+            censored[gi, b - 1] += c
+    return BinnedCounts(grid, labels, n, events, censored, tuple(types))
+
+
+def event_times(engine: Engine, s: Summary, competing: bool = False) -> np.ndarray:
+    """The distinct event times (for the not-DP event-times grid), refused past the grid's bin limit."""
+    rows = engine.rows(f"SELECT DISTINCT {s.time} AS t FROM {s.kept} AS kept WHERE {is_event(s, competing)} = 1 "
+                       f"ORDER BY t LIMIT {MAX_BINS + 1}")
+    if len(rows) > MAX_BINS:
+        raise ParameterError(f"The data has more than {MAX_BINS:,} distinct event times, more than a grid may have: "
+                             "declare a grid START:STOP:BINS.")
+    return np.array([r[0] for r in rows], float)
+
+
+def weibull_sums(engine: Engine, s: Summary, shape: float, horizon: float, omega: float) -> dict[str, float]:
+    """The sums the Weibull likelihood needs at shape p on times normalised as clip(t / T, e^-omega, 1):
+    sum d, sum d ln t, sum t^p, sum t^p ln t (paper 000's f(p) and g(p); TLL's delta and tau)."""
+    u = f"LEAST(GREATEST({s.time} / {number(horizon)}, {number(math.exp(-omega))}), 1E0)"
+    p = number(shape)
+    row = engine.rows(f"SELECT SUM(d), SUM(d * LN(u)), SUM(POWER(u, {p})), SUM(POWER(u, {p}) * LN(u)), COUNT(*) "
+                      f"FROM (SELECT {u} AS u, {s.event} AS d FROM {s.kept} AS kept) AS x")[0]
+    return {"events": float(row[0] or 0), "sum_d_log_t": float(row[1] or 0), "sum_t_p": float(row[2] or 0),
+            "sum_t_p_log_t": float(row[3] or 0), "n": float(row[4] or 0)}
