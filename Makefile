@@ -1,13 +1,13 @@
 # Two commands on a fresh machine with Python 3.11, pip, make and apt:
 #   make run    install what the app needs and start it on http://localhost:8501
-#   make test   install what the tests need (Debian chromium included) and run the whole suite
+#   make test   install what the tests need (Debian chromium and a headless JRE for Spark included) and run the whole suite
 # While editing: make test-fast (ruff + pytest without the browser tests and the tests marked slow, < 1 min).
 PY ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8501
 
-.PHONY: run test test-fast lint bench bench-app chromium clean
+.PHONY: run test test-fast lint bench bench-app chromium java clean
 
 # Debian's python3.11 needs its -venv package for ensurepip: install it with apt when venv fails.
 $(BIN)/python:
@@ -40,7 +40,18 @@ chromium:
 	    || echo "chromium could not be installed: browser tests will be skipped"; \
 	else echo "apt-get is unavailable: browser tests will be skipped (they need Debian chromium)"; fi
 
-test: $(VENV)/.dev-installed chromium
+# Debian's headless Java runtime for the Spark engine tests (PySpark itself comes from requirements.txt).
+java:
+	@if command -v java >/dev/null 2>&1; then :; \
+	elif command -v apt-get >/dev/null 2>&1; then \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  echo "installing Debian's headless JRE for the Spark engine tests"; \
+	  $$SUDO apt-get update -qq && { DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq openjdk-17-jre-headless >/dev/null \
+	    || DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq default-jre-headless >/dev/null; } \
+	    || echo "Java could not be installed: the Spark engine tests will be skipped"; \
+	else echo "apt-get is unavailable: the Spark engine tests will be skipped (they need Java)"; fi
+
+test: $(VENV)/.dev-installed chromium java
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
