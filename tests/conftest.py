@@ -134,3 +134,14 @@ def wait_for_app(pg) -> None:
         timeout=60_000,
     )
     pg.wait_for_timeout(300)
+
+
+@pytest.fixture(scope="session")
+def spark_session():
+    """One local Spark session for the whole run (skipped without PySpark or Java: `make test` installs both)."""
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs Java: `make test` installs Debian's headless JRE")
+    from dpsurv_core.engines import spark
+
+    yield spark.session("local[2]")

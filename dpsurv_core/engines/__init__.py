@@ -22,23 +22,26 @@ _OPEN: dict[tuple, Engine] = {}
 
 def connect(name: str, source: Source, spark_master: str | None = None) -> Engine:
     """An engine over ``source`` (one per source and engine in a process: Spark starts once)."""
-    key = (name, source.kind, source.location, source.table, id(source.frame), spark_master)
-    if key not in _OPEN:
+    key = (name, source.kind, source.location, source.table, spark_master)
+    if source.kind == "frame" or key not in _OPEN:  # a frame is registered afresh (its id may be reused)
         if name == "duckdb":
             try:
                 from dpsurv_core.engines.duckdb import DuckDBEngine
             except ImportError:
                 raise DataError("--engine duckdb needs the duckdb package: pip install -r requirements.txt.") from None
-            _OPEN[key] = DuckDBEngine(source)
+            engine: Engine = DuckDBEngine(source)
         elif name == "spark":
             try:
                 from dpsurv_core.engines.spark import SparkEngine
             except ImportError:
                 raise DataError("--engine spark needs PySpark: pip install -r requirements.txt (and a Java runtime).") \
                     from None
-            _OPEN[key] = SparkEngine(source, spark_master)
+            engine = SparkEngine(source, spark_master)
         else:
             raise DataError(f"There is no engine {name!r}: choose one of {', '.join(ENGINES)}.")
+        if source.kind == "frame":
+            return engine
+        _OPEN[key] = engine
     return _OPEN[key]
 
 

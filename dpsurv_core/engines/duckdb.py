@@ -27,7 +27,7 @@ class DuckDBEngine(Engine):
             self.con.execute(f"SET memory_limit = {self.string(memory_limit)}")
         loc = self.string(source.location)
         if source.kind == "parquet":
-            scan = f"SELECT *, file_row_number AS _row FROM read_parquet({loc}, file_row_number = true)"
+            scan = f"SELECT * EXCLUDE (file_row_number), file_row_number AS _row FROM read_parquet({loc}, file_row_number = true)"
         elif source.kind == "csv":
             delim = f", delim = {self.string(source.delimiter)}" if source.delimiter else ""
             scan = f"SELECT *, row_number() OVER () - 1 AS _row FROM read_csv({loc}, header = true{delim})"
@@ -63,7 +63,7 @@ class DuckDBEngine(Engine):
         return [tuple(r) for r in self.con.execute(sql).fetchall()]
 
     def batches(self, sql: str, size: int) -> Iterator[pd.DataFrame]:
-        reader = self.con.execute(sql).to_arrow_reader(int(size))
+        reader = self.con.sql(sql).to_arrow_reader(int(size))
         for batch in reader:
             yield batch.to_pandas()
 
