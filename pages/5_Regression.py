@@ -19,7 +19,8 @@ from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import APPROXIMATE_MCMC, EXACT
 from dpsurv_core.privacy.noise import SimulationNoise
 from dpsurv_core.privacy.release import Plan
-from dpsurv_core.regression.mechanisms import lambda_study, mre_study, release_table
+from dpsurv_core.regression.inference import coefficient_inference, inference_table
+from dpsurv_core.regression.mechanisms import lambda_study, mre_study
 from dpsurv_core.regression.model import fit_cox, fit_nonprivate
 from dpsurv_core.regression.person_period import person_period
 from dpsurv_core.report.text import markdown_literal, plain_label
@@ -189,7 +190,7 @@ def regression_plan(kind: str) -> Plan:
                 cv.command_line("regression", command, {"range": ranges}), analysis="regression")
 
 
-shown, labels = {}, {}
+shown, labels, infs = {}, {}, {}
 for kind in chosen:
     with st.container(border=True):
         try:
@@ -216,6 +217,11 @@ for kind in chosen:
             head = (f"**{LABELS[kind]}**, preview (not charged, not for publication). A release would charge: "
                     f"{mech.cost.sentence()}.")
         st.markdown(f"{head} Guarantee: {kind_word}{extra}.")
+        # noise-aware intervals and tests: post-processing of the draw (the non-private p in previews only)
+        infs[kind] = coefficient_inference(mech, shown[kind], nonprivate=rel is None)
+        for sentence in infs[kind].warnings:
+            st.warning(markdown_literal(sentence), icon="⚠️")
+        st.caption(f"95% intervals and p-values of this fit carry the privacy noise: {infs[kind].method}.")
         st.caption(f"Reproduce on the command line (a new release, charged again): `{plan.command}`")
 box = st.container(border=True)
 if not chosen:
@@ -231,13 +237,15 @@ parts = [np_table.assign(estimate=FIT.name, ratio="odds ratio", epsilon="none (n
          cox_table.assign(estimate=COX.name, ratio="hazard ratio", epsilon="none (not private)")]
 for kind, rel in shown.items():
     charged = "charged" if labels[kind] != "preview" else "if released; preview: none"
-    parts.append(release_table(rel).assign(estimate=f"{LABELS[kind]}, {labels[kind]}", ratio="odds ratio",
+    parts.append(inference_table(infs[kind]).assign(estimate=f"{LABELS[kind]}, {labels[kind]}", ratio="odds ratio",
                                            epsilon=f"{rel.cost.sentence()} ({charged})"))
 table = pd.concat(parts, ignore_index=True)
 show = table.rename(columns={"estimate": "Estimate", "covariate": "Covariate", "coefficient": "Coefficient",
                              "odds_ratio": "Ratio", "ratio": "Ratio type", "lower": "95% CI low",
-                             "upper": "95% CI high", "epsilon": "Epsilon"})
-show = show[["Estimate", "Covariate", "Coefficient", "Ratio", "Ratio type", "95% CI low", "95% CI high", "Epsilon"]]
+                             "upper": "95% CI high", "epsilon": "Epsilon", "p_value": "p-value",
+                             "p_value_nonprivate": "Non-private p (preview only)"})
+show = show[["Estimate", "Covariate", "Coefficient", "Ratio", "Ratio type", "95% CI low", "95% CI high", "p-value",
+             "Non-private p (preview only)", "Epsilon"]]
 
 
 def _num(v: float) -> str:
@@ -250,7 +258,8 @@ def _num(v: float) -> str:
     return f"{v:.3g}" if abs(v) >= 1000 or 0 < abs(v) < 0.001 else f"{v:.3f}"
 
 
-st.table(show.style.format({"Coefficient": "{:.4f}", "Ratio": _num, "95% CI low": _num, "95% CI high": _num},
+st.table(show.style.format({"Coefficient": "{:.4f}", "Ratio": _num, "95% CI low": _num, "95% CI high": _num,
+                            "p-value": "{:.3g}", "Non-private p (preview only)": "{:.3g}"},
                            na_rep="–").hide(axis="index"))
 if ((show["Ratio"] > 1e6) | (show["Ratio"] < 1e-6)).any():
     st.caption("A released ratio beyond a millionfold (> 10⁶ or < 10⁻⁶) means the noise swamped the estimate at this "
@@ -258,8 +267,10 @@ if ((show["Ratio"] > 1e6) | (show["Ratio"] < 1e-6)).any():
 st.caption(f"n = {pp.n} subjects, {pp.y.size} person-period rows, T = {intervals} intervals of "
            f"{pp.horizon / intervals:g} {unit} up to the horizon {pp.horizon:g} {unit}; the non-private discrete-time "
            "fit has Lambda = 0 (maximum likelihood), Cox is lifelines' CoxPHFitter. Coefficients are per unit of "
-           "the covariate (or versus its first category). 95% intervals are Wald intervals of the non-private fits; "
-           "the private rows have none, because an honest interval would need another look at the data.")
+           "the covariate (or versus its first category). 95% intervals and p-values of the non-private fits are Wald's; "
+           "those of the private rows carry the privacy noise (drawn from its public law) on top of the sampling "
+           "error, and their p-value is a Wald test calibrated for that noise; previews also show the non-private p "
+           "of the maximum-likelihood fit beside it (never in a release).")
 
 # ------------------------------------------------------------------------------------------------ forest plot
 st.subheader("Forest plot")

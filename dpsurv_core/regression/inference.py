@@ -213,3 +213,16 @@ def coefficient_warnings(inf: CoefficientInference) -> list[str]:
             out.append(f"{name}: the privacy noise (standard deviation {inf.noise_se[j]:.3g} on the log {kind} scale) "
                        f"is larger than the effect itself ({est:.3g}): the number is mostly noise.")
     return out
+
+
+def inference_table(inf: CoefficientInference) -> Any:
+    """The columns of :meth:`Fit.table` (coefficient, odds ratio, se, ratio interval) plus the noise-calibrated
+    p-value and, in previews, the non-private one."""
+    import pandas as pd
+
+    out = pd.DataFrame({"covariate": inf.names, "coefficient": inf.estimate,
+                        "odds_ratio": [_exp(v) for v in inf.estimate], "se": inf.se,
+                        "lower": [_exp(v) for v in inf.lower], "upper": [_exp(v) for v in inf.upper],
+                        "p_value": inf.p_value})
+    out["p_value_nonprivate"] = inf.p_value_nonprivate if inf.p_value_nonprivate is not None else np.nan
+    return out

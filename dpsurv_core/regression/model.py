@@ -113,7 +113,7 @@ class Fit:
         return dict(zip(self.pp.encoding.names, (self.beta * self.pp.encoding.to_original).tolist()))
 
     def table(self) -> pd.DataFrame:
-        """Coefficient, odds ratio and Wald 95% interval per covariate (original units)."""
+        """Coefficient, odds ratio, Wald 95% interval and Wald p-value per covariate (original units)."""
         f = self.pp.encoding.to_original
         coef = self.beta * f
         out = pd.DataFrame({"covariate": self.pp.encoding.names, "coefficient": coef, "odds_ratio": np.exp(coef)})
@@ -122,8 +122,10 @@ class Fit:
             out["se"] = se
             out["lower"] = np.exp(coef - Z95 * se)
             out["upper"] = np.exp(coef + Z95 * se)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out["p_value"] = 2.0 * special.ndtr(-np.abs(coef / se))  # Wald test of beta = 0
         else:
-            out["se"], out["lower"], out["upper"] = np.nan, np.nan, np.nan
+            out["se"], out["lower"], out["upper"], out["p_value"] = np.nan, np.nan, np.nan, np.nan
         return out
 
 
@@ -186,7 +188,8 @@ def fit_cox(cohort: Cohort, pp: PersonPeriod) -> CoxResult:
                           "odds_ratio": s.loc[names, "exp(coef)"].to_numpy(),
                           "se": s.loc[names, "se(coef)"].to_numpy(),
                           "lower": s.loc[names, "exp(coef) lower 95%"].to_numpy(),
-                          "upper": s.loc[names, "exp(coef) upper 95%"].to_numpy()})
+                          "upper": s.loc[names, "exp(coef) upper 95%"].to_numpy(),
+                          "p_value": s.loc[names, "p"].to_numpy()})
     return CoxResult(dict(zip(names, table["coefficient"].tolist())), table, seconds)
 
 

@@ -109,6 +109,12 @@ def test_all_fits_show_coefficients_and_guarantees():
     assert np_rows.loc["sex", "95% CI low"] < np_rows.loc["sex", "Ratio"] < np_rows.loc["sex", "95% CI high"]
     previews = df[df.Estimate.str.endswith("preview")]
     assert len(previews) == 6 and previews["Coefficient"].notna().all()
+    # noise-aware intervals, calibrated p-values and, in previews, the non-private p beside them
+    assert (previews["95% CI low"] <= previews["Ratio"]).all() and (previews["Ratio"] <= previews["95% CI high"]).all()
+    assert previews["p-value"].between(0, 1).all() and previews["Non-private p (preview only)"].between(0, 1).all()
+    assert np_rows["p-value"].between(0, 1).all() and cox_rows.loc["sex", "p-value"] < 0.01  # R: p = 0.0018
+    assert "carry the privacy noise" in text(at)
+    assert any("includes 1 (no effect)" in w.value.replace("\\", "") for w in at.warning)  # lung at epsilon 1
     words = text(at)
     assert "approximate DP (MCMC)" in words and "exact DP" in words
     assert all(e.paper in words for e in catalogue.entries(catalogue.REGRESSION, "regression"))
