@@ -22,7 +22,6 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from scipy.special import ndtri
 
 from dpsurv_core.cli.common import (
     add_data_options,
@@ -42,6 +41,14 @@ from dpsurv_core.curves.kaplan_meier import CONF_TYPES, SurvivalCurves, confiden
 from dpsurv_core.curves.release import CurveRelease, context, event_times_grid
 from dpsurv_core.curves.summary import at_risk_at, at_risk_exact, parse_times, risk_table, table_times
 from dpsurv_core.curves.time_indexed import EDGE_MODES
+from dpsurv_core.curves.uncertainty import (
+    carry_upper,
+    curve_warnings,
+    incidence_limits,
+    monotone_band,
+    quantile_limits,
+    rmst_interval,
+)
 from dpsurv_core.data import grouping
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import Disclosure, PublicParameters
@@ -204,32 +211,56 @@ NOISE_BAND_NOTE = "add the noise's variance"
 QUANTILE_PROBS = (0.25, 0.5, 0.75)
 
 
+def band_curves(rel: CurveRelease) -> SurvivalCurves:
+    """The curves whose band the release stands behind: rrr's de-biased curves, else the curves."""
+    return rel.extra.get("debiased_curves", rel.curves)
+
+
 def includes_noise(rel: CurveRelease) -> bool:
-    """True when the mechanism's bands already add the noise's variance (adaptive-km with noise on)."""
-    return any(NOISE_BAND_NOTE in n for n in rel.notes)
+    """True when the release's bands carry its noise (dpsurv_core.curves.uncertainty, or adaptive-km's delta method)."""
+    return band_curves(rel).interval_method is not None or any(NOISE_BAND_NOTE in n for n in rel.notes)
+
+
+def interval_method(rel: CurveRelease, conf_type: str) -> str:
+    """One phrase naming how the intervals were computed."""
+    method = band_curves(rel).interval_method
+    if method is None:
+        return (f"pointwise 95% {conf_type} interval (R survfit conf.type) from Greenwood's variance only: the sampling "
+                "band, it does not include the privacy noise")
+    if np.all(np.isnan(band_curves(rel).greenwood)):
+        return f"pointwise 95% band by {method} (the conf.type does not apply: no variance is released)"
+    return f"pointwise 95% {conf_type} interval (R survfit conf.type) from a variance that includes the noise: {method}"
 
 
 def log_variance(curves: SurvivalCurves, with_noise: bool = False) -> np.ndarray:
-    """var(log S) behind the bands: Greenwood's, or (``with_noise``) the total the mechanism's log-log band was built
-    from, read back from it: sqrt(V) = log S (log(-log S) - log(-log lower)) / z."""
-    if not with_noise:
-        return curves.greenwood
-    z = ndtri(1 - curves.alpha / 2)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        v = np.log(curves.survival)
-        sd = v * (np.log(-v) - np.log(-np.log(curves.lower))) / z
-    return np.where(np.isfinite(sd), sd ** 2, curves.greenwood)
+    """var(log S) behind the bands: the noise-aware variance the release carries (``interval_variance``), else
+    Greenwood's. (``with_noise`` is kept for callers; the curves now say themselves.)"""
+    if curves.interval_variance is not None:
+        return curves.interval_variance
+    return curves.greenwood
 
 
 def conf_bands(curves: SurvivalCurves, conf_type: str, with_noise: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """The curves' pointwise band of R's ``conf.type``; NaN where R gives NA (S = 0; S = 1 for log-log, logit,
     arcsin) and everywhere when the mechanism releases no band. A noisy release's [0, 1] band where nobody is
-    left at risk stays [0, 1]."""
+    left at risk has lower limit 0 (exact counts: [0, 1]); a noise-aware band is made non-increasing (:func:`monotone_band`; where the noisy
+    curve has dropped to 0 the upper limit carries the last one before).
+    A band with no variance behind it (time-indexed's inversion band) is returned as it is."""
     if np.all(np.isnan(curves.lower)):
+        return curves.lower, curves.upper
+    if np.all(np.isnan(curves.greenwood)) and curves.interval_variance is None:
         return curves.lower, curves.upper
     lo, up = confidence_limits(curves.survival, log_variance(curves, with_noise), conf_type, curves.alpha)
     stopped = np.logical_or.accumulate(curves.at_risk <= 0, axis=-1) & (curves.lower == 0) & (curves.upper == 1)
-    return np.where(stopped, 0.0, lo), np.where(stopped, 1.0, up)
+    lo, up = np.where(stopped, 0.0, lo), np.where(stopped, 1.0, up)
+    if curves.interval_method is not None:
+        lo, up = monotone_band(np.where(curves.survival <= 0, 0.0, lo), carry_upper(curves.survival, up))
+    return lo, up
+
+
+def _none_where_nan(a: np.ndarray) -> list:
+    a = np.asarray(a, float)
+    return np.where(np.isfinite(a), a, None).tolist()
 
 
 def _finite_or_none(x: float) -> float | None:
@@ -237,9 +268,11 @@ def _finite_or_none(x: float) -> float | None:
 
 
 def curve_entries(curves: SurvivalCurves, estimand: str, conf_type: str = "log", with_noise: bool = False,
-                  **flags: Any) -> list[dict[str, Any]]:
+                  coarse_grid: bool = False, **flags: Any) -> list[dict[str, Any]]:
     """One dict per trial and group (arrays are (trials, G, J)); quantities the mechanism does not
-    release (bands, at-risk and event counts of time-indexed) are null, and so are limits where R gives NA."""
+    release (bands, at-risk and event counts of time-indexed) are null, and so are limits where R gives NA.
+    ``coarse_grid``: the curve is known at public grid points only, so a quantile's lower limit is the grid point
+    before the lower band's crossing (:func:`dpsurv_core.curves.uncertainty.quantile_limits`)."""
     s = curves.survival.tolist()
     lo_arr, up_arr = conf_bands(curves, conf_type, with_noise)
     no_band = bool(np.all(np.isnan(curves.lower)))
@@ -247,11 +280,20 @@ def curve_entries(curves: SurvivalCurves, estimand: str, conf_type: str = "log",
     up = None if no_band else np.where(np.isnan(up_arr), None, up_arr).tolist()
     lol, upl = _nullable(curves.lower_linear), _nullable(curves.upper_linear)
     risk, ev = _nullable(curves.at_risk), _nullable(curves.events)
-    quant = {p: (quantile_r(curves.time, curves.survival, 1 - p), quantile_r(curves.time, lo_arr, 1 - p),
-                 quantile_r(curves.time, up_arr, 1 - p)) for p in QUANTILE_PROBS}
+    quant = {p: (quantile_r(curves.time, curves.survival, 1 - p),
+                 *quantile_limits(curves.time, lo_arr, up_arr, 1 - p, coarse_grid)) for p in QUANTILE_PROBS}
     med, med_lo, med_up = quant[0.5]
     hazard = curves.cumulative_hazard.tolist() if estimand == "cumulative-hazard" else None
+    haz_lo = haz_up = None
+    if hazard is not None and not no_band:
+        with np.errstate(divide="ignore", invalid="ignore"):  # the band of H = -log S is -log of the band of S
+            haz_lo = _none_where_nan(-np.log(up_arr))
+            haz_up = _none_where_nan(-np.log(lo_arr))
     cif = curves.cumulative_incidence.tolist() if estimand == "cumulative-incidence" else None
+    cif_lo = cif_up = None
+    if cif is not None and curves.incidence_variance is not None:
+        lo_i, up_i = incidence_limits(curves.cumulative_incidence, curves.incidence_variance, conf_type, curves.alpha)
+        cif_lo, cif_up = _none_where_nan(lo_i), _none_where_nan(up_i)
     time = curves.time.tolist()
     out = []
     trials, groups = curves.survival.shape[:2]
@@ -268,8 +310,14 @@ def curve_entries(curves: SurvivalCurves, estimand: str, conf_type: str = "log",
                  **flags}
             if hazard is not None:
                 e["cumulative_hazard"] = hazard[t][g]
+                e["cumulative_hazard_lower"] = _pick(haz_lo, t, g)
+                e["cumulative_hazard_upper"] = _pick(haz_up, t, g)
             if cif is not None:
                 e["cumulative_incidence"] = {name: cif[t][g][k] for k, name in enumerate(curves.event_types)}
+                e["cumulative_incidence_lower"] = (None if cif_lo is None else
+                                                   {name: cif_lo[t][g][k] for k, name in enumerate(curves.event_types)})
+                e["cumulative_incidence_upper"] = (None if cif_up is None else
+                                                   {name: cif_up[t][g][k] for k, name in enumerate(curves.event_types)})
             out.append(e)
     return out
 
@@ -284,6 +332,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--conf-type", choices=CONF_TYPES, default="log",
                    help="pointwise 95%% interval as R survfit's conf.type (default log, R's default; log-log was "
                         "dpsurv's earlier default): plain, log, log-log, logit, arcsin")
+    p.add_argument("--rmst", type=positive_time, metavar="T",
+                   help="restricted mean survival time to T with its 95%% interval (noise-aware for private releases)")
     p.add_argument("--landmarks", type=parse_landmarks, metavar="T1,T2",
                    help="report survival and its interval at these times, e.g. 365,730 (on a public grid: the last "
                         "grid point at or before each time)")
@@ -299,6 +349,16 @@ def number_at_risk(groups: tuple[str, ...], cohort: Cohort, public: PublicParame
         values = np.broadcast_to(at_risk_exact(cohort, groups, times), (trials, len(groups), times.size))
         return risk_table(times, groups, values, exact=True)
     return risk_table(times, groups, None if counts is None else at_risk_at(counts, times), exact=False)
+
+
+def positive_time(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a time: give a positive number, e.g. 365.") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"The RMST horizon must be a positive time, e.g. 365, got {text}.")
+    return value
 
 
 def parse_landmarks(text: str) -> list[float]:
@@ -334,6 +394,16 @@ def landmark_entries(curves: SurvivalCurves, times: list[float], conf_type: str,
     return out
 
 
+def rmst_entries(curves: SurvivalCurves, horizon: float) -> list[dict[str, Any]]:
+    """Restricted mean survival time to ``horizon`` per trial and group with its 95% interval (null where the
+    mechanism has none): the area under the step curve up to the time asked (no grid rounding is needed)."""
+    value, lo, up = rmst_interval(curves, horizon)
+    trials, groups = curves.survival.shape[:2]
+    return [{"trial": t, "group": curves.groups[g], "time_requested": horizon, "time_used": horizon,
+             "rmst": float(value[t, g]), "lower": _finite_or_none(lo[t, g]), "upper": _finite_or_none(up[t, g])}
+            for t in range(trials) for g in range(groups)]
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     competing = args.estimand == "cumulative-incidence"
     rel, cohort, public, extra, fields = release(args, competing)
@@ -342,26 +412,32 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out["estimand"] = args.estimand
     conf_type = getattr(args, "conf_type", "log")
     noisy_band = includes_noise(rel)
+    coarse = public.grid.kind != "event-times" and not no_noise(rel.cost.epsilon)
     out["conf_type"] = conf_type
     out["interval_includes_noise"] = noisy_band
-    out["interval_method"] = (
-        f"pointwise 95% {conf_type} interval (R survfit conf.type) from Greenwood's variance plus the noise's variance "
-        "of log S (delta method)" if noisy_band else
-        f"pointwise 95% {conf_type} interval (R survfit conf.type) from Greenwood's variance only: the sampling band, "
-        "it does not include the privacy noise")
+    out["interval_method"] = interval_method(rel, conf_type)
     out["median_note"] = ("median and quartiles as R's quantile.survfit: first time the curve is <= 1 - p, the midpoint "
                           "where it equals 1 - p over an interval (null: not reached); their CI from the band the "
-                          "same way")
+                          "same way" + ("; on the public grid the curve is known at grid points only, so the lower "
+                                        "limit is the grid point before the lower band reaches 1 - p" if coarse else ""))
     if "table" in rel.extra:  # disclosure control: the released table as published ("<5" for suppressed cells)
         out["released_table"] = rel.extra["table"]
     if "debiased_curves" in rel.extra:
-        out["curves"] = (curve_entries(rel.curves, args.estimand, conf_type, noisy_band, debiased=False)
-                         + curve_entries(rel.extra["debiased_curves"], args.estimand, conf_type, noisy_band,
-                                         debiased=True))
+        out["curves"] = (curve_entries(rel.curves, args.estimand, conf_type, noisy_band, coarse, debiased=False,
+                                       interval_includes_noise=False)
+                         + curve_entries(rel.extra["debiased_curves"], args.estimand, conf_type, noisy_band, coarse,
+                                         debiased=True, interval_includes_noise=noisy_band))
     else:
-        out["curves"] = curve_entries(rel.curves, args.estimand, conf_type, noisy_band)
+        out["curves"] = curve_entries(rel.curves, args.estimand, conf_type, noisy_band, coarse)
     out["number_at_risk"] = number_at_risk(rel.curves.groups, cohort, public, rel.counts, rel.cost.epsilon, rel.trials)
-    if getattr(args, "landmarks", None):
-        out["landmarks"] = landmark_entries(rel.curves, args.landmarks, conf_type,
-                                            public.grid.kind == "event-times", noisy_band)
+    main = band_curves(rel)
+    landmarks = getattr(args, "landmarks", None)
+    if landmarks:
+        out["landmarks"] = landmark_entries(main, landmarks, conf_type, public.grid.kind == "event-times", noisy_band)
+    if getattr(args, "rmst", None) is not None:
+        out["rmst"] = rmst_entries(main, float(args.rmst))
+    lo, up = conf_bands(main, conf_type, noisy_band)
+    out["warnings"] = curve_warnings(main, lo, up, rel.mechanism, landmarks or None, coarse,
+                                     time_unit=cohort.time_unit, private=not no_noise(rel.cost.epsilon),
+                                     raw_label_curves="debiased_curves" in rel.extra)
     return out

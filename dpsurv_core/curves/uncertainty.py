@@ -36,7 +36,7 @@ import numpy as np
 from scipy.special import ndtri
 
 from dpsurv_core.curves.counts import BinnedCounts
-from dpsurv_core.curves.kaplan_meier import SurvivalCurves, confidence_limits, estimate, greenwood_bands
+from dpsurv_core.curves.kaplan_meier import SurvivalCurves, confidence_limits, estimate, greenwood_bands, quantile_r
 from dpsurv_core.privacy.noise import SimulationNoise
 
 DEFAULT_DRAWS = 200
@@ -180,6 +180,8 @@ def with_bootstrap_bands(curves: SurvivalCurves, boot: Bootstrap, method: str | 
     stopped = (curves.lower == 0) & (curves.upper == 1) & (curves.at_risk <= 0)
     lo, lo_lin = np.where(curves.survival <= 0, 0.0, lo), np.where(curves.survival <= 0, 0.0, lo_lin)
     up, up_lin = carry_upper(curves.survival, up), carry_upper(curves.survival, up_lin)
+    lo, up = monotone_band(lo, up)
+    lo_lin, up_lin = monotone_band(lo_lin, up_lin)
     cif_var = boot.cumulative_incidence.var(axis=1, ddof=1)
     if cif_var.shape != curves.cumulative_incidence.shape:  # rrr's law pools the event types
         cif_var = None
@@ -197,6 +199,17 @@ def carry_upper(survival: np.ndarray, upper: np.ndarray) -> np.ndarray:
     idx = np.maximum.accumulate(idx, axis=-1)
     prev = np.take_along_axis(upper, np.maximum(idx, 0), -1)
     return np.where(ok, upper, np.where(idx >= 0, prev, 1.0))
+
+
+def monotone_band(lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A survival curve never rises, so a noisy band that rises again (its variance grows where few are at risk)
+    is cut back: the upper limit at t is the smallest upper limit at or before t, the lower limit the largest at or
+    after t. NaN limits (R's NA) are left as they are."""
+    up = np.where(np.isnan(upper), np.inf, upper)
+    lo = np.where(np.isnan(lower), -np.inf, lower)
+    up = np.minimum.accumulate(up, axis=-1)
+    lo = np.maximum.accumulate(lo[..., ::-1], axis=-1)[..., ::-1]
+    return np.where(np.isnan(lower), np.nan, lo), np.where(np.isnan(upper), np.nan, up)
 
 
 def incidence_limits(incidence: np.ndarray, variance: np.ndarray, conf_type: str = "log",
@@ -288,3 +301,90 @@ def time_indexed_bands(mechanism: Any, released: np.ndarray, points: np.ndarray,
     # the released value itself always belongs to the band (a band that missed its own estimate would read oddly)
     released = np.asarray(released, float)
     return np.minimum(np.where(none, 0.0, lower), released), np.maximum(np.where(none, 1.0, upper), released)
+
+
+# ------------------------------------------------------------------------------------------ reading the intervals
+def quantile_limits(time: np.ndarray, lower: np.ndarray, upper: np.ndarray, q: float = 0.5, coarse: bool = False
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Limits of the time where S falls to ``q`` by inverting the band, as R's quantile.survfit: (where the lower
+    band reaches q, where the upper band does); inf = not reached. ``coarse``: the curve is known at the grid points
+    only and the truth may cross q anywhere after the last point where the lower band is above q, so the lower
+    limit is the grid point before the lower band's crossing (0 before the first point)."""
+    time = np.asarray(time, float)
+    lo_t, up_t = quantile_r(time, lower, q), quantile_r(time, upper, q)
+    if coarse:
+        k = np.searchsorted(time, np.where(np.isfinite(lo_t), lo_t, time[-1]), side="right") - 1
+        prev = np.where(k >= 1, time[np.maximum(k - 1, 0)], 0.0)
+        lo_t = np.where(np.isfinite(lo_t), prev, lo_t)
+    return lo_t, up_t
+
+
+def _fmt(t: float, unit: str) -> str:
+    return f"{t:.4g} {unit}".strip()
+
+
+def _index_at(time: np.ndarray, when: float) -> int:
+    """The grid point a value at ``when`` is read at (the last point at or before it; -1 before the first)."""
+    on = np.flatnonzero(np.isclose(time, when, rtol=0, atol=1e-9))
+    return int(on[0]) if on.size else int(np.searchsorted(time, when, side="right")) - 1
+
+
+def curve_warnings(curves: SurvivalCurves, lower: np.ndarray, upper: np.ndarray, mechanism: str,
+                   landmarks: list[float] | None = None, coarse: bool = False, time_unit: str = "",
+                   private: bool = True, raw_label_curves: bool = False, trial: int = 0) -> list[str]:
+    """Plain sentences for results that cannot be read (first trial), each saying what to do next: a band from near
+    0 to near 1, a median that is not identifiable, an error bar larger than the difference between groups, a
+    time-indexed median where the truth may not be reached, rrr's reported-label curves."""
+    if not private:
+        return []
+    out: list[str] = []
+    time = np.asarray(curves.time, float)
+    s = curves.survival[trial]
+    lo, up = np.asarray(lower, float)[trial], np.asarray(upper, float)[trial]
+    has_band = not np.all(np.isnan(lo))
+    groups = curves.groups
+    for g, name in enumerate(groups):
+        label = f"group {name}" if len(groups) > 1 or name != "all" else "the curve"
+        if has_band:
+            wide = (np.nan_to_num(lo[g], nan=0.0) <= 0.05) & (np.nan_to_num(up[g], nan=1.0) >= 0.95)
+            tail = np.logical_and.accumulate(wide[::-1])[::-1]  # wide from there to the end
+            if tail.any():
+                k = int(np.argmax(tail))
+                where = "at every time" if k == 0 else f"from {_fmt(time[k], time_unit)} on"
+                out.append(f"The 95% band of {label} spans almost 0 to 1 {where}: the private curve says little "
+                           "there; raise epsilon, widen the bins or pool groups.")
+        crossings = int(np.count_nonzero(np.diff(np.sign(s[g] - 0.5)) != 0))
+        med = quantile_r(time, s[g])
+        if crossings > 1:
+            out.append(f"The curve of {label} crosses 0.5 {crossings} times, so its median is not identifiable; "
+                       "raise epsilon or widen the bins.")
+        elif has_band and np.isfinite(med):
+            _, med_up = quantile_limits(time, lo[g], up[g], 0.5, coarse)
+            if not np.isfinite(med_up):
+                out.append(f"The median of {label} ({_fmt(med, time_unit)}) is not identifiable: the band's upper "
+                           "limit never falls to 0.5 on the grid, so the true median may not be reached; report it as "
+                           "'not reached' or raise epsilon.")
+        if mechanism == "time-indexed" and np.isfinite(med) and has_band and up[g][-1] >= 0.5:
+            out.append(f"The time-indexed median of {label} ({_fmt(med, time_unit)}) may be an artefact of the "
+                       "clipping and noise: the band still allows a survival above 0.5 at the end of the grid, so the "
+                       "true median may not be reached; use a counts mechanism or raise epsilon.")
+    if has_band and len(groups) > 1:
+        times = list(landmarks) if landmarks else [float(time[time.size // 2])]
+        for a in range(len(groups)):
+            for b in range(a + 1, len(groups)):
+                for when in times:
+                    k = _index_at(time, when)
+                    if k < 0:
+                        continue
+                    diff = abs(s[a, k] - s[b, k])
+                    half = np.nanmax([(up[a, k] - lo[a, k]) / 2, (up[b, k] - lo[b, k]) / 2])
+                    if np.isfinite(half) and half > diff:
+                        out.append(f"At {_fmt(time[k], time_unit)} the difference between {groups[a]} and "
+                                   f"{groups[b]} ({100 * diff:.1f} points) is smaller than the error bar "
+                                   f"(+/- {100 * half:.1f} points): the private curves cannot tell these groups apart "
+                                   "there; raise epsilon or use fewer, wider bins.")
+                        break
+    if raw_label_curves:
+        out.append("The reported-label curves (debiased false) estimate a mixture of the groups, not each group: read "
+                   "the de-biased curves, whose bands carry the label noise.")
+    return out

@@ -103,24 +103,32 @@ def test_bad_landmarks(capsys):
 
 
 def test_noise_aware_band_converted_with_its_total_variance():
-    """adaptive-km's log-log band uses Greenwood + noise variance; the other types are built from that same total."""
+    """A noise-aware release carries its total var(log S) (``interval_variance``); every conf.type is built from that
+    total, and a curve without one keeps Greenwood's."""
+    from dataclasses import replace
+
     from dpsurv_core.cli.km import conf_bands
     from dpsurv_core.curves.kaplan_meier import SurvivalCurves, greenwood_bands
+    from dpsurv_core.curves.uncertainty import monotone_band
 
     s = np.array([[[1.0, 0.9, 0.7, 0.5, 0.3, 0.0]]])
     gw = np.array([[[0.0, 0.01, 0.03, 0.06, 0.1, 0.1]]])
     total = gw + np.array([[[0.0, 0.02, 0.02, 0.05, 0.05, 0.05]]])
-    lo, up, lol, upl = greenwood_bands(s, total)
+    lo, up, lol, upl = greenwood_bands(s, gw)
     z = np.zeros_like(s)
     curves = SurvivalCurves(np.arange(1.0, 7.0), ("all",), s, lo, up, lol, upl, gw, z + 10, z, z, z, z[..., None, :],
                             ("event",))
-    got_lo, got_up = conf_bands(curves, "log-log", with_noise=True)
-    np.testing.assert_allclose(got_lo[..., 1:5], lo[..., 1:5], rtol=1e-10)
-    np.testing.assert_allclose(got_up[..., 1:5], up[..., 1:5], rtol=1e-10)
-    want = confidence_limits(s, total, "log")
-    np.testing.assert_allclose(conf_bands(curves, "log", with_noise=True)[0][..., 1:5], want[0][..., 1:5], rtol=1e-9)
     plain_gw = confidence_limits(s, gw, "log")
     np.testing.assert_allclose(conf_bands(curves, "log")[0], plain_gw[0], rtol=1e-12, equal_nan=True)
+    noisy = replace(curves, interval_variance=total, interval_method="test")
+    for kind in ("log", "log-log", "plain"):  # made non-increasing (log-log's lower limit at 0.9 dips below 0.7's)
+        want_lo, want_up = monotone_band(*confidence_limits(s, total, kind))
+        got_lo, got_up = conf_bands(noisy, kind)
+        np.testing.assert_allclose(got_lo[..., 1:5], want_lo[..., 1:5], rtol=1e-9)
+        np.testing.assert_allclose(got_up[..., 1:5], want_up[..., 1:5], rtol=1e-9)
+    # where the noisy curve reached 0 the band is not [0, 0]: its upper limit carries the last one before
+    got_lo, got_up = conf_bands(noisy, "log")
+    assert got_lo[0, 0, 5] == 0 and got_up[0, 0, 5] == got_up[0, 0, 4] > 0
 
 
 @pytest.mark.parametrize("argv", [["km", "--mechanism", "nonprivate"], ["km", "--mechanism", "laplace-counts", "--epsilon",

@@ -1,0 +1,84 @@
+"""``km`` JSON of private releases: intervals that carry the noise (method named), RMST with its interval, bands of
+the cumulative hazard, and plain-sentence warnings when a result cannot be read."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from dpsurv_core.cli import main
+
+LUNG = ["--data", "lung", "--time", "time", "--event", "status", "--group", "sex"]
+
+
+def run(capsys, *argv: str) -> dict:
+    code = main([*argv, "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return json.loads(out)
+
+
+@pytest.mark.parametrize("mechanism", ["laplace-counts", "time-indexed", "rrr", "adaptive-km"])
+def test_private_release_says_its_interval_carries_the_noise(capsys, mechanism):
+    o = run(capsys, "km", *LUNG, "--mechanism", mechanism, "--epsilon", "1", "--seed", "4", "--rmst", "500",
+            "--estimand", "cumulative-hazard")
+    assert o["interval_includes_noise"] is True
+    assert o["interval_method"] and "not include" not in o["interval_method"]
+    assert isinstance(o["warnings"], list) and all(isinstance(w, str) and w.endswith(".") for w in o["warnings"])
+    for c in o["curves"]:
+        s, lo, up = (np.array(c[k], float) for k in ("survival", "lower", "upper"))
+        assert np.all(lo <= s + 1e-12) and np.all(s <= up + 1e-12)
+        if c.get("interval_includes_noise", True):  # (rrr's reported-label curves keep Greenwood's band)
+            assert np.all(np.diff(up) <= 1e-12) and np.all(np.diff(lo) <= 1e-12)  # a survival band never rises
+        h, h_up = np.array(c["cumulative_hazard"], float), np.array(c["cumulative_hazard_upper"], dtype=float)
+        ok = np.isfinite(h) & np.isfinite(h_up)
+        assert np.all(h[ok] <= h_up[ok] + 1e-9)
+    for r in o["rmst"]:
+        assert r["time_used"] == r["time_requested"] == 500
+        assert r["lower"] <= r["rmst"] <= r["upper"]
+
+
+def test_noise_widens_the_interval(capsys):
+    """The same landmark, read from a private release, has a wider interval than the non-private one."""
+    common = ["km", *LUNG, "--landmarks", "330", "--seed", "2"]
+    exact = run(capsys, *common, "--mechanism", "nonprivate")["landmarks"]
+    noisy = run(capsys, *common, "--mechanism", "laplace-counts", "--epsilon", "1")["landmarks"]
+    for e, n in zip(exact, noisy):
+        assert n["upper"] - n["lower"] > 1.5 * (e["upper"] - e["lower"])
+
+
+def test_unreadable_results_are_flagged(capsys):
+    """time-indexed at epsilon 1 on 20 points is noise: its band spans 0 to 1 and its median may be an artefact."""
+    o = run(capsys, "km", *LUNG, "--mechanism", "time-indexed", "--epsilon", "1", "--seed", "1")
+    text = " ".join(o["warnings"])
+    assert "spans almost 0 to 1" in text and "raise epsilon" in text
+    assert "cannot tell these groups apart" in text
+    assert run(capsys, "km", *LUNG, "--mechanism", "nonprivate")["warnings"] == []
+
+
+def test_rmst_of_the_exact_curve_follows_r(capsys):
+    """R's print(survfit(...), rmean = 500): se^2 = sum_j A_j^2 d_j / (r_j (r_j - d_j)), A_j = area from t_j to 500."""
+    from dpsurv_core.data.cohort import load_bundled
+
+    o = run(capsys, "km", *LUNG, "--mechanism", "nonprivate", "--grid", "event-times", "--rmst", "500")
+    cohort = load_bundled("lung", group="sex")
+    for r in o["rmst"]:
+        keep = cohort.group == r["group"]
+        t, d = cohort.time[keep], cohort.event[keep]
+        times = np.unique(t[(d == 1) & (t <= 500)])
+        at_risk = np.array([(t >= u).sum() for u in times], float)
+        events = np.array([((t == u) & (d == 1)).sum() for u in times], float)
+        s = np.cumprod(1 - events / at_risk)
+        edges = np.concatenate([[0.0], times, [500.0]])
+        area = np.concatenate([[1.0], s]) * np.diff(edges)
+        assert r["rmst"] == pytest.approx(area.sum(), rel=1e-9)
+        after = np.cumsum(area[::-1])[::-1][1:]  # area from each event time to 500
+        se = np.sqrt(np.sum(after ** 2 * events / (at_risk * (at_risk - events))))
+        assert r["upper"] - r["rmst"] == pytest.approx(1.959963984540054 * se, rel=1e-6)
+
+
+def test_bad_rmst_horizon(capsys):
+    assert main(["km", *LUNG, "--rmst", "-3", "--json"]) == 2
+    assert "positive time" in capsys.readouterr().err
