@@ -160,13 +160,14 @@ ENTRIES: tuple[Entry, ...] = (
           summary="Every count is rounded to the nearest multiple of the base (halves up). No epsilon.",
           options={"base": 5}),
     Entry("random-round", "Random rounding to base 5 (no formal guarantee)", CURVES, _CURVE_CMDS, RANDOM_ROUNDING,
-          DISCLOSURE_CONTROL, NO_NEIGHBOURS, "uniform draws from the release noise source (" + OS_ENTROPY + ")",
+          DISCLOSURE_CONTROL, NO_NEIGHBOURS, "uniform draws from numpy PCG64 seeded afresh from OS entropy (os.urandom, "
+          "through SeedSequence) for each release; only the rounding direction is used, the uniform is never released",
           "dpsurv_core.disclosure.rounding:RandomRound", guarantee=NO_FORMAL,
           summary="Every count x = b q + r is rounded up to b (q + 1) with probability r / b, else down: unbiased. "
                   "No epsilon.", options={"base": 5}),
     Entry("cell-key", "Cell key perturbation (no formal guarantee)", CURVES, _CURVE_CMDS, CELL_KEY,
-          DISCLOSURE_CONTROL, NO_NEIGHBOURS, "none: a fixed record key per subject (keyed hash under the data holder's "
-          "secret) and a published perturbation table", "dpsurv_core.disclosure.cell_key:CellKey", guarantee=NO_FORMAL,
+          DISCLOSURE_CONTROL, NO_NEIGHBOURS, "none at release time: a fixed record key per subject (keyed hash under "
+          "the data holder's secret, 32 bytes drawn once from os.urandom) and a published perturbation table", "dpsurv_core.disclosure.cell_key:CellKey", guarantee=NO_FORMAL,
           summary="Each cell is perturbed by -2..2 as the published table says for its count and its cell key (the "
                   "sum of its subjects' fixed keys modulo 1): the same cell is always perturbed the same way. "
                   "No epsilon."),

@@ -438,7 +438,8 @@ def test_page_regression_and_non_private_release():
     assert not at.exception
     m = _metrics(at)
     assert m["Charged epsilon"] == "not private"
-    assert float(m["Empirical epsilon lower bound"]) >= 2.0
+    # a deterministic release that the target changes: the outputs never overlap, the empirical epsilon is infinite
+    assert m["Empirical epsilon lower bound"] == "infinite"
     assert "not private" in at.success[0].value
 
 
