@@ -111,6 +111,10 @@ def release(plan: Plan, store: LedgerStore, noise: Callable[[], NoiseSource] = R
     if not plan.private:
         raise ParameterError(f"{plan.entry.name} adds no noise, so it is not a release: its numbers are for the data "
                              "holder's eyes only. Choose a private mechanism and a finite epsilon to release.")
+    if not plan.cost.formal and not plan.fingerprint:
+        raise ParameterError(f"{plan.entry.id} is disclosure control and has no epsilon, so --epsilon inf does not switch "
+                             "anything off: drop --epsilon to release it (recorded in the ledger), or add --seed to "
+                             "preview it.")
     entry = plan.ledger_entry()
     with store.transaction(plan.fingerprint) as tx:
         tx.ledger.check(entry)  # before any noise is drawn or any private number computed

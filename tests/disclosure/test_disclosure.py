@@ -242,6 +242,9 @@ def test_km_and_logrank_cli_with_disclosure_control(capsys, tmp_path, monkeypatc
     assert budget["disclosure_control_releases"] == 2 and budget["totals"] == {}
     err = fails(capsys, "km", "--data", "veteran", "--mechanism", "round", "--cap", "1")
     assert "allow-disclosure-control" in err
+    assert "has no epsilon" in fails(capsys, "km", "--data", "lung", "--mechanism", "round", "--epsilon", "inf")
+    sim = run(capsys, "km", "--data", "lung", "--mechanism", "random-round", "--seed", "4", "--repeat", "3")
+    assert sim["simulation"] is True and sim["epsilon_spent"] is None and sim["trials"] == 3
 
 
 def test_audit_cli_reports_exposure_differencing_and_certainty(capsys):
