@@ -12,6 +12,7 @@ from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.release import Plan, cli_command
 from dpsurv_core.report.text import markdown_literal
+from dpsurv_core.weibull.inference import censoring_disclosure, censoring_share, weibull_intervals
 from dpsurv_core.weibull.lsp import Ladder, compute_ladder
 from dpsurv_core.weibull.mechanisms import BLOCK_SIZE, mdae_study
 from dpsurv_core.weibull.model import (
@@ -102,6 +103,8 @@ with st.expander("Public settings of the Weibull mechanisms", expanded=False):
     gamma = s2.number_input("gamma (upper bound of shape and scale)", 1.0, 100.0, GAMMA, 1.0, key="wb_gamma")
     rungs = int(s3.number_input("Rungs K of the LSP ladder", 1, 2000, RUNGS, 50, key="wb_rungs"))
     blocks_in = int(s4.number_input("SAA blocks (0 = records / 500, disclosed)", 0, 1000, 0, 1, key="wb_blocks"))
+    share_in = st.number_input("Censoring share used to simulate the intervals (empty = read off the data, rounded "
+                               "to 5%, disclosed)", 0.0, 0.95, None, 0.05, key="wb_censoring")
     st.caption(f"Horizon T_max = {horizon:g} {unit} (set on the Data page). Times beyond it count as the horizon "
                "(their events are kept); times near 0 count as e^-omega of it.")
 blocks = blocks_in or None
@@ -146,6 +149,21 @@ def _ladder(t: np.ndarray, d: np.ndarray, horizon: float, omega: float, gamma: f
 
 ladder = _ladder(sample.t, sample.d, horizon, omega, gamma, rungs)
 horizon_disclosures = [d for d in public.disclosures() if d.parameter == "horizon"]  # the only public input used
+share = censoring_share(sample) if share_in is None else float(share_in)
+share_disclosures = [censoring_disclosure(share)] if share_in is None else []
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _intervals(name: str, eps: float, shape: float, scale_normalised: float, n: int, share: float, omega: float,
+               gamma: float, rungs: int, rows: int, blocks: int | None) -> dict:
+    """Noise-aware intervals of one release: post-processing of the released numbers and public inputs only, so a
+    process-wide cache holds nothing about the data."""
+    from dpsurv_core.weibull.mechanisms import WeibullEstimates
+
+    mech = catalogue.get(catalogue.WEIBULL, name).build(eps, horizon=horizon, omega=omega, gamma=gamma, rungs=rungs,
+                                                        rows_per_subject=rows, blocks=blocks, block_size=BLOCK_SIZE)
+    est = WeibullEstimates(name, np.array([shape]), np.array([scale_normalised]), horizon)
+    return weibull_intervals(mech, est, n, share).to_dict()
 
 
 def weibull_plan(name: str) -> Plan:
@@ -153,16 +171,16 @@ def weibull_plan(name: str) -> Plan:
     entry, mech = catalogue.get(catalogue.WEIBULL, name), mechs[name]
     kw = {"ladder": ladder} if hasattr(mech, "ladder") else {}  # LSP reuses the page's ladder (same rungs, gamma)
     values = {"omega": omega, "gamma": gamma, "rungs": rungs, "blocks": blocks, "block_size": BLOCK_SIZE}
-    command = {**cv.data_options(choice), "mechanism": name, "epsilon": epsilon,
+    command = {**cv.data_options(choice), "mechanism": name, "epsilon": epsilon, "censoring": share_in,
                **cv.grid_options(choice, public, grid=False), **{k: values[k] for k in entry.options if k in values}}
     return Plan(entry, mech, cohort.name, choice.fingerprint,
                 lambda noise, trials: mech.release_many(sample, noise, trials, **kw), lambda est: est.records(),
-                [*horizon_disclosures, *mech.disclosures(sample)], cli_command("weibull", command),
+                [*horizon_disclosures, *mech.disclosures(sample), *share_disclosures], cli_command("weibull", command),
                 analysis="Weibull parameters")
 
 
 # ------------------------------------------------------------------------------------------------ preview or release
-results, labels, records = {}, {}, {}
+results, labels, records, intervals = {}, {}, {}, {}
 for name in chosen:
     with st.container(border=True):
         try:
@@ -182,6 +200,17 @@ for name in chosen:
                         f"{mech.cost.sentence()} {split}.")
         for note in results[name].notes:
             st.caption(note)
+        est0 = results[name]
+        with st.spinner("Simulating the noise-aware intervals ..."):
+            intervals[name] = _intervals(name, epsilon, float(est0.shape[0]), float(est0.scale_normalised[0]),
+                                         cohort.n_subjects, share, omega, gamma, rungs, cohort.rows_per_subject, blocks)
+        iv = intervals[name]
+        st.markdown(f"95% intervals carrying the privacy noise: shape {iv['shape']['lower']:.3g} to "
+                    f"{iv['shape']['upper']:.3g}; scale {iv['scale']['lower']:,.4g} to {iv['scale']['upper']:,.4g} "
+                    f"{unit}.")
+        for sentence in iv["warnings"]:
+            st.warning(markdown_literal(sentence), icon="⚠️")
+        st.caption(f"How: {iv['method']}.")
         for disc in mech.disclosures(sample):
             if disc.dp:
                 st.info(f"Disclosure ({disc.parameter}): {markdown_literal(disc.message)}", icon="ℹ️")
@@ -191,6 +220,8 @@ for name in chosen:
 if not chosen:
     st.markdown("No private mechanism chosen: choose one above to preview it.")
 for disc in horizon_disclosures:
+    st.info(f"Disclosure ({disc.parameter}): {markdown_literal(disc.message)}", icon="ℹ️")
+for disc in share_disclosures if chosen else []:
     st.info(f"Disclosure ({disc.parameter}): {markdown_literal(disc.message)}", icon="ℹ️")
 if chosen and not horizon_disclosures:
     st.caption("Disclosures of the horizon: none (it was declared on the Data page).")
@@ -226,15 +257,22 @@ rows = [
 ]
 for name, est in results.items():
     cost = f"{mechs[name].cost.epsilon:g} (protects the subject; add/remove one)"
+    iv = intervals.get(name)
     rows.append({"Estimate": f"{LABELS[name]}, {labels[name]}", "Shape p": float(est.shape[0]),
-                 f"Scale ({unit})": float(est.scale[0]), "Scale / T_max": float(est.scale_normalised[0]),
+                 "Shape 95% interval": "" if iv is None else f"{iv['shape']['lower']:.3g} to {iv['shape']['upper']:.3g}",
+                 f"Scale ({unit})": float(est.scale[0]),
+                 "Scale 95% interval": "" if iv is None else
+                 f"{iv['scale']['lower']:,.4g} to {iv['scale']['upper']:,.4g}",
+                 "Scale / T_max": float(est.scale_normalised[0]),
                  "Epsilon": f"{cost}, charged" if name in records else f"{cost} if released; preview: none"})
 table = pd.DataFrame(rows)
 st.dataframe(table.style.format({"Shape p": "{:.4f}", f"Scale ({unit})": fmt_scale, "Scale / T_max": "{:.4f}"}),
              hide_index=True, width="stretch")
 st.caption(f"n = {sample.n} records, {sample.n_events} events, horizon T_max = {horizon:g} {unit}. The two "
            "maximum-likelihood rows agree to about 1e-6; they are for the data holder's eyes only. Preview rows are "
-           "not for publication; released rows are the published numbers.")
+           "not for publication; released rows are the published numbers. The private rows' 95% intervals carry the "
+           "privacy noise and the sampling error together (a parametric bootstrap from the released numbers, inverted "
+           "over the true shape: no second look at the data).")
 
 # ------------------------------------------------------------------------------------------------ curves
 st.subheader("Fitted survival curves over the Kaplan-Meier curve")

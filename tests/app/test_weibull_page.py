@@ -53,6 +53,10 @@ def test_default_page_on_lung_shows_the_fits_and_a_preview():
     assert 0 <= p <= 10 and np.isfinite(lam) and lam > 0
     assert t["Scale / T_max"].iloc[2] == pytest.approx(lam / 1100.0)
     assert t["Epsilon"].iloc[2].endswith("if released; preview: none")
+    lo, hi = (float(v) for v in t["Shape 95% interval"].iloc[2].split(" to "))
+    assert lo <= p <= hi  # the noise-aware interval of the preview, beside it
+    assert "carrying the privacy noise" in " ".join(m.value for m in at.markdown)
+    assert any("censoring share" in i.value for i in at.info)  # read off the data: disclosed
     text = " ".join(m.value for m in at.markdown)
     assert "preview (not charged, not for publication)" in text
     assert "protecting the subject, neighbours: add/remove one subject" in text
