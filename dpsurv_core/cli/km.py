@@ -52,6 +52,7 @@ from dpsurv_core.curves.uncertainty import (
 from dpsurv_core.data import grouping
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import Disclosure, PublicParameters
+from dpsurv_core.disclosure import cli_options as disclosure_options
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.release import Plan
@@ -91,6 +92,7 @@ def add_mechanism_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--base-epsilon", type=epsilon_value, metavar="E",
                    help="as published: the paper's per-step base epsilon e (replaces --epsilon; the ledger charges "
                         "the true total e n (1 + alpha (n + 1) / 2))")
+    disclosure_options.add_arguments(p)
 
 
 def load(args: argparse.Namespace, competing: bool = False) -> tuple[Cohort, PublicParameters, list[Disclosure]]:
@@ -116,12 +118,13 @@ def load(args: argparse.Namespace, competing: bool = False) -> tuple[Cohort, Pub
 
 
 TIME_INDEXED_OPTIONS = ("alpha", "tau_start", "tau_end", "window", "edge_mode", "base_epsilon")
+MECHANISM_OPTIONS = TIME_INDEXED_OPTIONS + disclosure_options.OPTIONS
 
 
 def build_mechanism(name: str, args: argparse.Namespace, cohort: Cohort, public: PublicParameters):
     """The catalogue entry and mechanism object for ``name`` with the command-line parameters."""
     entry = catalogue.get(catalogue.CURVES, name)
-    options = {k: getattr(args, k) for k in TIME_INDEXED_OPTIONS if getattr(args, k, None) is not None}
+    options = {k: getattr(args, k) for k in MECHANISM_OPTIONS if getattr(args, k, None) is not None}
     return entry, entry.build(args.epsilon, **context(cohort, public), **options)
 
 

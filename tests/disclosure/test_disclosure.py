@@ -243,6 +243,9 @@ def test_km_and_logrank_cli_with_disclosure_control(capsys, tmp_path, monkeypatc
     err = fails(capsys, "km", "--data", "veteran", "--mechanism", "round", "--cap", "1")
     assert "allow-disclosure-control" in err
     assert "has no epsilon" in fails(capsys, "km", "--data", "lung", "--mechanism", "round", "--epsilon", "inf")
+    ten = run(capsys, "km", "--data", "lung", "--mechanism", "suppress-small-cells", "--threshold", "10", "--seed", "1")
+    assert ten["parameters"]["threshold"] == 10 and "<10" in [r["events"] for r in ten["released_table"]]
+    assert "at least 2" in fails(capsys, "km", "--data", "lung", "--mechanism", "round", "--base", "1")
     sim = run(capsys, "km", "--data", "lung", "--mechanism", "random-round", "--seed", "4", "--repeat", "3")
     assert sim["simulation"] is True and sim["epsilon_spent"] is None and sim["trials"] == 3
 
