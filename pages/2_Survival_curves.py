@@ -97,8 +97,10 @@ except DpsurvError as exc:
     st.stop()
 
 priv = result.curves
-priv_bands = not np.all(np.isnan(priv.lower))
+read = cv.reading_curves(result)  # the curves the numbers are read from (rrr: the de-biased ones)
+priv_bands = not np.all(np.isnan(read.lower))
 noise_band = cv.noise_in_band(result)
+coarse = cv.read_on_grid(result, public)
 has_counts = result.counts is not None
 type_labels = list(fine.curves.event_types) if competing else []
 horizon = float(public.horizon)
@@ -120,11 +122,8 @@ else:
                           private_noise_band=noise_band)
     st.plotly_chart(fig, width="stretch")
     if estimand == cs.SURVIVAL:
-        st.caption(f"Shaded: pointwise 95% confidence band of type {conf_type} (R survfit conf.type = "
-                   f"\"{conf_type}\"), from Greenwood's variance"
-                   + (" plus the noise's variance." if noise_band else ": the sampling band, without the privacy noise."))
-    if estimand == cs.SURVIVAL and band_kind and not priv_bands:
-        st.caption("This mechanism releases the curve only, no counts: it has no confidence band.")
+        st.caption(f"Shaded: pointwise 95% confidence band of type {conf_type} (R survfit conf.type = \"{conf_type}\"). "
+                   f"{Private}: {cv.band_caption(result, conf_type)}.")
 
 # -------------------------------------------------------------------------------------- number at risk
 st.markdown("**Number at risk**")
@@ -148,19 +147,22 @@ col_a, col_b = st.columns(2)
 with col_a:
     st.subheader("Median survival (95% CI)")
     q_e = {p: [a[0] for a in v] for p, v in cv.quantiles(fine.curves, conf_type).items()}
-    q_p = {p: [a[0] for a in v] for p, v in cv.quantiles(priv, conf_type, noise_band).items()}
+    q_p = {p: [a[0] for a in v] for p, v in cv.quantiles(read, conf_type, noise_band, coarse).items()}
     rows = []
     for gi, g in enumerate(groups):
         m_e = q_e[0.5]
         row = {"Group": gname(g), f"Non-private ({unit})": cv.fmt_ci_time(m_e[0][gi], m_e[1][gi], m_e[2][gi], unit)}
-        pi = list(priv.groups).index(g) if g in priv.groups else None
+        pi = list(read.groups).index(g) if g in read.groups else None
         m_p = q_p[0.5]
         if pi is None:
             row[f"{Private} ({unit})"] = "—"
+        elif priv_bands and cv.uninformative(m_p[1][pi], m_p[2][pi], public):
+            row[f"{Private} ({unit})"] = (f"{cv.fmt_time(m_p[0][pi], unit)} (no CI: the band allows anything from the "
+                                          "start to not reached)")
         elif priv_bands:
             row[f"{Private} ({unit})"] = cv.fmt_ci_time(m_p[0][pi], m_p[1][pi], m_p[2][pi], unit)
         else:
-            row[f"{Private} ({unit})"] = f"{cv.fmt_time(m_p[0][pi], unit)} (no CI: no counts released)"
+            row[f"{Private} ({unit})"] = f"{cv.fmt_time(m_p[0][pi], unit)} (no CI)"
         row["Quartiles 25%, 75% non-private"] = ", ".join(cv.fmt_time(q_e[p][0][gi], unit) for p in (0.25, 0.75))
         row[f"Quartiles 25%, 75% {private_label}"] = "—" if pi is None else ", ".join(
             cv.fmt_time(q_p[p][0][pi], unit) for p in (0.25, 0.75))
@@ -180,16 +182,21 @@ with col_b:
                              key=f"sc_rmst_{cohort.name}_{unit}",
                              help="The average time lived without the event up to this horizon: the area under the "
                                   "survival curve.")
-    r_e = cs.rmst(fine.curves, rmst_h)[0]
+    r_e, r_e_lo, r_e_up = cv.rmst_with_ci(fine.curves, rmst_h)
+    r_p, r_p_lo, r_p_up = cv.rmst_with_ci(read, rmst_h)
     rows = []
     for gi, g in enumerate(groups):
-        row = {"Group": gname(g), f"Non-private ({unit})": cv.fmt_time(r_e[gi], unit)}
-        if g in priv.groups:
-            r_p = cs.rmst(priv, rmst_h)[0][list(priv.groups).index(g)]
-            row[f"{Private} ({unit})"] = cv.fmt_time(r_p, unit)
-            row["Difference"] = cv.fmt_time(r_p - r_e[gi], unit)
+        row = {"Group": gname(g), f"Non-private ({unit})": cv.fmt_time(r_e[gi], unit),
+               "Non-private 95% CI": cv.fmt_interval(r_e_lo[gi], r_e_up[gi], unit)}
+        if g in read.groups:
+            pi = list(read.groups).index(g)
+            row[f"{Private} ({unit})"] = cv.fmt_time(r_p[pi], unit)
+            row[f"{Private} 95% CI"] = cv.fmt_interval(r_p_lo[pi], r_p_up[pi], unit)
+            row["Difference"] = cv.fmt_time(r_p[pi] - r_e[gi], unit)
         rows.append(row)
     st.table(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.caption("Computed to the time asked (the area under the step curve needs no grid point there). "
+               + ("The private interval carries the noise." if noise_band else ""))
 
 # ------------------------------------------------------------------------------------------ landmarks
 st.subheader(f"Landmark {estimand}")
@@ -203,19 +210,31 @@ lm_text = l1.text_input("Landmark times (comma-separated)", value=", ".join(f"{v
                         key=f"sc_lm_{cohort.name}_{unit}",
                         help=f"The public grid's times, in {lm_unit}: {grid_offer}. A time between them is read at "
                              "the last grid time before it.")
+grid_pick = l1.multiselect(f"Or pick public grid times ({lm_unit}), read exactly where asked",
+                           [float(f"{t * lm_factor:.6g}") for t in public.grid.points],
+                           key=f"sc_lm_pick_{cohort.name}_{unit}_{lm_unit}",
+                           help="These replace the typed times: on a grid time the private curve is read at the time "
+                                "itself.")
+if grid_pick:
+    lm_text = ", ".join(f"{v:.6g}" for v in grid_pick)
 st.caption(f"Times of the public grid ({lm_unit}): {grid_offer}. The private curve is read on this grid: a time "
            "between grid times is read at the grid time before it, and the table says which.")
+lm_used = np.array([])
 try:
     lm_values = cs.parse_times(lm_text)
     factor = time_factor(lm_unit, unit) if unit in TIME_UNITS else 1.0
     lm_times = np.array(lm_values) * factor
     on_event_grid = public.grid.kind == "event-times"
+    if grid_pick:  # grid times, exactly (the typed text rounds them)
+        lm_times = np.array([public.grid.points[int(np.argmin(np.abs(public.grid.points * lm_factor - v)))]
+                             for v in sorted(set(grid_pick))])
+        lm_values = [float(f"{t * lm_factor:.6g}") for t in lm_times]
     lm_used = np.array(cv.landmark_times_used(priv, lm_times, on_event_grid))  # where the private curve is read
     n_types = len(type_labels) if competing else 1
     survival_lm = estimand == cs.SURVIVAL
     if survival_lm:
         lm_se = cv.survival_landmarks(fine.curves, lm_used, conf_type, True)
-        lm_sp = cv.survival_landmarks(priv, lm_used, conf_type, on_event_grid, noise_band)
+        lm_sp = cv.survival_landmarks(read, lm_used, conf_type, on_event_grid, noise_band)
     else:
         lm_e = [cs.landmarks(fine.curves, lm_used, estimand, "log-log", k) for k in range(n_types)]
         lm_p = [cs.landmarks(priv, lm_used, estimand, "log-log", k) for k in range(n_types)]
@@ -247,8 +266,8 @@ try:
                     when = asked + (f" ({cv.fmt_time(t, unit)} {unit})" if lm_unit != unit else "")
                 row = {"Group": gname(g) + (f": {type_labels[k]}" if competing else ""), "Time": when,
                        exact_col: "beyond the horizon" if beyond else cell(g, gi, k, ti, False)}
-                if g in priv.groups:
-                    pi = list(priv.groups).index(g)
+                if g in read.groups:
+                    pi = list(read.groups).index(g)
                     row[priv_col] = "beyond the horizon" if beyond else cell(g, pi, k, ti, True)
                 rows.append(row)
     st.table(pd.DataFrame(rows), hide_index=True, width="stretch")
@@ -256,11 +275,20 @@ try:
         st.caption("A time between grid times is read at the grid time before it, for both columns, so that they "
                    "compare the same time.")
     if survival_lm:
-        st.caption(f"95% CI of type {conf_type} (R survfit conf.type).")
+        st.caption(f"95% CI of type {conf_type} (R survfit conf.type)"
+                   + ("; the private interval carries the noise." if noise_band else "."))
     if any(t > horizon for t in lm_times):
         st.caption(f"Times past the public horizon ({cv.fmt_time(horizon, unit)} {unit}) are not estimated.")
 except DpsurvError as exc:
     st.error(str(exc))
+
+# ------------------------------------------------------------------------------------------ readability
+warn_at = list(lm_used) if estimand == cs.SURVIVAL and len(lm_used) else None
+warnings = cv.readability_warnings(result, conf_type, warn_at, coarse, unit)
+if warnings:
+    st.subheader("Can these private numbers be read?")
+    for sentence in warnings:
+        st.warning(sentence)
 
 # ------------------------------------------------------------------------------------------ errors
 st.subheader(f"How far is the {private_label} curve from the non-private one?")

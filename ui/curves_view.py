@@ -21,11 +21,20 @@ import streamlit as st
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-from dpsurv_core.cli.km import conf_bands, includes_noise, landmark_entries, released_numbers
+from dpsurv_core.cli.km import (
+    band_curves,
+    conf_bands,
+    includes_noise,
+    interval_method,
+    landmark_entries,
+    no_noise,
+    released_numbers,
+)
 from dpsurv_core.curves import logrank
 from dpsurv_core.curves import summary as cs
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES, SurvivalCurves, quantile_r
 from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease
+from dpsurv_core.curves.uncertainty import curve_warnings, quantile_limits, rmst_interval
 from dpsurv_core.data import datasets
 from dpsurv_core.data.cohort import Cohort, default_mapping, validate
 from dpsurv_core.data.public import Disclosure, PublicParameters, TimeGrid
@@ -60,6 +69,18 @@ def fmt_ci_time(est: float, lo: float, hi: float, unit: str) -> str:
     if math.isinf(est):
         return "not reached" if math.isinf(lo) else f"not reached (CI from {fmt_time(lo, unit)})"
     return f"{fmt_time(est, unit)} ({fmt_time(lo, unit)} to {fmt_time(hi, unit)})"
+
+
+def fmt_interval(lo: float, hi: float, unit: str) -> str:
+    """An interval of times, e.g. '292 to 384'; a dash when it is undefined."""
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return "—"
+    return f"{fmt_time(lo, unit)} to {fmt_time(hi, unit)}"
+
+
+def uninformative(lower: float, upper: float, public: PublicParameters) -> bool:
+    """A quantile interval from the grid's start to 'not reached' says nothing."""
+    return bool(np.isinf(upper) and lower <= float(public.grid.edges[0]) + 1e-9)
 
 
 def fmt_pct(v: float, digits: int = 1) -> str:
@@ -189,13 +210,45 @@ def band_arrays(curves: SurvivalCurves, conf_type: str, with_noise: bool = False
     return np.where(at_one & np.isnan(lo), 1.0, lo), np.where(at_one & np.isnan(hi), 1.0, hi)
 
 
-def quantiles(curves: SurvivalCurves, conf_type: str, with_noise: bool = False
+def quantiles(curves: SurvivalCurves, conf_type: str, with_noise: bool = False, coarse: bool = False
               ) -> dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """R's quantile.survfit (25%, 50%, 75%: first time S <= 1 - p, midpoint on a flat 1 - p), each with its CI
-    read off the ``conf_type`` band the same way: p -> (time, lower, upper), arrays (..., G); inf = not reached."""
+    read off the ``conf_type`` band the same way: p -> (time, lower, upper), arrays (..., G); inf = not reached.
+    ``coarse``: a private curve known at the public grid's points only (``km``'s rule for the lower limit)."""
     lo, hi = conf_bands(curves, conf_type, with_noise)
-    return {p: (quantile_r(curves.time, curves.survival, 1 - p), quantile_r(curves.time, lo, 1 - p),
-                quantile_r(curves.time, hi, 1 - p)) for p in QUANTILES}
+    return {p: (quantile_r(curves.time, curves.survival, 1 - p), *quantile_limits(curves.time, lo, hi, 1 - p, coarse))
+            for p in QUANTILES}
+
+
+def reading_curves(result: CurveRelease) -> SurvivalCurves:
+    """The curves the numbers are read from: rrr's de-biased curves, else the release's curves (``km``'s choice)."""
+    return band_curves(result)
+
+
+def read_on_grid(result: CurveRelease, public: PublicParameters) -> bool:
+    """True when a private curve is known at the public grid's points only (``km``'s rule for quantile limits)."""
+    return public.grid.kind != "event-times" and not no_noise(result.cost.epsilon)
+
+
+def band_caption(result: CurveRelease, conf_type: str) -> str:
+    """How the private band was computed, in ``km``'s words (``interval_method``)."""
+    return interval_method(result, conf_type)
+
+
+def rmst_with_ci(curves: SurvivalCurves, horizon: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """RMST to ``horizon`` and its 95% interval (G,) for the first trial (noise-aware for private releases)."""
+    value, lo, up = rmst_interval(curves, horizon)
+    return value[0], lo[0], up[0]
+
+
+def readability_warnings(result: CurveRelease, conf_type: str, landmarks: Sequence[float] | None, coarse: bool,
+                         unit: str) -> list[str]:
+    """``km``'s ``warnings`` for this release: plain sentences where a private number cannot be read."""
+    curves = reading_curves(result)
+    lo, hi = conf_bands(curves, conf_type)
+    return curve_warnings(curves, lo, hi, result.mechanism, list(landmarks) if landmarks is not None else None,
+                          coarse, unit, private=not no_noise(result.cost.epsilon),
+                          raw_label_curves="debiased_curves" in result.extra)
 
 
 def landmark_times_used(curves: SurvivalCurves, times: Sequence[float], exact_grid: bool) -> list[float]:
@@ -206,7 +259,7 @@ def landmark_times_used(curves: SurvivalCurves, times: Sequence[float], exact_gr
 
 
 def noise_in_band(result: CurveRelease) -> bool:
-    """Whether the release's band already adds the noise's variance (adaptive-km with noise on)."""
+    """Whether the release's band carries the privacy noise (dpsurv_core.curves.uncertainty)."""
     return includes_noise(result)
 
 
