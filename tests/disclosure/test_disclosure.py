@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as hs
 
 from dpsurv_core.audit.exposure import differencing, exposure
 from dpsurv_core.curves.release import exact_counts
@@ -260,3 +262,18 @@ def test_audit_cli_reports_exposure_differencing_and_certainty(capsys):
     rr = run(capsys, "audit", "--analysis", "km", "--mechanism", "random-round", "--data", "lung", "--trials", "40")
     assert rr["exposed_share"] == 0.0 and rr["distinguishable_with_certainty"] is False
     assert isinstance(rr["empirical_epsilon_lower"], float)
+
+
+# ------------------------------------------------------------------------------------------- property
+@given(times=hs.lists(hs.integers(1, 40), min_size=2, max_size=30), data=hs.data(),
+       rule=hs.sampled_from(["round", "suppress", "smooth", "cell-key"]), size=hs.integers(2, 6))
+def test_exposure_is_exact_on_any_small_cohort(times, data, rule, size):
+    n = len(times)
+    events = data.draw(hs.lists(hs.integers(0, 1), min_size=n, max_size=n))
+    groups = data.draw(hs.lists(hs.sampled_from(["a", "b"]), min_size=n, max_size=n))
+    c = cohort(times, events, groups)
+    pub = public(c, np.linspace(0, 40, 5))
+    mech = {"round": Round(size), "suppress": SuppressSmallCells(size), "smooth": SmoothSteps(size),
+            "cell-key": CellKey(SECRET)}[rule]
+    e = exposure(mech, c, pub)
+    assert np.array_equal(e.mask, brute_force_exposure(mech, c, pub))
