@@ -41,6 +41,10 @@ class Engine(ABC):
     def batches(self, sql: str, size: int) -> Iterator[pd.DataFrame]:
         """Run a query and yield its result as frames of at most ``size`` rows."""
 
+    @abstractmethod
+    def cache(self, sql: str) -> str:
+        """Keep a query's (small) result as a temporary table; returns its name."""
+
     def scalar(self, sql: str):
         return self.rows(sql)[0][0]
 

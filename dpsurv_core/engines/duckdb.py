@@ -3,13 +3,19 @@ except through :meth:`DuckDBEngine.batches`, the bounded chunked path)."""
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pandas as pd
 
 from dpsurv_core.engines.base import RELATION, Engine, kind_of
 from dpsurv_core.engines.source import Source
 from dpsurv_core.errors import DataError
+
+MEMORY_ENV = "DPSURV_DUCKDB_MEMORY"
+DEFAULT_MEMORY = "1GB"  # DuckDB's own cap; beyond it joins and aggregates spill to the temporary directory
 
 
 class DuckDBEngine(Engine):
@@ -23,8 +29,9 @@ class DuckDBEngine(Engine):
                                   read_only=source.kind == "duckdb")
         if threads:
             self.con.execute(f"SET threads = {int(threads)}")
-        if memory_limit:
-            self.con.execute(f"SET memory_limit = {self.string(memory_limit)}")
+        memory_limit = memory_limit or os.environ.get(MEMORY_ENV, "").strip() or DEFAULT_MEMORY
+        self.con.execute(f"SET memory_limit = {self.string(memory_limit)}")  # larger intermediates spill to disk
+        self.con.execute(f"SET temp_directory = {self.string(str(Path(tempfile.gettempdir()) / 'dpsurv_duckdb'))}")
         loc = self.string(source.location)
         if source.kind == "parquet":
             scan = f"SELECT * EXCLUDE (file_row_number), file_row_number AS _row FROM read_parquet({loc}, file_row_number = true)"
@@ -58,6 +65,12 @@ class DuckDBEngine(Engine):
 
     def string(self, text: str) -> str:
         return "'" + text.replace("'", "''") + "'"
+
+    def cache(self, sql: str) -> str:
+        self._cached = getattr(self, "_cached", 0) + 1
+        name = f"_cells{self._cached}"
+        self.con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {sql}")
+        return name
 
     def rows(self, sql: str) -> list[tuple]:
         return [tuple(r) for r in self.con.execute(sql).fetchall()]

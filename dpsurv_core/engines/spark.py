@@ -70,6 +70,12 @@ class SparkEngine(Engine):
     def string(self, text: str) -> str:
         return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
+    def cache(self, sql: str) -> str:
+        self._cached = getattr(self, "_cached", 0) + 1
+        name = f"_cells{self._cached}"
+        self.spark.sql(sql).cache().createOrReplaceTempView(name)
+        return name
+
     def rows(self, sql: str) -> list[tuple]:
         return [tuple(r) for r in self.spark.sql(sql).collect()]
 

@@ -4,6 +4,8 @@ The texts read the relation ``cohort`` (see :mod:`dpsurv_core.engines.base`); on
 literals are spelled by the engine (``quote``/``string``). Numbers are written as exact double literals
 (``1.5E0``: a double in both dialects, so comparisons with the public edges are exact).
 
+- ``cells``: one scan collapses the rows to cells of equal (time, event, group, event type) with their count
+  ``_c`` (a cached table: small for registry times in whole days); every statistic reads the cells.
 - ``kept``: the rows an analysis uses, as today's in-memory validation keeps them (data/cohort.py): at most
   m rows per subject (the first m in file order, ``ROW_NUMBER() OVER (PARTITION BY id ORDER BY _row)``), rows
   without a group label left out.
@@ -56,7 +58,7 @@ class Summary:
     """What the engine found: kept rows, subjects, events, group labels and sizes, event types, warnings."""
 
     mapping: ColumnMap
-    kept: str  # SQL relation of the kept rows
+    kept: str  # SQL relation of the kept cells: equal (time, event, group, event type), their count ``_c``
     time: str  # SQL expressions over ``kept``
     event: str
     group: str | None
@@ -167,11 +169,16 @@ class Statistics:
                 problems.append(Problem(m.id, f"{int(dropped)} row(s) were dropped because some subjects in {m.id!r} "
                                               f"have more than {m.max_rows_per_subject} row(s): raise the bound "
                                               "to keep them (every sensitivity is multiplied by the bound).", "warning"))
-        kept = ranked
+        # one scan: the rows collapse to cells of equal (time, event, group, event type) with their count ``_c``
+        # and first row ``_row``; every statistic below reads the cells (few for registry data in whole days)
+        keys = ", ".join(q(c) for c in dict.fromkeys([m.time, m.event, m.group, m.event_type]) if c)
+        cells = e.cache(f"SELECT {keys}, COUNT(*) AS _c, MIN(_row) AS _row FROM {ranked} AS r GROUP BY {keys}")
+        kept, row_kept = cells, ranked
         if m.group is not None:
-            n_missing = int(e.scalar(f"SELECT COUNT(*) FROM {ranked} AS r WHERE {self._missing(m.group)}"))
+            n_missing = int(e.scalar(f"SELECT COALESCE(SUM(_c), 0) FROM {cells} AS r WHERE {self._missing(m.group)}"))
             if n_missing:
-                kept = f"(SELECT * FROM {ranked} AS r WHERE NOT {self._missing(m.group)})"
+                kept = f"(SELECT * FROM {cells} AS r WHERE NOT {self._missing(m.group)})"
+                row_kept = f"(SELECT * FROM {ranked} AS r WHERE NOT {self._missing(m.group)})"
                 problems.append(Problem(m.group, f"{n_missing} row(s) have no value in {m.group!r} and were left out "
                                                  "of the analysis (as R does); fill those labels if they belong to a "
                                                  "group.", "warning"))
@@ -179,25 +186,25 @@ class Statistics:
         def row_of(condition: str) -> int:
             """1-based row of the first kept row meeting ``condition`` in file order, +1 for the header (as pandas)."""
             first = e.scalar(f"SELECT MIN(_row) FROM {kept} AS k WHERE {condition}")
-            return int(e.scalar(f"SELECT COUNT(*) FROM {kept} AS k WHERE _row < {int(first)}")) + 2
+            return int(e.scalar(f"SELECT COUNT(*) FROM {row_kept} AS k WHERE _row < {int(first)}")) + 2
 
         t, tc = self.time_expr(), q(m.time)
         d = self.event_expr()
         text_time = self.kinds.get(m.time) == "text"
         agg = e.rows(
-            f"SELECT COUNT(*), "
-            f"SUM(CASE WHEN {tc} IS NOT NULL AND {t} IS NULL THEN 1 ELSE 0 END), "
-            f"SUM(CASE WHEN {self._missing(m.time)} THEN 1 ELSE 0 END), "
-            f"SUM(CASE WHEN ABS({t}) > {MAX_DOUBLE} THEN 1 ELSE 0 END), "
-            f"SUM(CASE WHEN {t} < 0 THEN 1 ELSE 0 END), SUM(CASE WHEN {t} = 0 THEN 1 ELSE 0 END), "
+            f"SELECT SUM(_c), "
+            f"SUM(CASE WHEN {tc} IS NOT NULL AND {t} IS NULL THEN _c ELSE 0 END), "
+            f"SUM(CASE WHEN {self._missing(m.time)} THEN _c ELSE 0 END), "
+            f"SUM(CASE WHEN ABS({t}) > {MAX_DOUBLE} THEN _c ELSE 0 END), "
+            f"SUM(CASE WHEN {t} < 0 THEN _c ELSE 0 END), SUM(CASE WHEN {t} = 0 THEN _c ELSE 0 END), "
             f"MAX(CASE WHEN ISNAN({t}) THEN NULL ELSE {t} END), "
-            f"SUM(CASE WHEN {self._missing(m.event)} THEN 1 ELSE 0 END), "
-            f"SUM(CASE WHEN NOT {self._missing(m.event)} AND ({d}) IS NULL THEN 1 ELSE 0 END), "
-            f"SUM(CASE WHEN ({d}) = 1 THEN 1 ELSE 0 END), "
-            + (f"COUNT(DISTINCT {q(m.id)}) " if m.id else "COUNT(*) ")
-            + f"FROM {kept} AS k")[0]
-        rows, bad_text, t_missing, t_inf, t_neg, t_zero, t_max, ev_missing, ev_bad, n_events, subjects = [
+            f"SUM(CASE WHEN {self._missing(m.event)} THEN _c ELSE 0 END), "
+            f"SUM(CASE WHEN NOT {self._missing(m.event)} AND ({d}) IS NULL THEN _c ELSE 0 END), "
+            f"SUM(CASE WHEN ({d}) = 1 THEN _c ELSE 0 END) FROM {kept} AS k")[0]
+        subjects = (e.scalar(f"SELECT COUNT(DISTINCT {q(m.id)}) FROM {row_kept} AS k") if m.id else agg[0])
+        rows, bad_text, t_missing, t_inf, t_neg, t_zero, t_max, ev_missing, ev_bad, n_events = [
             0 if v is None else v for v in agg]
+        subjects = subjects or 0
         if text_time and bad_text:
             first = e.scalar(f"SELECT MIN_BY({tc}, _row) FROM {kept} AS k WHERE {tc} IS NOT NULL AND {t} IS NULL")
             problems.append(Problem(m.time, f"Column {m.time!r} must hold numbers, but row "
@@ -245,7 +252,7 @@ class Statistics:
                 integral = not e.scalar(f"SELECT COUNT(*) FROM {kept} AS k WHERE {gc} <> FLOOR({gc}) OR "
                                         f"ABS({gc}) >= 9007199254740992E0")
             g = self.group_expr(integral)
-            found = e.rows(f"SELECT g, COUNT(*) FROM (SELECT {g} AS g FROM {kept} AS k) AS x GROUP BY g LIMIT 10001")
+            found = e.rows(f"SELECT g, SUM(_c) FROM (SELECT {g} AS g, _c FROM {kept} AS k) AS x GROUP BY g LIMIT 10001")
             n_labels = len(found) if len(found) <= 10000 else int(
                 e.scalar(f"SELECT COUNT(DISTINCT {g}) FROM {kept} AS k"))
             found.sort(key=lambda r: str(r[0]))
@@ -330,7 +337,7 @@ def binned_counts(engine: Engine, s: Summary, grid: TimeGrid, groups: tuple[str,
     g = "'all'" if labels == ("all",) else s.group
     where = "" if labels == ("all",) else f" WHERE {g} IN ({', '.join(engine.string(x) for x in labels)})"
     k = s.event_type if competing else "1"
-    sql = (f"SELECT g, e, k, b, COUNT(*) AS c FROM (SELECT {g} AS g, {ev} AS e, {k} AS k, CASE WHEN {ev} = 1 THEN "
+    sql = (f"SELECT g, e, k, b, SUM(_c) AS c FROM (SELECT {g} AS g, {ev} AS e, {k} AS k, _c, CASE WHEN {ev} = 1 THEN "
            f"GREATEST({count_edges(s.time, edges, True)}, 1) ELSE GREATEST({count_edges(s.time, edges, False)}, 1) "
            f"END AS b FROM {s.kept} AS kept{where}) AS x GROUP BY g, e, k, b")
     n = np.zeros(len(labels), np.int64)
@@ -364,7 +371,8 @@ def weibull_sums(engine: Engine, s: Summary, shape: float, horizon: float, omega
     sum d, sum d ln t, sum t^p, sum t^p ln t (paper 000's f(p) and g(p); TLL's delta and tau)."""
     u = f"LEAST(GREATEST({s.time} / {number(horizon)}, {number(math.exp(-omega))}), 1E0)"
     p = number(shape)
-    row = engine.rows(f"SELECT SUM(d), SUM(d * LN(u)), SUM(POWER(u, {p})), SUM(POWER(u, {p}) * LN(u)), COUNT(*) "
-                      f"FROM (SELECT {u} AS u, {s.event} AS d FROM {s.kept} AS kept) AS x")[0]
+    row = engine.rows(f"SELECT SUM(_c * d), SUM(_c * d * LN(u)), SUM(_c * POWER(u, {p})), "
+                      f"SUM(_c * POWER(u, {p}) * LN(u)), SUM(_c) FROM (SELECT {u} AS u, {s.event} AS d, _c "
+                      f"FROM {s.kept} AS kept) AS x")[0]
     return {"events": float(row[0] or 0), "sum_d_log_t": float(row[1] or 0), "sum_t_p": float(row[2] or 0),
             "sum_t_p_log_t": float(row[3] or 0), "n": float(row[4] or 0)}

@@ -1,0 +1,144 @@
+"""Engines on registries that outgrow memory (issue 14): private KM and log-rank from 10^6 to 10^8 rows.
+
+``python -m benchmarks.engines [--rows 1e6,1e7] [--dir DIR] [--spark] [--keep]``
+
+1. :func:`generate` writes a synthetic cohort of any size as Parquet in chunks (bounded memory): integer
+   days of follow-up up to 3650, two groups (hazard ratio 1.3), about 30% censored.
+2. Each job runs in its own process; the whole-process wall time and the child's peak resident memory
+   (``resource.getrusage``) are measured:
+   - ``bare``: a bare DuckDB query computing the same counts (group x event/censoring x 20 bins) on the file;
+   - ``km``: ``python -m dpsurv_core km --engine duckdb`` (laplace-counts, two groups, 20-bin public grid,
+     epsilon 1, seeded simulation: the compute path of a release without the ledger);
+   - ``logrank``: the same with the calibrated log-rank test (999 null draws);
+   - ``km-spark`` / ``logrank-spark`` with ``--spark``: the same jobs on Spark local mode.
+3. The table (ratios to ``bare``; seconds are for this machine only) is printed as Markdown for docs/engines.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+GRID = "0:3650:20"
+CHUNK = 5_000_000
+
+
+def generate(path: str | Path, rows: int, seed: int = 14, chunk: int = CHUNK) -> Path:
+    """A cohort of ``rows`` subjects as Parquet, written ``chunk`` rows at a time (memory bounded by the chunk)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    rng = np.random.default_rng(seed)
+    schema = pa.schema([("time", pa.int32()), ("status", pa.int8()), ("group", pa.string())])
+    labels = pa.array(["A", "B"])
+    with pq.ParquetWriter(path, schema, compression="zstd") as writer:
+        done = 0
+        while done < rows:
+            n = min(chunk, rows - done)
+            g = rng.integers(0, 2, n)
+            event = rng.exponential(1500.0 / np.where(g == 1, 1.3, 1.0))
+            censor = rng.uniform(0, 6000, n)
+            t = np.ceil(np.minimum(np.minimum(event, censor), 3650.0)).astype(np.int32)
+            d = (event <= np.minimum(censor, 3650.0)).astype(np.int8)
+            table = pa.table({"time": t, "status": d, "group": labels.take(pa.array(g))}, schema=schema)
+            writer.write_table(table, row_group_size=1_000_000)
+            done += n
+    return path
+
+
+BARE = """
+import sys, duckdb
+con = duckdb.connect()
+rows = con.execute('''
+SELECT "group", status, LEAST(GREATEST(CASE WHEN status = 1 THEN CAST(CEIL(time / 182.5) AS INTEGER)
+       ELSE CAST(FLOOR(time / 182.5) AS INTEGER) + 1 END, 1), 21) AS bin, COUNT(*)
+FROM read_parquet(?) GROUP BY ALL''', [sys.argv[1]]).fetchall()
+print(len(rows))
+"""
+
+CHILD = """
+import resource, sys, runpy
+sys.argv = sys.argv[1:]
+try:
+    if sys.argv[0].endswith(".py"):
+        runpy.run_path(sys.argv[0], run_name="__main__")
+    else:
+        runpy.run_module(sys.argv[0], run_name="__main__")
+except SystemExit as exc:
+    code = exc.code or 0
+else:
+    code = 0
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+sys.stderr.write(f"\\nPEAK_KB {peak} CODE {code}\\n")
+"""
+
+
+def run_job(argv: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+    """Wall seconds and peak RSS (MB) of one child process."""
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", CHILD, *argv], capture_output=True, text=True, env=env, cwd=ROOT,
+                          timeout=3600)
+    wall = time.perf_counter() - start
+    peak = next((int(line.split()[1]) for line in proc.stderr.splitlines() if line.startswith("PEAK_KB")), 0)
+    ok = "CODE 0" in proc.stderr and proc.returncode == 0
+    return wall, peak / 1024, "ok" if ok else proc.stderr.strip().splitlines()[-2:][0][:200]
+
+
+def jobs(path: Path, spark: bool) -> dict[str, list[str]]:
+    common = ["--data", str(path), "--time", "time", "--event", "status", "--group", "group", "--grid", GRID,
+              "--epsilon", "1", "--seed", "1", "--json"]
+    bare = Path(tempfile.gettempdir()) / "dpsurv_bare_duckdb.py"
+    bare.write_text(BARE)
+    out = {"bare": [str(bare), str(path)],
+           "km": ["dpsurv_core", "km", *common, "--engine", "duckdb"],
+           "logrank": ["dpsurv_core", "logrank", *common, "--engine", "duckdb"]}
+    if spark:
+        out["km-spark"] = ["dpsurv_core", "km", *common, "--engine", "spark"]
+        out["logrank-spark"] = ["dpsurv_core", "logrank", *common, "--engine", "spark"]
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.engines")
+    p.add_argument("--rows", default="1e6,1e7", help="comma-separated cohort sizes (1e8 needs about 1 GB of disk)")
+    p.add_argument("--dir", default=None, help="where the Parquet files go (default a temporary folder)")
+    p.add_argument("--spark", action="store_true", help="also time the Spark local-mode jobs")
+    p.add_argument("--keep", action="store_true", help="keep the generated files")
+    args = p.parse_args(argv)
+    folder = Path(args.dir or tempfile.mkdtemp(prefix="dpsurv_engines_"))
+    folder.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DPSURV_LEDGER": str(folder / "ledger.sqlite3")}
+    print("| rows | job | seconds | ratio to bare DuckDB | peak memory (MB) | status |")
+    print("|---:|---|---:|---:|---:|---|")
+    for text in args.rows.split(","):
+        rows = int(float(text))
+        path = folder / f"cohort_{rows}.parquet"
+        if not path.exists():
+            t0 = time.perf_counter()
+            generate(path, rows)
+            gen = time.perf_counter() - t0
+            print(f"<!-- generated {rows:,} rows in {gen:.1f} s, {path.stat().st_size / 2**20:.0f} MB -->", flush=True)
+        times: dict[str, float] = {}
+        for name, cmd in jobs(path, args.spark).items():
+            wall, peak, status = run_job(cmd, env)
+            times[name] = wall
+            ratio = wall / times["bare"]
+            print(f"| {rows:,} | {name} | {wall:.2f} | {ratio:.2f} | {peak:.0f} | {status} |", flush=True)
+        if not args.keep:
+            path.unlink()
+    _ = resource  # the children measure themselves
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
