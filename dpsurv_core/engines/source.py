@@ -89,3 +89,49 @@ def choose_engine(requested: str | None, source: Source | None) -> str:
     if source.kind == "duckdb" or source.size_bytes() > engine_mb() * 2**20:
         return "duckdb"
     return "pandas"
+
+
+SERVER_DATA_ENV = "DPSURV_SERVER_DATA"
+SERVER_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".duckdb")
+
+
+def server_roots() -> list[Path]:
+    """The folders whose tables the app may offer (``DPSURV_SERVER_DATA``, separated by ``os.pathsep``); none unless
+    the administrator sets it, so a browser never lists arbitrary server paths."""
+    text = os.environ.get(SERVER_DATA_ENV, "")
+    return [Path(p).resolve() for p in text.split(os.pathsep) if p.strip() and Path(p).is_dir()]
+
+
+def server_files(roots: list[Path] | None = None, limit: int = 500) -> list[Path]:
+    """Parquet, CSV/TSV and DuckDB files under the roots (sorted, at most ``limit``)."""
+    out: list[Path] = []
+    for root in server_roots() if roots is None else roots:
+        for p in sorted(root.rglob("*")):
+            if p.is_file() and p.suffix.lower() in SERVER_SUFFIXES:
+                out.append(p)
+                if len(out) >= limit:
+                    return out
+    return out
+
+
+def duckdb_tables(path: str | Path) -> list[str]:
+    """The tables of a DuckDB database file (opened read-only)."""
+    import duckdb
+
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return sorted(r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall())
+    finally:
+        con.close()
+
+
+def server_source(path: str | Path, table: str | None = None) -> Source:
+    """The :class:`Source` for a file under the server roots (refused elsewhere)."""
+    p = Path(path).resolve()
+    if not any(p.is_relative_to(r) for r in server_roots()):
+        raise DataError(f"{str(path)!r} is not under a folder the server shares ({SERVER_DATA_ENV}).")
+    if p.suffix.lower() == ".duckdb":
+        if not table:
+            raise DataError(f"Choose a table of the DuckDB database {p.name!r}.")
+        return Source("duckdb", str(p), table)
+    return Source(ENGINE_SUFFIXES[p.suffix.lower()], str(p))

@@ -250,3 +250,17 @@ def test_fingerprint_of_a_duckdb_table_equals_its_file(tmp_path, lung_table):
     src = parse(lung_table)
     via_engine = fingerprint_source(src, engines.connect("duckdb", src))
     assert via_engine == fingerprint_source(parse(str(path))) == fingerprint(datasets.load("lung"))
+
+
+def test_server_data_is_limited_to_the_shared_folders(tmp_path, monkeypatch, lung_table):
+    from dpsurv_core.engines.source import duckdb_tables, server_files, server_source
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    datasets.load("lung").to_parquet(shared / "lung.parquet")
+    monkeypatch.setenv("DPSURV_SERVER_DATA", str(shared))
+    assert [p.name for p in server_files()] == ["lung.parquet"]
+    assert server_source(shared / "lung.parquet").kind == "parquet"
+    with pytest.raises(DataError, match="not under a folder the server shares"):
+        server_source(tmp_path / "registry.duckdb", "lung")
+    assert duckdb_tables(parse(lung_table).location) == ["lung"]
