@@ -376,3 +376,12 @@ def weibull_sums(engine: Engine, s: Summary, shape: float, horizon: float, omega
                       f"FROM {s.kept} AS kept) AS x")[0]
     return {"events": float(row[0] or 0), "sum_d_log_t": float(row[1] or 0), "sum_t_p": float(row[2] or 0),
             "sum_t_p_log_t": float(row[3] or 0), "n": float(row[4] or 0)}
+
+
+def largest_times(engine: Engine, s: Summary, k: int) -> np.ndarray:
+    """The ``k`` largest times in decreasing order (ties repeated): with the sums of :func:`weibull_sums` they give
+    LSP's partial sums over the n - k smallest times, sum_{i <= n-k} t*_i^p = sum t^p - sum of the k largest."""
+    rows = engine.rows(f"SELECT t, c FROM (SELECT {s.time} AS t, SUM(_c) AS c FROM {s.kept} AS kept GROUP BY {s.time}) "
+                       f"AS x ORDER BY t DESC LIMIT {int(k)}")
+    out = np.repeat(np.array([r[0] for r in rows], float), np.array([int(r[1]) for r in rows], np.int64))
+    return out[:int(k)]

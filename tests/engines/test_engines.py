@@ -264,3 +264,20 @@ def test_server_data_is_limited_to_the_shared_folders(tmp_path, monkeypatch, lun
     with pytest.raises(DataError, match="not under a folder the server shares"):
         server_source(tmp_path / "registry.duckdb", "lung")
     assert duckdb_tables(parse(lung_table).location) == ["lung"]
+
+
+def test_weibull_sums_and_order_statistics_equal_numpy(tmp_path):
+    from dpsurv_core.engines import statistics
+
+    ref = load_bundled("flchain")
+    path = tmp_path / "flchain.parquet"
+    datasets.load("flchain").to_parquet(path)
+    ec = engines.open_cohort(Source("parquet", str(path)), "duckdb", ref.mapping, "flchain")
+    horizon, omega, p = 5000.0, 6.0, 1.3
+    got = statistics.weibull_sums(ec.engine, ec.summary, p, horizon, omega)
+    u = np.clip(ref.time / horizon, np.exp(-omega), 1.0)
+    assert got["events"] == ref.event.sum() and got["n"] == ref.n
+    assert got["sum_d_log_t"] == pytest.approx(np.sum(ref.event * np.log(u)), rel=1e-12)
+    assert got["sum_t_p"] == pytest.approx(np.sum(u ** p), rel=1e-12)
+    assert got["sum_t_p_log_t"] == pytest.approx(np.sum(u ** p * np.log(u)), rel=1e-12)
+    np.testing.assert_array_equal(statistics.largest_times(ec.engine, ec.summary, 500), np.sort(ref.time)[::-1][:500])
