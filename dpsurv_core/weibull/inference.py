@@ -152,26 +152,45 @@ def simulate_releases(mech: WeibullMechanism, shape: float, scale_normalised: fl
     return np.concatenate(ps), np.concatenate(ls)
 
 
-def _quantile_curves(mech: WeibullMechanism, grid: np.ndarray, lam0: float, n: int, share: float, cohorts: int,
-                     draws: int, seed: int, level: float, ratio: bool) -> tuple[np.ndarray, ...]:
+def _quantile_curves(mech: WeibullMechanism, grid: np.ndarray, lam0: float | np.ndarray, n: int, share: float,
+                     cohorts: int, draws: int, seed: int, level: float, ratio: bool) -> tuple[np.ndarray, ...]:
     """At each candidate shape of ``grid`` (scale lam0): the central ``level`` range of the released shape, and of
     the released scale's pivot (ratio to lam0, or difference), each as arrays over the grid."""
     a = (1.0 - level) / 2.0
     out = np.empty((4, grid.size))
     seeds = np.random.SeedSequence(seed).generate_state(grid.size)
+    lams = np.broadcast_to(np.asarray(lam0, dtype=float), grid.shape)
     for g, p in enumerate(grid):
-        ps, ls = simulate_releases(mech, float(p), lam0, n, share, cohorts, draws, int(seeds[g]))
-        piv = ls / lam0 if ratio else ls - lam0
+        ps, ls = simulate_releases(mech, float(p), float(lams[g]), n, share, cohorts, draws, int(seeds[g]))
+        piv = ls / lams[g] if ratio else ls - lams[g]
         ps, piv = ps[np.isfinite(ps)], piv[np.isfinite(piv)]
         out[:, g] = np.quantile(ps, [a, 1 - a]).tolist() + np.quantile(piv, [a, 1 - a]).tolist()
     return out[0], out[1], out[2], out[3]
 
 
+def matching_scale(mech: WeibullMechanism, shape: float, scale: float, candidates: np.ndarray) -> np.ndarray:
+    """The nuisance scale of each candidate true shape p. TLL computes lambda~ = (sum t^p~ / sum d)^(1/p~) at the
+    released shape p~, a power mean of the times, whose value for Weibull(p, lambda) times is about
+    lambda Gamma(1 + p~/p)^(1/p~) (no censoring); so a candidate p goes with lambda~ / Gamma(1 + p~/p)^(1/p~).
+    The additive baselines estimate the scale directly: their candidates keep the released scale."""
+    lam = float(np.clip(scale if math.isfinite(scale) else mech.gamma, 1e-3, mech.gamma))
+    if not isinstance(mech, LspTll) or not (math.isfinite(shape) and shape > 0):
+        return np.full(candidates.shape, lam)
+    q = float(shape)
+    from scipy.special import gammaln
+
+    return np.clip(lam / np.exp(gammaln(1.0 + q / candidates) / q), 1e-3, mech.gamma)
+
+
 def _invert(grid: np.ndarray, q_lo: np.ndarray, q_hi: np.ndarray, value: float, top: float) -> tuple[float, float]:
     """{p : q_lo(p) <= value <= q_hi(p)} for quantile curves increasing in p (made monotone), by interpolation."""
     q_lo, q_hi = np.maximum.accumulate(q_lo), np.maximum.accumulate(q_hi)
-    lower = 0.0 if value <= q_hi[0] else (grid[-1] if value > q_hi[-1] else float(np.interp(value, q_hi, grid)))
-    upper = top if value >= q_lo[-1] else (grid[0] if value < q_lo[0] else float(np.interp(value, q_lo, grid)))
+    if value > q_hi[-1] or value < q_lo[0]:
+        # atypical for every candidate (e.g. a Laplace release far outside (0, gamma]): the data say nothing, so
+        # the interval is the whole range rather than an empty set
+        return 0.0, top
+    lower = 0.0 if value <= q_hi[0] else float(np.interp(value, q_hi, grid))
+    upper = top if value >= q_lo[-1] else float(np.interp(value, q_lo, grid))
     return lower, max(upper, lower)
 
 
@@ -236,17 +255,18 @@ def weibull_intervals(mech: WeibullMechanism, est: WeibullEstimates, n: int, sha
     share = check_share(share)
     p, lam = float(est.shape[trial]), float(est.scale_normalised[trial])
     g = mech.gamma
-    lam0 = float(np.clip(lam if math.isfinite(lam) else g, 1e-3, g))
     seed = seed_of(p, lam, n, share, mech.epsilon)
     ratio = isinstance(mech, LspTll)
     sim = _truncated(mech)
     # stage 1: a coarse geometric grid over (0, gamma]; stage 2: a finer grid around the accepted range
     coarse = np.geomspace(0.05, g, COARSE)
-    lo1, hi1, _, _ = _quantile_curves(sim, coarse, lam0, n, share, max(2, cohorts // 4), draws, seed, level, ratio)
+    lo1, hi1, _, _ = _quantile_curves(sim, coarse, matching_scale(mech, p, lam, coarse), n, share, max(2, cohorts // 4), draws, seed, level, ratio)
     a, b = _invert(coarse, lo1, hi1, p, g)
-    pad = 0.25 * (b - a) + 0.02
-    fine = np.linspace(max(a - pad, 0.02), min(b + pad, g), FINE)
-    lo2, hi2, rlo, rhi = _quantile_curves(sim, fine, lam0, n, share, cohorts, draws, seed + 1, level, ratio)
+    # the fine grid spans the coarse answer and one coarse step beyond each end (the coarse quantiles are noisy)
+    i = max(int(np.searchsorted(coarse, a)) - 2, 0)
+    j = min(int(np.searchsorted(coarse, b)) + 1, coarse.size - 1)
+    fine = np.linspace(0.02 if i == 0 else coarse[i], coarse[j], FINE)
+    lo2, hi2, rlo, rhi = _quantile_curves(sim, fine, matching_scale(mech, p, lam, fine), n, share, cohorts, draws, seed + 1, level, ratio)
     a, b = _invert(fine, lo2, hi2, p, g)
     sh = ParameterInterval(p, a, b, float(np.interp(p, fine, (hi2 - lo2) / (2 * Z95))))
     keep = (fine >= a) & (fine <= b)
