@@ -33,6 +33,7 @@ class LaplaceCounts(Mechanism):
     name = "laplace-counts"
     analysis = "survival curves"
     interval_includes_noise = True
+    engines = ("pandas", "duckdb", "spark")  # reads exact counts only (dpsurv_core/engines)
 
     def __init__(self, epsilon: float, rows_per_subject: int = 1, discrete: bool = True,
                  noise_in_bands: bool = True) -> None:

@@ -36,7 +36,7 @@ class DisclosureControl(Mechanism):
     deterministic = True  # the same data always gives the same table (random rounding is the exception)
     what = "disclosure control"
     interval_includes_noise = False
-    engines = ("pandas",)
+    engines = ("pandas", "duckdb", "spark")  # ``alter`` reads exact counts only (cell-key overrides: subject keys)
 
     def __init__(self, rows_per_subject: int = 1) -> None:
         self.rows_per_subject = int(rows_per_subject)

@@ -281,3 +281,17 @@ def test_weibull_sums_and_order_statistics_equal_numpy(tmp_path):
     assert got["sum_t_p"] == pytest.approx(np.sum(u ** p), rel=1e-12)
     assert got["sum_t_p_log_t"] == pytest.approx(np.sum(u ** p * np.log(u)), rel=1e-12)
     np.testing.assert_array_equal(statistics.largest_times(ec.engine, ec.summary, 500), np.sort(ref.time)[::-1][:500])
+
+
+def test_catalogue_engines_column_means_no_row_is_read(capsys, lung_table, monkeypatch):
+    """Every curve mechanism the catalogue lists for duckdb runs with a row limit of 50: its counts come from the
+    engine, no row from the table enters Python."""
+    from dpsurv_core.privacy import catalogue
+
+    monkeypatch.setenv(limits.CLI_CELLS_ENV, "100")
+    ids = [e.id for e in catalogue.entries(catalogue.CURVES) if "duckdb" in e.engines]
+    assert "laplace-counts" in ids
+    for mech in ids:
+        out = run(capsys, "km", "--data", lung_table, "--time", "time", "--event", "status", "--group", "sex",
+                  "--grid", "0:1000:10", "--mechanism", mech, "--epsilon", "1", "--seed", "2")
+        assert len(out["curves"]) == 2, mech
