@@ -48,6 +48,7 @@ from dpsurv_core.curves.uncertainty import (
     monotone_band,
     quantile_limits,
     rmst_interval,
+    widen_between,
 )
 from dpsurv_core.data import grouping
 from dpsurv_core.data.cohort import Cohort
@@ -258,6 +259,8 @@ def conf_bands(curves: SurvivalCurves, conf_type: str, with_noise: bool = False)
     lo, up = np.where(stopped, 0.0, lo), np.where(stopped, 1.0, up)
     if curves.interval_method is not None:
         lo, up = monotone_band(np.where(curves.survival <= 0, 0.0, lo), carry_upper(curves.survival, up))
+    if curves.known_at is not None:
+        lo, up = widen_between(lo, up, curves.known_at)
     return lo, up
 
 

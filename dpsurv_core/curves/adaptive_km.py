@@ -30,7 +30,10 @@ Design (four ideas, each measured against ``laplace-counts``; see benchmarks/km_
    linear 95% bands use Greenwood's variance from the released counts *plus* a delta-method
    variance of log S due to the noise (:func:`noise_log_variance`; the noise scale is public).
    Measured on lung: the log-log band covers the non-private curve at 56% of the grid points at
-   epsilon 0.25 with Greenwood alone and 85% with the noise term (96% -> 98% at epsilon 1).
+   epsilon 0.25 with Greenwood alone and 85% with the noise term (96% -> 98% at epsilon 1). The
+   curve inside a merged bin is an interpolation (its truth may bend anywhere between the bin's
+   ends), so there the band runs from the lower limit at the bin's end to the upper limit at its
+   start (:func:`dpsurv_core.curves.uncertainty.widen_between`); coverage in docs/coverage-curves.md.
 
 Privacy (add/remove one subject, m rows per subject; epsilon_1 = rho epsilon, epsilon_2 = epsilon - epsilon_1)
 
@@ -77,6 +80,7 @@ import numpy as np
 from dpsurv_core.curves.counts import BinnedCounts
 from dpsurv_core.curves.kaplan_meier import estimate, greenwood_bands
 from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, exact_counts
+from dpsurv_core.curves.uncertainty import monotone_band, widen_between
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import Disclosure, PublicParameters
 from dpsurv_core.errors import ParameterError
@@ -85,7 +89,8 @@ from dpsurv_core.privacy.mechanism import Mechanism, check_epsilon
 from dpsurv_core.privacy.noise import NoiseSource
 
 DELTA_METHOD = ("Greenwood's variance plus the noise's variance of log S by the delta method over the released "
-                "one-cell-per-subject counts")
+                "one-cell-per-subject counts; inside a merged bin, from the band at the bin's start to the band at its "
+                "end")
 
 
 class AdaptiveKM(Mechanism):
@@ -240,8 +245,12 @@ class AdaptiveKM(Mechanism):
         noise_var = noise_log_variance(ev, ce, s, kept, widths, a, self.cell_variance)
         if self.noise_in_bands and self.counts_scale > 0:
             lo, up, lo_lin, up_lin = bands(curves.survival, curves.greenwood + noise_var, curves.alpha)
+            known = np.broadcast_to(kept[:, None, :], curves.survival.shape)
+            lo, up = widen_between(*monotone_band(lo, up), known)
+            lo_lin, up_lin = widen_between(*monotone_band(lo_lin, up_lin), known)
             curves = replace(curves, lower=lo, upper=up, lower_linear=lo_lin, upper_linear=up_lin,
-                             interval_variance=curves.greenwood + noise_var, interval_method=DELTA_METHOD)
+                             interval_variance=curves.greenwood + noise_var, interval_method=DELTA_METHOD,
+                             known_at=known)
         starts, ends = _block_bounds(kept)
         notes = [f"Charged epsilon {self.cost.epsilon:g} = {self.selection_epsilon:g} (choice of bins) + "
                  f"{self.counts_epsilon:g} (one-cell-per-subject counts).",

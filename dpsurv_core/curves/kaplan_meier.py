@@ -53,6 +53,7 @@ class SurvivalCurves:
     incidence_variance: np.ndarray | None = None
     rmst_draws: np.ndarray | None = None
     interval_method: str | None = None
+    known_at: np.ndarray | None = None  # (..., G, J): points estimated directly (adaptive-km: ends of merged bins)
 
     def median(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Median survival and its CI by R's rule (:func:`quantile_r`): (median, lower, upper), each (..., G);

@@ -212,6 +212,23 @@ def monotone_band(lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.
     return np.where(np.isnan(lower), np.nan, lo), np.where(np.isnan(upper), np.nan, up)
 
 
+def widen_between(lower: np.ndarray, upper: np.ndarray, known: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Between points where the curve is estimated directly (``known``, e.g. the ends of adaptive-km's merged bins)
+    the curve is an interpolation and the truth may bend anywhere: at such a point the band runs from the lower
+    limit at the next known point to the upper limit at the previous one (1 before the first); a survival curve
+    never rises, so this holds the truth whenever the two known points' bands do."""
+    known = np.broadcast_to(np.asarray(known, bool), np.shape(lower))
+    j = np.arange(known.shape[-1])
+    nxt = np.where(known, j, known.shape[-1] - 1)
+    nxt = np.minimum.accumulate(nxt[..., ::-1], axis=-1)[..., ::-1]
+    prv = np.maximum.accumulate(np.where(known, j, -1), axis=-1)
+    prev_known = np.concatenate([np.full(known.shape[:-1] + (1,), -1), prv[..., :-1]], axis=-1)
+    lo = np.where(known, lower, np.take_along_axis(lower, nxt, -1))
+    up_prev = np.take_along_axis(upper, np.maximum(prev_known, 0), -1)
+    up = np.where(known, upper, np.where(prev_known >= 0, up_prev, 1.0))
+    return np.minimum(lo, lower), np.maximum(up, upper)
+
+
 def incidence_limits(incidence: np.ndarray, variance: np.ndarray, conf_type: str = "log",
                      alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
     """Limits of a cumulative incidence I from var(I): R's conf.type formulas applied to 1 - I (a survival-like
@@ -289,18 +306,19 @@ class _Key:
 def time_indexed_bands(mechanism: Any, released: np.ndarray, points: np.ndarray, draws: int = 400,
                        alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
     """Pointwise (1 - alpha) band (R, G, J) for a time-indexed release by inverting its pipeline (module docstring):
-    at t_i every S_l(t_i) whose simulated central range at t_i contains the released value, widened to hold the
-    released value itself; [0, 1] where no curve fits."""
+    at t_i the survivals S_l(t_i) whose simulated central range at t_i contains the released value, between
+    family members by linear interpolation (the ranges grow with S), widened to hold the released value itself."""
     family, lo_q, hi_q = _pipeline_ranges((_Key(mechanism), tuple(np.asarray(points, float))), int(draws), alpha)
-    obs = np.asarray(released, float)[..., None, :]  # (R, G, 1, J)
-    tol = 1e-9
-    ok = (obs >= lo_q - tol) & (obs <= hi_q + tol)  # (R, G, L, J)
-    lower = np.where(ok, family, np.inf).min(-2)
-    upper = np.where(ok, family, -np.inf).max(-2)
-    none = ~ok.any(-2)
-    # the released value itself always belongs to the band (a band that missed its own estimate would read oddly)
-    released = np.asarray(released, float)
-    return np.minimum(np.where(none, 0.0, lower), released), np.maximum(np.where(none, 1.0, upper), released)
+    obs = np.asarray(released, float)
+    lower, upper = np.empty_like(obs), np.empty_like(obs)
+    order = np.argsort(family, axis=0, kind="stable")  # ascending S at each point
+    for j in range(family.shape[1]):  # a loop over the public points only
+        f = family[order[:, j], j]
+        lo_s = np.maximum.accumulate(lo_q[order[:, j], j])  # the ranges, made non-decreasing in S
+        hi_s = np.maximum.accumulate(hi_q[order[:, j], j])
+        upper[..., j] = np.interp(obs[..., j], lo_s, f, left=f[0], right=1.0)  # largest S whose range starts below
+        lower[..., j] = np.interp(obs[..., j], hi_s, f, left=0.0, right=f[-1])  # smallest S whose range reaches it
+    return np.minimum(lower, obs), np.maximum(upper, obs)
 
 
 # ------------------------------------------------------------------------------------------ reading the intervals

@@ -1,0 +1,132 @@
+"""dpsurv_core.curves.uncertainty: the bootstrap redraw of a count release, the time-indexed inversion band and the
+rules that read a band (non-increasing, widened between directly estimated points, quantile limits on a grid)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dpsurv_core.curves.kaplan_meier import estimate
+from dpsurv_core.curves.laplace_counts import LaplaceCounts
+from dpsurv_core.curves.release import exact_counts, tile_trials
+from dpsurv_core.curves.rrr import RandomizedResponse
+from dpsurv_core.curves.time_indexed import TimeIndexed
+from dpsurv_core.curves.uncertainty import (
+    carry_upper,
+    monotone_band,
+    quantile_limits,
+    redraw_counts,
+    rmst_interval,
+    time_indexed_bands,
+    widen_between,
+)
+from dpsurv_core.data.cohort import load_bundled
+from dpsurv_core.data.public import PublicParameters, TimeGrid
+from dpsurv_core.privacy.noise import SimulationNoise
+
+
+def _lung():
+    cohort = load_bundled("lung", group="sex")
+    public = PublicParameters.derive(cohort, horizon=1100, grid=TimeGrid.equal(0, 1100, 20), group_categories=("1", "2"))
+    return cohort, public
+
+
+def test_redraw_is_seeded_from_the_release_and_keeps_the_shape():
+    cohort, public = _lung()
+    mech = LaplaceCounts(1.0)
+    released = mech.release(cohort, public, SimulationNoise(1), trials=3).counts
+    a = redraw_counts(mech, released, 50)
+    b = redraw_counts(mech, released, 50)
+    assert a.n.shape == (150, 2) and a.events.shape == (150, 2, 1, 20)
+    np.testing.assert_array_equal(a.cells(), b.cells())  # same release, same draws
+    other = mech.release(cohort, public, SimulationNoise(2), trials=3).counts
+    assert not np.array_equal(redraw_counts(mech, other, 50).cells(), a.cells())
+
+
+def test_redraw_without_noise_or_sampling_returns_the_release():
+    cohort, public = _lung()
+    exact = tile_trials(exact_counts(cohort, public.grid, public), 1)
+    out = redraw_counts(LaplaceCounts(math.inf), exact, 4, sampling=False)
+    np.testing.assert_array_equal(out.cells(), np.repeat(exact.cells(), 4, axis=0))
+
+
+def test_redraw_sampling_matches_the_plug_in_hazard():
+    """Without noise, the redrawn cohorts' events per bin average to the released ones (the plug-in law)."""
+    cohort, public = _lung()
+    exact = tile_trials(exact_counts(cohort, public.grid, public), 1)
+    out = redraw_counts(LaplaceCounts(math.inf), exact, 2000, seed=3)
+    mean_events = out.events_total.mean(0)
+    np.testing.assert_allclose(mean_events.sum(-1), exact.events_total[0].sum(-1), rtol=0.03)
+    np.testing.assert_allclose(out.censored.mean(0).sum(-1), exact.censored[0].sum(-1), rtol=0.05)
+
+
+def test_no_noise_keeps_greenwood():
+    cohort, public = _lung()
+    rel = LaplaceCounts(math.inf).release(cohort, public, SimulationNoise(0))
+    ref = estimate(tile_trials(exact_counts(cohort, public.grid, public), 1), actuarial=0.5)
+    assert rel.curves.interval_method is None and rel.curves.interval_variance is None
+    np.testing.assert_array_equal(rel.curves.lower, ref.lower)
+
+
+def test_noisy_band_is_wider_than_greenwood_and_named():
+    cohort, public = _lung()
+    rel = LaplaceCounts(0.5).release(cohort, public, SimulationNoise(5))
+    c = rel.curves
+    assert "parametric bootstrap" in c.interval_method
+    live = (c.survival > 0.05) & (c.survival < 0.95)
+    assert np.all(c.interval_variance[live] > c.greenwood[live])
+    deb = RandomizedResponse(1.0, ("1", "2")).release(cohort, public, SimulationNoise(5)).extra["debiased_curves"]
+    assert "parametric bootstrap" in deb.interval_method
+
+
+def test_rmst_interval_from_the_draws_covers_the_estimate():
+    cohort, public = _lung()
+    c = LaplaceCounts(1.0).release(cohort, public, SimulationNoise(2)).curves
+    value, lo, up = rmst_interval(c, 500.0)
+    assert np.all(lo < value) and np.all(value < up) and np.all(up - lo > 20)
+
+
+def test_time_indexed_band_tracks_the_noise():
+    points = np.linspace(50, 1000, 20)
+    truth = np.exp(-points / 800)[None, None, :]
+    quiet = TimeIndexed(20, epsilon=20000.0)
+    lo, up = time_indexed_bands(quiet, quiet.post_process(truth), points)
+    assert np.all(up - lo < 0.2)
+    loud = TimeIndexed(20, epsilon=1.0)
+    released = loud.post_process(loud.noisy(truth[0], SimulationNoise(1), 1))
+    lo, up = time_indexed_bands(loud, released, points)
+    assert np.mean(up - lo) > 0.8  # at epsilon 1 on 20 points the release carries almost nothing
+    assert np.all(lo <= released) and np.all(released <= up)
+
+
+@given(st.lists(st.floats(0, 1), min_size=2, max_size=12), st.lists(st.floats(0, 1), min_size=2, max_size=12))
+def test_monotone_band_never_rises_and_only_narrows(a, b):
+    n = min(len(a), len(b))
+    lo, up = np.minimum(a[:n], b[:n]), np.maximum(a[:n], b[:n])
+    mlo, mup = monotone_band(lo, up)
+    assert np.all(np.diff(mlo) <= 0) and np.all(np.diff(mup) <= 0)
+    assert np.all(mlo >= lo) and np.all(mup <= up)
+
+
+def test_widen_between_and_carry_upper():
+    lo = np.array([0.9, 0.8, 0.7, 0.6, 0.5])
+    up = np.array([1.0, 0.95, 0.9, 0.85, 0.8])
+    known = np.array([True, False, False, True, True])
+    wlo, wup = widen_between(lo, up, known)
+    np.testing.assert_allclose(wlo, [0.9, 0.6, 0.6, 0.6, 0.5])  # inside: the next known point's lower limit
+    np.testing.assert_allclose(wup, [1.0, 1.0, 1.0, 0.85, 0.8])  # inside: the previous known point's upper limit
+    s = np.array([0.5, 0.2, 0.0, 0.0])
+    np.testing.assert_allclose(carry_upper(s, np.array([0.7, 0.4, 0.0, 0.0])), [0.7, 0.4, 0.4, 0.4])
+
+
+def test_quantile_limits_on_a_grid():
+    time = np.array([10.0, 20.0, 30.0, 40.0])
+    lo = np.array([0.8, 0.45, 0.3, 0.2])
+    up = np.array([0.95, 0.7, 0.55, 0.45])
+    assert quantile_limits(time, lo, up) == (20.0, 40.0)  # R's rule: where each band reaches 0.5
+    # on a coarse grid the truth may cross 0.5 anywhere after 10, where the lower band is still above it
+    assert quantile_limits(time, lo, up, coarse=True) == (10.0, 40.0)
+    assert quantile_limits(time, np.array([0.4, 0.3, 0.2, 0.1]), up, coarse=True)[0] == 0.0
