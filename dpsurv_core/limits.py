@@ -28,6 +28,9 @@ Cells the command line reads       ``DPSURV_MAX_CLI_CELLS``              40,000,
 (rows x mapped columns)                                                             line (10^7 rows of time and event peaked at
                                                                                     about 1 GB through ``km``); beyond it the
                                                                                     rows would not fit in 1.5 GB.
+Rows an engine source reads for a  ``DPSURV_MAX_CLI_CELLS``              the same   The same bound for DuckDB and Spark sources
+mechanism that needs each subject                                                   (``check_engine_rows``); km and logrank with
+                                                                                    counting mechanisms read no rows at all.
 Intervals T of the regression      (constant ``MAX_INTERVALS``)          200        Finer time steps add rows (and sensitivity:
                                                                                     c1 = m T R) without a better model.
 =================================  ====================================  =========  ===========================================
