@@ -56,11 +56,11 @@ def test_default_page_on_lung_shows_the_curve_tradeoff():
     fig = figure(at)
     assert fig["layout"]["xaxis"]["type"] == "log"
     names = {t.get("name") for t in fig["data"] if t.get("name")}
-    assert names == {tv.mechanism_label(m, "curves") for m in tradeoff.CURVE_MECHANISMS}
+    assert names == {tv.mechanism_label(m, "curves") for m in tradeoff.defaults(tradeoff.CURVE_MECHANISMS)}
     assert tv.mechanism_label("laplace-counts") == catalogue.get(catalogue.CURVES, "laplace-counts").name
     # a diamond per mechanism at the current epsilon (1 by default)
     diamonds = [t for t in fig["data"] if t.get("marker", {}).get("symbol") == "diamond"]
-    assert len(diamonds) == len(tradeoff.CURVE_MECHANISMS) and all(arr(t["x"]) == [1.0] for t in diamonds)
+    assert len(diamonds) == len(tradeoff.defaults(tradeoff.CURVE_MECHANISMS)) and all(arr(t["x"]) == [1.0] for t in diamonds)
     assert all("Your epsilon" in t["hovertemplate"] for t in diamonds)
     # the numbers equal the core's with the page's seed, and the reference line is the binning error
     lung = load_bundled("lung", group="sex")
@@ -90,7 +90,7 @@ def test_other_analyses_render():
     at.selectbox(key="to_analysis").set_value("logrank")
     run(at)
     assert {t["name"] for t in figure(at)["data"] if t.get("name")} == \
-        {tv.mechanism_label(m, "logrank") for m in tradeoff.TEST_MECHANISMS}
+        {tv.mechanism_label(m, "logrank") for m in tradeoff.defaults(tradeoff.TEST_MECHANISMS)}
     assert all(v.endswith("%") for v in summary(at)["epsilon 10"])
     at.selectbox(key="to_analysis").set_value("weibull")
     run(at)
@@ -128,7 +128,7 @@ def test_uploaded_data_are_cached_in_the_session_only():
     choice = dataclasses.replace(session.bundled_choice("lung"), name="my upload", bundled=False)
     at = run(data_choice=choice)
     cells = at.session_state["tradeoff_cells"]
-    assert len(cells) == len(tradeoff.CURVE_MECHANISMS) * len(tradeoff.DEFAULT_EPSILONS)
+    assert len(cells) == len(tradeoff.defaults(tradeoff.CURVE_MECHANISMS)) * len(tradeoff.DEFAULT_EPSILONS)
     before = summary(at)
     run(at)  # a rerun reuses the session's cells
     pd.testing.assert_frame_equal(before, summary(at))

@@ -140,7 +140,9 @@ def test_results_are_reproducible_with_a_seed(lung, public):
 def test_what_each_epsilon_protects(lung, public):
     r = tradeoff.tradeoff("curves", lung, public, None, [1.0], trials=20, seed=0)
     assert {"laplace-counts", "time-indexed", "adaptive-km", "rrr", "rrr-debiased"} <= set(r.table.mechanism)
-    assert set(r.table.mechanism) == set(tradeoff.CURVE_MECHANISMS)  # disclosure-control methods too, when present
+    # by default every epsilon mechanism; disclosure-control methods (no epsilon) only on request
+    assert set(r.table.mechanism) == set(tradeoff.defaults(tradeoff.CURVE_MECHANISMS))
+    assert not any(tradeoff.no_epsilon(m) for m in r.table.mechanism)
     prot = dict(zip(r.table.mechanism, r.table.protects))
     assert prot["rrr"] == prot["rrr-debiased"] == GROUP_LABEL and prot["laplace-counts"] == SUBJECT
     # de-biasing undoes the pull of the reported groups towards each other at a small epsilon on average? It is
@@ -220,7 +222,7 @@ def test_applicable_mechanisms(lung, public):
 def test_default_page_run_covers_every_mechanism_and_epsilon(lung, public):
     """The page's default run (its speed target is in benchmarks/timings.py)."""
     r = tradeoff.tradeoff("curves", lung, public, trials=200, seed=2024)
-    assert len(r.table) == len(tradeoff.CURVE_MECHANISMS) * 10 and (r.table.trials == 200).all()
+    assert len(r.table) == len(tradeoff.defaults(tradeoff.CURVE_MECHANISMS)) * 10 and (r.table.trials == 200).all()
 
 
 def test_mechanisms_names_and_factories_come_from_the_catalogue(lung, public):
