@@ -7,6 +7,10 @@ Overall k-group statistic (O - E)' V^- (O - E) on the first k-1 groups, chi-squa
 degrees of freedom; pairwise tests use only the two groups' counts. With the distinct event
 times as the grid these equal lifelines' logrank_test / pairwise_logrank_test /
 multivariate_logrank_test. Arrays keep leading trial axes.
+
+``p_value`` here is the chi-square tail: exact for exact counts, but it ignores the noise of a private
+release (the noise widens the statistic's null distribution). Private p-values come from
+:mod:`dpsurv_core.curves.logrank_test`, which calibrates the same statistic for the noise.
 """
 
 from __future__ import annotations
