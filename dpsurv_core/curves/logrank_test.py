@@ -14,6 +14,8 @@ Gaboardi et al. 2016 for chi-square tests; Wang, Kifer and Lee 2019):
 3. Pass every null cohort through the mechanism's own noise and post-processing (:class:`NoiseLaw`,
    drawn from a :class:`~dpsurv_core.privacy.noise.SimulationNoise` seeded from the released
    values, so the same release always gets the same p-value) and compute the same statistic T*_b.
+   Disclosure-control methods give their own rule through their ``noise_law()``; randomized
+   response on the raw reported groups needs none (label swaps leave the null law unchanged).
 4. Calibrated p = (1 + #{b : T*_b >= T}) / (B + 1) (Davison & Hinkley 1997, a Monte Carlo test).
 
 Pairwise tests simulate the pair's groups only with the pair's pooled hazard; the overall test all
@@ -338,8 +340,9 @@ def warnings_for(released: BinnedCounts, law: NoiseLaw, tests: list[CalibratedTe
         eps = "" if epsilon is None else f" at epsilon {epsilon:g}"
         points = "; ".join(f"{t.label}: {float(t.critical_value[0]):.3g} instead of {float(chdtri(t.dof, ALPHA)):.3g}"
                            for t in weak)
+        fix = "a larger epsilon or fewer, wider bins" if epsilon is not None else "fewer, wider bins or a milder rule"
         out.append(f"Almost no power{eps}: the noise moves the statistic's 95% point far above chi-square's ({points}), "
-                   "so only a very large difference would be detected; use a larger epsilon or fewer, wider bins.")
+                   f"so only a very large difference would be detected; use {fix}.")
     undefined = [t.label for t in tests if np.isnan(t.statistic[0])]
     if undefined:
         out.append(f"No p-value for {', '.join(undefined)}: the released counts leave the statistic no variance "
