@@ -14,7 +14,7 @@ from dpsurv_core.data import datasets
 from dpsurv_core.data.cohort import Cohort, ColumnMap, build_cohort, default_mapping
 from dpsurv_core.data.io import read_columns
 from dpsurv_core.data.public import PublicParameters, TimeGrid
-from dpsurv_core.engines.source import ENGINE_MB_ENV, ENGINES, Source, choose_engine, engine_mb
+from dpsurv_core.engines.source import ENGINE_MB_ENV, ENGINES, Source, check_exists, choose_engine, engine_mb
 from dpsurv_core.engines.source import parse as parse_source
 from dpsurv_core.errors import BudgetExceededError, DataError, ParameterError
 from dpsurv_core.privacy.ledger import LEDGER_ENV, LedgerStore, default_path
@@ -155,6 +155,8 @@ def cohort_from_args(args: argparse.Namespace, competing: bool = False) -> Cohor
     mapping = ColumnMap(time=args.time, event=args.event, group=group, id=args.id, covariates=covs,
                         event_codes=split_list(args.event_codes), censor_codes=split_list(args.censor_codes),
                         max_rows_per_subject=args.max_rows_per_subject or 1)
+    if source is not None:
+        check_exists(source)
     if source is not None and (engine != "pandas" or source.kind == "duckdb"):
         return _engine_cohort(args, source, "duckdb" if engine == "pandas" else engine, mapping, "days",
                               in_memory=engine == "pandas")

@@ -68,11 +68,15 @@ def parse(text: str) -> Source | None:
             raise DataError(f"There is no DuckDB database at {path!r}: check the path in --data duckdb:PATH:TABLE.")
         return Source("duckdb", path, table)
     kind = ENGINE_SUFFIXES.get(Path(text).suffix.lower())
-    if kind is None:
-        return None
-    if not any(ch in text for ch in "*?[") and not Path(text).exists():
+    return None if kind is None else Source(kind, text)
+
+
+def check_exists(source: Source) -> None:
+    """A local file source must exist (cluster paths such as hdfs:// and globs are left to the engine)."""
+    text = source.location
+    if source.kind in ("parquet", "csv") and "://" not in text and not any(ch in text for ch in "*?[") \
+            and not Path(text).exists():
         raise DataError(f"There is no file at {text!r}: check the path, or give a bundled data set name.")
-    return Source(kind, text)
 
 
 def choose_engine(requested: str | None, source: Source | None) -> str:
@@ -86,7 +90,7 @@ def choose_engine(requested: str | None, source: Source | None) -> str:
         return requested
     if source is None:
         return "pandas"
-    if source.kind == "duckdb" or source.size_bytes() > engine_mb() * 2**20:
+    if source.kind == "duckdb" or (Path(source.location).is_file() and source.size_bytes() > engine_mb() * 2**20):
         return "duckdb"
     return "pandas"
 
