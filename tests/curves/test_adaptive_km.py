@@ -359,7 +359,7 @@ def test_bands_add_the_noise_variance():
     public = PublicParameters.derive(cohort, horizon=1100, bins=20)
     reference = NonPrivate().release(cohort, public).curves.survival[0]
     plain = AdaptiveKM(0.5, noise_in_bands=False).release(cohort, public, SimulationNoise(8), trials=400)
-    noisy = AdaptiveKM(0.5).release(cohort, public, SimulationNoise(8), trials=400)
+    noisy = AdaptiveKM(0.5, band_method="delta").release(cohort, public, SimulationNoise(8), trials=400)
     np.testing.assert_array_equal(plain.curves.survival, noisy.curves.survival)  # same draws, same curves
     # without the noise term the bands are Greenwood's on the released counts
     gw = estimate(plain.counts)
@@ -374,6 +374,9 @@ def test_bands_add_the_noise_variance():
     assert np.mean(noisy.curves.upper - noisy.curves.lower) > np.mean(plain.curves.upper - plain.curves.lower)
     cover = lambda c: np.mean((c.lower <= reference + 1e-12) & (reference <= c.upper + 1e-12))  # noqa: E731
     assert cover(noisy.curves) > 0.9 and cover(plain.curves) < cover(noisy.curves) - 0.05  # measured 0.94 and 0.84
+    boot = AdaptiveKM(0.5).release(cohort, public, SimulationNoise(8), trials=100)  # the default: the bootstrap
+    assert "parametric bootstrap" in boot.curves.interval_method
+    assert cover(boot.curves) > 0.9
 
 
 def test_discrete_laplace_variance():
