@@ -37,15 +37,22 @@ def _cell_hashes(col: pd.Series, key: str) -> np.ndarray:
         values = np.where(values == 0, 0.0, values)  # -0.0 and 0.0 are the same value
         out = pd.util.hash_array(values, hash_key=key, categorize=False)
         return np.where(np.isnan(values), pd.util.hash_array(np.array([_MISSING], dtype=object), hash_key=key)[0], out)
-    text = col.astype(object).where(col.notna(), _MISSING).astype(str).to_numpy(dtype=object)
-    return pd.util.hash_array(text, hash_key=key, categorize=True)
+    # hash each distinct value once (as text), then spread: the same per-cell hashes as hashing every cell's text
+    codes, uniques = pd.factorize(col.to_numpy(dtype=object), use_na_sentinel=True)
+    text = np.array([str(u) for u in uniques] + [_MISSING], dtype=object)
+    return pd.util.hash_array(text, hash_key=key, categorize=False)[codes]
 
 
 def _numeric_like(col: pd.Series) -> pd.Series:
     """Text columns whose every non-missing value is a number are read as numbers (CSV vs Excel typing)."""
     if pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
         return col
-    head = col.dropna().head(100)
+    n = 1000  # the first 100 present values, without scanning a long column for missing ones
+    while True:
+        head = col.iloc[:n].dropna().head(100)
+        if len(head) >= 100 or n >= len(col):
+            break
+        n *= 10
     if pd.to_numeric(head, errors="coerce").isna().any():
         return col
     conv = pd.to_numeric(col, errors="coerce")
