@@ -243,6 +243,11 @@ def dataset_fingerprint(args: argparse.Namespace) -> str:
 
     if getattr(args, "_fingerprint", None) is None:
         source = getattr(args, "_source", None)
+        if source is None and args.data.startswith("duckdb:"):  # e.g. `budget show`, which reads no cohort
+            from dpsurv_core.engines import connect
+
+            source = parse_source(args.data)
+            args._engine = connect("duckdb", source)
         if args.data in datasets.DATASETS:
             args._fingerprint = fingerprint(datasets.load(args.data))
         elif source is not None:

@@ -295,3 +295,8 @@ def test_catalogue_engines_column_means_no_row_is_read(capsys, lung_table, monke
         out = run(capsys, "km", "--data", lung_table, "--time", "time", "--event", "status", "--group", "sex",
                   "--grid", "0:1000:10", "--mechanism", mech, "--epsilon", "1", "--seed", "2")
         assert len(out["curves"]) == 2, mech
+
+
+def test_budget_of_a_duckdb_table_is_the_budget_of_its_data(capsys, lung_table):
+    table = run(capsys, "budget", "show", "--data", lung_table)
+    assert table["fingerprint"] == run(capsys, "budget", "show", "--data", "lung")["fingerprint"]
