@@ -42,7 +42,7 @@ from dpsurv_core.privacy.noise import SimulationNoise
 DEFAULT_DRAWS = 200
 MIN_DRAWS = 10
 # cells (release trials x draws x groups x event types x bins) simulated at most per call
-DRAW_BUDGET = 400_000
+DRAW_BUDGET = 100_000
 
 BOOTSTRAP_METHOD = ("parametric bootstrap: {draws} cohorts redrawn from the released counts, each passed through "
                     "the mechanism's public noise law; var(log S) from the draws on R's conf.type scale")
