@@ -169,10 +169,11 @@ class Statistics:
                 problems.append(Problem(m.id, f"{int(dropped)} row(s) were dropped because some subjects in {m.id!r} "
                                               f"have more than {m.max_rows_per_subject} row(s): raise the bound "
                                               "to keep them (every sensitivity is multiplied by the bound).", "warning"))
-        # one scan: the rows collapse to cells of equal (time, event, group, event type) with their count ``_c``
-        # and first row ``_row``; every statistic below reads the cells (few for registry data in whole days)
+        # one scan: the rows collapse to cells of equal (time, event, group, event type) with their count ``_c``;
+        # every statistic below reads the cells (few for registry data in whole days); only an error's row number
+        # and example value go back to the rows
         keys = ", ".join(q(c) for c in dict.fromkeys([m.time, m.event, m.group, m.event_type]) if c)
-        cells = e.cache(f"SELECT {keys}, COUNT(*) AS _c, MIN(_row) AS _row FROM {ranked} AS r GROUP BY {keys}")
+        cells = e.cache(f"SELECT {keys}, COUNT(*) AS _c FROM {ranked} AS r GROUP BY {keys}")
         kept, row_kept = cells, ranked
         if m.group is not None:
             n_missing = int(e.scalar(f"SELECT COALESCE(SUM(_c), 0) FROM {cells} AS r WHERE {self._missing(m.group)}"))
@@ -185,7 +186,7 @@ class Statistics:
 
         def row_of(condition: str) -> int:
             """1-based row of the first kept row meeting ``condition`` in file order, +1 for the header (as pandas)."""
-            first = e.scalar(f"SELECT MIN(_row) FROM {kept} AS k WHERE {condition}")
+            first = e.scalar(f"SELECT MIN(_row) FROM {row_kept} AS k WHERE {condition}")
             return int(e.scalar(f"SELECT COUNT(*) FROM {row_kept} AS k WHERE _row < {int(first)}")) + 2
 
         t, tc = self.time_expr(), q(m.time)
@@ -206,7 +207,7 @@ class Statistics:
             0 if v is None else v for v in agg]
         subjects = subjects or 0
         if text_time and bad_text:
-            first = e.scalar(f"SELECT MIN_BY({tc}, _row) FROM {kept} AS k WHERE {tc} IS NOT NULL AND {t} IS NULL")
+            first = e.scalar(f"SELECT MIN_BY({tc}, _row) FROM {row_kept} AS k WHERE {tc} IS NOT NULL AND {t} IS NULL")
             problems.append(Problem(m.time, f"Column {m.time!r} must hold numbers, but row "
                                             f"{row_of(f'{tc} IS NOT NULL AND {t} IS NULL')} has {str(first)!r}: fix or "
                                             "remove the non-numeric times."))
@@ -217,7 +218,7 @@ class Statistics:
             problems.append(Problem(m.time, f"Column {m.time!r} has infinite times: replace them with the "
                                             "last follow-up time."))
         elif t_neg:
-            example = float(e.scalar(f"SELECT MIN_BY({t}, _row) FROM {kept} AS k WHERE {t} < 0"))
+            example = float(e.scalar(f"SELECT MIN_BY({t}, _row) FROM {row_kept} AS k WHERE {t} < 0"))
             problems.append(Problem(m.time, f"Column {m.time!r} has {int(t_neg)} negative time(s) "
                                             f"(for example {example:g}): times are durations since the start "
                                             "of follow-up and must be positive."))
