@@ -18,7 +18,7 @@ from dpsurv_core.audit import comparison
 from dpsurv_core.audit.figures import comparison_section, report_section
 from dpsurv_core.cli import km
 from dpsurv_core.cli.common import add_data_options, add_release_options, run_plan, store_from_args
-from dpsurv_core.curves import logrank
+from dpsurv_core.curves import logrank_test
 from dpsurv_core.curves import release as curves
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy import catalogue
@@ -50,11 +50,13 @@ def _median_table(release: curves.CurveRelease, unit: str) -> pd.DataFrame:
                          "95% CI lower": [fmt(v) for v in lo[0]], "95% CI upper": [fmt(v) for v in hi[0]]})
 
 
-def _logrank_table(counts) -> pd.DataFrame:
-    rows = [{"comparison": f"{t.group_a} vs {t.group_b}", "statistic": float(t.statistic[0]), "p-value": float(t.p_value[0])}
-            for t in logrank.pairwise(counts)]
-    ov = logrank.overall(counts)
-    rows.append({"comparison": f"overall ({ov.dof} df)", "statistic": float(ov.statistic[0]), "p-value": float(ov.p_value[0])})
+def _logrank_table(counts, mech, extra=None) -> pd.DataFrame:
+    """Pairwise and overall log-rank tests, p-values calibrated for the mechanism's public noise (the chi-square
+    tail when there is none)."""
+    law = logrank_test.noise_law(mech, extra or {})
+    rows = [{"comparison": t.label if t.group_b is not None else f"overall ({t.dof} df)",
+             "statistic": float(t.statistic[0]), "p-value": float(t.p_value[0]), "test": t.method}
+            for t in logrank_test.calibrated_tests(counts, law)]
     return pd.DataFrame(rows)
 
 
@@ -92,7 +94,7 @@ def run(args: argparse.Namespace) -> dict:
     rep.add_table(_median_table(release, cohort.time_unit), "Median survival (private)")
     if release.counts is not None and len(release.curves.groups) > 1:
         rep.add_section("Private log-rank tests")
-        rep.add_table(_logrank_table(release.counts))
+        rep.add_table(_logrank_table(release.counts, mech, release.extra))
     if args.review:
         exact = curves.NonPrivate().release(cohort, public)
         rep.add_section("Comparison with the non-private analysis", confidential=True)
@@ -103,7 +105,7 @@ def run(args: argparse.Namespace) -> dict:
                       "Error of the private curve on the public grid")
         rep.add_table(_median_table(exact, cohort.time_unit), "Median survival (non-private)")
         if exact.counts is not None and len(exact.curves.groups) > 1:
-            rep.add_table(_logrank_table(exact.counts), "Log-rank tests (non-private, exact counts on the grid)")
+            rep.add_table(_logrank_table(exact.counts, curves.NonPrivate()), "Log-rank tests (non-private, exact counts on the grid)")
     if args.review:
         report_section(rep, cohort, public, mech)
         entry = catalogue.get(catalogue.CURVES, args.mechanism)

@@ -91,15 +91,22 @@ class Released:
 
 def uncertainty_sentence(plan: Plan) -> str:
     """What the intervals and tests beside this plan's private numbers account for, in one plain sentence."""
+    tests = getattr(plan, "analysis", None) == "log-rank tests"
     if not getattr(plan.entry, "formal", True):
+        if tests:
+            return ("Statistical disclosure control: the p-values are calibrated by simulating the method's own rule "
+                    "under no difference, but no formal guarantee protects the patients.")
         return ("Statistical disclosure control: the intervals beside these numbers are sampling intervals from the "
                 "altered counts; they do not account for the suppression, rounding or perturbation, and no formal "
                 "guarantee protects the patients.")
+    if tests and plan.private:
+        return ("The private p-values are calibrated for the noise: each statistic is compared with its null "
+                "distribution simulated with the public noise law, so a test keeps its 5% level.")
     if not plan.private:
         return "No noise: these numbers are exact, and their intervals are the usual sampling intervals."
     if plan.entry.interval_includes_noise:
-        return ("The bands around the private curve add the privacy noise's variance to the sampling variance, so they "
-                "are honest about the noise.")
+        return ("The intervals beside the private numbers carry the privacy noise as well as the sampling error "
+                "(computed from the release and the public noise law), so they are honest about the noise.")
     return ("The intervals and p-values beside the private numbers here account for sampling only, not for the privacy "
             "noise, so they are too narrow: treat the private numbers as less certain than they look, and compare "
             "several previews to see how much the noise moves them.")
