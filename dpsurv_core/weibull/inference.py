@@ -172,9 +172,13 @@ def matching_scale(mech: WeibullMechanism, shape: float, scale: float, candidate
     """The nuisance scale of each candidate true shape p. TLL computes lambda~ = (sum t^p~ / sum d)^(1/p~) at the
     released shape p~, a power mean of the times, whose value for Weibull(p, lambda) times is about
     lambda Gamma(1 + p~/p)^(1/p~) (no censoring); so a candidate p goes with lambda~ / Gamma(1 + p~/p)^(1/p~).
-    The additive baselines estimate the scale directly: their candidates keep the released scale."""
+    The additive baselines' released scale is mostly noise (Laplace of scale gamma/(epsilon/2)), and their shape's
+    law hardly depends on the scale, so their candidates use the released scale clipped to [0.1, 1] (times mostly
+    inside the horizon, as a study's horizon is chosen)."""
     lam = float(np.clip(scale if math.isfinite(scale) else mech.gamma, 1e-3, mech.gamma))
-    if not isinstance(mech, LspTll) or not (math.isfinite(shape) and shape > 0):
+    if not isinstance(mech, LspTll):
+        return np.full(candidates.shape, float(np.clip(lam, 0.1, 1.0)))
+    if not (math.isfinite(shape) and shape > 0):
         return np.full(candidates.shape, lam)
     q = float(shape)
     from scipy.special import gammaln
@@ -182,15 +186,38 @@ def matching_scale(mech: WeibullMechanism, shape: float, scale: float, candidate
     return np.clip(lam / np.exp(gammaln(1.0 + q / candidates) / q), 1e-3, mech.gamma)
 
 
-def _invert(grid: np.ndarray, q_lo: np.ndarray, q_hi: np.ndarray, value: float, top: float) -> tuple[float, float]:
-    """{p : q_lo(p) <= value <= q_hi(p)} for quantile curves increasing in p (made monotone), by interpolation."""
-    q_lo, q_hi = np.maximum.accumulate(q_lo), np.maximum.accumulate(q_hi)
-    if value > q_hi[-1] or value < q_lo[0]:
-        # atypical for every candidate (e.g. a Laplace release far outside (0, gamma]): the data say nothing, so
-        # the interval is the whole range rather than an empty set
-        return 0.0, top
-    lower = 0.0 if value <= q_hi[0] else float(np.interp(value, q_hi, grid))
-    upper = top if value >= q_lo[-1] else float(np.interp(value, q_lo, grid))
+def _invert(grid: np.ndarray, q_lo: np.ndarray, q_hi: np.ndarray, value: float, top: float,
+            empty: tuple[float, float] | None = None) -> tuple[float, float]:
+    """{p : q_lo(p) <= value <= q_hi(p)} on an increasing grid, each candidate's central range [q_lo, q_hi].
+
+    A candidate is too small when value > q_hi and too large when value < q_lo. The interval runs from the last
+    too-small candidate to the first too-large one after it, with both ends interpolated where the quantile curve
+    crosses the value (so an interval narrower than the grid's step is still found). Candidates before the last
+    too-small one are ignored: at tiny shapes the simulated cohorts collapse onto the floor e^-omega and the
+    mechanism's output is wild, which would otherwise accept them. With no too-small candidate the interval starts
+    at 0 (or the coarse answer ``empty`` on a refined grid), with no too-large one after it, it ends at ``top``.
+    When every candidate rejects the value from the same side on the full range, the answer is the whole range
+    (the data say nothing); on a refined grid it is the coarse answer."""
+    small = value > q_hi
+    large = value < q_lo
+    lo_default, hi_default = (0.0, top) if empty is None else empty
+    if small.all() or large.all():
+        return (0.0, top) if empty is None else empty
+    i_small = np.flatnonzero(small)
+    L = int(i_small[-1]) if i_small.size else -1
+    after = np.flatnonzero(large[L + 1:])
+    U = L + 1 + int(after[0]) if after.size else grid.size
+    if L < 0:
+        lower = min(lo_default, float(grid[0]))
+    else:
+        x0, x1 = q_hi[L], q_hi[min(L + 1, grid.size - 1)]
+        lower = float(np.interp(value, [x0, x1], [grid[L], grid[min(L + 1, grid.size - 1)]])) if x1 > x0 \
+            else float(grid[L])
+    if U >= grid.size:
+        upper = max(hi_default, float(grid[-1]))
+    else:
+        x0, x1 = q_lo[max(U - 1, 0)], q_lo[U]
+        upper = float(np.interp(value, [x0, x1], [grid[max(U - 1, 0)], grid[U]])) if x1 > x0 else float(grid[U])
     return lower, max(upper, lower)
 
 
@@ -208,12 +235,14 @@ def _tll_scale_interval(mech: WeibullMechanism, shape: float, scale: float, shap
     b = 2.0 * m / mech.epsilon_scale
     q = float(np.clip(shape, 1e-3, None))
     lows, highs, sds = [], [], []
+    coarse: list[tuple[float, float]] = []
     for grid in (np.geomspace(1e-3, mech.gamma, 16), None):
         if grid is None:  # refine around the coarse answer
+            coarse = list(zip(lows, highs))
             lo_c, hi_c = min(lows), max(highs)
             grid = np.geomspace(max(lo_c / 1.5, 1e-4), min(max(hi_c * 1.5, 2e-3), mech.gamma), 12)
             lows, highs = [], []
-        for p in ps:
+        for k, p in enumerate(ps):
             e = rng.exponential(size=(cohorts, n))
             u = rng.random((cohorts, n))
             c = censoring_limit(float(p), 1.0, share, rng)
@@ -230,7 +259,7 @@ def _tll_scale_interval(mech: WeibullMechanism, shape: float, scale: float, shap
                 lam_sim = (tau_n / del_n) ** (1.0 / q)
             flat = lam_sim.reshape(grid.size, -1)
             q_lo, q_hi = np.quantile(flat, [a, 1 - a], axis=1)
-            lo, hi = _invert(grid, q_lo, q_hi, scale, mech.gamma)
+            lo, hi = _invert(grid, q_lo, q_hi, scale, mech.gamma, empty=coarse[k] if coarse else None)
             lows.append(lo)
             highs.append(hi)
             sds.append(float(np.interp(scale, grid, (q_hi - q_lo) / (2 * Z95))))
@@ -260,14 +289,15 @@ def weibull_intervals(mech: WeibullMechanism, est: WeibullEstimates, n: int, sha
     sim = _truncated(mech)
     # stage 1: a coarse geometric grid over (0, gamma]; stage 2: a finer grid around the accepted range
     coarse = np.geomspace(0.05, g, COARSE)
-    lo1, hi1, _, _ = _quantile_curves(sim, coarse, matching_scale(mech, p, lam, coarse), n, share, max(2, cohorts // 4), draws, seed, level, ratio)
+    lo1, hi1, _, _ = _quantile_curves(sim, coarse, matching_scale(mech, p, lam, coarse), n, share,
+                                      max(2, cohorts // 4), 4 * draws, seed, level, ratio)
     a, b = _invert(coarse, lo1, hi1, p, g)
-    # the fine grid spans the coarse answer and one coarse step beyond each end (the coarse quantiles are noisy)
-    i = max(int(np.searchsorted(coarse, a)) - 2, 0)
-    j = min(int(np.searchsorted(coarse, b)) + 1, coarse.size - 1)
-    fine = np.linspace(0.02 if i == 0 else coarse[i], coarse[j], FINE)
-    lo2, hi2, rlo, rhi = _quantile_curves(sim, fine, matching_scale(mech, p, lam, fine), n, share, cohorts, draws, seed + 1, level, ratio)
-    a, b = _invert(fine, lo2, hi2, p, g)
+    # the fine grid spans the coarse answer and a quarter of it beyond each end (the coarse quantiles are noisy)
+    pad = 0.25 * (b - a) + 0.01
+    fine = np.linspace(max(a - pad, 0.02), min(b + pad, g), FINE)
+    lo2, hi2, rlo, rhi = _quantile_curves(sim, fine, matching_scale(mech, p, lam, fine), n, share, cohorts,
+                                          2 * draws, seed + 1, level, ratio)
+    a, b = _invert(fine, lo2, hi2, p, g, empty=(a, b))
     sh = ParameterInterval(p, a, b, float(np.interp(p, fine, (hi2 - lo2) / (2 * Z95))))
     keep = (fine >= a) & (fine <= b)
     if not keep.any():
@@ -280,7 +310,7 @@ def weibull_intervals(mech: WeibullMechanism, est: WeibullEstimates, n: int, sha
     sn = ParameterInterval(lam, max(s_lo, 0.0), max(s_hi, 0.0), sd)
     h = est.horizon
     sc = ParameterInterval(sn.estimate * h, sn.lower * h, sn.upper * h, sn.error_sd * h)
-    method = METHOD.format(cohorts=cohorts, share=share, draws=draws, level=level, grid=COARSE + FINE)
+    method = METHOD.format(cohorts=cohorts, share=share, draws=2 * draws, level=level, grid=COARSE + FINE)
     return WeibullInference(sh, sc, sn, method, share, weibull_warnings(mech, sh, sn, h))
 
 
