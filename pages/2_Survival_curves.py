@@ -111,11 +111,11 @@ st.caption("Moving a setting redraws the preview at no cost; only the Release bu
            "budget of this data set is in the sidebar and on the Ledger and report page.")
 
 if "debiased_curves" in result.extra and estimand == cs.SURVIVAL:
-    st.plotly_chart(cv.rrr_figure(priv, result.extra["debiased_curves"], fine.curves, unit, horizon, group_col),
-                    width="stretch")
+    st.plotly_chart(cv.rrr_figure(priv, result.extra["debiased_curves"], fine.curves, unit, horizon, group_col,
+                                  conf_type), width="stretch")
     st.caption(f"Solid: {private_label}. Randomized response mixes the group labels, which pulls the groups' curves "
                "towards each other (raw). The mixing probabilities are public, so it can be undone on the counts "
-               "(de-biased), at no extra cost.")
+               f"(de-biased), at no extra cost. Shaded (de-biased): {cv.band_caption(result, conf_type)}.")
 else:
     fig = cv.curve_figure(fine.curves, priv, estimand, band_kind, layout, unit, horizon, group_col,
                           private_label=private_label, private_bands=priv_bands, type_labels=type_labels,

@@ -275,8 +275,10 @@ def survival_landmarks(curves: SurvivalCurves, times: Sequence[float], conf_type
 
 
 def rrr_figure(raw: SurvivalCurves, debiased: SurvivalCurves, exact: SurvivalCurves, unit: str, horizon: float,
-               group_column: str | None) -> go.Figure:
-    """Randomized response: survival per reported group (raw) and de-biased, each over the non-private curves."""
+               group_column: str | None, conf_type: str | None = None) -> go.Figure:
+    """Randomized response: survival per reported group (raw) and de-biased, each over the non-private curves; with
+    ``conf_type`` the de-biased curves carry their noise-aware 95% band."""
+    deb_band = band_arrays(debiased, conf_type) if conf_type and not np.all(np.isnan(debiased.lower)) else None
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
                         subplot_titles=("Raw (curves of the reported groups)", "De-biased (mixing undone)"))
     for col, curves in ((1, raw), (2, debiased)):
@@ -285,7 +287,8 @@ def rrr_figure(raw: SurvivalCurves, debiased: SurvivalCurves, exact: SurvivalCur
             name = group_name(g, group_column)
             _add_curve(fig, exact, exact.survival[0, gi], None, f"{name} (non-private)", colour, "dash", 1.0, horizon,
                        100.0, 1, col, unit, show_legend=col == 1)
-            _add_curve(fig, curves, curves.survival[0, gi], None, f"{name} (private)", colour, "solid", 1.0, horizon,
+            band = (deb_band[0][0, gi], deb_band[1][0, gi]) if deb_band is not None and col == 2 else None
+            _add_curve(fig, curves, curves.survival[0, gi], band, f"{name} (private)", colour, "solid", 1.0, horizon,
                        100.0, 1, col, unit, show_legend=col == 1)
     fig.update_layout(height=420, margin={"l": 10, "r": 10, "t": 40, "b": 10}, template="plotly_white",
                       legend={"orientation": "h", "yanchor": "top", "y": -0.15, "x": 0}, hovermode="x unified")
