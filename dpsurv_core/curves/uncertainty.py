@@ -23,6 +23,11 @@ Its band inverts the mechanism's own pipeline (noise, clipping, smoothing, runni
 for a family of true curves S_l(t) = exp(-l t), B pipeline outputs give each point's central 95% range, and
 the band at t_i holds every S_l(t_i) whose range contains the released value. It covers the noise, not the
 sampling error (small next to the noise at any epsilon this mechanism is usable at).
+
+Reading a noisy band: it is made non-increasing (:func:`monotone_band`), keeps an upper limit where the curve
+dropped to 0 (:func:`carry_upper`), spans adaptive-km's merged bins end to start (:func:`widen_between`), and a
+quantile's lower limit on a public grid is the grid point before the crossing (:func:`quantile_limits`).
+:func:`curve_warnings` words what cannot be read. Measured coverage: docs/coverage-curves.md.
 """
 
 from __future__ import annotations
@@ -49,7 +54,6 @@ BOOTSTRAP_METHOD = ("parametric bootstrap: {draws} cohorts redrawn from the rele
 INVERSION_METHOD = ("inversion of the time-indexed pipeline (noise, clipping, smoothing, running minimum) over "
                     "exponential curves, {draws} draws each: covers the privacy noise, not the sampling error "
                     "(time-indexed releases no counts)")
-GREENWOOD_METHOD = "Greenwood's variance (sampling only)"
 
 
 def draws_for(trials: int, cells: int, draws: int = DEFAULT_DRAWS) -> int:
