@@ -131,6 +131,7 @@ def redraw_counts(mechanism: Any, released: BinnedCounts, trials: int, seed: int
     from dpsurv_core.curves.logrank_test import noise_law  # the public noise laws, shared with the calibrated tests
 
     law = noise_law(mechanism, extra, debiased=True)
+    apply = _rrr_by_type(mechanism) if getattr(mechanism, "name", "") == "rrr" else law.apply
     rows = released.n.shape[0]
     noise = SimulationNoise(seed_from(released.cells()) if seed is None else seed)
     if sampling:
@@ -140,7 +141,32 @@ def redraw_counts(mechanism: Any, released: BinnedCounts, trials: int, seed: int
         rep = lambda a: np.repeat(a, trials, axis=0)  # noqa: E731
         cohorts = replace(released, n=rep(released.n), events=rep(released.events), censored=rep(released.censored))
     trial_of = np.repeat(np.arange(rows), trials)
-    return law.apply(cohorts, trial_of, noise)
+    return apply(cohorts, trial_of, noise)
+
+
+def _rrr_by_type(mechanism: Any) -> Any:
+    """Randomized response's law keeping the event types (cumulative incidence): every cell's subjects report their
+    labels independently (a multinomial split of each true group's cell over the reported groups), then the
+    mechanism's own de-biasing."""
+    p_matrix = mechanism.matrix
+
+    def apply(exact: BinnedCounts, rows: np.ndarray, noise: SimulationNoise) -> BinnedCounts:
+        g = p_matrix.shape[0]
+        rng = noise.rng
+
+        def split(x: np.ndarray) -> np.ndarray:  # (N, G true, ...) -> (N, G reported, ...)
+            x = np.asarray(np.rint(np.maximum(x, 0)), np.int64)
+            probs = p_matrix.reshape((1, g) + (1,) * (x.ndim - 2) + (g,)) * np.ones(x.shape + (1,))
+            return np.moveaxis(rng.multinomial(x, probs).sum(1), -1, 1)
+
+        if mechanism.p >= 1.0:
+            return exact
+        ev, ce = split(exact.events), split(exact.censored)
+        s = split((exact.n - exact.events_total.sum(-1) - exact.censored.sum(-1))[..., None])[..., 0]
+        n = s + ev.sum((-2, -1)) + ce.sum(-1)
+        return mechanism.debias(replace(exact, n=n, events=ev, censored=ce))
+
+    return apply
 
 
 @dataclass(frozen=True)
@@ -187,8 +213,6 @@ def with_bootstrap_bands(curves: SurvivalCurves, boot: Bootstrap, method: str | 
     lo, up = monotone_band(lo, up)
     lo_lin, up_lin = monotone_band(lo_lin, up_lin)
     cif_var = boot.cumulative_incidence.var(axis=1, ddof=1)
-    if cif_var.shape != curves.cumulative_incidence.shape:  # rrr's law pools the event types
-        cif_var = None
     return replace(curves, lower=np.where(stopped, 0.0, lo), upper=np.where(stopped, 1.0, up),
                    lower_linear=np.where(stopped, 0.0, lo_lin), upper_linear=np.where(stopped, 1.0, up_lin),
                    interval_variance=v, incidence_variance=cif_var, rmst_draws=boot.survival,

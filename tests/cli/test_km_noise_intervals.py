@@ -82,3 +82,19 @@ def test_rmst_of_the_exact_curve_follows_r(capsys):
 def test_bad_rmst_horizon(capsys):
     assert main(["km", *LUNG, "--rmst", "-3", "--json"]) == 2
     assert "positive time" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mechanism", ["laplace-counts", "rrr"])
+def test_cumulative_incidence_bands_carry_the_noise(capsys, mechanism):
+    o = run(capsys, "km", "--data", "pbc", "--group", "sex", "--mechanism", mechanism, "--epsilon", "1", "--seed", "3",
+            "--estimand", "cumulative-incidence")
+    banded = [c for c in o["curves"] if c.get("debiased", True)]
+    assert banded
+    for c in banded:
+        for kind, cif in c["cumulative_incidence"].items():
+            lo = np.array(c["cumulative_incidence_lower"][kind], dtype=float)
+            up = np.array(c["cumulative_incidence_upper"][kind], dtype=float)
+            cif = np.array(cif, float)
+            ok = np.isfinite(lo) & np.isfinite(up)
+            assert ok.any() and np.all(lo[ok] <= cif[ok] + 1e-9) and np.all(cif[ok] <= up[ok] + 1e-9)
+            assert np.all((lo[ok] >= 0) & (up[ok] <= 1))
