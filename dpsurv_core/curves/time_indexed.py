@@ -88,6 +88,7 @@ class TimeIndexed(Mechanism):
     name = "time-indexed"
     analysis = "survival curves"
     interval_includes_noise = True  # the band inverts the noise pipeline (dpsurv_core.curves.uncertainty)
+    interval_covers_sampling = False  # it releases no counts, so no Greenwood term
     band_draws = 400  # pipeline draws per candidate curve for the band
 
     def __init__(self, n_points: int, epsilon: float | None = 1.0, base_epsilon: float | None = None,

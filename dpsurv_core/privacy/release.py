@@ -104,6 +104,10 @@ def uncertainty_sentence(plan: Plan) -> str:
                 "distribution simulated with the public noise law, so a test keeps its 5% level.")
     if not plan.private:
         return "No noise: these numbers are exact, and their intervals are the usual sampling intervals."
+    if plan.entry.interval_includes_noise and not getattr(getattr(plan, "mechanism", None), "interval_covers_sampling", True):
+        return ("The band beside the private curve carries the privacy noise (it inverts the mechanism's noise and "
+                "smoothing) but not the sampling error, which this mechanism's release cannot show: with few subjects "
+                "the true uncertainty is larger still.")
     if plan.entry.interval_includes_noise:
         return ("The intervals beside the private numbers carry the privacy noise as well as the sampling error "
                 "(computed from the release and the public noise law), so they are honest about the noise.")
