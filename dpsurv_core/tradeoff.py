@@ -221,8 +221,17 @@ def prepare(analysis: str, cohort: Cohort, public: PublicParameters, *, by_group
 # ------------------------------------------------------------------------------------------ curves
 def _curve_mechanism(name: str, epsilon: float, cohort: Cohort, public: PublicParameters) -> Any:
     """A curve mechanism at ``epsilon`` from the catalogue's factory, with its default options (time-indexed:
-    fixed total)."""
-    return catalogue.get(catalogue.CURVES, base(name)).build(epsilon, **context(cohort, public))
+    fixed total), without noise-aware bands (:func:`without_bands`)."""
+    return without_bands(catalogue.get(catalogue.CURVES, base(name)).build(epsilon, **context(cohort, public)))
+
+
+def without_bands(mechanism: Any) -> Any:
+    """``mechanism`` with its noise-aware bands switched off (laplace-counts, adaptive-km: ``noise_in_bands``): the
+    simulations read the curves and counts only, so they need not pay for bands they never use. The curves and
+    counts drawn are the same (the bands are post-processing)."""
+    if getattr(mechanism, "noise_in_bands", False):
+        mechanism.noise_in_bands = False
+    return mechanism
 
 
 def _prepare_curves(cohort: Cohort, public: PublicParameters, by_group: bool) -> Context:

@@ -521,8 +521,12 @@ def _never_overlap(a: np.ndarray, b: np.ndarray) -> bool:
 
 def curve_mechanism(name: str, epsilon: float, cohort: Cohort, public: PublicParameters, **options: Any) -> Any:
     """A curve mechanism by name from the mechanism catalogue, as the ``km`` command builds it (time-indexed
-    options: alpha, tau_start, tau_end, window, edge_mode, base_epsilon; other keywords are ignored)."""
-    return catalogue.get(catalogue.CURVES, name).build(epsilon, **context(cohort, public), **options)
+    options: alpha, tau_start, tau_end, window, edge_mode, base_epsilon; other keywords are ignored), without
+    noise-aware bands: the audit reads the curves and counts only (the bands are post-processing, never attacked)."""
+    mech = catalogue.get(catalogue.CURVES, name).build(epsilon, **context(cohort, public), **options)
+    if getattr(mech, "noise_in_bands", False):
+        mech.noise_in_bands = False
+    return mech
 
 
 def weibull_mechanism(name: str, epsilon: float, cohort: Cohort, public: PublicParameters, **options: Any) -> Any:
