@@ -50,11 +50,12 @@ from dpsurv_core.curves.uncertainty import (
     rmst_interval,
     widen_between,
 )
-from dpsurv_core.data import grouping
+from dpsurv_core.data import datasets, grouping
 from dpsurv_core.data.cohort import Cohort
+from dpsurv_core.data.labels import ValueLabels, code_key
 from dpsurv_core.data.public import Disclosure, PublicParameters
 from dpsurv_core.disclosure import cli_options as disclosure_options
-from dpsurv_core.errors import ParameterError
+from dpsurv_core.errors import DataError, ParameterError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.release import Plan
 
@@ -94,6 +95,72 @@ def add_mechanism_options(p: argparse.ArgumentParser) -> None:
                    help="as published: the paper's per-step base epsilon e (replaces --epsilon; the ledger charges "
                         "the true total e n (1 + alpha (n + 1) / 2))")
     disclosure_options.add_arguments(p)
+
+
+LABELS_HELP = ("value labels as JSON (the file the Data page saves with 'Labels as JSON': {\"values\": {COLUMN: "
+               "{CODE: LABEL}}}); they name the group codes in group_label, over a bundled data set's own labels")
+MAX_LABELS_BYTES = 1_000_000
+
+
+def add_labels_option(p: argparse.ArgumentParser) -> None:
+    """``--labels FILE.json``: the value labels that name the group codes (``group_label`` in the JSON)."""
+    p.add_argument("--labels", metavar="FILE.json", default=None, help=LABELS_HELP)
+
+
+def value_labels(args: argparse.Namespace) -> ValueLabels:
+    """The labels of ``--data``'s values: a bundled data set's R documentation labels (:attr:`DatasetInfo.labels`),
+    overridden by ``--labels FILE.json``; a file that cannot be read is one sentence (exit status 2)."""
+    import json
+    from pathlib import Path
+
+    data = getattr(args, "data", None)
+    labels = datasets.info(data).labels if data in datasets.DATASETS else ValueLabels()
+    path = getattr(args, "labels", None)
+    if not path:
+        return labels
+    file = Path(path)
+    if not file.is_file():
+        raise DataError(f"--labels {path!r} is not a file: give the JSON file saved by the Data page's 'Labels as JSON'.")
+    if file.stat().st_size > MAX_LABELS_BYTES:
+        raise DataError(f"--labels {path!r} is larger than 1 MB: a labels file holds only codes and names; check it.")
+    try:
+        document = json.loads(file.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise DataError(f"--labels {path!r} is not JSON text: give the file saved by the Data page's 'Labels as "
+                        "JSON'.") from None
+    return labels.merged(ValueLabels.from_json(document))
+
+
+def group_labels_of(args: argparse.Namespace, groups: tuple[str, ...] | list[str]) -> dict[str, str]:
+    """``{code: label}`` for the groups of the output: the labels of the ``--group`` column's codes (a numeric split,
+    ``COL:median`` or ``COL:VALUE``, names its groups itself: they are kept as they are)."""
+    spec = getattr(args, "group", None)
+    column = None if spec is None or grouping.parse(spec) is not None else spec
+    labels = value_labels(args) if column is not None else ValueLabels()
+    return {str(g): labels.label(column, g) if column is not None else code_key(g) for g in groups}
+
+
+def add_group_labels(out: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
+    """Put ``group_label`` beside every ``group`` code of ``out``'s entries (curves, landmarks, rmst, the number at
+    risk), ``group_a_label``/``group_b_label`` beside a test's groups, and the mapping as ``group_labels``. No existing
+    field is changed."""
+    def name(code: Any) -> Any:
+        return names.get(str(code), code_key(code)) if code is not None else None
+
+    out["group_labels"] = dict(names)
+    risk = out.get("number_at_risk")
+    entries = [*(risk["rows"] if isinstance(risk, dict) else [])]
+    for key in ("curves", "landmarks", "rmst", "tests"):
+        value = out.get(key)
+        if isinstance(value, list):
+            entries += [e for e in value if isinstance(e, dict)]
+    for e in entries:
+        if "group" in e:
+            e["group_label"] = name(e["group"])
+        for side in ("group_a", "group_b"):
+            if side in e:
+                e[f"{side}_label"] = name(e[side])
+    return out
 
 
 def load(args: argparse.Namespace, competing: bool = False) -> tuple[Cohort, PublicParameters, list[Disclosure]]:
@@ -344,6 +411,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="report survival and its interval at these times, e.g. 365,730 (on a public grid: the last "
                         "grid point at or before each time)")
     add_mechanism_options(p)
+    add_labels_option(p)
 
 
 def number_at_risk(groups: tuple[str, ...], cohort: Cohort, public: PublicParameters, counts, epsilon: float | None,
@@ -446,4 +514,4 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out["warnings"] = curve_warnings(main, lo, up, rel.mechanism, landmarks or None, coarse,
                                      time_unit=cohort.time_unit, private=not no_noise(rel.cost.epsilon),
                                      raw_label_curves="debiased_curves" in rel.extra)
-    return out
+    return add_group_labels(out, group_labels_of(args, rel.curves.groups))

@@ -21,8 +21,11 @@ from typing import Any
 from dpsurv_core.cli.common import add_data_options, add_release_options, positive_int
 from dpsurv_core.cli.km import (
     NO_NOISE_FIELDS,
+    add_group_labels,
+    add_labels_option,
     add_mechanism_options,
     build_mechanism,
+    group_labels_of,
     header,
     load,
     number_at_risk,
@@ -49,6 +52,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--null-draws", type=positive_int, default=None, metavar="B",
                    help="null draws of the calibrated test (default 999 for one release, fewer with --repeat; at "
                         "least 19)")
+    add_labels_option(p)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -93,7 +97,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out["interval_includes_noise"] = True  # the p-values carry the noise (exact tests where there is none)
     out["warnings"] = logrank_test.warnings_for(counts, law, results, out.get("epsilon_spent"),
                                                 logrank_test.cell_noise_sd(mech) if law.noisy else 0.0)
-    return out
+    return add_group_labels(out, group_labels_of(args, counts.groups))
 
 
 def _finite(v: float) -> float | None:
