@@ -26,10 +26,12 @@ def session(master: str | None = None):
                             "(apt-get install default-jre-headless) or use --engine duckdb.")
         from pyspark.sql import SparkSession
 
-        builder = (SparkSession.builder.appName("dpsurv")
-                   .master(master or os.environ.get("SPARK_MASTER") or "local[*]")
+        master = master or os.environ.get("SPARK_MASTER") or "local[*]"
+        builder = (SparkSession.builder.appName("dpsurv").master(master)
                    .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                    .config("spark.sql.session.timeZone", "UTC"))
+        if master.startswith("local"):  # the statistics are small tables: 200 shuffle partitions are 200 idle tasks
+            builder = builder.config("spark.sql.shuffle.partitions", "4")
         _SESSION = builder.getOrCreate()
         _SESSION.sparkContext.setLogLevel("ERROR")
     return _SESSION

@@ -300,3 +300,16 @@ def test_catalogue_engines_column_means_no_row_is_read(capsys, lung_table, monke
 def test_budget_of_a_duckdb_table_is_the_budget_of_its_data(capsys, lung_table):
     table = run(capsys, "budget", "show", "--data", lung_table)
     assert table["fingerprint"] == run(capsys, "budget", "show", "--data", "lung")["fingerprint"]
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_spark_chunked_rows_equal_the_in_memory_cohort(tmp_path, spark_session):
+    ref = load_bundled("kidney", group="sex")
+    path = tmp_path / "kidney.parquet"
+    datasets.load("kidney").to_parquet(path)
+    ec = engines.open_cohort(Source("parquet", str(path)), "spark", ref.mapping, "kidney", chunk_rows=7)
+    rows = ec.in_memory()
+    for f in ("time", "event", "group", "subject"):
+        np.testing.assert_array_equal(getattr(rows, f), getattr(ref, f))
+    assert "in chunks of 7" in rows.warnings[-1]
