@@ -1,30 +1,29 @@
 """Intervals and Wald tests for private regression coefficients that carry the privacy noise
 (docs/mechanisms.md, section 8; Wang, Kifer and Lee 2019 for the idea).
 
-For a released w~ the error w~ - w has two parts, added by simulation (seeded, so reproducible):
+For a released w~ the error w~ - w has two parts, added by simulation (seeded from the release, so the
+same release always gets the same interval). Only public quantities enter (n, Lambda, the noise law):
+the data's information matrix would leak what epsilon protects, so wherever the exact formula needs it
+the bound that holds for every information matrix is used instead, and the intervals are conservative.
 
-* sampling: the sandwich variance A^-1 H A^-1 of the ridge fit, A = H + n Lambda I, with H the
-  observed information sum_rows sigma (1 - sigma) z z^T evaluated at the *released* coefficients
-  (a plug-in, as the non-private Wald interval does at w*);
+* sampling: the ridge fit's sandwich A^-1 H A^-1, A = H + n Lambda I, is at most 1 / (4 n Lambda) per
+  coordinate whatever H (each eigenvalue h gives h / (h + n Lambda)^2 <= 1 / (4 n Lambda));
 * noise, from its public law:
   - output perturbation: w~ = w*(Lambda) + b, b with norm ~ Gamma(d, Delta/eps) and uniform direction
     (Chaudhuri et al. 2011), drawn exactly;
-  - objective perturbation: to first order w~ - w*(Lambda') = -(H + n Lambda' I)^-1 b with b's public law
-    (norm ~ Gamma(d, 2 c1/eps')), Lambda' = Lambda + the extra ridge;
-  - pSGLD with one draw: the released draw is a sample of the tempered posterior, about
-    N(w^, (tau H + I/s^2)^-1) with tau = eps / (2 m B) (Laplace approximation at the released draw);
-    with k > 1 draws (each at epsilon/k, charged epsilon in total by sequential composition) the
-    interval uses the draws' own spread and a t distribution with k - 1 degrees of freedom instead.
+  - objective perturbation: to first order w~ - w*(Lambda') = -(H + n Lambda' I)^-1 b, b isotropic with
+    norm ~ Gamma(d, 2 c1/eps'), Lambda' = Lambda + the extra ridge: each coordinate spreads at most as
+    b / (n Lambda') does, which is drawn;
+  - pSGLD with one draw: the released draw is a sample of the tempered posterior, whose covariance
+    (tau H + I/s^2)^-1 is at most the prior's s^2 I: the only public bound, so a one-draw interval is as wide
+    as the prior; with k > 1 draws (each at epsilon/k, charged epsilon in total by sequential composition)
+    the interval uses the draws' own spread and a t distribution with k - 1 degrees of freedom instead.
 
 Interval of coefficient j: [w~_j - q_975(e_j), w~_j - q_025(e_j)] from the simulated errors e; the
 noise-calibrated Wald test of beta_j = 0 is the share of simulated errors at least as large as |w~_j|
 (a simulated null, so the heavy tails of the noise are kept). Everything is reported in the
-covariates' original units, with odds ratios exp(beta).
-
-What the sampling part reads: H (and, for objective perturbation and one-draw pSGLD, the noise's
-Jacobian) is computed from the data at the released coefficients. It is the same information matrix
-the non-private Wald interval uses; it is not itself noised (Wang, Kifer and Lee 2019 do noise it);
-the JSON says so in ``interval_method``.
+covariates' original units, with odds ratios exp(beta). Wang, Kifer and Lee (2019) instead spend part of
+the budget on a noisy information matrix, which gives narrower intervals.
 """
 
 from __future__ import annotations
@@ -53,18 +52,18 @@ LEVEL = 0.95
 SIMULATIONS = 4000
 FLIP_SHARE = 0.2  # a sign flipping in at least this share of noise draws is reported
 WIDE_RATIO = 4.0  # an OR/HR interval with upper / lower above this is "wide"
-SAMPLING_NOTE = ("the sampling part uses the data's information matrix at the released coefficients, which is not "
-                 "itself noised")
+SAMPLING_NOTE = ("only public quantities enter: the sampling part is the bound 1/(4 n Lambda) on the ridge sandwich, "
+                 "which holds for every data set (conservative)")
 METHODS = {
-    OutputPerturbation: "sandwich variance at the released coefficients plus the output noise drawn from its public law "
+    OutputPerturbation: "public bound on the sandwich variance plus the output noise drawn from its public law "
                         "(norm Gamma(d, Delta/eps), uniform direction); {n} simulated errors, percentile {level:.0%} "
                         "interval; Wald p-values from the simulated null; " + SAMPLING_NOTE,
-    ObjectivePerturbation: "sandwich variance at the released coefficients plus the objective noise to first order, "
-                           "(H + n Lambda' I)^-1 b with b from its public law; {n} simulated errors, percentile "
+    ObjectivePerturbation: "public bound on the sandwich variance plus the objective noise to first order, "
+                           "bounded by b / (n Lambda') with b from its public law; {n} simulated errors, percentile "
                            "{level:.0%} interval; Wald p-values from the simulated null; " + SAMPLING_NOTE,
-    PSGLD: "posterior interval: the tempered posterior's Laplace approximation at the released draw, (tau H + I/s^2)^-1 "
-           "with tau = eps/(2 m B), plus the sampling variance H^-1; {n} simulated errors, percentile {level:.0%} "
-           "interval; Wald p-values from the simulated null; " + SAMPLING_NOTE,
+    PSGLD: "one draw: the tempered posterior's covariance bounded by the prior's s^2 I (the only public bound; release "
+           "several draws with --draws for an interval from their spread); {n} simulated errors, percentile {level:.0%} "
+           "interval; Wald p-values from the simulated null",
 }
 METHOD_DRAWS = ("posterior interval from the {k} released draws (each at epsilon/{k}, epsilon charged in total): their "
                 "mean, with variance S (1/k + tau_k) from their covariance S (posterior spread over k plus the sampling "
@@ -125,26 +124,38 @@ def sandwich(w: np.ndarray, pp: PersonPeriod, lam: float) -> tuple[np.ndarray, n
     return H, Ainv @ H @ Ainv
 
 
+def sampling_bound(pp: PersonPeriod, lam: float) -> float:
+    """A public bound on the ridge fit's sampling variance per coordinate (normalised scale): the sandwich
+    A^-1 H A^-1 with A = H + n Lambda I has eigenvalues h / (h + n Lambda)^2 <= 1 / (4 n Lambda) whatever the
+    information H, so the bound needs only n and Lambda. Tight when h is near n Lambda, conservative otherwise."""
+    return 1.0 / (4.0 * pp.n_public * lam)
+
+
 def simulated_errors(mech: _RegressionMechanism, w: np.ndarray, pp: PersonPeriod, m: int, seed: int
                      ) -> tuple[np.ndarray, np.ndarray]:
-    """(total errors, noise errors), each (m, dim), on the normalised scale, for one released w (see module doc)."""
+    """(total errors, noise errors), each (m, dim), on the normalised scale, for one released w (see module doc).
+
+    Only public quantities enter (n, Lambda, the noise law): the data's information matrix would leak, so it is
+    replaced by the bounds that hold for every information matrix (conservative intervals)."""
     noise = SimulationNoise(seed)
     d = pp.dim
     if isinstance(mech, PSGLD):
-        H, _ = sandwich(w, pp, 0.0)
-        post = np.linalg.inv(mech.temperature * H + np.eye(d) / mech.prior_sd ** 2)
-        samp = np.linalg.pinv(H + 1e-9 * np.eye(d))
-        e_noise = noise.standard_normal((m, d)) @ np.linalg.cholesky(post + 1e-12 * np.eye(d)).T
+        # the tempered posterior's covariance (tau H + I/s^2)^-1 is at most the prior's s^2 I; nothing tighter is
+        # public for one draw (release several draws for an interval from their spread)
+        e_noise = noise.standard_normal((m, d)) * mech.prior_sd
+        return e_noise, e_noise
+    lam = mech.lam
+    b = sphere_noise(noise, d, mech.noise_scale, m)
+    if isinstance(mech, ObjectivePerturbation):
+        lam_total = lam + mech.extra_ridge
+        # w~ - w*(Lambda') = -(H + n Lambda' I)^-1 b; b is isotropic, so each coordinate's spread is at most that of
+        # b / (n Lambda')
+        e_noise = -b / (pp.n_public * lam_total)
+        samp = sampling_bound(pp, lam_total)
     else:
-        lam = mech.lam
-        H, samp = sandwich(w, pp, lam)
-        b = sphere_noise(noise, d, mech.noise_scale, m)
-        if isinstance(mech, ObjectivePerturbation):
-            lam_total = lam + mech.extra_ridge
-            e_noise = -b @ np.linalg.inv(H + pp.n_public * lam_total * np.eye(d)).T
-        else:
-            e_noise = b
-    e_samp = noise.standard_normal((m, d)) @ np.linalg.cholesky(samp + 1e-12 * np.eye(d)).T
+        e_noise = b
+        samp = sampling_bound(pp, lam)
+    e_samp = noise.standard_normal((m, d)) * math.sqrt(samp)
     return e_noise + e_samp, e_noise
 
 
@@ -192,9 +203,9 @@ def coefficient_inference(mech: _RegressionMechanism, release: RegressionRelease
             out.p_value_nonprivate = 2 * stats.norm.sf(np.abs(z))
     out.warnings = coefficient_warnings(out)
     if isinstance(mech, PSGLD) and draws == 1:
-        out.warnings.append("pSGLD's one-draw interval assumes the chain samples its target exactly; in our simulations "
-                            "it covered the truth 70% to 100% of the time and its test rejected a true null up to 20% of "
-                            "the time (docs/coverage-models.md): read both as rough, or prefer objective perturbation.")
+        out.warnings.append("pSGLD with one released draw has no public interval narrower than its prior: release two "
+                            "or more draws (--draws, epsilon split between them) to get an interval from their spread, "
+                            "or prefer objective perturbation.")
     return out
 
 
