@@ -16,12 +16,14 @@ from dpsurv_core.privacy import catalogue
 from dpsurv_core.report.text import markdown_literal
 from ui import curves_view as cv
 from ui import session
+from ui.downloads import show_figure
+from ui.glossary import explainer, help_text, terms
 
 st.title("Survival curves")
 st.caption("The Kaplan-Meier curve of the cohort next to a differentially private version of it: pick a mechanism "
            "and a privacy budget, preview what the noise does to the curve, the medians and the landmark survival "
            "(free), and release once you are satisfied (charged).")
-explainer = st.container()
+explainer_box = st.container()
 
 cohort, choice, public = session.analysis_inputs()
 unit = cohort.time_unit
@@ -36,19 +38,24 @@ with c1:
     entry = cv.mechanism_entry(mech_name)
     options: dict = {}
     as_published = False
-    if "base_epsilon" in entry.options:
+    if not entry.formal:  # disclosure control: no epsilon, no formal guarantee
+        st.caption("**No formal guarantee**: this disclosure-control method has no epsilon and nothing bounds what a "
+                   "release reveals about a patient. Its settings are under *Options* below.")
+    elif "base_epsilon" in entry.options:
         as_published = st.radio("Epsilon means", ["fixed total", "as published"], horizontal=True, key="sc_eps_mode",
                                 help="Fixed total: you set what the release costs. As published: you set the "
                                      "paper's per-step base epsilon e; the ledger charges the true total.") \
             == "as published"
-    if as_published:
+    if not entry.formal:
+        epsilon = None
+    elif as_published:
         options["base_epsilon"] = st.number_input("Base epsilon e per grid point (the paper's label)",
                                                   min_value=0.0001, max_value=1.0, value=0.008, step=0.001,
                                                   format="%.4f", key="sc_base_eps")
         epsilon = None
     else:
         epsilon = st.select_slider("Privacy budget epsilon (smaller = more private, noisier)", options=cv.EPSILONS,
-                                   value=1.0, key="sc_epsilon")
+                                   value=1.0, key="sc_epsilon", help=help_text("epsilon"))
 with c2:
     estimands = [cs.SURVIVAL, cs.HAZARD] + ([cs.INCIDENCE] if comp_cohort is not None and cv.releases_counts(entry)
                                             else [])
@@ -111,8 +118,8 @@ st.caption("Moving a setting redraws the preview at no cost; only the Release bu
            "budget of this data set is in the sidebar and on the Ledger and report page.")
 
 if "debiased_curves" in result.extra and estimand == cs.SURVIVAL:
-    st.plotly_chart(cv.rrr_figure(priv, result.extra["debiased_curves"], fine.curves, unit, horizon, group_col,
-                                  conf_type), width="stretch")
+    show_figure(cv.rrr_figure(priv, result.extra["debiased_curves"], fine.curves, unit, horizon, group_col,
+                              conf_type), f"survival-{cohort.name}-{mech_name}", "sc_fig", width="stretch")
     st.caption(f"Solid: {private_label}. Randomized response mixes the group labels, which pulls the groups' curves "
                "towards each other (raw). The mixing probabilities are public, so it can be undone on the counts "
                f"(de-biased), at no extra cost. Shaded (de-biased): {cv.band_caption(result, conf_type)}.")
@@ -120,10 +127,13 @@ else:
     fig = cv.curve_figure(fine.curves, priv, estimand, band_kind, layout, unit, horizon, group_col,
                           private_label=private_label, private_bands=priv_bands, type_labels=type_labels,
                           private_noise_band=noise_band)
-    st.plotly_chart(fig, width="stretch")
+    show_figure(fig, f"{estimand}-{cohort.name}-{mech_name}", "sc_fig", width="stretch")
     if estimand == cs.SURVIVAL:
         st.caption(f"Shaded: pointwise 95% confidence band of type {conf_type} (R survfit conf.type = \"{conf_type}\"). "
                    f"{Private}: {cv.band_caption(result, conf_type)}.")
+for note in cv.figure_notes(fine.curves, priv, estimand, estimand == cs.SURVIVAL and bool(band_kind), unit,
+                            group_col if split else None):
+    st.caption(note)
 
 # -------------------------------------------------------------------------------------- number at risk
 st.markdown("**Number at risk**")
@@ -132,12 +142,13 @@ exact_risk = cs.at_risk_at(on_grid.counts, times)[0]
 priv_risk = cs.at_risk_at(result.counts, times)[0] if has_counts else None
 if has_counts and result.counts.groups != on_grid.counts.groups:
     priv_risk = None
-st.table(cv.at_risk_table(times, exact_risk, priv_risk, on_grid.counts.groups, group_col if split else None, unit,
-                          private_label=private_label), width="stretch")
+cv.show_table(cv.at_risk_table(times, exact_risk, priv_risk, on_grid.counts.groups, group_col if split else None, unit,
+                              private_label=private_label), f"number-at-risk-{cohort.name}", "sc_risk", index=True)
 if not has_counts:
     st.caption(f"'{cv.NOT_RELEASED}': this mechanism publishes the curve only, not the counts.")
 else:
-    st.caption(f"Times in {unit}. The {private_label} rows are computed from the noisy counts.")
+    st.caption(f"Times in {unit}. The {private_label} rows are computed from the released counts, rounded to whole "
+               "patients, never below zero and never rising over time (free post-processing of the release).")
 
 groups = fine.curves.groups
 gname = lambda g: cv.group_name(g, group_col if split else None)  # noqa: E731
@@ -167,7 +178,7 @@ with col_a:
         row[f"Quartiles 25%, 75% {private_label}"] = "—" if pi is None else ", ".join(
             cv.fmt_time(q_p[p][0][pi], unit) for p in (0.25, 0.75))
         rows.append(row)
-    st.table(pd.DataFrame(rows), hide_index=True, width="stretch")
+    cv.show_table(pd.DataFrame(rows), f"median-survival-{cohort.name}", "sc_median")
     st.caption(f"Medians and quartiles by R's rule (quantile.survfit): the first time the curve is at or below "
                f"50% (25%, 75% of patients had the event: the curve at 75%, 25%), the midpoint where it is flat at "
                f"exactly that value; the median's 95% CI is read off the {conf_type} band the same way.")
@@ -194,7 +205,7 @@ with col_b:
             row[f"{Private} 95% CI"] = cv.fmt_interval(r_p_lo[pi], r_p_up[pi], unit)
             row["Difference"] = cv.fmt_time(r_p[pi] - r_e[gi], unit)
         rows.append(row)
-    st.table(pd.DataFrame(rows), hide_index=True, width="stretch")
+    cv.show_table(pd.DataFrame(rows), f"rmst-{cohort.name}", "sc_rmst")
     st.caption("Computed to the time asked (the area under the step curve needs no grid point there). "
                + ("The private interval carries the noise." if noise_band else ""))
 
@@ -270,7 +281,7 @@ try:
                     pi = list(read.groups).index(g)
                     row[priv_col] = "beyond the horizon" if beyond else cell(g, pi, k, ti, True)
                 rows.append(row)
-    st.table(pd.DataFrame(rows), hide_index=True, width="stretch")
+    cv.show_table(pd.DataFrame(rows), f"landmark-{estimand}-{cohort.name}", "sc_landmarks")
     if np.any(np.abs(lm_used - lm_times) > 1e-9):
         st.caption("A time between grid times is read at the grid time before it, for both columns, so that they "
                    "compare the same time.")
@@ -301,7 +312,7 @@ for k in range(n_types):
         rows.append({"Group": gname(g) + (f": {type_labels[k]}" if competing else ""),
                      "RMSE": f"{scale * err_rmse[0, pi]:.2f}{suffix}",
                      "Largest gap (sup-norm)": f"{scale * err_sup[0, pi]:.2f}{suffix}"})
-st.table(pd.DataFrame(rows), hide_index=True, width="stretch")
+cv.show_table(pd.DataFrame(rows), f"curve-errors-{cohort.name}", "sc_errors")
 st.caption(f"Measured at the {public.grid.points.size} points of the public grid"
            + (" in percentage points of survival." if estimand == cs.SURVIVAL else ".")
            + " These comparisons use the non-private data: they are for the data holder, not for publication.")
@@ -315,8 +326,13 @@ CORRECTIONS = {
     catalogue.DE_FAVERI: "**Correction to the slides:** they give eps = log((np + 1 - p)/(n - 1 - np + p)), which "
                          "understates the privacy loss; dpsurv uses eps = ln((kp + 1 - p)/(1 - p)) for k groups.",
 }
-with explainer.expander("What am I looking at?"):
-    st.markdown(f"""
+if entry.formal:
+    this = (f"**This mechanism: {entry.name}.** {entry.summary} Its epsilon protects {entry.protects} (neighbours: "
+            f"{entry.neighbouring}). From {entry.paper}.")
+else:
+    this = (f"**This method: {entry.name}.** {entry.summary} It is statistical disclosure control: no epsilon and no "
+            f"formal guarantee (nothing bounds what a release reveals about one patient). From {entry.paper}.")
+text = f"""
 **The Kaplan-Meier curve** shows, at each time, the percentage of patients still alive (or free of the event).
 It steps down whenever someone has the event; patients lost to follow-up (*censored*) leave the count without a
 step. The grey dashed curve (or the left panel) uses the real data; the solid coloured one is what could be
@@ -331,13 +347,16 @@ privacy. What you see while you choose is a *preview*: a draw with simulation no
 never exported. Only the Release button publishes: it draws fresh noise and charges the data set's ledger (left
 sidebar); the charges add up, and each release gets a record id.
 
-**This mechanism: {entry.name}.** {entry.summary} Its epsilon protects {entry.protects} (neighbours:
-{entry.neighbouring}). From {entry.paper}.
+{this}
 
 **The tables.** *Median survival* is the time when the curve crosses 50% ("not reached" if it never does);
 *landmark survival* is the percentage alive at chosen times, like 1-year survival; *restricted mean survival
 time* is the average time lived without the event up to a horizon. The shaded bands and the numbers in brackets
 are 95% confidence intervals. RMSE and the largest gap measure how far the private curve is from the real one.
-""")
-    if entry.paper in CORRECTIONS:
-        st.markdown(CORRECTIONS[entry.paper])
+"""
+if entry.paper in CORRECTIONS:
+    text += "\n\n" + CORRECTIONS[entry.paper]
+with explainer_box:
+    explainer("curves", text)
+    terms("Kaplan-Meier", "censored", "number at risk", "Greenwood", "confidence band", "life-table rule",
+          "median survival", "RMST", "epsilon", "add/remove neighbours", "change-one-label", "preview", "release")

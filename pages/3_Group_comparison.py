@@ -17,11 +17,13 @@ from dpsurv_core.privacy import catalogue
 from dpsurv_core.report.text import markdown_literal
 from ui import curves_view as cv
 from ui import session
+from ui.downloads import show_figure
+from ui.glossary import explainer, help_text, terms
 
 st.title("Group comparison")
 st.caption("Do the groups survive differently? The log-rank test on the real data next to the same test on a "
            "private release, and whether the conclusion at the 5% level survives the noise.")
-explainer = st.container()
+explainer_box = st.container()
 
 cohort, choice, public = session.analysis_inputs()
 unit = cohort.time_unit
@@ -77,8 +79,14 @@ with c1:
     mech_name = st.selectbox("Privacy mechanism", names, format_func=cv.mechanism_name, key="gc_mechanism")
     entry = cv.mechanism_entry(mech_name)
 with c2:
-    epsilon = st.select_slider("Privacy budget epsilon (smaller = more private, noisier)", options=cv.EPSILONS,
-                               value=1.0, key="gc_epsilon")
+    if entry.formal:
+        epsilon = st.select_slider("Privacy budget epsilon (smaller = more private, noisier)", options=cv.EPSILONS,
+                                   value=1.0, key="gc_epsilon", help=help_text("epsilon"))
+    else:  # disclosure control: no epsilon, no formal guarantee
+        epsilon = None
+        st.caption("**No formal guarantee**: this disclosure-control method has no epsilon and nothing bounds what a "
+                   "release reveals about a patient. Its settings are under *Options* below.")
+sdc_options = cv.option_widgets(entry, "gc") if not entry.formal else {}
 no_counts = cv.without_counts("km")
 if no_counts:
     st.caption(f"Not offered here: {' and '.join(no_counts)}. It publishes only the smoothed curve of each group, not "
@@ -96,9 +104,9 @@ if len(groups) < 2:
 
 # ------------------------------------------------------------------------------------------ preview or release
 try:
-    mechanism = entry.build(epsilon, **context(cohort, public))
+    mechanism = entry.build(epsilon, **context(cohort, public), **sdc_options)
     command = {**cv.data_options(choice, group=group_spec), "mechanism": mech_name, "epsilon": epsilon,
-               **cv.grid_options(choice, public)}
+               **cv.grid_options(choice, public), **sdc_options}
     plan = cv.curve_plan(entry, mechanism, cohort, public, "logrank", command, analysis="log-rank tests",
                          extra=extra_disclosures, outputs=cv.logrank_outputs)
     result, released, private_label = cv.explore_or_release(plan, "logrank", "Release these tests",
@@ -111,13 +119,27 @@ cv.privacy_card(result, plan, released)
 # ------------------------------------------------------------------------------------------ curves
 horizon = float(public.horizon)
 if "debiased_curves" in result.extra:
-    st.plotly_chart(cv.rrr_figure(result.curves, result.extra["debiased_curves"], fine.curves, unit, horizon,
-                                  group_col), width="stretch")
+    show_figure(cv.rrr_figure(result.curves, result.extra["debiased_curves"], fine.curves, unit, horizon,
+                              group_col), f"group-curves-{cohort.name}-{mech_name}", "gc_fig", width="stretch")
     st.caption(f"Left: Kaplan-Meier curves of the *reported* groups ({private_label}); randomly swapped labels pull "
                "them together. Right: the mixing undone on the counts (free post-processing). Dashed: non-private.")
 else:
-    st.plotly_chart(cv.curve_figure(fine.curves, result.curves, cs.SURVIVAL, None, "overlaid", unit, horizon,
-                                    group_col, private_label=private_label), width="stretch")
+    show_figure(cv.curve_figure(fine.curves, result.curves, cs.SURVIVAL, None, "overlaid", unit, horizon,
+                                group_col, private_label=private_label), f"group-curves-{cohort.name}-{mech_name}",
+                "gc_fig", width="stretch")
+    st.caption(f"Dashed: non-private; solid: {private_label}.")
+for note in cv.figure_notes(fine.curves, result.curves, cs.SURVIVAL, False, unit, group_col):
+    st.caption(note)
+st.markdown("**Number at risk**")
+risk_times = cs.table_times(public.grid)
+risk_private = cs.at_risk_at(result.counts, risk_times)[0] if result.counts is not None else None
+if result.counts is not None and result.counts.groups != on_grid.counts.groups:
+    risk_private = None
+cv.show_table(cv.at_risk_table(risk_times, cs.at_risk_at(on_grid.counts, risk_times)[0], risk_private,
+                               on_grid.counts.groups, group_col, unit, private_label=private_label),
+              f"number-at-risk-{cohort.name}", "gc_risk", index=True)
+st.caption(f"Times in {unit}. The {private_label} rows are computed from the released counts, rounded to whole "
+           "patients, never below zero and never rising over time (free post-processing of the release).")
 
 # ------------------------------------------------------------------------------------------ tests
 exact_tests = logrank.pairwise(fine.counts)
@@ -149,7 +171,7 @@ if not tables:
     rows.append({"Test": f"overall ({len(groups)} groups)", "Chi²": cv.fmt_stat(float(exact_overall.statistic[0])),
                  "p": cv.fmt_p(float(exact_overall.p_value[0]))})
     st.markdown("Non-private only:")
-    st.table(pd.DataFrame(rows), hide_index=True, width="stretch")
+    cv.show_table(pd.DataFrame(rows), f"logrank-{cohort.name}", "gc_exact_tests")
 for label, (pair, overall, law) in tables.items():
     fine_tests = [*exact_tests, exact_overall] if len(groups) > 2 else exact_tests
     same_grid = grid_tests if len(groups) > 2 else grid_tests[:-1]
@@ -168,7 +190,8 @@ for label, (pair, overall, law) in tables.items():
     if len(tables) > 1:
         st.markdown(f"**Non-private vs {label}** "
                     + ("(from the reported, randomized labels)" if label == private_label else "(mixing undone)"))
-    st.table(cv.style_flips(df), hide_index=True, width="stretch")
+    cv.show_table(df, f"logrank-{cohort.name}-{label}", f"gc_tests_{len(label)}_{label[:12]}",
+                  styled=cv.style_flips(df))
     st.caption(f"Private p-values: {law.method.format(draws=logrank_test.DEFAULT_DRAWS)}.")
     flips = [cv.test_label(c, group_col) for c in comparison if c.flipped]
     if flips:
@@ -190,8 +213,7 @@ st.caption("Chi² is the log-rank statistic (1 degree of freedom per pair; group
            "so it keeps its 5% false-alarm rate; \"Chi² needed at 5%\" is the value it must exceed (3.84 without "
            "noise for a pair). The non-private columns are for the data holder only, not for publication.")
 
-with explainer.expander("What am I looking at?"):
-    st.markdown("""
+text = """
 **The log-rank test** asks whether two (or more) groups of patients have the same survival. At each time a patient
 dies, it compares how many deaths each group had with how many it would have had if survival were the same in all
 groups. The sum of these differences gives the statistic (Chi²); a p-value below 0.05 is conventionally read as
@@ -207,13 +229,22 @@ still hide a real difference: such *flips* against the exact test on the same ti
 because a reader of the private release would draw the opposite conclusion. While you choose, the private columns come from a
 *preview* (simulation noise: free, never exported); the Release button draws fresh noise once, charges the data
 set's ledger and labels the numbers *released* with their record id.
-""")
-    st.markdown(f"**{entry.name}** ({entry.paper}): {entry.summary} Its epsilon protects {entry.protects} "
-                f"(neighbours: {entry.neighbouring}).")
-    if cv.label_only(entry):
-        st.markdown("It **protects the group label only**: survival times and deaths are published as they are. "
+"""
+if entry.formal:
+    text += (f"\n\n**{entry.name}** ({entry.paper}): {entry.summary} Its epsilon protects {entry.protects} "
+             f"(neighbours: {entry.neighbouring}).")
+else:
+    text += (f"\n\n**{entry.name}** ({entry.paper}): {entry.summary} Disclosure control: no epsilon and no formal "
+             "guarantee; the calibrated test still accounts for what the method does to the counts.")
+if cv.label_only(entry):
+    text += ("\n\n" + "It **protects the group label only**: survival times and deaths are published as they are. "
                     "Because the mixing probabilities are known, the mixing can be undone on the counts (the "
                     "*de-biased* curves and tests).")
-    if entry.paper == catalogue.DE_FAVERI:
-        st.markdown("dpsurv uses the correct epsilon ln((kp + 1 - p)/(1 - p)) for k groups; the slides' formula "
+if entry.paper == catalogue.DE_FAVERI:
+    text += ("\n\ndpsurv uses the correct epsilon ln((kp + 1 - p)/(1 - p)) for k groups; the slides' formula "
                     "understates it.")
+with explainer_box:
+    explainer("groups", text)
+    terms("log-rank", "p-value", "number at risk", "epsilon", "add/remove neighbours", "change-one-label", "preview",
+          "release")
+    cv.extra_terms("calibrated test", "disclosure control")

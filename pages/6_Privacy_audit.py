@@ -25,7 +25,10 @@ from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import GROUP_LABEL
 from dpsurv_core.report.text import markdown_literal
+from ui import curves_view as cv
 from ui import releases, session
+from ui.downloads import show_figure, show_table
+from ui.glossary import explainer, terms
 
 ANALYSIS_LABELS = {"km": "Survival curves (Kaplan-Meier)", "logrank": "Log-rank tests between groups",
                    "weibull": "Weibull parameters", "regression": "Discrete-time regression"}
@@ -42,9 +45,9 @@ st.caption("For a proposed release: how much could an attacker who knows everyon
 st.info("An audit is a simulation on your data for the data holder or an ethics board, not a release: it is **not "
         "charged to the privacy ledger**, and its numbers come from the raw data, so they must not be published.")
 
-with st.expander("What am I looking at?"):
-    st.markdown(
-        """
+explainer(
+    "audit",
+    """
 **The question.** Differential privacy promises that one patient's presence changes what is published only a
 little: by a factor of at most e^epsilon in probability. The audit checks that promise on your data.
 
@@ -72,8 +75,13 @@ only by the number of runs.
 
 **Advantage.** TPR - FPR is the attacker's edge over a coin toss. epsilon-DP caps it at (e^eps - 1)/(e^eps + 1):
 46% at epsilon 1, 76% at epsilon 2.
-"""
-    )
+
+**Exposure.** The share of patients whose removal changes the released table at all: with disclosure control
+(suppression, rounding) anyone who knows the other patients learns for certain that such a patient took part.
+""",
+)
+terms("membership inference", "epsilon", "add/remove neighbours", "change-one-label", "differential privacy")
+cv.extra_terms("empirical epsilon", "exposure", "disclosure control")
 
 
 def _cohort_hash(cohort: Cohort) -> str:
@@ -120,8 +128,8 @@ with tab_board:  # runs first: the audit tab below may stop the script
     if comp is None:
         st.caption("Press **Run the comparison** (about ten seconds on a few hundred patients).")
     else:
-        st.dataframe(comp.table(), hide_index=True)
-        st.plotly_chart(comparison_figure(comp), key="bd_fig")
+        show_table(comp.table(), f"audit-comparison-{cohort.name}", "bd_table", hide_index=True, width="stretch")
+        show_figure(cv.recolour(comparison_figure(comp)), f"audit-comparison-{cohort.name}", "bd_fig")
         st.markdown(paragraph(comp))
         with st.expander("What a differencing pair reveals, method by method"):
             for r in comp.rows:
@@ -290,19 +298,22 @@ with tab_audit:
                    + f". Its test (TPR {att.tpr:.3f}, FPR {att.fpr:.3f}, 95% intervals TPR {att.tpr_ci[0]:.3f} to "
                    f"{att.tpr_ci[1]:.3f}, FPR {att.fpr_ci[0]:.3f} to {att.fpr_ci[1]:.3f}) maximises the ratio, not the "
                    "advantage.")
-    st.plotly_chart(epsilon_figure(result), key="au_eps_fig")
+    show_figure(cv.recolour(epsilon_figure(result)), f"audit-epsilon-{cohort.name}-{mechanism}", "au_eps_fig")
     if not formal or math.isinf(eps) or result.within_charge:
         st.success(result.sentence())
     else:
         st.error(result.sentence() + " The empirical epsilon is above the charge: this is a bug to fix, not a result "
                  "to report.")
     if result.cost.protects != "the subject":
-        st.warning(f"This mechanism protects {result.cost.protects}; neighbouring data sets: {result.cost.neighbouring}.")
+        st.warning(f"This mechanism protects {result.cost.protects}; neighbouring data sets: {result.cost.neighbouring}. "
+                   "For a guarantee about whether a patient took part at all, audit a mechanism that protects the "
+                   "subject (laplace-counts or adaptive-km).")
     elif formal and not math.isinf(eps):
         st.caption(f"Charged: {result.cost.sentence()}. The audit compares the data with and without the target patient, "
                    "the same neighbouring definition.")
     if result.cost.guarantee != "exact":
-        st.warning(f"The guarantee is {result.cost.guarantee}: it holds only if the sampler has converged.")
+        st.warning(f"The guarantee is {result.cost.guarantee}: it holds only if the sampler has converged. Check the "
+                   "sampler's diagnostics on the Regression page before relying on it, or audit the exact mechanisms.")
 
     if result.exposure is not None:
         e1, e2 = st.columns([1, 3])
@@ -315,20 +326,23 @@ with tab_audit:
                         f"{markdown_literal(result.differencing.sentence)}")
     if result.certain:
         st.error("The releases with and without the target never coincide: an attacker who knows everyone else is "
-                 "right every time (empirical epsilon infinite).")
+                 "right every time (empirical epsilon infinite). Do not publish this release as it is: choose a "
+                 "differentially private mechanism, or one that changes less with one patient.")
     st.markdown(f"**Target.** {markdown_literal(result.target.why)}")
     f1, f2 = st.columns(2)
     with f1:
-        st.plotly_chart(influential_figure(result), key="au_infl_fig")
+        show_figure(cv.recolour(influential_figure(result)), f"audit-influential-{cohort.name}-{mechanism}",
+                    "au_infl_fig")
         if result.influential is not None:
             st.caption("Totals over all runs: " + ", ".join(f"> {t:g}: {c}" for t, c in result.influential.items())
                        + f" (of {result.trials} x {result.grid_points} grid points per group).")
     with f2:
-        st.plotly_chart(roc_figure(result), key="au_roc_fig")
+        show_figure(cv.recolour(roc_figure(result)), f"audit-roc-{cohort.name}-{mechanism}", "au_roc_fig")
         st.caption(f"Strongest attack's score: {att.adv_score}; AUC {att.auc:.2f}. The diamond is the strongest attack, "
                    "the dot the test behind the empirical epsilon lower bound. The dotted line is the best any attack can "
                    "do against a release with the charged epsilon.")
-    st.dataframe(summary_table(result), hide_index=True)
+    show_table(summary_table(result), f"audit-summary-{cohort.name}-{mechanism}", "au_summary", hide_index=True,
+               width="stretch")
     for note in result.notes:
         st.caption(note)
 

@@ -21,6 +21,8 @@ from dpsurv_core.weibull.model import GAMMA, OMEGA, RUNGS
 from ui import curves_view as cv
 from ui import session
 from ui import tradeoff_view as tv
+from ui.downloads import show_figure, show_table
+from ui.glossary import explainer, terms
 
 ANALYSIS_NAMES = {"curves": "Survival curves (RMSE)", "logrank": "Log-rank tests (significance flips)",
                   "weibull": "Weibull parameters (median error)", "regression": "Regression coefficients (relative error)"}
@@ -32,7 +34,7 @@ SHOW_EPSILONS = (0.1, 1.0, 10.0)
 st.title("Trade-off explorer")
 st.caption("How much does privacy cost in accuracy? For the current data, the error of each private mechanism at "
            "every epsilon from 0.05 to 10, from many simulated releases.")
-explainer = st.container()
+explainer_box = st.container()
 st.info("**Simulations for the data holder's eyes only.** Every point below comes from repeated *simulated* releases "
         "on your data with seeded random noise and is compared with the exact, non-private analysis. Nothing here is "
         "a release: nothing may be published from this page and nothing is charged to the privacy ledger (nothing "
@@ -203,7 +205,7 @@ table = pd.DataFrame(rows, columns=tradeoff.COLUMNS)
 st.subheader(tv.ANALYSIS_LABELS[analysis])
 guides = tradeoff.guides(ctx, chosen)
 fig = tv.tradeoff_figure(table, ctx.reference, ctx.reference_label, current, unit, log_y, guides=guides)
-st.plotly_chart(fig, width="stretch", key="to_chart")
+show_figure(fig, f"tradeoff-{analysis}-{cohort.name}", "to_chart", width="stretch")
 
 protects = dict(zip(table["mechanism"], table["protects"]))
 sentence = ("Every epsilon on this chart protects the whole patient (neighbouring data sets: add or remove one "
@@ -237,7 +239,7 @@ if parts:
     st.markdown(f"**At your epsilon {current:g}:** " + "; ".join(parts) + ".")
 
 show = [e for e in dict.fromkeys([*SHOW_EPSILONS, current]) if any(np.isclose(epsilons, e))]
-st.table(tv.summary_table(table, show, unit), hide_index=True, width="stretch")
+cv.show_table(tv.summary_table(table, show, unit), f"tradeoff-summary-{analysis}-{cohort.name}", "to_summary")
 reused = len(cells) - len(computed)
 cached = f" ({reused} point{'s' if reused != 1 else ''} reused from earlier runs)" if reused else ""
 st.caption(f"{len(cells)} points, {trials} simulated releases each"
@@ -251,7 +253,7 @@ with st.expander("All numbers (for the data holder only)"):
                        mime="text/csv", key="to_csv")
 with st.expander("The non-private reference (confidential: exact numbers from the data)"):
     ref = pd.DataFrame({"Quantity": list(ctx.reference_values), "Value": list(ctx.reference_values.values())})
-    st.dataframe(ref, hide_index=True, width="stretch")
+    show_table(ref, f"tradeoff-reference-{analysis}-{cohort.name}", "to_reference", hide_index=True, width="stretch")
 
 # ------------------------------------------------------------------------------------------ explainer
 WHAT = {
@@ -268,8 +270,7 @@ WHAT = {
     "regression": "how far the private regression coefficients are from the ordinary (non-private) fit, relative to "
                   "their size: 10% means the private coefficients are typically off by a tenth of their length.",
 }
-with explainer.expander("What am I looking at?"):
-    st.markdown(f"""
+text = f"""
 **The question.** Differential privacy adds random noise so that no single patient can be recognised in a published
 result. **Epsilon** is the privacy budget: a small epsilon (0.1) means strong privacy and much noise; a large one
 (10) means little noise and weak privacy. Which epsilon still tells the clinical story?
@@ -285,8 +286,12 @@ with the exact analysis. These simulations use the real data, so they are **for 
 released and nothing is charged to the ledger.
 
 **Where the mechanisms come from** (each line: what the mechanism does and what its epsilon protects):
-""")
-    for m in dict.fromkeys(tradeoff.base(m) for m in tradeoff.mechanisms(analysis)):
-        e = tradeoff.entry(m, analysis)
-        guarantee = "" if e.guarantee == "exact" else f" Its guarantee is {e.guarantee}."
-        st.markdown(f"- **{e.name}** ({e.paper}): {e.summary} Protects {e.protects}.{guarantee}")
+"""
+for m in dict.fromkeys(tradeoff.base(m) for m in tradeoff.mechanisms(analysis)):
+    e = tradeoff.entry(m, analysis)
+    guarantee = "" if e.guarantee == "exact" else f" Its guarantee is {e.guarantee}."
+    text += f"\n- **{e.name}** ({e.paper}): {e.summary} Protects {e.protects}.{guarantee}"
+with explainer_box:
+    explainer("tradeoff", text)
+    terms("epsilon", "add/remove neighbours", "change-one-label", "log-rank", "Kaplan-Meier")
+    cv.extra_terms("calibrated test", "disclosure control")

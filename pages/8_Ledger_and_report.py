@@ -20,13 +20,16 @@ from dpsurv_core.privacy.ledger import (
 from dpsurv_core.report.figures import ledger_figure
 from dpsurv_core.report.html import export_bundle, ledger_report
 from dpsurv_core.report.text import markdown_literal
+from ui import curves_view as cv
 from ui import releases, session
+from ui.downloads import show_figure, table_download
+from ui.glossary import explainer, terms
 
 st.title("Ledger and report")
 
-with st.expander("What am I looking at?"):
-    st.markdown(
-        "Every **release** of a private result spends some of the data set's privacy budget *epsilon*. This page is "
+explainer(
+    "ledger",
+    "Every **release** of a private result spends some of the data set's privacy budget *epsilon*. This page is "
         "the bookkeeping: one record per release, saying which method was used, how much epsilon it cost, what it "
         "protects (a whole patient, or only the patient's group label) and which pairs of data sets it treats as "
         "neighbours (by default: the same data with or without one patient).\n\n"
@@ -45,8 +48,11 @@ with st.expander("What am I looking at?"):
         "each release published (kept in its record), never from a new draw. The *release report* and the "
         "*released numbers* contain private outputs only: they are what may leave the hospital once approved. The "
         "*review report* also compares with the exact, non-private analysis for the ethics board: it says "
-        "CONFIDENTIAL on every page and must not be released."
-    )
+        "CONFIDENTIAL on every page and must not be released.",
+)
+terms("ledger", "release", "preview", "epsilon", "budget cap", "add/remove neighbours", "change-one-label",
+      "disclosure")
+cv.extra_terms("disclosure control")
 
 choice = session.data_choice()
 fp = choice.fingerprint
@@ -184,7 +190,8 @@ if cap_records:
                 "cap": "—" if r.body.get("cap") is None else f"{r.body['cap']:g}",
                 "previous": "—" if r.body.get("previous") is None else f"{r.body['previous']:g}",
                 "reason": r.body.get("reason") or "—"} for r in cap_records]
-    st.table(pd.DataFrame(history).set_index("id"))
+    st.table(pd.DataFrame(history).set_index("id"), width="stretch")
+    table_download(pd.DataFrame(history), f"cap-history-{name}", "dl_cap_history_csv")
 
 # ---------------------------------------------------------------------------------------------- releases
 st.subheader("Releases")
@@ -199,8 +206,9 @@ else:
              "not DP": "; ".join(d["message"] for d in e.disclosures if not d.get("dp", True)) or "—",
              "reproduce command": e.command or "—"} for rid, e in entries.items()]
     # a plain table: every cell in full, wrapped, none cut off
-    st.table(pd.DataFrame(rows).set_index("id"))
-    st.plotly_chart(ledger_figure(led), width="stretch")
+    st.table(pd.DataFrame(rows).set_index("id"), width="stretch")
+    table_download(pd.DataFrame(rows), f"ledger-{name}", "dl_ledger_csv")
+    show_figure(cv.recolour(ledger_figure(led)), f"ledger-{name}", "ledger_fig", width="stretch")
 
 # ---------------------------------------------------------------------------------------------- reports and exports
 st.subheader("Reports and exports")

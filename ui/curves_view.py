@@ -18,7 +18,6 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
-from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 from dpsurv_core.cli.km import (
@@ -37,15 +36,17 @@ from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease
 from dpsurv_core.curves.uncertainty import curve_warnings, quantile_limits, rmst_interval
 from dpsurv_core.data import datasets
 from dpsurv_core.data.cohort import Cohort, default_mapping, validate
+from dpsurv_core.data.labels import ValueLabels, code_key
 from dpsurv_core.data.public import Disclosure, PublicParameters, TimeGrid
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.catalogue import Entry
 from dpsurv_core.privacy.ledger import GROUP_LABEL
 from dpsurv_core.privacy.release import Plan, Released, cli_command
-from dpsurv_core.report.text import markdown_literal, plain_label
-from ui import release_panel, session
+from dpsurv_core.report.text import markdown_literal, p_value, plain_label
+from ui import palette, release_panel, session
+from ui.downloads import table_download
 
-COLOURS = qualitative.D3
+COLOURS = palette.COLOURS  # Okabe-Ito (colour-blind safe)
 EPSILONS = [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 7.5, 10.0]
 NOT_RELEASED = "not released"
 CONF_TYPE_NAMES = {"plain": "plain (S ± 1.96 SE)", "log": "log (R's default)", "log-log": "log-log (lifelines' default)",
@@ -88,12 +89,10 @@ def fmt_pct(v: float, digits: int = 1) -> str:
 
 
 def fmt_p(p: float) -> str:
-    """A p-value to two significant digits, never in scientific notation."""
+    """A p-value as clinicians write it: two significant digits, ``< 0.001`` below that (report.text.p_value)."""
     if p is None or math.isnan(p):
         return "not defined"
-    if p < 0.0001:
-        return "< 0.0001"
-    return f"{p:#.2g}"
+    return p_value(min(max(float(p), 0.0), 1.0))
 
 
 def fmt_stat(s: float) -> str:
@@ -106,10 +105,70 @@ def estimand_axis(estimand: str) -> tuple[str, bool]:
             cs.INCIDENCE: ("Cumulative incidence (%)", True)}[estimand]
 
 
-def group_name(label: str, column: str | None) -> str:
+def session_labels() -> ValueLabels:
+    """The value labels of the data in use (the Data page's, over a bundled data set's own); none outside a page."""
+    try:
+        return session.value_labels()
+    except Exception:  # no Streamlit session (a bare import, a unit test of a figure): codes as they are
+        return ValueLabels()
+
+
+def group_name(label: str, column: str | None, labels: ValueLabels | None = None) -> str:
+    """A group as a reader names it: its value label (``Male``) when the column's code has one, else
+    ``column = code``; ``All patients`` for the whole cohort."""
     if label == "all":
         return "All patients"
-    return f"{column} = {label}" if column else str(label)
+    if not column:
+        return str(label)
+    named = (labels or session_labels()).label(column, label)
+    return named if named != code_key(label) else f"{column} = {label}"
+
+
+# ----------------------------------------------------------------------------------------- words (glossary)
+# terms these pages use that ui/glossary.GLOSSARY does not define yet (to move there): same popover, same style
+EXTRA_GLOSSARY: dict[str, str] = {
+    "calibrated test": "A private test whose p-value is read against what noise alone would produce (simulated from "
+                       "the release and the public noise law, at no privacy cost), so that a p below 0.05 still means "
+                       "a 5% false-alarm rate.",
+    "disclosure control": "Traditional protections (suppressing small counts, rounding, smoothing): they make "
+                          "re-identification harder but have no epsilon and no formal guarantee.",
+    "exposure": "How much of its epsilon a release could reveal about one patient in the worst case seen by the "
+                "audit's attacks; lower is better, and it should never exceed the epsilon charged.",
+    "empirical epsilon": "The epsilon an attack actually achieves in simulation: a lower bound on the true privacy "
+                         "loss, to compare with the epsilon charged.",
+}
+
+
+def extra_terms(*names: str) -> None:
+    """Popovers for :data:`EXTRA_GLOSSARY` terms, drawn like ``ui.glossary.terms`` (a row after the glossary's)."""
+    with st.container(horizontal=True, wrap=True, gap="small"):
+        for name in names:
+            with st.popover(name, type="tertiary", icon=":material/help:"):
+                st.markdown(f"**{name}**")
+                st.markdown(EXTRA_GLOSSARY[name])
+
+
+# plotly's default (D3) colours that figures built in dpsurv_core still name, and their Okabe-Ito replacements
+_D3_TO_OKABE_ITO = {"#1f77b4": palette.BLUE, "#d62728": palette.VERMILLION, "#ff7f0e": palette.ORANGE,
+                    "#2ca02c": palette.BLUISH_GREEN, "#9467bd": palette.REDDISH_PURPLE, "#17becf": palette.SKY_BLUE,
+                    "#8c564b": palette.SKY_BLUE, "#e377c2": palette.YELLOW, "#9ca3af": palette.GREY,
+                    "#d1d5db": "#CCCCCC", "#111827": palette.BLACK}
+
+
+def recolour(fig: go.Figure) -> go.Figure:
+    """``fig`` with the D3 colours of its traces' lines and markers swapped for the Okabe-Ito palette (for the
+    figures dpsurv_core builds, which cannot import ``ui.palette``); other colours are kept."""
+    def swap(c: Any) -> Any:
+        return _D3_TO_OKABE_ITO.get(c.lower(), c) if isinstance(c, str) else c
+
+    for trace in fig.data:
+        for part in ("line", "marker"):
+            obj = getattr(trace, part, None)
+            if obj is not None and getattr(obj, "color", None) is not None and isinstance(obj.color, str):
+                obj.color = swap(obj.color)
+        if isinstance(getattr(trace, "fillcolor", None), str):
+            trace.fillcolor = swap(trace.fillcolor)
+    return fig
 
 
 # ----------------------------------------------------------------------------------------- figures
@@ -121,10 +180,21 @@ def _step_xy(time: np.ndarray, values: np.ndarray, start: float, end: float | No
     return x, y
 
 
-def _rgba(hex_colour: str, alpha: float) -> str:
-    h = hex_colour.lstrip("#")
-    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
-    return f"rgba({r},{g},{b},{alpha})"
+_rgba = palette.rgba
+
+
+def band_cut(at_risk: np.ndarray) -> np.ndarray:
+    """Where a band is not drawn (bool, same shape): from the first point where nobody is at risk (the released
+    number at risk of a private curve, which noise can push to zero or below) to the end; a curve without counts
+    (NaN) is never cut."""
+    a = np.asarray(at_risk, float)
+    return np.minimum.accumulate(np.where(np.isnan(a), np.inf, a), axis=-1) <= 0
+
+
+def off_scale(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Points of a probability curve above 1 and below 0 (a private estimate can leave [0, 1]): two bool masks."""
+    v = np.asarray(values, float)
+    return v > 1 + 1e-9, v < -1e-9
 
 
 def _add_curve(fig: go.Figure, curves: SurvivalCurves, values: np.ndarray, band: tuple[np.ndarray, np.ndarray] | None,
@@ -143,9 +213,21 @@ def _add_curve(fig: go.Figure, curves: SurvivalCurves, values: np.ndarray, band:
                       **kw)
     x, y = _step_xy(curves.time, values, start, end)
     fmt = "%{y:.1f}%" if scale == 100 else "%{y:.3f}"
-    fig.add_trace(go.Scatter(x=x, y=y * scale, mode="lines", name=name, legendgroup=name, showlegend=show_legend,
+    shown = np.clip(y, 0.0, 1.0) if scale == 100 else y  # a percentage axis is fixed to [0, 100%]
+    fig.add_trace(go.Scatter(x=x, y=shown * scale, mode="lines", name=name, legendgroup=name, showlegend=show_legend,
                              line={"shape": "hv", "color": colour, "dash": dash, "width": 2.4 if dash == "solid" else 1.8},
                              hovertemplate=f"{name}<br>%{{x:.0f}} {unit}: {fmt}<extra></extra>"), **kw)
+    if scale == 100:
+        above, below = off_scale(values)
+        for mask, edge, symbol in ((above, 100.0, "triangle-up"), (below, 0.0, "triangle-down")):
+            if mask.any():
+                fig.add_trace(go.Scatter(
+                    x=curves.time[mask], y=np.full(int(mask.sum()), edge), mode="markers", legendgroup=name,
+                    showlegend=False, marker={"symbol": symbol, "size": 9, "color": colour,
+                                              "line": {"color": palette.BLACK, "width": 1}},
+                    customdata=100 * values[mask],
+                    hovertemplate=f"{name}<br>%{{x:.0f}} {unit}: %{{customdata:.1f}}% (off the scale)<extra></extra>"),
+                    **kw)
 
 
 def curve_figure(exact: SurvivalCurves, private: SurvivalCurves | None, estimand: str, band_kind: str | None,
@@ -173,15 +255,16 @@ def curve_figure(exact: SurvivalCurves, private: SurvivalCurves | None, estimand
         single = len(curves.groups) * n_types == 1
         for gi, g in enumerate(curves.groups):
             for k in range(n_types):
-                colour = COLOURS[(gi * n_types + k) % len(COLOURS)]
+                colour = palette.colour(gi * n_types + k)
                 if single and which == "exact" and private is not None and not side:
-                    colour = "#4d4d4d"
+                    colour = palette.GREY
                 values = cs.estimand_values(curves, estimand, k)[0, gi]
                 band = None
                 exact_band = side or private is None
                 if estimand == cs.SURVIVAL and band_kind and (private_bands if which == "private" else exact_band):
                     lo, hi = band_arrays(curves, band_kind, private_noise_band and which == "private")
-                    band = (lo[0, gi], hi[0, gi])
+                    cut = band_cut(curves.at_risk[0, gi])
+                    band = (np.where(cut, np.nan, np.clip(lo[0, gi], 0, 1)), np.where(cut, np.nan, np.clip(hi[0, gi], 0, 1)))
                 name = group_name(g, group_column)
                 if estimand == cs.INCIDENCE and type_labels:
                     name = f"{name}: {type_labels[k]}"
@@ -194,10 +277,46 @@ def curve_figure(exact: SurvivalCurves, private: SurvivalCurves | None, estimand
         fig.update_layout(legend_title_text=f"Shaded: 95% {band_kind} band")
     fig.update_xaxes(title_text=f"Time ({unit})", range=[0, horizon])
     fig.update_yaxes(title_text=title, row=1, col=1) if side else fig.update_yaxes(title_text=title)
-    if pct:
-        top = 100 if estimand == cs.SURVIVAL else None
-        fig.update_yaxes(range=[0, 102] if top else None, ticksuffix="%")
+    if pct:  # fixed to [0, 100%]: off-scale private values are drawn at the edge with a marker (figure_notes)
+        fig.update_yaxes(range=[0, 102], ticksuffix="%")
     return fig
+
+
+def figure_notes(exact: SurvivalCurves, private: SurvivalCurves | None, estimand: str, banded: bool,
+                 unit: str, group_column: str | None = None) -> list[str]:
+    """The sentences under a curve chart: where a band is cut (nobody at risk) and which private values are off the
+    [0, 100%] scale (drawn at the edge, with a triangle), each saying what to do."""
+    notes = []
+    cut_at = []
+    for curves in (exact, private):
+        if curves is None or not banded or estimand != cs.SURVIVAL:
+            continue
+        cut = band_cut(curves.at_risk[0])
+        for gi, g in enumerate(curves.groups):
+            if cut[gi].any() and curves is private:
+                cut_at.append(f"{group_name(g, group_column)} from {fmt_time(curves.time[int(np.argmax(cut[gi]))], unit)} "
+                              f"{unit}")
+    if banded and estimand == cs.SURVIVAL:
+        notes.append("Bands stop where nobody is left at risk: past that time the data say nothing about survival"
+                     + (f" (private curve: {'; '.join(cut_at)}, where its released number at risk reaches zero)."
+                        if cut_at else "."))
+    if private is not None and estimand in (cs.SURVIVAL, cs.INCIDENCE):
+        k_types = max(1, len(private.event_types)) if estimand == cs.INCIDENCE else 1
+        n_off = 0
+        extremes = []
+        for k in range(k_types):
+            values = cs.estimand_values(private, estimand, k)[0]
+            above, below = off_scale(values)
+            n_off += int(above.sum() + below.sum())
+            if above.any():
+                extremes.append(f"up to {100 * float(values[above].max()):.1f}%")
+            if below.any():
+                extremes.append(f"down to {100 * float(values[below].min()):.1f}%")
+        if n_off:
+            notes.append(f"{n_off} private value(s) fall outside 0-100% ({', '.join(extremes)}): noise, not data. They "
+                         "are drawn at the edge of the axis with a triangle; read them as 100% (or 0%), or raise epsilon "
+                         "for a curve that stays in range.")
+    return notes
 
 
 def band_arrays(curves: SurvivalCurves, conf_type: str, with_noise: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -283,7 +402,7 @@ def rrr_figure(raw: SurvivalCurves, debiased: SurvivalCurves, exact: SurvivalCur
                         subplot_titles=("Raw (curves of the reported groups)", "De-biased (mixing undone)"))
     for col, curves in ((1, raw), (2, debiased)):
         for gi, g in enumerate(curves.groups):
-            colour = COLOURS[gi % len(COLOURS)]
+            colour = palette.colour(gi)
             name = group_name(g, group_column)
             _add_curve(fig, exact, exact.survival[0, gi], None, f"{name} (non-private)", colour, "dash", 1.0, horizon,
                        100.0, 1, col, unit, show_legend=col == 1)
@@ -302,7 +421,10 @@ def rrr_figure(raw: SurvivalCurves, debiased: SurvivalCurves, exact: SurvivalCur
 def at_risk_table(times: np.ndarray, exact: np.ndarray, private: np.ndarray | None, groups: Sequence[str],
                   group_column: str | None, unit: str, private_label: str = "private",
                   show_private: bool = True) -> pd.DataFrame:
-    """Rows: per group, non-private then private (``not released`` when the mechanism has no counts)."""
+    """Rows: per group, non-private then private (``not released`` when the mechanism has no counts). The private
+    numbers are shown as :func:`dpsurv_core.curves.summary.at_risk_display` makes them (whole, non-negative,
+    non-increasing: post-processing of the released counts)."""
+    private = None if private is None else cs.at_risk_display(private)
     cols = [fmt_time(t, unit) for t in times]
     rows, index = [], []
     for gi, g in enumerate(groups):
@@ -315,11 +437,18 @@ def at_risk_table(times: np.ndarray, exact: np.ndarray, private: np.ndarray | No
     return pd.DataFrame(rows, index=index, columns=cols)
 
 
+def show_table(df: pd.DataFrame, name: str, key: str, styled: Any = None, index: bool = False) -> None:
+    """A table drawn whole (``st.table``: nothing truncated, text wraps) with its CSV download underneath; ``styled``
+    is a Styler of ``df`` to draw instead (the CSV is always the plain table)."""
+    st.table(df if styled is None else styled, hide_index=not index, width="stretch")
+    table_download(df, name, key=f"{key}-csv", index=index)
+
+
 def style_flips(df: pd.DataFrame, flip_column: str = "Flip?") -> Any:
     """Highlight rows whose significance at 0.05 differs between private and non-private."""
     def paint(row: pd.Series) -> list[str]:
         bad = str(row.get(flip_column, "")).startswith("FLIP")
-        return ["background-color: #fde2e1; color: #8a1c13; font-weight: 600" if bad else ""] * len(row)
+        return [f"background-color: {palette.rgba(palette.VERMILLION, 0.15)}; font-weight: 600" if bad else ""] * len(row)
     return df.style.apply(paint, axis=1)
 
 
@@ -533,6 +662,12 @@ OPTION_WIDGETS: dict[str, tuple[str, str, tuple, str | None]] = {
     "edge_mode": ("Smoothing at the edges", "choice", ("mean", "as-published"),
                   "mean: average of the values in the window; as-published: the paper divides by the full window "
                   "even at the ends."),
+    # disclosure control (no epsilon): small-cell suppression, rounding, random rounding, step smoothing
+    "threshold": ("Smallest count shown (threshold)", "int", (2, 100, 1),
+                  "Counts from 1 to threshold - 1 are withheld and shown as '<threshold'; the usual rule is 5 or 10."),
+    "base": ("Rounding base", "int", (2, 100, 1), "Every count is rounded to a multiple of this number (often 5 or 10)."),
+    "k": ("Events per step (k)", "int", (1, 100, 1),
+          "Adjacent time bins are merged until each step of the curve holds at least k events."),
 }
 
 
@@ -542,7 +677,7 @@ def option_widgets(entry: Entry, key_prefix: str, skip: Sequence[str] = ("base_e
     values: dict[str, Any] = {}
     if not names:
         return values
-    with st.expander(f"Options of {entry.name}", expanded=False):
+    with st.expander(f"Options of {entry.name}", expanded=not entry.formal):
         cols = st.columns(min(4, len(names)))
         for i, name in enumerate(names):
             label, kind, spec, help_text = OPTION_WIDGETS[name]

@@ -44,7 +44,8 @@ def release_button(plan: Plan, key: str, label: str = "Release") -> Released | N
     made: dict[str, Released] = st.session_state.setdefault("released_by_page", {})
     pk = plan_key(plan, key)
     if not plan.private:
-        st.info("This mechanism adds no noise: its numbers are for your eyes only and cannot be released.")
+        st.info("This mechanism adds no noise: its numbers are for your eyes only and cannot be released. To publish, "
+                "choose a private mechanism above.")
         return None
     budget = session.ledger()
     left = "no cap set" if budget.cap is None else f"{budget.remaining():.3g} of the cap {budget.cap:.3g} left"

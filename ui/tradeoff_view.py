@@ -12,10 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 from dpsurv_core import tradeoff
+from ui import palette
 
 ANALYSIS_LABELS = {
     "curves": "Survival curves: how far the private curve is from the real one",
@@ -24,7 +24,7 @@ ANALYSIS_LABELS = {
     "weibull": "Weibull parameters: how far the private shape and scale are from the real fit",
     "regression": "Regression coefficients: how far the private coefficients are from the real fit",
 }
-_PALETTE = qualitative.D3  # colours by the mechanism's place in its analysis: distinct within each analysis
+_PALETTE = palette.COLOURS  # Okabe-Ito, by the mechanism's place in its analysis: distinct within each analysis
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ def _order(table: pd.DataFrame) -> list[str]:
 
 
 def mechanism_colour(name: str, order: Sequence[str]) -> str:
-    return _PALETTE[list(order).index(name) % len(_PALETTE)] if name in order else "#444444"
+    return _PALETTE[list(order).index(name) % len(_PALETTE)] if name in order else palette.GREY
 
 
 def _rgba(hex_colour: str, alpha: float) -> str:

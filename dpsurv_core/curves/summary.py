@@ -130,6 +130,14 @@ def at_risk_at(counts: BinnedCounts, times: np.ndarray) -> np.ndarray:
     return np.maximum(counts.n[..., None] - gone[..., k], 0.0)
 
 
+def at_risk_display(values: np.ndarray) -> np.ndarray:
+    """Released numbers at risk (..., T) as a table shows them: rounded to whole patients, at least 0 and never
+    rising over time (a running minimum), as a number at risk must be. Post-processing of released values (free);
+    exact numbers at risk are left unchanged by it."""
+    v = np.asarray(values, float)
+    return np.minimum.accumulate(np.maximum(np.rint(v), 0.0), axis=-1)
+
+
 AT_RISK_DEFINITION = ("number at risk at time t: subjects with time >= t, as R's summary.survfit(times = t) n.risk "
                       "(Therneau 2024)")
 AT_RISK_FROM_COUNTS = ("read from the released binned counts: exact at grid edges except that an event exactly at t "

@@ -161,7 +161,7 @@ def test_other_mechanisms_render(name):
     assert not at.exception
     if name == "rrr":
         assert "protects the group label only" in text(at).lower()
-        assert table(at, "Group")["Group"].tolist() == ["sex = 1", "sex = 2"]
+        assert table(at, "Group")["Group"].tolist() == ["Male", "Female"]  # value labels (issue 15)
     assert releases() == []
 
 
@@ -178,7 +178,7 @@ def test_cumulative_incidence_on_pbc():
 def test_group_page_lung_log_rank():
     at = run(GROUPS)
     lr = table(at, "Test")
-    assert lr.loc[0, "Test"] == "sex = 1 vs sex = 2"
+    assert lr.loc[0, "Test"] == "Male vs Female"
     assert lr.loc[0, "Chi² non-private"] == "10.33"  # Gondara & Wang 2020 Table 3, "No privacy": 10.3
     assert lr.loc[0, "p non-private"] == "0.0013"
     assert lr.loc[0, "Flip?"] in {"same conclusion", "FLIPPED: significant → not significant"}
