@@ -157,7 +157,8 @@ if result.counts is not None:
             law = logrank_test.noise_law(mechanism, result.extra, debiased)
             calibrated = logrank_test.calibrated_tests(counts, law)
             tables[label] = (calibrated[:-1], calibrated[-1], law)
-            warnings += [w for w in logrank_test.warnings_for(counts, law, calibrated, result.cost.epsilon,
+            named_counts, named_tests = cv.named_groups(counts, calibrated, group_col)  # warnings name the groups
+            warnings += [w for w in logrank_test.warnings_for(named_counts, law, named_tests, result.cost.epsilon,
                                                               logrank_test.cell_noise_sd(mechanism) if law.noisy else 0.0)
                          if w not in warnings]
     except DpsurvError as exc:

@@ -152,6 +152,7 @@ def extra_terms(*names: str) -> None:
 _D3_TO_OKABE_ITO = {"#1f77b4": palette.BLUE, "#d62728": palette.VERMILLION, "#ff7f0e": palette.ORANGE,
                     "#2ca02c": palette.BLUISH_GREEN, "#9467bd": palette.REDDISH_PURPLE, "#17becf": palette.SKY_BLUE,
                     "#8c564b": palette.SKY_BLUE, "#e377c2": palette.YELLOW, "#9ca3af": palette.GREY,
+                    "#b91c1c": palette.VERMILLION, "#475569": palette.GREY,
                     "#d1d5db": "#CCCCCC", "#111827": palette.BLACK}
 
 
@@ -168,6 +169,12 @@ def recolour(fig: go.Figure) -> go.Figure:
                 obj.color = swap(obj.color)
         if isinstance(getattr(trace, "fillcolor", None), str):
             trace.fillcolor = swap(trace.fillcolor)
+    for shape in fig.layout.shapes or ():  # reference lines (a cap, a bound)
+        if isinstance(shape.line.color, str):
+            shape.line.color = swap(shape.line.color)
+    for note in fig.layout.annotations or ():
+        if isinstance(note.font.color, str):
+            note.font.color = swap(note.font.color)
     return fig
 
 
@@ -442,6 +449,19 @@ def show_table(df: pd.DataFrame, name: str, key: str, styled: Any = None, index:
     is a Styler of ``df`` to draw instead (the CSV is always the plain table)."""
     st.table(df if styled is None else styled, hide_index=not index, width="stretch")
     table_download(df, name, key=f"{key}-csv", index=index)
+
+
+def named_groups(counts: Any, tests: Sequence[Any], group_column: str | None) -> tuple[Any, list[Any]]:
+    """Copies of released counts and their tests whose groups carry the readers' names (:func:`group_name`), for the
+    sentences the core writes about them (``logrank_test.warnings_for``); the numbers are unchanged."""
+    names = {g: group_name(g, group_column) for g in counts.groups}
+
+    def rename(t: Any) -> Any:
+        if t.group_b is None:
+            return replace(t, group_a=", ".join(names.get(g, g) for g in str(t.group_a).split(", ")))
+        return replace(t, group_a=names.get(t.group_a, t.group_a), group_b=names.get(t.group_b, t.group_b))
+
+    return replace(counts, groups=tuple(names[g] for g in counts.groups)), [rename(t) for t in tests]
 
 
 def style_flips(df: pd.DataFrame, flip_column: str = "Flip?") -> Any:

@@ -135,6 +135,10 @@ def test_group_page_labels_downloads_and_sdc():
     assert {"Male (preview)", "Female (preview)"} <= chart_names(at)
     labels = downloads(at)
     assert {"Figure as PNG", "Figure as SVG"} <= set(labels) and labels.count("Table as CSV") == len(at.table)
+    assert "Male vs Female" in " ".join(w.value for w in at.warning)  # the core's warnings name the groups too
+    at.selectbox(key="gc_mechanism").set_value("rrr").run()
+    assert not at.exception
+    assert "Male" in " ".join(w.value for w in at.warning) or not at.warning
     at.selectbox(key="gc_mechanism").set_value("round").run()
     assert not at.exception
     assert not [s for s in at.select_slider if s.key == "gc_epsilon"]
@@ -200,6 +204,11 @@ def test_palette_and_recolour(lung_release):
     old = go.Figure([go.Scatter(y=[1, 2], line={"color": "#1f77b4"}), go.Bar(y=[1], marker={"color": "#d62728"})])
     new = cv.recolour(old)
     assert new.data[0].line.color == palette.BLUE and new.data[1].marker.color == palette.VERMILLION
+    capped = go.Figure([go.Scatter(y=[1, 2])])
+    capped.add_hline(y=1, line_color="#b91c1c", annotation_text="cap 1", annotation_font_color="#b91c1c")
+    cv.recolour(capped)
+    assert capped.layout.shapes[0].line.color == palette.VERMILLION
+    assert capped.layout.annotations[0].font.color == palette.VERMILLION
 
 
 # ------------------------------------------------------------------------------------------------ pages 6, 7, 8
