@@ -10,6 +10,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as st_np
 from streamlit.testing.v1 import AppTest
 
 from dpsurv_core.curves import summary as cs
@@ -250,3 +253,14 @@ def test_explainer_collapsed_on_a_later_visit():
         if "_glossary_visit" in at.session_state else 5
     at.run()
     assert not explainer_expanded(at)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st_np.arrays(float, st_np.array_shapes(min_dims=1, max_dims=3, max_side=8),
+                    elements=st.floats(-50, 500, allow_nan=False)))
+def test_at_risk_display_properties(values):
+    shown = cs.at_risk_display(values)
+    assert shown.shape == values.shape and np.all(shown >= 0) and np.all(np.diff(shown, axis=-1) <= 0)
+    assert np.all(shown == np.rint(shown))
+    exact = np.sort(np.abs(np.rint(values)), axis=-1)[..., ::-1]  # whole, non-negative, non-increasing: unchanged
+    np.testing.assert_array_equal(cs.at_risk_display(exact), exact)
