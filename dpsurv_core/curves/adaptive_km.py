@@ -116,6 +116,7 @@ class AdaptiveKM(Mechanism):
     name = "adaptive-km"
     analysis = "survival curves"
     interval_includes_noise = True
+    engines = ("pandas", "duckdb", "spark")  # reads exact counts only (dpsurv_core/engines)
 
     AUTO_SHARE = 0.2
     AUTO_MAX_EPSILON = 2.0
