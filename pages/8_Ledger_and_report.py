@@ -76,7 +76,9 @@ if verification.ok:
     st.success(f"Ledger chain: {verification.message}.", icon=":material/verified:")
 else:
     st.error(f"**The ledger chain is broken**: {verification.message}. Records may have been edited or deleted "
-             "outside dpsurv; the totals below cannot be trusted.", icon=":material/gpp_bad:")
+             "outside dpsurv; the totals below cannot be trusted. Stop releasing from this data set and ask the "
+             "ledger's keeper to restore the database from a backup (`python -m dpsurv_core budget verify` names the "
+             "first broken record).", icon=":material/gpp_bad:")
 
 cols = st.columns(3)
 spent = led.spent()
@@ -88,17 +90,21 @@ cols[2].metric("Left", f"ε = {led.remaining():.3g}" if led.cap is not None else
 reasons = led.void_reasons()
 if reasons:
     st.error("**The patients have no differential-privacy guarantee from this data set's releases**, whatever the "
-             "epsilon above says:\n\n" + "\n".join(f"- {r}" for r in dict.fromkeys(reasons)))
+             "epsilon above says:\n\n" + "\n".join(f"- {r}" for r in dict.fromkeys(reasons))
+             + "\n\nDo not describe these releases as differentially private; future releases should use a "
+             "differentially private mechanism.")
 sdc = led.disclosure_control()
 if sdc:
     st.warning(f"**{len(sdc)} release(s) used statistical disclosure control** (small-cell suppression, rounding, "
                "random rounding, cell keys or step smoothing). They have **no epsilon and no formal guarantee**, so "
                "they are not in the total above: a patient whose removal changes such a table is revealed to anyone "
-               "who knows the other patients' records. The Privacy audit page measures how many.")
+               "who knows the other patients' records. The Privacy audit page measures how many: run it before "
+               "publishing them, and say in the report that they carry no formal guarantee.")
 for unit, tot in led.totals().items():
     if unit != SUBJECT:
         st.info(f"Label-only releases: ε = {tot['epsilon']:.3g} protecting {unit}. This is not a guarantee for the "
-                "patient's times and events, which such releases publish as they are.")
+                "patient's times and events, which such releases publish as they are: publish them only where the "
+                "times and events may be shown, and say so in the report.")
 
 # ---------------------------------------------------------------------------------------------- the cap
 st.subheader("Budget cap")
