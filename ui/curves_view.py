@@ -300,8 +300,9 @@ def figure_notes(exact: SurvivalCurves, private: SurvivalCurves | None, estimand
             continue
         cut = band_cut(curves.at_risk[0])
         for gi, g in enumerate(curves.groups):
-            if cut[gi].any() and curves is private:
-                cut_at.append(f"{group_name(g, group_column)} from {fmt_time(curves.time[int(np.argmax(cut[gi]))], unit)} "
+            if cut[gi].any() and curves is private:  # nobody at risk in (t[j-1], t[j]]: the band stops at t[j-1]
+                j = int(np.argmax(cut[gi]))
+                cut_at.append(f"{group_name(g, group_column)} from {fmt_time(curves.time[j - 1] if j else 0.0, unit)} "
                               f"{unit}")
     if banded and estimand == cs.SURVIVAL:
         notes.append("Bands stop where nobody is left at risk: past that time the data say nothing about survival"
