@@ -264,3 +264,16 @@ def test_at_risk_display_properties(values):
     assert np.all(shown == np.rint(shown))
     exact = np.sort(np.abs(np.rint(values)), axis=-1)[..., ::-1]  # whole, non-negative, non-increasing: unchanged
     np.testing.assert_array_equal(cs.at_risk_display(exact), exact)
+
+
+def test_audit_run_draws_recoloured_figures_with_downloads():
+    at = run(AUDIT)
+    at.button(key="au_run").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    labels = downloads(at)
+    assert labels.count("Figure as PNG") == 3 and "Table as CSV" in labels
+    colours = set()
+    for chart in at.get("plotly_chart"):
+        for t in json.loads(chart.proto.spec)["data"]:
+            colours |= {(t.get(part) or {}).get("color") for part in ("line", "marker")} - {None}
+    assert not colours & {"#1f77b4", "#d62728"}  # D3's blue and red replaced by Okabe-Ito
