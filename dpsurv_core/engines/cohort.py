@@ -99,6 +99,17 @@ class EngineCohort(Cohort):
     def event_times(self, competing: bool = False) -> np.ndarray:
         return statistics.event_times(self.engine, self.summary, competing)
 
+    def time_table(self, cap: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Distinct times capped at ``cap`` with their numbers of rows and events (the Weibull statistics), held in
+        memory only up to the limit of :func:`dpsurv_core.limits.max_cli_cells` / 3 values (else refused)."""
+        limit = max(limits.max_cli_cells() // 3, 1)
+        out = statistics.time_table(self.engine, self.summary, cap, limit, self.chunk_rows)
+        if isinstance(out, int):
+            raise DataError(f"{self.purpose} needs the table of distinct times, and {self.name!r} has {out:,} distinct "
+                            f"times up to the horizon, more than the {limit:,} dpsurv holds in memory "
+                            f"({limits.CLI_CELLS_ENV} / 3): round the times in the source (to whole days, for example).")
+        return out
+
     # ---- per-subject values: the bounded chunked path ----------------------------------------------------
     def in_memory(self) -> Cohort:
         """The rows as an ordinary :class:`Cohort`, streamed in chunks below the row limit (else refused)."""

@@ -386,3 +386,22 @@ def largest_times(engine: Engine, s: Summary, k: int) -> np.ndarray:
                        f"AS x ORDER BY t DESC LIMIT {int(k)}")
     out = np.repeat(np.array([r[0] for r in rows], float), np.array([int(r[1]) for r in rows], np.int64))
     return out[:int(k)]
+
+
+def time_table(engine: Engine, s: Summary, cap: float, limit: int, chunk_rows: int = 1_000_000
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | int:
+    """The distinct times capped at ``cap`` (LEAST(t, cap): every time beyond the Weibull horizon normalises to 1
+    anyway) with their numbers of rows and of events, ascending: all that the Weibull MLE, LSP, TLL and the
+    Laplace baseline read. Returns the number of distinct values instead when it is above ``limit`` (the caller
+    refuses); the table itself is streamed in chunks of ``chunk_rows``."""
+    u = f"LEAST({s.time}, {number(cap)})"
+    table = f"(SELECT {u} AS u, CAST(SUM(_c) AS BIGINT) AS c, CAST(SUM(_c * ({s.event})) AS BIGINT) AS e FROM {s.kept} AS kept GROUP BY {u}) AS x"
+    distinct = int(engine.scalar(f"SELECT COUNT(*) FROM {table}"))
+    if distinct > limit:
+        return distinct
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    for b in engine.batches(f"SELECT u, c, e FROM {table} ORDER BY u", chunk_rows):
+        parts.append((b["u"].to_numpy(float), b["c"].to_numpy(np.int64), b["e"].to_numpy(np.int64)))
+    if not parts:
+        return np.array([]), np.array([], np.int64), np.array([], np.int64)
+    return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))  # type: ignore[return-value]

@@ -49,6 +49,8 @@ from dpsurv_core.weibull.mechanisms import (
 from dpsurv_core.weibull.model import WeibullSample
 
 COHORTS = 8
+# the scale interval simulates (16 candidates x 40 cohorts x n) times at once: 50,000 subjects is ~260 MB per array
+MAX_INTERVAL_SUBJECTS = 50_000
 DRAWS = 25
 COARSE = 12
 FINE = 10

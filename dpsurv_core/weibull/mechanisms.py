@@ -33,6 +33,7 @@ from dpsurv_core.weibull.model import (
     sample_from_cohort,
     scale_at,
     shape_root,
+    subject_sample,
 )
 
 BLOCK_SIZE = 500
@@ -78,6 +79,9 @@ class WeibullMechanism(Mechanism):
 
     analysis = "weibull"
     private = True
+    # the MLE, LSP + TLL and the Laplace baseline read only the table of distinct times with their counts and
+    # events (an engine's GROUP BY): they run where the data live
+    engines = ("pandas", "duckdb", "spark")
 
     def __init__(self, epsilon: float, horizon: float, omega: float = OMEGA, gamma: float = GAMMA,
                  rows_per_subject: int = 1) -> None:
@@ -112,12 +116,16 @@ class WeibullMechanism(Mechanism):
         return []
 
     def prepare(self, cohort: Cohort) -> WeibullSample:
-        """The cohort's times normalised with this mechanism's public horizon and omega."""
+        """The cohort's times normalised with this mechanism's public horizon and omega (for a cohort kept in an
+        engine: its table of distinct times, computed there)."""
+        self._check_rows(cohort)
+        return sample_from_cohort(cohort, self.horizon, self.omega)
+
+    def _check_rows(self, cohort: Cohort) -> None:
         if cohort.rows_per_subject > self.rows_per_subject:
             raise ParameterError(f"The data keep up to {cohort.rows_per_subject} rows per subject but the mechanism was "
                                  f"built for {self.rows_per_subject}: build it with rows_per_subject="
                                  f"{cohort.rows_per_subject}.")
-        return sample_from_cohort(cohort, self.horizon, self.omega)
 
     def _check(self, sample: WeibullSample) -> None:
         if not (math.isclose(sample.horizon, self.horizon) and math.isclose(sample.omega, self.omega)):
@@ -319,6 +327,12 @@ class SampleAggregateWeibull(WeibullMechanism):
 
     name = "saa"
     interval_includes_noise = True  # dpsurv_core.weibull.inference: parametric bootstrap, inverted
+    engines = ("pandas",)  # each record is put in a random block: its rows are read in bounded chunks (or refused)
+
+    def prepare(self, cohort: Cohort) -> WeibullSample:
+        """Each subject's normalised time and event (an engine cohort's rows through its bounded chunked path)."""
+        self._check_rows(cohort)
+        return subject_sample(cohort, self.horizon, self.omega)
 
     def __init__(self, epsilon: float, horizon: float, omega: float = OMEGA, gamma: float = GAMMA,
                  blocks: int | None = None, block_size: int = BLOCK_SIZE, rows_per_subject: int = 1) -> None:
@@ -347,6 +361,9 @@ class SampleAggregateWeibull(WeibullMechanism):
 
     def release_many(self, sample: WeibullSample, noise: NoiseSource, trials: int) -> WeibullEstimates:
         self._check(sample)
+        if not sample.per_subject:
+            raise ParameterError("Sample-and-aggregate puts each record in a random block, so it needs each subject's "
+                                 "time and event: prepare the sample with mechanism.prepare(cohort).")
         r = _trials(trials)
         M = self.n_blocks(sample)
         if M > sample.n // 2:

@@ -51,18 +51,22 @@ def normalise(time: np.ndarray, horizon: float, omega: float = OMEGA) -> np.ndar
 class WeibullSample:
     """Normalised times with the sufficient pieces every Weibull computation reuses.
 
-    ``lt_u``/``c_u``: distinct log-times (ascending) and their counts, so sums over subjects become
-    short dot products, and the n-k smallest times of LSP are a prefix of them.
+    ``lt_u``/``c_u``/``e_u``: distinct log-times (ascending), their counts and their events, so sums over
+    subjects become short dot products, and the n-k smallest times of LSP are a prefix of them. These
+    are all that the MLE, LSP, TLL and the Laplace baseline read; :meth:`from_table` builds a sample from
+    them alone (an engine's ``GROUP BY`` time), without per-subject ``t`` and ``d``, which only
+    sample-and-aggregate and lifelines need (:attr:`per_subject`).
     """
 
-    t: np.ndarray
-    d: np.ndarray
+    t: np.ndarray | None
+    d: np.ndarray | None
     horizon: float
     omega: float = OMEGA
     rows_per_subject: int = 1
     time_unit: str = "days"
     lt_u: np.ndarray = field(init=False, repr=False)
     c_u: np.ndarray = field(init=False, repr=False)
+    e_u: np.ndarray = field(init=False, repr=False)
     n_events: int = field(init=False)
     sum_d_lnt: float = field(init=False)
 
@@ -73,18 +77,49 @@ class WeibullSample:
             raise DataError("Times and event indicators must be two one-dimensional arrays of the same length.")
         if t.size == 0:
             raise DataError("The data set is empty: a Weibull fit needs subjects with times and events.")
-        lt = np.log(t)
-        u, c = np.unique(lt, return_counts=True)
         object.__setattr__(self, "t", t)
         object.__setattr__(self, "d", d)
-        object.__setattr__(self, "lt_u", u)
-        object.__setattr__(self, "c_u", c.astype(float))
-        object.__setattr__(self, "n_events", int(d.sum()))
-        object.__setattr__(self, "sum_d_lnt", float(lt @ d))
+        tu, inv = np.unique(t, return_inverse=True)
+        self._set_table(tu, np.bincount(inv, minlength=tu.size), np.bincount(inv, weights=d, minlength=tu.size))
+
+    def _set_table(self, t_u: np.ndarray, counts: np.ndarray, events: np.ndarray) -> None:
+        """Distinct normalised times (ascending), their counts and events -> the log-time table (equal logs merged)."""
+        lt_u, inv = np.unique(np.log(t_u), return_inverse=True)
+        c_u = np.bincount(inv, weights=np.asarray(counts, dtype=float), minlength=lt_u.size)
+        e_u = np.bincount(inv, weights=np.asarray(events, dtype=float), minlength=lt_u.size)
+        object.__setattr__(self, "lt_u", lt_u)
+        object.__setattr__(self, "c_u", c_u)
+        object.__setattr__(self, "e_u", e_u)
+        object.__setattr__(self, "n_events", int(round(float(e_u.sum()))))
+        object.__setattr__(self, "sum_d_lnt", float(lt_u @ e_u))
+
+    @classmethod
+    def from_table(cls, times: np.ndarray, counts: np.ndarray, events: np.ndarray, horizon: float,
+                   omega: float = OMEGA, rows_per_subject: int = 1, time_unit: str = "days") -> WeibullSample:
+        """A sample from a table of times (in the data's unit), how many subjects have each and how many of those
+        had the event: normalised and merged exactly as the per-subject constructor does, so every statistic is
+        equal to the last digit. ``t`` and ``d`` are None (see :attr:`per_subject`)."""
+        counts = np.asarray(counts, dtype=np.int64)
+        if counts.size == 0 or counts.sum() == 0:
+            raise DataError("The data set is empty: a Weibull fit needs subjects with times and events.")
+        tn = normalise(times, horizon, omega)
+        tu, inv = np.unique(tn, return_inverse=True)
+        self = cls.__new__(cls)
+        for name, value in (("t", None), ("d", None), ("horizon", float(horizon)), ("omega", float(omega)),
+                            ("rows_per_subject", int(rows_per_subject)), ("time_unit", time_unit)):
+            object.__setattr__(self, name, value)
+        self._set_table(tu, np.bincount(inv, weights=counts, minlength=tu.size),
+                        np.bincount(inv, weights=np.asarray(events, dtype=np.int64), minlength=tu.size))
+        return self
+
+    @property
+    def per_subject(self) -> bool:
+        """True when each subject's normalised time and event are held (``t``, ``d``), not only the table."""
+        return self.t is not None
 
     @property
     def n(self) -> int:
-        return int(self.t.size)
+        return int(round(float(self.c_u.sum())))
 
     def power_sums(self, p: float) -> tuple[float, float, float]:
         """(sum t^p, sum t^p ln t, sum t^p ln^2 t) at one p."""
@@ -99,7 +134,21 @@ class WeibullSample:
 
 
 def sample_from_cohort(cohort: Cohort, horizon: float, omega: float = OMEGA) -> WeibullSample:
-    """Normalise a cohort's times with the public horizon (docs/mechanisms.md)."""
+    """Normalise a cohort's times with the public horizon (docs/mechanisms.md).
+
+    A cohort kept in an engine (``time_table``) gives its table of times capped at the horizon instead of its
+    rows: the same sample without per-subject values (:meth:`WeibullSample.from_table`)."""
+    if hasattr(cohort, "time_table"):
+        times, counts, events = cohort.time_table(float(horizon))
+        return WeibullSample.from_table(times, counts, events, float(horizon), float(omega),
+                                        int(cohort.rows_per_subject), cohort.time_unit)
+    return WeibullSample(normalise(cohort.time, horizon, omega), cohort.event, float(horizon), float(omega),
+                         int(cohort.rows_per_subject), cohort.time_unit)
+
+
+def subject_sample(cohort: Cohort, horizon: float, omega: float = OMEGA) -> WeibullSample:
+    """Each subject's normalised time and event (sample-and-aggregate, lifelines): an engine cohort's rows are read
+    through its bounded chunked path (refused past the row limit)."""
     return WeibullSample(normalise(cohort.time, horizon, omega), cohort.event, float(horizon), float(omega),
                          int(cohort.rows_per_subject), cohort.time_unit)
 
@@ -209,5 +258,7 @@ def lifelines_fit(s: WeibullSample) -> WeibullFit:
     """lifelines ``WeibullFitter`` on the same normalised data (rho_ = shape, lambda_ = scale), tight tolerances."""
     from lifelines import WeibullFitter
 
+    if not s.per_subject:
+        raise DataError("lifelines needs each subject's time and event, and this sample holds only its table of times.")
     wf = WeibullFitter().fit(s.t, s.d, fit_options={"ftol": 1e-16, "gtol": 1e-12, "maxiter": 2000})
     return WeibullFit(float(wf.rho_), float(wf.lambda_), s.horizon)
