@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
+from dpsurv_core import engines
 from dpsurv_core.data import datasets
 from dpsurv_core.data.cohort import ColumnMap
 from dpsurv_core.data.guess import guess_columns, guess_mapping, numeric_summary
@@ -20,6 +22,8 @@ from ui import session
 from ui.data_view import (
     budget_caption,
     code_options,
+    engine_frame,
+    engine_sample,
     guess_table,
     is_binary_like,
     load_labels_json,
@@ -30,9 +34,11 @@ from ui.data_view import (
 )
 from ui.downloads import file_stem, table_download
 from ui.glossary import explainer, terms
+from ui.server_data import server_data_picker
 
 NONE = "(none)"
-BUNDLED, UPLOAD = "Bundled data set", "Upload a file"
+BUNDLED, UPLOAD, SERVER = "Bundled data set", "Upload a file", "A file on the server"
+SOURCES = [BUNDLED, UPLOAD, SERVER]
 
 st.title("Data")
 st.caption("Choose the cohort every other page analyses, tell dpsurv what each column means, and declare what "
@@ -114,8 +120,11 @@ def _new_upload(name: str, frame: pd.DataFrame, token: str) -> None:
 
 # ---------------------------------------------------------------- 1. where the data comes from
 st.subheader("1. The cohort")
-source = st.radio("Where is the cohort?", [BUNDLED, UPLOAD], index=0 if choice.bundled else 1, horizontal=True,
-                  key="data_source")
+_from_server = not choice.bundled and st.session_state.get("server_source_name") == choice.name
+source = st.radio("Where is the cohort?", SOURCES, index=0 if choice.bundled else 2 if _from_server else 1,
+                  horizontal=True, key="data_source",
+                  help="A file on the server: Parquet, CSV or a DuckDB table in the folders the administrator shares "
+                       "(DPSURV_SERVER_DATA), checked and counted in place by DuckDB.")
 
 if source == BUNDLED:
     names = datasets.names()
@@ -128,6 +137,60 @@ if source == BUNDLED:
         st.rerun()  # so the sidebar names the new data set
     d = datasets.info(picked)
     st.caption(f"Source: {d.source}. Time in {d.time_unit}. {d.notes}")
+elif source == SERVER:
+    src = server_data_picker()
+    if src is None:
+        st.info(f"No server file chosen: the data in use is still '{markdown_literal(session.data_choice().name)}'.")
+    else:
+        try:
+            eng = engines.connect("duckdb", src)
+            columns = list(eng.columns())  # the names and kinds, read by DuckDB without loading the rows
+            sample_guess = guess_columns(engine_sample(eng))
+        except DpsurvError as exc:
+            st.error(f"{markdown_literal(str(exc))} Choose another file, or ask the administrator to check it.",
+                     icon=":material/error:")
+            st.stop()
+
+        def _pick(options: list, value) -> int:
+            return options.index(value) if value in options else 0
+
+        s1, s2, s3, s4 = st.columns(4)
+        t_col = s1.selectbox("Time column", columns, index=_pick(columns, sample_guess.time), key=f"server_time-{src.name}")
+        e_col = s2.selectbox("Event column", columns, index=_pick(columns, sample_guess.event), key=f"server_event-{src.name}")
+        groups = [NONE, *columns]
+        grp = s3.selectbox("Group column", groups, index=_pick(groups, sample_guess.group), key=f"server_group-{src.name}")
+        units = list(TIME_UNITS)
+        s_unit = s4.selectbox("Time unit of the file", units, index=_pick(units, sample_guess.time_unit),
+                              key=f"server_unit-{src.name}", help="Guessed from the column's name and range: check it.")
+        server_map = ColumnMap(time=t_col, event=e_col, group=None if grp == NONE else grp)
+        try:
+            server_cohort = engines.open_cohort(src, eng, server_map, src.name, s_unit, "The app's analysis pages")
+        except DpsurvError as exc:
+            st.error(f"{markdown_literal(str(exc))} Choose the right columns above.", icon=":material/error:")
+            st.stop()
+        grp_text = (f"; groups {', '.join(map(str, server_cohort.groups))}" if server_cohort.has_group else "")
+        st.markdown(f"Checked and counted in place by DuckDB: {server_cohort.n:,} rows, {server_cohort.n_subjects:,} "
+                    f"subjects, {server_cohort.n_events:,} events{markdown_literal(grp_text)}.")
+        if st.button("Analyse this cohort", type="primary", key="server_use", icon=":material/check:"):
+            try:
+                frame = engine_frame(server_cohort)
+            except DpsurvError as exc:
+                st.error(f"{markdown_literal(str(exc))}", icon=":material/error:")
+                st.stop()
+            st.session_state["server_source_name"] = src.name
+            st.session_state["server_cohort"] = server_cohort  # the engine-side cohort, for counting pages
+            st.session_state["upload_raw"] = frame
+            st.session_state["upload_token"] = f"server-{src.name}"
+            st.session_state["upload_guess"] = None
+            new = session.DataChoice(src.name, frame, dataclasses.replace(server_map, covariates=()), s_unit, False,
+                                     source_unit=s_unit)
+            _store(new)
+            if not session.has_own_labels(new):
+                session.set_value_labels(sample_guess.labels, new)
+            session.confirm()
+            st.rerun()
+        st.caption("Pressing the button reads the table into this session's memory in chunks (every analysis page "
+                   "then works on it), up to the app's row limit; a larger table is refused with a sentence.")
 else:
     up = st.file_uploader("Upload a cohort table (CSV, TSV, Parquet or Excel)",
                           type=["csv", "tsv", "txt", "tab", "parquet", "pq", "xlsx", "xlsm", "xls"], key="upload_file",
@@ -184,7 +247,7 @@ tok = _token(choice)
 raw = _raw_frame(choice)
 cols = [str(c) for c in raw.columns]
 m = choice.mapping
-st.markdown(f"**In use: {markdown_literal(choice.name)}** ({'bundled' if choice.bundled else 'uploaded'}, {len(raw):,} rows, "
+st.markdown(f"**In use: {markdown_literal(choice.name)}** ({'bundled' if choice.bundled else 'on the server' if _from_server else 'uploaded'}, {len(raw):,} rows, "
             f"{len(cols)} columns)")
 try:
     st.caption(budget_caption(session.ledger(), choice.fingerprint))
