@@ -26,15 +26,30 @@ from dpsurv_core.weibull.model import (
     weibull_mle,
 )
 from ui import curves_view as cv
-from ui import session
+from ui import glossary, palette, session
 from ui.cache import by_data, digest
+from ui.downloads import show_figure, show_table, table_download
 
 PRIVATE = catalogue.entries(catalogue.WEIBULL, "weibull", private=True)  # the mechanisms, in the catalogue's order
 FIT = catalogue.entries(catalogue.WEIBULL, "weibull", private=False)[0]  # the non-private maximum-likelihood fit
 IDS = [e.id for e in PRIVATE]
 LABELS = {e.id: e.name for e in PRIVATE}
-COLOURS = dict(zip(IDS, ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"], strict=False))
-MLE_COLOUR, KM_COLOUR, LADDER_COLOUR = "#111111", "#7f7f7f", "#1f77b4"
+COLOURS = dict(zip(IDS, palette.COLOURS, strict=False))
+MLE_COLOUR, KM_COLOUR, LADDER_COLOUR = palette.BLACK, palette.GREY, palette.BLUE
+TERMS = {  # the words of this page beyond the shared glossary (kept if the glossary defines them itself)
+    "omega": "A public setting: survival times are divided by the horizon and kept above e^-omega of it, so no "
+             "single very short time can move the private sums much.",
+    "gamma": "A public upper bound on the Weibull shape and scale (scale as a share of the horizon). The private "
+             "mechanisms search and clip within [0, gamma]; the Laplace baseline's noise is sized by it.",
+    "TLL": "The private Weibull scale of Nguyen & Hui: noise is added to the number of events and to the sum of the "
+           "times raised to the private shape, and the scale is recomputed from the two noisy sums.",
+    "sample and aggregate": "Split the patients at random into blocks, fit the model in each block, and add noise "
+                            "to the average of the blocks' fits: one patient changes only one block.",
+    "global sensitivity": "The most one patient could change a number in any data set whatsoever. Noise sized for it "
+                          "(as the Laplace baseline's) does not shrink with a larger or better-behaved cohort.",
+}
+for _term, _text in TERMS.items():
+    glossary.GLOSSARY.setdefault(_term, _text)
 EPSILONS = [0.1, 0.2, 0.4, 0.5, 0.8, 1.0, 1.6, 2.0, 3.2, 5.0, 10.0]
 STUDY_EPSILONS = [0.1, 0.2, 0.4, 0.8, 1.6, 3.2]
 
@@ -42,9 +57,8 @@ st.title("Weibull parameters")
 st.caption("Fit a Weibull survival model, S(t) = exp(-(t/scale)^shape), and publish its two numbers with "
            "differential privacy: the LSP + TLL mechanisms of Nguyên & Hui next to two simple baselines.")
 
-with st.expander("What am I looking at?"):
-    st.markdown(
-        """
+glossary.explainer("weibull",
+    """
 **The model.** A Weibull model summarises a whole survival curve with two numbers. The **shape** says how
 the risk changes over time (shape < 1: the risk falls with time, = 1: constant risk, > 1: the risk rises, as with
 ageing). The **scale** is a typical survival time: about 63% of patients have had the event by then. The
@@ -78,10 +92,11 @@ range [0, gamma]; the rungs are forced to nest (running min and max); a non-posi
 (to one event, or one patient at the earliest time) and the result says so; times beyond the horizon count as
 the horizon; the number of sample-and-aggregate blocks is a public setting (derived from the cohort size only
 with a disclosure).
-"""
-    )
-    st.markdown("**The mechanisms and their sources:**\n" + "\n".join(
-        f"- **{e.name}** ({e.paper}): {e.summary}" for e in PRIVATE))
+
+**The mechanisms and their sources:**
+""" + "\n".join(f"- **{e.name}** ({e.paper}): {e.summary}" for e in PRIVATE))
+glossary.terms("Weibull", "LSP rung", "TLL", "sample and aggregate", "global sensitivity", "omega", "gamma", "epsilon",
+               "preview", "release", "Kaplan-Meier")
 
 cohort, choice, public = session.analysis_inputs()
 unit = cohort.time_unit
@@ -99,8 +114,9 @@ with c2:
 with st.expander("Public settings of the Weibull mechanisms", expanded=False):
     s1, s2, s3, s4 = st.columns(4)
     omega = s1.number_input("omega (times are kept above e^-omega of the horizon)", 0.5, 20.0, OMEGA, 0.5,
-                            key="wb_omega")
-    gamma = s2.number_input("gamma (upper bound of shape and scale)", 1.0, 100.0, GAMMA, 1.0, key="wb_gamma")
+                            key="wb_omega", help=glossary.help_text("omega"))
+    gamma = s2.number_input("gamma (upper bound of shape and scale)", 1.0, 100.0, GAMMA, 1.0, key="wb_gamma",
+                            help=glossary.help_text("gamma"))
     rungs = int(s3.number_input("Rungs K of the LSP ladder", 1, 2000, RUNGS, 50, key="wb_rungs"))
     blocks_in = int(s4.number_input("SAA blocks (0 = records / 500, disclosed)", 0, 1000, 0, 1, key="wb_blocks"))
     share_in = st.number_input("Censoring share used to simulate the intervals (empty = read off the data, rounded "
@@ -166,6 +182,13 @@ def _intervals(name: str, eps: float, shape: float, scale_normalised: float, n: 
     return weibull_intervals(mech, est, n, share).to_dict()
 
 
+def next_step(sentence: str) -> str:
+    """A warning of the core ending with what to do next."""
+    if any(w in sentence for w in ("spend", "raise", "use a larger", "choose", "declare", "set ", "lower")):
+        return sentence
+    return sentence.rstrip(".") + ": raise epsilon, use LSP + TLL, or use a larger cohort before reading it."
+
+
 def weibull_plan(name: str) -> Plan:
     """The release plan of one mechanism, as ``python -m dpsurv_core weibull`` builds it."""
     entry, mech = catalogue.get(catalogue.WEIBULL, name), mechs[name]
@@ -177,6 +200,19 @@ def weibull_plan(name: str) -> Plan:
                 lambda noise, trials: mech.release_many(sample, noise, trials, **kw), lambda est: est.records(),
                 [*horizon_disclosures, *mech.disclosures(sample), *share_disclosures], cli_command("weibull", command),
                 analysis="Weibull parameters")
+
+
+def laplace_note(eps: float) -> str:
+    """Why the Laplace baseline's error is large (about 14 at epsilon 1 with gamma 10) whatever the data."""
+    b = gamma / (eps / 2)
+    return (f"**Why the Laplace baseline is so far off.** It adds noise sized for the worst case over every possible "
+            f"data set (its *global sensitivity*): one patient could, in some cohort, move the fitted shape or scale "
+            f"anywhere in [0, gamma = {gamma:g}], so the noise must cover that whole range. Its spread is gamma / "
+            f"(epsilon/2) = {b:.3g} at epsilon {eps:g}, so the typical (median) error is {b:.3g} x ln 2 = "
+            f"{b * np.log(2):.3g} on each parameter, however many patients there are. A shape near 1 with an error "
+            "of that size says nothing. LSP + TLL and sample and aggregate size their noise from this cohort (how "
+            "far its own fit can move), which is why they are far closer. What to do: use LSP + TLL; the Laplace "
+            "row is there only as the textbook comparison.")
 
 
 # ------------------------------------------------------------------------------------------------ preview or release
@@ -200,6 +236,8 @@ for name in chosen:
                         f"{mech.cost.sentence()} {split}.")
         for note in results[name].notes:
             st.caption(note)
+        if name == "laplace" and not np.isinf(epsilon):
+            st.info(laplace_note(epsilon), icon=":material/lightbulb:")
         est0 = results[name]
         with st.spinner("Simulating the noise-aware intervals ..."):
             intervals[name] = _intervals(name, epsilon, float(est0.shape[0]), float(est0.scale_normalised[0]),
@@ -209,16 +247,17 @@ for name in chosen:
                     f"{iv['shape']['upper']:.3g}; scale {iv['scale']['lower']:,.4g} to {iv['scale']['upper']:,.4g} "
                     f"{unit}.")
         for sentence in iv["warnings"]:
-            st.warning(markdown_literal(sentence), icon="⚠️")
+            st.warning(markdown_literal(next_step(sentence)), icon="⚠️")
         st.caption(f"How: {iv['method']}.")
         for disc in mech.disclosures(sample):
             if disc.dp:
                 st.info(f"Disclosure ({disc.parameter}): {markdown_literal(disc.message)}", icon="ℹ️")
             else:
-                st.warning(f"Not differentially private ({disc.parameter}): {markdown_literal(disc.message)}", icon="⚠️")
+                st.warning(f"Not differentially private ({disc.parameter}): {markdown_literal(disc.message)} To make "
+                           "it private, declare this value in the public settings above.", icon="⚠️")
         st.caption(f"Reproduce on the command line (a new release, charged again): `{plan.command}`")
 if not chosen:
-    st.markdown("No private mechanism chosen: choose one above to preview it.")
+    st.markdown("No private mechanism chosen: choose one above (LSP + TLL is the recommended one) to preview it.")
 for disc in horizon_disclosures:
     st.info(f"Disclosure ({disc.parameter}): {markdown_literal(disc.message)}", icon="ℹ️")
 for disc in share_disclosures if chosen else []:
@@ -266,8 +305,9 @@ for name, est in results.items():
                  "Scale / T_max": float(est.scale_normalised[0]),
                  "Epsilon": f"{cost}, charged" if name in records else f"{cost} if released; preview: none"})
 table = pd.DataFrame(rows)
-st.dataframe(table.style.format({"Shape p": "{:.4f}", f"Scale ({unit})": fmt_scale, "Scale / T_max": "{:.4f}"}),
-             hide_index=True, width="stretch")
+st.dataframe(table.style.format({"Shape p": "{:.4f}", f"Scale ({unit})": fmt_scale, "Scale / T_max": "{:.4f}"},
+                                na_rep="–"), hide_index=True, width="stretch")
+table_download(table, f"weibull-{cohort.name}", "wb_table-csv")
 st.caption(f"n = {sample.n} records, {sample.n_events} events, horizon T_max = {horizon:g} {unit}. The two "
            "maximum-likelihood rows agree to about 1e-6; they are for the data holder's eyes only. Preview rows are "
            "not for publication; released rows are the published numbers. The private rows' 95% intervals carry the "
@@ -293,10 +333,11 @@ for name, est in results.items():
                              name=f"Weibull, {LABELS[name]} ({labels[name]})"))
 fig.update_layout(xaxis_title=f"time ({unit})", yaxis_title="survival (%)", yaxis_range=[0, 101], height=430,
                   legend={"orientation": "h", "y": -0.2})
-st.plotly_chart(fig, width="stretch")
+show_figure(fig, f"weibull-curves-{cohort.name}", "wb_curves", width="stretch")
 if invalid:
     st.caption(f"No curve for {', '.join(invalid)}: the noise made the shape or the scale non-positive, which is no "
-               "Weibull distribution. That is what the baselines' worst-case noise does at this epsilon.")
+               "Weibull distribution. That is what the baselines' worst-case noise does at this epsilon: raise epsilon or use "
+               "LSP + TLL.")
 
 # ------------------------------------------------------------------------------------------------ ladder
 st.subheader("The LSP ladder (a teaching view of the paper's Figure 1)")
@@ -314,7 +355,7 @@ lfig.add_trace(go.Scatter(x=[ladder.p_star], y=[0], mode="markers", marker={"siz
 for name in [n for n in results if hasattr(mechs[n], "ladder")]:  # the mechanisms that draw from the ladder
     p_rel = float(results[name].shape[0])
     lfig.add_trace(go.Scatter(x=[p_rel], y=[float(ladder.utility(np.array([p_rel]))[0])], mode="markers",
-                              marker={"size": 12, "color": "#ff7f0e", "symbol": "x"},
+                              marker={"size": 12, "color": palette.VERMILLION, "symbol": "x"},
                               name=f"{LABELS[name]} shape ({labels[name]})"), row=1, col=1)
 probs = ladder.probabilities(epsilon / 2, float(cohort.rows_per_subject))
 shown = probs[:k_show]
@@ -328,7 +369,7 @@ lfig.update_yaxes(title_text="utility", row=1, col=1)
 lfig.update_xaxes(title_text="rung k", row=1, col=2)
 lfig.update_yaxes(title_text="probability", row=1, col=2)
 lfig.update_layout(height=400, legend={"orientation": "h", "y": -0.25})
-st.plotly_chart(lfig, width="stretch")
+show_figure(lfig, f"weibull-lsp-ladder-{cohort.name}", "wb_ladder", width="stretch")
 st.caption(f"Rung k holds every shape that the data could produce if up to k patients were added or removed, "
            f"minus the shapes of rung k-1. Here rung 1 spans {ladder.lower[1]:.4f} to {ladder.upper[1]:.4f} around "
            f"p* = {ladder.p_star:.4f}. LSP draws a rung with probability proportional to its width times "
@@ -339,6 +380,13 @@ st.caption(f"Rung k holds every shape that the data could produce if up to k pat
 st.subheader("Typical error vs epsilon (simulation)")
 st.caption("Repeated simulated releases on the current data with seeded noise: for the data holder's eyes, to "
            "choose a mechanism and an epsilon. They are not releases and are not charged to the ledger.")
+if "laplace" in IDS and not np.isinf(epsilon):
+    st.markdown(laplace_note(epsilon))
+if not st.toggle("Run the error study (several seconds; kept for this session once run)", value=False,
+                 key="wb_run_study"):
+    st.info("The error study is off so the page answers at once: switch it on above to simulate each mechanism's "
+            "typical error against epsilon on this data.")
+    st.stop()
 q1, q2 = st.columns(2)
 trials = int(q1.select_slider("Simulated releases per point", [50, 100, 200, 500], value=200, key="wb_trials"))
 seed = int(q2.number_input("Seed", 0, 2**31 - 1, 2024, 1, key="wb_seed"))
@@ -365,7 +413,7 @@ for name in IDS:
 sfig.update_xaxes(type="log", title_text="epsilon per release (half for each parameter)")
 sfig.update_yaxes(type="log", title_text="median absolute error")
 sfig.update_layout(height=420, legend={"orientation": "h", "y": -0.25})
-st.plotly_chart(sfig, width="stretch")
+show_figure(sfig, f"weibull-error-{cohort.name}", "wb_study", width="stretch")
 now = study[study.epsilon == float(epsilon)].set_index("mechanism")
 shape_err = ", ".join(f"{now.loc[n, 'mdae_shape']:.3g} for {LABELS[n]}" for n in IDS)
 scale_err = ", ".join(f"{now.loc[n, 'mdae_scale']:,.3g} {unit}" for n in IDS)
@@ -375,4 +423,4 @@ with st.expander("Error table"):
     show = study.assign(mechanism=study.mechanism.map(LABELS))[
         ["mechanism", "epsilon", "epsilon_per_parameter", "mdae_shape", "mdae_scale", "mdae_scale_normalised",
          "trials"]]
-    st.dataframe(show, hide_index=True, width="stretch")
+    show_table(show, f"weibull-error-{cohort.name}", "wb_study_table", hide_index=True, width="stretch")

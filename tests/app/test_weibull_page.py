@@ -6,6 +6,7 @@ button writes one record to the ledger database (``DPSURV_LEDGER``, one per test
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,7 @@ from dpsurv_core.data.cohort import ColumnMap, load_bundled
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import RELEASE, LedgerStore
 from dpsurv_core.weibull.model import sample_from_cohort, weibull_mle
+from ui import palette
 from ui.session import DataChoice, bundled_choice
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "4_Weibull_parameters.py")
@@ -26,6 +28,7 @@ FIRST = catalogue.ids(catalogue.WEIBULL, "weibull", private=True)[0]
 def run(**state) -> AppTest:
     at = AppTest.from_file(PAGE, default_timeout=90)
     state.setdefault("wb_trials", 50)
+    state.setdefault("wb_run_study", True)
     for k, v in state.items():
         at.session_state[k] = v
     at.run()
@@ -146,4 +149,31 @@ def test_bad_data_gives_a_sentence():
     choice = DataChoice("equal", frame, ColumnMap(time="t", event="e"), "days", False, horizon=10.0)
     at = run(data_choice=choice)
     assert at.error and "same" in at.error[0].value
+    assert releases() == []
+
+
+def test_clinician_view_explainer_glossary_downloads_and_the_laplace_explanation():
+    at = run(wb_mechanisms=[FIRST, "laplace"], wb_epsilon=1.0, wb_run_study=False)
+    assert not at.exception
+    # the explainer is open on the first visit, with the glossary popovers of the page's words
+    (box,) = [e for e in at.expander if "What am I looking at?" in e.label]
+    assert box.proto.expanded
+    popovers = {p.proto.popover.label for p in at.get("popover")}
+    assert {"LSP rung", "TLL", "sample and aggregate", "omega", "gamma", "global sensitivity"} <= popovers
+    # the Laplace baseline's error of about 14 (gamma 10, epsilon 1) is explained beside it, with what to do
+    infos = " ".join(i.value for i in at.info)
+    assert "Why the Laplace baseline is so far off" in infos and "global sensitivity" in infos
+    assert "gamma / (epsilon/2) = 20" in infos and "20 x ln 2 = 13.9" in infos and "What to do" in infos
+    # every figure with PNG and SVG, every table with CSV; the study waits for its switch (fast first view)
+    downloads = [b.proto.label for b in at.get("download_button")]
+    assert downloads.count("Figure as PNG") == downloads.count("Figure as SVG") == len(at.get("plotly_chart")) == 2
+    assert "Table as CSV" in downloads
+    assert any("error study is off" in i.value for i in at.info)
+    # the Okabe-Ito palette (and black and grey for the non-private references) only
+    allowed = {c.lower() for c in (*palette.OKABE_ITO, palette.GREY)}
+    for chart in at.get("plotly_chart"):
+        traces = json.loads(chart.proto.spec)["data"]
+        colours = {str(t.get(part, {}).get("color")).lower() for t in traces for part in ("line", "marker")
+                   if isinstance(t.get(part, {}).get("color"), str)}
+        assert colours and colours <= allowed
     assert releases() == []
