@@ -10,7 +10,10 @@
    - ``km``: ``python -m dpsurv_core km --engine duckdb`` (laplace-counts, two groups, 20-bin public grid,
      epsilon 1, seeded simulation: the compute path of a release without the ledger);
    - ``logrank``: the same with the calibrated log-rank test (999 null draws);
-   - ``km-spark`` / ``logrank-spark`` with ``--spark``: the same jobs on Spark local mode.
+   - ``km-spark`` / ``logrank-spark`` with ``--spark``: the same jobs on Spark local mode;
+   - ``bare-weibull``: a bare DuckDB query of the Weibull statistics (distinct times capped at the horizon with
+     their counts and events) and ``weibull``: ``python -m dpsurv_core weibull --mechanism lsp-tll --engine duckdb``
+     (horizon 3650, epsilon 1, seeded simulation; ratio to ``bare-weibull``); ``weibull-spark`` with ``--spark``.
 3. The table (ratios to ``bare``; seconds are for this machine only) is printed as Markdown for docs/engines.md.
 """
 
@@ -66,6 +69,15 @@ FROM read_parquet(?) GROUP BY ALL''', [sys.argv[1]]).fetchall()
 print(len(rows))
 """
 
+BARE_WEIBULL = """
+import sys, duckdb
+con = duckdb.connect()
+rows = con.execute('''
+SELECT LEAST(CAST(time AS DOUBLE), 3650.0) AS u, COUNT(*), SUM(status) FROM read_parquet(?) GROUP BY u ORDER BY u''',
+                   [sys.argv[1]]).fetchall()
+print(len(rows))
+"""
+
 CHILD = """
 import resource, sys, runpy
 sys.argv = sys.argv[1:]
@@ -99,12 +111,20 @@ def jobs(path: Path, spark: bool) -> dict[str, list[str]]:
               "--epsilon", "1", "--seed", "1", "--json"]
     bare = Path(tempfile.gettempdir()) / "dpsurv_bare_duckdb.py"
     bare.write_text(BARE)
+    bare_w = Path(tempfile.gettempdir()) / "dpsurv_bare_weibull.py"
+    bare_w.write_text(BARE_WEIBULL)
+    weibull = ["dpsurv_core", "weibull", "--data", str(path), "--time", "time", "--event", "status", "--horizon", "3650",
+               "--mechanism", "lsp-tll", "--epsilon", "1", "--seed", "1", "--json"]
     out = {"bare": [str(bare), str(path)],
            "km": ["dpsurv_core", "km", *common, "--engine", "duckdb"],
            "logrank": ["dpsurv_core", "logrank", *common, "--engine", "duckdb"]}
     if spark:
         out["km-spark"] = ["dpsurv_core", "km", *common, "--engine", "spark"]
         out["logrank-spark"] = ["dpsurv_core", "logrank", *common, "--engine", "spark"]
+    out["bare-weibull"] = [str(bare_w), str(path)]
+    out["weibull"] = [*weibull, "--engine", "duckdb"]
+    if spark:
+        out["weibull-spark"] = [*weibull, "--engine", "spark"]
     return out
 
 
@@ -114,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dir", default=None, help="where the Parquet files go (default a temporary folder)")
     p.add_argument("--spark", action="store_true", help="also time the Spark local-mode jobs")
     p.add_argument("--keep", action="store_true", help="keep the generated files")
+    p.add_argument("--only", default=None, help="comma-separated jobs to run (e.g. bare-weibull,weibull)")
     args = p.parse_args(argv)
     folder = Path(args.dir or tempfile.mkdtemp(prefix="dpsurv_engines_"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -129,10 +150,13 @@ def main(argv: list[str] | None = None) -> int:
             gen = time.perf_counter() - t0
             print(f"<!-- generated {rows:,} rows in {gen:.1f} s, {path.stat().st_size / 2**20:.0f} MB -->", flush=True)
         times: dict[str, float] = {}
+        only = set(args.only.split(",")) if args.only else None
         for name, cmd in jobs(path, args.spark).items():
+            if only is not None and name not in only:
+                continue
             wall, peak, status = run_job(cmd, env)
             times[name] = wall
-            ratio = wall / times["bare"]
+            ratio = wall / times.get("bare-weibull" if "weibull" in name else "bare", wall)
             print(f"| {rows:,} | {name} | {wall:.2f} | {ratio:.2f} | {peak:.0f} | {status} |", flush=True)
         if not args.keep:
             path.unlink()

@@ -92,7 +92,8 @@ def run(args: argparse.Namespace) -> dict:
                        rows_per_subject=cohort.rows_per_subject, blocks=args.blocks, block_size=args.block_size)
     sample = mech.prepare(cohort)
     share = censoring_share(sample) if args.censoring is None else check_share(args.censoring)
-    extra = [censoring_disclosure(share)] if entry.private and args.censoring is None else []
+    simulate_intervals = cohort.n_subjects <= MAX_INTERVAL_SUBJECTS  # the share is read only for the intervals
+    extra = [censoring_disclosure(share)] if entry.private and args.censoring is None and simulate_intervals else []
     plan = Plan(entry, mech, cohort.name, dataset_fingerprint(args) if needs_fingerprint(args, entry) else "",
                 lambda noise, trials: mech.release_many(sample, noise if entry.private else None, trials),
                 lambda est: est.records(), [d for d in public.disclosures() if d.parameter == "horizon"]
@@ -107,10 +108,10 @@ def run(args: argparse.Namespace) -> dict:
         notes.append(f"{args.repeat} simulated release(s) with seeded noise: for study, not for publication; each "
                      f"would cost epsilon {cost.epsilon:g}.")
     inference: dict = {}
-    if plan.private and cohort.n_subjects > MAX_INTERVAL_SUBJECTS:
+    if plan.private and not simulate_intervals:
         notes.append(f"No noise-aware interval: it simulates cohorts of the public size n = {cohort.n_subjects:,}, more "
                      f"than the {MAX_INTERVAL_SUBJECTS:,} subjects its simulation holds in memory.")
-        inference = {"interval_includes_noise": False, "censoring_share": share, "intervals": [], "warnings": []}
+        inference = {"censoring_share": args.censoring, "intervals": [], "warnings": []}
     elif plan.private:
         infs = [weibull_intervals(mech, est, cohort.n_subjects, share, trial=i)
                 for i in range(min(est.trials, MAX_INTERVAL_TRIALS))]
