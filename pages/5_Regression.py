@@ -23,30 +23,45 @@ from dpsurv_core.regression.inference import coefficient_inference, inference_ta
 from dpsurv_core.regression.mechanisms import lambda_study, mre_study
 from dpsurv_core.regression.model import fit_cox, fit_nonprivate
 from dpsurv_core.regression.person_period import person_period
-from dpsurv_core.report.text import markdown_literal, plain_label
+from dpsurv_core.report.text import hazard_ratio_ci, markdown_literal, p_value, plain_label
 from ui import curves_view as cv
-from ui import session
+from ui import glossary, palette, session
 from ui.cache import by_data
+from ui.data_view import categorical_codes
+from ui.downloads import show_figure
 
 ENTRIES = catalogue.entries(catalogue.REGRESSION, "regression")  # the catalogue's order: the fits, then mechanisms
 PRIVATE = [e for e in ENTRIES if e.private]
 FIT, COX = [e for e in ENTRIES if not e.private]  # the non-private discrete-time fit and Cox regression
 LABELS = {e.id: e.name if e.guarantee == EXACT else f"{e.name} (approximate DP, MCMC)" for e in PRIVATE}
-COLOURS = dict(zip([e.id for e in ENTRIES], ["#111111", "#7f7f7f", "#1f77b4", "#2ca02c", "#d62728", "#9467bd"],
-                   strict=False))
+COLOURS = dict(zip([e.id for e in ENTRIES], [palette.BLACK, palette.GREY, *palette.COLOURS], strict=False))
 CHAIN = next(e for e in PRIVATE if e.guarantee == APPROXIMATE_MCMC)  # the sampler whose chains are diagnosed below
 EPSILONS = [0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
 STUDY_EPSILONS = [0.1, 0.5, 1.0, 2.0, 5.0]
 LAMBDAS = [0.0001, 0.001, 0.01, 0.1, 1.0]
+
+TERMS = {
+    "odds ratio": "How much the odds of the event in any interval are multiplied per unit of a covariate (or in a "
+                  "category against the reference level). For rare events it is close to the hazard ratio.",
+    "output perturbation": "Fit the model as usual, then add random noise to the coefficients, sized for the most one "
+                           "patient can move the fit.",
+    "objective perturbation": "Add random noise to the quantity being minimised, then fit: the noise enters before "
+                              "the fit instead of after it, and is usually smaller.",
+    "Wald test": "The usual test that a coefficient is zero: the estimate divided by its standard error, read on a "
+                 "normal curve. It gives the p-value of the non-private fits.",
+    "calibrated p-value": "A p-value of a private fit whose reference distribution includes the privacy noise (whose "
+                          "law is public), so that it is not too small just because the noise moved the estimate.",
+}
+for _term, _text in TERMS.items():
+    glossary.GLOSSARY.setdefault(_term, _text)
 
 st.title("Regression")
 st.caption("How do covariates (age, sex, ...) change the risk of the event? A discrete-time survival model fitted "
            "with differential privacy ('Differentially Private Regression for Discrete-Time Survival "
            "Analysis'), next to the usual non-private fit and Cox regression.")
 
-with st.expander("What am I looking at?"):
-    st.markdown(
-        """
+glossary.explainer("regression",
+    """
 **The model.** Follow-up up to a public *horizon* is cut into T equal intervals (default 20). Each patient
 contributes one row per interval they were followed in, labelled 1 in the interval where the event happened and 0
 otherwise (the *person-period* data). A logistic regression on those rows gives, for each covariate, an **odds
@@ -75,14 +90,19 @@ button publishes it once: fresh noise, charged to the data set's ledger, labelle
 **For your eyes only.** The non-private fit, Cox regression, the error study and the chain diagnostics use the raw
 data and are not private.
 
+**Categories.** A covariate marked categorical on the Data page (sex, ECOG score, ...) enters as one indicator per
+category against a *reference level* (the first category, or the one chosen on the Data page), in the private fits
+and in Cox alike; its odds ratio compares that category with the reference.
+
 **Where dpsurv settles what the paper lost**: the bounds used are ||gradient|| <= T R per
 patient and the Hessian trace <= T R^2 / 4 with det(I + A/(n Lambda)) <= exp(tr A/(n Lambda)); objective
 perturbation adds extra ridge only when epsilon - T R^2/(4 n Lambda) <= 0; the normaliser n of the objective is a
 public number (the cohort size, shown as a disclosure unless declared).
-"""
-    )
-    st.markdown("**The fits and their sources:**\n" + "\n".join(
-        f"- **{e.name}** ({e.paper}): {e.summary}" for e in ENTRIES))
+
+**The fits and their sources:**
+""" + "\n".join(f"- **{e.name}** ({e.paper}): {e.summary}" for e in ENTRIES))
+glossary.terms("odds ratio", "hazard ratio", "reference level", "output perturbation", "objective perturbation",
+               "pSGLD", "sanitizer bound", "Wald test", "calibrated p-value", "epsilon", "preview", "release")
 
 choice = session.data_choice()
 base = session.require_cohort()
@@ -116,7 +136,8 @@ with st.expander("Model and sampler settings (public)"):
     p1, p2, p3, p4 = st.columns(4)
     step = float(p1.number_input("pSGLD step a", 0.1, 100.0, 8.0, 0.5, key="rg_step"))
     prior_sd = float(p2.number_input("pSGLD prior sd s", 0.5, 1000.0, 20.0, 1.0, key="rg_prior"))
-    bound_in = float(p3.number_input("Sanitizer bound B (0 = T log 2)", 0.0, 1000.0, 0.0, 1.0, key="rg_B"))
+    bound_in = float(p3.number_input("Sanitizer bound B (0 = T log 2)", 0.0, 1000.0, 0.0, 1.0, key="rg_B",
+                                     help=glossary.help_text("sanitizer bound")))
     published_n = datasets.published_size(choice.name) if choice.bundled else 0
     n_declared = int(p4.number_input("Public cohort size n (0 = count it: not DP)", 0, 10**9, published_n, 1,
                                      key=f"rg_n_{choice.name}",
@@ -126,19 +147,21 @@ with st.expander("Model and sampler settings (public)"):
                                           "published with the R package."))
 
 if not covs:
-    st.info("Choose at least one covariate.")
+    st.info("Choose at least one covariate above (for example age) to fit the model.")
     st.stop()
 if burn_in >= epochs:
     st.error("The pSGLD burn-in must be shorter than the chain: lower the burn-in or raise the epochs.")
     st.stop()
 
+value_labels = session.value_labels(choice)
 try:
-    cohort = build_cohort(choice.frame, dataclasses.replace(mapping, covariates=tuple(covs)), choice.name,
+    cats = categorical_codes(choice.frame, covs, value_labels)
+    cohort = build_cohort(cats.frame, dataclasses.replace(mapping, covariates=tuple(covs)), choice.name,
                           choice.time_unit)
     public = session.public_parameters(base)
     declared = {k: v for k, v in choice.covariate_ranges.items() if k in covs}
     pp = person_period(cohort, covs, horizon=public.horizon, intervals=intervals, knots=knots, ranges=declared,
-                       n_public=n_declared or None)
+                       levels=cats.levels, n_public=n_declared or None)
 except DpsurvError as exc:
     st.error(str(exc))
     st.stop()
@@ -190,6 +213,18 @@ def regression_plan(kind: str) -> Plan:
                 cv.command_line("regression", command, {"range": ranges}), analysis="regression")
 
 
+NEXT_STEP = "spend more epsilon, raise Lambda or use a larger cohort before reading this number"
+
+
+def readable(sentence: str) -> str:
+    """A warning of the core with the coefficients named as readers say them, ending with what to do next."""
+    for name, display in cats.names.items():
+        sentence = sentence.replace(name, display)
+    if not any(w in sentence for w in ("spend", "raise", "use a larger", "choose", "remove", "declare")):
+        sentence = sentence.rstrip(".") + f": {NEXT_STEP}."
+    return sentence
+
+
 shown, labels, infs = {}, {}, {}
 for kind in chosen:
     with st.container(border=True):
@@ -220,9 +255,13 @@ for kind in chosen:
         # noise-aware intervals and tests: post-processing of the draw (the non-private p in previews only)
         infs[kind] = coefficient_inference(mech, shown[kind], nonprivate=rel is None)
         for sentence in infs[kind].warnings:
-            st.warning(markdown_literal(sentence), icon="⚠️")
+            st.warning(markdown_literal(readable(sentence)), icon="⚠️")
         st.caption(f"95% intervals and p-values of this fit carry the privacy noise: {infs[kind].method}.")
         st.caption(f"Reproduce on the command line (a new release, charged again): `{plan.command}`")
+        if cats.references:
+            st.caption("The command line does not yet take categorical covariates: it reads "
+                       f"{', '.join(cats.references)} as numbers, so its fit differs from this page's indicators; "
+                       "to match it, mark those columns numeric on the Data page.")
 box = st.container(border=True)
 if not chosen:
     box.markdown("No private fit chosen: choose one above to preview it.")
@@ -232,6 +271,17 @@ if pp.dropped:
     box.caption(f"{pp.dropped} subject(s) with a missing covariate value were left out (complete cases).")
 
 # ------------------------------------------------------------------------------------------------ table
+if cats.references:
+    st.markdown("**Reference levels** (odds and hazard ratios of a category are against it): " + "; ".join(
+        f"{markdown_literal(c)}: {markdown_literal(r)}" for c, r in cats.references.items()) + ".")
+glossary.terms("reference level", title="Categories enter as indicators against a reference level")
+
+
+def display_name(name: str) -> str:
+    """A coefficient's name as a reader says it (``sex: Female vs Male``, ``age``)."""
+    return cats.names.get(name, plain_label(name))
+
+
 st.subheader("Coefficient table")
 parts = [np_table.assign(estimate=FIT.name, ratio="odds ratio", epsilon="none (not private)"),
          cox_table.assign(estimate=COX.name, ratio="hazard ratio", epsilon="none (not private)")]
@@ -240,37 +290,52 @@ for kind, rel in shown.items():
     parts.append(inference_table(infs[kind]).assign(estimate=f"{LABELS[kind]}, {labels[kind]}", ratio="odds ratio",
                                            epsilon=f"{rel.cost.sentence()} ({charged})"))
 table = pd.concat(parts, ignore_index=True)
-show = table.rename(columns={"estimate": "Estimate", "covariate": "Covariate", "coefficient": "Coefficient",
-                             "odds_ratio": "Ratio", "ratio": "Ratio type", "lower": "95% CI low",
-                             "upper": "95% CI high", "epsilon": "Epsilon", "p_value": "p-value",
-                             "p_value_nonprivate": "Non-private p (preview only)"})
-show = show[["Estimate", "Covariate", "Coefficient", "Ratio", "Ratio type", "95% CI low", "95% CI high", "p-value",
-             "Non-private p (preview only)", "Epsilon"]]
 
 
 def _num(v: float) -> str:
-    if not np.isfinite(v):
-        return "–"
     if v > 1e6:
         return "> 10⁶"  # a ratio this far from 1 is noise, not a clinical effect: see the caption
-    if 0 < v < 1e-6:
+    if v < 1e-6:
         return "< 10⁻⁶"
-    return f"{v:.3g}" if abs(v) >= 1000 or 0 < abs(v) < 0.001 else f"{v:.3f}"
+    return f"{v:.3g}"
 
 
-st.table(show.style.format({"Coefficient": "{:.4f}", "Ratio": _num, "95% CI low": _num, "95% CI high": _num,
-                            "p-value": "{:.3g}", "Non-private p (preview only)": "{:.3g}"},
-                           na_rep="–").hide(axis="index"))
-if ((show["Ratio"] > 1e6) | (show["Ratio"] < 1e-6)).any():
+def _ratio_ci(r: pd.Series) -> str:
+    """OR (95% CI) as clinicians write it: two decimals, or three significant digits far from 1."""
+    if not np.isfinite(r.odds_ratio):
+        return "–"
+    if not (np.isfinite(r.lower) and np.isfinite(r.upper)):
+        return _num(r.odds_ratio) if not 0.01 <= r.odds_ratio <= 100 else f"{r.odds_ratio:.2f}"
+    if 0.01 <= r.lower and r.upper <= 100:
+        return hazard_ratio_ci(r.odds_ratio, r.lower, r.upper)
+    return f"{_num(r.odds_ratio)} (95% CI {_num(r.lower)} to {_num(r.upper)})"
+
+
+def _p(v: object) -> str:
+    return p_value(float(v)) if v is not None and pd.notna(v) and np.isfinite(float(v)) else "–"
+
+
+show = pd.DataFrame({
+    "Estimate": table.estimate, "Covariate": table.covariate.map(display_name),
+    "Ratio type": table.ratio,
+    "Ratio (95% CI)": table.apply(_ratio_ci, axis=1),
+    "p": table.p_value.map(_p),
+    "Non-private p (preview only)": table.get("p_value_nonprivate", pd.Series(np.nan, index=table.index)).map(_p),
+    "Coefficient (log ratio)": table.coefficient.round(4),
+    "Epsilon": table.epsilon,
+})
+cv.show_table(show, f"regression-{cohort.name}", "rg_table")
+if ((table.odds_ratio > 1e6) | (table.odds_ratio < 1e-6)).any():
     st.caption("A released ratio beyond a millionfold (> 10⁶ or < 10⁻⁶) means the noise swamped the estimate at this "
                "epsilon and Lambda: raise epsilon or Lambda, or use more patients, before reading it clinically.")
 st.caption(f"n = {pp.n} subjects, {pp.y.size} person-period rows, T = {intervals} intervals of "
            f"{pp.horizon / intervals:g} {unit} up to the horizon {pp.horizon:g} {unit}; the non-private discrete-time "
-           "fit has Lambda = 0 (maximum likelihood), Cox is lifelines' CoxPHFitter. Coefficients are per unit of "
-           "the covariate (or versus its first category). 95% intervals and p-values of the non-private fits are Wald's; "
-           "those of the private rows carry the privacy noise (drawn from its public law) on top of the sampling "
-           "error, and their p-value is a Wald test calibrated for that noise; previews also show the non-private p "
-           "of the maximum-likelihood fit beside it (never in a release).")
+           "fit has Lambda = 0 (maximum likelihood), Cox is lifelines' CoxPHFitter. Ratios are per unit of a numeric "
+           "covariate, or of a category against its reference level. 95% intervals and p-values of the non-private "
+           "fits are Wald's; those of the private rows carry the privacy noise (drawn from its public law) on top of "
+           "the sampling error, and their p-value is a Wald test calibrated for that noise; previews also show the "
+           "non-private p of the maximum-likelihood fit beside it (never in a release). p is given to two "
+           "significant digits, and as < 0.001 below that.")
 
 # ------------------------------------------------------------------------------------------------ forest plot
 st.subheader("Forest plot")
@@ -290,92 +355,29 @@ for (kind, part), off in zip(groups, offsets):
                    arrayminus=part.odds_ratio - part.lower)
     ratio = part.odds_ratio.to_numpy()
     outside = (ratio < x_lo) | (ratio > x_hi)
-    off_scale += [f"{part.estimate.iloc[0]}: {markdown_literal(c)} {r:.3g}" for c, r, o in zip(part.covariate, ratio, outside) if o]
+    off_scale += [f"{part.estimate.iloc[0]}: {markdown_literal(display_name(c))} {r:.3g}" for c, r, o in zip(part.covariate, ratio, outside) if o]
     ffig.add_trace(go.Scatter(x=np.clip(ratio, x_lo, x_hi), y=y, mode="markers", error_x=err,
                               name=part.estimate.iloc[0], text=[f"{r:.4g}" for r in ratio], hoverinfo="text+name",
                               marker={"size": 10, "color": COLOURS[kind],
                                       "symbol": np.where(outside, "triangle-right", "circle").tolist()}))
-ffig.add_vline(x=1.0, line_dash="dot", line_color="#999")
+ffig.add_vline(x=1.0, line_dash="dot", line_color=palette.GREY)
 ffig.update_layout(xaxis_type="log", xaxis_range=[math.log10(x_lo), math.log10(x_hi)],
                    xaxis_title="odds ratio (discrete-time) or hazard ratio (Cox), log scale",
-                   yaxis={"tickvals": list(ypos.values()), "ticktext": [plain_label(c) for c in ypos]}, height=180 + 90 * len(ypos),
+                   yaxis={"tickvals": list(ypos.values()), "ticktext": [display_name(c) for c in ypos]}, height=180 + 90 * len(ypos),
                    legend={"orientation": "h", "y": -0.5})
-st.plotly_chart(ffig, width="stretch")
+show_figure(ffig, f"regression-forest-{cohort.name}", "rg_forest", width="stretch")
 if off_scale:
     st.caption("Off the scale (drawn as triangles at the edge): " + "; ".join(off_scale) + ". At this epsilon and "
                "Lambda the noise swamps the estimate; try a larger epsilon or Lambda (see the trade-off below).")
 
-# ------------------------------------------------------------------------------------------------ study
-st.subheader("Error against epsilon (simulation)")
-st.caption("Repeated simulated fits on the current data with seeded noise, for the data holder's eyes, to choose a "
-           "mechanism, epsilon and Lambda. They are not releases and are not charged to the ledger. MRE = mean over "
-           "draws of ||beta - beta*|| / ||beta*||, beta* the non-private fit (rescaled covariates).")
+# ------------------------------------------------------------------------------------------------ simulation settings
+st.subheader("Simulations on this data (for the data holder's eyes)")
 q1, q2 = st.columns(2)
 trials = int(q1.select_slider("Simulated fits per point (pSGLD: at most 10 chains)", [10, 20, 50], value=20,
                               key="rg_trials"))
 seed = int(q2.number_input("Seed", 0, 2**31 - 1, 2024, 1, key="rg_seed"))
 design_key = (data_key, tuple(covs), intervals, knots, public.horizon, repr(sorted(declared.items())))
 
-
-def _mre_compute(kind: str, eps: float, lam: float, trials: int, seed: int, psgld: tuple, _pp) -> dict:
-    cell_seed = seed * 1000 + list(LABELS).index(kind) * 100 + int(round(eps * 10))
-    return mre_study(_pp, [eps], lam, trials, cell_seed, (kind,), dict(psgld))[0]
-
-
-@st.cache_data(show_spinner=False, max_entries=512)
-def _mre_shared(name: str, key: tuple, kind: str, eps: float, lam: float, trials: int, seed: int, psgld: tuple,
-                _pp) -> dict:
-    return _mre_compute(kind, eps, lam, trials, seed, psgld, _pp)
-
-
-def _mre_cell(key: tuple, kind: str, eps: float, lam: float, trials: int, seed: int, psgld: tuple, _pp) -> dict:
-    return by_data(choice.bundled, ("rg_mre", key, kind, eps, lam, trials, seed, psgld),
-                   lambda: _mre_compute(kind, eps, lam, trials, seed, psgld, _pp),
-                   lambda: _mre_shared(choice.name, key, kind, eps, lam, trials, seed, psgld, _pp))
-
-
-cells = [(k, e) for k in LABELS for e in STUDY_EPSILONS]
-bar = st.progress(0.0, text="Simulating ...")
-rows = []
-for i, (kind, e) in enumerate(cells):
-    n_trials = min(trials, 10) if kind == CHAIN.id else trials
-    rows.append(_mre_cell(design_key, kind, e, lam, n_trials, seed, tuple(sorted(psgld_kw.items())), pp))
-    bar.progress((i + 1) / len(cells), text=f"Simulating {LABELS[kind]} at epsilon {e:g} ({i + 1}/{len(cells)})")
-bar.empty()
-study = pd.DataFrame(rows)
-sfig = go.Figure()
-for kind in LABELS:
-    sub = study[study.mechanism == kind]
-    sfig.add_trace(go.Scatter(x=sub.epsilon, y=sub.mre, mode="lines+markers", name=LABELS[kind],
-                              line={"color": COLOURS[kind]}))
-sfig.update_layout(xaxis_type="log", yaxis_type="log", xaxis_title="epsilon", yaxis_title="mean relative error",
-                   height=380, legend={"orientation": "h", "y": -0.3})
-st.plotly_chart(sfig, width="stretch")
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def _lambda_shared(name: str, key: tuple, eps: float, trials: int, seed: int, _pp) -> list[dict]:
-    return lambda_study(_pp, LAMBDAS, [eps], trials, seed)
-
-
-def _lambda_curve(key: tuple, eps: float, trials: int, seed: int, _pp) -> list[dict]:
-    return by_data(choice.bundled, ("rg_lambda", key, eps, trials, seed),
-                   lambda: lambda_study(_pp, LAMBDAS, [eps], trials, seed),
-                   lambda: _lambda_shared(choice.name, key, eps, trials, seed, _pp))
-
-
-with st.spinner("Simulating the Lambda trade-off ..."):
-    lam_rows = pd.DataFrame(_lambda_curve(design_key, float(epsilon), trials, seed, pp))
-lfig = go.Figure()
-for kind in dict.fromkeys(lam_rows.mechanism):
-    sub = lam_rows[lam_rows.mechanism == kind]
-    lfig.add_trace(go.Scatter(x=sub["lambda"], y=sub.mre, mode="lines+markers", name=LABELS[kind],
-                              line={"color": COLOURS[kind]}))
-lfig.add_vline(x=lam, line_dash="dot", line_color="#999")
-lfig.update_layout(title=f"Lambda trade-off at epsilon {epsilon:g}: small Lambda = more noise, large Lambda = "
-                         "coefficients shrunk to 0", xaxis_type="log", yaxis_type="log", xaxis_title="Lambda",
-                   yaxis_title="mean relative error", height=360, legend={"orientation": "h", "y": -0.3})
-st.plotly_chart(lfig, width="stretch")
 
 # ------------------------------------------------------------------------------------------------ chain diagnostics
 st.subheader(f"{CHAIN.name}: chain diagnostics (simulation)")
@@ -399,27 +401,114 @@ def _chains(key: tuple, eps: float, seed: int, psgld: tuple, _pp, beta_ref: np.n
                    lambda: _chains_shared(choice.name, key, eps, seed, psgld, _pp, beta_ref))
 
 
+run_chains = st.toggle("Run four pSGLD chains (several seconds)", value=False, key="rg_run_chains")
 if math.isinf(epsilon):
     st.caption("No chain at epsilon = inf.")
+elif not run_chains:
+    st.info("Switch on the chains above to see whether the pSGLD sampler settles at this epsilon and these settings.")
 else:
     with st.spinner("Running four seeded chains ..."):
         trace, mre_ep = _chains(design_key, float(epsilon), seed, tuple(sorted(psgld_kw.items())), pp, beta_star)
     names = pp.encoding.names
     factors = pp.encoding.to_original
-    tfig = make_subplots(rows=1, cols=len(names) + 1, subplot_titles=[f"trace: {plain_label(n)}" for n in names] + ["MRE by epoch"])
+    tfig = make_subplots(rows=1, cols=len(names) + 1, subplot_titles=[f"trace: {display_name(n)}" for n in names] + ["MRE by epoch"])
     epochs_axis = np.arange(trace.shape[0])
     for j in range(len(names)):
         for c in range(trace.shape[1]):
             tfig.add_trace(go.Scatter(x=epochs_axis, y=trace[:, c, j] * factors[j], mode="lines", showlegend=False,
-                                      line={"width": 1}), row=1, col=j + 1)
-        tfig.add_hline(y=float(beta_star[j] * factors[j]), line_dash="dash", line_color="#111", row=1, col=j + 1)
+                                      line={"width": 1, "color": palette.colour(c)}), row=1, col=j + 1)
+        tfig.add_hline(y=float(beta_star[j] * factors[j]), line_dash="dash", line_color=palette.BLACK, row=1, col=j + 1)
         tfig.add_vrect(x0=0, x1=burn_in, fillcolor="#ccc", opacity=0.3, line_width=0, row=1, col=j + 1)
     tfig.add_trace(go.Scatter(x=epochs_axis, y=mre_ep, mode="lines", line={"color": COLOURS[CHAIN.id]},
                               showlegend=False), row=1, col=len(names) + 1)
     tfig.update_xaxes(title_text="epoch")
     tfig.update_layout(height=340)
-    st.plotly_chart(tfig, width="stretch")
+    show_figure(tfig, f"regression-chains-{cohort.name}", "rg_chains", width="stretch")
     st.caption(f"Four seeded chains at epsilon {epsilon:g} (simulation, not charged): each coefficient in original "
                f"units against the epochs, the non-private value dashed, the burn-in ({burn_in} epochs) shaded. The "
                "chains should settle around a common level; MRE by epoch should flatten. A release is the state of one "
                "chain at a random epoch after the burn-in; its guarantee is approximate DP (MCMC).")
+
+
+# ------------------------------------------------------------------------------------------------ study
+st.subheader("Error against epsilon (simulation)")
+st.caption("Repeated simulated fits on the current data with seeded noise, for the data holder's eyes, to choose a "
+           "mechanism, epsilon and Lambda. They are not releases and are not charged to the ledger. MRE = mean over "
+           "draws of ||beta - beta*|| / ||beta*||, beta* the non-private fit (rescaled covariates).")
+
+
+def _mre_compute(kind: str, eps: float, lam: float, trials: int, seed: int, psgld: tuple, _pp) -> dict:
+    cell_seed = seed * 1000 + list(LABELS).index(kind) * 100 + int(round(eps * 10))
+    return mre_study(_pp, [eps], lam, trials, cell_seed, (kind,), dict(psgld))[0]
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def _mre_shared(name: str, key: tuple, kind: str, eps: float, lam: float, trials: int, seed: int, psgld: tuple,
+                _pp) -> dict:
+    return _mre_compute(kind, eps, lam, trials, seed, psgld, _pp)
+
+
+def _mre_cell(key: tuple, kind: str, eps: float, lam: float, trials: int, seed: int, psgld: tuple, _pp) -> dict:
+    return by_data(choice.bundled, ("rg_mre", key, kind, eps, lam, trials, seed, psgld),
+                   lambda: _mre_compute(kind, eps, lam, trials, seed, psgld, _pp),
+                   lambda: _mre_shared(choice.name, key, kind, eps, lam, trials, seed, psgld, _pp))
+
+
+run_study = st.toggle("Run the error study (about half a minute on lung; the pSGLD chains are the slow part)",
+                      value=False, key="rg_run_study",
+                      help="Off by default so the page answers at once; once run, the results are kept for this "
+                           "session and redraws are instant.")
+if not run_study:
+    st.info("The error study is off: switch it on above to simulate each fit's error against epsilon and the Lambda "
+            "trade-off on this data (the points appear as they are computed).")
+    st.stop()
+cells = [(k, e) for k in LABELS for e in STUDY_EPSILONS]
+bar = st.progress(0.0, text="Simulating ...")
+chart = st.empty()
+rows = []
+for i, (kind, e) in enumerate(cells):
+    n_trials = min(trials, 10) if kind == CHAIN.id else trials
+    rows.append(_mre_cell(design_key, kind, e, lam, n_trials, seed, tuple(sorted(psgld_kw.items())), pp))
+    bar.progress((i + 1) / len(cells), text=f"Simulating {LABELS[kind]} at epsilon {e:g} ({i + 1}/{len(cells)})")
+    if kind != cells[min(i + 1, len(cells) - 1)][0] or i + 1 == len(cells):  # a mechanism's line is complete
+        part = pd.DataFrame(rows)
+        partial = go.Figure()
+        for k in dict.fromkeys(part.mechanism):
+            sub = part[part.mechanism == k]
+            partial.add_trace(go.Scatter(x=sub.epsilon, y=sub.mre, mode="lines+markers", name=LABELS[k],
+                                         line={"color": COLOURS[k]}))
+        partial.update_layout(xaxis_type="log", yaxis_type="log", xaxis_title="epsilon",
+                              yaxis_title="mean relative error", height=380, legend={"orientation": "h", "y": -0.3})
+        if i + 1 < len(cells):
+            chart.plotly_chart(partial, width="stretch", key=f"rg_partial_{i}")
+bar.empty()
+chart.empty()
+study = pd.DataFrame(rows)
+show_figure(partial, f"regression-error-{cohort.name}", "rg_study", width="stretch")
+cv.show_table(study.assign(mechanism=study.mechanism.map(LABELS)), f"regression-error-{cohort.name}", "rg_study_table")
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _lambda_shared(name: str, key: tuple, eps: float, trials: int, seed: int, _pp) -> list[dict]:
+    return lambda_study(_pp, LAMBDAS, [eps], trials, seed)
+
+
+def _lambda_curve(key: tuple, eps: float, trials: int, seed: int, _pp) -> list[dict]:
+    return by_data(choice.bundled, ("rg_lambda", key, eps, trials, seed),
+                   lambda: lambda_study(_pp, LAMBDAS, [eps], trials, seed),
+                   lambda: _lambda_shared(choice.name, key, eps, trials, seed, _pp))
+
+
+with st.spinner("Simulating the Lambda trade-off ..."):
+    lam_rows = pd.DataFrame(_lambda_curve(design_key, float(epsilon), trials, seed, pp))
+lfig = go.Figure()
+for kind in dict.fromkeys(lam_rows.mechanism):
+    sub = lam_rows[lam_rows.mechanism == kind]
+    lfig.add_trace(go.Scatter(x=sub["lambda"], y=sub.mre, mode="lines+markers", name=LABELS[kind],
+                              line={"color": COLOURS[kind]}))
+lfig.add_vline(x=lam, line_dash="dot", line_color=palette.GREY)
+lfig.update_layout(title=f"Lambda trade-off at epsilon {epsilon:g}: small Lambda = more noise, large Lambda = "
+                         "coefficients shrunk to 0", xaxis_type="log", yaxis_type="log", xaxis_title="Lambda",
+                   yaxis_title="mean relative error", height=360, legend={"orientation": "h", "y": -0.3})
+show_figure(lfig, f"regression-lambda-{cohort.name}", "rg_lambda", width="stretch")
+

@@ -211,6 +211,14 @@ def categorical_codes(frame: pd.DataFrame, columns: list[str] | tuple[str, ...],
             continue
         keys = code_keys(s)
         present = sorted(set(keys) - {""})
+        numeric = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+        if not numeric and not set(present) <= set(labels.labels_for(col)):
+            # unlabelled text: the regression encodes it itself (levels sorted as text, read off the data: disclosed)
+            values = sorted(s.dropna().astype(str).unique())
+            if values:
+                refs[col] = values[0]
+                names.update({f"{col}={v}": f"{col}: {v} vs {values[0]}" for v in values[1:]})
+            continue
         text = {c: _category(labels, col, c) for c in present}
         out[col] = keys.map(lambda k, text=text: text.get(k))
         labelled = labels.labels_for(col)

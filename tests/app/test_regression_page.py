@@ -75,12 +75,13 @@ def test_release_button_charges_once_per_click_with_the_published_cohort_size():
     assert body["command"].startswith("python -m dpsurv_core regression ")
     assert "--covariates age,sex --mechanism objective --epsilon 1" in body["command"]
     assert "--n-public 228" in body["command"]  # lung's published size is the declared n
-    assert set(body["outputs"]["coefficients"][0]) == {"age", "sex"}
+    assert set(body["outputs"]["coefficients"][0]) == {"age", "sex=Female"}  # sex: an indicator against Male
     # no not-DP disclosure, so the subject keeps its guarantee
     assert not [d for d in body["disclosures"] if not d["dp"]] and lung_ledger().void_reasons() == []
     df = at.table[0].value
     released = df[df.Estimate.str.endswith(f"released, record {recs[0].id}")].set_index("Covariate")
-    assert released.loc["sex", "Coefficient"] == pytest.approx(body["outputs"]["coefficients"][0]["sex"])
+    assert released.loc["sex: Female vs Male", "Coefficient (log ratio)"] == pytest.approx(
+        body["outputs"]["coefficients"][0]["sex=Female"], abs=5e-5)
     at.button(key="release-regression-objective").click().run()  # a fresh draw, a second record
     assert len(releases()) == 2
 
@@ -97,22 +98,25 @@ def test_counting_n_in_the_data_is_flagged_not_dp():
 
 @pytest.mark.slow
 def test_all_fits_show_coefficients_and_guarantees():
-    at = run(rg_mechs=PRIVATE)
+    at = run(rg_mechs=PRIVATE, rg_run_study=True, rg_run_chains=True)
     assert not at.error
     df = at.table[0].value
     assert isinstance(df, pd.DataFrame)
-    assert set(df["Covariate"]) == {"age", "sex"}
+    sex = "sex: Female vs Male"  # a categorical covariate: an indicator against its reference level
+    assert set(df["Covariate"]) == {"age", sex}
     np_rows = df[df.Estimate.str.startswith("Discrete-time")].set_index("Covariate")
     cox_rows = df[df.Estimate.str.startswith("Cox")].set_index("Covariate")
-    assert np_rows.loc["sex", "Ratio"] == np.exp(np_rows.loc["sex", "Coefficient"])
-    assert abs(cox_rows.loc["sex", "Coefficient"] - (-0.5132)) < 1e-3  # R: coxph(Surv(time, status) ~ age + sex)
-    assert np_rows.loc["sex", "95% CI low"] < np_rows.loc["sex", "Ratio"] < np_rows.loc["sex", "95% CI high"]
+    # R: coxph(Surv(time, status) ~ age + factor(sex)): coef -0.5132, HR 0.60 (0.43 to 0.83), p = 0.0018
+    assert abs(cox_rows.loc[sex, "Coefficient (log ratio)"] - (-0.5132)) < 1e-3
+    assert cox_rows.loc[sex, "Ratio (95% CI)"] == "0.60 (95% CI 0.43 to 0.83)"
+    assert cox_rows.loc[sex, "p"] in ("0.0018", "0.0022")  # two significant digits
+    assert np_rows.loc[sex, "Ratio (95% CI)"].startswith(f"{np.exp(np_rows.loc[sex, 'Coefficient (log ratio)']):.2f}")
     previews = df[df.Estimate.str.endswith("preview")]
-    assert len(previews) == 6 and previews["Coefficient"].notna().all()
+    assert len(previews) == 6 and previews["Coefficient (log ratio)"].notna().all()
     # noise-aware intervals, calibrated p-values and, in previews, the non-private p beside them
-    assert (previews["95% CI low"] <= previews["Ratio"]).all() and (previews["Ratio"] <= previews["95% CI high"]).all()
-    assert previews["p-value"].between(0, 1).all() and previews["Non-private p (preview only)"].between(0, 1).all()
-    assert np_rows["p-value"].between(0, 1).all() and cox_rows.loc["sex", "p-value"] < 0.01  # R: p = 0.0018
+    assert previews["Ratio (95% CI)"].str.contains("95% CI|10⁶|10⁻⁶").all()
+    assert (previews["p"] != "–").all() and (previews["Non-private p (preview only)"] != "–").all()
+    assert "Reference levels" in text(at) and "sex: Male" in text(at)
     assert "carry the privacy noise" in text(at)
     assert any("includes 1 (no effect)" in w.value.replace("\\", "") for w in at.warning)  # lung at epsilon 1
     words = text(at)
@@ -153,4 +157,29 @@ def test_bad_covariates_are_error_sentences():
         at = run(data_choice=choice, rg_covs=["age", col])
         assert [e.value for e in at.error] and words in at.error[0].value, [e.value for e in at.error]
         assert "Traceback" not in at.error[0].value and not at.get("plotly_chart")
+    assert releases() == []
+
+
+def test_clinician_view_labels_reference_levels_glossary_and_downloads():
+    at = run(rg_covs=["age", "ph.ecog"])
+    df = at.table[0].value
+    # ph.ecog is categorical in lung's R documentation: one indicator per score against ECOG 0, named by its label
+    cox = df[df.Estimate.str.startswith("Cox")]
+    assert list(cox.Covariate) == ["age", "ph.ecog: ECOG 1: symptomatic, fully ambulatory vs ECOG 0: asymptomatic",
+                                   "ph.ecog: ECOG 2: in bed < 50% of the day vs ECOG 0: asymptomatic",
+                                   "ph.ecog: ECOG 3: in bed > 50% of the day, not bedbound vs ECOG 0: asymptomatic"]
+    # coxph(Surv(time, status) ~ age + factor(ph.ecog), lung), Efron ties (lifelines on dummies agrees): ECOG 2 vs 0
+    assert cox.iloc[2]["Ratio (95% CI)"] == "2.36 (95% CI 1.50 to 3.70)" and cox.iloc[2]["p"] == "< 0.001"
+    assert "Reference levels" in text(at) and "ph.ecog: ECOG 0: asymptomatic" in text(at).replace("\\", "")
+    (box,) = [e for e in at.expander if "What am I looking at?" in e.label]
+    assert box.proto.expanded and "reference level" in box.markdown[0].value
+    popovers = {p.proto.popover.label for p in at.get("popover")}
+    assert {"odds ratio", "Wald test", "calibrated p-value", "output perturbation", "objective perturbation", "pSGLD",
+            "sanitizer bound", "reference level"} <= popovers
+    downloads = [b.proto.label for b in at.get("download_button")]
+    assert downloads.count("Figure as PNG") == len(at.get("plotly_chart")) == 1  # the forest plot; studies wait
+    assert "Table as CSV" in downloads
+    assert any("error study is off" in i.value for i in at.info)
+    for w in at.warning:  # every warning says what to do next
+        assert any(word in w.value for word in ("spend", "raise", "use a larger", "declare", "choose", "remove"))
     assert releases() == []
