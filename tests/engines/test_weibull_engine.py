@@ -10,6 +10,8 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpsurv_core import engines, limits
 from dpsurv_core.data import datasets
@@ -37,7 +39,8 @@ def _check_engine(engine: str, tmp_path, names: tuple[str, ...] = DATA) -> None:
         ref = load_bundled(name)
         path = tmp_path / f"{name}.parquet"
         datasets.load(name).to_parquet(path)
-        ec = engines.open_cohort(Source("parquet", str(path)), engine, ref.mapping, name)
+        # the table of distinct times is streamed in chunks of 7 rows (the bounded path for a large table)
+        ec = engines.open_cohort(Source("parquet", str(path)), engine, ref.mapping, name, chunk_rows=7)
         tmax = float(ref.time.max())
         for horizon in (tmax, round(tmax / 2)):  # all times inside; half of them beyond the horizon (capped)
             for mech_name, eps in itertools.product(STATISTICS_MECHANISMS, (math.inf, 1.0)):  # noise off, seeded
@@ -77,17 +80,17 @@ def test_noise_off_equals_the_mle_and_lifelines(tmp_path):
     assert fit.shape == pytest.approx(life.shape, rel=1e-5) and fit.scale == pytest.approx(life.scale, rel=1e-5)
 
 
-def test_table_sample_equals_subject_sample_property():
-    """from_table on (distinct times, counts, events) equals the per-subject sample, ties and clipping included."""
-    rng = np.random.default_rng(3)
-    for _ in range(30):
-        n = int(rng.integers(2, 300))
-        t = np.round(rng.exponential(50.0, n), int(rng.integers(0, 3)))
-        d = rng.integers(0, 2, n)
-        horizon = float(rng.choice([20.0, 100.0, 1e4]))
-        u, inv = np.unique(np.minimum(t, horizon), return_inverse=True)
-        table = WeibullSample.from_table(u, np.bincount(inv), np.bincount(inv, weights=d).astype(int), horizon)
-        _same_sample(WeibullSample(normalise(t, horizon), d, horizon), table)
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.floats(0.0, 500.0, allow_nan=False), st.booleans()), min_size=1, max_size=60),
+       st.integers(0, 2), st.sampled_from([1e-3, 20.0, 100.0, 1e4]), st.floats(0.5, 12.0))
+def test_table_sample_equals_subject_sample_property(rows, digits, horizon, omega):
+    """from_table on (distinct times capped at the horizon, counts, events) equals the per-subject sample, ties,
+    times beyond the horizon and times clipped to e^-omega included."""
+    t = np.round(np.array([r[0] for r in rows]), digits)
+    d = np.array([r[1] for r in rows], dtype=int)
+    u, inv = np.unique(np.minimum(t, horizon), return_inverse=True)
+    table = WeibullSample.from_table(u, np.bincount(inv), np.bincount(inv, weights=d).astype(int), horizon, omega)
+    _same_sample(WeibullSample(normalise(t, horizon, omega), d, horizon, omega), table)
 
 
 def test_cli_lsp_tll_runs_in_duckdb_past_the_row_limit(capsys, tmp_path, monkeypatch):
