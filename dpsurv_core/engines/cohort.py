@@ -1,6 +1,7 @@
 """A cohort whose rows stay in the engine: :class:`EngineCohort`.
 
-It answers what the counting mechanisms need (sizes, group labels, binned counts) with queries. Anything
+It answers what the counting mechanisms need (sizes, group labels, binned counts) and what the Weibull MLE,
+LSP + TLL and Laplace baseline need (the table of distinct times with their counts and events) with queries. Anything
 that needs each subject's values (``time``, ``event``, ``group``, ``subject``, ``event_type``,
 ``covariates``) streams the mapped columns through the engine in chunks of ``chunk_rows`` and validates them
 as the in-memory path does, but only below the row limit of :func:`dpsurv_core.limits.check_engine_rows`;
