@@ -236,7 +236,7 @@ def test_cli_parquet_engines_agree_and_release_is_charged(capsys, tmp_path, ledg
 def test_cli_engine_refusals_are_one_sentence(capsys, lung_table, monkeypatch):
     monkeypatch.setenv(limits.CLI_CELLS_ENV, "100")
     msg = fails(capsys, "weibull", "--data", lung_table, "--time", "time", "--event", "status", "--mechanism",
-                "lsp-tll", "--seed", "1")
+                "saa", "--seed", "1")
     assert "needs each subject's values in memory" in msg and "DPSURV_MAX_CLI_CELLS" in msg
     msg = fails(capsys, "km", "--data", lung_table, "--time", "time", "--event", "wrong", "--seed", "1")
     assert "There is no column 'wrong' for the event" in msg
