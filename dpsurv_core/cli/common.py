@@ -121,6 +121,18 @@ def split_list(text: str | None) -> tuple[str, ...]:
 ENGINE_COMMANDS = ("km", "logrank")
 
 
+def _stays_in_engine(command: str, mechanism: str | None) -> bool:
+    """km and logrank read counts only; weibull keeps its rows in the engine when its mechanism needs only the
+    table of distinct times (catalogue column ``engines``)."""
+    if command in ENGINE_COMMANDS:
+        return True
+    if command == "weibull" and mechanism:
+        from dpsurv_core.privacy import catalogue
+
+        return "duckdb" in catalogue.get(catalogue.WEIBULL, mechanism).engines
+    return False
+
+
 def cohort_from_args(args: argparse.Namespace, competing: bool = False) -> Cohort:
     """The cohort named by --data with the mapped columns, validated (in the engine --engine chooses)."""
     group = getattr(args, "group", None)
@@ -177,7 +189,7 @@ def _engine_cohort(args: argparse.Namespace, source: Source, engine: str, mappin
     cohort = open_cohort(source, engine, mapping, source.name, time_unit, purpose,
                          spark_master=getattr(args, "spark_master", None))
     args._source, args._engine = source, cohort.engine
-    if in_memory or command not in ENGINE_COMMANDS or mapping.covariates:
+    if in_memory or not _stays_in_engine(command, mechanism) or mapping.covariates:
         cohort = cohort.in_memory()
     args._data_warnings = list(cohort.warnings)
     return cohort

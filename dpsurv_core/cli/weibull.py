@@ -7,7 +7,6 @@ import argparse
 import numpy as np
 
 from dpsurv_core.cli.common import (
-    ENGINE_COMMANDS,
     add_data_options,
     add_release_options,
     check,
@@ -19,13 +18,7 @@ from dpsurv_core.cli.common import (
     public_from_args,
     reproduce_command,
     run_plan,
-    split_list,
 )
-from dpsurv_core.data import datasets
-from dpsurv_core.data.cohort import Cohort, ColumnMap
-from dpsurv_core.engines.source import check_exists, choose_engine
-from dpsurv_core.engines.source import parse as parse_source
-from dpsurv_core.errors import DataError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.release import Plan
 from dpsurv_core.weibull.inference import (
@@ -59,32 +52,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(default: read off the data, rounded to 5%%, disclosed)")
 
 
-def weibull_cohort(args: argparse.Namespace) -> Cohort:
-    """The cohort for ``weibull``: a Parquet/CSV file or DuckDB table read by an engine stays there for the mechanisms
-    that need only the table of distinct times (catalogue column ``engines``); everything else is
-    :func:`~dpsurv_core.cli.common.cohort_from_args` (sample-and-aggregate reads rows in bounded chunks)."""
-    entry = catalogue.get(catalogue.WEIBULL, args.mechanism)
-    if NAME in ENGINE_COMMANDS or "duckdb" not in entry.engines or args.data in datasets.DATASETS:
-        return cohort_from_args(args)
-    source = parse_source(args.data)
-    engine = choose_engine(getattr(args, "engine", None), source)
-    if source is None or (engine == "pandas" and source.kind != "duckdb"):
-        return cohort_from_args(args)
-    if not args.time or not args.event:
-        raise DataError("A data file needs --time and --event naming its time and event columns.")
-    from dpsurv_core.engines import open_cohort
-
-    mapping = ColumnMap(time=args.time, event=args.event, id=args.id, event_codes=split_list(args.event_codes),
-                        censor_codes=split_list(args.censor_codes), max_rows_per_subject=args.max_rows_per_subject or 1)
-    check_exists(source)
-    cohort = open_cohort(source, "duckdb" if engine == "pandas" else engine, mapping, source.name, "days",
-                         f"`{NAME} --mechanism {args.mechanism}`", spark_master=getattr(args, "spark_master", None))
-    args._source, args._engine, args._data_warnings = source, cohort.engine, list(cohort.warnings)
-    return cohort
-
-
 def run(args: argparse.Namespace) -> dict:
-    cohort = weibull_cohort(args)
+    cohort = cohort_from_args(args)
     public = public_from_args(args, cohort)
     check(not catalogue.get(catalogue.WEIBULL, args.mechanism).private or args.epsilon > 0, "--epsilon must be positive.")
     entry = catalogue.get(catalogue.WEIBULL, args.mechanism)
