@@ -31,7 +31,7 @@ def test_epsilon_change_redraws_the_preview_and_release_charges_once(page, app_u
     page.goto(app_url)
     wait_for_app(page)
     page.get_by_role("link", name="Survival curves").click()
-    page.get_by_text("Number at risk").wait_for()
+    page.get_by_text("Number at risk").first.wait_for()
     wait_for_app(page)
     page.locator("[data-testid='stPlotlyChart']").first.wait_for()
     main = page.locator("[data-testid='stMain']")

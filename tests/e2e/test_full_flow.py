@@ -47,7 +47,7 @@ def test_data_curves_epsilon_release_audit_report(page, app_url, app_ledger_path
     wait_for_app(page)
 
     page.get_by_role("link", name="Survival curves").click()
-    page.get_by_text("Number at risk").wait_for()
+    page.get_by_text("Number at risk").first.wait_for()
     wait_for_app(page)
     page.locator(ROWS, has_text=PREVIEW_ROW).first.wait_for()
     old = _row(page, PREVIEW_ROW)
