@@ -169,17 +169,27 @@ share = censoring_share(sample) if share_in is None else float(share_in)
 share_disclosures = [censoring_disclosure(share)] if share_in is None else []
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def _intervals(name: str, eps: float, shape: float, scale_normalised: float, n: int, share: float, omega: float,
-               gamma: float, rungs: int, rows: int, blocks: int | None) -> dict:
-    """Noise-aware intervals of one release: post-processing of the released numbers and public inputs only, so a
-    process-wide cache holds nothing about the data."""
+def _intervals_compute(name: str, eps: float, shape: float, scale_normalised: float, n: int, share: float,
+                       horizon: float, omega: float, gamma: float, rungs: int, rows: int, blocks: int | None) -> dict:
+    """Noise-aware intervals of one release: post-processing of the released numbers and public inputs (and the
+    disclosed censoring share)."""
     from dpsurv_core.weibull.mechanisms import WeibullEstimates
 
     mech = catalogue.get(catalogue.WEIBULL, name).build(eps, horizon=horizon, omega=omega, gamma=gamma, rungs=rungs,
                                                         rows_per_subject=rows, blocks=blocks, block_size=BLOCK_SIZE)
     est = WeibullEstimates(name, np.array([shape]), np.array([scale_normalised]), horizon)
     return weibull_intervals(mech, est, n, share).to_dict()
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _intervals_shared(data: str, *args) -> dict:
+    return _intervals_compute(*args)
+
+
+def _intervals(*args) -> dict:
+    """Cached process-wide for a bundled data set, in this session only otherwise (its n and share come from it)."""
+    return by_data(choice.bundled, ("wb_intervals", args), lambda: _intervals_compute(*args),
+                   lambda: _intervals_shared(choice.name, *args))
 
 
 def next_step(sentence: str) -> str:
@@ -241,7 +251,8 @@ for name in chosen:
         est0 = results[name]
         with st.spinner("Simulating the noise-aware intervals ..."):
             intervals[name] = _intervals(name, epsilon, float(est0.shape[0]), float(est0.scale_normalised[0]),
-                                         cohort.n_subjects, share, omega, gamma, rungs, cohort.rows_per_subject, blocks)
+                                         cohort.n_subjects, share, horizon, omega, gamma, rungs, cohort.rows_per_subject,
+                                         blocks)
         iv = intervals[name]
         st.markdown(f"95% intervals carrying the privacy noise: shape {iv['shape']['lower']:.3g} to "
                     f"{iv['shape']['upper']:.3g}; scale {iv['scale']['lower']:,.4g} to {iv['scale']['upper']:,.4g} "
