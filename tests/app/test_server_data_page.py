@@ -61,7 +61,7 @@ def test_a_parquet_file_on_the_server_is_counted_in_place_then_analysed(shared):
     # an analysis page takes that cohort
     at.switch_page("pages/4_Weibull_parameters.py")
     run(at)
-    assert any("Maximum likelihood" in str(v) for v in at.table[0].value.Estimate)
+    assert any("Maximum likelihood" in str(v) for v in at.dataframe[0].value.Estimate)
 
 
 def test_no_shared_folder_says_how_to_share_one(monkeypatch, ledger_path):
@@ -71,3 +71,28 @@ def test_no_shared_folder_says_how_to_share_one(monkeypatch, ledger_path):
     run(at)
     assert "DPSURV_SERVER_DATA" in text(at)
     assert at.session_state["data_choice"].name == "lung"
+
+
+def test_a_duckdb_table_past_the_row_limit_is_counted_but_not_loaded(tmp_path, monkeypatch, ledger_path):
+    import duckdb
+
+    folder = tmp_path / "tre"
+    folder.mkdir()
+    lung = datasets.load("lung")  # noqa: F841 - read by the DuckDB statement below
+    con = duckdb.connect(str(folder / "registry.duckdb"))
+    con.execute("CREATE TABLE deaths AS SELECT * FROM lung")
+    con.close()
+    monkeypatch.setenv("DPSURV_SERVER_DATA", str(folder))
+    monkeypatch.setenv("DPSURV_MAX_CLI_CELLS", "100")  # fewer cells than lung has: reading it must be refused
+    at = run(AppTest.from_file(APP, default_timeout=90))
+    at.radio(key="data_source").set_value("A file on the server")
+    run(at)
+    at.selectbox(key="server_data_file").set_value(folder / "registry.duckdb")
+    run(at)
+    assert at.selectbox(key="server_data_table").value == "deaths"
+    assert f"{len(datasets.load('lung')):,} rows" in text(at)  # counted inside DuckDB at any size
+    at.button(key="server_use").click()
+    run(at)
+    (err,) = at.error
+    assert "rows" in err.value and "DPSURV_MAX_CLI_CELLS" in err.value.replace("\\", "")
+    assert at.session_state["data_choice"].name == "lung"  # nothing was loaded; the data in use is unchanged
