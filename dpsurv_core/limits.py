@@ -31,6 +31,12 @@ Cells the command line reads       ``DPSURV_MAX_CLI_CELLS``              40,000,
 Rows an engine source reads for a  ``DPSURV_MAX_CLI_CELLS``              the same   The same bound for DuckDB and Spark sources
 mechanism that needs each subject                                                   (``check_engine_rows``); km and logrank with
                                                                                     counting mechanisms read no rows at all.
+Excel workbook, unpacked            ``DPSURV_MAX_EXCEL_MB``               500 MB     The Excel reader holds every cell: the peak
+                                                                                    is about 125 MB plus 1.75 times the
+                                                                                    workbook's unpacked XML (a 22 MB .xlsx of
+                                                                                    10^6 rows unpacks to 207 MB and peaked at
+                                                                                    483 MB), so 500 MB stays near 1 GB; it also
+                                                                                    stops zip bombs. Larger: save as CSV/Parquet.
 Intervals T of the regression      (constant ``MAX_INTERVALS``)          200        Finer time steps add rows (and sensitivity:
                                                                                     c1 = m T R) without a better model.
 =================================  ====================================  =========  ===========================================
@@ -48,6 +54,8 @@ CLI_CELLS_ENV = "DPSURV_MAX_CLI_CELLS"
 DEFAULT_MAX_CLI_CELLS = 40_000_000
 PERSON_PERIOD_ENV = "DPSURV_MAX_PERSON_PERIOD_ROWS"
 SIMULATION_ENV = "DPSURV_MAX_SIMULATION_CELLS"
+EXCEL_MB_ENV = "DPSURV_MAX_EXCEL_MB"
+DEFAULT_MAX_EXCEL_MB = 500
 
 DEFAULT_MAX_UPLOAD_MB = 200
 DEFAULT_MAX_ROWS = 5_000_000
@@ -115,6 +123,27 @@ def check_upload(size: int, filename: str) -> None:
     if size > max_upload_bytes():
         raise DataError(f"{filename!r} is {size / 2**20:,.0f} MB, more than the {max_upload_mb():,} MB an upload may be: "
                         f"keep only the columns you need, or analyse the file with {LARGER_DATA}.")
+
+
+def max_excel_mb() -> int:
+    return _env(EXCEL_MB_ENV, DEFAULT_MAX_EXCEL_MB)
+
+
+def check_excel(raw: bytes, filename: str) -> None:
+    """Refuse a workbook whose unpacked XML would not fit the Excel reader's memory (read from the zip directory
+    only: nothing is unpacked)."""
+    import io
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(raw)) as z:
+            unpacked = sum(i.file_size for i in z.infolist())
+    except (zipfile.BadZipFile, OSError):
+        return  # not a zip (.xls, or not a workbook at all): the reader says what is wrong
+    if unpacked > max_excel_mb() * 2**20:
+        raise DataError(f"{filename!r} unpacks to {unpacked / 2**20:,.0f} MB, more than the {max_excel_mb():,} MB "
+                        f"dpsurv reads from an Excel workbook ({EXCEL_MB_ENV}): save the sheet as CSV or Parquet, "
+                        "which dpsurv reads with far less memory.")
 
 
 def check_rows(rows: int, filename: str) -> None:

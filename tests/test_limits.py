@@ -181,3 +181,20 @@ def test_command_line_reading_stops_past_its_cell_budget(tmp_path, monkeypatch):
                         "e", "--group", "x", "--seed", "1", "--json"], capture_output=True, text=True, timeout=120,
                        env={**os.environ, "DPSURV_MAX_CLI_CELLS": "4000"})
     assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1 and "reads into memory" in r.stderr
+
+
+def test_an_excel_workbook_that_unpacks_too_large_is_refused_before_reading(monkeypatch, tmp_path):
+    import io
+
+    import pandas as pd
+
+    from dpsurv_core.data.io import read_table
+    from dpsurv_core.errors import DataError
+
+    buf = io.BytesIO()
+    pd.DataFrame({"time": range(1, 20_001), "status": [1, 0] * 10_000}).to_excel(buf, index=False)
+    raw = buf.getvalue()
+    assert len(read_table(raw, "cohort.xlsx")[0]) == 20_000  # within the default limit
+    monkeypatch.setenv(limits.EXCEL_MB_ENV, "1")  # the sheet unpacks to more than 1 MB
+    with pytest.raises(DataError, match=r"unpacks to .* MB, more than the 1 MB .*DPSURV_MAX_EXCEL_MB.*CSV or Parquet"):
+        read_table(raw, "cohort.xlsx")

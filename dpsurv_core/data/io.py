@@ -172,6 +172,7 @@ def read_table(source: bytes | str | Path, filename: str | None = None, sheet: s
             raise DataError(f"{filename!r} is not a readable Parquet file: export it again or upload a CSV.") from None
         _check_header([str(c) for c in df.columns], filename)
     else:
+        limits.check_excel(raw, filename)
         try:
             book = pd.ExcelFile(io.BytesIO(raw))
         except Exception:
