@@ -116,8 +116,19 @@ else:
 default_covs = [c for c in (list(mapping.covariates) or suggested) if c in candidates][:3] or candidates[:1]
 
 c1, c2, c3 = st.columns([1.6, 1, 1])
-covs = c1.multiselect("Covariates", candidates, default=default_covs, key="rg_covs",
-                      help="Numeric columns are rescaled with public ranges; text columns become categories.")
+_labels = session.value_labels(choice)
+
+
+def _covariate_name(c: str) -> str:
+    """A covariate as the reader knows it: its column, its description and, if categorical, that it is."""
+    desc = _labels.describe(c)
+    kind = " (categorical)" if _labels.is_categorical(c, choice.frame[c]) else ""
+    return f"{c}: {desc}{kind}" if desc else f"{c}{kind}"
+
+
+covs = c1.multiselect("Covariates", candidates, default=default_covs, key="rg_covs", format_func=_covariate_name,
+                      help="Numeric columns are rescaled with public ranges; columns marked categorical on the Data "
+                           "page (or holding text) enter as indicators against a reference level.")
 epsilon = c2.select_slider("Epsilon per private fit", EPSILONS, value=1.0, key="rg_eps",
                            help="Smaller = more private = noisier. Previews are free; each release is charged "
                                 "epsilon.")
@@ -153,9 +164,8 @@ if burn_in >= epochs:
     st.error("The pSGLD burn-in must be shorter than the chain: lower the burn-in or raise the epochs.")
     st.stop()
 
-value_labels = session.value_labels(choice)
 try:
-    cats = categorical_codes(choice.frame, covs, value_labels)
+    cats = categorical_codes(choice.frame, covs, _labels)
     cohort = build_cohort(cats.frame, dataclasses.replace(mapping, covariates=tuple(covs)), choice.name,
                           choice.time_unit)
     public = session.public_parameters(base)
@@ -266,7 +276,12 @@ box = st.container(border=True)
 if not chosen:
     box.markdown("No private fit chosen: choose one above to preview it.")
 for disc in disclosures:
-    (box.info if disc.dp else box.warning)(f"Disclosure ({disc.parameter}): {markdown_literal(disc.message)}")
+    if disc.dp:
+        box.info(f"Disclosure ({disc.parameter}): {markdown_literal(disc.message)}")
+    else:
+        box.warning(f"Disclosure ({disc.parameter}): {markdown_literal(disc.message)} To keep the guarantee, declare "
+                    "this value (the public cohort size in the settings above, ranges and the horizon on the Data "
+                    "page).")
 if pp.dropped:
     box.caption(f"{pp.dropped} subject(s) with a missing covariate value were left out (complete cases).")
 
