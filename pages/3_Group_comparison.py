@@ -247,5 +247,4 @@ if entry.paper == catalogue.DE_FAVERI:
 with explainer_box:
     explainer("groups", text)
     terms("log-rank", "p-value", "number at risk", "epsilon", "add/remove neighbours", "change-one-label", "preview",
-          "release")
-    cv.extra_terms("calibrated test", "disclosure control")
+          "release", "calibrated test", "disclosure control")

@@ -36,20 +36,6 @@ IDS = [e.id for e in PRIVATE]
 LABELS = {e.id: e.name for e in PRIVATE}
 COLOURS = dict(zip(IDS, palette.COLOURS, strict=False))
 MLE_COLOUR, KM_COLOUR, LADDER_COLOUR = palette.BLACK, palette.GREY, palette.BLUE
-TERMS = {  # the words of this page beyond the shared glossary (kept if the glossary defines them itself)
-    "omega": "A public setting: survival times are divided by the horizon and kept above e^-omega of it, so no "
-             "single very short time can move the private sums much.",
-    "gamma": "A public upper bound on the Weibull shape and scale (scale as a share of the horizon). The private "
-             "mechanisms search and clip within [0, gamma]; the Laplace baseline's noise is sized by it.",
-    "TLL": "The private Weibull scale of Nguyen & Hui: noise is added to the number of events and to the sum of the "
-           "times raised to the private shape, and the scale is recomputed from the two noisy sums.",
-    "sample and aggregate": "Split the patients at random into blocks, fit the model in each block, and add noise "
-                            "to the average of the blocks' fits: one patient changes only one block.",
-    "global sensitivity": "The most one patient could change a number in any data set whatsoever. Noise sized for it "
-                          "(as the Laplace baseline's) does not shrink with a larger or better-behaved cohort.",
-}
-for _term, _text in TERMS.items():
-    glossary.GLOSSARY.setdefault(_term, _text)
 EPSILONS = [0.1, 0.2, 0.4, 0.5, 0.8, 1.0, 1.6, 2.0, 3.2, 5.0, 10.0]
 STUDY_EPSILONS = [0.1, 0.2, 0.4, 0.8, 1.6, 3.2]
 

@@ -40,20 +40,6 @@ EPSILONS = [0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
 STUDY_EPSILONS = [0.1, 0.5, 1.0, 2.0, 5.0]
 LAMBDAS = [0.0001, 0.001, 0.01, 0.1, 1.0]
 
-TERMS = {
-    "odds ratio": "How much the odds of the event in any interval are multiplied per unit of a covariate (or in a "
-                  "category against the reference level). For rare events it is close to the hazard ratio.",
-    "output perturbation": "Fit the model as usual, then add random noise to the coefficients, sized for the most one "
-                           "patient can move the fit.",
-    "objective perturbation": "Add random noise to the quantity being minimised, then fit: the noise enters before "
-                              "the fit instead of after it, and is usually smaller.",
-    "Wald test": "The usual test that a coefficient is zero: the estimate divided by its standard error, read on a "
-                 "normal curve. It gives the p-value of the non-private fits.",
-    "calibrated p-value": "A p-value of a private fit whose reference distribution includes the privacy noise (whose "
-                          "law is public), so that it is not too small just because the noise moved the estimate.",
-}
-for _term, _text in TERMS.items():
-    glossary.GLOSSARY.setdefault(_term, _text)
 
 st.title("Regression")
 st.caption("How do covariates (age, sex, ...) change the risk of the event? A discrete-time survival model fitted "

@@ -80,8 +80,8 @@ only by the number of runs.
 (suppression, rounding) anyone who knows the other patients learns for certain that such a patient took part.
 """,
 )
-terms("membership inference", "epsilon", "add/remove neighbours", "change-one-label", "differential privacy")
-cv.extra_terms("empirical epsilon", "exposure", "disclosure control")
+terms("membership inference", "epsilon", "add/remove neighbours", "change-one-label", "differential privacy",
+      "empirical epsilon", "exposure", "disclosure control")
 
 
 def _cohort_hash(cohort: Cohort) -> str:

@@ -293,5 +293,5 @@ for m in dict.fromkeys(tradeoff.base(m) for m in tradeoff.mechanisms(analysis)):
     text += f"\n- **{e.name}** ({e.paper}): {e.summary} Protects {e.protects}.{guarantee}"
 with explainer_box:
     explainer("tradeoff", text)
-    terms("epsilon", "add/remove neighbours", "change-one-label", "log-rank", "Kaplan-Meier")
-    cv.extra_terms("calibrated test", "disclosure control")
+    terms("epsilon", "add/remove neighbours", "change-one-label", "log-rank", "Kaplan-Meier", "calibrated test",
+          "disclosure control")

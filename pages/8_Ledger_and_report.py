@@ -51,8 +51,7 @@ explainer(
         "CONFIDENTIAL on every page and must not be released.",
 )
 terms("ledger", "release", "preview", "epsilon", "budget cap", "add/remove neighbours", "change-one-label",
-      "disclosure")
-cv.extra_terms("disclosure control")
+      "disclosure", "disclosure control")
 
 choice = session.data_choice()
 fp = choice.fingerprint

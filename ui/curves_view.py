@@ -124,30 +124,6 @@ def group_name(label: str, column: str | None, labels: ValueLabels | None = None
     return named if named != code_key(label) else f"{column} = {label}"
 
 
-# ----------------------------------------------------------------------------------------- words (glossary)
-# terms these pages use that ui/glossary.GLOSSARY does not define yet (to move there): same popover, same style
-EXTRA_GLOSSARY: dict[str, str] = {
-    "calibrated test": "A private test whose p-value is read against what noise alone would produce (simulated from "
-                       "the release and the public noise law, at no privacy cost), so that a p below 0.05 still means "
-                       "a 5% false-alarm rate.",
-    "disclosure control": "Traditional protections (suppressing small counts, rounding, smoothing): they make "
-                          "re-identification harder but have no epsilon and no formal guarantee.",
-    "exposure": "How much of its epsilon a release could reveal about one patient in the worst case seen by the "
-                "audit's attacks; lower is better, and it should never exceed the epsilon charged.",
-    "empirical epsilon": "The epsilon an attack actually achieves in simulation: a lower bound on the true privacy "
-                         "loss, to compare with the epsilon charged.",
-}
-
-
-def extra_terms(*names: str) -> None:
-    """Popovers for :data:`EXTRA_GLOSSARY` terms, drawn like ``ui.glossary.terms`` (a row after the glossary's)."""
-    with st.container(horizontal=True, wrap=True, gap="small"):
-        for name in names:
-            with st.popover(name, type="tertiary", icon=":material/help:"):
-                st.markdown(f"**{name}**")
-                st.markdown(EXTRA_GLOSSARY[name])
-
-
 # plotly's default (D3) colours that figures built in dpsurv_core still name, and their Okabe-Ito replacements
 _D3_TO_OKABE_ITO = {"#1f77b4": palette.BLUE, "#d62728": palette.VERMILLION, "#ff7f0e": palette.ORANGE,
                     "#2ca02c": palette.BLUISH_GREEN, "#9467bd": palette.REDDISH_PURPLE, "#17becf": palette.SKY_BLUE,

@@ -71,6 +71,38 @@ GLOSSARY: dict[str, str] = {
                             "in the data. The privacy audit runs it to check the promise in practice.",
     "time-indexed": "A private curve that adds noise to the survival probability at each grid time directly, instead "
                     "of to the counts of events and patients at risk.",
+    # tests and p-values
+    "calibrated test": "A private test whose p-value is read against what noise alone would produce (simulated from "
+                       "the release and the public noise law, at no privacy cost), so that a p below 0.05 still means "
+                       "a 5% false-alarm rate.",
+    "disclosure control": "Traditional protections (suppressing small counts, rounding, smoothing): they make "
+                          "re-identification harder but have no epsilon and no formal guarantee.",
+    "exposure": "How much of its epsilon a release could reveal about one patient in the worst case seen by the "
+                "audit's attacks; lower is better, and it should never exceed the epsilon charged.",
+    "empirical epsilon": "The epsilon an attack actually achieves in simulation: a lower bound on the true privacy "
+                         "loss, to compare with the epsilon charged.",
+    # Weibull page
+    "omega": "A public setting: survival times are divided by the horizon and kept above e^-omega of it, so no "
+             "single very short time can move the private sums much.",
+    "gamma": "A public upper bound on the Weibull shape and scale (scale as a share of the horizon). The private "
+             "mechanisms search and clip within [0, gamma]; the Laplace baseline's noise is sized by it.",
+    "TLL": "The private Weibull scale of Nguyen & Hui: noise is added to the number of events and to the sum of the "
+           "times raised to the private shape, and the scale is recomputed from the two noisy sums.",
+    "sample and aggregate": "Split the patients at random into blocks, fit the model in each block, and add noise "
+                            "to the average of the blocks' fits: one patient changes only one block.",
+    "global sensitivity": "The most one patient could change a number in any data set whatsoever. Noise sized for it "
+                          "(as the Laplace baseline's) does not shrink with a larger or better-behaved cohort.",
+    # Regression page
+    "odds ratio": "How much the odds of the event in any interval are multiplied per unit of a covariate (or in a "
+                  "category against the reference level). For rare events it is close to the hazard ratio.",
+    "output perturbation": "Fit the model as usual, then add random noise to the coefficients, sized for the most one "
+                           "patient can move the fit.",
+    "objective perturbation": "Add random noise to the quantity being minimised, then fit: the noise enters before "
+                              "the fit instead of after it, and is usually smaller.",
+    "Wald test": "The usual test that a coefficient is zero: the estimate divided by its standard error, read on a "
+                 "normal curve. It gives the p-value of the non-private fits.",
+    "calibrated p-value": "A p-value of a private fit whose reference distribution includes the privacy noise (whose "
+                          "law is public), so that it is not too small just because the noise moved the estimate.",
 }
 
 

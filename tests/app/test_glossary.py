@@ -58,3 +58,33 @@ def test_terms_render_as_popovers_holding_their_definition():
     texts = [m.value for m in at.markdown]
     assert glossary.define("Greenwood") in texts and glossary.define("epsilon") in texts
     assert "Words on this page" in [c.value for c in at.caption]
+
+
+def _glossary_calls() -> list[tuple[str, str]]:
+    """(file, term) for every literal term passed to terms/term/help_text/define in the app's sources."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    found = []
+    for path in [root / "app.py", *sorted((root / "pages").glob("*.py")), *sorted((root / "ui").glob("*.py"))]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name in {"terms", "term", "help_text", "define"}:
+                found += [(path.name, a.value) for a in node.args if isinstance(a, ast.Constant)
+                          and isinstance(a.value, str)]
+    return found
+
+
+def test_every_term_a_page_names_is_in_the_one_glossary():
+    calls = _glossary_calls()
+    assert len(calls) > 40 and {f for f, _ in calls} >= {"2_Survival_curves.py", "5_Regression.py",
+                                                         "7_Trade-off_explorer.py"}
+    lower = {k.lower() for k in glossary.GLOSSARY}
+    assert [(f, t) for f, t in calls if t.lower() not in lower] == []
+    # the page-specific words live in the glossary itself, not added by the pages at run time
+    for word in ("calibrated test", "disclosure control", "empirical epsilon", "exposure", "omega", "TLL",
+                 "odds ratio", "Wald test", "calibrated p-value"):
+        assert glossary.define(word).endswith(".")
