@@ -198,19 +198,6 @@ def weibull_plan(name: str) -> Plan:
                 analysis="Weibull parameters")
 
 
-def laplace_note(eps: float) -> str:
-    """Why the Laplace baseline's error is large (about 14 at epsilon 1 with gamma 10) whatever the data."""
-    b = gamma / (eps / 2)
-    return (f"**Why the Laplace baseline is so far off.** It adds noise sized for the worst case over every possible "
-            f"data set (its *global sensitivity*): one patient could, in some cohort, move the fitted shape or scale "
-            f"anywhere in [0, gamma = {gamma:g}], so the noise must cover that whole range. Its spread is gamma / "
-            f"(epsilon/2) = {b:.3g} at epsilon {eps:g}, so the typical (median) error is {b:.3g} x ln 2 = "
-            f"{b * np.log(2):.3g} on each parameter, however many patients there are. A shape near 1 with an error "
-            "of that size says nothing. LSP + TLL and sample and aggregate size their noise from this cohort (how "
-            "far its own fit can move), which is why they are far closer. What to do: use LSP + TLL; the Laplace "
-            "row is there only as the textbook comparison.")
-
-
 # ------------------------------------------------------------------------------------------------ preview or release
 results, labels, records, intervals = {}, {}, {}, {}
 for name in chosen:
@@ -232,8 +219,8 @@ for name in chosen:
                         f"{mech.cost.sentence()} {split}.")
         for note in results[name].notes:
             st.caption(note)
-        if name == "laplace" and not np.isinf(epsilon):
-            st.info(laplace_note(epsilon), icon=":material/lightbulb:")
+        if getattr(mech, "caveat", None) and mech.caveat():
+            st.info(mech.caveat(), icon=":material/lightbulb:")
         est0 = results[name]
         with st.spinner("Simulating the noise-aware intervals ..."):
             intervals[name] = _intervals(name, epsilon, float(est0.shape[0]), float(est0.scale_normalised[0]),
@@ -377,8 +364,9 @@ st.caption(f"Rung k holds every shape that the data could produce if up to k pat
 st.subheader("Typical error vs epsilon (simulation)")
 st.caption("Repeated simulated releases on the current data with seeded noise: for the data holder's eyes, to "
            "choose a mechanism and an epsilon. They are not releases and are not charged to the ledger.")
-if "laplace" in IDS and not np.isinf(epsilon):
-    st.markdown(laplace_note(epsilon))
+for _mech in mechs.values():
+    if getattr(_mech, "caveat", None) and _mech.caveat():
+        st.markdown(_mech.caveat())
 if not st.toggle("Run the error study (several seconds; kept for this session once run)", value=False,
                  key="wb_run_study"):
     st.info("The error study is off so the page answers at once: switch it on above to simulate each mechanism's "
