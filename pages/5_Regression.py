@@ -12,7 +12,9 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
+from dpsurv_core.cli.regression import categorical_option
 from dpsurv_core.data import datasets
+from dpsurv_core.data import labels as value_labels
 from dpsurv_core.data.cohort import build_cohort
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
@@ -203,6 +205,7 @@ def regression_plan(kind: str) -> Plan:
                **cv.grid_options(choice, public, grid=False), "intervals": intervals, "knots": knots,
                "lambda": lam if "lam" in entry.options else None, "n_public": n_declared or None}
     command.update({CLI_NAMES.get(k, k): psgld_kw[k] for k in entry.options if k in psgld_kw})
+    command["categorical"] = categorical_option(choice.frame, [c for c in covs if c in cats.references], _labels)
     ranges = [f"{k}:{lo:.10g}:{hi:.10g}" for k, (lo, hi) in sorted(declared.items())]
     return Plan(entry, mech, cohort.name, choice.fingerprint, lambda noise, trials: mech.release(pp, noise, trials=trials),
                 lambda rel: {"coefficients": rel.coefficients}, disclosures,
@@ -254,10 +257,12 @@ for kind in chosen:
             st.warning(markdown_literal(readable(sentence)), icon="⚠️")
         st.caption(f"95% intervals and p-values of this fit carry the privacy noise: {infs[kind].method}.")
         st.caption(f"Reproduce on the command line (a new release, charged again): `{plan.command}`")
-        if cats.references:
-            st.caption("The command line does not yet take categorical covariates: it reads "
-                       f"{', '.join(cats.references)} as numbers, so its fit differs from this page's indicators; "
-                       "to match it, mark those columns numeric on the Data page.")
+        relabelled = [c for c in cats.references if _labels.has_labels(c)
+                      and _labels.labels_for(c) != value_labels.bundled(choice.name).labels_for(c)]
+        if relabelled:
+            st.caption("The command line does not know the labels set on the Data page: it names the categories of "
+                       f"{', '.join(relabelled)} by column and code (`{relabelled[0]} <code>`), with the same reference "
+                       "levels and indicators.")
 box = st.container(border=True)
 if not chosen:
     box.markdown("No private fit chosen: choose one above to preview it.")
