@@ -21,6 +21,7 @@ from dpsurv_core.weibull.model import GAMMA, OMEGA, RUNGS
 from ui import curves_view as cv
 from ui import session
 from ui import tradeoff_view as tv
+from ui.cache import session_cache
 from ui.downloads import show_figure, show_table
 from ui.glossary import explainer, terms
 
@@ -30,6 +31,9 @@ EPSILON_CHOICES = sorted({*cv.EPSILONS, 0.4, 0.8, 1.6, 3.2})
 OTHER_PAGE_EPSILON = {"curves": "sc_epsilon", "logrank": "gc_epsilon", "weibull": "wb_epsilon", "regression": "rg_eps"}
 SLOW_CHAINS = 50  # simulated releases per point for the slow Markov-chain sampler
 SHOW_EPSILONS = (0.1, 1.0, 10.0)
+CACHE_ENTRIES = 2048  # the session cache's bound while this page adds to it (a point is a few rows)
+QUICK_TRIALS = 20  # simulated releases per point of the quick look drawn before the full study is asked for
+QUICK_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0)
 
 st.title("Trade-off explorer")
 st.caption("How much does privacy cost in accuracy? For the current data, the error of each private mechanism at "
@@ -69,7 +73,7 @@ with c2:
                                      key="to_epsilon", help="The epsilon you are considering for a release."))
 with c3:
     trials = int(st.select_slider("Simulated releases per point", [50, 100, 200, 500], value=200, key="to_trials",
-                                  help="More releases give smoother lines and take longer."))
+                                  help="Of the full study: more releases give smoother lines and take longer."))
 with c4:
     seed = int(st.number_input("Seed", 0, 2**31 - 1, 2024, 1, key="to_seed",
                                help="The same seed gives the same simulations."))
@@ -133,8 +137,8 @@ for m in chosen:
 if not chosen:
     st.warning("Choose at least one mechanism to compare.")
     st.stop()
-epsilons = sorted({*tradeoff.DEFAULT_EPSILONS, *(tradeoff.epsilon_grid(0.05, 10.0, 20).tolist() if fine else []),
-                   current})
+full_epsilons = sorted({*tradeoff.DEFAULT_EPSILONS, *(tradeoff.epsilon_grid(0.05, 10.0, 20).tolist() if fine else []),
+                        current})
 
 
 # ------------------------------------------------------------------------------------------ caching
@@ -156,33 +160,64 @@ def _cell_shared(key: str, mechanism: str, epsilon: float, trials: int, seed: in
 
 
 def context() -> tradeoff.Context:
-    """The data-only part of the study; bundled data share a cache, uploads stay in this session."""
+    """The data-only part of the study: bundled (public) data share a process-wide cache, anything else stays in
+    this browser session (ui.cache)."""
     key = data_key()
     make = lambda: tradeoff.prepare(analysis, cohort, public, **settings)  # noqa: E731
     if choice.bundled:
         return _context_shared(key, make)
-    store = st.session_state.setdefault("tradeoff_contexts", {})
-    if key not in store:
-        store.clear()
-        store[key] = make()
-    return store[key]
+    return session_cache(("tradeoff-context", key), make, max_entries=CACHE_ENTRIES)
 
 
 def cell(mechanism: str, epsilon: float, n: int) -> list[dict]:
+    """One mechanism at one epsilon from ``n`` seeded simulated releases, computed once per data, settings and seed."""
     if choice.bundled:
         return _cell_shared(data_key(), mechanism, epsilon, n, seed, context, computed)
-    store = st.session_state.setdefault("tradeoff_cells", {})
-    k = (data_key(), mechanism, epsilon, n, seed)
-    if k not in store:
-        if len(store) > 3000:
-            store.clear()
+
+    def compute() -> list[dict]:
         computed.append(1)
-        store[k] = tradeoff.evaluate(context(), mechanism, epsilon, n, seed)
-    return store[k]
+        return tradeoff.evaluate(context(), mechanism, epsilon, n, seed)
+
+    return session_cache(("tradeoff-cell", data_key(), mechanism, epsilon, n, seed), compute, max_entries=CACHE_ENTRIES)
+
+
+# ------------------------------------------------------------------------------------------ quick look, then the study
+# The first view draws a quick look (few releases at a few epsilons) at once; the full study (every epsilon, the
+# chosen number of releases) runs when asked for, under a progress bar, and stays on for these data and settings.
+study_key = repr((data_key(), trials, seed, fine))
+full = st.session_state.get("to_full_study") == study_key
+if not full:
+    offer = st.empty()
+    with offer.container(border=True):
+        q1, q2 = st.columns([3, 1], vertical_alignment="center")
+        slow_left = [tv.mechanism_label(m, analysis) for m in chosen if m in tradeoff.SLOW]
+        q1.markdown(f"**Quick look:** {QUICK_TRIALS} simulated releases at {len(QUICK_EPSILONS)} epsilons, so the lines "
+                    "are rough" + (f" and {' and '.join(slow_left)} is left out" if slow_left else "") + ". Run the "
+                    f"full study for {trials} releases at every epsilon"
+                    + (" (with the finer grid)" if fine else "") + "; it stays on for these data and settings.")
+        if q2.button("Run the full study", key="to_run", type="primary", width="stretch"):
+            st.session_state["to_full_study"] = study_key
+            full = True
+    if full:
+        offer.empty()
+if full:
+    epsilons = full_epsilons
+    shown = list(chosen)
+else:
+    epsilons = sorted({*QUICK_EPSILONS, current})
+    shown = [m for m in chosen if m not in tradeoff.SLOW]
+    if not shown:
+        st.stop()
+
+
+def releases_per_point(m: str) -> int:
+    if not full:
+        return QUICK_TRIALS
+    return min(trials, SLOW_CHAINS) if m in tradeoff.SLOW else trials
 
 
 # ------------------------------------------------------------------------------------------ run
-cells = [(m, e) for m in chosen for e in epsilons]
+cells = [(m, e) for m in shown for e in epsilons]
 computed: list = []
 bar = st.progress(0.0, text="Simulating ...")
 t0 = time.perf_counter()
@@ -192,7 +227,7 @@ try:
     for i, (m, e) in enumerate(cells):
         bar.progress(i / len(cells), text=f"Simulating {tv.mechanism_label(m, analysis)} at epsilon {e:.3g} "
                                           f"({i + 1} of {len(cells)} points)")
-        rows += cell(m, e, min(trials, SLOW_CHAINS) if m in tradeoff.SLOW else trials)
+        rows += cell(m, e, releases_per_point(m))
 except DpsurvError as exc:
     bar.empty()
     st.error(str(exc))
@@ -203,7 +238,7 @@ table = pd.DataFrame(rows, columns=tradeoff.COLUMNS)
 
 # ------------------------------------------------------------------------------------------ chart
 st.subheader(tv.ANALYSIS_LABELS[analysis])
-guides = tradeoff.guides(ctx, chosen)
+guides = tradeoff.guides(ctx, shown)
 fig = tv.tradeoff_figure(table, ctx.reference, ctx.reference_label, current, unit, log_y, guides=guides)
 show_figure(fig, f"tradeoff-{analysis}-{cohort.name}", "to_chart", width="stretch")
 
@@ -223,7 +258,7 @@ st.caption(sentence + ". Each point: the " + {"curves": "median over the simulat
                                               "weibull": "median over the simulated releases; band: 8 in 10 releases",
                                               "regression": "mean over the simulated releases; band: 8 in 10 releases"}[
     analysis] + f". Dashed line: the non-private analysis, {ctx.reference_label}. Diamonds: your epsilon.")
-for note in tradeoff.notes(ctx, chosen):
+for note in tradeoff.notes(ctx, shown):
     st.caption(note)
 if log_y and all(v == 0 for v in ctx.reference.values()):
     st.caption("The non-private analysis has no error (0), which a logarithmic axis cannot show.")
@@ -242,9 +277,10 @@ show = [e for e in dict.fromkeys([*SHOW_EPSILONS, current]) if any(np.isclose(ep
 cv.show_table(tv.summary_table(table, show, unit), f"tradeoff-summary-{analysis}-{cohort.name}", "to_summary")
 reused = len(cells) - len(computed)
 cached = f" ({reused} point{'s' if reused != 1 else ''} reused from earlier runs)" if reused else ""
-st.caption(f"{len(cells)} points, {trials} simulated releases each"
-           + "".join(f" ({min(trials, SLOW_CHAINS)} for {tv.mechanism_label(m, analysis)})" for m in chosen
+st.caption(f"{len(cells)} points, {releases_per_point('') if not full else trials} simulated releases each"
+           + "".join(f" ({releases_per_point(m)} for {tv.mechanism_label(m, analysis)})" for m in shown
                      if m in tradeoff.SLOW)
+           + ("" if full else " (quick look)")
            + f", seed {seed}: {seconds:.1f} s{cached}.")
 
 with st.expander("All numbers (for the data holder only)"):

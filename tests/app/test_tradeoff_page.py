@@ -34,6 +34,12 @@ def run(at: AppTest | None = None, **state) -> AppTest:
     return at
 
 
+def full_study(at: AppTest) -> AppTest:
+    """Ask for the full study (the first view is a quick look)."""
+    at.button(key="to_run").click()
+    return run(at)
+
+
 def figure(at: AppTest) -> dict:
     charts = at.get("plotly_chart")
     assert len(charts) == 1
@@ -51,8 +57,24 @@ def summary(at: AppTest) -> pd.DataFrame:
     return at.table[0].value
 
 
-def test_default_page_on_lung_shows_the_curve_tradeoff():
+def test_first_view_is_a_quick_look_with_the_core_numbers():
     at = run()
+    lung = load_bundled("lung", group="sex")
+    public = PublicParameters.derive(lung, horizon=1100.0)
+    core = tradeoff.tradeoff("curves", lung, public, ["laplace-counts"], [0.1, 1.0, 10.0], trials=20, seed=2024)
+    row = summary(at).set_index("Mechanism").loc[tv.mechanism_label("laplace-counts")]
+    for eps in (0.1, 1.0, 10.0):
+        assert row[f"epsilon {eps:g}"] == f"{100 * core.table.set_index('epsilon').loc[eps, 'value']:.2f} points"
+    xs = {x for t in figure(at)["data"] if t.get("name") for x in arr(t["x"])}
+    assert xs == {0.1, 0.3, 1.0, 3.0, 10.0}
+    assert any("Quick look" in m.value for m in at.markdown)
+    assert any(c.value.startswith("25 points, 20 simulated releases each") for c in at.caption)
+    assert [b.key for b in at.button] == ["to_run"]
+
+
+def test_default_page_on_lung_shows_the_curve_tradeoff():
+    at = full_study(run())
+    assert "to_run" not in [b.key for b in at.button]
     fig = figure(at)
     assert fig["layout"]["xaxis"]["type"] == "log"
     names = {t.get("name") for t in fig["data"] if t.get("name")}
@@ -127,12 +149,31 @@ def test_current_epsilon_comes_from_the_curves_page():
 def test_uploaded_data_are_cached_in_the_session_only():
     choice = dataclasses.replace(session.bundled_choice("lung"), name="my upload", bundled=False)
     at = run(data_choice=choice)
-    cells = at.session_state["tradeoff_cells"]
-    assert len(cells) == len(tradeoff.defaults(tradeoff.CURVE_MECHANISMS)) * len(tradeoff.DEFAULT_EPSILONS)
+    def cells() -> list:
+        return [k for k in at.session_state["_session_cache"] if k[0] == "tradeoff-cell"]
+
+    quick = len(tradeoff.defaults(tradeoff.CURVE_MECHANISMS)) * 5  # the quick look: five epsilons
+    assert len(cells()) == quick
     before = summary(at)
     run(at)  # a rerun reuses the session's cells
     pd.testing.assert_frame_equal(before, summary(at))
     assert any("reused from earlier runs" in c.value for c in at.caption)
+    full_study(at)
+    assert len(cells()) == quick + len(tradeoff.defaults(tradeoff.CURVE_MECHANISMS)) * len(tradeoff.DEFAULT_EPSILONS)
+
+
+def test_the_full_study_stays_on_when_epsilon_moves_and_a_new_setting_asks_again():
+    at = full_study(run())
+    n_full = len(figure(at)["data"])
+    at.select_slider(key="to_epsilon").set_value(0.8)
+    run(at)
+    assert "to_run" not in [b.key for b in at.button]
+    xs = {x for t in figure(at)["data"] if t.get("name") for x in arr(t["x"])}
+    assert xs == {*tradeoff.DEFAULT_EPSILONS, 0.8} and len(figure(at)["data"]) == n_full
+    at.select_slider(key="to_trials").set_value(100).run()  # another study: a quick look again until asked for
+    assert not at.exception
+    assert [b.key for b in at.button] == ["to_run"]
+    assert LedgerStore().records() == []
 
 
 def test_figure_on_a_log_axis_leaves_out_a_zero_reference_and_clips_bands():
