@@ -32,8 +32,6 @@ OTHER_PAGE_EPSILON = {"curves": "sc_epsilon", "logrank": "gc_epsilon", "weibull"
 SLOW_CHAINS = 50  # simulated releases per point for the slow Markov-chain sampler
 SHOW_EPSILONS = (0.1, 1.0, 10.0)
 CACHE_ENTRIES = 2048  # the session cache's bound while this page adds to it (a point is a few rows)
-QUICK_TRIALS = 20  # simulated releases per point of the quick look drawn before the full study is asked for
-QUICK_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0)
 
 st.title("Trade-off explorer")
 st.caption("How much does privacy cost in accuracy? For the current data, the error of each private mechanism at "
@@ -137,8 +135,6 @@ for m in chosen:
 if not chosen:
     st.warning("Choose at least one mechanism to compare.")
     st.stop()
-full_epsilons = sorted({*tradeoff.DEFAULT_EPSILONS, *(tradeoff.epsilon_grid(0.05, 10.0, 20).tolist() if fine else []),
-                        current})
 
 
 # ------------------------------------------------------------------------------------------ caching
@@ -182,37 +178,34 @@ def cell(mechanism: str, epsilon: float, n: int) -> list[dict]:
 
 
 # ------------------------------------------------------------------------------------------ quick look, then the study
-# The first view draws a quick look (few releases at a few epsilons) at once; the full study (every epsilon, the
-# chosen number of releases) runs when asked for, under a progress bar, and stays on for these data and settings.
+# The first view draws a quick look at once: the first chosen mechanism (the catalogue's first is the cheapest) at
+# every epsilon. The others run when asked for, under a progress bar, and then stay on for these data and settings;
+# the quick look's points are the study's own (same releases, same seed), so they are reused.
+epsilons = sorted({*tradeoff.DEFAULT_EPSILONS, *(tradeoff.epsilon_grid(0.05, 10.0, 20).tolist() if fine else []),
+                   current})
+quick = [m for m in chosen if m not in tradeoff.SLOW][:1]
 study_key = repr((data_key(), trials, seed, fine))
-full = st.session_state.get("to_full_study") == study_key
+full = st.session_state.get("to_full_study") == study_key or quick == list(chosen)
 if not full:
     offer = st.empty()
     with offer.container(border=True):
         q1, q2 = st.columns([3, 1], vertical_alignment="center")
-        slow_left = [tv.mechanism_label(m, analysis) for m in chosen if m in tradeoff.SLOW]
-        q1.markdown(f"**Quick look:** {QUICK_TRIALS} simulated releases at {len(QUICK_EPSILONS)} epsilons, so the lines "
-                    "are rough" + (f" and {' and '.join(slow_left)} is left out" if slow_left else "") + ". Run the "
-                    f"full study for {trials} releases at every epsilon"
-                    + (" (with the finer grid)" if fine else "") + "; it stays on for these data and settings.")
+        rest = [tv.mechanism_label(m, analysis) for m in chosen if m not in quick]
+        first = (f"{tv.mechanism_label(quick[0], analysis)} only, the first of the chosen mechanisms"
+                 if quick else "nothing yet")
+        q1.markdown(f"**Quick look:** {first}. Run the study to add {', '.join(rest)} ({len(rest) * len(epsilons)} "
+                    "more points, under a progress bar); it then stays on for these data and settings.")
         if q2.button("Run the full study", key="to_run", type="primary", width="stretch"):
             st.session_state["to_full_study"] = study_key
             full = True
     if full:
         offer.empty()
-if full:
-    epsilons = full_epsilons
-    shown = list(chosen)
-else:
-    epsilons = sorted({*QUICK_EPSILONS, current})
-    shown = [m for m in chosen if m not in tradeoff.SLOW]
-    if not shown:
-        st.stop()
+shown = list(chosen) if full else quick
+if not shown:
+    st.stop()
 
 
 def releases_per_point(m: str) -> int:
-    if not full:
-        return QUICK_TRIALS
     return min(trials, SLOW_CHAINS) if m in tradeoff.SLOW else trials
 
 
@@ -277,7 +270,7 @@ show = [e for e in dict.fromkeys([*SHOW_EPSILONS, current]) if any(np.isclose(ep
 cv.show_table(tv.summary_table(table, show, unit), f"tradeoff-summary-{analysis}-{cohort.name}", "to_summary")
 reused = len(cells) - len(computed)
 cached = f" ({reused} point{'s' if reused != 1 else ''} reused from earlier runs)" if reused else ""
-st.caption(f"{len(cells)} points, {releases_per_point('') if not full else trials} simulated releases each"
+st.caption(f"{len(cells)} points, {trials} simulated releases each"
            + "".join(f" ({releases_per_point(m)} for {tv.mechanism_label(m, analysis)})" for m in shown
                      if m in tradeoff.SLOW)
            + ("" if full else " (quick look)")

@@ -57,19 +57,22 @@ def summary(at: AppTest) -> pd.DataFrame:
     return at.table[0].value
 
 
-def test_first_view_is_a_quick_look_with_the_core_numbers():
+def test_first_view_is_a_quick_look_at_the_first_mechanism_then_the_study_adds_the_others():
     at = run()
-    lung = load_bundled("lung", group="sex")
-    public = PublicParameters.derive(lung, horizon=1100.0)
-    core = tradeoff.tradeoff("curves", lung, public, ["laplace-counts"], [0.1, 1.0, 10.0], trials=20, seed=2024)
-    row = summary(at).set_index("Mechanism").loc[tv.mechanism_label("laplace-counts")]
-    for eps in (0.1, 1.0, 10.0):
-        assert row[f"epsilon {eps:g}"] == f"{100 * core.table.set_index('epsilon').loc[eps, 'value']:.2f} points"
-    xs = {x for t in figure(at)["data"] if t.get("name") for x in arr(t["x"])}
-    assert xs == {0.1, 0.3, 1.0, 3.0, 10.0}
-    assert any("Quick look" in m.value for m in at.markdown)
-    assert any(c.value.startswith("25 points, 20 simulated releases each") for c in at.caption)
+    fig = figure(at)
+    assert {t.get("name") for t in fig["data"] if t.get("name")} == {tv.mechanism_label("laplace-counts")}
+    xs = {x for t in fig["data"] if t.get("name") for x in arr(t["x"])}
+    assert xs == set(tradeoff.DEFAULT_EPSILONS)
+    assert list(summary(at)["Mechanism"]) == [tv.mechanism_label("laplace-counts")]
+    assert any(m.value.startswith("**Quick look:**") for m in at.markdown)
+    assert any(c.value.startswith("10 points, 50 simulated releases each") for c in at.caption)
     assert [b.key for b in at.button] == ["to_run"]
+    quick = summary(at).set_index("Mechanism").loc[tv.mechanism_label("laplace-counts")]
+    full_study(at)
+    n = len(tradeoff.defaults(tradeoff.CURVE_MECHANISMS))
+    assert any(c.value.startswith(f"{10 * n} points") and "(10 points reused from earlier runs)" in c.value
+               for c in at.caption)  # the quick look's points are the study's own
+    pd.testing.assert_series_equal(summary(at).set_index("Mechanism").loc[tv.mechanism_label("laplace-counts")], quick)
 
 
 def test_default_page_on_lung_shows_the_curve_tradeoff():
@@ -110,17 +113,17 @@ def test_default_page_on_lung_shows_the_curve_tradeoff():
 def test_other_analyses_render():
     at = run()
     at.selectbox(key="to_analysis").set_value("logrank")
-    run(at)
+    full_study(run(at))
     assert {t["name"] for t in figure(at)["data"] if t.get("name")} == \
         {tv.mechanism_label(m, "logrank") for m in tradeoff.defaults(tradeoff.TEST_MECHANISMS)}
     assert all(v.endswith("%") for v in summary(at)["epsilon 10"])
     at.selectbox(key="to_analysis").set_value("weibull")
-    run(at)
+    full_study(run(at))
     fig = figure(at)
     assert fig["layout"]["yaxis"]["type"] == "log" and fig["layout"]["yaxis2"]["type"] == "log"
     assert len(summary(at)) == 6  # three mechanisms, shape and scale
     at.selectbox(key="to_analysis").set_value("regression")
-    run(at)
+    full_study(run(at))
     names = {t["name"] for t in figure(at)["data"] if t.get("name")}
     assert names == {tv.mechanism_label("output"), tv.mechanism_label("objective")}  # pSGLD only on request
     assert LedgerStore().records() == []  # four analyses simulated, nothing recorded
@@ -152,14 +155,14 @@ def test_uploaded_data_are_cached_in_the_session_only():
     def cells() -> list:
         return [k for k in at.session_state["_session_cache"] if k[0] == "tradeoff-cell"]
 
-    quick = len(tradeoff.defaults(tradeoff.CURVE_MECHANISMS)) * 5  # the quick look: five epsilons
+    quick = len(tradeoff.DEFAULT_EPSILONS)  # the quick look: the first mechanism at every epsilon
     assert len(cells()) == quick
     before = summary(at)
     run(at)  # a rerun reuses the session's cells
     pd.testing.assert_frame_equal(before, summary(at))
     assert any("reused from earlier runs" in c.value for c in at.caption)
     full_study(at)
-    assert len(cells()) == quick + len(tradeoff.defaults(tradeoff.CURVE_MECHANISMS)) * len(tradeoff.DEFAULT_EPSILONS)
+    assert len(cells()) == len(tradeoff.defaults(tradeoff.CURVE_MECHANISMS)) * len(tradeoff.DEFAULT_EPSILONS)
 
 
 def test_the_full_study_stays_on_when_epsilon_moves_and_a_new_setting_asks_again():
