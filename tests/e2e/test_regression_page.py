@@ -33,7 +33,8 @@ def test_regression_page_previews_then_releases(page, app_url, artifacts):
     assert "Preview, not for publication" in text and "Traceback" not in text
     texts = rows.all_inner_texts()
     cox = [t for t in texts if t.startswith(COX) and "sex" in t]
-    assert cox and "-0.5132" in cox[0] and "0.599" in cox[0]  # lifelines = R coxph on lung: HR 0.599 for sex
+    # lifelines = R coxph on lung: coefficient -0.5132, HR 0.599 (95% CI 0.431 to 0.831) for sex, written as clinicians do
+    assert cox and "-0.5132" in cox[0] and "0.60 (95% CI 0.43 to 0.83)" in cox[0] and "Female vs Male" in cox[0]
     assert any(t.startswith(f"{OBJECTIVE}, preview") for t in texts)
     page.get_by_text("Forest plot").wait_for()
     page.locator("[data-testid='stPlotlyChart']").first.wait_for()

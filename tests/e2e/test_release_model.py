@@ -13,11 +13,12 @@ import pytest
 
 from dpsurv_core.privacy.ledger import RELEASE, LedgerStore
 from tests.conftest import launch_app, wait_for_app
+from tests.e2e import helpers
+from tests.e2e.helpers import choose, no_exception, open_page
 
 pytestmark = pytest.mark.browser
 
-PAGES = ["Data", "Survival curves", "Group comparison", "Weibull parameters", "Regression", "Privacy audit",
-         "Trade-off explorer", "Ledger and report"]
+PAGES = [name for name, _ in helpers.PAGES]
 MAIN = "[data-testid='stMain']"
 
 
@@ -34,17 +35,6 @@ def releases(ledger) -> list:
     return [r for r in LedgerStore(ledger).records() if r.kind == RELEASE]
 
 
-def open_page(pg, name: str) -> None:
-    pg.get_by_role("link", name=name, exact=True).click()
-    pg.get_by_role("heading", name=name, exact=True).first.wait_for(timeout=60_000)
-    wait_for_app(pg)
-
-
-def no_exception(pg, where: str) -> None:
-    errors = pg.locator("[data-testid='stException']")
-    assert errors.count() == 0, f"{where}: {errors.first.inner_text()[:1500]}"
-
-
 SLIDERS = {"Survival curves", "Group comparison", "Weibull parameters", "Regression", "Privacy audit",
            "Trade-off explorer"}
 
@@ -57,8 +47,7 @@ def touch_a_setting(pg, name: str) -> None:
         slider.focus()
         slider.press("ArrowRight")
     elif name == "Data":
-        pg.get_by_role("combobox", name="Show times in", exact=True).click()
-        pg.get_by_role("option", name="months", exact=True).click()
+        choose(pg, "Show times in", "months")
     elif name == "Ledger and report":  # typing a cap sets nothing until "Set cap" is clicked
         box = pg.get_by_label("Cap (total epsilon for this data set)")
         box.fill("3")

@@ -1,0 +1,93 @@
+"""Helpers shared by the browser tests and tools/screenshots.py: open a page of the app, pick an option, check a page
+drew without an exception or a cut-off table, download a file. Every function takes a Playwright page."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from tests.conftest import wait_for_app
+
+MAIN = "[data-testid='stMain']"
+SIDEBAR = "[data-testid='stSidebar']"
+TABLE = "[data-testid='stTable']"
+# the eight pages in the order of the sidebar, with the file stem used for their screenshots
+PAGES = [("Data", "1-data"), ("Survival curves", "2-survival-curves"), ("Group comparison", "3-group-comparison"),
+         ("Weibull parameters", "4-weibull-parameters"), ("Regression", "5-regression"),
+         ("Privacy audit", "6-privacy-audit"), ("Trade-off explorer", "7-tradeoff-explorer"),
+         ("Ledger and report", "8-ledger-and-report")]
+# what each page shows once its first view is drawn (not a spinner): a heading, a chart or a button
+READY = {"Data": "text=Number of time bins", "Survival curves": "text=Number at risk",
+         "Group comparison": "text=Number at risk", "Weibull parameters": "text=Parameter table",
+         "Regression": "text=Coefficient table", "Privacy audit": "role=button[name=\"Run the audit\"]",
+         "Trade-off explorer": "[data-testid='stPlotlyChart'] .main-svg",
+         "Ledger and report": "role=button[name=\"Download review report (HTML)\"]"}
+
+
+def choose(pg, label: str, option: str) -> None:
+    """Pick ``option`` in the select box labelled ``label``."""
+    box = pg.get_by_role("combobox", name=label, exact=True)
+    box.scroll_into_view_if_needed()
+    wanted = pg.get_by_role("option", name=option, exact=True)
+    for _ in range(3):  # a rerun still drawing the page can close the list as it opens: open it again
+        box.click()
+        try:
+            wanted.wait_for(timeout=5_000)
+            break
+        except PlaywrightTimeout:
+            wait_for_app(pg)
+    wanted.click()
+
+
+def open_page(pg, name: str, timeout: float = 90_000) -> None:
+    """Click ``name`` in the sidebar and wait until the page's first view is drawn."""
+    pg.locator("[data-testid='stSidebarNav']").get_by_role("link", name=name, exact=True).click()
+    pg.get_by_role("heading", name=name, exact=True).first.wait_for(timeout=timeout)
+    wait_for_app(pg)
+    pg.locator(MAIN).locator(READY[name]).first.wait_for(timeout=timeout)
+    wait_for_app(pg)
+
+
+def no_exception(pg, where: str) -> None:
+    errors = pg.locator("[data-testid='stException']")
+    assert errors.count() == 0, f"{where}: {errors.first.inner_text()[:1500]}"
+    assert "Traceback" not in pg.locator(MAIN).inner_text(), where
+
+
+def untruncated_tables(pg, where: str) -> int:
+    """Every static table on the page shows its cells whole: no cell ends in an ellipsis and no cell is clipped
+    (its text wider than its box while overflow hides it). Returns the number of tables checked."""
+    bad = pg.evaluate(
+        """(sel) => {
+          const out = [];
+          for (const td of document.querySelectorAll(sel + ' td, ' + sel + ' th')) {
+            const t = td.innerText.trim();
+            const style = getComputedStyle(td);
+            if (/(\\u2026|\\.\\.\\.)$/.test(t)) out.push('ellipsis: ' + t.slice(0, 80));
+            else if (style.textOverflow === 'ellipsis' && td.scrollWidth > td.clientWidth + 1)
+              out.push('clipped: ' + t.slice(0, 80));
+          }
+          return out;
+        }""", TABLE)
+    assert not bad, f"{where}: truncated table cells {bad[:5]}"
+    return pg.locator(TABLE).count()
+
+
+def download(pg, button: str | re.Pattern, into: Path) -> Path:
+    """Click the download button named ``button`` (the first one) and save the file in ``into``; returns its path."""
+    target = pg.locator(MAIN).get_by_role("button", name=button).first
+    target.scroll_into_view_if_needed()
+    with pg.expect_download(timeout=60_000) as dl:
+        target.click()
+    path = into / dl.value.suggested_filename
+    dl.value.save_as(path)
+    return path
+
+
+def legend(pg, nth: int = 0) -> list[str]:
+    """The legend entries of the ``nth`` plotly chart of the main block."""
+    chart = pg.locator(f"{MAIN} [data-testid='stPlotlyChart']").nth(nth)
+    chart.locator(".main-svg").first.wait_for()
+    return chart.locator(".legendtext").all_text_contents()
