@@ -19,7 +19,7 @@ def test_weibull_page_previews_then_releases(page, app_url, artifacts):
     page.goto(app_url)
     wait_for_app(page)
     page.locator("[data-testid='stSidebarNav']").get_by_text("Weibull parameters").click()
-    page.get_by_role("heading", name="Parameter table").wait_for(timeout=60_000)
+    page.get_by_role("heading", name="Parameter table").wait_for(timeout=120_000)  # a busy shared server
     wait_for_app(page)
     grid = page.locator("[data-testid='stDataFrame']").first
     grid.wait_for()
