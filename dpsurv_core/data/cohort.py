@@ -148,10 +148,9 @@ def _event_from(series: pd.Series, col: str, event_codes: tuple, censor_codes: t
     return None, problems
 
 
-def validate(df: pd.DataFrame, mapping: ColumnMap) -> tuple[Cohort | None, list[Problem]]:
-    """Check ``df`` against ``mapping``; returns the cohort (None if any error) and every problem."""
+def mapping_problems(mapping: ColumnMap, cols: list[str]) -> list[Problem]:
+    """What is wrong with ``mapping`` for a table with columns ``cols`` (shared by the in-memory and engine paths)."""
     problems: list[Problem] = []
-    cols = list(df.columns)
     roles = {"time": mapping.time, "event": mapping.event, "group": mapping.group, "subject id": mapping.id,
              "event type": mapping.event_type}
     for role, col in roles.items():
@@ -164,10 +163,17 @@ def validate(df: pd.DataFrame, mapping: ColumnMap) -> tuple[Cohort | None, list[
     if mapping.time == mapping.event and mapping.time in cols:
         problems.append(Problem(mapping.event, "The time and the event must be different columns: choose the column of "
                                                "0/1 event indicators for the event."))
+    if not problems and mapping.max_rows_per_subject < 1:
+        problems.append(Problem(mapping.id, "The bound on rows per subject must be at least 1."))
+    return problems
+
+
+def validate(df: pd.DataFrame, mapping: ColumnMap) -> tuple[Cohort | None, list[Problem]]:
+    """Check ``df`` against ``mapping``; returns the cohort (None if any error) and every problem."""
+    cols = list(df.columns)
+    problems = mapping_problems(mapping, cols)
     if problems:
         return None, problems
-    if mapping.max_rows_per_subject < 1:
-        return None, [Problem(mapping.id, "The bound on rows per subject must be at least 1.")]
 
     keep = np.ones(len(df), dtype=bool)
     if mapping.id is not None:

@@ -24,7 +24,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpsurv_core.curves.counts import BinnedCounts
-from dpsurv_core.data.cohort import FALSE_WORDS, MIN_GROUP_SIZE, TRUE_WORDS, ColumnMap, Problem, _natural_key
+from dpsurv_core.data.cohort import (
+    FALSE_WORDS,
+    MIN_GROUP_SIZE,
+    TRUE_WORDS,
+    ColumnMap,
+    Problem,
+    _natural_key,
+    mapping_problems,
+)
 from dpsurv_core.data.public import MAX_BINS, TimeGrid
 from dpsurv_core.engines.base import RELATION, Engine
 from dpsurv_core.errors import ParameterError
@@ -135,23 +143,9 @@ class Statistics:
         """Every problem :func:`dpsurv_core.data.cohort.validate` would report, counted by the engine."""
         m, q, e = self.m, self.q, self.engine
         cols = list(self.kinds)
-        problems: list[Problem] = []
-        roles = {"time": m.time, "event": m.event, "group": m.group, "subject id": m.id, "event type": m.event_type}
-        for role, col in roles.items():
-            if col is not None and col not in cols:
-                problems.append(Problem(col, f"There is no column {col!r} for the {role}: choose one of "
-                                             f"{', '.join(cols[:12])}{'...' if len(cols) > 12 else ''}."))
-        for col in m.covariates:
-            if col not in cols:
-                problems.append(Problem(col, f"There is no covariate column {col!r}: choose among {', '.join(cols[:12])}."))
-        if m.time == m.event and m.time in cols:
-            problems.append(Problem(m.event, "The time and the event must be different columns: choose the column of "
-                                             "0/1 event indicators for the event."))
+        problems = mapping_problems(m, cols)
         if problems:
             return None, problems
-        if m.max_rows_per_subject < 1:
-            return None, [Problem(m.id, "The bound on rows per subject must be at least 1.")]
-
         total = int(e.scalar(f"SELECT COUNT(*) FROM {RELATION}"))
         ranked = RELATION
         if m.id is not None:
