@@ -300,6 +300,10 @@ def weibull_intervals(mech: WeibullMechanism, est: WeibullEstimates, n: int, sha
     lo2, hi2, rlo, rhi = _quantile_curves(sim, fine, matching_scale(mech, p, lam, fine), n, share, cohorts,
                                           2 * draws, seed + 1, level, ratio)
     a, b = _invert(fine, lo2, hi2, p, g, empty=(a, b))
+    # no candidate's central range holds the released shape (an atypical draw): the inversion is then empty and the
+    # grid's edge is no answer, so the interval is widened to hold the release itself and a warning says so
+    atypical = not a <= p <= b
+    a, b = min(a, p), max(b, p)
     sh = ParameterInterval(p, a, b, float(np.interp(p, fine, (hi2 - lo2) / (2 * Z95))))
     keep = (fine >= a) & (fine <= b)
     if not keep.any():
@@ -313,7 +317,11 @@ def weibull_intervals(mech: WeibullMechanism, est: WeibullEstimates, n: int, sha
     h = est.horizon
     sc = ParameterInterval(sn.estimate * h, sn.lower * h, sn.upper * h, sn.error_sd * h)
     method = METHOD.format(cohorts=cohorts, share=share, draws=2 * draws, level=level, grid=COARSE + FINE)
-    return WeibullInference(sh, sc, sn, method, share, weibull_warnings(mech, sh, sn, h))
+    warnings = weibull_warnings(mech, sh, sn, h)
+    if atypical:
+        warnings.append(f"The released shape {p:.3g} is unusual for every true shape dpsurv tried, so its interval was "
+                        "widened to include it: read both with care, and prefer a larger epsilon or cohort.")
+    return WeibullInference(sh, sc, sn, method, share, warnings)
 
 
 def weibull_warnings(mech: WeibullMechanism, shape: ParameterInterval, scale_normalised: ParameterInterval,
