@@ -149,7 +149,12 @@ def test_lung_and_a_months_upload_through_every_page(app, browser, tmp_path, art
         "input[type=file]").set_input_files(str(labels_file))
     pg.get_by_text("Loaded labels for 1 column(s): sex.").wait_for()
     wait_for_app(pg)
-    grids = main.locator("[data-testid='stDataFrame'] [data-testid^='glide-cell-']").all_text_contents()
+    cells = main.locator("[data-testid='stDataFrame'] [data-testid^='glide-cell-']")
+    for _ in range(40):  # the grids redraw with the labels a moment after the rerun ends
+        grids = cells.all_text_contents()
+        if "1 = Male; 2 = Female" in grids and {"Male", "Female"} <= set(grids):
+            break
+        pg.wait_for_timeout(500)
     assert "1 = Male; 2 = Female" in grids  # the labels table of the Data page
     assert {"Male", "Female"} <= set(grids)  # the preview shows sex by its labels
     covs = pg.get_by_role("combobox", name="Covariates (for regression)", exact=True)
