@@ -123,6 +123,23 @@ def _act(do, done: str) -> None:
     st.rerun()
 
 
+def _allowance(allowed: bool, allowed_text: str, title: str, explain: str, keys: tuple[str, str], button: str,
+               needs_reason: str, do, done: str) -> None:
+    """A recorded allowance under the cap (label-only or disclosure-control releases): a warning once given, else an
+    expander asking for the reason and recording the act."""
+    if allowed:
+        st.warning(allowed_text)
+        return
+    with st.expander(title):
+        st.markdown(explain)
+        why = st.text_input("Reason (required)", key=keys[0])
+        if st.button(button, key=keys[1]):
+            if not why.strip():
+                st.error(needs_reason)
+            else:
+                _act(lambda: do(why), done)
+
+
 if led.cap is None:
     st.info("No cap is set for this data set: its releases are recorded but not limited. Setting a cap is a recorded "
             "act; afterwards it can be lowered at any time, and raised only with a reason (another recorded act). "
@@ -155,37 +172,27 @@ else:
         if st.button("Lower cap", key="cap_lower"):
             _act(lambda: store.lower_cap(fp, float(lower), why.strip(), name),
                  f"Cap lowered from ε {led.cap:g} to ε {lower:g}")
-    if led.disclosure_control_allowed:
-        st.warning("Disclosure-control releases (suppression, rounding, cell keys, step smoothing) are allowed for this "
-                   "data set: they have no epsilon and no formal guarantee, and are not counted against the cap.")
-    else:
-        with st.expander("Allow disclosure-control releases (no formal guarantee) under this cap"):
-            st.markdown("Small-cell suppression, rounding, random rounding, cell keys and step smoothing have no "
-                        "epsilon: no cap on epsilon accounts for them. Under a cap they are refused unless you allow "
-                        "them here, a recorded act with a reason.")
-            why_sdc = st.text_input("Reason (required)", key="allow_sdc_reason")
-            if st.button("Allow disclosure-control releases", key="allow_sdc"):
-                if not why_sdc.strip():
-                    st.error("Allowing disclosure-control releases needs a reason: the ledger records who decided "
-                             "and why.")
-                else:
-                    _act(lambda: store.allow_disclosure_control(fp, why_sdc, name),
-                         "Disclosure-control releases allowed")
-    if led.label_only_allowed:
-        st.warning("Label-only releases (randomized response on the group label) are allowed for this data set: they "
-                   "publish every patient's times and events as they are, so once one is released the patient has no "
-                   "differential-privacy guarantee at all.")
-    else:
-        with st.expander("Allow label-only releases (randomized response) under this cap"):
-            st.markdown("A label-only release protects only the group label: every patient's times and events are "
-                        "published as they are, which no cap on epsilon for the patient accounts for. Under a cap "
-                        "such releases are refused unless you allow them here, a recorded act with a reason.")
-            why_label = st.text_input("Reason (required)", key="allow_label_reason")
-            if st.button("Allow label-only releases", key="allow_label_only"):
-                if not why_label.strip():
-                    st.error("Allowing label-only releases needs a reason: the ledger records who decided and why.")
-                else:
-                    _act(lambda: store.allow_label_only(fp, why_label, name), "Label-only releases allowed")
+    _allowance(led.disclosure_control_allowed,
+               "Disclosure-control releases (suppression, rounding, cell keys, step smoothing) are allowed for this "
+               "data set: they have no epsilon and no formal guarantee, and are not counted against the cap.",
+               "Allow disclosure-control releases (no formal guarantee) under this cap",
+               "Small-cell suppression, rounding, random rounding, cell keys and step smoothing have no "
+               "epsilon: no cap on epsilon accounts for them. Under a cap they are refused unless you allow "
+               "them here, a recorded act with a reason.",
+               ("allow_sdc_reason", "allow_sdc"), "Allow disclosure-control releases",
+               "Allowing disclosure-control releases needs a reason: the ledger records who decided and why.",
+               lambda why: store.allow_disclosure_control(fp, why, name), "Disclosure-control releases allowed")
+    _allowance(led.label_only_allowed,
+               "Label-only releases (randomized response on the group label) are allowed for this data set: they "
+               "publish every patient's times and events as they are, so once one is released the patient has no "
+               "differential-privacy guarantee at all.",
+               "Allow label-only releases (randomized response) under this cap",
+               "A label-only release protects only the group label: every patient's times and events are "
+               "published as they are, which no cap on epsilon for the patient accounts for. Under a cap "
+               "such releases are refused unless you allow them here, a recorded act with a reason.",
+               ("allow_label_reason", "allow_label_only"), "Allow label-only releases",
+               "Allowing label-only releases needs a reason: the ledger records who decided and why.",
+               lambda why: store.allow_label_only(fp, why, name), "Label-only releases allowed")
 if cap_records:
     st.markdown("**Cap history**")
     history = [{"id": r.id, "time (UTC)": r.time.replace("T", " ")[:19],
