@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from dpsurv_core.cli import disclosure_options
 from dpsurv_core.cli.common import (
     add_data_options,
     add_release_options,
@@ -54,7 +55,6 @@ from dpsurv_core.data import datasets, grouping
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.labels import ValueLabels, code_key
 from dpsurv_core.data.public import Disclosure, PublicParameters
-from dpsurv_core.disclosure import cli_options as disclosure_options
 from dpsurv_core.errors import DataError, ParameterError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.release import Plan
