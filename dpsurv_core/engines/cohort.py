@@ -19,10 +19,10 @@ import pandas as pd
 from dpsurv_core import limits
 from dpsurv_core.curves.counts import BinnedCounts
 from dpsurv_core.data.cohort import Cohort, ColumnMap, build_cohort
-from dpsurv_core.data.public import TimeGrid
+from dpsurv_core.data.public import PublicParameters, TimeGrid
 from dpsurv_core.engines import statistics
 from dpsurv_core.engines.base import RELATION, Engine
-from dpsurv_core.errors import DataError
+from dpsurv_core.errors import DataError, ParameterError
 
 DEFAULT_CHUNK_ROWS = 1_000_000
 _ROW_FIELDS = ("time", "event", "group", "subject", "event_type", "covariates")
@@ -110,6 +110,45 @@ class EngineCohort(Cohort):
                             f"times up to the horizon, more than the {limit:,} dpsurv holds in memory "
                             f"({limits.CLI_CELLS_ENV} / 3): round the times in the source (to whole days, for example).")
         return out
+
+    def event_time_grid(self, competing: bool = False) -> TimeGrid:
+        """The data's distinct event times as grid edges (not DP), read by one ``DISTINCT`` query: what
+        :meth:`TimeGrid.event_times` reads off the rows, to the same edges."""
+        times = self.event_times(competing)
+        if times.size == 0:
+            raise ParameterError("There are no events, so there is no event-time grid: declare a grid START:STOP:BINS.")
+        return TimeGrid(np.concatenate([[min(0.0, float(times[0]) - 1.0)], times]), "event-times", True)
+
+    def public_parameters(self, horizon: float | None = None, bins: int = 20, grid: TimeGrid | None = None,
+                          group_categories: tuple[str, ...] | None = None) -> PublicParameters:
+        """:meth:`PublicParameters.derive` without the rows: it reads only their maximum time and group labels, which
+        the engine's summary holds (same values, same disclosures)."""
+        labels = np.array(self.groups if self.has_group else ["all"], dtype=object)
+        stand_in = Cohort(np.full(labels.size, self.max_time), np.zeros(labels.size, np.int8),
+                          labels.astype(str) if self.has_group else None)
+        return PublicParameters.derive(stand_in, horizon=horizon, bins=bins, grid=grid,
+                                       group_categories=group_categories)
+
+    def exact_release(self, public: PublicParameters):
+        """The non-private mechanism's release (:class:`dpsurv_core.curves.release.NonPrivate`) from the engine's
+        counts: the exact Kaplan-Meier on the event times of :meth:`event_time_grid` (equal to lifelines and R
+        survival), read at the public grid's points, with the public grid's counts. The event-time counts are
+        queried once per group set and kept."""
+        from dpsurv_core.curves.kaplan_meier import estimate
+        from dpsurv_core.curves.release import CurveRelease, NonPrivate, at_grid, exact_counts, groups_of, tile_trials
+        from dpsurv_core.data.public import Disclosure
+
+        cache = self.__dict__.setdefault("_exact_fine", {})
+        key = groups_of(self, public)
+        if key not in cache:
+            cache.clear()
+            cache[key] = estimate(tile_trials(exact_counts(self, self.event_time_grid(), public), 1))
+        grid = public.grid
+        curves = at_grid(cache[key], grid.points)
+        mech = NonPrivate()
+        return CurveRelease(mech.name, mech.cost, {}, [Disclosure("release", "not DP: exact, non-private estimates.",
+                                                                  dp=False)],
+                            curves, tile_trials(exact_counts(self, grid, public), 1), "none")
 
     # ---- per-subject values: the bounded chunked path ----------------------------------------------------
     def in_memory(self) -> Cohort:
