@@ -34,7 +34,13 @@ from ui.data_view import (
 )
 from ui.downloads import file_stem, table_download
 from ui.glossary import explainer, terms
-from ui.server_data import server_data_picker
+from ui.server_data import (
+    engine_fingerprint,
+    engine_sections,
+    server_caption,
+    server_data_picker,
+    server_fits_in_memory,
+)
 
 NONE = "(none)"
 BUNDLED, UPLOAD, SERVER = "Bundled data set", "Upload a file", "A file on the server"
@@ -171,9 +177,16 @@ elif source == SERVER:
         grp_text = (f"; groups {', '.join(map(str, server_cohort.groups))}" if server_cohort.has_group else "")
         st.markdown(f"Checked and counted in place by DuckDB: {server_cohort.n:,} rows, {server_cohort.n_subjects:,} "
                     f"subjects, {server_cohort.n_events:,} events{markdown_literal(grp_text)}.")
+        in_memory = server_fits_in_memory(server_cohort)
         if st.button("Analyse this cohort", type="primary", key="server_use", icon=":material/check:"):
+            kept = None
             try:
-                frame = engine_frame(server_cohort)
+                if in_memory:
+                    frame = engine_frame(server_cohort)
+                else:  # kept in the engine: the session holds the engine cohort and the table's fingerprint, no rows
+                    with st.spinner("Fingerprinting the table for its privacy budget (read once, inside DuckDB) ..."):
+                        kept, fp = server_cohort, engine_fingerprint(src, eng)
+                    frame = pd.DataFrame(columns=columns)
             except DpsurvError as exc:
                 st.error(f"{markdown_literal(str(exc))}", icon=":material/error:")
                 st.stop()
@@ -183,14 +196,13 @@ elif source == SERVER:
             st.session_state["upload_token"] = f"server-{src.name}"
             st.session_state["upload_guess"] = None
             new = session.DataChoice(src.name, frame, dataclasses.replace(server_map, covariates=()), s_unit, False,
-                                     source_unit=s_unit)
+                                     source_unit=s_unit, fingerprint="" if kept is None else fp, engine=kept)
             _store(new)
             if not session.has_own_labels(new):
                 session.set_value_labels(sample_guess.labels, new)
             session.confirm()
             st.rerun()
-        st.caption("Pressing the button reads the table into this session's memory in chunks (every analysis page "
-                   "then works on it), up to the app's row limit; a larger table is refused with a sentence.")
+        st.caption(server_caption(server_cohort, in_memory))
 else:
     up = st.file_uploader("Upload a cohort table (CSV, TSV, Parquet or Excel)",
                           type=["csv", "tsv", "txt", "tab", "parquet", "pq", "xlsx", "xlsm", "xls"], key="upload_file",
@@ -243,6 +255,9 @@ else:
         st.info(f"No file uploaded yet: the data in use is still '{markdown_literal(session.data_choice().name)}'.")
 
 choice = session.data_choice()
+if session.in_engine(choice):  # a server table kept in the engine: no rows here, its own sections (ui/server_data)
+    engine_sections(choice)
+    st.stop()
 tok = _token(choice)
 raw = _raw_frame(choice)
 cols = [str(c) for c in raw.columns]

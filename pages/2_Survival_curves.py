@@ -27,8 +27,11 @@ explainer_box = st.container()
 
 cohort, choice, public = session.analysis_inputs()
 unit = cohort.time_unit
-group_col = choice.mapping.group if cohort.group is not None else None
+group_col = choice.mapping.group if cv.has_groups(cohort) else None
 names = cv.mechanism_choices("km", has_group=group_col is not None)
+engine_left_out: list[str] = []
+if cv.in_engine(cohort):  # a server table kept in DuckDB: the mechanisms that run from its counts, as the CLI does
+    names, engine_left_out = cv.engine_mechanisms(names)
 comp_cohort = cv.competing_cohort(cohort)
 
 # ------------------------------------------------------------------------------------------ controls
@@ -62,7 +65,7 @@ with c2:
     estimand = st.radio("Show", estimands, key="sc_estimand", format_func={
         cs.SURVIVAL: "Survival (Kaplan-Meier)", cs.HAZARD: "Cumulative hazard (Nelson-Aalen)",
         cs.INCIDENCE: "Cumulative incidence (competing risks)"}.get)
-    if comp_cohort is None:
+    if comp_cohort is None and not cv.in_engine(cohort):
         st.caption("Cumulative incidence needs a competing-event type column: map one on the Data page "
                    "(pbc and transplant have one).")
     split = False
@@ -82,11 +85,16 @@ with c3:
     band_kind = conf_type
 
 options.update(cv.option_widgets(entry, "sc"))
+if cv.in_engine(cohort):
+    st.caption("This table is kept on the server (too large to read into the app)"
+               + (f": {', '.join(engine_left_out)} read each subject's values and are not offered here. "
+                  if engine_left_out else ". ") + cv.ENGINE_BASELINE)
 
 competing = estimand == cs.INCIDENCE
 work = comp_cohort if competing else cohort
 if not split:
-    work = replace(work, group=None)
+    work = (session.engine_cohort(replace(work.mapping, group=None)) if cv.in_engine(work)
+            else replace(work, group=None))
 
 # ------------------------------------------------------------------------------------------ preview or release
 try:

@@ -28,7 +28,7 @@ explainer_box = st.container()
 cohort, choice, public = session.analysis_inputs()
 unit = cohort.time_unit
 
-group_col = choice.mapping.group if cohort.group is not None else None
+group_col = choice.mapping.group if cv.has_groups(cohort) else None
 group_spec = group_col  # the CLI's --group: the column, or COL:VALUE / COL:median for a numeric split
 extra_disclosures = []
 if group_col is None:
@@ -40,6 +40,8 @@ if group_col is None:
         pass
     from dpsurv_core.data import grouping
 
+    if cv.in_engine(cohort):  # a server table kept in DuckDB: its rows are not read, so no split on a column
+        st.stop()
     frame = choice.frame
     used = {choice.mapping.time, choice.mapping.event, choice.mapping.id}
     numeric = [c for c in frame.columns if c not in used and pd.api.types.is_numeric_dtype(frame[c])
@@ -74,6 +76,9 @@ if group_col is None:
         st.stop()
 
 names = cv.mechanism_choices("logrank", has_group=True)
+engine_left_out: list[str] = []
+if cv.in_engine(cohort):  # a server table kept in DuckDB: the mechanisms that run from its counts, as the CLI does
+    names, engine_left_out = cv.engine_mechanisms(names)
 c1, c2 = st.columns([1.3, 1])
 with c1:
     mech_name = st.selectbox("Privacy mechanism", names, format_func=cv.mechanism_name, key="gc_mechanism")
@@ -87,6 +92,11 @@ with c2:
         st.caption("**No formal guarantee**: this disclosure-control method has no epsilon and nothing bounds what a "
                    "release reveals about a patient. Its settings are under *Options* below.")
 sdc_options = cv.option_widgets(entry, "gc") if not entry.formal else {}
+if cv.in_engine(cohort):
+    st.caption("This table is kept on the server (too large to read into the app)"
+               + (f": {', '.join(engine_left_out)} read each subject's values and are not offered here. "
+                  if engine_left_out else ". ") + cv.ENGINE_BASELINE.replace("curves", "tests", 1)
+               + " The non-private log-rank tests are computed from those counts.")
 no_counts = cv.without_counts("km")
 if no_counts:
     st.caption(f"Not offered here: {' and '.join(no_counts)}. It publishes only the smoothed curve of each group, not "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -27,7 +29,7 @@ from dpsurv_core.weibull.model import (
 )
 from ui import curves_view as cv
 from ui import glossary, palette, session
-from ui.cache import by_data, digest
+from ui.cache import by_data, digest, session_cache
 from ui.downloads import show_figure, show_table, table_download
 
 PRIVATE = catalogue.entries(catalogue.WEIBULL, "weibull", private=True)  # the mechanisms, in the catalogue's order
@@ -87,6 +89,16 @@ glossary.terms("Weibull", "LSP rung", "TLL", "sample and aggregate", "global sen
 cohort, choice, public = session.analysis_inputs()
 unit = cohort.time_unit
 horizon = float(public.horizon)
+# data source: a server table kept in DuckDB offers the mechanisms that read its table of distinct times (as the CLI)
+in_engine = cv.in_engine(cohort)
+OFFERED, engine_left_out = cv.engine_mechanisms(IDS, catalogue.WEIBULL) if in_engine else (IDS, [])
+if in_engine:
+    st.caption("This table is kept on the server (too large to read into the app): the fits below come from its "
+               "table of distinct times and events, computed by DuckDB, as the command line does"
+               + (f"; {', '.join(engine_left_out)} reads each subject's values and is not offered here" if engine_left_out
+                  else "") + ". The lifelines fit needs the rows: the maximum-likelihood row is dpsurv's own "
+               "(Equations 4-5), which agrees with lifelines to about 1e-6 on the same data, and the Kaplan-Meier "
+               "curve is the exact one from the engine's counts.")
 
 # ------------------------------------------------------------------------------------------------ controls
 c1, c2 = st.columns([1, 1.4])
@@ -94,7 +106,7 @@ with c1:
     epsilon = st.select_slider("Privacy budget epsilon per release (smaller = more private, noisier)",
                                options=EPSILONS, value=1.0, key="wb_epsilon")
 with c2:
-    chosen = st.multiselect("Preview with", IDS, default=IDS[:1], key="wb_mechanisms", format_func=LABELS.get,
+    chosen = st.multiselect("Preview with", OFFERED, default=OFFERED[:1], key="wb_mechanisms", format_func=LABELS.get,
                             help="Previews are free; each mechanism has its own Release button, and each release is "
                                  "charged epsilon.")
 with st.expander("Public settings of the Weibull mechanisms", expanded=False):
@@ -128,7 +140,7 @@ try:
     sample = FIT.build(horizon=horizon, omega=omega, gamma=gamma, rungs=rungs,
                        rows_per_subject=cohort.rows_per_subject).prepare(cohort)
     mle = weibull_mle(sample)
-    ll = _lifelines(sample.t, sample.d, horizon, omega)
+    ll = None if in_engine else _lifelines(sample.t, sample.d, horizon, omega)  # lifelines reads each subject
     mechs = {name: catalogue.get(catalogue.WEIBULL, name).build(
         epsilon, horizon=horizon, omega=omega, gamma=gamma, rungs=rungs, rows_per_subject=cohort.rows_per_subject,
         blocks=blocks, block_size=BLOCK_SIZE) for name in chosen}
@@ -149,7 +161,9 @@ def _ladder(t: np.ndarray, d: np.ndarray, horizon: float, omega: float, gamma: f
                    lambda: _ladder_shared(choice.name, t, d, horizon, omega, gamma, rungs))
 
 
-ladder = _ladder(sample.t, sample.d, horizon, omega, gamma, rungs)
+ladder = (session_cache(("wb_ladder_engine", digest(sample.lt_u, sample.c_u, sample.e_u, horizon, omega, gamma, rungs)),
+                        lambda: compute_ladder(sample, rungs, gamma)) if in_engine
+          else _ladder(sample.t, sample.d, horizon, omega, gamma, rungs))
 horizon_disclosures = [d for d in public.disclosures() if d.parameter == "horizon"]  # the only public input used
 share = censoring_share(sample) if share_in is None else float(share_in)
 share_disclosures = [censoring_disclosure(share)] if share_in is None else []
@@ -273,8 +287,9 @@ def _study_cell(*args) -> dict:
 st.subheader("Parameter table")
 fmt_scale = "{:,.1f}" if unit == "days" else "{:,.2f}"
 rows = [
-    {"Estimate": "Maximum likelihood, lifelines WeibullFitter (not private)", "Shape p": ll.shape,
-     f"Scale ({unit})": ll.scale, "Scale / T_max": ll.scale_normalised, "Epsilon": "none (not private)"},
+    *([] if ll is None else [
+        {"Estimate": "Maximum likelihood, lifelines WeibullFitter (not private)", "Shape p": ll.shape,
+         f"Scale ({unit})": ll.scale, "Scale / T_max": ll.scale_normalised, "Epsilon": "none (not private)"}]),
     {"Estimate": "Maximum likelihood, Equations 4-5 (not private)", "Shape p": mle.shape, f"Scale ({unit})": mle.scale,
      "Scale / T_max": mle.scale_normalised, "Epsilon": "none (not private)"},
 ]
@@ -292,15 +307,20 @@ table = pd.DataFrame(rows)
 st.dataframe(table.style.format({"Shape p": "{:.4f}", f"Scale ({unit})": fmt_scale, "Scale / T_max": "{:.4f}"},
                                 na_rep="–"), hide_index=True, width="stretch")
 table_download(table, f"weibull-{cohort.name}", "wb_table-csv")
-st.caption(f"n = {sample.n} records, {sample.n_events} events, horizon T_max = {horizon:g} {unit}. The two "
-           "maximum-likelihood rows agree to about 1e-6; they are for the data holder's eyes only. Preview rows are "
+st.caption(f"n = {sample.n} records, {sample.n_events} events, horizon T_max = {horizon:g} {unit}. "
+           + ("The maximum-likelihood row is" if ll is None else "The two maximum-likelihood rows agree to about 1e-6; "
+              "they are") + " for the data holder's eyes only. Preview rows are "
            "not for publication; released rows are the published numbers. The private rows' 95% intervals carry the "
            "privacy noise and the sampling error together (a parametric bootstrap from the released numbers, inverted "
            "over the true shape: no second look at the data).")
 
 # ------------------------------------------------------------------------------------------------ curves
 st.subheader("Fitted survival curves over the Kaplan-Meier curve")
-km_t, km_s = kaplan_meier(cohort.time, cohort.event)
+if in_engine:  # the exact Kaplan-Meier from the engine's counts at every event time (no row read)
+    km_fine = cv.exact_results(session.engine_cohort(dataclasses.replace(cohort.mapping, group=None)), public)[0].curves
+    km_t, km_s = np.append(0.0, km_fine.time), np.append(1.0, km_fine.survival[0, 0])
+else:
+    km_t, km_s = kaplan_meier(cohort.time, cohort.event)
 grid = np.linspace(0.0, horizon, 300)
 fig = go.Figure()
 fig.add_trace(go.Scatter(x=km_t, y=100 * km_s, mode="lines", line={"shape": "hv", "color": KM_COLOUR},
@@ -367,6 +387,11 @@ st.caption("Repeated simulated releases on the current data with seeded noise: f
 for _mech in mechs.values():
     if getattr(_mech, "caveat", None) and _mech.caveat():
         st.markdown(_mech.caveat())
+if in_engine:
+    st.info("The error study is not run for a table kept on the server: this page's study simulates from each "
+            "subject's time and event, which stay in DuckDB. The command line's `weibull --seed S --repeat R` "
+            "simulates releases from the engine's table of times.")
+    st.stop()
 if not st.toggle("Run the error study (several seconds; kept for this session once run)", value=False,
                  key="wb_run_study"):
     st.info("The error study is off so the page answers at once: switch it on above to simulate each mechanism's "

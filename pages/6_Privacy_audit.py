@@ -95,6 +95,7 @@ def _cohort_hash(cohort: Cohort) -> str:
     return h.hexdigest()[:16]
 
 
+session.require_rows("the membership-inference audit")  # a server table kept in DuckDB: one sentence, what works instead
 cohort, choice, public = session.analysis_inputs()
 tab_audit, tab_board = st.tabs(["Audit one release", "DP against today's disclosure control"])
 

@@ -42,6 +42,7 @@ st.info("**Simulations for the data holder's eyes only.** Every point below come
         "a release: nothing may be published from this page and nothing is charged to the privacy ledger (nothing "
         "here is ever recorded there). To publish a number, release it on its analysis page.", icon="🔒")
 
+session.require_rows("the trade-off simulations")  # a server table kept in DuckDB: one sentence, what works instead
 cohort, choice, public = session.analysis_inputs()
 unit = cohort.time_unit
 group_col = choice.mapping.group if cohort.group is not None else None

@@ -502,13 +502,42 @@ def without_counts(command: str = "km") -> list[str]:
     return [e.name for e in catalogue.entries(catalogue.CURVES, command, private=True) if not releases_counts(e)]
 
 
+def in_engine(cohort: Cohort) -> bool:
+    """Whether the cohort is a server table kept in an engine (:class:`dpsurv_core.engines.EngineCohort`): its
+    statistics are queries, and reading its rows is refused past the app's row limit."""
+    return hasattr(cohort, "binned_counts")
+
+
+def has_groups(cohort: Cohort) -> bool:
+    """Whether the cohort has a group column (a cohort kept in an engine says so without reading its rows)."""
+    return bool(cohort.has_group) if in_engine(cohort) else cohort.group is not None
+
+
+ENGINE_BASELINE = ("Non-private curves for a table kept on the server: the exact Kaplan-Meier computed from the "
+                   "counts DuckDB returns at every distinct event time (no row is read into the app). It is the same "
+                   "estimator, to the same numbers, as lifelines and R survival on the rows: the engines' tests show "
+                   "the counts are identical.")
+
+
+def engine_mechanisms(names: Sequence[str], family: str = catalogue.CURVES) -> tuple[list[str], list[str]]:
+    """``names`` split into the mechanisms that run from an engine's counts (catalogue column ``engines``) and the
+    names of those that read each subject's values."""
+    runs = [n for n in names if "duckdb" in catalogue.get(family, n).engines]
+    return runs, [catalogue.get(family, n).name for n in names if n not in runs]
+
+
 def data_key(cohort: Cohort, public: PublicParameters) -> str:
-    """Identity of the analysed data and its public grid, for caches."""
+    """Identity of the analysed data and its public grid, for caches (a cohort kept in an engine: its source and
+    column map)."""
     grid = ",".join(f"{e:.6g}" for e in public.grid.edges)
-    return f"{cohort.name}|{cs.fingerprint(cohort)}|{grid}|{public.group_categories}"
+    ident = (f"{cohort.engine.source}|{cohort.mapping}|{cohort.time_unit}" if in_engine(cohort)
+             else cs.fingerprint(cohort))
+    return f"{cohort.name}|{ident}|{grid}|{public.group_categories}"
 
 
 def _exact_pair(cohort: Cohort, public: PublicParameters, competing: bool) -> tuple[CurveRelease, CurveRelease]:
+    if in_engine(cohort) and not competing:  # from the engine's counts: the same exact KM, no row read
+        return cohort.exact_release(replace(public, grid=cohort.event_time_grid())), cohort.exact_release(public)
     fine = PublicParameters.derive(cohort, horizon=public.horizon, grid=TimeGrid.event_times(cohort),
                                    group_categories=public.group_categories or None)
     exact = catalogue.entries(catalogue.CURVES, "km", private=False)[0].build()
@@ -524,11 +553,17 @@ def exact_results(cohort: Cohort, public: PublicParameters, competing: bool = Fa
     """Non-private curves (at every event time, and on the public grid), cached by data identity.
 
     Bundled data use ``st.cache_data``; uploads are cached in this session only, so nothing derived
-    from an upload is shared with another session.
+    from an upload is shared with another session. A server table kept in an engine gives the exact curves from its
+    counts on the distinct event times (equal to lifelines on the same rows), cached in this session by its source
+    and column map (ui.cache.session_cache).
     """
     key = data_key(cohort, public)
     if session.data_choice().bundled:
         return _exact_cached(key, competing, cohort, public)
+    if in_engine(cohort):
+        from ui.cache import session_cache
+
+        return session_cache(("engine_exact", key, competing), lambda: _exact_pair(cohort, public, competing))
     store = st.session_state.setdefault("exact_curves", {})
     if (key, competing) not in store:
         if len(store) > 8:
@@ -600,7 +635,7 @@ def curve_plan(entry: Entry, mechanism: Any, cohort: Cohort, public: PublicParam
         rel.disclosures = [*extra, *rel.disclosures]
         return rel
 
-    used = CURVE_PARAMETERS if cohort.group is not None else tuple(p for p in CURVE_PARAMETERS if p != "groups")
+    used = CURVE_PARAMETERS if has_groups(cohort) else tuple(p for p in CURVE_PARAMETERS if p != "groups")
     return Plan(entry, mechanism, cohort.name, session.data_choice().fingerprint, compute, outputs,
                 [*extra, *public.disclosures(used)], cli_command(command, options), analysis=analysis)
 
@@ -718,7 +753,10 @@ def privacy_card(result: CurveRelease, plan: Plan, released: Released | None) ->
 
 
 def competing_cohort(cohort: Cohort) -> Cohort | None:
-    """The cohort with its competing-event types: as mapped, or for a bundled data set that declares them."""
+    """The cohort with its competing-event types: as mapped, or for a bundled data set that declares them (none for
+    a server table kept in an engine: its Data page maps no event type)."""
+    if in_engine(cohort):
+        return cohort if cohort.has_event_type else None
     if cohort.event_type is not None:
         return cohort
     choice = session.data_choice()

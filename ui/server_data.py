@@ -3,16 +3,29 @@
 Thin: the listing and the checks are in :mod:`dpsurv_core.engines.source`; this draws the widgets and returns
 the chosen :class:`~dpsurv_core.engines.source.Source` (or None). The folders offered are those the
 administrator lists in ``DPSURV_SERVER_DATA``; nothing else on the server is shown.
+
+A table within the app's row limit is read into the session (every page works on it); a larger one stays in the
+engine: the session keeps its validated :class:`~dpsurv_core.engines.EngineCohort` and fingerprint, the counting
+pages query it, and :func:`engine_sections` draws the Data page's sections for it (no rows in memory).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import streamlit as st
 
+from dpsurv_core import limits
+from dpsurv_core.curves.release import exact_counts
+from dpsurv_core.data.public import TimeGrid
 from dpsurv_core.engines.source import SERVER_DATA_ENV, Source, duckdb_tables, server_files, server_roots, server_source
-from dpsurv_core.errors import DataError
+from dpsurv_core.errors import DataError, DpsurvError
+from dpsurv_core.report.text import markdown_literal
+from ui import session
+from ui.data_view import budget_caption
 
 
 def server_data_picker(key: str = "server_data") -> Source | None:
@@ -47,3 +60,118 @@ def server_data_picker(key: str = "server_data") -> Source | None:
     except DataError as exc:
         st.error(str(exc))
         return None
+
+
+def row_limit(cohort) -> tuple[int, int]:
+    """The app's in-memory row limit for this table (every column read: ``DPSURV_MAX_CLI_CELLS`` / columns) and its
+    number of columns."""
+    columns = max(len(cohort.engine.columns()), 1)
+    return limits.max_cli_cells() // columns, columns
+
+
+def server_fits_in_memory(cohort) -> bool:
+    """True when the table is within the app's row limit (read into the session as today), else it stays in the
+    engine."""
+    return cohort.summary.rows_in_source <= row_limit(cohort)[0]
+
+
+def engine_fingerprint(source: Source, engine) -> str:
+    """The table's content fingerprint, the key of its budget: the CLI's for the same file or DuckDB table (the
+    engines share one fingerprint with the file), computed once per session and source."""
+    from dpsurv_core.privacy.fingerprint import fingerprint_source
+    from ui.cache import session_cache
+
+    return session_cache(("server_fingerprint", source), lambda: fingerprint_source(source, engine))
+
+
+def server_caption(cohort, in_memory: bool) -> str:
+    """What pressing "Analyse this cohort" does with this table: read it into memory, or keep it in the engine."""
+    limit, columns = row_limit(cohort)
+    if in_memory:
+        return (f"Within the app's row limit ({limit:,} rows of {columns} columns, {limits.CLI_CELLS_ENV}): pressing "
+                "the button reads the table into this session's memory in chunks, and every analysis page works on it.")
+    return (f"Past the app's row limit ({limit:,} rows of {columns} columns, {limits.CLI_CELLS_ENV}): pressing the "
+            "button keeps the table in DuckDB. Survival curves, Group comparison and Weibull parameters (maximum "
+            "likelihood, LSP + TLL, Laplace) then compute from the counts DuckDB returns, as the command line does; "
+            "Regression, the Privacy audit and the Trade-off explorer need the rows and say so.")
+
+
+def _summary_table(cohort) -> pd.DataFrame:
+    """Rows, events and censored per group from one count over a single bin holding every time (the engine's counts:
+    the group's size and its events in the bin)."""
+    grid = TimeGrid(np.array([-1.0, max(float(cohort.max_time), 0.0)]), "custom")
+    public = cohort.public_parameters()
+    counts = exact_counts(cohort, grid, public)
+    rows = []
+    for g, label in enumerate(counts.groups):
+        n, d = int(counts.n[g]), int(counts.events[g].sum())
+        name = "All patients" if label == "all" else session.group_label(label)
+        rows.append({"Group": name, "Rows": f"{n:,}", "Events": f"{d:,}",
+                     "Censored": f"{n - d:,} ({100 * (n - d) / max(n, 1):.1f}%)"})
+    return pd.DataFrame(rows)
+
+
+def engine_sections(choice: session.DataChoice) -> None:
+    """The Data page for a server table kept in the engine: what is in use, its columns, a counted summary and the
+    public parameters (horizon, bins, group categories). No row is read into this session."""
+    cohort = choice.engine
+    m = choice.mapping
+    key = f"srv-{choice.name}"
+    st.markdown(f"**In use: {markdown_literal(choice.name)}** (on the server, kept in DuckDB: {choice.rows:,} rows, "
+                "not read into this session)")
+    try:
+        st.caption(budget_caption(session.ledger(), choice.fingerprint))
+    except DpsurvError as exc:
+        st.error(f"The ledger database cannot be read: {exc}")
+    st.subheader("2. What each column means")
+    group = f", group: '{markdown_literal(m.group)}'" if m.group else ", no group column"
+    st.markdown(f"Time: '{markdown_literal(m.time)}' (in {choice.time_unit}), event: '{markdown_literal(m.event)}'"
+                f"{group}.")
+    st.caption("Chosen in section 1 above: change them there and press *Analyse this cohort* again. The table was "
+               "checked inside DuckDB with the same rules as an upload.")
+    for w in cohort.warnings:
+        st.warning(markdown_literal(w), icon=":material/warning:")
+
+    st.subheader("3. Summary")
+    try:
+        st.table(_summary_table(cohort), hide_index=True)
+    except DpsurvError as exc:
+        st.error(str(exc))
+    st.caption("Exact numbers for the data holder (not private, never released), counted by DuckDB inside the file. "
+               "The median follow-up needs each subject's time and is left out for a table kept on the server.")
+
+    st.subheader("4. Public parameters")
+    st.caption("Declare these from the study design, not from the data. Anything left undeclared is read off the data "
+               "and shown as a disclosure.")
+    p1, p2 = st.columns(2)
+    declare_h = p1.checkbox("Declare the horizon", value=choice.horizon is not None, key=f"{key}-declare-h",
+                            help="The last time point any curve is reported at, e.g. 5 years from the protocol.")
+    horizon = None
+    if declare_h:
+        typed = p1.number_input(f"Horizon ({choice.time_unit})", min_value=0.001, value=choice.horizon,
+                                key=f"{key}-h", placeholder=f"from the protocol (the data's maximum is "
+                                                            f"{cohort.max_time:g})")
+        horizon = None if typed is None else float(typed)
+    bins = int(p2.number_input("Number of time bins", min_value=2, max_value=500, value=int(choice.bins), step=1,
+                               key=f"{key}-bins"))
+    cats = None
+    if m.group:
+        found = [str(g) for g in cohort.groups]
+        if st.checkbox(f"Declare the categories of '{markdown_literal(m.group)}'",
+                       value=choice.group_categories is not None, key=f"{key}-declare-g"):
+            text = st.text_input("Group categories, comma-separated", value=", ".join(choice.group_categories or ()),
+                                 key=f"{key}-cats", placeholder=f"as in the protocol, e.g. {', '.join(found[:6])}")
+            cats = tuple(s.strip() for s in text.split(",") if s.strip()) or None
+    if (horizon, bins, cats) != (choice.horizon, choice.bins, choice.group_categories):
+        choice = dataclasses.replace(choice, horizon=horizon, bins=bins, group_categories=cats)
+        session.set_data_choice(choice)
+        st.session_state["upload_choice"] = choice
+    try:
+        params = session.public_parameters(cohort)
+    except DpsurvError as exc:
+        st.error(str(exc))
+        return
+    for dsc in params.disclosures():
+        st.warning(f"Disclosed ({dsc.parameter}): {markdown_literal(dsc.message)}", icon=":material/visibility:")
+    st.caption(f"Time grid: {params.grid.bins} bins from {params.grid.edges[0]:g} to {params.grid.edges[-1]:g} "
+               f"{choice.time_unit}; horizon {params.horizon:g} {choice.time_unit}.")

@@ -7,6 +7,7 @@ to disk or logged.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -38,10 +39,18 @@ class DataChoice:
     source_unit: str | None = None  # unit of the time column in the file; ``frame`` holds it in ``time_unit``
     event_time_grid: bool = False  # use the data's event times as the grid ("not DP", disclosed)
     fingerprint: str = ""  # content fingerprint of the table as loaded (the key of its budget in the ledger)
+    # a server table too large to read into memory: its validated EngineCohort (dpsurv_core.engines); ``frame`` then
+    # holds no rows (only the table's column names) and the counting pages query the engine
+    engine: Any = None
 
     def __post_init__(self) -> None:
         if not self.fingerprint:
             self.fingerprint = fingerprint(self.frame)
+
+    @property
+    def rows(self) -> int:
+        """Rows of the table in use (read, or counted in the engine for a server table kept there)."""
+        return int(self.engine.summary.rows_in_source) if self.engine is not None else len(self.frame)
 
 
 def _bundled_choice(name: str) -> DataChoice:
@@ -69,8 +78,11 @@ def bundled_choice(name: str) -> DataChoice:
 
 
 def validated() -> tuple[Cohort | None, list[Problem]]:
-    """The current cohort (None if the mapping has errors) and every problem found."""
+    """The current cohort (None if the mapping has errors) and every problem found. A server table kept in the engine
+    was validated there (the same sentences) when the Data page opened it: its EngineCohort."""
     choice = data_choice()
+    if choice.engine is not None:
+        return choice.engine, []
     cohort, problems = validate(choice.frame, choice.mapping)
     if cohort is not None:
         cohort.name, cohort.time_unit = choice.name, choice.time_unit
@@ -101,6 +113,9 @@ def public_parameters(cohort: Cohort | None = None) -> PublicParameters:
     """The declared public parameters; anything not declared is derived from the data and disclosed."""
     cohort = cohort or require_cohort()
     c = data_choice()
+    if hasattr(cohort, "public_parameters"):  # kept in an engine: the same derivation from its summary
+        grid = cohort.event_time_grid() if c.event_time_grid else None
+        return cohort.public_parameters(horizon=c.horizon, bins=c.bins, grid=grid, group_categories=c.group_categories)
     ranges = {k: v for k, v in c.covariate_ranges.items() if k in cohort.covariates.columns}
     grid = TimeGrid.event_times(cohort) if c.event_time_grid else None
     return PublicParameters.derive(cohort, horizon=c.horizon, bins=c.bins, grid=grid,
@@ -132,8 +147,8 @@ def cli_data(choice: DataChoice | None = None) -> str:
     import shlex
 
     choice = choice or data_choice()
-    if choice.bundled:
-        return choice.name
+    if choice.bundled or choice.engine is not None:  # a server table: the CLI reads the same path or DuckDB table
+        return shlex.quote(choice.name)
     return shlex.quote(f"PATH/TO/{choice.name.split(' [')[0]}")
 
 
@@ -209,3 +224,62 @@ def needs_confirmation(choice: DataChoice | None = None) -> bool:
     """True while the data in use is an upload whose guessed columns the user has not confirmed."""
     choice = choice or data_choice()
     return not choice.bundled and st.session_state.get(_UNCONFIRMED) == choice.fingerprint
+
+
+# ---------------------------------------------------------------------- a server table kept in the engine
+COUNTING_PAGES = (("pages/2_Survival_curves.py", "Survival curves"), ("pages/3_Group_comparison.py", "Group comparison"),
+                  ("pages/4_Weibull_parameters.py", "Weibull parameters"))
+
+
+def in_engine(choice: DataChoice | None = None) -> bool:
+    """True when the data in use is a server table kept in the engine (too large to read into memory)."""
+    return (choice or data_choice()).engine is not None
+
+
+def engine_cohort(mapping: ColumnMap) -> Cohort:
+    """The server table in use with another column map (e.g. without its group), validated in the same engine;
+    kept per session, keyed by the source and the map (ui.cache.session_cache)."""
+    from dpsurv_core.engines import open_cohort
+    from ui.cache import session_cache
+
+    base = data_choice().engine
+    if mapping == base.mapping:
+        return base
+
+    def build() -> Cohort:
+        return open_cohort(base.engine.source, base.engine, mapping, base.name, base.time_unit, base.purpose,
+                           base.chunk_rows)
+
+    return session_cache(("engine_cohort", base.engine.source, base.name, base.time_unit, mapping), build)
+
+
+def too_large_sentence(choice: DataChoice, analysis: str) -> str:
+    """The one sentence a page that needs each subject's values says about a server table kept in the engine."""
+    from dpsurv_core import limits
+
+    columns = max(len(choice.engine.engine.columns()), 1)
+    return (f"'{markdown_literal(choice.name)}' lives on the server and is too large for {analysis} here: its "
+            f"{choice.rows:,} rows are more than the {limits.max_cli_cells() // columns:,} rows of {columns} columns "
+            f"the app reads into memory ({limits.CLI_CELLS_ENV}), and {analysis} needs each subject's values.")
+
+
+def require_rows(analysis: str) -> None:
+    """Stop a page that needs each subject's values when the data in use is a server table kept in the engine: one
+    sentence naming the limit, then what is possible (the counting pages; a smaller extract or a higher limit)."""
+    choice = data_choice()
+    if choice.engine is None:
+        return
+    st.info(too_large_sentence(choice, analysis), icon=":material/dns:")
+    st.markdown("What works on it here: **Survival curves** and **Group comparison** (Laplace counts, adaptive "
+                "Kaplan-Meier and the disclosure-control methods that alter counts) and **Weibull parameters** "
+                "(maximum likelihood, LSP + TLL, Laplace), all from the counts DuckDB computes in the file. For "
+                f"{analysis}, choose a smaller extract of the table on the Data page, or ask the administrator to "
+                f"raise the limit.")
+    from streamlit.errors import StreamlitAPIException
+
+    for page, label in COUNTING_PAGES:
+        try:
+            st.page_link(page, label=label, icon=":material/arrow_forward:")
+        except StreamlitAPIException:  # a page run on its own (outside app.py's navigation) has no link targets
+            break
+    st.stop()
