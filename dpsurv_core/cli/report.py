@@ -1,14 +1,17 @@
-"""``report``: run a curve release (and log-rank tests with --group), charge a ledger, write an HTML report.
+"""``report``: run a curve release (and log-rank tests with --group), charge a ledger, write an HTML or PDF report.
 
 A release report (the default) holds private outputs only; ``--review`` adds the non-private
-comparison and marks every page confidential. ``--bundle PREFIX`` also writes PREFIX.csv and
-PREFIX.json with the released numbers.
+comparison and marks every page confidential. ``--out FILE.pdf`` prints the same HTML report to PDF
+with Debian's chromium (:mod:`dpsurv_core.report.pdf`); without a browser it exits 2 before anything is
+released. ``--bundle PREFIX`` also writes PREFIX.csv and PREFIX.json with the released numbers.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -26,9 +29,11 @@ from dpsurv_core.privacy.ledger import SUBJECT
 from dpsurv_core.report.figures import curves_figure
 from dpsurv_core.report.files import write_new
 from dpsurv_core.report.html import Report, curve_records, release_bundle
+from dpsurv_core.report.pdf import PdfUnavailable, html_to_pdf, pdf_problem
 
 NAME = "report"
-HELP = "release survival curves (and log-rank tests) and write a self-contained HTML report"
+HELP = "release survival curves (and log-rank tests) and write a self-contained HTML (or PDF) report"
+SUFFIXES = {".html": "html", ".htm": "html", ".pdf": "pdf"}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -36,7 +41,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_release_options(p, catalogue.ids(catalogue.CURVES, "report", private=True), default=catalogue.default_id(catalogue.CURVES), grid=True)
     km.set_group_help(p)
     km.add_mechanism_options(p)
-    p.add_argument("--out", required=True, metavar="FILE.html", help="where to write the report")
+    p.add_argument("--out", required=True, metavar="FILE.html|FILE.pdf",
+                   help="where to write the report: .html, or .pdf (the same report printed by chromium)")
     p.add_argument("--review", action="store_true", help="include non-private comparisons (marked confidential)")
     p.add_argument("--bundle", metavar="PREFIX", help="also write PREFIX.csv and PREFIX.json with the released numbers")
     p.add_argument("--force", action="store_true", help="replace existing output files (symbolic links are never "
@@ -60,10 +66,38 @@ def _logrank_table(counts, mech, extra=None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _write_bytes_new(path: Path, data: bytes, force: bool) -> None:
+    """``data`` written to ``path`` atomically with :func:`write_new`'s rules (no link, no existing file without
+    ``force``), for the PDF's bytes (``write_new`` writes text)."""
+    if path.is_symlink():
+        raise ParameterError(f"{str(path)!r} is a symbolic link: dpsurv does not write through links; choose a plain "
+                             "file path.")
+    if path.exists() and (not force or not path.is_file()):
+        raise ParameterError(f"{str(path)!r} exists already: choose another name, or add --force to replace it."
+                             if not force else f"{str(path)!r} is not a regular file: choose a file path.")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if path.is_symlink() or (not force and path.exists()):
+            raise ParameterError(f"{str(path)!r} appeared while writing: nothing was replaced; add --force to "
+                                 "replace it.")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
 def run(args: argparse.Namespace) -> dict:
     out = Path(args.out)
-    if out.suffix.lower() not in (".html", ".htm"):
-        raise ParameterError(f"--out {args.out!r} must name an .html file.")
+    fmt = SUFFIXES.get(out.suffix.lower())
+    if fmt is None:
+        raise ParameterError(f"--out {args.out!r} must name an .html or a .pdf file.")
+    if fmt == "pdf" and (problem := pdf_problem()) is not None:  # before anything is released or charged
+        raise ParameterError(f"{problem.rstrip('.')}; or choose --out FILE.html for the HTML report.")
     if not out.parent.exists():
         raise ParameterError(f"The folder {str(out.parent)!r} does not exist: create it or choose another --out.")
     if args.repeat != 1 or args.seed is not None:
@@ -111,13 +145,23 @@ def run(args: argparse.Namespace) -> dict:
         entry = catalogue.get(catalogue.CURVES, args.mechanism)
         dp = (entry.id,) if entry.formal and entry.protects == SUBJECT else comparison.DP_DEFAULT
         comparison_section(rep, comparison.compare(cohort, public, args.epsilon, dp=dp, trials=200))
-    write_new(out, rep.to_html(), force=args.force)
+    if fmt == "pdf":
+        try:
+            pdf = html_to_pdf(rep.to_html())
+        except PdfUnavailable as exc:
+            raise ParameterError(f"The release was recorded (record {fields.get('record_id')}) but its PDF could not "
+                                 f"be made: {exc} The Ledger and report page rebuilds the report from that record."
+                                 ) from exc
+        _write_bytes_new(out, pdf, force=args.force)
+    else:
+        write_new(out, rep.to_html(), force=args.force)
     written = [str(out)]
     if args.bundle:
         csv_text, json_text = release_bundle(curve_records(release), ledger, release.disclosures)
         write_new(args.bundle + ".csv", csv_text, force=args.force)
         write_new(args.bundle + ".json", json_text, force=args.force)
         written += [args.bundle + ".csv", args.bundle + ".json"]
-    return fields | {"out": str(out), "kind": kind, "files": written, "mechanism": mech.name,
+    return fields | {"out": str(out), "format": fmt, "pdf": str(out) if fmt == "pdf" else None, "kind": kind,
+                     "files": written, "mechanism": mech.name,
             "epsilon_spent": mech.cost.epsilon, "protects": mech.cost.protects, "neighbouring": mech.cost.neighbouring,
             "ledger": ledger.to_dict(), "sections": [s.title for s in rep.sections]}
