@@ -12,7 +12,6 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from dpsurv_core.cli.regression import categorical_option
 from dpsurv_core.data import datasets
 from dpsurv_core.data import labels as value_labels
 from dpsurv_core.data.cohort import build_cohort
@@ -29,8 +28,7 @@ from dpsurv_core.report.text import hazard_ratio_ci, markdown_literal, p_value, 
 from ui import curves_view as cv
 from ui import glossary, palette, session
 from ui.cache import by_data
-from ui.data_view import categorical_codes
-from ui.downloads import show_figure
+from ui.downloads import file_stem, show_figure
 
 ENTRIES = catalogue.entries(catalogue.REGRESSION, "regression")  # the catalogue's order: the fits, then mechanisms
 PRIVATE = [e for e in ENTRIES if e.private]
@@ -93,6 +91,7 @@ glossary.terms("odds ratio", "hazard ratio", "reference level", "output perturba
                "pSGLD", "sanitizer bound", "Wald test", "calibrated p-value", "epsilon", "preview", "release")
 
 choice = session.data_choice()
+session.require_rows("a regression")  # a server table kept in DuckDB: one sentence, what works instead
 base = session.require_cohort()
 mapping = choice.mapping
 roles = {mapping.time, mapping.event, mapping.id, mapping.event_type}
@@ -153,7 +152,8 @@ if burn_in >= epochs:
     st.stop()
 
 try:
-    cats = categorical_codes(choice.frame, covs, _labels)
+    cats = value_labels.encode_categories(
+        choice.frame, dict.fromkeys(value_labels.categorical_columns(choice.frame, covs, _labels)), _labels)
     cohort = build_cohort(cats.frame, dataclasses.replace(mapping, covariates=tuple(covs)), choice.name,
                           choice.time_unit)
     public = session.public_parameters(base)
@@ -163,7 +163,7 @@ try:
 except DpsurvError as exc:
     st.error(str(exc))
     st.stop()
-disclosures = [d for d in public.disclosures() if d.parameter == "horizon"] + pp.disclosures
+disclosures = [d for d in public.disclosures() if d.parameter == "horizon"] + cats.disclosures + pp.disclosures
 psgld_kw = dict(epochs=epochs, burn_in=burn_in, step=step, prior_sd=prior_sd, bound_B=bound_in or None)
 unit = cohort.time_unit
 data_key = hashlib.sha1(cohort.time.tobytes() + cohort.event.tobytes()
@@ -196,6 +196,9 @@ except DpsurvError as exc:
 
 # ------------------------------------------------------------------------------------------------ preview or release
 CLI_NAMES = {"bound_B": "sanitizer_bound"}  # the sampler settings whose command-line option is named otherwise
+# categories named by labels the command line does not ship (set on the Data page): it reads them from a file
+relabelled = [c for c in cats.columns if _labels.labels_for(c) != value_labels.bundled(choice.name).labels_for(c)]
+LABELS_FILE = f"{file_stem(choice.name)}-labels.json"  # the name the Data page's 'Labels as JSON' saves under
 
 
 def regression_plan(kind: str) -> Plan:
@@ -205,7 +208,8 @@ def regression_plan(kind: str) -> Plan:
                **cv.grid_options(choice, public, grid=False), "intervals": intervals, "knots": knots,
                "lambda": lam if "lam" in entry.options else None, "n_public": n_declared or None}
     command.update({CLI_NAMES.get(k, k): psgld_kw[k] for k in entry.options if k in psgld_kw})
-    command["categorical"] = categorical_option(choice.frame, [c for c in covs if c in cats.references], _labels)
+    command["categorical"] = cats.option()
+    command["labels"] = LABELS_FILE if relabelled else None
     ranges = [f"{k}:{lo:.10g}:{hi:.10g}" for k, (lo, hi) in sorted(declared.items())]
     return Plan(entry, mech, cohort.name, choice.fingerprint, lambda noise, trials: mech.release(pp, noise, trials=trials),
                 lambda rel: {"coefficients": rel.coefficients}, disclosures,
@@ -257,12 +261,9 @@ for kind in chosen:
             st.warning(markdown_literal(readable(sentence)), icon="⚠️")
         st.caption(f"95% intervals and p-values of this fit carry the privacy noise: {infs[kind].method}.")
         st.caption(f"Reproduce on the command line (a new release, charged again): `{plan.command}`")
-        relabelled = [c for c in cats.references if _labels.has_labels(c)
-                      and _labels.labels_for(c) != value_labels.bundled(choice.name).labels_for(c)]
         if relabelled:
-            st.caption("The command line does not know the labels set on the Data page: it names the categories of "
-                       f"{', '.join(relabelled)} by column and code (`{relabelled[0]} <code>`), with the same reference "
-                       "levels and indicators.")
+            st.caption(f"The command reads the category names of {', '.join(relabelled)} from `{LABELS_FILE}`: save "
+                       "it with 'Labels as JSON' on the Data page, next to where you run the command.")
 box = st.container(border=True)
 if not chosen:
     box.markdown("No private fit chosen: choose one above to preview it.")

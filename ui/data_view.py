@@ -17,7 +17,7 @@ from dpsurv_core import limits
 from dpsurv_core.data import guess as guessing
 from dpsurv_core.data.cohort import FALSE_WORDS, TRUE_WORDS, ColumnMap, Problem
 from dpsurv_core.data.io import read_table
-from dpsurv_core.data.labels import ValueLabels, code_keys
+from dpsurv_core.data.labels import ValueLabels
 from dpsurv_core.data.summary import convert_times
 from dpsurv_core.errors import DataError, SheetChoiceNeeded
 
@@ -178,60 +178,6 @@ def budget_caption(ledger, fingerprint: str) -> str:
     return (f"This data set's budget: {state} in {n} release(s). It belongs to the data's content (fingerprint "
             f"`{fingerprint[:12]}`), not to this tab or the file name: the same values loaded again, in another tab, "
             "another order or under other column names, or by the command line, share it.")
-
-
-
-@dataclass
-class Categories:
-    """Categorical covariates as the regression takes them: category names, their levels and reference levels."""
-
-    frame: pd.DataFrame  # the table with each categorical covariate as its value labels (missing stays missing)
-    levels: dict[str, tuple[str, ...]]  # declared levels, reference first (only where the labels name every code)
-    references: dict[str, str]  # the reference level (its label) of every categorical covariate
-    names: dict[str, str]  # encoding name (``sex=Female``) -> display name (``sex: Female vs Male``)
-
-
-def _category(labels: ValueLabels, column: str, code: str) -> str:
-    # a label, or the column and the code: never a bare number (the regression reads numeric text as a number)
-    return labels.label(column, code) if code in labels.labels_for(column) else f"{column} {code}"
-
-
-def categorical_codes(frame: pd.DataFrame, columns: list[str] | tuple[str, ...], labels: ValueLabels) -> Categories:
-    """Give the covariates ``labels`` calls categorical as their value labels, so the regression makes one indicator
-    per category against a reference level (R's treatment contrasts). Levels are declared (no disclosure) when the
-    labels name every code that occurs; otherwise the core reads them off the data, sorted as text, and discloses
-    that. The reference is the labels' declared one (else the first code) when declared, else the first level."""
-    out = frame.copy()
-    levels: dict[str, tuple[str, ...]] = {}
-    refs: dict[str, str] = {}
-    names: dict[str, str] = {}
-    for col in columns:
-        s = frame[col]
-        if not labels.is_categorical(col, s):
-            continue
-        keys = code_keys(s)
-        present = sorted(set(keys) - {""})
-        numeric = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
-        if not numeric and not set(present) <= set(labels.labels_for(col)):
-            # unlabelled text: the regression encodes it itself (levels sorted as text, read off the data: disclosed)
-            values = sorted(s.dropna().astype(str).unique())
-            if values:
-                refs[col] = values[0]
-                names.update({f"{col}={v}": f"{col}: {v} vs {values[0]}" for v in values[1:]})
-            continue
-        text = {c: _category(labels, col, c) for c in present}
-        out[col] = keys.map(lambda k, text=text: text.get(k))
-        labelled = labels.labels_for(col)
-        if present and set(present) <= set(labelled):
-            ref = text[labels.reference(col, present)]
-            levels[col] = (ref, *[t for t in text.values() if t != ref])
-        else:
-            ref = sorted(text.values())[0] if text else ""
-        refs[col] = ref
-        for t in text.values():
-            if t != ref:
-                names[f"{col}={t}"] = f"{col}: {t} vs {ref}"
-    return Categories(out, levels, refs, names)
 
 
 SAMPLE_ROWS = 1000  # rows of a server table read to guess its columns' roles

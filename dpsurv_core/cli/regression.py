@@ -6,8 +6,6 @@ import argparse
 import dataclasses
 import math
 
-import pandas as pd
-
 from dpsurv_core.cli.common import (
     add_data_options,
     add_release_options,
@@ -23,10 +21,8 @@ from dpsurv_core.cli.common import (
     run_plan,
     split_list,
 )
-from dpsurv_core.data import labels as value_labels
-from dpsurv_core.data.cohort import Cohort
-from dpsurv_core.data.labels import ValueLabels, code_keys
-from dpsurv_core.data.public import Disclosure
+from dpsurv_core.cli.km import add_labels_option, value_labels
+from dpsurv_core.data.labels import Categories, encode_categories
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.limits import MAX_INTERVALS
 from dpsurv_core.privacy import catalogue
@@ -60,9 +56,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "and disclosed")
     g.add_argument("--categorical", metavar="COL[:REF],...",
                    help="covariates that enter as 0/1 indicators against a reference level (R's treatment contrasts), "
-                        "e.g. sex,ph.ecog:1; REF is a code of the column (default: the bundled data set's declared "
-                        "reference level, else the smallest code). Categories are named by the bundled data set's "
-                        "labels (sex=Female), else by column and code (sex=sex 2), as on the Regression page")
+                        "e.g. sex,ph.ecog:1 or sex:Male; REF is a code of the column or its label (default: the "
+                        "labels' declared reference level, else the smallest code). Categories are named by the "
+                        "labels (sex=Female: --labels, over a bundled data set's own), else by column and code "
+                        "(sex=sex 2), as on the Regression page")
+    add_labels_option(p)
     g.add_argument("--n-public", type=positive_int, metavar="N",
                    help="public cohort size n normalising the objective (default: the data's, disclosed)")
     s = p.add_argument_group("pSGLD")
@@ -93,35 +91,6 @@ def _ranges(specs: list[str]) -> dict[str, tuple[float, float]]:
     return out
 
 
-def _category(labels: ValueLabels, column: str, code: str) -> str:
-    # a label, or the column and the code: never a bare number (the encoding would read numeric text as a number)
-    return labels.label(column, code) if code in labels.labels_for(column) else f"{column} {code}"
-
-
-def reference_code(series: pd.Series, column: str, labels: ValueLabels) -> str:
-    """The default reference level (a code) of a categorical covariate, as the Regression page takes it: the labels'
-    declared one (else the first code) when the labels name every code; else the first category in text order."""
-    keys = code_keys(series)
-    present = sorted(set(keys) - {""})
-    if not present:
-        raise ParameterError(f"Covariate {column!r} has no values: remove it from --categorical.")
-    numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
-    if present and set(present) <= set(labels.labels_for(column)):
-        return labels.reference(column, present)
-    if not numeric:
-        return present[0]
-    return min(present, key=lambda c: _category(labels, column, c))
-
-
-def categorical_option(frame: pd.DataFrame, columns: list[str] | tuple[str, ...], labels: ValueLabels,
-                       references: dict[str, str] | None = None) -> str | None:
-    """The ``--categorical`` value (``sex:1,ph.ecog:0``) for ``columns`` with their reference codes (``references``,
-    else :func:`reference_code`): what the Regression page passes to its command line."""
-    refs = references or {}
-    parts = [f"{c}:{refs.get(c) or reference_code(frame[c], c, labels)}" for c in columns]
-    return ",".join(parts) or None
-
-
 def _categorical_specs(text: str | None, covariates: tuple[str, ...]) -> dict[str, str | None]:
     out: dict[str, str | None] = {}
     for spec in split_list(text):
@@ -136,45 +105,6 @@ def _categorical_specs(text: str | None, covariates: tuple[str, ...]) -> dict[st
     return out
 
 
-def encode_categorical(cohort: Cohort, specs: dict[str, str | None], labels: ValueLabels
-                       ) -> tuple[Cohort, dict[str, tuple[str, ...]], dict[str, str], list[Disclosure]]:
-    """The cohort with each categorical covariate as its category names (labels, else ``column code``), the declared
-    levels (reference first), the reference category of each and the disclosures of levels read off the data.
-
-    Levels are declared (no disclosure) when the labels name every code that occurs; otherwise they are read off the
-    data (sorted as text, the reference first) and disclosed, exactly as the Regression page does."""
-    frame = cohort.covariates.copy()
-    levels: dict[str, tuple[str, ...]] = {}
-    refs: dict[str, str] = {}
-    disclosures: list[Disclosure] = []
-    for col, ref_code in specs.items():
-        s = frame[col]
-        keys = code_keys(s)
-        present = sorted(set(keys) - {""})
-        ref_code = value_labels.code_key(ref_code) if ref_code is not None else reference_code(s, col, labels)
-        if ref_code not in present:
-            raise ParameterError(f"The reference level {ref_code!r} is not a value of column {col!r}: choose one of "
-                                 f"{', '.join(present[:10])}.")
-        numeric = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
-        labelled = set(present) <= set(labels.labels_for(col))
-        if not numeric and not labelled:  # text: its values are its categories
-            text = {c: c for c in present}
-        else:
-            text = {c: _category(labels, col, c) for c in present}
-            frame[col] = keys.map(text.get).astype(object)
-        ref = text[ref_code]
-        refs[col] = ref
-        if labelled:
-            levels[col] = (ref, *[t for t in text.values() if t != ref])
-        else:
-            levs = (ref, *sorted(t for t in text.values() if t != ref))
-            if len(levs) >= 2 and levs != tuple(sorted(levs)):  # the encoding would take another reference
-                levels[col] = levs
-                disclosures.append(Disclosure(f"levels:{col}", f"The categories of {col!r} ({', '.join(levs[:8])}) were "
-                                                               "read off the data: declare them to avoid this disclosure."))
-    return dataclasses.replace(cohort, covariates=frame), levels, refs, disclosures
-
-
 def run(args: argparse.Namespace) -> dict:
     covariates = split_list(args.covariates)
     if not covariates:
@@ -182,21 +112,24 @@ def run(args: argparse.Namespace) -> dict:
     check_repeat(args)
     specs = _categorical_specs(getattr(args, "categorical", None), covariates)
     cohort = cohort_from_args(args)
-    levels: dict[str, tuple[str, ...]] = {}
-    references: dict[str, str] = {}
-    own: list[Disclosure] = []
+    labels = value_labels(args)  # read even when unused: a bad --labels file is a sentence, not silently ignored
+    cats = encode_categories(cohort.covariates, specs, labels) if specs else Categories(cohort.covariates)
     if specs:
-        labels = value_labels.bundled(args.data)
-        cohort, levels, references, own = encode_categorical(cohort, specs, labels)
+        cohort = dataclasses.replace(cohort, covariates=cats.frame)
     pp = person_period(cohort, covariates, horizon=args.horizon, intervals=args.intervals, knots=args.knots,
-                       ranges=_ranges(args.range), levels=levels, n_public=args.n_public)
-    if own:
-        pp.disclosures = [*own, *pp.disclosures]
+                       ranges=_ranges(args.range), levels=cats.levels, n_public=args.n_public)
+    if cats.disclosures:
+        pp.disclosures = [*cats.disclosures, *pp.disclosures]
     out: dict = {"mechanism": args.mechanism, "data": cohort.name, "n": pp.n, "rows": int(pp.y.size),
                  "dropped_incomplete": pp.dropped, "covariates": pp.encoding.names,
                  "disclosures": [d.to_dict() for d in pp.disclosures]}
-    if references:
-        out["reference_levels"] = references
+    if specs:
+        out["reference_levels"] = cats.references
+        out["reference_codes"] = cats.reference_codes
+        out["categories"] = {c: {"reference": cat.reference, "reference_label": cat.reference_name,
+                                 "levels": dict(zip(cat.codes, cat.names, strict=True))}
+                             for c, cat in cats.columns.items()}
+        out["covariate_labels"] = {n: cats.names.get(n, n) for n in pp.encoding.names}
     entry = catalogue.get(catalogue.REGRESSION, args.mechanism)
     if not entry.private:
         lam = 0.0 if args.lam is None else args.lam

@@ -218,29 +218,182 @@ def group_labels(labels: ValueLabels | None, column: str | None, codes: Iterable
     return {code_key(c): label_group(labels, column, c) for c in codes}
 
 
-def indicators(series: pd.Series, column: str, labels: ValueLabels | None = None,
-               reference: object | None = None) -> tuple[pd.DataFrame, str, dict[str, str]]:
-    """A categorical covariate as 0/1 indicator columns against a reference level (R's treatment contrasts): one
-    column per other code, named as R names them (``sex`` with reference 1 gives ``sex2``), in natural code order.
-    Returns the indicators (missing values stay missing in every column), the reference code and a display name per
-    column (``sex: Female vs Male``). The reference is ``reference``, else the labels' declared one, else the first
-    code (:meth:`ValueLabels.reference`)."""
+# ---------------------------------------------------------------------- categorical covariates
+def _is_number_text(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def category_name(labels: ValueLabels, column: str, code: str, text_column: bool) -> str:
+    """The name a category of ``column`` goes by in a regression: its label (with the column in front when the label
+    reads as a number: ``grade 3``); else, in a text column, the code itself; else the column and the code (``sex 2``).
+    A numeric column's category is never a bare number, which the regression would read as a numeric value; a text
+    column's unlabelled codes stay as they are, so a number column holding a stray word is still caught."""
+    labelled = labels.labels_for(column)
+    if code in labelled:
+        return f"{column} {labelled[code]}" if _is_number_text(labelled[code]) else labelled[code]
+    return code if text_column else f"{column} {code}"
+
+
+@dataclass(frozen=True)
+class Category:
+    """The levels of one categorical covariate, the reference level first: ``codes`` as :func:`code_key` gives them,
+    ``names`` the category name of each (:func:`category_name`). ``declared``: the labels name every code that
+    occurs, so the levels are public; otherwise they were read off the data (a disclosure)."""
+
+    column: str
+    codes: tuple[str, ...]
+    names: tuple[str, ...]
+    declared: bool
+
+    @property
+    def reference(self) -> str:
+        """The reference level's code."""
+        return self.codes[0]
+
+    @property
+    def reference_name(self) -> str:
+        """The reference level's name (its label, else ``column code``)."""
+        return self.names[0]
+
+    @property
+    def indicator_names(self) -> tuple[str, ...]:
+        """One name per non-reference level, as the regression names its coefficients: ``sex=Female``."""
+        return tuple(f"{self.column}={n}" for n in self.names[1:])
+
+    @property
+    def display(self) -> dict[str, str]:
+        """Indicator name -> the name a reader says: ``sex=Female`` -> ``sex: Female vs Male``."""
+        return {i: f"{self.column}: {n} vs {self.reference_name}" for i, n in zip(self.indicator_names, self.names[1:],
+                                                                                  strict=True)}
+
+    def named(self, series: pd.Series) -> pd.Series:
+        """``series`` with each code replaced by its category name (missing values stay missing)."""
+        mapping = dict(zip(self.codes, self.names, strict=True))
+        return code_keys(series).map(mapping).astype(object)
+
+    def indicators(self, series: pd.Series) -> pd.DataFrame:
+        """One 0/1 column per non-reference level (named :attr:`indicator_names`): 1 where the value is that level.
+        A row at the reference level is all 0; a missing value is missing (NaN) in every column; a code not among the
+        levels is all 0."""
+        keys = code_keys(series).to_numpy()
+        out = (keys[:, None] == np.array(self.codes[1:], dtype=object)[None, :]).astype(float)
+        out[keys == ""] = np.nan
+        return pd.DataFrame(out, index=series.index, columns=list(self.indicator_names))
+
+    def disclosure(self):
+        """The disclosure of levels read off the data (None when the labels declare them); the sentence is the one
+        :func:`dpsurv_core.regression.person_period.build_encoding` gives for text categories it reads itself."""
+        from dpsurv_core.data.public import Disclosure
+
+        if self.declared:
+            return None
+        return Disclosure(f"levels:{self.column}", f"The categories of {self.column!r} ({', '.join(self.names[:8])}) "
+                                                   "were read off the data: declare them to avoid this disclosure.")
+
+
+def categorical_levels(series: pd.Series, column: str, labels: ValueLabels | None = None,
+                       reference: object | None = None) -> Category:
+    """The levels of a categorical covariate (R's treatment contrasts): the codes that occur (missing values left out),
+    in natural order (numbers by value, then text), the reference level first. The reference is ``reference`` (a code
+    or its label), else the labels' declared one (:meth:`ValueLabels.reference`: declared on the Data page or shipped
+    with a bundled data set), else the first code. Each level is named by :func:`category_name`. A labelled code
+    that does not occur in the data has no level."""
     labels = labels or ValueLabels()
     keys = code_keys(series)
     codes = sorted(set(keys) - {""}, key=_natural_key)
-    ref = code_key(reference) if reference is not None else labels.reference(column, codes)
-    if ref not in codes:
-        raise DataError(f"The reference level {ref!r} is not a value of column {column!r}: choose one of "
-                        f"{', '.join(codes[:10])}.")
-    missing = series.isna().to_numpy()
-    out, names = {}, {}
-    for code in (c for c in codes if c != ref):
-        name = f"{column}{code}"
-        col = (keys == code).astype(float).to_numpy()
-        col[missing] = float("nan")
-        out[name] = col
-        names[name] = f"{column}: {labels.label(column, code)} vs {labels.label(column, ref)}"
-    return pd.DataFrame(out, index=series.index), ref, names
+    if not codes:
+        raise DataError(f"Covariate {column!r} has no values: remove it from the categorical covariates.")
+    text_column = not (pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series))
+    names = {c: category_name(labels, column, c, text_column) for c in codes}
+    if len(set(names.values())) < len(names):
+        twice = next(n for n in names.values() if list(names.values()).count(n) > 1)
+        raise DataError(f"Two values of column {column!r} are both named {twice!r}: give each value its own label.")
+    if reference is None:
+        ref = labels.reference(column, codes)
+    else:
+        wanted = str(reference).strip()
+        by_name = {n: c for c, n in names.items()}
+        ref = code_key(reference) if code_key(reference) in names else by_name.get(wanted, "")
+        if not ref:
+            shown = ", ".join(codes[:10])
+            labelled = [names[c] for c in codes[:10] if c in labels.labels_for(column)]
+            raise DataError(f"The reference level {wanted!r} is not a value of column {column!r}: choose one of "
+                            f"{shown}" + (f" (or their labels: {', '.join(labelled)})." if labelled else "."))
+    order = (ref, *[c for c in codes if c != ref])
+    declared = set(codes) <= set(labels.labels_for(column))
+    return Category(column, order, tuple(names[c] for c in order), declared)
+
+
+def indicators(series: pd.Series, column: str, labels: ValueLabels | None = None,
+               reference: object | None = None) -> tuple[pd.DataFrame, Category]:
+    """A categorical covariate as 0/1 indicator columns against a reference level (:func:`categorical_levels`,
+    :meth:`Category.indicators`): ``sex`` of lung gives one column ``sex=Female``, 1 for women and 0 for men."""
+    category = categorical_levels(series, column, labels, reference)
+    return category.indicators(series), category
+
+
+@dataclass(frozen=True)
+class Categories:
+    """Categorical covariates as the regression takes them (:func:`encode_categories`)."""
+
+    frame: pd.DataFrame  # the table with each categorical covariate as its category names (missing stays missing)
+    columns: Mapping[str, Category] = field(default_factory=dict)
+
+    @property
+    def levels(self) -> dict[str, tuple[str, ...]]:
+        """Column -> its category names, reference first: the ``levels`` the person-period encoding takes."""
+        return {c: cat.names for c, cat in self.columns.items()}
+
+    @property
+    def references(self) -> dict[str, str]:
+        """Column -> the reference level's name (``sex: Male``)."""
+        return {c: cat.reference_name for c, cat in self.columns.items()}
+
+    @property
+    def reference_codes(self) -> dict[str, str]:
+        """Column -> the reference level's code (``sex: 1``)."""
+        return {c: cat.reference for c, cat in self.columns.items()}
+
+    @property
+    def names(self) -> dict[str, str]:
+        """Indicator name -> the name a reader says (``sex=Female`` -> ``sex: Female vs Male``), every column."""
+        return {k: v for cat in self.columns.values() for k, v in cat.display.items()}
+
+    @property
+    def disclosures(self) -> list:
+        """One disclosure per column whose levels were read off the data (not every code labelled)."""
+        return [d for d in (cat.disclosure() for cat in self.columns.values()) if d is not None]
+
+    def option(self) -> str | None:
+        """The CLI's ``--categorical`` value for these columns with their reference codes (``sex:1,ph.ecog:0``)."""
+        return ",".join(f"{c}:{cat.reference}" for c, cat in self.columns.items()) or None
+
+
+def categorical_columns(frame: pd.DataFrame, columns: Iterable[str], labels: ValueLabels) -> list[str]:
+    """The columns of ``columns`` that ``labels`` call categorical (declared, else guessed from the values)."""
+    return [c for c in columns if labels.is_categorical(c, frame[c])]
+
+
+def encode_categories(frame: pd.DataFrame, references: Mapping[str, object | None], labels: ValueLabels | None = None
+                      ) -> Categories:
+    """Each column of ``references`` as its category names (:func:`categorical_levels`, its value the reference level:
+    a code, a label or None for the default), ready for the person-period encoding, which makes one 0/1 indicator per
+    non-reference level (``sex=Female``). The input is not changed. The levels always go to the encoding, reference
+    first; where the labels do not name every code, they were read off the data and :attr:`Categories.disclosures`
+    says so."""
+    out = frame.copy()
+    cols: dict[str, Category] = {}
+    for col, ref in references.items():
+        if col not in frame.columns:
+            raise DataError(f"There is no column {col!r} to treat as categorical: choose among "
+                            f"{', '.join(map(str, frame.columns[:12]))}.")
+        cols[col] = categorical_levels(frame[col], col, labels, ref)
+        out[col] = cols[col].named(frame[col])
+    return Categories(out, cols)
 
 
 # ---------------------------------------------------------------------- the bundled data sets

@@ -1,9 +1,12 @@
-"""``regression --categorical``: categorical covariates as indicators against a reference level, exactly as the
-Regression page encodes them, so that the page's "reproduce on the command line" gives the page's fit."""
+"""``regression --categorical``: categorical covariates as indicators against a reference level, encoded by the one
+core function the Regression page also uses (:func:`dpsurv_core.data.labels.encode_categories`), named by the same
+labels (a bundled data set's own, or the Data page's saved with 'Labels as JSON' and given as ``--labels``), so that
+the page's "reproduce on the command line" gives the page's fit under the page's names."""
 
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -13,26 +16,30 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpsurv_core.cli.regression import categorical_option
 from dpsurv_core.data import datasets
 from dpsurv_core.data import labels as value_labels
 from dpsurv_core.data.cohort import build_cohort, default_mapping
+from dpsurv_core.data.labels import ValueLabels, categorical_columns, encode_categories
 from dpsurv_core.regression.model import fit_nonprivate
 from dpsurv_core.regression.person_period import person_period
 from ui import session
-from ui.data_view import categorical_codes
 
 ROOT = Path(__file__).resolve().parents[2]
 COVS = ["age", "sex", "ph.ecog"]
+# lung's sex and ECOG renamed on the Data page (the reference of sex moved to women)
+OWN = (value_labels.bundled("lung").with_labels("sex", {1: "Men", 2: "Women"})
+       .with_labels("ph.ecog", {0: "fit", 1: "ambulatory", 2: "in bed < 50%", 3: "in bed > 50%"})
+       .with_reference("sex", 2))
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dpsurv_core", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "dpsurv_core", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120, env=env)
 
 
-def cli_json(argv: list[str]) -> dict:
-    out = run_cli(*argv)
+def cli_json(argv: list[str], cwd: Path = ROOT) -> dict:
+    out = run_cli(*argv, cwd=cwd)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 
@@ -41,26 +48,53 @@ def option(argv: list[str], name: str) -> str:
     return argv[argv.index(name) + 1]
 
 
-@pytest.fixture(scope="module")
-def page_command() -> list[str]:
-    """The Regression page's reproduce command on lung with age, sex and ph.ecog (sex and ph.ecog categorical)."""
+def save_labels(labels: ValueLabels, path: Path) -> Path:
+    """The file the Data page's 'Labels as JSON' button saves (pages/1_Data.py: the same ``json.dumps`` call)."""
+    path.write_text(json.dumps(labels.to_json(), indent=2, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def nonprivate(argv: list[str]) -> list[str]:
+    """A page command turned into the non-private discrete-time fit (no mechanism, epsilon or Lambda)."""
+    argv = [a for a in argv if a != "--json"]
+    for name in ("--mechanism", "--epsilon", "--lambda"):
+        i = argv.index(name)
+        del argv[i:i + 2]
+    return [*argv, "--mechanism", "nonprivate", "--json"]
+
+
+def page_run(covs: list[str], labels: ValueLabels | None = None) -> AppTest:
+    """The Regression page on lung with ``covs`` (and the Data page's ``labels``, as it keeps them in the session)."""
     at = AppTest.from_file(str(ROOT / "pages" / "5_Regression.py"), default_timeout=120)
-    at.session_state["data_choice"] = session.bundled_choice("lung")
-    at.session_state["rg_covs"] = COVS
+    choice = session.bundled_choice("lung")
+    at.session_state["data_choice"] = choice
+    if labels is not None:
+        at.session_state["value_labels"] = {choice.fingerprint: labels}
+    at.session_state["rg_covs"] = covs
     at.session_state["rg_mechs"] = ["output"]
     at.session_state["rg_trials"] = 10
     at.run()
     assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def page_command(at: AppTest) -> list[str]:
     (line,) = [c.value for c in at.caption if c.value.startswith("Reproduce on the command line")]
     argv = shlex.split(line.split("`")[1])
     assert argv[:4] == ["python", "-m", "dpsurv_core", "regression"]
     return argv[3:]  # "regression" and its options
 
 
-def page_fit(argv: list[str], lam: float):
-    """The page's own encoding (ui.data_view.categorical_codes with lung's labels) and its discrete-time fit."""
-    frame, labels = datasets.load("lung"), value_labels.bundled("lung")
-    cats = categorical_codes(frame, COVS, labels)
+@pytest.fixture(scope="module")
+def lung_command() -> list[str]:
+    """The Regression page's reproduce command on lung with age, sex and ph.ecog (sex and ph.ecog categorical)."""
+    return page_command(page_run(COVS))
+
+
+def page_fit(argv: list[str], lam: float, labels: ValueLabels):
+    """The page's own encoding (the core's encode_categories with the page's labels) and its discrete-time fit."""
+    frame = datasets.load("lung")
+    cats = encode_categories(frame, dict.fromkeys(categorical_columns(frame, COVS, labels)), labels)
     cohort = build_cohort(cats.frame, default_mapping("lung", covariates=tuple(COVS)), "lung",
                           datasets.info("lung").time_unit)
     pp = person_period(cohort, COVS, intervals=int(option(argv, "--intervals")), knots=int(option(argv, "--knots")),
@@ -69,43 +103,89 @@ def page_fit(argv: list[str], lam: float):
     return dict(zip(tab.covariate, tab.coefficient)), cats
 
 
-def test_the_page_passes_its_categories_and_reference_levels(page_command):
-    assert option(page_command, "--categorical") == "sex:1,ph.ecog:0"
-    assert categorical_option(datasets.load("lung"), ["sex", "ph.ecog"], value_labels.bundled("lung")) == \
-        "sex:1,ph.ecog:0"
+def test_the_page_passes_its_categories_and_reference_levels(lung_command):
+    assert option(lung_command, "--categorical") == "sex:1,ph.ecog:0"
+    assert "--labels" not in lung_command  # the bundled data set's own labels: the command line ships them
 
 
-def test_the_page_command_without_noise_gives_the_page_fit(page_command):
+def test_the_page_command_without_noise_gives_the_page_fit(lung_command):
     # the page's command with the noise off (epsilon inf: not recorded) is the ridge fit the page perturbs
-    out = cli_json([*page_command[:-1], "--epsilon", "inf", "--json"])
-    expected, cats = page_fit(page_command, float(option(page_command, "--lambda")))
+    out = cli_json([*lung_command[:-1], "--epsilon", "inf", "--json"])
+    expected, cats = page_fit(lung_command, float(option(lung_command, "--lambda")), value_labels.bundled("lung"))
     (got,) = [e["coefficients"] for e in out["estimates"]]
     assert list(got) == list(expected)
     assert list(got)[:3] == ["age", "sex=Female", "ph.ecog=ECOG 1: symptomatic, fully ambulatory"]
     np.testing.assert_allclose(list(got.values()), list(expected.values()), rtol=1e-9, atol=1e-12)
     assert out["reference_levels"] == {"sex": "Male", "ph.ecog": "ECOG 0: asymptomatic"} == cats.references
+    assert out["reference_codes"] == {"sex": "1", "ph.ecog": "0"}
+    assert out["categories"]["sex"] == {"reference": "1", "reference_label": "Male",
+                                        "levels": {"1": "Male", "2": "Female"}}
+    assert out["covariate_labels"]["sex=Female"] == "sex: Female vs Male"
     assert not any(d["parameter"].startswith("levels:") for d in out["disclosures"])  # labels declare the levels
 
 
-def test_nonprivate_fit_matches_the_page_and_an_explicit_reference_flips_the_sign(page_command):
-    argv = [a for a in page_command if a != "--json"]
-    for name in ("--mechanism", "--epsilon", "--lambda"):
-        i = argv.index(name)
-        del argv[i:i + 2]
-    out = cli_json([*argv, "--mechanism", "nonprivate", "--json"])
-    expected, _ = page_fit(page_command, 0.0)
+def test_nonprivate_fit_matches_the_page_and_an_explicit_reference_flips_the_sign(lung_command):
+    argv = nonprivate(lung_command)
+    out = cli_json(argv)
+    expected, _ = page_fit(lung_command, 0.0, value_labels.bundled("lung"))
     got = out["estimates"][0]["coefficients"]
     assert list(got) == list(expected)
     np.testing.assert_allclose(list(got.values()), list(expected.values()), rtol=1e-9, atol=1e-12)
     i = argv.index("--categorical")
-    argv[i + 1] = "sex:2,ph.ecog"
-    flipped = cli_json([*argv, "--mechanism", "nonprivate", "--json"])["estimates"][0]["coefficients"]
-    assert "sex=Male" in flipped and "sex=Female" not in flipped
-    assert flipped["sex=Male"] == pytest.approx(-got["sex=Female"], rel=1e-4)
-    assert flipped["age"] == pytest.approx(got["age"], rel=1e-4)
+    for ref in ("sex:2,ph.ecog", "sex:Female,ph.ecog"):  # the reference as its code or as its label
+        argv[i + 1] = ref
+        flipped = cli_json(argv)
+        coefs = flipped["estimates"][0]["coefficients"]
+        assert "sex=Male" in coefs and "sex=Female" not in coefs
+        assert coefs["sex=Male"] == pytest.approx(-got["sex=Female"], rel=1e-4)
+        assert coefs["age"] == pytest.approx(got["age"], rel=1e-4)
+        assert flipped["categories"]["sex"]["reference"] == "2"
+        assert flipped["reference_levels"]["sex"] == "Female"
 
 
-def test_unlabelled_codes_are_named_by_column_and_code_and_a_moved_reference_is_disclosed(tmp_path):
+def test_labels_set_on_the_data_page_name_the_categories_as_the_page_does(tmp_path):
+    """The page with its own labels for lung's sex and ECOG (women the reference): its command names the labels
+    file; run with the file the Data page saves, the CLI gives the page's names and numbers."""
+    at = page_run(["age", "sex"], OWN)
+    argv = page_command(at)
+    assert option(argv, "--labels") == "lung-labels.json" and option(argv, "--categorical") == "sex:2"
+    assert any("lung-labels.json" in c.value and "Labels as JSON" in c.value for c in at.caption)
+    save_labels(OWN, tmp_path / "lung-labels.json")
+    out = cli_json(nonprivate(argv), cwd=tmp_path)  # run where the labels file was saved
+    assert out["covariates"] == ["age", "sex=Men"]
+    assert out["reference_levels"] == {"sex": "Women"}
+    assert out["categories"]["sex"] == {"reference": "2", "reference_label": "Women", "levels": {"2": "Women", "1": "Men"}}
+    # the page's coefficient table: the non-private discrete-time rows, under the names a reader says
+    table = at.table[0].value
+    rows = table[table.Estimate.str.startswith("Discrete-time")].set_index("Covariate")
+    assert list(rows.index) == [out["covariate_labels"][c] for c in out["covariates"]] == ["age", "sex: Men vs Women"]
+    np.testing.assert_allclose(rows["Coefficient (log ratio)"].to_numpy(dtype=float),
+                               [out["estimates"][0]["coefficients"][c] for c in out["covariates"]], rtol=0,
+                               atol=5.01e-5)  # the page shows four decimals
+    assert any("Reference levels" in m.value and "sex: Women" in m.value for m in at.markdown)
+
+
+def test_labels_file_names_an_uploads_categories(tmp_path):
+    csv = tmp_path / "trial.csv"
+    datasets.load("lung")[["time", "status", "age", "sex", "ph.ecog"]].dropna().to_csv(csv, index=False)
+    labels = save_labels(ValueLabels().with_labels("sex", {1: "Male", 2: "Female"})
+                         .with_labels("ph.ecog", {0: "fit", 1: "ambulatory", 2: "in bed < 50%", 3: "in bed > 50%"})
+                         .with_reference("ph.ecog", 1), tmp_path / "trial-labels.json")
+    base = ["regression", "--data", str(csv), "--time", "time", "--event", "status", "--covariates", "age,sex,ph.ecog",
+            "--mechanism", "nonprivate", "--labels", str(labels), "--json"]
+    out = cli_json([*base, "--categorical", "sex,ph.ecog"])
+    assert out["covariates"] == ["age", "sex=Female", "ph.ecog=fit", "ph.ecog=in bed < 50%", "ph.ecog=in bed > 50%"]
+    assert out["reference_levels"] == {"sex": "Male", "ph.ecog": "ambulatory"}  # the file's declared reference
+    assert out["reference_codes"] == {"sex": "1", "ph.ecog": "1"}
+    assert not any(d["parameter"].startswith("levels:") for d in out["disclosures"])  # every code labelled
+    by_label = cli_json([*base, "--categorical", "sex:Female,ph.ecog:fit"])
+    assert by_label["covariates"] == ["age", "sex=Male", "ph.ecog=ambulatory", "ph.ecog=in bed < 50%",
+                                      "ph.ecog=in bed > 50%"]
+    assert by_label["estimates"][0]["coefficients"]["sex=Male"] == pytest.approx(
+        -out["estimates"][0]["coefficients"]["sex=Female"], rel=1e-4)
+
+
+def test_unlabelled_codes_are_named_by_column_and_code_and_their_levels_are_disclosed(tmp_path):
     csv = tmp_path / "trial.csv"
     datasets.load("lung")[["time", "status", "age", "sex"]].dropna().to_csv(csv, index=False)
     base = ["regression", "--data", str(csv), "--time", "time", "--event", "status", "--covariates", "age,sex",
@@ -121,7 +201,8 @@ def test_unlabelled_codes_are_named_by_column_and_code_and_a_moved_reference_is_
 
 @pytest.mark.parametrize(("categorical", "message"), [
     ("wt.loss", "--categorical names 'wt.loss', which is not among --covariates"),
-    ("sex:7", "The reference level '7' is not a value of column 'sex': choose one of 1, 2."),
+    ("sex:7", "The reference level '7' is not a value of column 'sex': choose one of 1, 2 (or their labels: Male, "
+              "Female)."),
     ("sex,sex", "--categorical names 'sex' twice"),
 ])
 def test_bad_categorical_options_are_one_sentence_and_exit_2(categorical, message):
@@ -130,3 +211,11 @@ def test_bad_categorical_options_are_one_sentence_and_exit_2(categorical, messag
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0] and "Traceback" not in out.stderr
+
+
+def test_a_labels_file_that_is_not_json_is_one_sentence(tmp_path):
+    bad = tmp_path / "labels.json"
+    bad.write_text("sex: 1 = Male", encoding="utf-8")
+    out = run_cli("regression", "--data", "lung", "--covariates", "age,sex", "--mechanism", "nonprivate",
+                  "--categorical", "sex", "--labels", str(bad), "--json")
+    assert out.returncode == 2 and "is not JSON text" in out.stderr and "Traceback" not in out.stderr

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from dpsurv_core.data import datasets
@@ -18,8 +18,11 @@ from dpsurv_core.data.labels import (
     ValueLabels,
     bundled,
     bundled_names,
+    categorical_columns,
+    categorical_levels,
     code_key,
     code_keys,
+    encode_categories,
     group_labels,
     guess_kind,
     indicators,
@@ -147,18 +150,90 @@ def test_relabel_maps_exactly_the_labelled_codes(mapping, values):
 
 def test_indicators_follow_rs_treatment_contrasts():
     lung = datasets.load("lung")
-    ind, ref, names = indicators(lung["sex"], "sex", bundled("lung"))
-    assert ref == "1" and list(ind.columns) == ["sex2"] and names == {"sex2": "sex: Female vs Male"}
-    assert ind["sex2"].sum() == 90 and len(ind) == 228
-    ecog, ref, names = indicators(lung["ph.ecog"], "ph.ecog", bundled("lung"))
-    assert ref == "0" and list(ecog.columns) == ["ph.ecog1", "ph.ecog2", "ph.ecog3"]
-    assert ecog.isna().all(axis=1).sum() == 1  # the one patient without ECOG stays missing
-    vet, ref, _ = indicators(datasets.load("veteran")["celltype"], "celltype", bundled("veteran"))
-    assert ref == "squamous" and list(vet.columns) == ["celltypeadeno", "celltypelarge", "celltypesmallcell"]
-    _, ref, _ = indicators(lung["sex"], "sex", bundled("lung"), reference=2)
-    assert ref == "2"
-    with pytest.raises(DataError, match="reference level"):
-        indicators(lung["sex"], "sex", reference=3)
+    ind, cat = indicators(lung["sex"], "sex", bundled("lung"))
+    assert (cat.reference, cat.reference_name) == ("1", "Male") and list(ind.columns) == ["sex=Female"]
+    assert cat.display == {"sex=Female": "sex: Female vs Male"} and cat.declared
+    assert ind["sex=Female"].sum() == 90 and len(ind) == 228
+    np.testing.assert_array_equal(ind["sex=Female"].to_numpy(), (lung["sex"] == 2).to_numpy(dtype=float))
+    ecog, cat = indicators(lung["ph.ecog"], "ph.ecog", bundled("lung"))
+    assert cat.codes == ("0", "1", "2", "3")  # ECOG 4 is labelled but no one has it: no level, no column
+    assert list(ecog.columns) == ["ph.ecog=ECOG 1: symptomatic, fully ambulatory", "ph.ecog=ECOG 2: in bed < 50% of "
+                                  "the day", "ph.ecog=ECOG 3: in bed > 50% of the day, not bedbound"]
+    assert ecog.isna().all(axis=1).sum() == 1 and ecog.isna().any(axis=1).sum() == 1  # the one without ECOG
+    vet, cat = indicators(datasets.load("veteran")["celltype"], "celltype", bundled("veteran"))
+    assert cat.reference == "squamous"  # the declared reference, not the first code
+    assert list(vet.columns) == ["celltype=Adenocarcinoma", "celltype=Large cell", "celltype=Small cell"]
+    for ref in (2, "2", 2.0, "Female", " Female "):  # a code or its label
+        _, cat = indicators(lung["sex"], "sex", bundled("lung"), reference=ref)
+        assert (cat.reference, cat.indicator_names) == ("2", ("sex=Male",))
+    with pytest.raises(DataError, match=r"The reference level '3' is not a value of column 'sex': choose one of 1, "
+                                        r"2 \(or their labels: Male, Female\)\."):
+        indicators(lung["sex"], "sex", bundled("lung"), reference=3)
+    with pytest.raises(DataError, match="is not a value of column 'sex': choose one of 1, 2.$"):
+        indicators(lung["sex"], "sex", reference="Female")  # no labels: 'Female' means nothing
+
+
+def test_categories_are_named_by_label_else_column_and_code_never_a_bare_number():
+    s = pd.Series([1, 2, 10, 2, None])
+    _, cat = indicators(s, "grp")
+    assert cat.names == ("grp 1", "grp 2", "grp 10") and not cat.declared  # natural order: 10 after 2
+    assert cat.disclosure().message == ("The categories of 'grp' (grp 1, grp 2, grp 10) were read off the data: "
+                                        "declare them to avoid this disclosure.")
+    _, cat = indicators(s, "grp", ValueLabels({"grp": {"1": "low", "2": "mid"}}))
+    assert cat.names == ("low", "mid", "grp 10") and not cat.declared  # one code unlabelled: read off the data
+    _, cat = indicators(pd.Series(["b", " a", "c", "10"]), "t", ValueLabels({"t": {"c": "3"}}))
+    assert cat.names == ("10", "a", "b", "t 3")  # text codes are their own names; a label that reads as a number
+    with pytest.raises(DataError, match="Two values of column 'grp' are both named 'x': give each value its own"):
+        indicators(s, "grp", ValueLabels({"grp": {"1": "x", "2": "x"}}))
+    with pytest.raises(DataError, match="Covariate 'e' has no values"):
+        indicators(pd.Series([None, float("nan")]), "e")
+
+
+def test_a_level_absent_from_the_data_has_no_column_and_a_code_outside_the_levels_is_all_zero():
+    labels = ValueLabels({"arm": {"A": "Control", "B": "Drug", "C": "Drug + radiotherapy"}})
+    train = pd.Series(["A", "B", "A", None])  # no one in arm C
+    cat = categorical_levels(train, "arm", labels)
+    assert cat.codes == ("A", "B") and cat.indicator_names == ("arm=Drug",) and cat.declared
+    later = cat.indicators(pd.Series(["C", "B", "A"]))  # a new table holding the absent level
+    assert later.to_numpy().tolist() == [[0.0], [1.0], [0.0]]
+    with pytest.raises(DataError, match="The reference level 'C' is not a value of column 'arm'"):
+        categorical_levels(train, "arm", labels, reference="C")
+
+
+def test_encode_categories_gives_the_regression_its_levels_names_and_option():
+    lung = datasets.load("lung")
+    lab = bundled("lung").with_labels("sex", {1: "Men", 2: "Women"}).with_reference("sex", 2)
+    cols = categorical_columns(lung, ["age", "sex", "ph.ecog", "wt.loss"], lab)
+    assert cols == ["sex", "ph.ecog"]
+    cats = encode_categories(lung, {**dict.fromkeys(cols), "ph.ecog": "ECOG 1: symptomatic, fully ambulatory"}, lab)
+    assert cats.levels["sex"] == ("Women", "Men") and cats.levels["ph.ecog"][0].startswith("ECOG 1")
+    assert cats.references == {"sex": "Women", "ph.ecog": "ECOG 1: symptomatic, fully ambulatory"}
+    assert cats.reference_codes == {"sex": "2", "ph.ecog": "1"} and cats.option() == "sex:2,ph.ecog:1"
+    assert cats.names["sex=Men"] == "sex: Men vs Women" and cats.disclosures == []
+    assert cats.frame["sex"].tolist() == lung["sex"].map({1: "Men", 2: "Women"}).tolist()
+    assert cats.frame["ph.ecog"].isna().sum() == 1 and cats.frame["age"].equals(lung["age"])
+    assert encode_categories(lung, {}).option() is None
+    with pytest.raises(DataError, match="There is no column 'arm'"):
+        encode_categories(lung, {"arm": None})
+
+
+@given(st.lists(st.one_of(st.none(), st.sampled_from([0, 1, 2, 3, 10])), min_size=1, max_size=60),
+       st.sampled_from([None, 0, 1, 2, 3, 10]), st.booleans())
+def test_each_row_has_at_most_one_indicator_and_the_reference_has_none(values, reference, labelled):
+    series = pd.Series(values, dtype=float)
+    present = {int(v) for v in values if v is not None}
+    assume(present and (reference is None or reference in present))
+    labels = ValueLabels({"x": {str(c): f"level {c}" for c in (0, 1, 2, 3, 10)}} if labelled else {})
+    ind, cat = indicators(series, "x", labels, reference)
+    assert len(cat.codes) == len(present) and ind.shape == (len(values), len(present) - 1)
+    rows = ind.to_numpy()
+    missing = series.isna().to_numpy()
+    assert np.isnan(rows[missing]).all() and not np.isnan(rows[~missing]).any()
+    seen = rows[~missing]
+    assert set(np.unique(seen)) <= {0.0, 1.0} and (seen.sum(axis=1) <= 1).all()
+    at_reference = series[~missing].map(code_key).to_numpy() == cat.reference
+    assert (seen[at_reference] == 0).all() and (seen[~at_reference].sum(axis=1) == 1).all()
+    assert cat.declared == labelled and (cat.disclosure() is None) == labelled
 
 
 @given(st.lists(st.one_of(st.none(), st.integers(-10**6, 10**6), st.floats(-1e6, 1e6), st.just(float("nan")),
