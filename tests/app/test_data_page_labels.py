@@ -152,3 +152,73 @@ def test_load_labels_json_sentences():
     assert labels is not None and labels.kind("y") == "numeric" and text.startswith("Loaded labels for 1 column(s)")
     assert "mark it" in load_labels_json(b'{"kinds": {"y": "ordinal"}}', ["y"])[1]
     assert "larger than 1 MB" in load_labels_json(b" " * 1_000_001, ["y"])[1]
+
+
+def test_labels_saved_on_the_data_page_name_the_regression_on_the_page_and_the_cli_alike(ledger_path, tmp_path,
+                                                                                        monkeypatch):
+    """An upload's coded sex labelled on the Data page (women the reference), its 'Labels as JSON' file saved, the
+    Regression page's command run with that file: the command line names the coefficients as the page does and
+    gives the page's numbers."""
+    import json
+    import os
+    import shlex
+    import subprocess
+    import sys
+
+    import numpy as np
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+    from streamlit.testing.v1 import app_test
+
+    stores: list[MemoryMediaFileStorage] = []
+
+    class KeptStorage(MemoryMediaFileStorage):  # the download buttons' bytes, kept to read after the run
+        def __init__(self, *args) -> None:
+            super().__init__(*args)
+            stores.append(self)
+
+    monkeypatch.setattr(app_test, "MemoryMediaFileStorage", KeptStorage)
+    trial = months_trial(n=120)
+    at = upload(start(), "trial.csv", trial)
+    by_label(at.selectbox, "Column").set_value("sex")
+    run(at)
+    key = next(d.key for d in at.dataframe if d.key and d.key.endswith("-labels-sex"))
+    at.session_state[key] = {"edited_rows": {"0": {"Label": "Male"}, "1": {"Label": "Female"}}, "added_rows": [],
+                             "deleted_rows": []}
+    run(at)
+    by_label(at.selectbox, "Reference level (what the other categories are compared with)").set_value("2")
+    run(at)
+    by_label(at.button, "Confirm these columns").click()
+    run(at)
+    (button,) = [b for b in at.get("download_button") if b.label == "Labels as JSON"]
+    saved = stores[-1].get_file(button.proto.url.rsplit("/", 1)[1]).content
+    assert json.loads(saved)["values"]["sex"] == {"1": "Male", "2": "Female"}
+    assert json.loads(saved)["references"]["sex"] == "2"
+    (tmp_path / "trial.csv-labels.json").write_bytes(saved)  # the name the Data page saves under
+    (tmp_path / "trial.csv").write_bytes(trial.to_csv(index=False).encode())  # the uploaded file
+
+    at.switch_page("pages/5_Regression.py")
+    at.session_state["rg_covs"] = ["age", "sex"]
+    at.session_state["rg_mechs"] = ["output"]
+    at.session_state["rg_trials"] = 10
+    run(at)
+    (line,) = [c.value for c in at.caption if c.value.startswith("Reproduce on the command line")]
+    argv = shlex.split(line.split("`")[1])[3:]
+    assert argv[argv.index("--labels") + 1] == "trial.csv-labels.json" and argv[argv.index("--categorical") + 1] == "sex:2"
+    argv = [a for a in argv if a != "--json"]
+    for name in ("--mechanism", "--epsilon", "--lambda"):
+        i = argv.index(name)
+        del argv[i:i + 2]
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-m", "dpsurv_core", *argv, "--mechanism", "nonprivate", "--json"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["covariates"] == ["age", "sex=Male"] and out["reference_levels"] == {"sex": "Female"}
+    assert out["categories"]["sex"]["reference_label"] == "Female"
+    table = at.table[0].value
+    rows = table[table.Estimate.str.startswith("Discrete-time")].set_index("Covariate")
+    assert list(rows.index) == [out["covariate_labels"][c] for c in out["covariates"]] == ["age", "sex: Male vs Female"]
+    np.testing.assert_allclose(rows["Coefficient (log ratio)"].to_numpy(dtype=float),
+                               [out["estimates"][0]["coefficients"][c] for c in out["covariates"]], rtol=0,
+                               atol=5.01e-5)  # the page shows four decimals
