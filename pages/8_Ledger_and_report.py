@@ -1,5 +1,8 @@
 """Ledger and report: the current data set's persistent ledger (shared with the command line), its cap, and the
-reports and exports of the releases the user chooses."""
+reports and exports of the releases the user chooses.
+
+Reports (HTML and PDF) and exports are built only when their button is clicked (a callable given to the download
+button), never on a rerun of the page, so the page's first view reads the ledger and draws it, nothing more."""
 
 import json
 
@@ -19,8 +22,8 @@ from dpsurv_core.privacy.ledger import (
 )
 from dpsurv_core.report.figures import ledger_figure
 from dpsurv_core.report.html import export_bundle, ledger_report
+from dpsurv_core.report.pdf import html_to_pdf, pdf_problem
 from dpsurv_core.report.text import markdown_literal
-from ui import curves_view as cv
 from ui import releases, session
 from ui.downloads import show_figure, table_download
 from ui.glossary import explainer, terms
@@ -220,6 +223,8 @@ else:
     # a plain table: every cell in full, wrapped, none cut off
     st.table(pd.DataFrame(rows).set_index("id"), width="stretch")
     table_download(pd.DataFrame(rows), f"ledger-{name}", "dl_ledger_csv")
+    from ui import curves_view as cv  # only for the figure: an empty ledger's first view does without it
+
     show_figure(cv.recolour(ledger_figure(led)), f"ledger-{name}", "ledger_fig", width="stretch")
 
 # ---------------------------------------------------------------------------------------------- reports and exports
@@ -248,40 +253,61 @@ else:
 st.session_state[seen_key] = ids
 chosen = [r for r in release_records if r.id in set(chosen_ids)]
 audit_items = releases.audits()
-cohort, _ = session.validated()
+cohort, _ = session.validated()  # read here: the download's callable runs outside the page's session
 chain = {"ok": verification.ok, "records": verification.records, "head": store.head(), "message": verification.message}
 st.caption(f"The reports and exports hold {len(chosen)} of {len(release_records)} release(s), built from the numbers "
            "each published; their ledger table lists the chosen releases and the totals of the whole data set.")
 
-c1, c2 = st.columns(2)
-with c1:
-    st.markdown("**Release report** (private outputs only)")
-    # reports (several MB with plotly.js inlined; the review refits the non-private analyses) are built only when
-    # a button is clicked, not on every rerun of the page
-    st.download_button("Download release report (HTML)",
-                       lambda: ledger_report(f"dpsurv release: {name}", name, led, chosen, [], "release",
-                                             time_unit=choice.time_unit),
-                       file_name=f"dpsurv-release-{name}.html", mime="text/html", key="dl_release")
-    csv_text, json_text = export_bundle(chosen, led, name, fp, chain)
-    st.download_button("Released numbers (CSV)", csv_text, file_name=f"dpsurv-{name}-released.csv", mime="text/csv",
-                       key="dl_csv", disabled=not chosen)
-    st.download_button("Released numbers (JSON)", json_text, file_name=f"dpsurv-{name}-released.json",
-                       mime="application/json", key="dl_json", disabled=not chosen)
-with c2:
-    st.markdown("**Review report** (CONFIDENTIAL: includes non-private comparisons and audits)")
-    st.download_button("Download review report (HTML)",
-                       lambda: ledger_report(f"dpsurv review: {name}", name, led, chosen, audit_items, "review", cohort,
-                                             choice.time_unit),
-                       file_name=f"dpsurv-review-{name}.html", mime="text/html", key="dl_review")
-    st.caption(f"{len(chosen)} release(s) and {len(audit_items)} audit(s) of this session will be included.")
+
+def _release_html() -> str:
+    return ledger_report(f"dpsurv release: {name}", name, led, chosen, [], "release", time_unit=choice.time_unit)
+
+
+def _review_html() -> str:
+    # the review refits the non-private analyses on the data as mapped now: only when asked for
+    return ledger_report(f"dpsurv review: {name}", name, led, chosen, audit_items, "review", cohort, choice.time_unit)
+
+
+def _accounts() -> str:
     accounts = {"dataset": name, "fingerprint": fp, "ledger_path": str(store.path), "chain": chain,
                 "cap": led.cap, "totals": led.totals(), "subject_guarantee": led.subject_guarantee(),
                 "records": [{"id": r.id, "time": r.time, "kind": r.kind, "hash": r.hash,
                              **{k: v for k, v in r.body.items() if k != "outputs"}} for r in records]}
-    st.download_button("Ledger accounts (JSON)", json.dumps(accounts, indent=2, default=str),
-                       file_name=f"dpsurv-{name}-ledger.json", mime="application/json", key="dl_ledger",
+    return json.dumps(accounts, indent=2, default=str)
+
+
+# reports (several MB with plotly.js inlined; the review refits the non-private analyses; a PDF starts a browser)
+# and exports (each record's numbers and figure) are built only when their button is clicked, not on every rerun
+pdf_missing = pdf_problem()
+PDF_HELP = "The same report printed to A4 by the server's Chromium browser (takes a few seconds)."
+c1, c2 = st.columns(2)
+with c1:
+    st.markdown("**Release report** (private outputs only)")
+    st.download_button("Download release report (HTML)", _release_html, on_click="ignore", key="dl_release",
+                       file_name=f"dpsurv-release-{name}.html", mime="text/html")
+    st.download_button("Download release report (PDF)", lambda: html_to_pdf(_release_html()), on_click="ignore",
+                       key="dl_release_pdf", file_name=f"dpsurv-release-{name}.pdf", mime="application/pdf",
+                       disabled=pdf_missing is not None, help=PDF_HELP)
+    st.download_button("Released numbers (CSV)", lambda: export_bundle(chosen, led, name, fp, chain)[0],
+                       file_name=f"dpsurv-{name}-released.csv", mime="text/csv", key="dl_csv", on_click="ignore",
+                       disabled=not chosen)
+    st.download_button("Released numbers (JSON)", lambda: export_bundle(chosen, led, name, fp, chain)[1],
+                       file_name=f"dpsurv-{name}-released.json", mime="application/json", key="dl_json",
+                       on_click="ignore", disabled=not chosen)
+with c2:
+    st.markdown("**Review report** (CONFIDENTIAL: includes non-private comparisons and audits)")
+    st.download_button("Download review report (HTML)", _review_html, on_click="ignore", key="dl_review",
+                       file_name=f"dpsurv-review-{name}.html", mime="text/html")
+    st.download_button("Download review report (PDF)", lambda: html_to_pdf(_review_html()), on_click="ignore",
+                       key="dl_review_pdf", file_name=f"dpsurv-review-{name}.pdf", mime="application/pdf",
+                       disabled=pdf_missing is not None, help=PDF_HELP)
+    st.caption(f"{len(chosen)} release(s) and {len(audit_items)} audit(s) of this session will be included.")
+    st.download_button("Ledger accounts (JSON)", _accounts, file_name=f"dpsurv-{name}-ledger.json",
+                       mime="application/json", key="dl_ledger", on_click="ignore",
                        help="Every record of this data set (caps included) with its hash, for an auditor: the "
                             "accounting only, without the released numbers.")
+if pdf_missing is not None:
+    st.caption(f"The PDF buttons are off: {pdf_missing} The HTML reports print to PDF from any browser.")
 st.caption("Reports are built in memory from the ledger records; nothing is written on the server.")
 
 # ---------------------------------------------------------------------------------------------- reproduce

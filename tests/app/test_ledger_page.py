@@ -334,3 +334,60 @@ def test_label_only_allowance_is_a_recorded_act_with_a_reason(ledger_path):
     at.button(key="allow_label_only").click().run()
     assert store.ledger(LUNG).label_only_allowed
     assert store.records(LUNG)[-1].kind == ALLOW_LABEL_ONLY
+
+
+# ------------------------------------------------------------------------------------------- PDF and a cheap first view
+
+def download_buttons(at: AppTest) -> dict[str, bool]:
+    """Each download button's label and whether it is disabled."""
+    return {b.proto.label: b.proto.disabled for b in at.get("download_button")}
+
+
+def test_reports_and_exports_are_built_only_when_their_button_is_clicked(ledger_path, curve_outputs, downloads,
+                                                                         monkeypatch):
+    import dpsurv_core.report.html as html
+
+    built = []
+    monkeypatch.setattr(html, "record_item", lambda *a, **k: built.append(a) or pytest.fail("built on a rerun"))
+    store = LedgerStore(ledger_path)
+    release(store, curve_outputs)
+    run()
+    # every report and export is a callable the download runs; drawing the page built none of them
+    for label in ("Download release report (HTML)", "Download release report (PDF)", "Released numbers (CSV)",
+                  "Released numbers (JSON)", "Download review report (HTML)", "Download review report (PDF)",
+                  "Ledger accounts (JSON)"):
+        assert callable(downloads[label]), label
+    assert built == []
+    monkeypatch.undo()
+    assert json.loads(content(downloads["Ledger accounts (JSON)"]))["records"][0]["mechanism"] == "laplace-counts"
+
+
+def test_pdf_buttons_follow_the_html_ones_and_say_why_when_off(ledger_path, monkeypatch):
+    import dpsurv_core.report.pdf as pdf
+
+    pytest.importorskip("playwright", reason="playwright (requirements.txt) prints the PDF")
+    monkeypatch.setattr(pdf, "chromium_path", lambda: sys.executable)  # a browser is found: the buttons are on
+    states = download_buttons(run())
+    assert states["Download release report (PDF)"] is False and states["Download review report (PDF)"] is False
+    labels = list(states)
+    assert labels.index("Download release report (PDF)") == labels.index("Download release report (HTML)") + 1
+    monkeypatch.setattr(pdf, "chromium_path", lambda: None)
+    at = run()
+    states = download_buttons(at)
+    assert states["Download release report (PDF)"] is True and states["Download release report (HTML)"] is False
+    assert any(c.value.startswith("The PDF buttons are off: A PDF needs a Chromium browser")
+               and "apt-get install chromium" in c.value for c in at.caption)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(__import__("dpsurv_core.report.pdf", fromlist=["pdf_problem"]).pdf_problem() is not None,
+                    reason="no chromium (or no playwright) to print a PDF with here")
+def test_the_pdf_button_gives_the_release_report_as_pdf(ledger_path, curve_outputs, downloads):
+    pypdf = pytest.importorskip("pypdf", reason="pypdf (requirements-dev.txt) reads the PDF's text")
+    release(LedgerStore(ledger_path), curve_outputs)
+    run()
+    data = downloads["Download release report (PDF)"]()
+    assert data.startswith(b"%PDF-")
+    text = " ".join(" ".join(p.extract_text() for p in pypdf.PdfReader(io.BytesIO(data)).pages).split())
+    assert "dpsurv release: lung" in text and "Release 1: survival curves (laplace-counts)" in text
+    assert "Released numbers" in text and "CONFIDENTIAL" not in text
