@@ -220,11 +220,7 @@ def group_labels(labels: ValueLabels | None, column: str | None, codes: Iterable
 
 # ---------------------------------------------------------------------- categorical covariates
 def _is_number_text(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+    return _natural_key(text)[0] == 0  # it parses as a number
 
 
 def category_name(labels: ValueLabels, column: str, code: str, text_column: bool) -> str:

@@ -35,6 +35,17 @@ def by_label(widgets, label: str):
     return w
 
 
+def label_sex(at: AppTest) -> AppTest:
+    """On the Data page of the months trial: open the labels of 'sex' (guessed categorical), name 1 Male, 2 Female."""
+    by_label(at.selectbox, "Column").set_value("sex")
+    run(at)
+    assert by_label(at.radio, "'sex' holds").value == "categorical"
+    key = next(d.key for d in at.dataframe if d.key and d.key.endswith("-labels-sex"))
+    at.session_state[key] = {"edited_rows": {"0": {"Label": "Male"}, "1": {"Label": "Female"}}, "added_rows": [],
+                             "deleted_rows": []}
+    return run(at)
+
+
 def test_lung_summary_shows_the_r_labels_and_offers_a_csv(ledger_path):
     at = start()
     stored = at.session_state["value_labels"] if "value_labels" in at.session_state else {}
@@ -89,13 +100,7 @@ def test_months_upload_is_guessed_shown_and_must_be_confirmed(ledger_path):
     assert table.iloc[:, 0].tolist() == ["All subjects", "Chemo", "Chemo + RT"]
     assert table["Longest follow-up"].iloc[0].endswith("months")
     # coded sex is marked as categories; the user names its codes
-    by_label(at.selectbox, "Column").set_value("sex")
-    run(at)
-    assert by_label(at.radio, "'sex' holds").value == "categorical"
-    key = next(d.key for d in at.dataframe if d.key and d.key.endswith("-labels-sex"))
-    at.session_state[key] = {"edited_rows": {"0": {"Label": "Male"}, "1": {"Label": "Female"}}, "added_rows": [],
-                             "deleted_rows": []}
-    run(at)
+    label_sex(at)
     by_label(at.selectbox, "Group (e.g. treatment arm; compared on later pages)").set_value("sex")
     run(at)
     assert at.table[0].value.iloc[:, 0].tolist() == ["All subjects", "Male (1)", "Female (2)"]
@@ -160,14 +165,16 @@ def test_labels_saved_on_the_data_page_name_the_regression_on_the_page_and_the_c
     Regression page's command run with that file: the command line names the coefficients as the page does and
     gives the page's numbers."""
     import json
-    import os
-    import shlex
-    import subprocess
-    import sys
 
-    import numpy as np
     from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
     from streamlit.testing.v1 import app_test
+
+    from tests.cli.test_regression_categorical import (
+        assert_page_table_is_the_cli_fit,
+        cli_json,
+        nonprivate,
+        page_command,
+    )
 
     stores: list[MemoryMediaFileStorage] = []
 
@@ -179,12 +186,7 @@ def test_labels_saved_on_the_data_page_name_the_regression_on_the_page_and_the_c
     monkeypatch.setattr(app_test, "MemoryMediaFileStorage", KeptStorage)
     trial = months_trial(n=120)
     at = upload(start(), "trial.csv", trial)
-    by_label(at.selectbox, "Column").set_value("sex")
-    run(at)
-    key = next(d.key for d in at.dataframe if d.key and d.key.endswith("-labels-sex"))
-    at.session_state[key] = {"edited_rows": {"0": {"Label": "Male"}, "1": {"Label": "Female"}}, "added_rows": [],
-                             "deleted_rows": []}
-    run(at)
+    label_sex(at)
     by_label(at.selectbox, "Reference level (what the other categories are compared with)").set_value("2")
     run(at)
     by_label(at.button, "Confirm these columns").click()
@@ -201,24 +203,9 @@ def test_labels_saved_on_the_data_page_name_the_regression_on_the_page_and_the_c
     at.session_state["rg_mechs"] = ["output"]
     at.session_state["rg_trials"] = 10
     run(at)
-    (line,) = [c.value for c in at.caption if c.value.startswith("Reproduce on the command line")]
-    argv = shlex.split(line.split("`")[1])[3:]
+    argv = page_command(at)
     assert argv[argv.index("--labels") + 1] == "trial.csv-labels.json" and argv[argv.index("--categorical") + 1] == "sex:2"
-    argv = [a for a in argv if a != "--json"]
-    for name in ("--mechanism", "--epsilon", "--lambda"):
-        i = argv.index(name)
-        del argv[i:i + 2]
-    root = Path(__file__).resolve().parents[2]
-    done = subprocess.run([sys.executable, "-m", "dpsurv_core", *argv, "--mechanism", "nonprivate", "--json"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(root)})
-    assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout)
+    out = cli_json(nonprivate(argv), cwd=tmp_path)  # run where the labels file and the data were saved
     assert out["covariates"] == ["age", "sex=Male"] and out["reference_levels"] == {"sex": "Female"}
     assert out["categories"]["sex"]["reference_label"] == "Female"
-    table = at.table[0].value
-    rows = table[table.Estimate.str.startswith("Discrete-time")].set_index("Covariate")
-    assert list(rows.index) == [out["covariate_labels"][c] for c in out["covariates"]] == ["age", "sex: Male vs Female"]
-    np.testing.assert_allclose(rows["Coefficient (log ratio)"].to_numpy(dtype=float),
-                               [out["estimates"][0]["coefficients"][c] for c in out["covariates"]], rtol=0,
-                               atol=5.01e-5)  # the page shows four decimals
+    assert_page_table_is_the_cli_fit(at, out, ["age", "sex: Male vs Female"])

@@ -85,6 +85,17 @@ def page_command(at: AppTest) -> list[str]:
     return argv[3:]  # "regression" and its options
 
 
+def assert_page_table_is_the_cli_fit(at: AppTest, out: dict, names: list[str]) -> None:
+    """The page's coefficient table, non-private discrete-time rows: the CLI's coefficients (``--mechanism
+    nonprivate``) under the CLI's ``covariate_labels``, which are ``names``."""
+    table = at.table[0].value
+    rows = table[table.Estimate.str.startswith("Discrete-time")].set_index("Covariate")
+    assert list(rows.index) == [out["covariate_labels"][c] for c in out["covariates"]] == names
+    np.testing.assert_allclose(rows["Coefficient (log ratio)"].to_numpy(dtype=float),
+                               [out["estimates"][0]["coefficients"][c] for c in out["covariates"]], rtol=0,
+                               atol=5.01e-5)  # the page shows four decimals
+
+
 @pytest.fixture(scope="module")
 def lung_command() -> list[str]:
     """The Regression page's reproduce command on lung with age, sex and ph.ecog (sex and ph.ecog categorical)."""
@@ -155,13 +166,7 @@ def test_labels_set_on_the_data_page_name_the_categories_as_the_page_does(tmp_pa
     assert out["covariates"] == ["age", "sex=Men"]
     assert out["reference_levels"] == {"sex": "Women"}
     assert out["categories"]["sex"] == {"reference": "2", "reference_label": "Women", "levels": {"2": "Women", "1": "Men"}}
-    # the page's coefficient table: the non-private discrete-time rows, under the names a reader says
-    table = at.table[0].value
-    rows = table[table.Estimate.str.startswith("Discrete-time")].set_index("Covariate")
-    assert list(rows.index) == [out["covariate_labels"][c] for c in out["covariates"]] == ["age", "sex: Men vs Women"]
-    np.testing.assert_allclose(rows["Coefficient (log ratio)"].to_numpy(dtype=float),
-                               [out["estimates"][0]["coefficients"][c] for c in out["covariates"]], rtol=0,
-                               atol=5.01e-5)  # the page shows four decimals
+    assert_page_table_is_the_cli_fit(at, out, ["age", "sex: Men vs Women"])
     assert any("Reference levels" in m.value and "sex: Women" in m.value for m in at.markdown)
 
 
