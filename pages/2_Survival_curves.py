@@ -111,6 +111,8 @@ except DpsurvError as exc:
     st.error(str(exc))
     st.stop()
 
+for note in fine.notes:  # a table kept on the server: how its non-private baseline was counted, when it differs
+    st.caption(note)
 priv = result.curves
 read = cv.reading_curves(result)  # the curves the numbers are read from (rrr: the de-biased ones)
 priv_bands = not np.all(np.isnan(read.lower))

@@ -137,8 +137,11 @@ def _lifelines(t: np.ndarray, d: np.ndarray, horizon: float, omega: float):
 
 
 try:
-    sample = FIT.build(horizon=horizon, omega=omega, gamma=gamma, rungs=rungs,
-                       rows_per_subject=cohort.rows_per_subject).prepare(cohort)
+    fit_mech = FIT.build(horizon=horizon, omega=omega, gamma=gamma, rungs=rungs,
+                         rows_per_subject=cohort.rows_per_subject)
+    # a table kept on the server: its table of distinct times is one query, kept in this session per source and map
+    sample = (session_cache(("wb_engine_sample", cv.data_key(cohort, public), horizon, omega),
+                            lambda: fit_mech.prepare(cohort)) if in_engine else fit_mech.prepare(cohort))
     mle = weibull_mle(sample)
     ll = None if in_engine else _lifelines(sample.t, sample.d, horizon, omega)  # lifelines reads each subject
     mechs = {name: catalogue.get(catalogue.WEIBULL, name).build(
@@ -317,8 +320,10 @@ st.caption(f"n = {sample.n} records, {sample.n_events} events, horizon T_max = {
 # ------------------------------------------------------------------------------------------------ curves
 st.subheader("Fitted survival curves over the Kaplan-Meier curve")
 if in_engine:  # the exact Kaplan-Meier from the engine's counts at every event time (no row read)
-    km_fine = cv.exact_results(session.engine_cohort(dataclasses.replace(cohort.mapping, group=None)), public)[0].curves
-    km_t, km_s = np.append(0.0, km_fine.time), np.append(1.0, km_fine.survival[0, 0])
+    km_exact = cv.exact_results(session.engine_cohort(dataclasses.replace(cohort.mapping, group=None)), public)[0]
+    km_t, km_s = np.append(0.0, km_exact.curves.time), np.append(1.0, km_exact.curves.survival[0, 0])
+    for note in km_exact.notes:
+        st.caption(note)
 else:
     km_t, km_s = kaplan_meier(cohort.time, cohort.event)
 grid = np.linspace(0.0, horizon, 300)

@@ -537,7 +537,10 @@ def data_key(cohort: Cohort, public: PublicParameters) -> str:
 
 def _exact_pair(cohort: Cohort, public: PublicParameters, competing: bool) -> tuple[CurveRelease, CurveRelease]:
     if in_engine(cohort) and not competing:  # from the engine's counts: the same exact KM, no row read
-        return cohort.exact_release(replace(public, grid=cohort.event_time_grid())), cohort.exact_release(public)
+        on_grid = cohort.exact_release(public)
+        if on_grid.notes:  # more distinct event times than the engine counts on a grid: the exact curve on this grid
+            return on_grid, on_grid
+        return cohort.exact_release(replace(public, grid=cohort.event_time_grid())), on_grid
     fine = PublicParameters.derive(cohort, horizon=public.horizon, grid=TimeGrid.event_times(cohort),
                                    group_categories=public.group_categories or None)
     exact = catalogue.entries(catalogue.CURVES, "km", private=False)[0].build()

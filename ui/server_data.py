@@ -25,6 +25,7 @@ from dpsurv_core.engines.source import SERVER_DATA_ENV, Source, duckdb_tables, s
 from dpsurv_core.errors import DataError, DpsurvError
 from dpsurv_core.report.text import markdown_literal
 from ui import session
+from ui.cache import session_cache
 from ui.data_view import budget_caption
 
 
@@ -79,7 +80,6 @@ def engine_fingerprint(source: Source, engine) -> str:
     """The table's content fingerprint, the key of its budget: the CLI's for the same file or DuckDB table (the
     engines share one fingerprint with the file), computed once per session and source."""
     from dpsurv_core.privacy.fingerprint import fingerprint_source
-    from ui.cache import session_cache
 
     return session_cache(("server_fingerprint", source), lambda: fingerprint_source(source, engine))
 
@@ -134,7 +134,8 @@ def engine_sections(choice: session.DataChoice) -> None:
 
     st.subheader("3. Summary")
     try:
-        st.table(_summary_table(cohort), hide_index=True)
+        st.table(session_cache(("server_summary", cohort.engine.source, cohort.mapping), lambda: _summary_table(cohort)),
+                 hide_index=True)
     except DpsurvError as exc:
         st.error(str(exc))
     st.caption("Exact numbers for the data holder (not private, never released), counted by DuckDB inside the file. "

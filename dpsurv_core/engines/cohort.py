@@ -133,22 +133,34 @@ class EngineCohort(Cohort):
         """The non-private mechanism's release (:class:`dpsurv_core.curves.release.NonPrivate`) from the engine's
         counts: the exact Kaplan-Meier on the event times of :meth:`event_time_grid` (equal to lifelines and R
         survival), read at the public grid's points, with the public grid's counts. The event-time counts are
-        queried once per group set and kept."""
+        queried once per group set and kept. When the data have more distinct event times than a grid may have
+        (the engine refuses that grid), the estimate is the exact one on the public grid's counts, and a note in the
+        release says so."""
         from dpsurv_core.curves.kaplan_meier import estimate
         from dpsurv_core.curves.release import CurveRelease, NonPrivate, at_grid, exact_counts, groups_of, tile_trials
         from dpsurv_core.data.public import Disclosure
 
+        grid = public.grid
+        on_grid = tile_trials(exact_counts(self, grid, public), 1)
         cache = self.__dict__.setdefault("_exact_fine", {})
         key = groups_of(self, public)
+        notes: list[str] = []
         if key not in cache:
             cache.clear()
-            cache[key] = estimate(tile_trials(exact_counts(self, self.event_time_grid(), public), 1))
-        grid = public.grid
-        curves = at_grid(cache[key], grid.points)
+            try:
+                cache[key] = estimate(tile_trials(exact_counts(self, self.event_time_grid(), public), 1))
+            except ParameterError as exc:  # more distinct event times than a grid may have
+                cache[key] = exc
+        if isinstance(cache[key], ParameterError):
+            curves = estimate(on_grid)
+            notes.append(f"{cache[key].args[0].split(':')[0]}, so the exact Kaplan-Meier at every event time cannot "
+                         "be counted in the engine: these non-private numbers are the exact ones on the public grid's "
+                         "counts. Round the times in the source (to whole days, for example) to get every event time.")
+        else:
+            curves = at_grid(cache[key], grid.points)
         mech = NonPrivate()
         return CurveRelease(mech.name, mech.cost, {}, [Disclosure("release", "not DP: exact, non-private estimates.",
-                                                                  dp=False)],
-                            curves, tile_trials(exact_counts(self, grid, public), 1), "none")
+                                                                  dp=False)], curves, on_grid, "none", notes)
 
     # ---- per-subject values: the bounded chunked path ----------------------------------------------------
     def in_memory(self) -> Cohort:

@@ -16,7 +16,8 @@ from streamlit.testing.v1 import AppTest
 
 from dpsurv_core.cli import main as cli
 from dpsurv_core.curves import summary as cs
-from dpsurv_core.curves.release import NonPrivate
+from dpsurv_core.curves.kaplan_meier import estimate
+from dpsurv_core.curves.release import NonPrivate, exact_counts, tile_trials
 from dpsurv_core.data import datasets
 from dpsurv_core.data.cohort import ColumnMap, build_cohort
 from dpsurv_core.data.public import PublicParameters
@@ -205,3 +206,22 @@ def test_a_release_from_the_kept_table_is_charged_to_the_clis_fingerprint(big_ta
     assert out["release"] is True
     records = [r for r in LedgerStore(ledger_path).records() if r.kind == "release"]
     assert [r.fingerprint for r in records] == [fingerprint, fingerprint]
+
+
+def test_past_the_engines_event_time_limit_the_baseline_is_the_exact_curve_on_the_public_grid(big_table, monkeypatch):
+    from dpsurv_core.engines import statistics
+
+    monkeypatch.setattr(statistics, "MAX_BINS", 50)  # lung has 139 distinct event times
+    at = open_kept_table(big_table, group=None)
+    at.switch_page("pages/2_Survival_curves.py")
+    run(at)
+    assert "cannot be counted in the engine" in text(at), [e.value for e in at.error]
+    assert not at.error
+    rows = build_cohort(datasets.load("lung"), ColumnMap(time="time", event="status"), "lung")
+    public = PublicParameters.derive(rows)
+    # the estimate from the exact counts on the public grid, by the core on the rows in memory
+    grid = estimate(tile_trials(exact_counts(rows, public.grid, public), 1))
+    medians = next(t.value for t in at.table if "Non-private (days)" in t.value.columns)
+    expected = cv.quantiles(grid, "log")[0.5]
+    assert medians["Non-private (days)"].iloc[0] == cv.fmt_ci_time(expected[0][0][0], expected[1][0][0],
+                                                                   expected[2][0][0], "days")
