@@ -2,7 +2,8 @@
 
 :func:`html_to_pdf` loads the report's HTML into a headless chromium page (``page.set_content``: from memory, no
 file), waits until every plotly figure has drawn its SVG, and prints the page to A4 (``page.pdf()`` with no path
-returns the bytes). Nothing is written to disk by dpsurv: a report may hold numbers released from uploaded data, and
+returns the bytes), numbered "page N of M" in the footer. A review report's CONFIDENTIAL banner goes into the header
+of every printed page (the HTML's fixed banner would cover the top lines of each page). Nothing is written to disk by dpsurv: a report may hold numbers released from uploaded data, and
 the PDF's bytes go to the caller (the app's download button, or the command line's ``--out FILE.pdf``).
 
 The browser is found as the tests find it (:func:`chromium_path`): ``$DPSURV_CHROMIUM``, ``/usr/bin/chromium``,
@@ -15,6 +16,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+from html import escape
 from pathlib import Path
 
 from dpsurv_core.errors import DpsurvError
@@ -32,10 +34,25 @@ body{max-width:none;margin:0;padding:0;font-size:11px}
 table{font-size:9px} th,td{padding:.15em .3em} td{overflow-wrap:anywhere}
 .plotly-graph-div,table{break-inside:avoid} .modebar-container{display:none}
 """
+BANNER = """() => { const b = document.querySelector('.confidential.page');
+    if (!b) return null; b.style.display = 'none'; return b.innerText; }"""
 FIGURES_DRAWN = """() => [...document.querySelectorAll('.plotly-graph-div')]
     .every(d => d._fullLayout !== undefined && d.querySelector('.main-svg') !== null)"""
 INSTALL = ("install Debian's chromium (`apt-get install chromium`) or set DPSURV_CHROMIUM to a Chromium executable, "
            "and the Python package playwright (`pip install -r requirements.txt`)")
+
+
+FOOTER = ('<div style="font-size:8px;color:#555;width:100%;text-align:center">'
+          'page <span class="pageNumber"></span> of <span class="totalPages"></span></div>')
+
+
+def _header(banner: str | None) -> str:
+    """The header of every printed page: the review's CONFIDENTIAL banner, or nothing."""
+    if not banner:
+        return "<span></span>"
+    return ('<div style="font-size:10px;font-weight:700;letter-spacing:.08em;color:#fff;background:#b91c1c;'
+            '-webkit-print-color-adjust:exact;width:100%;margin:0 12mm;padding:4px;text-align:center">'
+            f"{escape(banner)}</div>")
 
 
 class PdfUnavailable(DpsurvError):
@@ -82,8 +99,12 @@ def html_to_pdf(html: str, timeout_s: float = 60.0) -> bytes:
                 page.add_style_tag(content=PRINT_CSS)
                 page.wait_for_function(FIGURES_DRAWN, timeout=ms)
                 page.evaluate("() => document.fonts.ready")
-                return page.pdf(format="A4", print_background=True,
-                                margin={side: f"{MARGIN_MM:g}mm" for side in ("top", "right", "bottom", "left")})
+                banner = page.evaluate(BANNER)
+                margin = {side: f"{MARGIN_MM:g}mm" for side in ("top", "right", "bottom", "left")}
+                if banner:
+                    margin["top"] = f"{MARGIN_MM + 8:g}mm"
+                return page.pdf(format="A4", print_background=True, margin=margin, display_header_footer=True,
+                                header_template=_header(banner), footer_template=FOOTER)
             finally:
                 browser.close()
     except PlaywrightError as exc:

@@ -83,3 +83,22 @@ def test_release_report_prints_to_an_a4_pdf_with_its_figures(release_html, tmp_p
                   "running total (sequential)", "cap 3"):  # the ledger's figure
         assert words in flat, words
     assert "CONFIDENTIAL" not in flat
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_review_pdf_says_confidential_at_the_top_of_every_page():
+    cohort = load_bundled("lung", group="sex")
+    public = PublicParameters.derive(cohort, horizon=1100)
+    release = LaplaceCounts(1.0).release(cohort, public, SimulationNoise(7))
+    rep = Report("Lung review", "lung", Ledger(), "review")
+    for title in ("Private curves", "Comparison", "Again"):  # three figures: more than one page
+        rep.add_section(title, confidential=title != "Private curves")
+        rep.add_figure(curves_figure({"private": release.curves}, "days"))
+    pypdf = pytest.importorskip("pypdf", reason="pypdf (requirements-dev.txt) reads the PDF's text")
+    reader = pypdf.PdfReader(io.BytesIO(pdf.html_to_pdf(rep.to_html())))
+    pages = [" ".join(p.extract_text().split()) for p in reader.pages]
+    assert len(pages) >= 2
+    for i, text in enumerate(pages, start=1):
+        assert "CONFIDENTIAL: contains non-private results; do not release" in text, i  # the header of each page
+        assert f"page {i} of {len(pages)}" in text
