@@ -99,9 +99,12 @@ def regression_truth(hazard_ratio: float = 1.5, n: int = TRUTH_N, seed: int = 20
 
 
 def regression_cell(n: int, epsilon: float, kind: str, trials: int, truth: float, hazard_ratio: float = 1.5,
-                    seed: int = 0, draws: int = 1) -> dict[str, Any]:
+                    seed: int = 0, draws: int = 1, information_share: float = 0.0) -> dict[str, Any]:
     """Coverage and width of the 95% interval of the x coefficient and the rejection rate of the calibrated Wald
-    test at alpha 0.05 (its type-I error when ``hazard_ratio`` = 1, with truth 0)."""
+    test at alpha 0.05 (its type-I error when ``hazard_ratio`` = 1, with truth 0). ``draws``: pSGLD's K released
+    draws (epsilon/K each); ``information_share``: objective perturbation's share rho of epsilon spent on a noisy
+    information matrix. The cohorts depend on the seed, n, epsilon, the mechanism and the hazard ratio only, so
+    variants of one mechanism are compared on the same cohorts."""
     horizon = WeibullTruth(hazard_ratio=hazard_ratio).censoring_limit
     hits = rejections = 0
     widths, np_widths = [], []
@@ -110,7 +113,7 @@ def regression_cell(n: int, epsilon: float, kind: str, trials: int, truth: float
     for r in range(trials):
         rng = np.random.default_rng(seeds[r])
         pp = person_period(_cohort(n, hazard_ratio, rng), ["x"], horizon=horizon, ranges={"x": (0.0, 1.0)}, n_public=n)
-        mech = build_mechanism(kind, epsilon, pp, lam=LAMBDA)
+        mech = build_mechanism(kind, epsilon, pp, lam=LAMBDA, information_share=information_share)
         if draws > 1:
             mech.set_draws(draws)
         rel = mech.release(pp, SimulationNoise(rng.integers(2 ** 63)))
@@ -121,15 +124,17 @@ def regression_cell(n: int, epsilon: float, kind: str, trials: int, truth: float
         fit = fit_nonprivate(pp, 0.0)
         np_widths.append(2 * Z95 * fit.se[0] * pp.encoding.to_original[0])
     c, rej = float(hits) / trials, float(rejections) / trials
-    return {"model": "regression", "mechanism": kind if draws == 1 else f"{kind} ({draws} draws)", "n": n,
+    label = kind if draws == 1 else f"{kind} ({draws} draws)"
+    label = label if not information_share else f"{kind} (rho {information_share:g})"
+    return {"model": "regression", "mechanism": label, "n": n,
             "epsilon": epsilon, "hazard_ratio": hazard_ratio, "trials": trials, "coverage": c,
             "coverage_se": _se(c, trials), "rejection_rate": rej, "rejection_rate_se": _se(rej, trials),
             "width": float(np.median(widths)), "width_ratio": float(np.median(widths) / np.median(np_widths))}
 
 
 def run(weibull_trials: dict[int, int], regression_trials: int, psgld_trials: int, null_trials: int,
-        sizes: tuple[int, ...] = SIZES, epsilons: tuple[float, ...] = EPSILONS, progress: bool = True
-        ) -> list[dict[str, Any]]:
+        sizes: tuple[int, ...] = SIZES, epsilons: tuple[float, ...] = EPSILONS, progress: bool = True,
+        psgld_draws: tuple[int, ...] = (), information_shares: tuple[float, ...] = ()) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     t0 = time.perf_counter()
 
@@ -146,12 +151,15 @@ def run(weibull_trials: dict[int, int], regression_trials: int, psgld_trials: in
     truth = regression_truth(1.5)
     for n in sizes:
         for eps in epsilons:
-            for kind in REGRESSION_MECHANISMS:
+            variants = [(k, {}) for k in REGRESSION_MECHANISMS]
+            variants += [("psgld", {"draws": k}) for k in psgld_draws]
+            variants += [("objective", {"information_share": rho}) for rho in information_shares]
+            for kind, extra in variants:
                 r = psgld_trials if kind == "psgld" else regression_trials
                 if r:
-                    row = regression_cell(n, eps, kind, r, truth)
+                    row = regression_cell(n, eps, kind, r, truth, **extra)
                     if null_trials:
-                        null = regression_cell(n, eps, kind, min(r, null_trials), 0.0, hazard_ratio=1.0)
+                        null = regression_cell(n, eps, kind, min(r, null_trials), 0.0, hazard_ratio=1.0, **extra)
                         row["type_i_error"], row["type_i_error_se"] = null["rejection_rate"], null["rejection_rate_se"]
                     say(row)
     return rows
@@ -185,13 +193,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--regression-trials", type=int, default=100)
     ap.add_argument("--psgld-trials", type=int, default=60)
     ap.add_argument("--null-trials", type=int, default=100)
+    ap.add_argument("--psgld-draws", type=int, nargs="*", default=(), metavar="K",
+                    help="also pSGLD releasing K draws at epsilon/K each (for example 5 10)")
+    ap.add_argument("--information-shares", type=float, nargs="*", default=(), metavar="RHO",
+                    help="also objective perturbation spending RHO of epsilon on a noisy information matrix")
+    ap.add_argument("--sizes", type=int, nargs="*", default=SIZES, help="cohort sizes (default 200 2000)")
+    ap.add_argument("--epsilons", type=float, nargs="*", default=EPSILONS, help="epsilons (default 0.5 1 2)")
     ap.add_argument("--quick", action="store_true", help="n = 200, epsilon 1, a few trials (a smoke run)")
     ap.add_argument("--markdown", action="store_true")
     a = ap.parse_args(argv)
     if a.quick:
         rows = run({200: 6}, 20, 10, 20, sizes=(200,), epsilons=(1.0,))
     else:
-        rows = run(dict(zip(SIZES, a.weibull_trials)), a.regression_trials, a.psgld_trials, a.null_trials)
+        rows = run(dict(zip(SIZES, a.weibull_trials)), a.regression_trials, a.psgld_trials, a.null_trials,
+                   sizes=tuple(a.sizes), epsilons=tuple(a.epsilons), psgld_draws=tuple(a.psgld_draws),
+                   information_shares=tuple(a.information_shares))
     print(markdown(rows) if a.markdown else rows)
     return 0
 

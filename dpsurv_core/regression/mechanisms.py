@@ -28,6 +28,23 @@ data has up to m records per subject; every bound below is then multiplied by m)
   <= 2 c1, so with density proportional to exp(-eps' ||b|| / (2 c1)) its ratio is <= exp(eps').
   Total: eps' + c2/(n Lambda') <= eps when eps' = eps - c2/(n Lambda); if that is <= 0 the extra
   ridge Delta_ridge = 2 c2/(n eps) - Lambda makes c2/(n Lambda') = eps/2 and eps' = eps/2.
+* Information matrix (objective perturbation with an information share rho > 0; Wang, Kifer and Lee 2019
+  release a noisy Hessian for their intervals in the same way). The budget is split by sequential
+  composition: eps_H = rho eps on H, eps_obj = (1 - rho) eps on the objective perturbation above (its eps'
+  and extra ridge computed from eps_obj), eps_H + eps_obj = eps. After w~ is released, H(w~) = sum_i H_i(w~),
+  H_i(w) = sum_{j <= k_i} p_ij (1 - p_ij) z_ij z_ij^T, p_ij = sigma(w.z_ij), is released with noise; w~ is
+  public by then, so neighbours differ by one subject's H_s(w~) (adaptive composition). Sensitivity: with
+  a_j = p_j (1 - p_j) in [0, 1/4] and z_j = (x, s(j)), ||x||^2 = t in [0, 1] (the same x on every row of a
+  subject), ||H_i||_F^2 = sum_{j,l <= k_i} a_j a_l (z_j.z_l)^2 <= (1/16) max_{t in {0, 1}}
+  sum_{j,l <= T} (t + s(j).s(l))^2 =: h1^2 (every term is >= 0 and the sum is convex in t, so its maximum
+  over [0, 1] is at an end); h1 <= T R^2 / 4 = c2 by Cauchy-Schwarz, and h1 = 5.61 against c2 = 10 at
+  T = 20, q = 5. Removing a subject changes H by H_s (norm <= h1); replacing s by s' by H_s - H_s', and
+  ||H_s - H_s'||_F^2 = ||H_s||_F^2 + ||H_s'||_F^2 - 2 tr(H_s H_s') <= 2 h1^2 (tr of a product of PSD
+  matrices is >= 0); with m records per subject, m times as much. Delta_H = sqrt(2) m h1 covers both.
+  The d(d+1)/2 distinct entries, off-diagonals times sqrt(2) (so the vector norm is the Frobenius norm),
+  get noise of density proportional to exp(-eps_H ||v|| / Delta_H): eps_H-DP, the same sampler as b.
+  The released H~ is symmetric but may be indefinite; making it PSD (eigenvalue floor at 0) is
+  post-processing (dpsurv_core.regression.inference).
 * Noise with density proportional to exp(-||b|| / scale) in d dimensions: its norm has density
   proportional to r^(d-1) exp(-r/scale), i.e. Gamma(d, scale); its direction is uniform on the
   sphere (a standard normal vector, normalised).
@@ -38,6 +55,7 @@ data has up to m records per subject; every bound below is then multiplied by m)
 
 epsilon = inf switches the noise off: output and objective perturbation return the non-private
 minimiser w*(Lambda) (the same L-BFGS call, so bit for bit), pSGLD returns the non-private MLE (Lambda = 0).
+With an information share the released H at epsilon = inf is the exact H(w*(Lambda)).
 """
 
 from __future__ import annotations
@@ -71,6 +89,39 @@ def sphere_noise(noise: NoiseSource, dim: int, scale: float, trials: int) -> np.
     return r[:, None] * u
 
 
+def symmetric_size(dim: int) -> int:
+    """d (d + 1) / 2: the number of distinct entries of a symmetric d x d matrix."""
+    return dim * (dim + 1) // 2
+
+
+def symmetric_from_vector(v: np.ndarray, dim: int) -> np.ndarray:
+    """(..., d(d+1)/2) -> (..., d, d): the inverse of the isometry that keeps the diagonal and multiplies each
+    off-diagonal entry (upper triangle) by sqrt(2), so that ||v|| is the Frobenius norm of the matrix."""
+    iu = np.triu_indices(dim)
+    scale = np.where(iu[0] == iu[1], 1.0, 1.0 / math.sqrt(2.0))
+    M = np.zeros(v.shape[:-1] + (dim, dim))
+    M[..., iu[0], iu[1]] = v * scale
+    M[..., iu[1], iu[0]] = v * scale
+    return M
+
+
+def information_bound(intervals: int, knots: int) -> float:
+    """h1 = (1/4) max_{t in {0, 1}} sqrt(sum_{j,l <= T} (t + s(j).s(l))^2): a bound on the Frobenius norm of one
+    record's information matrix sum_j p_j (1 - p_j) z_j z_j^T at any w (module docstring); at most c2 = T R^2 / 4."""
+    from dpsurv_core.regression.person_period import interval_basis
+
+    S = interval_basis(intervals, knots)
+    U = S @ S.T
+    return 0.25 * math.sqrt(max(float(np.sum(U ** 2)), float(np.sum((1.0 + U) ** 2))))
+
+
+def information_many(pp: PersonPeriod, W: np.ndarray) -> np.ndarray:
+    """H(w_r) = sum_rows sigma (1 - sigma) z z^T for every row w_r of W: shape (trials, d, d)."""
+    Z, _, c = pp.compressed
+    P = special.expit(Z @ np.atleast_2d(W).T)  # (rows, trials)
+    return np.einsum("ur,ui,uj->rij", c[:, None] * P * (1 - P), Z, Z)
+
+
 @dataclass(frozen=True)
 class DesignBounds:
     """The public constants of a person-period design the mechanisms calibrate with."""
@@ -94,6 +145,12 @@ class DesignBounds:
     @property
     def c2(self) -> float:
         return hessian_trace_bound(self.rows_per_subject, self.intervals, self.R)
+
+    @property
+    def information_sensitivity(self) -> float:
+        """Delta_H = sqrt(2) m h1: the Frobenius sensitivity of the summed information matrix (add, remove or
+        replace one subject of m records; module docstring)."""
+        return math.sqrt(2.0) * self.rows_per_subject * information_bound(self.intervals, self.knots)
 
     def to_dict(self) -> dict[str, Any]:
         return {"intervals": self.intervals, "knots": self.knots, "horizon": self.horizon, "dimension": self.dim,
@@ -182,19 +239,47 @@ class OutputPerturbation(_RegressionMechanism):
 
 class ObjectivePerturbation(_RegressionMechanism):
     """Chaudhuri et al. (2011) Alg. 2, extended (Nguyen & Hui 2017, regression Alg. 2): minimise J(w) + b.w/n + (Delta/2)||w||^2,
-    ||b|| ~ Gamma(d, 2 c1 / eps'), eps' = eps - c2/(n Lambda), or eps/2 with the extra ridge Delta.
+    ||b|| ~ Gamma(d, 2 c1 / eps'), eps' = eps_obj - c2/(n Lambda), or eps_obj/2 with the extra ridge Delta.
 
-    The spec adds the ridge only when eps' <= 0; we add it whenever eps' would fall below eps/2. The
-    proof is the same in both cases (eps' + log Jacobian bound = eps), but without it an eps' just above 0
+    The spec adds the ridge only when eps' <= 0; we add it whenever eps' would fall below eps_obj/2. The
+    proof is the same in both cases (eps' + log Jacobian bound = eps_obj), but without it an eps' just above 0
     makes the noise term huge and the error *rise* with epsilon (lung, Lambda = 0.01: MRE 113 at eps 5
-    against 22 at eps 1)."""
+    against 22 at eps 1).
+
+    With an information share rho > 0 (Wang, Kifer and Lee 2019) eps_obj = (1 - rho) eps and the remaining
+    eps_H = rho eps buys a noisy information matrix H~ = H(w~) + E released after w~ (module docstring:
+    Delta_H = sqrt(2) m h1, ||E||_F ~ Gamma(d (d + 1)/2, Delta_H / eps_H)); the intervals then use the data's
+    curvature instead of the bound 1/(n Lambda'). rho = 0 (the default) is the mechanism of the paper."""
 
     name = "objective perturbation"
     interval_includes_noise = True  # dpsurv_core.regression.inference
 
-    def __init__(self, epsilon: float, lam: float, bounds: DesignBounds) -> None:
+    def __init__(self, epsilon: float, lam: float, bounds: DesignBounds, information_share: float = 0.0) -> None:
         super().__init__(epsilon, bounds)
         self.lam = check_lambda(lam, allow_zero=False)
+        self.information_share = 0.0
+        self.set_information_share(information_share)
+
+    def set_information_share(self, share: float) -> None:
+        """Spend the share rho of epsilon on a noisy information matrix and 1 - rho on the objective perturbation
+        (sequential composition: epsilon in total); 0 releases the coefficients only."""
+        try:
+            rho = float(share)
+        except (TypeError, ValueError):
+            raise ParameterError(f"The information share must be a number from 0 to 0.9, got {share!r}.") from None
+        if not 0.0 <= rho <= 0.9:
+            raise ParameterError(f"The information share must be a number from 0 to 0.9 (for example 0.2), got {share!r}.")
+        self.information_share = rho
+
+    @property
+    def epsilon_information(self) -> float:
+        """eps_H = rho eps, spent on the information matrix (0 when rho = 0)."""
+        return 0.0 if self.information_share == 0 else self.epsilon * self.information_share
+
+    @property
+    def epsilon_objective(self) -> float:
+        """eps_obj = (1 - rho) eps, spent on the perturbed objective (eps itself when rho = 0)."""
+        return self.epsilon if self.information_share == 0 else self.epsilon * (1.0 - self.information_share)
 
     @property
     def jacobian_log_bound(self) -> float:
@@ -203,32 +288,58 @@ class ObjectivePerturbation(_RegressionMechanism):
 
     @property
     def extra_ridge(self) -> float:
-        """Delta = 2 c2 / (n eps) - Lambda when eps - c2/(n Lambda) < eps/2, else 0; with it the log Jacobian
-        bound c2/(n (Lambda + Delta)) is exactly eps/2."""
-        if math.isinf(self.epsilon) or self.epsilon - self.jacobian_log_bound >= self.epsilon / 2.0:
+        """Delta = 2 c2 / (n eps_obj) - Lambda when eps_obj - c2/(n Lambda) < eps_obj/2, else 0; with it the log
+        Jacobian bound c2/(n (Lambda + Delta)) is exactly eps_obj/2."""
+        e = self.epsilon_objective
+        if math.isinf(e) or e - self.jacobian_log_bound >= e / 2.0:
             return 0.0
-        return 2.0 * self.bounds.c2 / (self.bounds.n_public * self.epsilon) - self.lam
+        return 2.0 * self.bounds.c2 / (self.bounds.n_public * e) - self.lam
 
     @property
     def epsilon_prime(self) -> float:
-        """The budget left for the noise term b: eps - c2/(n Lambda) (at least eps/2), or eps/2 with the extra ridge."""
-        if math.isinf(self.epsilon):
+        """The budget left for the noise term b: eps_obj - c2/(n Lambda) (at least eps_obj/2), or eps_obj/2 with the
+        extra ridge."""
+        e = self.epsilon_objective
+        if math.isinf(e):
             return math.inf
-        e = self.epsilon - self.jacobian_log_bound
-        return e if e >= self.epsilon / 2.0 else self.epsilon / 2.0
+        rest = e - self.jacobian_log_bound
+        return rest if rest >= e / 2.0 else e / 2.0
 
     @property
     def noise_scale(self) -> float:
         """2 c1 / eps': the Gamma scale of ||b||."""
         return 0.0 if math.isinf(self.epsilon) else 2.0 * self.bounds.c1 / self.epsilon_prime
 
+    @property
+    def information_sensitivity(self) -> float:
+        """Delta_H = sqrt(2) m h1 (the Frobenius sensitivity of H, see :class:`DesignBounds`)."""
+        return self.bounds.information_sensitivity
+
+    @property
+    def information_noise_scale(self) -> float:
+        """Delta_H / eps_H: the Gamma scale of ||E||_F (0 without noise or without an information share)."""
+        if self.information_share == 0 or math.isinf(self.epsilon):
+            return 0.0
+        return self.information_sensitivity / self.epsilon_information
+
     def parameters(self) -> dict[str, Any]:
-        return {"epsilon": self.epsilon, "lambda": self.lam, "epsilon_prime": self.epsilon_prime,
-                "extra_ridge": self.extra_ridge, "jacobian_log_bound": self.jacobian_log_bound,
-                "noise_norm": f"Gamma({self.bounds.dim}, {self.noise_scale:.4g})", **self.bounds.to_dict()}
+        out = {"epsilon": self.epsilon, "lambda": self.lam, "epsilon_prime": self.epsilon_prime,
+               "extra_ridge": self.extra_ridge, "jacobian_log_bound": self.jacobian_log_bound,
+               "noise_norm": f"Gamma({self.bounds.dim}, {self.noise_scale:.4g})", **self.bounds.to_dict(),
+               "information_share": self.information_share}
+        if self.information_share > 0:
+            D = symmetric_size(self.bounds.dim)
+            out.update({"epsilon_objective": self.epsilon_objective, "epsilon_information": self.epsilon_information,
+                        "information_sensitivity": self.information_sensitivity,
+                        "information_noise_norm": f"Gamma({D}, {self.information_noise_scale:.4g})",
+                        "charged": {"objective perturbation": self.epsilon_objective,
+                                    "information matrix": self.epsilon_information}})
+        return out
 
     def release(self, pp: PersonPeriod, noise: NoiseSource, trials: int = 1, w_star: np.ndarray | None = None
                 ) -> RegressionRelease:
+        """``trials`` draws; with an information share ``diagnostics["information"]`` holds each draw's noisy
+        H~ (trials, d, d), released after (and evaluated at) its w~."""
         self._check(pp)
         if math.isinf(self.epsilon):
             w = minimise(pp, self.lam) if w_star is None else w_star
@@ -236,7 +347,14 @@ class ObjectivePerturbation(_RegressionMechanism):
         else:
             b = sphere_noise(noise, pp.dim, self.noise_scale, trials)
             W = noise.snap(minimise_many(pp, self.lam + self.extra_ridge, b, w0=w_star))  # Mironov (2012)
-        return RegressionRelease(self.name, W, pp, self.cost, self.parameters())
+        diag: dict[str, Any] = {}
+        if self.information_share > 0:
+            H = information_many(pp, W)
+            if not math.isinf(self.epsilon):
+                E = sphere_noise(noise, symmetric_size(pp.dim), self.information_noise_scale, trials)
+                H = noise.snap(H + symmetric_from_vector(E, pp.dim))
+            diag["information"] = H
+        return RegressionRelease(self.name, W, pp, self.cost, self.parameters(), diag)
 
 
 def minimise_many(pp: PersonPeriod, lam: float, b: np.ndarray, w0: np.ndarray | None = None,
@@ -407,13 +525,17 @@ class PSGLD(_RegressionMechanism):
 MECHANISMS = {"output": OutputPerturbation, "objective": ObjectivePerturbation, "psgld": PSGLD}
 
 
-def build_mechanism(kind: str, epsilon: float, pp: PersonPeriod, lam: float = 0.01, **psgld: Any) -> _RegressionMechanism:
-    """One of ``output``, ``objective``, ``psgld`` calibrated for the public constants of ``pp``."""
+def build_mechanism(kind: str, epsilon: float, pp: PersonPeriod, lam: float = 0.01, information_share: float = 0.0,
+                    **psgld: Any) -> _RegressionMechanism:
+    """One of ``output``, ``objective`` (with ``information_share`` rho of epsilon on a noisy information matrix),
+    ``psgld`` calibrated for the public constants of ``pp``."""
     bounds = DesignBounds.of(pp)
+    if information_share and kind != "objective":
+        raise ParameterError("The information share applies to objective perturbation only.")
     if kind == "output":
         return OutputPerturbation(epsilon, lam, bounds)
     if kind == "objective":
-        return ObjectivePerturbation(epsilon, lam, bounds)
+        return ObjectivePerturbation(epsilon, lam, bounds, information_share)
     if kind == "psgld":
         return PSGLD(epsilon, bounds, **psgld)
     raise ParameterError(f"Unknown mechanism {kind!r}: choose output, objective or psgld.")
