@@ -86,9 +86,7 @@ with c3:
 
 options.update(cv.option_widgets(entry, "sc"))
 if cv.in_engine(cohort):
-    st.caption("This table is kept on the server (too large to read into the app)"
-               + (f": {', '.join(engine_left_out)} read each subject's values and are not offered here. "
-                  if engine_left_out else ". ") + cv.ENGINE_BASELINE)
+    st.caption(f"{cv.engine_note(engine_left_out)} {cv.ENGINE_BASELINE}")
 
 competing = estimand == cs.INCIDENCE
 work = comp_cohort if competing else cohort

@@ -93,10 +93,8 @@ with c2:
                    "release reveals about a patient. Its settings are under *Options* below.")
 sdc_options = cv.option_widgets(entry, "gc") if not entry.formal else {}
 if cv.in_engine(cohort):
-    st.caption("This table is kept on the server (too large to read into the app)"
-               + (f": {', '.join(engine_left_out)} read each subject's values and are not offered here. "
-                  if engine_left_out else ". ") + cv.ENGINE_BASELINE.replace("curves", "tests", 1)
-               + " The non-private log-rank tests are computed from those counts.")
+    st.caption(f"{cv.engine_note(engine_left_out)} {cv.ENGINE_BASELINE} The non-private log-rank tests are computed "
+               "from the same counts.")
 no_counts = cv.without_counts("km")
 if no_counts:
     st.caption(f"Not offered here: {' and '.join(no_counts)}. It publishes only the smoothed curve of each group, not "

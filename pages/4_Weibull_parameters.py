@@ -93,12 +93,10 @@ horizon = float(public.horizon)
 in_engine = cv.in_engine(cohort)
 OFFERED, engine_left_out = cv.engine_mechanisms(IDS, catalogue.WEIBULL) if in_engine else (IDS, [])
 if in_engine:
-    st.caption("This table is kept on the server (too large to read into the app): the fits below come from its "
-               "table of distinct times and events, computed by DuckDB, as the command line does"
-               + (f"; {', '.join(engine_left_out)} reads each subject's values and is not offered here" if engine_left_out
-                  else "") + ". The lifelines fit needs the rows: the maximum-likelihood row is dpsurv's own "
-               "(Equations 4-5), which agrees with lifelines to about 1e-6 on the same data, and the Kaplan-Meier "
-               "curve is the exact one from the engine's counts.")
+    st.caption(f"{cv.engine_note(engine_left_out)} The fits below come from the table's distinct times and events, "
+               "computed by DuckDB, as the command line does. The lifelines fit needs the rows: the maximum-likelihood "
+               "row is dpsurv's own (Equations 4-5), which agrees with lifelines to about 1e-6 on the same data, and "
+               "the Kaplan-Meier curve is the exact one from the engine's counts.")
 
 # ------------------------------------------------------------------------------------------------ controls
 c1, c2 = st.columns([1, 1.4])

@@ -519,6 +519,16 @@ ENGINE_BASELINE = ("Non-private curves for a table kept on the server: the exact
                    "the counts are identical.")
 
 
+def engine_note(left_out: Sequence[str]) -> str:
+    """What a counting page says first about a server table kept in the engine: the mechanisms it leaves out, in the
+    row limit's sentence (:func:`ui.session.too_large_sentence`), else that the table stays on the server."""
+    if not left_out:
+        return "This table is kept on the server (DuckDB): every mechanism here runs from its counts."
+    names = ", ".join(left_out[:-1]) + (" and " if len(left_out) > 1 else "") + left_out[-1]
+    return (session.too_large_sentence(session.data_choice(), names, plural=len(left_out) > 1)
+            + " They are not offered here; the others run from the counts DuckDB computes in the file.")
+
+
 def engine_mechanisms(names: Sequence[str], family: str = catalogue.CURVES) -> tuple[list[str], list[str]]:
     """``names`` split into the mechanisms that run from an engine's counts (catalogue column ``engines``) and the
     names of those that read each subject's values."""

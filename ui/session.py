@@ -253,14 +253,16 @@ def engine_cohort(mapping: ColumnMap) -> Cohort:
     return session_cache(("engine_cohort", base.engine.source, base.name, base.time_unit, mapping), build)
 
 
-def too_large_sentence(choice: DataChoice, analysis: str) -> str:
-    """The one sentence a page that needs each subject's values says about a server table kept in the engine."""
+def too_large_sentence(choice: DataChoice, analysis: str, plural: bool = False) -> str:
+    """The one sentence a page (or a mechanism: ``plural`` for several) that needs each subject's values says about a
+    server table kept in the engine: the table's rows against the app's row limit and its variable."""
     from dpsurv_core import limits
 
     columns = max(len(choice.engine.engine.columns()), 1)
     return (f"'{markdown_literal(choice.name)}' lives on the server and is too large for {analysis} here: its "
             f"{choice.rows:,} rows are more than the {limits.max_cli_cells() // columns:,} rows of {columns} columns "
-            f"the app reads into memory ({limits.CLI_CELLS_ENV}), and {analysis} needs each subject's values.")
+            f"the app reads into memory ({limits.CLI_CELLS_ENV}), and {analysis} {'need' if plural else 'needs'} "
+            "each subject's values.")
 
 
 def require_rows(analysis: str) -> None:

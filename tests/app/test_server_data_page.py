@@ -156,6 +156,8 @@ def test_past_the_row_limit_the_counting_pages_compute_from_the_engine(big_table
     offered = at.selectbox(key="sc_mechanism").options
     assert cv.mechanism_name("laplace-counts") in offered  # from the counts, as the CLI's km keeps it in the engine
     assert not {cv.mechanism_name(m) for m in ("time-indexed", "rrr", "cell-key")} & set(offered)  # they read rows
+    (note,) = [c.value for c in at.caption if "not offered here" in c.value]
+    assert cv.mechanism_name("time-indexed") in note and "DPSURV_MAX_CLI_CELLS" in note.replace("\\", "")
 
     # 3 Group comparison: the non-private log-rank test is the CLI's
     at.switch_page("pages/3_Group_comparison.py")
@@ -175,7 +177,9 @@ def test_past_the_row_limit_the_counting_pages_compute_from_the_engine(big_table
     assert mle["Shape p"] == pytest.approx(fit.shape, rel=1e-12)
     assert mle["Scale (days)"] == pytest.approx(fit.scale, rel=1e-12)
     assert not any("lifelines" in str(v) for v in table.Estimate)  # lifelines needs the rows
-    assert "Sample and aggregate" in text(at) and "not offered here" in text(at)
+    (note,) = [c.value for c in at.caption if "not offered here" in c.value]
+    assert "Sample and aggregate" in note and "lives on the server and is too large" in note
+    assert "DPSURV_MAX_CLI_CELLS" in note.replace("\\", "")
 
     # 5-7 need each subject's values: one sentence naming the limit, and the app keeps working
     for page in ("pages/5_Regression.py", "pages/6_Privacy_audit.py", "pages/7_Trade-off_explorer.py"):
