@@ -40,6 +40,7 @@ from ui.server_data import (
     server_caption,
     server_data_picker,
     server_fits_in_memory,
+    session_engine,
 )
 
 NONE = "(none)"
@@ -149,7 +150,7 @@ elif source == SERVER:
         st.info(f"No server file chosen: the data in use is still '{markdown_literal(session.data_choice().name)}'.")
     else:
         try:
-            eng = engines.connect("duckdb", src)
+            eng = session_engine(src)  # this session's own connection (DuckDB runs one query at a time)
             columns = list(eng.columns())  # the names and kinds, read by DuckDB without loading the rows
             sample_guess = guess_columns(engine_sample(eng))
         except DpsurvError as exc:

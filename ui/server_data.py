@@ -63,6 +63,15 @@ def server_data_picker(key: str = "server_data") -> Source | None:
         return None
 
 
+def session_engine(source: Source):
+    """A DuckDB engine over ``source`` for this browser session only. A DuckDB connection serves one query at a time
+    (another thread's call is refused, or worse), so sessions must not share the one per process that
+    :func:`dpsurv_core.engines.connect` keeps for the command line; within a session the script runs one at a time."""
+    from dpsurv_core.engines.duckdb import DuckDBEngine
+
+    return session_cache(("server_engine", source), lambda: DuckDBEngine(source))
+
+
 def row_limit(cohort) -> tuple[int, int]:
     """The app's in-memory row limit for this table (every column read: ``DPSURV_MAX_CLI_CELLS`` / columns) and its
     number of columns."""

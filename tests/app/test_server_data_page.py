@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dpsurv_core import engines
 from dpsurv_core.cli import main as cli
 from dpsurv_core.curves import summary as cs
 from dpsurv_core.curves.kaplan_meier import estimate
@@ -137,6 +138,8 @@ def test_past_the_row_limit_the_counting_pages_compute_from_the_engine(big_table
     choice = at.session_state["data_choice"]
     assert choice.name == big_table and choice.engine is not None and len(choice.frame) == 0  # no row in the session
     assert choice.rows == 228 and "kept in DuckDB: 228 rows" in text(at)
+    # the session's own DuckDB connection, not the process-wide one (a connection serves one query at a time)
+    assert choice.engine.engine is not engines.connect("duckdb", choice.engine.engine.source)
     summary = at.table[0].value  # counted by DuckDB
     assert list(summary.Rows) == ["138", "90"] and list(summary.Events) == ["112", "53"]
 
