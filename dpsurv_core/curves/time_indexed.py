@@ -20,13 +20,15 @@ alpha (n + 1) / 2))) and "as published" (the user sets e; the ledger charges e_h
 Defaults follow the settings Veeraragavan et al. 2024 reports best (sections 6.3-6.5): alpha = 0.5,
 tau_start = 1.0, tau_end = 0.6, window w = 5 (the middle of the windows 3, 5, 7 it studies).
 The mechanism releases no counts: no Greenwood variance, no number at risk, no log-rank test. Its band inverts
-the noise pipeline (:func:`dpsurv_core.curves.uncertainty.time_indexed_bands`): it covers the noise, not the
-sampling error, which cannot be estimated without counts.
+the noise pipeline (:func:`dpsurv_core.curves.uncertainty.time_indexed_bands`). The group sizes are not released,
+so the sampling error enters the band only when the user declares them (``sample_size``: a public number, e.g.
+from the study design); otherwise the band covers the noise only. Coverage: docs/coverage-curves.md.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -34,7 +36,7 @@ import numpy as np
 from dpsurv_core.curves.counts import count
 from dpsurv_core.curves.kaplan_meier import SurvivalCurves, estimate
 from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, groups_of, tile_trials
-from dpsurv_core.curves.uncertainty import INVERSION_METHOD, time_indexed_bands
+from dpsurv_core.curves.uncertainty import INVERSION_METHOD, SAMPLING_INVERSION_METHOD, time_indexed_bands
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters, TimeGrid
 from dpsurv_core.errors import ParameterError
@@ -88,12 +90,12 @@ class TimeIndexed(Mechanism):
     name = "time-indexed"
     analysis = "survival curves"
     interval_includes_noise = True  # the band inverts the noise pipeline (dpsurv_core.curves.uncertainty)
-    interval_covers_sampling = False  # it releases no counts, so no Greenwood term
+    interval_covers_sampling = False  # it releases no counts: the sampling term needs a declared group size
     band_draws = 400  # pipeline draws per candidate curve for the band
 
     def __init__(self, n_points: int, epsilon: float | None = 1.0, base_epsilon: float | None = None,
                  alpha: float = 0.5, tau_start: float = 1.0, tau_end: float = 0.6, window: int = 5,
-                 edge_mode: str = "mean") -> None:
+                 edge_mode: str = "mean", sample_size: int | Sequence[int] | None = None) -> None:
         if int(n_points) < 1:
             raise ParameterError(f"time-indexed needs at least one grid point, got {n_points}.")
         self.n_points = int(n_points)
@@ -110,6 +112,7 @@ class TimeIndexed(Mechanism):
         if edge_mode not in EDGE_MODES:
             raise ParameterError(f"--edge-mode must be one of {', '.join(EDGE_MODES)}, got {edge_mode!r}.")
         self.edge_mode = edge_mode
+        self.sample_size = _sizes(sample_size)
         factor = total_factor(self.n_points, self.alpha)
         if base_epsilon is not None:
             self.mode = AS_PUBLISHED
@@ -145,7 +148,8 @@ class TimeIndexed(Mechanism):
                 "n_points": self.n_points, "alpha": self.alpha, "tau_start": self.tau_start, "tau_end": self.tau_end,
                 "window": self.window, "edge_mode": self.edge_mode, "sensitivity": 1.0,
                 "paper_theorem_bound": paper_bound(self.base_epsilon, self.n_points, self.alpha),
-                "step_epsilons": (self.base_epsilon * (1 + self.alpha * np.arange(1, self.n_points + 1))).tolist()}
+                "step_epsilons": (self.base_epsilon * (1 + self.alpha * np.arange(1, self.n_points + 1))).tolist(),
+                **({} if self.sample_size is None else {"declared_group_size": list(self.sample_size)})}
 
     def noisy(self, exact: np.ndarray, noise: NoiseSource, trials: int = 1) -> np.ndarray:
         """Step 1: S + Laplace(scale_i), (trials, G, n) (before any post-processing)."""
@@ -180,8 +184,13 @@ class TimeIndexed(Mechanism):
         nan = np.full(survival.shape, np.nan)
         lower, upper, method = nan, nan, None
         if not math.isinf(self.base_epsilon):
-            lower, upper = time_indexed_bands(self, survival, np.asarray(points, float), self.band_draws)
-            method = INVERSION_METHOD.format(draws=self.band_draws)
+            sizes = self.sample_size
+            if sizes is not None and len(sizes) not in (1, len(labels)):
+                raise ParameterError(f"Declare one group size or one per group ({len(labels)}), got {len(sizes)}.")
+            lower, upper = time_indexed_bands(self, survival, np.asarray(points, float), self.band_draws,
+                                              sizes=None if sizes is None else np.asarray(sizes))
+            method = (INVERSION_METHOD if sizes is None else SAMPLING_INVERSION_METHOD).format(
+                draws=self.band_draws, sizes=", ".join(str(x) for x in sizes or ()))
         curves = SurvivalCurves(np.asarray(points, float), labels, survival, lower, upper, lower, upper, nan, nan, nan,
                                 nan, cumhaz, np.full(survival.shape[:-1] + (1, survival.shape[-1]), np.nan), ("event",),
                                 interval_method=method)
@@ -196,6 +205,17 @@ class TimeIndexed(Mechanism):
             notes.append(f"Fixed total {self.epsilon:.4g}: the paper's base epsilon is e = {self.base_epsilon:.4g}.")
         return CurveRelease(self.name, self.cost, self.parameters(), public.disclosures(CURVE_PARAMETERS), curves, None,
                             noise.describe(), notes)
+
+
+def _sizes(sample_size: int | Sequence[int] | None) -> tuple[int, ...] | None:
+    """The declared (public) group sizes the band's sampling term uses, checked."""
+    if sample_size is None:
+        return None
+    sizes = (sample_size,) if np.ndim(sample_size) == 0 else tuple(sample_size)
+    if not sizes or any(float(x) != int(x) or int(x) < 1 for x in sizes):
+        raise ParameterError(f"The declared group size must be a whole number of subjects of at least 1, got "
+                             f"{sample_size}.")
+    return tuple(int(x) for x in sizes)
 
 
 def _check_one_group_per_subject(cohort: Cohort) -> None:

@@ -18,11 +18,13 @@ Count mechanisms (laplace-counts, adaptive-km, rrr de-biased; Efron & Tibshirani
    the median's and quartiles' limits (read off the band as R does) and the landmarks carry the noise.
    Cumulative incidence: var_b(I*) on the scale of 1 - I; RMST: a normal interval with sd_b(RMST*).
 
-time-indexed releases a noisy curve and no counts, so n and the sampling variance are not estimable from it.
-Its band inverts the mechanism's own pipeline (noise, clipping, smoothing, running minimum; Neyman 1937):
-for a family of true curves S_l(t) = exp(-l t), B pipeline outputs give each point's central 95% range, and
-the band at t_i holds every S_l(t_i) whose range contains the released value. It covers the noise, not the
-sampling error (small next to the noise at any epsilon this mechanism is usable at).
+time-indexed releases a noisy curve and no counts. Its band inverts the mechanism's own pipeline (noise,
+clipping, smoothing, running minimum; Neyman 1937): for a family of true curves S_l(t) = exp(-l t), B pipeline
+outputs give each point's central 95% range, and the band at t_i holds every S_l(t_i) whose range contains the
+released value. With a declared (public) group size n each simulated output starts from a cohort of n subjects
+drawn from S_l (a binomial chain, the Kaplan-Meier variance without censoring), so the band carries the sampling
+error too; without one it carries the noise only. At a total epsilon of a few units or less the noise (scale
+1 / (e (1 + alpha i)) with e = total / 125 on 20 points) swamps [0, 1] and the honest band is close to [0, 1].
 
 Reading a noisy band: it is made non-increasing (:func:`monotone_band`), keeps an upper limit where the curve
 dropped to 0 (:func:`carry_upper`), spans adaptive-km's merged bins end to start (:func:`widen_between`), and a
@@ -42,6 +44,7 @@ from scipy.special import ndtri
 
 from dpsurv_core.curves.counts import BinnedCounts
 from dpsurv_core.curves.kaplan_meier import SurvivalCurves, confidence_limits, estimate, greenwood_bands, quantile_r
+from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy.noise import SimulationNoise
 
 DEFAULT_DRAWS = 200
@@ -54,6 +57,9 @@ BOOTSTRAP_METHOD = ("parametric bootstrap: {draws} cohorts redrawn from the rele
 INVERSION_METHOD = ("inversion of the time-indexed pipeline (noise, clipping, smoothing, running minimum) over "
                     "exponential curves, {draws} draws each: covers the privacy noise, not the sampling error "
                     "(time-indexed releases no counts)")
+SAMPLING_INVERSION_METHOD = ("inversion of the time-indexed pipeline (a cohort of the declared size {sizes} drawn from "
+                             "each exponential curve, then noise, clipping, smoothing, running minimum), {draws} draws "
+                             "each: covers the sampling error (as if uncensored) and the privacy noise")
 
 
 def draws_for(trials: int, cells: int, draws: int = DEFAULT_DRAWS) -> int:
@@ -305,14 +311,36 @@ def _family(points: np.ndarray, size: int = 121) -> np.ndarray:
     return np.vstack([np.ones(points.size), np.exp(-np.outer(lam, points)), np.zeros(points.size)])
 
 
+def sampled_curves(family: np.ndarray, size: int, draws: int, rng: np.random.Generator) -> np.ndarray:
+    """(B, L, J) empirical survival of ``size`` subjects drawn from each true curve (L, J) without censoring: the
+    survivors form a binomial chain, m_i ~ Bin(m_{i-1}, S(t_i) / S(t_{i-1})), and S^(t_i) = m_i / size. Its variance
+    S (1 - S) / size is the Kaplan-Meier variance without censoring (censoring makes the true one larger)."""
+    prev = np.concatenate([np.ones((family.shape[0], 1)), family[:, :-1]], axis=1)
+    step = np.divide(family, prev, out=np.zeros_like(family), where=prev > 0).clip(0.0, 1.0)
+    alive = np.full((draws, family.shape[0]), int(size), np.int64)
+    out = np.empty((draws, *family.shape))
+    for j in range(family.shape[1]):  # a loop over the public points only, vectorised over draws and curves
+        alive = rng.binomial(alive, step[:, j])
+        out[..., j] = alive
+    return out / float(size)
+
+
 @lru_cache(maxsize=32)
-def _pipeline_ranges(key: tuple, draws: int, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(family (L, J), 2.5% and 97.5% points (L, J) of the pipeline's output): a function of the mechanism's public
-    parameters and grid only, so it is computed once per setting (seeded from them)."""
+def _pipeline_ranges(key: tuple, draws: int, alpha: float, size: int | None = None
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(family (L, J), alpha/2 and 1 - alpha/2 points (L, J) of the pipeline's output): a function of the mechanism's
+    public parameters, the grid and the declared group size only, so it is computed once per setting (seeded from
+    them). ``size``: each draw first samples a cohort of that many subjects from the candidate curve (the sampling
+    error); None: the candidate curve itself goes through the pipeline (the noise only)."""
     mechanism, points = key[0].mechanism, np.asarray(key[1], float)
     family = _family(points)
-    noise = SimulationNoise(seed_from(np.asarray(mechanism.scales), points, np.asarray(mechanism.thresholds)))
-    out = mechanism.post_process(mechanism.noisy(family, noise, draws))  # (B, L, J)
+    noise = SimulationNoise(seed_from(np.asarray(mechanism.scales), points, np.asarray(mechanism.thresholds),
+                                      np.asarray([0 if size is None else size])))
+    if size is None:
+        out = mechanism.post_process(mechanism.noisy(family, noise, draws))  # (B, L, J)
+    else:
+        exact = sampled_curves(family, size, draws, noise.rng)
+        out = mechanism.post_process(mechanism.noisy(exact, noise, 1)[0])
     return family, np.quantile(out, alpha / 2, axis=0), np.quantile(out, 1 - alpha / 2, axis=0)
 
 
@@ -332,20 +360,30 @@ class _Key:
 
 
 def time_indexed_bands(mechanism: Any, released: np.ndarray, points: np.ndarray, draws: int = 400,
-                       alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+                       alpha: float = 0.05, sizes: int | np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Pointwise (1 - alpha) band (R, G, J) for a time-indexed release by inverting its pipeline (module docstring):
     at t_i the survivals S_l(t_i) whose simulated central range at t_i contains the released value, between
-    family members by linear interpolation (the ranges grow with S), widened to hold the released value itself."""
-    family, lo_q, hi_q = _pipeline_ranges((_Key(mechanism), tuple(np.asarray(points, float))), int(draws), alpha)
+    family members by linear interpolation (the ranges grow with S), widened to hold the released value itself.
+    ``sizes``: the declared (public) number of subjects in each group (one number for every group, or one per
+    group); the simulated outputs then include the sampling error of a cohort of that size (:func:`sampled_curves`).
+    None: the band covers the noise only."""
     obs = np.asarray(released, float)
+    groups = obs.shape[-2]
+    size_of = [None] * groups if sizes is None else [int(x) for x in np.broadcast_to(np.asarray(sizes), (groups,))]
+    if any(x is not None and x < 1 for x in size_of):
+        raise ParameterError(f"The declared group sizes must be whole numbers of at least 1, got {sizes}.")
+    key = (_Key(mechanism), tuple(np.asarray(points, float)))
     lower, upper = np.empty_like(obs), np.empty_like(obs)
-    order = np.argsort(family, axis=0, kind="stable")  # ascending S at each point
-    for j in range(family.shape[1]):  # a loop over the public points only
-        f = family[order[:, j], j]
-        lo_s = np.maximum.accumulate(lo_q[order[:, j], j])  # the ranges, made non-decreasing in S
-        hi_s = np.maximum.accumulate(hi_q[order[:, j], j])
-        upper[..., j] = np.interp(obs[..., j], lo_s, f, left=f[0], right=1.0)  # largest S whose range starts below
-        lower[..., j] = np.interp(obs[..., j], hi_s, f, left=0.0, right=f[-1])  # smallest S whose range reaches it
+    for g, size in enumerate(size_of):  # a loop over the groups and public points only
+        family, lo_q, hi_q = _pipeline_ranges(key, int(draws), alpha, size)
+        order = np.argsort(family, axis=0, kind="stable")  # ascending S at each point
+        for j in range(family.shape[1]):
+            f = family[order[:, j], j]
+            lo_s = np.maximum.accumulate(lo_q[order[:, j], j])  # the ranges, made non-decreasing in S
+            hi_s = np.maximum.accumulate(hi_q[order[:, j], j])
+            o = obs[..., g, j]
+            upper[..., g, j] = np.interp(o, lo_s, f, left=f[0], right=1.0)  # largest S whose range starts below
+            lower[..., g, j] = np.interp(o, hi_s, f, left=0.0, right=f[-1])  # smallest S whose range reaches it
     return np.minimum(lower, obs), np.maximum(upper, obs)
 
 

@@ -128,3 +128,22 @@ def test_distinguishing_attack_catches_half_the_noise():
 def test_distinguishing_attack_catches_charging_the_base_epsilon():
     audit, charged = _audit(ChargesBaseEpsilon)
     assert charged < 2.0 and audit.epsilon_lower > charged
+
+
+def test_declared_group_size_is_checked_named_and_public():
+    cohort = load_bundled("lung", group="sex")
+    public = PublicParameters.derive(cohort, horizon=1000, grid=TimeGrid.equal(0, 1000, 10), group_categories=("1", "2"))
+    with pytest.raises(ParameterError, match="whole number"):
+        TimeIndexed(10, base_epsilon=1.0, sample_size=0)
+    with pytest.raises(ParameterError, match="one per group"):
+        TimeIndexed(10, base_epsilon=1.0, sample_size=(100, 50, 20)).release(cohort, public, SimulationNoise(0))
+    mech = TimeIndexed(10, base_epsilon=1.0, sample_size=(138, 90))
+    rel = mech.release(cohort, public, SimulationNoise(0))
+    assert mech.parameters()["declared_group_size"] == [138, 90]
+    assert "declared size 138, 90" in rel.curves.interval_method
+    assert "declared_group_size" not in TimeIndexed(10, base_epsilon=1.0).parameters()
+    # the declared size changes the band only, never the released curve or the cost
+    plain = TimeIndexed(10, base_epsilon=1.0).release(cohort, public, SimulationNoise(0))
+    np.testing.assert_array_equal(plain.curves.survival, rel.curves.survival)
+    assert plain.cost == rel.cost
+    assert np.mean(rel.curves.upper - rel.curves.lower) > np.mean(plain.curves.upper - plain.curves.lower)

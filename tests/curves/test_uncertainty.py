@@ -20,6 +20,7 @@ from dpsurv_core.curves.uncertainty import (
     quantile_limits,
     redraw_counts,
     rmst_interval,
+    sampled_curves,
     time_indexed_bands,
     widen_between,
 )
@@ -130,3 +131,28 @@ def test_quantile_limits_on_a_grid():
     # on a coarse grid the truth may cross 0.5 anywhere after 10, where the lower band is still above it
     assert quantile_limits(time, lo, up, coarse=True) == (10.0, 40.0)
     assert quantile_limits(time, np.array([0.4, 0.3, 0.2, 0.1]), up, coarse=True)[0] == 0.0
+
+
+def test_sampled_curves_have_the_binomial_variance():
+    """A cohort of n drawn from S without censoring: mean S, variance S (1 - S) / n at every point."""
+    family = np.array([[0.9, 0.7, 0.5, 0.2], [0.99, 0.95, 0.9, 0.8]])
+    out = sampled_curves(family, 50, 4000, np.random.default_rng(4))
+    assert out.shape == (4000, 2, 4)
+    np.testing.assert_allclose(out.mean(0), family, atol=0.01)
+    np.testing.assert_allclose(out.var(0), family * (1 - family) / 50, rtol=0.12)
+    assert np.all(np.diff(out, axis=-1) <= 0)  # survivors never come back
+
+
+def test_time_indexed_band_with_a_declared_size_carries_the_sampling_error():
+    """Nearly noise-free (total epsilon 20000): the noise-only band is narrow; with 100 subjects declared per group
+    it widens to the sampling error (sd about 0.05 at S = 0.5) and still holds the released values."""
+    points = np.linspace(50, 1000, 20)
+    truth = np.exp(-points / 800)[None, None, :]
+    quiet = TimeIndexed(20, epsilon=20000.0)
+    released = quiet.post_process(truth)
+    lo0, up0 = time_indexed_bands(quiet, released, points)
+    lo, up = time_indexed_bands(quiet, released, points, sizes=100)
+    mid = (truth[0, 0] > 0.3) & (truth[0, 0] < 0.8)
+    assert np.all((up - lo)[..., mid] > 0.12) and np.all((up - lo)[..., mid] < 0.3)
+    assert np.all((up - lo)[..., mid] > 2 * (up0 - lo0)[..., mid])
+    assert np.all(lo <= released) and np.all(released <= up)
