@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import special, stats
 
@@ -235,3 +235,108 @@ def test_distinguishing_d_vs_d_minus_one_subject(kind):
     # the same attack separates the two data sets perfectly without noise (it has power)
     no_noise = _empirical_epsilon(scores(ppD, 3, math.inf), scores(ppO, 4, math.inf))
     assert no_noise > 3 * eps
+
+
+# ------------------------------------------------------------------ the noisy information matrix (objective, rho > 0)
+def _information(pp, w):
+    from dpsurv_core.regression.mechanisms import information_many
+
+    return information_many(pp, w[None])[0]
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(12, 40), scale=st.floats(0.01, 30), new_t=st.floats(0.01, 1.5),
+       new_d=st.integers(0, 1), new_a=st.floats(-5, 15), new_b=st.sampled_from([0.0, 1.0]))
+def test_information_sensitivity_on_random_neighbours(seed, n, scale, new_t, new_d, new_a, new_b):
+    """One subject moves H(w) = sum_i H_i(w) by at most h1 in Frobenius norm when removed and sqrt(2) h1 when
+    replaced, at any w (the released w~ is the same on both neighbours); h1 <= c2."""
+    from dpsurv_core.regression.mechanisms import information_bound
+
+    pp = design(toy(seed, n), n)
+    w = np.random.default_rng(seed + 2).normal(0, scale, pp.dim)
+    h1 = information_bound(T, Q)
+    delta = DesignBounds.of(pp).information_sensitivity
+    assert h1 <= pp.c2 + 1e-12 and delta == pytest.approx(math.sqrt(2) * h1)
+    H = _information(pp, w)
+    removed = _information(design(toy(seed, n, drop=n - 1), n), w)
+    replaced = _information(design(toy(seed, n, extra=(new_t, new_d, new_a, new_b)), n), w)
+    assert np.linalg.norm(H - removed) <= h1 + 1e-9
+    assert np.linalg.norm(H - replaced) <= delta + 1e-9
+    # the bound is attained up to the p(1 - p) <= 1/4 slack: a subject with every row at p = 1/2 and ||x|| = 1
+    # (w = 0, a = 10, followed to the horizon) has ||H_s||_F = h1 exactly
+    full = design(toy(seed, n, extra=(1.1, 0, 10.0, 1.0)), n)
+    rows = full.subject_rows(np.array([n - 1]))
+    Zs = full.Z[rows]
+    assert Zs.shape[0] == T and np.linalg.norm(Zs.T @ Zs / 4) == pytest.approx(h1)
+
+
+def test_information_noise_law_and_budget_split(lung):
+    from dpsurv_core.regression.mechanisms import information_many, symmetric_size
+
+    pp = lung
+    plain = ObjectivePerturbation(1.0, 0.01, DesignBounds.of(pp))
+    mech = ObjectivePerturbation(1.0, 0.01, DesignBounds.of(pp), information_share=0.2)
+    assert mech.cost.epsilon == 1.0 and mech.epsilon_information + mech.epsilon_objective == pytest.approx(1.0)
+    par = mech.parameters()
+    assert par["charged"] == {"objective perturbation": pytest.approx(0.8), "information matrix": pytest.approx(0.2)}
+    assert par["epsilon_information"] == pytest.approx(0.2) and plain.parameters()["information_share"] == 0.0
+    # the objective part is the paper's mechanism at (1 - rho) epsilon
+    assert mech.noise_scale == ObjectivePerturbation(0.8, 0.01, DesignBounds.of(pp)).noise_scale
+    assert mech.information_noise_scale == pytest.approx(mech.information_sensitivity / 0.2)
+    small = design(toy(1, 20), 20)  # the noise law on a small design (1,500 perturbed fits in a second)
+    m_small = ObjectivePerturbation(1.0, 0.3, DesignBounds.of(small), information_share=0.2)
+    rel = m_small.release(small, SimulationNoise(8), trials=1500)
+    E = rel.diagnostics["information"] - information_many(small, rel.W)
+    assert np.allclose(E, np.swapaxes(E, 1, 2))
+    r = np.linalg.norm(E, axis=(1, 2))
+    D, scale = symmetric_size(small.dim), m_small.information_noise_scale
+    assert stats.kstest(r, stats.gamma(D, scale=scale).cdf).pvalue > 0.01
+    assert stats.kstest(r, stats.gamma(D + 1, scale=scale).cdf).pvalue < 1e-4
+    # rho = 0 draws exactly the noise it drew before the option existed, and releases no matrix
+    a = plain.release(pp, SimulationNoise(3), trials=2)
+    b = build_mechanism("objective", 1.0, pp, lam=0.01).release(pp, SimulationNoise(3), trials=2)
+    assert np.array_equal(a.W, b.W) and "information" not in a.diagnostics
+    with pytest.raises(ParameterError, match="information share"):
+        mech.set_information_share(1.0)
+    with pytest.raises(ParameterError, match="objective perturbation only"):
+        build_mechanism("output", 1.0, pp, information_share=0.2)
+
+
+def test_information_share_at_epsilon_infinity_is_the_nonprivate_fit(lung):
+    pp = lung
+    mech = build_mechanism("objective", math.inf, pp, lam=0.01, information_share=0.2)
+    rel = mech.release(pp, SimulationNoise(1), trials=2)
+    w = fit_nonprivate(pp, 0.01).w
+    assert np.array_equal(rel.W, np.repeat(w[None], 2, axis=0))
+    np.testing.assert_allclose(rel.diagnostics["information"][0], _information(pp, w), rtol=1e-12)
+
+
+def test_information_release_uses_the_release_noise(lung):
+    mech = build_mechanism("objective", 1.0, lung, lam=0.01, information_share=0.2)
+    one = mech.release(lung, ReleaseNoise())
+    H = one.diagnostics["information"]
+    assert H.shape == (1, lung.dim, lung.dim) and np.all(np.isfinite(H))
+
+
+@pytest.mark.slow
+def test_distinguishing_the_information_matrix():
+    """The attack on the released H~ (projected on the target's own H_s) stays within the whole epsilon; without
+    noise the same score separates D from D minus the target perfectly."""
+    n, lam, eps, trials = 16, 0.02, 1.0, 1500
+    D = toy(7, n)
+    ppD = design(D, n)
+    w = minimise(ppD, lam)
+    H_all = _information(ppD, w)
+    shifts = [np.linalg.norm(H_all - _information(design(toy(7, n, drop=i), n), w)) for i in range(n)]
+    target = int(np.argmax(shifts))
+    ppO = design(toy(7, n, drop=target), n)
+    direction = H_all - _information(ppO, w)
+    direction /= np.linalg.norm(direction)
+
+    def scores(pp, seed, e):
+        mech = build_mechanism("objective", e, pp, lam=lam, information_share=0.5)
+        return np.einsum("rij,ij->r", mech.release(pp, SimulationNoise(seed), trials=trials).diagnostics["information"],
+                         direction)
+
+    assert _empirical_epsilon(scores(ppD, 1, eps), scores(ppO, 2, eps)) <= eps
+    assert _empirical_epsilon(scores(ppD, 3, math.inf), scores(ppO, 4, math.inf)) > 3 * eps
