@@ -26,7 +26,9 @@ session opened at the page's address, and one redraw on flchain after a change o
 first number input, else its first checkbox); a run counts as finished when the server has sent nothing for 0.8 s and
 the status widget no longer says Running, and the time is that of its last message (issue 15: targets 3 s and 1 s).
 Results of ``--pages`` go to benchmarks/results/app_timing_pages.json; docs/app-timing.md quotes a run.
-Run: .venv/bin/python -m benchmarks app [--repeats 3] [--pages]   (or python benchmarks/app_timing.py)
+``--page N`` measures page N alone (first view on a freshly started app, then its redraw), results in
+benchmarks/results/app_timing_pageN.json.
+Run: .venv/bin/python -m benchmarks app [--repeats 3] [--pages | --page N]   (or python benchmarks/app_timing.py)
 """
 
 from __future__ import annotations
@@ -220,18 +222,43 @@ PAGE_TARGETS = {"first view (lung)": 3.0, "redraw (flchain)": 1.0}
 
 
 class Frames:
-    """The time of the last websocket message from the server: a page has finished drawing when the messages stop
-    (and Streamlit's status widget no longer says Running)."""
+    """The websocket messages from the server, read as Streamlit's own ``ForwardMsg`` protobufs: a page has finished
+    drawing when the session status says no script is running (``session_status_changed``, and ``script_finished``
+    other than "finished early for a rerun"), the status widget does not say Running, and no message has come for
+    :data:`QUIET_S`. The time is that of the last message.
+
+    Reading the messages matters on a freshly started server: while it imports a page's modules it may send nothing
+    for seconds, before Streamlit's status widget shows Running, and a quiet spell alone then read as finished (page 8
+    opened on a fresh server counted 2.2 s that way where its last message came at 6.2 s)."""
 
     def __init__(self, pg) -> None:
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        self._msg = ForwardMsg
+        self._done = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR,
+                      ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}
         self.pg, self.last, self.count = pg, time.perf_counter(), 0
+        self.script_running = False
         pg.on("websocket", lambda ws: ws.on("framereceived", self._on))
 
-    def _on(self, _payload) -> None:
-        self.last, self.count = time.perf_counter(), self.count + 1
+    def _on(self, payload) -> None:
+        now = time.perf_counter()
+        self.last, self.count = now, self.count + 1
+        if not isinstance(payload, (bytes, bytearray)):
+            return
+        msg = self._msg()
+        try:
+            msg.ParseFromString(bytes(payload))
+        except Exception:  # noqa: BLE001 - not a ForwardMsg: counts as a message, says nothing about the run
+            return
+        kind = msg.WhichOneof("type")
+        if kind == "script_finished" and msg.script_finished in self._done:
+            self.script_running = False
+        elif kind == "session_status_changed":
+            self.script_running = msg.session_status_changed.script_is_running
 
     def _running(self) -> bool:
-        return bool(self.pg.evaluate(
+        return self.script_running or bool(self.pg.evaluate(
             "() => { const w = document.querySelector('[data-testid=\"stStatusWidget\"]');"
             " return !!w && w.innerText.includes('Running'); }"))
 
@@ -277,11 +304,13 @@ def _redraw_widget(pg, frames: Frames) -> tuple[float, str]:
     return frames.settled_after(t0, count0), what
 
 
-def every_page(pg_factory, url: str) -> dict[str, float]:
+def every_page(pg_factory, url: str, only: int | None = None) -> dict[str, float]:
     """Per page: the first view on lung in a fresh browser session opened at the page's address (server up, its
-    caches warm or cold as the order leaves them), then, in a session on flchain, one redraw after a widget change."""
+    caches warm or cold as the order leaves them), then, in a session on flchain, one redraw after a widget change.
+    ``only`` (1 to 8) measures that page alone, on a server that has shown no page yet (its imports cold)."""
     out: dict[str, float] = {}
-    for i, title in enumerate(PAGE_TITLES):
+    pages = [(i, t) for i, t in enumerate(PAGE_TITLES) if only is None or i + 1 == only]
+    for i, title in pages:
         pg = pg_factory()
         frames = Frames(pg)
         path = "" if i == 0 else title.replace(" ", "_")
@@ -289,7 +318,7 @@ def every_page(pg_factory, url: str) -> dict[str, float]:
         pg.goto(f"{url}/{path}")
         out[f"page {i + 1} {title}: first view (lung)"] = frames.settled_after(t0, 0)
         pg.context.close()
-    for i, title in enumerate(PAGE_TITLES):
+    for i, title in pages:
         pg = pg_factory()
         frames = Frames(pg)
         pg.goto(url)
@@ -315,7 +344,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=3, help="rounds, each on a freshly started app")
     ap.add_argument("--pages", action="store_true",
                     help="only the per-page table: first view of pages 1-8 on lung, one redraw on flchain")
+    ap.add_argument("--page", type=int, metavar="N", choices=range(1, len(PAGE_TITLES) + 1),
+                    help="with --pages: only page N (its first view on a freshly started app, so the modules it "
+                         "imports are loaded cold, then its redraw on flchain)")
     args = ap.parse_args(argv)
+    if args.page is not None:
+        args.pages = True
     path = chromium_path()
     if path is None:
         print("Debian chromium is not installed (make chromium installs it): nothing measured.", file=sys.stderr)
@@ -336,8 +370,9 @@ def main(argv: list[str] | None = None) -> int:
                             page.set_default_timeout(60_000)
                             return page
 
-                        print(f"  round {i + 1}/{args.repeats}: every page", file=sys.stderr)
-                        for key, seconds in every_page(factory, url).items():
+                        print(f"  round {i + 1}/{args.repeats}: " + (f"page {args.page}" if args.page else "every page"),
+                              file=sys.stderr)
+                        for key, seconds in every_page(factory, url, args.page).items():
                             measured.setdefault(key, []).append(seconds)
                         continue
                     for flow in FLOWS:
@@ -361,7 +396,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = [{"name": k, "best_s": min(v), "median_s": statistics.median(v), "runs": v, "reference": reference(k)}
             for k, v in measured.items()]
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / ("app_timing_pages.json" if args.pages else "app_timing.json")).write_text(json.dumps(rows, indent=2))
+    name = (f"app_timing_page{args.page}.json" if args.page else "app_timing_pages.json") if args.pages \
+        else "app_timing.json"
+    (RESULTS / name).write_text(json.dumps(rows, indent=2))
     width = max(24, *(len(r["name"]) for r in rows))
     print(f"\n{'measure':<{width}} {'best':>8} {'median':>8}  reference")
     for r in rows:
