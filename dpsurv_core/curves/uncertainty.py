@@ -334,8 +334,8 @@ def _pipeline_ranges(key: tuple, draws: int, alpha: float, size: int | None = No
     error); None: the candidate curve itself goes through the pipeline (the noise only)."""
     mechanism, points = key[0].mechanism, np.asarray(key[1], float)
     family = _family(points)
-    noise = SimulationNoise(seed_from(np.asarray(mechanism.scales), points, np.asarray(mechanism.thresholds),
-                                      np.asarray([0 if size is None else size])))
+    public = [np.asarray(mechanism.scales), points, np.asarray(mechanism.thresholds)]
+    noise = SimulationNoise(seed_from(*public, *([] if size is None else [np.asarray([size])])))
     if size is None:
         out = mechanism.post_process(mechanism.noisy(family, noise, draws))  # (B, L, J)
     else:
