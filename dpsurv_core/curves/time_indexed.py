@@ -113,6 +113,7 @@ class TimeIndexed(Mechanism):
             raise ParameterError(f"--edge-mode must be one of {', '.join(EDGE_MODES)}, got {edge_mode!r}.")
         self.edge_mode = edge_mode
         self.sample_size = _sizes(sample_size)
+        self.interval_covers_sampling = self.sample_size is not None  # a declared size puts the sampling in the band
         factor = total_factor(self.n_points, self.alpha)
         if base_epsilon is not None:
             self.mode = AS_PUBLISHED

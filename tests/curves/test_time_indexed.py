@@ -142,6 +142,7 @@ def test_declared_group_size_is_checked_named_and_public():
     assert mech.parameters()["declared_group_size"] == [138, 90]
     assert "declared size 138, 90" in rel.curves.interval_method
     assert "declared_group_size" not in TimeIndexed(10, base_epsilon=1.0).parameters()
+    assert mech.interval_covers_sampling and not TimeIndexed(10, base_epsilon=1.0).interval_covers_sampling
     # the declared size changes the band only, never the released curve or the cost
     plain = TimeIndexed(10, base_epsilon=1.0).release(cohort, public, SimulationNoise(0))
     np.testing.assert_array_equal(plain.curves.survival, rel.curves.survival)
