@@ -110,16 +110,58 @@ def test_cli_preview_has_calibrated_and_nonprivate_p(capsys):
     assert out["warnings"] and all(w.endswith(".") for w in out["warnings"])
 
 
-@pytest.mark.parametrize("kind", ["output", "objective", "psgld"])
-def test_interval_reads_only_the_release_and_public_values(kind):
-    """Two cohorts of the same size with the same released coefficients get the same interval: nothing private
-    (such as the information matrix) leaks through it."""
+@pytest.mark.parametrize("kind,rho", [("output", 0.0), ("objective", 0.0), ("objective", 0.2), ("psgld", 0.0)])
+def test_interval_reads_only_the_release_and_public_values(kind, rho):
+    """Two cohorts of the same size with the same released coefficients (and, with an information share, the same
+    released noisy information matrix) get the same interval: nothing private (such as the data's information
+    matrix) leaks through it."""
     a, b = _pp(seed=3), _pp(seed=11)
-    mech_a = build_mechanism(kind, 1.0, a, lam=0.01)
+    mech_a = build_mechanism(kind, 1.0, a, lam=0.01, information_share=rho)
     rel = mech_a.release(a, SimulationNoise(5), trials=1)
     rel_b = replace(rel, pp=b)
-    mech_b = build_mechanism(kind, 1.0, b, lam=0.01)
+    mech_b = build_mechanism(kind, 1.0, b, lam=0.01, information_share=rho)
     ia, ib = coefficient_inference(mech_a, rel), coefficient_inference(mech_b, rel_b)
     np.testing.assert_array_equal(ia.lower, ib.lower)
     np.testing.assert_array_equal(ia.upper, ib.upper)
     np.testing.assert_array_equal(ia.p_value, ib.p_value)
+
+
+def test_information_share_narrows_the_interval_at_n_2000_and_keeps_coverage(truth):
+    """rho = 0.2 of epsilon on a noisy information matrix: at n = 2,000 and epsilon 2 the interval is several
+    times narrower than the public bound's (the figures: 27x against 175x the non-private width, coverage 100%
+    of 100); the same cohorts (the cell's seeds do not depend on rho) with rho = 0 give the old width."""
+    old = regression_cell(2000, 2.0, "objective", 8, truth, seed=5)
+    new = regression_cell(2000, 2.0, "objective", 8, truth, seed=5, information_share=0.2)
+    assert new["coverage"] >= 0.85 and old["coverage"] >= 0.85
+    assert new["width"] < 0.5 * old["width"]
+
+
+def test_information_share_is_honest_where_the_matrix_is_mostly_noise():
+    """At n = 200 the noisy matrix is mostly noise: the plug-in interval (H~ floored at 0) rejected 7.5% of true
+    nulls at epsilon 1; the lower confidence bound H~ - q I falls back to the public bound and keeps the level."""
+    row = regression_cell(200, 1.0, "objective", 30, 0.0, hazard_ratio=1.0, seed=11, information_share=0.2)
+    assert row["rejection_rate"] <= 0.1 and row["coverage"] >= 0.9
+
+
+def test_information_interval_uses_the_released_matrix():
+    """The interval shrinks when the released matrix holds more curvature (so it is read), and never passes the
+    public bound's width (the floor keeps A >= n Lambda' I)."""
+    pp = _pp(n=2000, seed=4)
+    mech = build_mechanism("objective", 2.0, pp, lam=0.01, information_share=0.2)
+    rel = mech.release(pp, SimulationNoise(6))
+    base = coefficient_inference(mech, rel)
+    H = rel.diagnostics["information"]
+    bigger = coefficient_inference(mech, replace(rel, diagnostics={"information": H + 5000 * np.eye(pp.dim)}))
+    public = coefficient_inference(build_mechanism("objective", 2.0, pp, lam=0.01), replace(rel, diagnostics={}))
+    width = [i.upper[0] - i.lower[0] for i in (bigger, base, public)]
+    assert width[0] < width[1] <= width[2] * 1.05
+    assert "noisy information matrix" in base.method and "0.4 on H" in base.method
+
+
+def test_psgld_draws_cover_at_n_200(truth):
+    """K = 5 draws at epsilon/5 each: the t interval from their spread covers (measured 95% and 94% of 100 at
+    epsilon 1 and 2) and is far narrower than the one-draw interval (the prior's width)."""
+    row = regression_cell(200, 2.0, "psgld", 20, truth, seed=3, draws=5)
+    one = regression_cell(200, 2.0, "psgld", 3, truth, seed=3)
+    assert row["coverage"] >= 0.85
+    assert row["width"] < 0.5 * one["width"]
