@@ -46,6 +46,7 @@ SIZES = (200, 2000)
 WEIBULL_MECHANISMS = ("lsp-tll", "laplace", "saa")
 REGRESSION_MECHANISMS = ("output", "objective", "psgld")
 LAMBDA = 0.01
+LARGE_N = 200_000  # Weibull intervals above 5,000 subjects come from the record law (no cohort of n is simulated)
 TRUTH_N = 100_000
 
 
@@ -199,6 +200,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="also objective perturbation spending RHO of epsilon on a noisy information matrix")
     ap.add_argument("--sizes", type=int, nargs="*", default=SIZES, help="cohort sizes (default 200 2000)")
     ap.add_argument("--epsilons", type=float, nargs="*", default=EPSILONS, help="epsilons (default 0.5 1 2)")
+    ap.add_argument("--weibull-large", type=int, default=0, metavar="R",
+                    help=f"also lsp-tll at n = {LARGE_N:,}, R trials per epsilon (its intervals simulate no cohort "
+                         "of that size)")
     ap.add_argument("--quick", action="store_true", help="n = 200, epsilon 1, a few trials (a smoke run)")
     ap.add_argument("--markdown", action="store_true")
     a = ap.parse_args(argv)
@@ -208,6 +212,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = run(dict(zip(SIZES, a.weibull_trials)), a.regression_trials, a.psgld_trials, a.null_trials,
                    sizes=tuple(a.sizes), epsilons=tuple(a.epsilons), psgld_draws=tuple(a.psgld_draws),
                    information_shares=tuple(a.information_shares))
+    if a.weibull_large:
+        rows += [weibull_cell(LARGE_N, eps, "lsp-tll", a.weibull_large) for eps in a.epsilons]
     print(markdown(rows) if a.markdown else rows)
     return 0
 
