@@ -22,8 +22,12 @@ the bound that holds for every information matrix is used instead, and the inter
 Interval of coefficient j: [w~_j - q_975(e_j), w~_j - q_025(e_j)] from the simulated errors e; the
 noise-calibrated Wald test of beta_j = 0 is the share of simulated errors at least as large as |w~_j|
 (a simulated null, so the heavy tails of the noise are kept). Everything is reported in the
-covariates' original units, with odds ratios exp(beta). Wang, Kifer and Lee (2019) instead spend part of
-the budget on a noisy information matrix, which gives narrower intervals.
+covariates' original units, with odds ratios exp(beta).
+
+Objective perturbation with an information share rho (Wang, Kifer and Lee 2019) also releases a noisy
+information matrix H~ = H(w~) + E at rho epsilon (dpsurv_core.regression.mechanisms); the interval then uses
+H_lo = H~ - q I with its eigenvalues floored at 0, q the 95% quantile of ||E||_op under the public noise law,
+in place of the bounds: A = H_lo + n Lambda' I in the noise Jacobian -A^-1 b and the sandwich A^-1 H_lo A^-1.
 """
 
 from __future__ import annotations
@@ -67,10 +71,11 @@ METHODS = {
            "several draws with --draws for an interval from their spread); {n} simulated errors, percentile {level:.0%} "
            "interval; Wald p-values from the simulated null",
 }
-METHOD_INFORMATION = ("objective noise to first order, -(H + n Lambda' I)^-1 b, and the ridge sandwich, with H the released "
-                      "noisy information matrix (share {rho:g} of epsilon: {eh:.3g} on H, {eo:.3g} on the coefficients) "
-                      "redrawn from its public noise law and floored to be positive semi-definite; {n} simulated "
-                      "errors, percentile {level:.0%} interval; Wald p-values from the simulated null")
+METHOD_INFORMATION = ("objective noise to first order, -(H + n Lambda' I)^-1 b, and the ridge sandwich, with H a 95% lower "
+                      "confidence bound of the information matrix from the released noisy one (share {rho:g} of epsilon: "
+                      "{eh:.3g} on H, {eo:.3g} on the coefficients): H~ minus the 95% quantile of its public noise's "
+                      "operator norm, eigenvalues floored at 0; {n} simulated errors, percentile {level:.0%} interval; "
+                      "Wald p-values from the simulated null")
 METHOD_DRAWS = ("posterior interval from the {k} released draws (each at epsilon/{k}, epsilon charged in total): their "
                 "mean, with variance S (1/k + tau_k) from their covariance S (posterior spread over k plus the sampling "
                 "variance, tau_k = eps/(2 m B k)); t interval with {df} degrees of freedom; Wald p-values from the same "

@@ -155,7 +155,7 @@ def test_information_interval_uses_the_released_matrix():
     public = coefficient_inference(build_mechanism("objective", 2.0, pp, lam=0.01), replace(rel, diagnostics={}))
     width = [i.upper[0] - i.lower[0] for i in (bigger, base, public)]
     assert width[0] < width[1] <= width[2] * 1.05
-    assert "noisy information matrix" in base.method and "0.4 on H" in base.method
+    assert "lower confidence bound of the information matrix" in base.method and "0.4 on H" in base.method
 
 
 def test_psgld_draws_cover_at_n_200(truth):
@@ -165,3 +165,19 @@ def test_psgld_draws_cover_at_n_200(truth):
     one = regression_cell(200, 2.0, "psgld", 3, truth, seed=3)
     assert row["coverage"] >= 0.85
     assert row["width"] < 0.5 * one["width"]
+
+
+def test_cli_information_share_says_what_each_part_was_charged(capsys):
+    rc = main(["regression", "--data", "lung", "--covariates", "age,sex", "--mechanism", "objective", "--epsilon", "2",
+               "--information-share", "0.2", "--horizon", "1100", "--seed", "1", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["epsilon_spent"] == 2.0
+    par = out["parameters"]
+    assert par["charged"] == {"objective perturbation": pytest.approx(1.6), "information matrix": pytest.approx(0.4)}
+    assert sum(par["charged"].values()) == pytest.approx(out["epsilon_spent"])
+    H = np.array(out["estimates"][0]["information_matrix"])
+    assert H.shape == (7, 7) and np.allclose(H, H.T) and out["information_matrix_order"][:2] == ["age", "sex"]
+    assert "lower confidence bound of the information matrix" in out["interval_method"]
+    rc = main(["regression", "--data", "lung", "--covariates", "age", "--mechanism", "psgld", "--epsilon", "1",
+               "--information-share", "0.2", "--seed", "1", "--json"])
+    assert rc == 2 and "applies to objective only" in capsys.readouterr().err
