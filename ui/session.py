@@ -142,12 +142,13 @@ def store() -> LedgerStore:
 
 
 def cli_data(choice: DataChoice | None = None) -> str:
-    """What ``--data`` names the current data set on the command line: its bundled name, or the uploaded file's path
-    (a placeholder: the app never learns where the file lives)."""
+    """What ``--data`` names the current data set on the command line: its bundled name, a server table's path (or
+    ``duckdb:PATH:TABLE``), or the uploaded file's path (a placeholder: the app never learns where the file lives)."""
     import shlex
 
     choice = choice or data_choice()
-    if choice.bundled or choice.engine is not None:  # a server table: the CLI reads the same path or DuckDB table
+    on_server = choice.engine is not None or st.session_state.get("server_source_name") == choice.name
+    if choice.bundled or on_server:  # a server table: the CLI reads the same path or DuckDB table
         return shlex.quote(choice.name)
     return shlex.quote(f"PATH/TO/{choice.name.split(' [')[0]}")
 

@@ -213,6 +213,10 @@ def test_a_release_from_the_kept_table_is_charged_to_the_clis_fingerprint(big_ta
     assert out["release"] is True
     records = [r for r in LedgerStore(ledger_path).records() if r.kind == "release"]
     assert [r.fingerprint for r in records] == [fingerprint, fingerprint]
+    # the Ledger page lists both and names the table as the command line does
+    at.switch_page("pages/8_Ledger_and_report.py")
+    run(at)
+    assert f"budget show --data {big_table}" in text(at).replace("\\", "")
 
 
 def test_past_the_engines_event_time_limit_the_baseline_is_the_exact_curve_on_the_public_grid(big_table, monkeypatch):
