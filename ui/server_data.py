@@ -72,17 +72,10 @@ def session_engine(source: Source):
     return session_cache(("server_engine", source), lambda: DuckDBEngine(source))
 
 
-def row_limit(cohort) -> tuple[int, int]:
-    """The app's in-memory row limit for this table (every column read: ``DPSURV_MAX_CLI_CELLS`` / columns) and its
-    number of columns."""
-    columns = max(len(cohort.engine.columns()), 1)
-    return limits.max_cli_cells() // columns, columns
-
-
 def server_fits_in_memory(cohort) -> bool:
     """True when the table is within the app's row limit (read into the session as today), else it stays in the
     engine."""
-    return cohort.summary.rows_in_source <= row_limit(cohort)[0]
+    return cohort.summary.rows_in_source <= session.row_limit(cohort)[0]
 
 
 def engine_fingerprint(source: Source, engine) -> str:
@@ -95,7 +88,7 @@ def engine_fingerprint(source: Source, engine) -> str:
 
 def server_caption(cohort, in_memory: bool) -> str:
     """What pressing "Analyse this cohort" does with this table: read it into memory, or keep it in the engine."""
-    limit, columns = row_limit(cohort)
+    limit, columns = session.row_limit(cohort)
     if in_memory:
         return (f"Within the app's row limit ({limit:,} rows of {columns} columns, {limits.CLI_CELLS_ENV}): pressing "
                 "the button reads the table into this session's memory in chunks, and every analysis page works on it.")

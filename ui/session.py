@@ -254,16 +254,24 @@ def engine_cohort(mapping: ColumnMap) -> Cohort:
     return session_cache(("engine_cohort", base.engine.source, base.name, base.time_unit, mapping), build)
 
 
+def row_limit(cohort: Cohort) -> tuple[int, int]:
+    """The app's in-memory row limit for a server table (every column read: ``DPSURV_MAX_CLI_CELLS`` / columns) and
+    its number of columns."""
+    from dpsurv_core import limits
+
+    columns = max(len(cohort.engine.columns()), 1)
+    return limits.max_cli_cells() // columns, columns
+
+
 def too_large_sentence(choice: DataChoice, analysis: str, plural: bool = False) -> str:
     """The one sentence a page (or a mechanism: ``plural`` for several) that needs each subject's values says about a
     server table kept in the engine: the table's rows against the app's row limit and its variable."""
-    from dpsurv_core import limits
+    from dpsurv_core.limits import CLI_CELLS_ENV
 
-    columns = max(len(choice.engine.engine.columns()), 1)
+    limit, columns = row_limit(choice.engine)
     return (f"'{markdown_literal(choice.name)}' lives on the server and is too large for {analysis} here: its "
-            f"{choice.rows:,} rows are more than the {limits.max_cli_cells() // columns:,} rows of {columns} columns "
-            f"the app reads into memory ({limits.CLI_CELLS_ENV}), and {analysis} {'need' if plural else 'needs'} "
-            "each subject's values.")
+            f"{choice.rows:,} rows are more than the {limit:,} rows of {columns} columns the app reads into memory "
+            f"({CLI_CELLS_ENV}), and {analysis} {'need' if plural else 'needs'} each subject's values.")
 
 
 def require_rows(analysis: str) -> None:
@@ -272,13 +280,18 @@ def require_rows(analysis: str) -> None:
     choice = data_choice()
     if choice.engine is None:
         return
-    st.info(too_large_sentence(choice, analysis), icon=":material/dns:")
-    st.markdown("What works on it here: **Survival curves** and **Group comparison** (Laplace counts, adaptive "
-                "Kaplan-Meier and the disclosure-control methods that alter counts) and **Weibull parameters** "
-                "(maximum likelihood, LSP + TLL, Laplace), all from the counts DuckDB computes in the file. For "
-                f"{analysis}, choose a smaller extract of the table on the Data page, or ask the administrator to "
-                f"raise the limit.")
     from streamlit.errors import StreamlitAPIException
+
+    from dpsurv_core.privacy import catalogue
+
+    def in_engine(family: str, command: str) -> str:  # the catalogue's mechanisms that run from an engine's counts
+        return "; ".join(e.name for e in catalogue.entries(family, command) if "duckdb" in e.engines)
+
+    st.info(too_large_sentence(choice, analysis), icon=":material/dns:")
+    st.markdown(f"What works on it here, from the counts DuckDB computes in the file: **Survival curves** and **Group "
+                f"comparison** ({in_engine(catalogue.CURVES, 'km')}) and **Weibull parameters** "
+                f"({in_engine(catalogue.WEIBULL, 'weibull')}). For {analysis}, choose a smaller extract of the table "
+                "on the Data page, or ask the administrator to raise the limit.")
 
     for page, label in COUNTING_PAGES:
         try:

@@ -190,6 +190,7 @@ def test_past_the_row_limit_the_counting_pages_compute_from_the_engine(big_table
         run(at)
         (info,) = [i.value for i in at.info if "lives on the server" in i.value]
         assert "too large" in info and "DPSURV_MAX_CLI_CELLS" in info.replace("\\", "") and "228 rows" in info
+        assert "What works on it here" in text(at) and "LSP + TLL" in text(at)  # and what is possible instead
     assert at.session_state["data_choice"].engine is choice.engine  # nothing was read
 
 
