@@ -22,7 +22,6 @@ from dpsurv_core.cli.common import (
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.release import Plan
 from dpsurv_core.weibull.inference import (
-    MAX_INTERVAL_SUBJECTS,
     censoring_disclosure,
     censoring_share,
     check_share,
@@ -61,8 +60,7 @@ def run(args: argparse.Namespace) -> dict:
                        rows_per_subject=cohort.rows_per_subject, blocks=args.blocks, block_size=args.block_size)
     sample = mech.prepare(cohort)
     share = censoring_share(sample) if args.censoring is None else check_share(args.censoring)
-    simulate_intervals = cohort.n_subjects <= MAX_INTERVAL_SUBJECTS  # the share is read only for the intervals
-    extra = [censoring_disclosure(share)] if entry.private and args.censoring is None and simulate_intervals else []
+    extra = [censoring_disclosure(share)] if entry.private and args.censoring is None else []
     plan = Plan(entry, mech, cohort.name, dataset_fingerprint(args) if needs_fingerprint(args, entry) else "",
                 lambda noise, trials: mech.release_many(sample, noise if entry.private else None, trials),
                 lambda est: est.records(), [d for d in public.disclosures() if d.parameter == "horizon"]
@@ -77,11 +75,7 @@ def run(args: argparse.Namespace) -> dict:
         notes.append(f"{args.repeat} simulated release(s) with seeded noise: for study, not for publication; each "
                      f"would cost epsilon {cost.epsilon:g}.")
     inference: dict = {}
-    if plan.private and not simulate_intervals:
-        notes.append(f"No noise-aware interval: it simulates cohorts of the public size n = {cohort.n_subjects:,}, more "
-                     f"than the {MAX_INTERVAL_SUBJECTS:,} subjects its simulation holds in memory.")
-        inference = {"censoring_share": args.censoring, "intervals": [], "warnings": []}
-    elif plan.private:
+    if plan.private:
         infs = [weibull_intervals(mech, est, cohort.n_subjects, share, trial=i)
                 for i in range(min(est.trials, MAX_INTERVAL_TRIALS))]
         if est.trials > MAX_INTERVAL_TRIALS:

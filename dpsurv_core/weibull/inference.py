@@ -12,9 +12,13 @@ the released one):
    contain sampling error and privacy noise together;
 3. the shape interval is every candidate p whose central 95% range of simulated released shapes contains
    the released shape (test inversion: a coarse grid, then a finer one around the accepted range);
-   the scale interval is the union, over the accepted shapes, of the pivot intervals of the released
-   scale (ratio lambda_sim / lambda for TLL, whose error is multiplicative; difference for the additive
-   Laplace baselines).
+   the scale interval of TLL inverts TLL recomputed at the released shape on cohorts from each accepted
+   shape (union over them); the additive baselines' scale uses the difference pivot.
+
+Above 5,000 subjects (``DIRECT_SUBJECTS``) no cohort of n records is simulated: the sampling part of a
+release at n comes from the exact law of one clipped, censored record (:class:`RecordLaw`: the MLE's
+large-sample limit and sandwich variance, TLL's sums by the central limit theorem) and the LSP noise from
+ladders of 2,000-record cohorts, rescaled to n (:func:`rescaled_releases`), so intervals exist at any n.
 
 Inversion instead of the plain bootstrap pivot, because the LSP's error law changes strongly with the
 truth (at n = 200 and epsilon 1 the released shape ranges over most of (0, gamma]; the plain pivot
@@ -45,12 +49,20 @@ from dpsurv_core.weibull.mechanisms import (
     SampleAggregateWeibull,
     WeibullEstimates,
     WeibullMechanism,
+    clipped_mle,
 )
 from dpsurv_core.weibull.model import WeibullSample
 
 COHORTS = 8
-# the scale interval simulates (16 candidates x 40 cohorts x n) times at once: 50,000 subjects is ~260 MB per array
-MAX_INTERVAL_SUBJECTS = 50_000
+# up to DIRECT_SUBJECTS the candidate cohorts are simulated at the public size n; above it the sampling part comes
+# from the record law (central limit) and the LSP noise from ladders of LADDER_SUBJECTS records rescaled to n, the
+# baselines from cohorts of SIM_SUBJECTS (see rescaled_releases): any n, bounded memory and time. The direct route
+# would need far more than COHORTS cohorts once the sampling error dominates, and an LSP ladder per cohort costs
+# time proportional to n.
+DIRECT_SUBJECTS = 5_000
+SIM_SUBJECTS = 5_000
+LADDER_SUBJECTS = 2_000
+TABLE_CELLS = 4_000
 DRAWS = 25
 COARSE = 12
 FINE = 10
@@ -91,10 +103,118 @@ def censoring_limit(shape: float, scale: float, share: float, rng: np.random.Gen
     return math.sqrt(lo * hi)
 
 
+def exact_censoring_limit(shape: float, share: float) -> float:
+    """c such that U(0, c) censoring censors exactly ``share`` of Weibull(shape, 1) times: the share censored is
+    (1/c) int_0^c exp(-u^p) du = Gamma(1 + 1/p) P(1/p, c^p) / c (P the regularised lower incomplete gamma), which
+    falls from 1 to 0 as c grows (bisection on log c). For scale lambda the limit is lambda c."""
+    if share <= 0.0:
+        return math.inf
+    from scipy.special import gamma as gamma_fn
+    from scipy.special import gammainc
+
+    g = float(gamma_fn(1.0 + 1.0 / shape))
+    lo, hi = -40.0, 40.0
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        c = math.exp(mid)
+        lo, hi = (mid, hi) if g * float(gammainc(1.0 / shape, c ** shape)) / c > share else (lo, mid)
+    return math.exp(0.5 * (lo + hi))
+
+
+@dataclass(frozen=True)
+class RecordLaw:
+    """The law of one normalised record of the simulation, as a fine weighted table: time
+    x = clip(min(T, C), e^-omega, 1) and event 1{T <= C}, T ~ Weibull(shape, scale), C ~ U(0, c). ``censored`` and
+    ``events`` are the probabilities of each time without and with an event (they sum to 1)."""
+
+    x: np.ndarray
+    censored: np.ndarray
+    events: np.ndarray
+
+    @property
+    def event_share(self) -> float:
+        return float(self.events.sum())
+
+    def mean_power(self, q: float) -> float:
+        """E[x^q] (the mean of one record's term of TLL's sum at shape q)."""
+        return float(np.exp(q * np.log(self.x)) @ (self.censored + self.events))
+
+    def mle(self, gamma: float) -> tuple[float, float]:
+        """The large-sample limit of the MLE on such records: the root p of E[x^p ln x] / E[x^p] = 1/p + E[d ln x] / E[d]
+        (Equation 4 with means for sums; the root in (0, gamma], gamma when there is none), and
+        lambda = (E[x^p] / E[d])^(1/p) clipped to gamma."""
+        from scipy.optimize import brentq
+
+        lx, w, w1 = np.log(self.x), self.censored + self.events, self.events
+        mean_d = float(w1 @ lx) / float(w1.sum())
+
+        def h(p: float) -> float:
+            e = np.exp(p * (lx - lx.max())) * w
+            return float(e @ lx) / float(e.sum()) - 1.0 / p - mean_d
+
+        p = gamma if h(gamma) < 0 else float(brentq(h, 1e-6, gamma, xtol=1e-13))
+        return p, float(min((self.mean_power(p) / w1.sum()) ** (1.0 / p), gamma))
+
+    def sandwich(self, shape: float, scale: float) -> np.ndarray:
+        """Per-record asymptotic covariance A^-1 B A^-1 of the MLE (shape, scale) at its limit (shape, scale), for the
+        Weibull log-likelihood of a record l = d (ln p - p ln lambda + (p - 1) ln x) - (x / lambda)^p: B = E[score
+        score'], A = -E[Hessian], expectations over the record law (the sandwich, because the clipped records are
+        not exactly Weibull). The MLE on n records varies as this / n."""
+        p, lam = shape, scale
+        w0, w1 = self.censored, self.events
+        w = w0 + w1
+        lr = np.log(self.x / lam)
+        z = np.exp(p * lr)
+        sp1, sp0 = 1.0 / p + lr - z * lr, -z * lr
+        sl1, sl0 = (p / lam) * (z - 1.0), (p / lam) * z
+        b = np.array([[w1 @ sp1 ** 2 + w0 @ sp0 ** 2, w1 @ (sp1 * sl1) + w0 @ (sp0 * sl0)],
+                      [0.0, w1 @ sl1 ** 2 + w0 @ sl0 ** 2]])
+        b[1, 0] = b[0, 1]
+        d = w1.sum()
+        a_pl = d / lam - (w @ z) / lam - (p / lam) * (w @ (z * lr))
+        a = np.array([[d / p ** 2 + w @ (z * lr ** 2), a_pl],
+                      [a_pl, -d * p / lam ** 2 + p * (p + 1.0) / lam ** 2 * (w @ z)]])
+        ai = np.linalg.inv(a)
+        return ai @ b @ ai.T
+
+    def power_moments(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+        """(E[x^q], Var[x^q], Cov[x^q, d], E[d]) for an array of q: the per-record moments of TLL's two sums."""
+        lx, w, w1 = np.log(self.x), self.censored + self.events, self.events
+        xq = np.exp(np.multiply.outer(np.asarray(q, dtype=float), lx))
+        m1, m2, md = xq @ w, (xq * xq) @ w, float(w1.sum())
+        return m1, m2 - m1 * m1, xq @ w1 - m1 * md, md
+
+
+def record_law(shape: float, scale: float, limit: float, omega: float, cells: int = TABLE_CELLS) -> RecordLaw:
+    """:class:`RecordLaw` for censoring U(0, ``limit``) (``limit`` = inf: none), from the closed-form distribution of
+    Y = min(T, C) with the event: P(Y <= y, d = 1) = 1 - exp(-v) - Gamma(1 + 1/p) P(1 + 1/p, v) lambda / c and
+    P(Y <= y, d = 0) = Gamma(1 + 1/p) P(1/p, v) lambda / c, v = (min(y, c) / lambda)^p. ``cells`` geometric cells
+    between the clipping limits (each represented by its geometric midpoint) plus the two clipped atoms."""
+    from scipy.special import gamma as gamma_fn
+    from scipy.special import gammainc
+
+    g = float(gamma_fn(1.0 + 1.0 / shape))
+    r = scale / limit if math.isfinite(limit) else 0.0
+
+    def cdf(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        v = (np.minimum(y, limit) / scale) ** shape
+        return 1.0 - np.exp(-v) - g * gammainc(1.0 + 1.0 / shape, v) * r, g * gammainc(1.0 / shape, v) * r
+
+    edges = np.geomspace(math.exp(-omega), 1.0, cells + 1)
+    e1, e0 = cdf(edges)
+    t1, t0 = cdf(np.array([np.inf]))
+    x = np.concatenate([[edges[0]], np.sqrt(edges[:-1] * edges[1:]), [1.0]])
+    events = np.concatenate([[e1[0]], np.diff(e1), [t1[0] - e1[-1]]])
+    censored = np.concatenate([[e0[0]], np.diff(e0), [t0[0] - e0[-1]]])
+    return RecordLaw(x, np.clip(censored, 0.0, None), np.clip(events, 0.0, None))
+
+
 def simulate_samples(shape: float, scale_normalised: float, n: int, share: float, cohorts: int, omega: float,
-                     horizon: float, rows_per_subject: int, rng: np.random.Generator) -> list[WeibullSample]:
-    """``cohorts`` simulated normalised samples of size n (one array draw for all of them)."""
-    c = censoring_limit(shape, scale_normalised, share, rng)
+                     horizon: float, rows_per_subject: int, rng: np.random.Generator,
+                     limit: float | None = None) -> list[WeibullSample]:
+    """``cohorts`` simulated normalised samples of size n (one array draw for all of them); censoring U(0, ``limit``),
+    by default the limit that censors ``share`` (found on a fixed simulated sample)."""
+    c = censoring_limit(shape, scale_normalised, share, rng) if limit is None else limit
     t = scale_normalised * rng.exponential(size=(cohorts, n)) ** (1.0 / shape)
     cens = rng.random((cohorts, n)) * c if math.isfinite(c) else np.full((cohorts, n), np.inf)
     obs = np.clip(np.minimum(t, cens), math.exp(-omega), 1.0)
@@ -141,7 +261,10 @@ class WeibullInference:
 def simulate_releases(mech: WeibullMechanism, shape: float, scale_normalised: float, n: int, share: float,
                       cohorts: int, draws: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Released (shape, scale normalised) of the mechanism on ``cohorts`` cohorts simulated from the given truth,
-    ``draws`` simulated releases each (arrays of cohorts x draws values)."""
+    ``draws`` simulated releases each (arrays of cohorts x draws values). Above ``DIRECT_SUBJECTS`` subjects the
+    cohorts are simulated at ``SIM_SUBJECTS`` and rescaled (:func:`rescaled_releases`)."""
+    if n > DIRECT_SUBJECTS:
+        return rescaled_releases(mech, shape, scale_normalised, n, share, cohorts, draws, seed)
     rng = np.random.default_rng(seed)
     samples = simulate_samples(shape, scale_normalised, n, share, cohorts, mech.omega, mech.horizon,
                                mech.rows_per_subject, rng)
@@ -151,6 +274,92 @@ def simulate_releases(mech: WeibullMechanism, shape: float, scale_normalised: fl
         est = mech.release_many(s, SimulationNoise(sq), draws)
         ps.append(est.shape)
         ls.append(est.scale_normalised)
+    return np.concatenate(ps), np.concatenate(ls)
+
+
+def _tll_at_n(law: RecordLaw, q: np.ndarray, n: int, mech: WeibullMechanism, noise: SimulationNoise) -> np.ndarray:
+    """TLL's released scale at shapes ``q`` on n records drawn from ``law``: its two sums (sum t^q and the number of
+    events) are sums of n independent records, so (central limit) bivariate normal with n times the record's mean
+    and covariance (:meth:`RecordLaw.power_moments`); then the mechanism's Laplace noise and clamps at n."""
+    m1, var, cov, md = law.power_moments(q)
+    var_d = md * (1.0 - md)
+    z = noise.standard_normal((2, q.size))
+    slope = cov / var_d if var_d > 0 else np.zeros_like(cov)
+    delta = n * md + math.sqrt(n * var_d) * z[0]
+    tau = n * m1 + math.sqrt(n) * (slope * math.sqrt(var_d) * z[0] + np.sqrt(np.clip(var - slope * cov, 0.0, None)) * z[1])
+    b = 2.0 * mech.rows_per_subject / mech.epsilon_scale
+    e = noise.laplace(b, (2, q.size))
+    tau = np.maximum(tau + e[0], np.exp(-mech.omega * q))
+    delta = np.maximum(delta + e[1], 1.0)
+    with np.errstate(over="ignore"):
+        return (tau / delta) ** (1.0 / q)
+
+
+def rescaled_releases(mech: WeibullMechanism, shape: float, scale_normalised: float, n: int, share: float,
+                      cohorts: int, draws: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`simulate_releases` for a cohort of n records without simulating n records. A release is its noiseless
+    statistic plus the mechanism's noise; the statistic's sampling law at n comes from the record law
+    (:class:`RecordLaw`, computed exactly) and the noise from the mechanism run on smaller simulated cohorts:
+
+    - LSP + TLL: p* ~ normal around the MLE's large-sample limit with the sandwich variance / n; the LSP offset
+      (release - p*) is (m/n) times the offset of the mechanism run on cohorts of m = ``LADDER_SUBJECTS`` records
+      (the ladder's rungs are k / size wide to first order, as each rung adds k to sums over the records, and the
+      exponential mechanism picks the rung index with the same law at any size), drawn independently of p* (at
+      large n the rung widths do not depend on the cohort's fluctuations to first order). TLL at the released
+      shape: :func:`_tll_at_n`.
+    - Laplace: the clipped MLE on cohorts of m = ``SIM_SUBJECTS`` records with its deviation from the limit rescaled
+      by sqrt(m/n); the mechanism's own noise (it does not depend on n).
+    - Sample and aggregate: M_n blocks at n (declared or n / block size); the simulated cohort of m records is cut
+      into M_m = m M_n / n blocks of the same size, the average of the block MLEs keeps its centre (the mean over
+      the simulated cohorts, which includes the block MLE's small-sample bias) and its deviation is rescaled by
+      sqrt(m / n) (the average of M block MLEs of n / M records each varies as 1 / n whatever M); the Laplace
+      noise is drawn at M_n blocks.
+
+    For the baselines the noise (gamma / (epsilon/2) or gamma / (M epsilon/2)) is far larger than the sampling
+    error at these sizes, so a few simulated cohorts represent the sampling part well enough."""
+    rng = np.random.default_rng(seed)
+    limit = scale_normalised * exact_censoring_limit(shape, share)
+    law = record_law(shape, scale_normalised, limit, mech.omega)
+    seqs = np.random.SeedSequence(seed).spawn(cohorts)
+    p_lim, l_lim = law.mle(mech.gamma)
+    ps, ls = [], []
+    if isinstance(mech, LspTll):
+        m = min(LADDER_SUBJECTS, n)
+        sd = math.sqrt(law.sandwich(p_lim, l_lim)[0, 0] / n)
+        samples = simulate_samples(shape, scale_normalised, m, share, cohorts, mech.omega, mech.horizon,
+                                   mech.rows_per_subject, rng, limit=limit)
+        for s, sq in zip(samples, seqs):
+            noise = SimulationNoise(sq)
+            lad = mech.ladder(s)
+            est = mech.release_many(s, noise, draws, ladder=lad)
+            q = np.clip(p_lim + sd * noise.standard_normal(draws) + (m / n) * (est.shape - lad.p_star), 1e-6, None)
+            ps.append(q)
+            ls.append(_tll_at_n(law, q, n, mech, noise))
+        return np.concatenate(ps), np.concatenate(ls)
+    m = SIM_SUBJECTS
+    f = math.sqrt(m / n)
+    samples = simulate_samples(shape, scale_normalised, m, share, cohorts, mech.omega, mech.horizon,
+                               mech.rows_per_subject, rng, limit=limit)
+    if isinstance(mech, SampleAggregateWeibull):
+        blocks_n = mech.blocks if mech.blocks is not None else max(1, int(round(n / mech.block_size)))
+        blocks_m = max(1, int(round(m * blocks_n / n)))
+        free = SampleAggregateWeibull(math.inf, mech.horizon, mech.omega, mech.gamma, blocks_m,
+                                      rows_per_subject=mech.rows_per_subject)
+        avg = [free.release_many(s, SimulationNoise(sq), draws) for s, sq in zip(samples, seqs)]
+        cp = float(np.mean([e.shape for e in avg]))
+        cl = float(np.mean([e.scale_normalised for e in avg]))
+        b = mech.rows_per_subject * mech.gamma / blocks_n
+        z = SimulationNoise(np.random.SeedSequence([seed, 1])).laplace(
+            np.array([[[b / mech.epsilon_shape]], [[b / mech.epsilon_scale]]]), (2, cohorts, draws))
+        for j, e in enumerate(avg):
+            ps.append(cp + f * (e.shape - cp) + z[0, j])
+            ls.append(cl + f * (e.scale_normalised - cl) + z[1, j])
+    else:  # Laplace baseline (and the non-private MLE): the clipped MLE plus noise that does not depend on n
+        for s, sq in zip(samples, seqs):
+            est = mech.release_many(s, SimulationNoise(sq), draws)
+            p_m, l_m = clipped_mle(s, mech.gamma)
+            ps.append(p_lim + f * (p_m - p_lim) + (est.shape - p_m))
+            ls.append(l_lim + f * (l_m - l_lim) + (est.scale_normalised - l_m))
     return np.concatenate(ps), np.concatenate(ls)
 
 
@@ -223,45 +432,80 @@ def _invert(grid: np.ndarray, q_lo: np.ndarray, q_hi: np.ndarray, value: float, 
     return lower, max(upper, lower)
 
 
+def _invert_tails(grid: np.ndarray, sims: np.ndarray, value: float, a: float, top: float,
+                  empty: tuple[float, float] | None = None) -> tuple[float, float]:
+    """:func:`_invert` on tail probabilities: ``sims`` holds each candidate's simulated releases (one row per
+    candidate); a candidate is too small when P(release >= value) < a and too large when P(release <= value) < a,
+    and the ends are interpolated where those probabilities cross a (written as quantile-like curves for
+    :func:`_invert`: value + P(>=) - a rises with the candidate, value - P(<=) + a too)."""
+    p_le = np.mean(sims <= value, axis=1)
+    p_ge = np.mean(sims >= value, axis=1)
+    return _invert(grid, value - (p_le - a), value + (p_ge - a), value, top, empty)
+
+
 def _tll_scale_interval(mech: WeibullMechanism, shape: float, scale: float, shapes: np.ndarray, n: int, share: float,
-                        level: float, seed: int, cohorts: int = 40) -> tuple[float, float, float]:
+                        level: float, seed: int, cohorts: int = 40, clamped: bool = False) -> tuple[float, float, float]:
     """TLL's scale interval given the released shape: every candidate scale lambda whose simulated TLL releases
     (cohorts drawn from (p, lambda), TLL computed at the released shape with fresh Laplace noise, clamped as the
     mechanism clamps) make the released scale typical, for some accepted true shape p (union over ``shapes``).
-    Vectorised over candidates, cohorts and draws. Returns (lower, upper, error sd at the released scale)."""
+    Typical = inside the central ``level`` range, the ends interpolated on the quantile curves; for a release that
+    TLL ``clamped`` to its floor, the simulated releases have a point mass there and the quantiles cannot be
+    interpolated, so the ends are interpolated on the tail probabilities instead (the release is typical for every
+    scale whose chance of clamping is at least (1 - level) / 2; :func:`_invert_tails`). A coarse geometric grid over
+    (0, gamma], then a finer one from the coarse upper end / 20 (or the coarse lower end / 1.5) to 1.5 times the
+    coarse upper end. Above ``DIRECT_SUBJECTS`` no cohort is simulated: TLL's two sums at n are drawn from their
+    central-limit law under the record law (as in :func:`_tll_at_n`). Vectorised over cohorts, records and draws. Returns (lower, upper, error sd at the released scale)."""
     a = (1.0 - level) / 2.0
     rng = np.random.default_rng(seed)
     step = max(1, int(math.ceil(shapes.size / 5)))
     ps = np.unique(np.concatenate([shapes[::step], shapes[-1:]]))
-    m = float(mech.rows_per_subject)
-    b = 2.0 * m / mech.epsilon_scale
+    b = 2.0 * mech.rows_per_subject / mech.epsilon_scale
     q = float(np.clip(shape, 1e-3, None))
+    rescale = n > DIRECT_SUBJECTS
+    floor = math.exp(-mech.omega)
     lows, highs, sds = [], [], []
     coarse: list[tuple[float, float]] = []
     for grid in (np.geomspace(1e-3, mech.gamma, 16), None):
         if grid is None:  # refine around the coarse answer
             coarse = list(zip(lows, highs))
             lo_c, hi_c = min(lows), max(highs)
-            grid = np.geomspace(max(lo_c / 1.5, 1e-4), min(max(hi_c * 1.5, 2e-3), mech.gamma), 12)
+            top = min(max(hi_c * 1.5, 2e-3), mech.gamma)
+            grid = np.geomspace(min(max(lo_c / 1.5, hi_c / 20.0, 1e-4), top / 1.5), top, 12)
             lows, highs = [], []
-        for k, p in enumerate(ps):
-            e = rng.exponential(size=(cohorts, n))
-            u = rng.random((cohorts, n))
-            c = censoring_limit(float(p), 1.0, share, rng)
-            # times for scale 1, then scaled per candidate: T = lambda E^(1/p)
-            t1 = e ** (1.0 / p)
-            cens1 = u * c if math.isfinite(c) else np.full_like(u, np.inf)  # censoring scales with lambda too
-            obs = np.clip(np.minimum(t1, cens1)[None] * grid[:, None, None], math.exp(-mech.omega), 1.0)
-            d = (t1 <= cens1).sum(axis=1).astype(float)  # (cohorts,)
-            tau = np.sum(obs ** q, axis=2)  # (grid, cohorts)
+        for j, p in enumerate(ps):
+            if rescale:  # the two sums at n from the record law (central limit), as in _tll_at_n
+                c = exact_censoring_limit(float(p), share)
+                mom = [record_law(float(p), float(lam), float(lam) * c, mech.omega).power_moments(np.array([q]))
+                       for lam in grid]
+                m1, var, cov = (np.array([float(x[i][0]) for x in mom])[:, None, None] for i in range(3))
+                md = mom[0][3]  # the event share does not depend on lambda (the censoring scales with it)
+                var_d = md * (1.0 - md)
+                zn = rng.standard_normal((2, grid.size, cohorts, DRAWS))
+                slope = cov / var_d if var_d > 0 else np.zeros_like(cov)
+                dd = n * md + math.sqrt(n * var_d) * zn[0]
+                tau = n * m1 + math.sqrt(n) * (slope * math.sqrt(var_d) * zn[0]
+                                               + np.sqrt(np.clip(var - slope * cov, 0.0, None)) * zn[1])
+            else:
+                e = rng.exponential(size=(cohorts, n))
+                u = rng.random((cohorts, n))
+                # censoring U(0, c lambda) censors the public share; times for scale 1, then scaled per candidate
+                c = censoring_limit(float(p), 1.0, share, rng)
+                t1 = e ** (1.0 / p)
+                cens1 = u * c if math.isfinite(c) else np.full_like(u, np.inf)
+                y = np.minimum(t1, cens1)
+                d = (t1 <= cens1).sum(axis=1).astype(float)  # (cohorts,)
+                tau = np.stack([np.sum(np.clip(y * lam, floor, 1.0) ** q, axis=1) for lam in grid])[..., None]
+                dd = np.broadcast_to(d[None, :, None], tau.shape)
             z = rng.laplace(0.0, b, size=(2, grid.size, cohorts, DRAWS))
-            tau_n = np.maximum(tau[..., None] + z[0], math.exp(-mech.omega * q))
-            del_n = np.maximum(d[None, :, None] + z[1], 1.0)
+            tau_n = np.maximum(tau + z[0], math.exp(-mech.omega * q))
+            del_n = np.maximum(dd + z[1], 1.0)
             with np.errstate(over="ignore"):
-                lam_sim = (tau_n / del_n) ** (1.0 / q)
-            flat = lam_sim.reshape(grid.size, -1)
+                flat = ((tau_n / del_n) ** (1.0 / q)).reshape(grid.size, -1)
             q_lo, q_hi = np.quantile(flat, [a, 1 - a], axis=1)
-            lo, hi = _invert(grid, q_lo, q_hi, scale, mech.gamma, empty=coarse[k] if coarse else None)
+            if clamped:  # a release at TLL's floor: typical for every scale that clamps at least (1 - level) / 2
+                lo, hi = _invert_tails(grid, flat, scale, a, mech.gamma, empty=coarse[j] if coarse else None)
+            else:
+                lo, hi = _invert(grid, q_lo, q_hi, scale, mech.gamma, empty=coarse[j] if coarse else None)
             lows.append(lo)
             highs.append(hi)
             sds.append(float(np.interp(scale, grid, (q_hi - q_lo) / (2 * Z95))))
@@ -309,7 +553,12 @@ def weibull_intervals(mech: WeibullMechanism, est: WeibullEstimates, n: int, sha
     if not keep.any():
         keep = np.abs(fine - np.clip(p, a, b)) == np.abs(fine - np.clip(p, a, b)).min()
     if ratio:
-        s_lo, s_hi, sd = _tll_scale_interval(mech, p, lam, fine[keep], n, share, level, seed + 2)
+        clamped = bool(est.clamped[trial]) if est.clamped is not None else False
+        # the accepted shapes themselves (at large n the shape interval is narrower than the fine grid's step)
+        shapes = np.unique(np.concatenate([fine[keep], np.linspace(a, b, 6)]))
+        shapes = shapes[(shapes >= a) & (shapes <= b) & (shapes > 0)]
+        s_lo, s_hi, sd = _tll_scale_interval(mech, p, lam, shapes if shapes.size else np.array([max(p, 1e-3)]), n,
+                                             share, level, seed + 2, clamped=clamped)
     else:
         s_lo, s_hi = float(np.min(lam - rhi[keep])), float(np.max(lam - rlo[keep]))
         sd = float(np.max((rhi[keep] - rlo[keep]) / (2 * Z95)))

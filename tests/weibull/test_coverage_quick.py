@@ -12,9 +12,16 @@ from benchmarks.coverage_models import weibull_cell
 from dpsurv_core.data.simulate import WeibullTruth, weibull_cohort
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.noise import SimulationNoise
+from dpsurv_core.weibull import inference
 from dpsurv_core.weibull.inference import censoring_share, simulate_samples, weibull_intervals
-from dpsurv_core.weibull.mechanisms import LaplaceWeibull, LspTll, SampleAggregateWeibull, make_mechanism
-from dpsurv_core.weibull.model import WeibullSample, normalise
+from dpsurv_core.weibull.mechanisms import (
+    LaplaceWeibull,
+    LspTll,
+    SampleAggregateWeibull,
+    WeibullEstimates,
+    make_mechanism,
+)
+from dpsurv_core.weibull.model import WeibullSample, normalise, shape_root
 
 
 def _sample(n: int = 200, seed: int = 5) -> WeibullSample:
@@ -70,3 +77,67 @@ def test_every_private_weibull_mechanism_says_its_interval_carries_the_noise():
         assert cls.interval_includes_noise is True
     for mid in ("lsp-tll", "laplace", "saa"):
         assert catalogue.get(catalogue.WEIBULL, mid).interval_includes_noise
+
+
+def test_scale_interval_of_a_clamped_release_keeps_the_scales_that_often_clamp():
+    # n = 200, epsilon 1: LSP released a large shape (6.86), so TLL's noisy sum of t^6.86 fell below its floor and the
+    # released scale is the floor (0.0012). Every scale whose releases clamp at least 2.5% of the time makes it
+    # typical, the truth (0.326) among them; interpolating quantiles at that point mass stopped at 0.31 (a miss).
+    h = WeibullTruth().censoring_limit
+    mech = make_mechanism("lsp-tll", 1.0, h)
+    est = WeibullEstimates("lsp-tll", np.array([6.8594296469035765]), np.array([0.0012052518779215849]), h,
+                           clamped=np.array([True]))
+    inf = weibull_intervals(mech, est, 200, 0.3)
+    truth = WeibullTruth().scale / h
+    assert inf.scale_normalised.lower <= truth <= inf.scale_normalised.upper
+    assert inf.scale_normalised.upper < 1.0  # not the whole range: large scales do not clamp
+
+
+def test_intervals_above_the_direct_size_simulate_no_cohort_of_the_public_size(monkeypatch):
+    real = inference.simulate_samples
+    seen: list[int] = []
+
+    def spy(shape, scale, n, *args, **kwargs):
+        seen.append(n)
+        assert n <= max(inference.SIM_SUBJECTS, inference.LADDER_SUBJECTS), f"simulated {n} records"
+        return real(shape, scale, n, *args, **kwargs)
+
+    monkeypatch.setattr(inference, "simulate_samples", spy)
+    n = 200_000
+    s = _sample(n, seed=1)
+    mech = make_mechanism("lsp-tll", 1.0, s.horizon)
+    est = mech.release(s, SimulationNoise(2))
+    inf = weibull_intervals(mech, est, n, 0.3)
+    assert seen
+    truth = WeibullTruth()
+    # the sampling sd of the shape at n = 200,000 is about 0.0027 (sandwich), LSP's noise far smaller
+    assert inf.shape.lower <= truth.shape <= inf.shape.upper
+    assert 0.006 < inf.shape.upper - inf.shape.lower < 0.02
+    assert inf.scale_normalised.lower <= truth.scale / s.horizon <= inf.scale_normalised.upper
+    assert inf.scale_normalised.upper - inf.scale_normalised.lower < 0.02
+
+
+def test_rescaled_route_agrees_with_simulating_cohorts_of_n_at_the_switch():
+    # at n = DIRECT_SUBJECTS both routes are possible: cohorts of n with the mechanism run on each, or the record
+    # law's sampling part with LSP offsets from 2,000-record ladders rescaled; their released laws agree
+    mech = inference._truncated(make_mechanism("lsp-tll", 2.0, 1000.0))
+    n = inference.DIRECT_SUBJECTS
+    pd_, ld = inference.simulate_releases(mech, 1.3, 0.33, n, 0.3, 60, 4, 5)
+    pr, lr = inference.rescaled_releases(mech, 1.3, 0.33, n, 0.3, 60, 4, 6)
+    for direct, rescaled in ((pd_, pr), (ld, lr)):
+        se = np.std(direct) / math.sqrt(60) + np.std(rescaled) / math.sqrt(240)  # direct: 60 cohorts
+        assert abs(np.mean(direct) - np.mean(rescaled)) < 4 * se
+        assert 0.8 < np.std(rescaled) / np.std(direct) < 1.25
+
+
+def test_record_law_gives_the_mle_limit_and_spread():
+    # the large-sample limit and sandwich sd of the MLE on clipped, censored records against 300 simulated cohorts
+    limit = 0.7 * inference.exact_censoring_limit(1.3, 0.3)
+    law = inference.record_law(1.3, 0.7, limit, 6.0)
+    assert law.event_share == pytest.approx(0.7, abs=1e-9)
+    p_lim, l_lim = law.mle(10.0)
+    sd = math.sqrt(law.sandwich(p_lim, l_lim)[0, 0] / 5000)
+    samples = simulate_samples(1.3, 0.7, 5000, 0.3, 300, 6.0, 1.0, 1, np.random.default_rng(5), limit=limit)
+    p = np.array([shape_root(s, 10.0) for s in samples])
+    assert abs(p.mean() - p_lim) < 4 * sd / math.sqrt(300) + 2e-3  # + the O(1/n) small-sample bias
+    assert 0.85 < p.std() / sd < 1.15
