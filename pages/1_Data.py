@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpsurv_core import engines
 from dpsurv_core.data import datasets
 from dpsurv_core.data.cohort import ColumnMap
 from dpsurv_core.data.guess import guess_columns, guess_mapping, numeric_summary
@@ -37,6 +36,7 @@ from ui.glossary import explainer, terms
 from ui.server_data import (
     engine_fingerprint,
     engine_sections,
+    open_server_cohort,
     server_caption,
     server_data_picker,
     server_fits_in_memory,
@@ -171,7 +171,7 @@ elif source == SERVER:
                               key=f"server_unit-{src.name}", help="Guessed from the column's name and range: check it.")
         server_map = ColumnMap(time=t_col, event=e_col, group=None if grp == NONE else grp)
         try:
-            server_cohort = engines.open_cohort(src, eng, server_map, src.name, s_unit, "The app's analysis pages")
+            server_cohort = open_server_cohort(src, eng, server_map, s_unit)  # checked and counted once per session
         except DpsurvError as exc:
             st.error(f"{markdown_literal(str(exc))} Choose the right columns above.", icon=":material/error:")
             st.stop()
