@@ -146,7 +146,7 @@ for note in cv.figure_notes(fine.curves, priv, estimand, estimand == cs.SURVIVAL
 # -------------------------------------------------------------------------------------- number at risk
 st.markdown("**Number at risk**")
 times = cs.table_times(public.grid)
-exact_risk = cs.at_risk_at(on_grid.counts, times)[0]
+exact_risk = cv.exact_at_risk(work, on_grid.counts, times)
 priv_risk = cs.at_risk_at(result.counts, times)[0] if has_counts else None
 if has_counts and result.counts.groups != on_grid.counts.groups:
     priv_risk = None

@@ -145,7 +145,7 @@ risk_times = cs.table_times(public.grid)
 risk_private = cs.at_risk_at(result.counts, risk_times)[0] if result.counts is not None else None
 if result.counts is not None and result.counts.groups != on_grid.counts.groups:
     risk_private = None
-cv.show_table(cv.at_risk_table(risk_times, cs.at_risk_at(on_grid.counts, risk_times)[0], risk_private,
+cv.show_table(cv.at_risk_table(risk_times, cv.exact_at_risk(cohort, on_grid.counts, risk_times), risk_private,
                                on_grid.counts.groups, group_col, unit, private_label=private_label),
               f"number-at-risk-{cohort.name}", "gc_risk", index=True)
 st.caption(f"Times in {unit}. The {private_label} rows are computed from the released counts, rounded to whole "

@@ -421,6 +421,15 @@ def at_risk_table(times: np.ndarray, exact: np.ndarray, private: np.ndarray | No
     return pd.DataFrame(rows, index=index, columns=cols)
 
 
+def exact_at_risk(cohort: Cohort, counts: Any, times: np.ndarray) -> np.ndarray:
+    """The non-private number at risk (G, T) at ``times`` for the groups of ``counts``: R's n.risk (time >= t) read
+    from the rows (:func:`dpsurv_core.curves.summary.at_risk_exact`), as ``km`` prints it; for a table kept in an
+    engine, whose rows are not read, from its exact counts on the public grid."""
+    if in_engine(cohort):
+        return cs.at_risk_at(counts, times)[0]
+    return cs.at_risk_exact(cohort, tuple(counts.groups), times)
+
+
 def show_table(df: pd.DataFrame, name: str, key: str, styled: Any = None, index: bool = False) -> None:
     """A table drawn whole (``st.table``: nothing truncated, text wraps) with its CSV download underneath; ``styled``
     is a Styler of ``df`` to draw instead (the CSV is always the plain table)."""

@@ -76,3 +76,19 @@ def test_off_grid_landmark_names_the_time_used():
 def test_medians_table_has_r_quartiles():
     med = medians(run())
     assert med.loc[0, "Quartiles 25%, 75% non-private"] == "170, 550"  # R: quantile(survfit(...), c(.25, .75))
+
+
+def test_group_comparison_number_at_risk_is_r_n_risk():
+    """Non-private rows of the Group comparison page's number-at-risk table: R's n.risk at t (time >= t) per group,
+    so a subject whose time equals a reporting time is still at risk there (lung has deaths at 110 days)."""
+    from dpsurv_core.data import datasets
+
+    at = AppTest.from_file(str(ROOT / "pages" / "3_Group_comparison.py"), default_timeout=60)
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    risk = [t.value for t in at.table if any(str(i).endswith("non-private") for i in t.value.index)][0]
+    lung = datasets.load("lung")
+    for code, label in ((1, "Male"), (2, "Female")):
+        row = [i for i in risk.index if i.startswith(label) and i.endswith("non-private")][0]
+        expected = int((lung.loc[lung["sex"] == code, "time"] >= 110).sum())
+        assert risk.loc[row, "110"] == f"{expected:,}"

@@ -62,7 +62,7 @@ def test_default_lung_page_shows_exact_numbers_and_a_labelled_preview():
     assert med.loc[0, "Preview (days)"] != ""
     risk = table(at, "0", "All patients, non-private")
     assert risk.loc["All patients, non-private", "0"] == "228"
-    assert risk.loc["All patients, non-private", "110"] == "191"
+    assert risk.loc["All patients, non-private", "110"] == "192"  # R: summary(fit, times = 110)$n.risk (time >= 110)
     assert "All patients, preview" in risk.index
     landmark = [t.value for t in at.table if "Time" in t.value.columns][0]
     assert landmark.loc[0, "Time"] == "1 year, read at 330 days"  # the public grid's point before 365 days
