@@ -24,7 +24,7 @@ glossary.start_run(nav.url_path)  # a change of page starts a new visit (explain
 
 with st.sidebar:
     choice = session.data_choice()
-    st.markdown(f"**Data:** {markdown_literal(choice.name)} ({len(choice.frame)} rows)")
+    st.markdown(f"**Data:** {markdown_literal(choice.name)} ({choice.rows:,} rows)")
     spending = st.empty()
 
 
