@@ -554,9 +554,10 @@ def weibull_intervals(mech: WeibullMechanism, est: WeibullEstimates, n: int, sha
         keep = np.abs(fine - np.clip(p, a, b)) == np.abs(fine - np.clip(p, a, b)).min()
     if ratio:
         clamped = bool(est.clamped[trial]) if est.clamped is not None else False
-        # the accepted shapes themselves (at large n the shape interval is narrower than the fine grid's step)
-        shapes = np.unique(np.concatenate([fine[keep], np.linspace(a, b, 6)]))
-        shapes = shapes[(shapes >= a) & (shapes <= b) & (shapes > 0)]
+        # the accepted candidates, or (at large n, where the shape interval is narrower than the fine grid's step)
+        # points across the accepted range itself
+        shapes = fine[keep] if keep.sum() >= 2 else np.linspace(a, b, 6)
+        shapes = shapes[shapes > 0]
         s_lo, s_hi, sd = _tll_scale_interval(mech, p, lam, shapes if shapes.size else np.array([max(p, 1e-3)]), n,
                                              share, level, seed + 2, clamped=clamped)
     else:
