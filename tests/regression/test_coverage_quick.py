@@ -128,7 +128,7 @@ def test_interval_reads_only_the_release_and_public_values(kind, rho):
 
 def test_information_share_narrows_the_interval_at_n_2000_and_keeps_coverage(truth):
     """rho = 0.2 of epsilon on a noisy information matrix: at n = 2,000 and epsilon 2 the interval is several
-    times narrower than the public bound's (the figures: 27x against 175x the non-private width, coverage 100%
+    times narrower than the public bound's (the figures: 24x against 175x the non-private width, coverage 100%
     of 100); the same cohorts (the cell's seeds do not depend on rho) with rho = 0 give the old width."""
     old = regression_cell(2000, 2.0, "objective", 8, truth, seed=5)
     new = regression_cell(2000, 2.0, "objective", 8, truth, seed=5, information_share=0.2)
@@ -138,7 +138,7 @@ def test_information_share_narrows_the_interval_at_n_2000_and_keeps_coverage(tru
 
 def test_information_share_is_honest_where_the_matrix_is_mostly_noise():
     """At n = 200 the noisy matrix is mostly noise: the plug-in interval (H~ floored at 0) rejected 7.5% of true
-    nulls at epsilon 1; the lower confidence bound H~ - q I falls back to the public bound and keeps the level."""
+    nulls at epsilon 1 (40 cohorts); drawing H from its posterior given H~ keeps the level (4% of 100)."""
     row = regression_cell(200, 1.0, "objective", 30, 0.0, hazard_ratio=1.0, seed=11, information_share=0.2)
     assert row["rejection_rate"] <= 0.1 and row["coverage"] >= 0.9
 
@@ -155,7 +155,7 @@ def test_information_interval_uses_the_released_matrix():
     public = coefficient_inference(build_mechanism("objective", 2.0, pp, lam=0.01), replace(rel, diagnostics={}))
     width = [i.upper[0] - i.lower[0] for i in (bigger, base, public)]
     assert width[0] < width[1] <= width[2] * 1.05
-    assert "lower confidence bound of the information matrix" in base.method and "0.4 on H" in base.method
+    assert "posterior given the released noisy information matrix" in base.method and "0.4 on H" in base.method
 
 
 def test_psgld_draws_cover_at_n_200(truth):
@@ -177,7 +177,7 @@ def test_cli_information_share_says_what_each_part_was_charged(capsys):
     assert sum(par["charged"].values()) == pytest.approx(out["epsilon_spent"])
     H = np.array(out["estimates"][0]["information_matrix"])
     assert H.shape == (7, 7) and np.allclose(H, H.T) and out["information_matrix_order"][:2] == ["age", "sex"]
-    assert "lower confidence bound of the information matrix" in out["interval_method"]
+    assert "posterior given the released noisy information matrix" in out["interval_method"]
     rc = main(["regression", "--data", "lung", "--covariates", "age", "--mechanism", "psgld", "--epsilon", "1",
                "--information-share", "0.2", "--seed", "1", "--json"])
     assert rc == 2 and "applies to objective only" in capsys.readouterr().err
