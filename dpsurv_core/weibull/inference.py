@@ -452,8 +452,7 @@ def _tll_scale_interval(mech: WeibullMechanism, shape: float, scale: float, shap
     TLL ``clamped`` to its floor, the simulated releases have a point mass there and the quantiles cannot be
     interpolated, so the ends are interpolated on the tail probabilities instead (the release is typical for every
     scale whose chance of clamping is at least (1 - level) / 2; :func:`_invert_tails`). A coarse geometric grid over
-    (0, gamma], then a finer one from the coarse upper end / 20 (or the coarse lower end / 1.5) to 1.5 times the
-    coarse upper end. Above ``DIRECT_SUBJECTS`` no cohort is simulated: TLL's two sums at n are drawn from their
+    (0, gamma], then a finer one from the coarse lower end / 1.5 to 1.5 times the coarse upper end. Above ``DIRECT_SUBJECTS`` no cohort is simulated: TLL's two sums at n are drawn from their
     central-limit law under the record law (as in :func:`_tll_at_n`). Vectorised over cohorts, records and draws. Returns (lower, upper, error sd at the released scale)."""
     a = (1.0 - level) / 2.0
     rng = np.random.default_rng(seed)
@@ -469,8 +468,8 @@ def _tll_scale_interval(mech: WeibullMechanism, shape: float, scale: float, shap
         if grid is None:  # refine around the coarse answer
             coarse = list(zip(lows, highs))
             lo_c, hi_c = min(lows), max(highs)
-            top = min(max(hi_c * 1.5, 2e-3), mech.gamma)
-            grid = np.geomspace(min(max(lo_c / 1.5, hi_c / 20.0, 1e-4), top / 1.5), top, 12)
+            # (twice as fine for a clamped release, whose ends are read off the tail probabilities)
+            grid = np.geomspace(max(lo_c / 1.5, 1e-4), min(max(hi_c * 1.5, 2e-3), mech.gamma), 24 if clamped else 12)
             lows, highs = [], []
         for j, p in enumerate(ps):
             if rescale:  # the two sums at n from the record law (central limit), as in _tll_at_n
