@@ -136,6 +136,10 @@ with st.expander("Model and sampler settings (public)"):
     prior_sd = float(p2.number_input("pSGLD prior sd s", 0.5, 1000.0, 20.0, 1.0, key="rg_prior"))
     bound_in = float(p3.number_input("Sanitizer bound B (0 = T log 2)", 0.0, 1000.0, 0.0, 1.0, key="rg_B",
                                      help=glossary.help_text("sanitizer bound")))
+    info_share = float(st.select_slider("Objective perturbation: share of epsilon on a noisy information matrix",
+                                        [0.0, 0.1, 0.2, 0.3], value=0.0, key="rg_info_share",
+                                        help="Narrower honest intervals for the same total epsilon (0.2 is the measured "
+                                             "choice for a few thousand patients); the coefficients get the rest."))
     published_n = datasets.published_size(choice.name) if choice.bundled else 0
     n_declared = int(p4.number_input("Public cohort size n (0 = count it: not DP)", 0, 10**9, published_n, 1,
                                      key=f"rg_n_{choice.name}",
@@ -190,6 +194,8 @@ try:
     np_table, beta_star, cox_table = _baselines((data_key, tuple(covs), intervals, knots, public.horizon,
                                                  repr(sorted(declared.items()))).__repr__(), cohort, pp)
     mechs = {k: catalogue.get(catalogue.REGRESSION, k).build(epsilon, pp=pp, lam=lam, **psgld_kw) for k in chosen}
+    if "objective" in mechs:
+        mechs["objective"].set_information_share(info_share)
 except DpsurvError as exc:
     st.error(str(exc))
     st.stop()
@@ -209,6 +215,7 @@ def regression_plan(kind: str) -> Plan:
                "lambda": lam if "lam" in entry.options else None, "n_public": n_declared or None}
     command.update({CLI_NAMES.get(k, k): psgld_kw[k] for k in entry.options if k in psgld_kw})
     command["categorical"] = cats.option()
+    command["information_share"] = info_share if kind == "objective" and info_share else None
     command["labels"] = LABELS_FILE if relabelled else None
     ranges = [f"{k}:{lo:.10g}:{hi:.10g}" for k, (lo, hi) in sorted(declared.items())]
     return Plan(entry, mech, cohort.name, choice.fingerprint, lambda noise, trials: mech.release(pp, noise, trials=trials),
