@@ -59,6 +59,8 @@ with c1:
     else:
         epsilon = st.select_slider("Privacy budget epsilon (smaller = more private, noisier)", options=cv.EPSILONS,
                                    value=1.0, key="sc_epsilon", help=help_text("epsilon"))
+    if "sample_size" in entry.options:
+        options["sample_size"] = cv.declared_sizes_input("sc")
 with c2:
     estimands = [cs.SURVIVAL, cs.HAZARD] + ([cs.INCIDENCE] if comp_cohort is not None and cv.releases_counts(entry)
                                             else [])

@@ -33,11 +33,13 @@ from dpsurv_core.curves import logrank
 from dpsurv_core.curves import summary as cs
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES, SurvivalCurves, quantile_r
 from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease
+from dpsurv_core.curves.time_indexed import parse_sizes
 from dpsurv_core.curves.uncertainty import curve_warnings, quantile_limits, rmst_interval
 from dpsurv_core.data import datasets
 from dpsurv_core.data.cohort import Cohort, default_mapping, validate
 from dpsurv_core.data.labels import ValueLabels, code_key
 from dpsurv_core.data.public import Disclosure, PublicParameters, TimeGrid
+from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.catalogue import Entry
 from dpsurv_core.privacy.ledger import GROUP_LABEL
@@ -723,6 +725,20 @@ OPTION_WIDGETS: dict[str, tuple[str, str, tuple, str | None]] = {
     "k": ("Events per step (k)", "int", (1, 100, 1),
           "Adjacent time bins are merged until each step of the curve holds at least k events."),
 }
+
+
+def declared_sizes_input(key_prefix: str) -> tuple[int, ...] | None:
+    """The time-indexed band's declared group sizes (public numbers, e.g. from the study design); None when blank."""
+    text = st.text_input("Declared group size (optional, public)", key=f"{key_prefix}_sample_size",
+                         placeholder="e.g. 120 or 120,108",
+                         help="The number of patients per group as already published (the study design, a trial "
+                              "report), one per group in the legend's order. It is not read off the data. With it "
+                              "the band also carries the sampling error; without it the band covers the noise only.")
+    try:
+        return parse_sizes(text)
+    except DpsurvError as exc:
+        st.error(f"{exc} The band below covers the noise only until this is fixed.", icon=":material/error:")
+        return None
 
 
 def option_widgets(entry: Entry, key_prefix: str, skip: Sequence[str] = ("base_epsilon",)) -> dict[str, Any]:

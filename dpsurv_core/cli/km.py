@@ -41,7 +41,7 @@ from dpsurv_core.cli.common import (
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES, SurvivalCurves, confidence_limits, quantile_r
 from dpsurv_core.curves.release import CurveRelease, context, event_times_grid
 from dpsurv_core.curves.summary import at_risk_at, at_risk_exact, parse_times, risk_table, table_times
-from dpsurv_core.curves.time_indexed import EDGE_MODES
+from dpsurv_core.curves.time_indexed import EDGE_MODES, parse_sizes
 from dpsurv_core.curves.uncertainty import (
     carry_upper,
     curve_warnings,
@@ -94,6 +94,10 @@ def add_mechanism_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--base-epsilon", type=epsilon_value, metavar="E",
                    help="as published: the paper's per-step base epsilon e (replaces --epsilon; the ledger charges "
                         "the true total e n (1 + alpha (n + 1) / 2))")
+    g.add_argument("--sample-size", type=declared_sizes, metavar="N[,N...]",
+                   help="declared group size(s), one per group in order: a public number (for example from the study "
+                        "design), never read off the data; with it the band carries the sampling error as well as "
+                        "the noise")
     disclosure_options.add_arguments(p)
 
 
@@ -185,7 +189,18 @@ def load(args: argparse.Namespace, competing: bool = False) -> tuple[Cohort, Pub
     return cohort, public, extra
 
 
-TIME_INDEXED_OPTIONS = ("alpha", "tau_start", "tau_end", "window", "edge_mode", "base_epsilon")
+def declared_sizes(text: str) -> tuple[int, ...]:
+    """An argparse type for ``--sample-size``: whole numbers of subjects, comma separated."""
+    try:
+        sizes = parse_sizes(text)
+    except ParameterError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if sizes is None:
+        raise argparse.ArgumentTypeError("give at least one group size, for example 120 or 120,108")
+    return sizes
+
+
+TIME_INDEXED_OPTIONS = ("alpha", "tau_start", "tau_end", "window", "edge_mode", "base_epsilon", "sample_size")
 MECHANISM_OPTIONS = TIME_INDEXED_OPTIONS + disclosure_options.OPTIONS
 
 

@@ -219,6 +219,20 @@ def _sizes(sample_size: int | Sequence[int] | None) -> tuple[int, ...] | None:
     return tuple(int(x) for x in sizes)
 
 
+def parse_sizes(text: str | None) -> tuple[int, ...] | None:
+    """Declared group sizes written as ``N`` or ``N1,N2,...`` (one per group, in the groups' order); blank: none."""
+    if text is None or not str(text).strip():
+        return None
+    try:
+        values = [float(x) for x in str(text).replace(";", ",").split(",") if x.strip()]
+    except ValueError:
+        values = []
+    if not values or any(not math.isfinite(v) or v != int(v) or v < 1 for v in values):
+        raise ParameterError(f"The declared group size must be whole numbers of at least 1 separated by commas (for "
+                             f"example 120,108), got {text!r}.")
+    return _sizes(values)
+
+
 def _check_one_group_per_subject(cohort: Cohort) -> None:
     """Parallel composition over groups needs each subject in one group."""
     if cohort.subject is None or cohort.group is None:

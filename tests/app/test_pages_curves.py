@@ -243,3 +243,17 @@ def test_pages_neither_spell_mechanism_ids_nor_build_mechanisms(path):
     for banned in ("record_release", "releases.store", "ReleaseNoise", "mechanism_class", "make_mechanism",
                    "build_mechanism", "available()"):
         assert banned not in source, f"{path} uses {banned}"
+
+
+def test_time_indexed_takes_declared_group_sizes_and_says_what_its_band_covers():
+    at = run(CURVES)
+    at.selectbox(key="sc_mechanism").set_value("time-indexed").run()
+    assert not at.exception
+    assert "not the sampling error" in text(at)
+    at.text_input(key="sc_sample_size").set_value("228").run()
+    assert not at.exception
+    assert "declared size 228" in text(at) and "covers the sampling error" in text(at)
+    at.text_input(key="sc_sample_size").set_value("lots").run()
+    assert not at.exception
+    assert any("declared group size must be whole numbers" in e.value for e in at.error)
+    assert "not the sampling error" in text(at)

@@ -98,3 +98,29 @@ def test_cumulative_incidence_bands_carry_the_noise(capsys, mechanism):
             ok = np.isfinite(lo) & np.isfinite(up)
             assert ok.any() and np.all(lo[ok] <= cif[ok] + 1e-9) and np.all(cif[ok] <= up[ok] + 1e-9)
             assert np.all((lo[ok] >= 0) & (up[ok] <= 1))
+
+
+def test_time_indexed_declared_group_sizes_widen_the_band_for_sampling(capsys):
+    """--sample-size (public, one per group) puts the sampling error in the time-indexed band: the method says so,
+    the parameters list it, and the band is at least as wide as the noise-only band of the same release."""
+    args = ("km", *LUNG, "--mechanism", "time-indexed", "--base-epsilon", "5", "--seed", "3")  # informative noise
+    noise_only = run(capsys, *args)
+    both = run(capsys, *args, "--sample-size", "138,90")
+    assert "not the sampling error" in noise_only["interval_method"]
+    assert "declared size 138, 90" in both["interval_method"] and "covers the sampling error" in both["interval_method"]
+    assert both["parameters"]["declared_group_size"] == [138, 90]
+    for a, b in zip(noise_only["curves"], both["curves"]):
+        assert a["survival"] == b["survival"]  # the same release: only the band reads the sizes
+        wa = np.subtract(a["upper"], a["lower"], dtype=float)
+        wb = np.subtract(b["upper"], b["lower"], dtype=float)
+        ok = ~np.isnan(wa) & ~np.isnan(wb)
+        assert np.mean(wb[ok]) > np.mean(wa[ok])
+
+
+@pytest.mark.parametrize("text", ["abc", "0", "1.5", "inf", "1,2,3"])
+def test_bad_declared_group_size_is_one_sentence(capsys, text):
+    code = main(["km", *LUNG, "--mechanism", "time-indexed", "--epsilon", "1", "--seed", "1", "--sample-size", text,
+                 "--json"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
