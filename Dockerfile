@@ -9,6 +9,11 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
+# Debian's chromium draws the PNG/SVG figure downloads (kaleido) and prints the PDF report (Playwright).
+RUN apt-get update && apt-get install -y --no-install-recommends chromium \
+    && rm -rf /var/lib/apt/lists/*
+ENV DPSURV_CHROMIUM=/usr/bin/chromium
+
 # Dependencies first, so code changes do not reinstall them.
 COPY requirements.txt ./
 RUN pip install --no-cache-dir -r requirements.txt

@@ -1,5 +1,5 @@
 # Two commands on a fresh machine with Python 3.11, pip, make and apt:
-#   make run    install what the app needs and start it on http://localhost:8501
+#   make run    install what the app needs (Debian chromium for figure and PDF downloads included) and start it on http://localhost:8501
 #   make test   install what the tests need (Debian chromium and a headless JRE for Spark included) and run the whole suite
 # While editing: make test-fast (ruff + pytest without the browser tests and the tests marked slow, < 1 min).
 PY ?= $(shell command -v python3.11 || command -v python3)
@@ -27,17 +27,17 @@ $(VENV)/.dev-installed: requirements.txt requirements-dev.txt | $(BIN)/python
 	$(BIN)/pip install --quiet -r requirements-dev.txt
 	touch $(VENV)/.app-installed $@
 
-run: $(VENV)/.app-installed
+run: $(VENV)/.app-installed chromium
 	$(BIN)/streamlit run app.py --server.headless true --server.port $(PORT) --browser.gatherUsageStats false
 
-# Debian's chromium for the browser tests (playwright cannot download browsers here).
+# Debian's chromium for the app's PNG/SVG/PDF downloads and the browser tests (playwright cannot download browsers here).
 chromium:
 	@if [ -x /usr/bin/chromium ]; then :; \
 	elif command -v apt-get >/dev/null 2>&1; then \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  echo "installing Debian chromium for the browser tests"; \
+	  echo "installing Debian chromium (figure and PDF downloads, browser tests)"; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null \
-	    || echo "chromium could not be installed: browser tests will be skipped"; \
+	    || echo "chromium could not be installed: figure and PDF downloads are off and browser tests will be skipped"; \
 	else echo "apt-get is unavailable: browser tests will be skipped (they need Debian chromium)"; fi
 
 # Debian's headless Java runtime for the Spark engine tests (PySpark itself comes from requirements.txt).
