@@ -193,9 +193,8 @@ def _baselines(key: str, _cohort, _pp):
 try:
     np_table, beta_star, cox_table = _baselines((data_key, tuple(covs), intervals, knots, public.horizon,
                                                  repr(sorted(declared.items()))).__repr__(), cohort, pp)
-    mechs = {k: catalogue.get(catalogue.REGRESSION, k).build(epsilon, pp=pp, lam=lam, **psgld_kw) for k in chosen}
-    if "objective" in mechs:
-        mechs["objective"].set_information_share(info_share)
+    mechs = {k: catalogue.get(catalogue.REGRESSION, k).build(epsilon, pp=pp, lam=lam, information_share=info_share,
+                                                            **psgld_kw) for k in chosen}
 except DpsurvError as exc:
     st.error(str(exc))
     st.stop()
@@ -215,7 +214,7 @@ def regression_plan(kind: str) -> Plan:
                "lambda": lam if "lam" in entry.options else None, "n_public": n_declared or None}
     command.update({CLI_NAMES.get(k, k): psgld_kw[k] for k in entry.options if k in psgld_kw})
     command["categorical"] = cats.option()
-    command["information_share"] = info_share if kind == "objective" and info_share else None
+    command["information_share"] = info_share if "information_share" in entry.options and info_share else None
     command["labels"] = LABELS_FILE if relabelled else None
     ranges = [f"{k}:{lo:.10g}:{hi:.10g}" for k, (lo, hi) in sorted(declared.items())]
     return Plan(entry, mech, cohort.name, choice.fingerprint, lambda noise, trials: mech.release(pp, noise, trials=trials),

@@ -161,13 +161,12 @@ def run(args: argparse.Namespace) -> dict:
     lam = DEFAULT_LAMBDA if args.lam is None else args.lam
     psgld = dict(bound_B=args.sanitizer_bound, prior_sd=args.prior_sd, epochs=args.epochs, burn_in=args.burn_in,
                  batch=args.batch, step=args.step, step_decay=args.step_decay, step_gamma=args.step_gamma)
-    mech = entry.build(args.epsilon, pp=pp, lam=lam, **psgld)
+    check(not args.information_share or "information_share" in entry.options,
+          "--information-share applies to objective only.")
+    mech = entry.build(args.epsilon, pp=pp, lam=lam, information_share=args.information_share, **psgld)
     if args.draws != 1:
         check(hasattr(mech, "set_draws"), "--draws applies to psgld only.")
         mech.set_draws(args.draws)
-    if args.information_share:
-        check(hasattr(mech, "set_information_share"), "--information-share applies to objective only.")
-        mech.set_information_share(args.information_share)
     plan = Plan(entry, mech, cohort.name, dataset_fingerprint(args) if needs_fingerprint(args, entry) else "",
                 lambda noise, trials: mech.release(pp, noise, trials=trials),
                 lambda rel: {"coefficients": rel.coefficients}, list(pp.disclosures), reproduce_command(args),

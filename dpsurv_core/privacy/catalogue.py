@@ -207,7 +207,9 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("objective", "Objective perturbation", REGRESSION, ("regression", "audit", "report"), NGUYEN_HUI_REGRESSION,
           SUBJECT, ADD_REMOVE, _SPHERE, "dpsurv_core.regression.mechanisms:ObjectivePerturbation",
           summary="A random linear term b.w/n added to the penalised objective before minimising; an extra ridge "
-                  "keeps eps' at least epsilon/2.", options={"lam": 0.01}, audit_runs=100),
+                  "keeps eps' at least epsilon/2. Optionally a share of epsilon buys a noisy information matrix "
+                  "(Wang, Kifer and Lee 2019) for narrower honest intervals.",
+          options={"lam": 0.01, "information_share": 0.0}, audit_runs=100),
     Entry("psgld", "pSGLD posterior sampling", REGRESSION, ("regression", "audit", "report"), NGUYEN_HUI_REGRESSION,
           SUBJECT, ADD_REMOVE, OPENDP_GAUSS + " (Langevin noise); " + INTERNAL_INDEX + " (minibatches); "
           + URANDOM_CHOICE + " (the epoch released); " + SNAPPED,
@@ -344,7 +346,7 @@ def _regression(entry: Entry, epsilon: float | None, params: dict[str, Any]) -> 
         raise ParameterError("A regression mechanism needs the person-period design.")
     o = _opts(entry, params)
     lam = o.pop("lam", 0.01)
-    return build_mechanism(entry.id, _eps(epsilon), params["pp"], lam=lam, **(o if entry.id == "psgld" else {}))
+    return build_mechanism(entry.id, _eps(epsilon), params["pp"], lam=lam, **o)
 
 
 def _not_a_mechanism(entry: Entry, epsilon: float | None, params: dict[str, Any]) -> Mechanism:
