@@ -453,7 +453,12 @@ class RegressionAdapter(Adapter):
                 if progress is not None:
                     progress((i + 1) / trials)
             return out
-        return np.asarray(self.mechanism.release(pp, noise, trials).W, float)
+        rel = self.mechanism.release(pp, noise, trials)
+        info = getattr(rel, "diagnostics", {}).get("information")  # the non-private fit has none
+        if info is None:
+            return np.asarray(rel.W, float)
+        iu = np.triu_indices(pp.dim)  # objective perturbation with an information share also releases H~
+        return np.hstack([np.asarray(rel.W, float), np.asarray(info, float)[:, iu[0], iu[1]]])
 
     def releases(self, target: Target, trials: int, seed: int, progress: Progress | None = None) -> Released:
         n_in, n_out = _noises(seed)
@@ -466,11 +471,16 @@ class RegressionAdapter(Adapter):
                       lambda f: _tick(progress, 0.45 + 0.35 * f, f"pSGLD chains on D': {f:.0%}"))
         notes = ["The released quantity is the coefficient vector (covariates and baseline spline); no curve is "
                  "released, so there are no influential points."]
+        stats = {"coefficients": np.arange(self.pp.p), "all": np.arange(a.shape[1])}
+        if a.shape[1] > self.pp.dim:
+            stats["information matrix"] = np.arange(self.pp.dim, a.shape[1])
+            notes.append("With an information share the release is the coefficients and the noisy information matrix: "
+                         "the attack scores both (the 'all' statistic) as well as each alone.")
         if self.cost.guarantee != EXACT:
             notes.append("pSGLD is approximate DP (MCMC): its epsilon holds only if the chain samples the exponential "
                          "mechanism's density exactly, so the audit may exceed it without a bug in the accounting. "
                          "Each run is an independent chain (about 0.1 s each on lung).")
-        return Released(a, b, {"coefficients": np.arange(self.pp.p), "all": np.arange(a.shape[1])}, notes=notes)
+        return Released(a, b, stats, notes=notes)
 
 
 # ------------------------------------------------------------------------------------------- driver

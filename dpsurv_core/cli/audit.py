@@ -91,7 +91,7 @@ def options_from_args(args: argparse.Namespace) -> dict[str, Any]:
 
     keys = ("alpha", "tau_start", "tau_end", "window", "edge_mode", "base_epsilon", "omega", "gamma", "rungs",
             "blocks", "block_size", "lam", "intervals", "knots", "n_public", "prior_sd", "epochs", "burn_in", "batch",
-            "step", "step_decay", "step_gamma", "threshold", "base", "k")
+            "step", "step_decay", "step_gamma", "threshold", "base", "k", "information_share")
     out = {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
     out["covariates"] = split_list(getattr(args, "covariates", None))
     out["ranges"] = _ranges(getattr(args, "range", None) or [])

@@ -458,3 +458,20 @@ def test_page_starts_from_the_release_chosen_on_the_curves_page():
     at.button(key="au_run").click().run()
     assert not at.exception
     assert _metrics(at)["Charged epsilon"] == "2"
+
+
+def test_regression_audit_scores_the_released_information_matrix_too(lung):
+    """Objective perturbation with an information share releases w~ and H~: the audit's releases hold both (d + d(d+1)/2
+    coordinates), name the matrix as its own statistic, and the strongest attack stays within the charge."""
+    cohort, public = lung
+    adapter = runner.make_adapter("regression", "objective", 1.0, cohort, public, covariates=("age", "sex"),
+                                  information_share=0.2)
+    assert adapter.mechanism.information_share == 0.2
+    d = adapter.pp.dim
+    rel = adapter.releases(adapter.default_target(), 40, seed=3)
+    assert rel.released_in.shape == (40, d + d * (d + 1) // 2) == rel.released_out.shape
+    assert list(rel.focus["information matrix"]) == list(range(d, d + d * (d + 1) // 2))
+    result = runner.audit(adapter, trials=200, seed=5)
+    assert result.within_charge is True and result.empirical_epsilon <= 1.0
+    plain = runner.make_adapter("regression", "objective", 1.0, cohort, public, covariates=("age", "sex"))
+    assert plain.releases(plain.default_target(), 5, seed=3).released_in.shape == (5, d)
