@@ -31,7 +31,7 @@ from ui.data_view import (
     summary_display,
     with_time_unit,
 )
-from ui.downloads import file_stem, table_download
+from ui.downloads import table_download
 from ui.glossary import explainer, terms
 from ui.server_data import (
     engine_fingerprint,
@@ -459,7 +459,7 @@ with st.expander("Value labels and column kinds", expanded=not choice.bundled, i
         }), hide_index=True, width="stretch")
     j1, j2 = st.columns(2)
     j1.download_button("Labels as JSON", data=json.dumps(labels.to_json(), indent=2, ensure_ascii=False),
-                       file_name=f"{file_stem(choice.name)}-labels.json", mime="application/json",
+                       file_name=session.labels_file(choice), mime="application/json",
                        key=f"{tok}-labels-json", on_click="ignore", icon=":material/download:",
                        help="Keep your labels in a file: load it again here, next session or for the same study.")
     codebook = j2.file_uploader("Load labels from a JSON file", type=["json"], key=f"{tok}-labels-upload",

@@ -28,7 +28,7 @@ from dpsurv_core.report.text import hazard_ratio_ci, markdown_literal, p_value, 
 from ui import curves_view as cv
 from ui import glossary, palette, session
 from ui.cache import by_data
-from ui.downloads import file_stem, show_figure
+from ui.downloads import show_figure
 
 ENTRIES = catalogue.entries(catalogue.REGRESSION, "regression")  # the catalogue's order: the fits, then mechanisms
 PRIVATE = [e for e in ENTRIES if e.private]
@@ -202,8 +202,8 @@ except DpsurvError as exc:
 # ------------------------------------------------------------------------------------------------ preview or release
 CLI_NAMES = {"bound_B": "sanitizer_bound"}  # the sampler settings whose command-line option is named otherwise
 # categories named by labels the command line does not ship (set on the Data page): it reads them from a file
-relabelled = [c for c in cats.columns if _labels.labels_for(c) != value_labels.bundled(choice.name).labels_for(c)]
-LABELS_FILE = f"{file_stem(choice.name)}-labels.json"  # the name the Data page's 'Labels as JSON' saves under
+relabelled = session.relabelled(cats.columns, choice)
+LABELS_FILE = session.labels_file(choice)
 
 
 def regression_plan(kind: str) -> Plan:

@@ -604,7 +604,8 @@ def _num(v: float) -> str:
 def data_options(choice: session.DataChoice, group: str | None = None, covariates: Sequence[str] = ()
                  ) -> dict[str, Any]:
     """The CLI's data options for the Data page's choice: --data, --time, --event (with its codes when they are
-    not the bundled data set's own), --group, --id, --max-rows-per-subject, --covariates."""
+    not the bundled data set's own), --group (and --labels when its value labels are the session's own), --id,
+    --max-rows-per-subject, --covariates."""
     m = choice.mapping
     out: dict[str, Any] = {"data": choice.name, "time": m.time, "event": m.event}
     codes = tuple(m.event_codes), tuple(m.censor_codes)
@@ -616,6 +617,8 @@ def data_options(choice: session.DataChoice, group: str | None = None, covariate
         out["event_codes"] = list(codes[0])
         out["censor_codes"] = list(codes[1]) or None
     out["group"] = group
+    # group names set on the Data page travel in the file its 'Labels as JSON' saves
+    out["labels"] = session.labels_file(choice) if session.relabelled([group], choice) else None
     out["id"] = m.id
     out["max_rows_per_subject"] = m.max_rows_per_subject if m.max_rows_per_subject > 1 else None
     out["covariates"] = list(covariates) or None

@@ -194,6 +194,23 @@ def value_labels(choice: DataChoice | None = None) -> ValueLabels:
     return own
 
 
+def labels_file(choice: DataChoice | None = None) -> str:
+    """The file name the Data page's 'Labels as JSON' saves under, which the commands it prints read (--labels)."""
+    from ui.downloads import file_stem
+
+    return f"{file_stem((choice or data_choice()).name)}-labels.json"
+
+
+def relabelled(columns: Any, choice: DataChoice | None = None) -> list[str]:
+    """Those of ``columns`` whose labels in this session differ from what the command line knows without a file
+    (a bundled data set's own labels; none for anything else)."""
+    from dpsurv_core.data.labels import bundled
+
+    choice = choice or data_choice()
+    own, shipped = value_labels(choice), bundled(choice.name)
+    return [c for c in columns if c is not None and own.labels_for(c) != shipped.labels_for(c)]
+
+
 def set_value_labels(labels: ValueLabels, choice: DataChoice | None = None) -> None:
     """Keep ``labels`` for the data in use (for a bundled data set: the changes on top of its shipped labels)."""
     choice = choice or data_choice()

@@ -102,7 +102,8 @@ def add_mechanism_options(p: argparse.ArgumentParser) -> None:
 
 
 LABELS_HELP = ("value labels as JSON (the file the Data page saves with 'Labels as JSON': {\"values\": {COLUMN: "
-               "{CODE: LABEL}}}); they name the group codes in group_label, over a bundled data set's own labels")
+               "{CODE: LABEL}}}); they name the group codes in group_label (and, for regression, the categories and "
+               "their reference level), over a bundled data set's own labels")
 MAX_LABELS_BYTES = 1_000_000
 
 

@@ -257,3 +257,20 @@ def test_time_indexed_takes_declared_group_sizes_and_says_what_its_band_covers()
     assert not at.exception
     assert any("declared group size must be whole numbers" in e.value for e in at.error)
     assert "not the sampling error" in text(at)
+
+
+def test_reproduce_command_reads_group_labels_set_on_the_data_page():
+    """Group names changed on the Data page travel to the printed command as --labels <name>-labels.json (the file the
+    Data page's 'Labels as JSON' saves); with the bundled labels the command needs no file."""
+    from dpsurv_core.data.labels import ValueLabels
+
+    group_page = str(ROOT / "pages" / "3_Group_comparison.py")
+    at = run(group_page)
+    assert "--labels" not in text(at)
+    at = AppTest.from_file(group_page, default_timeout=60)
+    at.run()
+    fp = at.session_state["data_choice"].fingerprint
+    at.session_state["value_labels"] = {fp: ValueLabels().with_labels("sex", {1: "Men", 2: "Women"})}
+    at.run()
+    assert not at.exception
+    assert "--labels lung-labels.json" in text(at)
