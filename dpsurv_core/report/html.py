@@ -391,9 +391,15 @@ def curve_comparison(item: ReleaseItem, cohort: Any) -> tuple[go.Figure, pd.Data
     private = np.asarray(out["survival"], dtype=float)
     if time.size == 0 or private.shape != (len(groups), time.size):
         return "The record's survival numbers do not have one value per group and time point."
+    engine = hasattr(cohort, "exact_release")  # a server table kept in an engine: its exact curves are counted there
+    has_group = cohort.has_group if engine else cohort.group is not None
     if groups == ["all"]:
-        cohort = replace(cohort, group=None)  # the release pooled the groups: compare with the pooled curve
-    elif cohort.group is None or sorted(groups) != sorted(str(g) for g in cohort.groups):
+        if engine and has_group:
+            return ("No comparison: the release pooled the groups, and the server table is mapped with a group column "
+                    "now: map no group column on the Data page to compare.")
+        if not engine:
+            cohort = replace(cohort, group=None)  # the release pooled the groups: compare with the pooled curve
+    elif not has_group or sorted(groups) != sorted(str(g) for g in cohort.groups):
         return (f"The release's groups ({', '.join(groups)}) are not the groups of the data as mapped now "
                 f"({', '.join(map(str, cohort.groups)) or 'no group column'}): map the same group column on the Data "
                 "page to compare.")
@@ -404,7 +410,7 @@ def curve_comparison(item: ReleaseItem, cohort: Any) -> tuple[go.Figure, pd.Data
         grid = TimeGrid(np.asarray(edges, dtype=float), "custom")
         public = PublicParameters(float(grid.edges[-1]), grid,
                                   group_categories=() if groups == ["all"] else tuple(groups))
-        exact = NonPrivate().release(cohort, public)
+        exact = cohort.exact_release(public) if engine else NonPrivate().release(cohort, public)
     except Exception as exc:  # noqa: BLE001 - a comparison that cannot be made is said, not raised
         return f"No comparison: {exc}"
     order = [list(map(str, exact.curves.groups)).index(g) if g != "all" else 0 for g in groups]
