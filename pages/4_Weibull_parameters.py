@@ -28,8 +28,8 @@ from dpsurv_core.weibull.model import (
     weibull_mle,
 )
 from ui import curves_view as cv
-from ui import glossary, palette, session
-from ui.cache import by_data, digest, session_cache
+from ui import glossary, palette, release_panel, session
+from ui.cache import by_data, digest, prefetch, prefetched, session_cache
 from ui.downloads import show_figure, show_table, table_download
 
 PRIVATE = catalogue.entries(catalogue.WEIBULL, "weibull", private=True)  # the mechanisms, in the catalogue's order
@@ -188,9 +188,34 @@ def _intervals_shared(data: str, *args) -> dict:
 
 
 def _intervals(*args) -> dict:
-    """Cached process-wide for a bundled data set, in this session only otherwise (its n and share come from it)."""
-    return by_data(choice.bundled, ("wb_intervals", args), lambda: _intervals_compute(*args),
-                   lambda: _intervals_shared(choice.name, *args))
+    """Cached process-wide for a bundled data set, in this session only otherwise (its n and share come from it); a
+    result this session started in the background (:func:`_prefetch_neighbours`) is picked up, waiting if needed.
+    The intervals depend on ``args`` only (released numbers and public inputs), so the key needs no data name."""
+    return prefetched("wb_intervals", args, lambda: by_data(
+        choice.bundled, ("wb_intervals", args), lambda: _intervals_compute(*args),
+        lambda: _intervals_shared(choice.name, *args)))
+
+
+def _interval_args(name: str, eps: float, est) -> tuple:
+    return (name, float(eps), float(est.shape[0]), float(est.scale_normalised[0]), cohort.n_subjects, share, horizon,
+            omega, gamma, rungs, cohort.rows_per_subject, blocks)
+
+
+def _prefetch_neighbours(names: list[str]) -> None:
+    """Start, in the background, the intervals of the previews one slider step either side of the current epsilon
+    (the same previews, seed and arguments the page will compute when the slider moves there), so that the redraw
+    after one step finds them ready or under way. The previews themselves are cheap and computed here."""
+    i = EPSILONS.index(float(epsilon)) if float(epsilon) in EPSILONS else -1
+    jobs = {}
+    for eps in [EPSILONS[j] for j in (i - 1, i + 1) if i >= 0 and 0 <= j < len(EPSILONS)]:
+        for name in names:
+            try:
+                est = release_panel.preview(weibull_plan(name, eps))
+            except DpsurvError:
+                continue
+            args = _interval_args(name, eps, est)
+            jobs[args] = lambda a=args: _intervals_compute(*a)
+    prefetch("wb_intervals", jobs)
 
 
 def next_step(sentence: str) -> str:
@@ -200,12 +225,16 @@ def next_step(sentence: str) -> str:
     return sentence.rstrip(".") + ": raise epsilon, use LSP + TLL, or use a larger cohort before reading it."
 
 
-def weibull_plan(name: str) -> Plan:
-    """The release plan of one mechanism, as ``python -m dpsurv_core weibull`` builds it."""
-    entry, mech = catalogue.get(catalogue.WEIBULL, name), mechs[name]
+def weibull_plan(name: str, eps: float | None = None) -> Plan:
+    """The release plan of one mechanism, as ``python -m dpsurv_core weibull`` builds it (at the page's epsilon, or at
+    ``eps``)."""
+    entry = catalogue.get(catalogue.WEIBULL, name)
+    mech = mechs[name] if eps is None else entry.build(
+        eps, horizon=horizon, omega=omega, gamma=gamma, rungs=rungs, rows_per_subject=cohort.rows_per_subject,
+        blocks=blocks, block_size=BLOCK_SIZE)
     kw = {"ladder": ladder} if hasattr(mech, "ladder") else {}  # LSP reuses the page's ladder (same rungs, gamma)
     values = {"omega": omega, "gamma": gamma, "rungs": rungs, "blocks": blocks, "block_size": BLOCK_SIZE}
-    command = {**cv.data_options(choice), "mechanism": name, "epsilon": epsilon, "censoring": share_in,
+    command = {**cv.data_options(choice), "mechanism": name, "epsilon": epsilon if eps is None else eps, "censoring": share_in,
                **cv.grid_options(choice, public, grid=False), **{k: values[k] for k in entry.options if k in values}}
     return Plan(entry, mech, cohort.name, choice.fingerprint,
                 lambda noise, trials: mech.release_many(sample, noise, trials, **kw), lambda est: est.records(),
@@ -238,9 +267,7 @@ for name in chosen:
             st.info(mech.caveat(), icon=":material/lightbulb:")
         est0 = results[name]
         with st.spinner("Simulating the noise-aware intervals ..."):
-            intervals[name] = _intervals(name, epsilon, float(est0.shape[0]), float(est0.scale_normalised[0]),
-                                         cohort.n_subjects, share, horizon, omega, gamma, rungs, cohort.rows_per_subject,
-                                         blocks)
+            intervals[name] = _intervals(*_interval_args(name, epsilon, est0))
         iv = intervals[name]
         st.markdown(f"95% intervals carrying the privacy noise: shape {iv['shape']['lower']:.3g} to "
                     f"{iv['shape']['upper']:.3g}; scale {iv['scale']['lower']:,.4g} to {iv['scale']['upper']:,.4g} "
@@ -382,6 +409,9 @@ st.caption(f"Rung k holds every shape that the data could produce if up to k pat
            f"p* = {ladder.p_star:.4f}. LSP draws a rung with probability proportional to its width times "
            f"exp(-k epsilon/4), then a shape uniformly inside it. With {sample.n_events} events, rungs at "
            f"k >= {sample.n_events} would be the whole range [0, gamma].")
+
+# the next redraw: the intervals one epsilon step either side start in the background once this view is drawn
+_prefetch_neighbours(list(results))
 
 # ------------------------------------------------------------------------------------------------ study
 st.subheader("Typical error vs epsilon (simulation)")

@@ -177,3 +177,31 @@ def test_clinician_view_explainer_glossary_downloads_and_the_laplace_explanation
                    if isinstance(t.get(part, {}).get("color"), str)}
         assert colours and colours <= allowed
     assert releases() == []
+
+
+def test_the_next_epsilons_intervals_start_in_the_background_and_equal_an_uncached_computation():
+    """The redraw after one slider step (issue 15): the intervals of the previews one step either side start in the
+    background after the first view; the one picked up after the move is exactly the interval computed afresh from
+    the shown preview (same seed, same public inputs), and the page shows it."""
+    from dpsurv_core.weibull.inference import censoring_share, weibull_intervals
+    from dpsurv_core.weibull.mechanisms import WeibullEstimates
+
+    at = run(wb_run_study=False)
+    store = at.session_state["_prefetch"]
+    started = {key[1][1]: fut for key, fut in store.items() if key[0] == "wb_intervals" and key[1][1] != 1.0}
+    assert sorted(started) == [0.8, 1.6]  # the slider's neighbours of epsilon 1
+    prefetched = started[0.8].result(timeout=120)
+    at.select_slider(key="wb_epsilon").set_value(0.8).run()
+    assert not at.exception
+    row = table(at).iloc[2]
+    sample = sample_from_cohort(load_bundled("lung"), 1100.0)
+    est = WeibullEstimates(FIRST, np.array([row["Shape p"]]), np.array([row["Scale / T_max"]]), 1100.0)
+    mech = catalogue.get(catalogue.WEIBULL, FIRST).build(0.8, horizon=1100.0)
+    fresh = weibull_intervals(mech, est, sample.n, censoring_share(sample)).to_dict()
+    assert prefetched == fresh  # the prefetched result is the uncached one, number for number
+    assert row["Shape 95% interval"] == f"{fresh['shape']['lower']:.3g} to {fresh['shape']['upper']:.3g}"
+    assert row["Scale 95% interval"] == f"{fresh['scale']['lower']:,.4g} to {fresh['scale']['upper']:,.4g}"
+    # after the move the neighbours of 0.8 are wanted: 0.5 started, 1.0 is the first view's own result
+    keys = {key[1][1] for key in at.session_state["_prefetch"] if key[0] == "wb_intervals"}
+    assert {0.5, 0.8, 1.0} <= keys
+    assert releases() == []
