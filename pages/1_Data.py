@@ -18,6 +18,7 @@ from dpsurv_core.errors import DpsurvError
 from dpsurv_core.limits import check_upload
 from dpsurv_core.report.text import markdown_literal
 from ui import session
+from ui.cache import by_data
 from ui.data_view import (
     budget_caption,
     code_options,
@@ -33,15 +34,6 @@ from ui.data_view import (
 )
 from ui.downloads import table_download
 from ui.glossary import explainer, terms
-from ui.server_data import (
-    engine_fingerprint,
-    engine_sections,
-    open_server_cohort,
-    server_caption,
-    server_data_picker,
-    server_fits_in_memory,
-    session_engine,
-)
 
 NONE = "(none)"
 BUNDLED, UPLOAD, SERVER = "Bundled data set", "Upload a file", "A file on the server"
@@ -145,6 +137,17 @@ if source == BUNDLED:
     d = datasets.info(picked)
     st.caption(f"Source: {d.source}. Time in {d.time_unit}. {d.notes}")
 elif source == SERVER:
+    # imported here: the server-data helpers pull in DuckDB's engine layer and the curve module (SciPy), which the
+    # first view of a bundled data set or an upload does not need
+    from ui.server_data import (
+        engine_fingerprint,
+        open_server_cohort,
+        server_caption,
+        server_data_picker,
+        server_fits_in_memory,
+        session_engine,
+    )
+
     src = server_data_picker()
     if src is None:
         st.info(f"No server file chosen: the data in use is still '{markdown_literal(session.data_choice().name)}'.")
@@ -257,6 +260,8 @@ else:
 
 choice = session.data_choice()
 if session.in_engine(choice):  # a server table kept in the engine: no rows here, its own sections (ui/server_data)
+    from ui.server_data import engine_sections
+
     engine_sections(choice)
     st.stop()
 tok = _token(choice)
@@ -483,8 +488,19 @@ with st.expander("Value labels and column kinds", expanded=not choice.bundled, i
 
 # ---------------------------------------------------------------- 3. summary
 st.subheader("3. Summary")
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _bundled_summary(name: str, fingerprint: str, mapping: str, unit: str, source_unit: str, _cohort) -> pd.DataFrame:
+    """A bundled (public) data set's summary, computed once per server process for each mapping and unit."""
+    return cohort_summary(_cohort)
+
+
+# the cohort is fixed by the table (its name and fingerprint), the column map and the units: the cache key
+_summary_key = (choice.name, choice.fingerprint, repr(mapping), unit, source_unit)
 try:
-    table = cohort_summary(cohort)
+    table = by_data(choice.bundled, ("data_summary", *_summary_key), lambda: cohort_summary(cohort),
+                    lambda: _bundled_summary(*_summary_key, cohort))
 except DpsurvError as exc:
     st.error(str(exc))
     st.stop()
