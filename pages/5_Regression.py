@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -20,10 +21,10 @@ from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import APPROXIMATE_MCMC, EXACT
 from dpsurv_core.privacy.noise import SimulationNoise
 from dpsurv_core.privacy.release import Plan
-from dpsurv_core.regression.inference import coefficient_inference, inference_table
-from dpsurv_core.regression.mechanisms import lambda_study, mre_study
-from dpsurv_core.regression.model import fit_cox, fit_nonprivate
-from dpsurv_core.regression.person_period import person_period
+from dpsurv_core.regression.inference import coefficient_inference, inference_table, nonprivate_fit
+from dpsurv_core.regression.mechanisms import OutputPerturbation, lambda_study, mre_study
+from dpsurv_core.regression.model import fit_cox, minimise
+from dpsurv_core.regression.person_period import PersonPeriod, person_period
 from dpsurv_core.report.text import hazard_ratio_ci, markdown_literal, p_value, plain_label
 from ui import curves_view as cv
 from ui import glossary, palette, session
@@ -155,6 +156,21 @@ if burn_in >= epochs:
     st.error("The pSGLD burn-in must be shorter than the chain: lower the burn-in or raise the epochs.")
     st.stop()
 
+DESIGN = "rg_design"
+
+
+def _design(key: tuple, build: Callable[[], PersonPeriod]) -> tuple[PersonPeriod, dict[float, np.ndarray]]:
+    """The person-period design for ``key`` and the penalised fits w*(Lambda) found on it, kept for this session's
+    latest design only: neither depends on epsilon, so moving the epsilon slider reuses the design (and its
+    distinct-row compression, the slow part of the fit on flchain) and output perturbation's w*(Lambda) (the same
+    L-BFGS call on the same design, so the same numbers)."""
+    held = st.session_state.get(DESIGN)
+    if held is None or held[0] != key:
+        held = (key, build(), {})
+        st.session_state[DESIGN] = held
+    return held[1], held[2]
+
+
 try:
     cats = value_labels.encode_categories(
         choice.frame, dict.fromkeys(value_labels.categorical_columns(choice.frame, covs, _labels)), _labels)
@@ -162,21 +178,24 @@ try:
                           choice.time_unit)
     public = session.public_parameters(base)
     declared = {k: v for k, v in choice.covariate_ranges.items() if k in covs}
-    pp = person_period(cohort, covs, horizon=public.horizon, intervals=intervals, knots=knots, ranges=declared,
-                       levels=cats.levels, n_public=n_declared or None)
+    data_key = hashlib.sha1(cohort.time.tobytes() + cohort.event.tobytes()
+                            + pd.util.hash_pandas_object(cohort.covariates, index=False).values.tobytes()).hexdigest()[:16]
+    pp, fits = _design((choice.name, choice.fingerprint, data_key, repr(cohort.mapping), cohort.rows_per_subject,
+                        tuple(covs), intervals, knots, public.horizon, repr(sorted(declared.items())),
+                        repr(sorted(cats.levels.items())), n_declared),
+                       lambda: person_period(cohort, covs, horizon=public.horizon, intervals=intervals, knots=knots,
+                                             ranges=declared, levels=cats.levels, n_public=n_declared or None))
 except DpsurvError as exc:
     st.error(str(exc))
     st.stop()
 disclosures = [d for d in public.disclosures() if d.parameter == "horizon"] + cats.disclosures + pp.disclosures
 psgld_kw = dict(epochs=epochs, burn_in=burn_in, step=step, prior_sd=prior_sd, bound_B=bound_in or None)
 unit = cohort.time_unit
-data_key = hashlib.sha1(cohort.time.tobytes() + cohort.event.tobytes()
-                        + pd.util.hash_pandas_object(cohort.covariates, index=False).values.tobytes()).hexdigest()[:16]
 
 
 # Process-wide caches hold bundled (public) data only; an upload's results stay in this session (ui.cache).
 def _baselines_compute(_cohort, _pp):
-    fit = fit_nonprivate(_pp, 0.0)
+    fit = nonprivate_fit(_pp)  # kept on the design: the previews' non-private p-values reuse it
     return fit.table(), fit.beta, fit_cox(_cohort, _pp).table
 
 
@@ -217,7 +236,15 @@ def regression_plan(kind: str) -> Plan:
     command["information_share"] = info_share if "information_share" in entry.options and info_share else None
     command["labels"] = LABELS_FILE if relabelled else None
     ranges = [f"{k}:{lo:.10g}:{hi:.10g}" for k, (lo, hi) in sorted(declared.items())]
-    return Plan(entry, mech, cohort.name, choice.fingerprint, lambda noise, trials: mech.release(pp, noise, trials=trials),
+
+    def compute(noise, trials):
+        if isinstance(mech, OutputPerturbation):  # w*(Lambda) + noise: the minimiser is kept with the design
+            if mech.lam not in fits:
+                fits[mech.lam] = minimise(pp, mech.lam)
+            return mech.release(pp, noise, trials=trials, w_star=fits[mech.lam])
+        return mech.release(pp, noise, trials=trials)
+
+    return Plan(entry, mech, cohort.name, choice.fingerprint, compute,
                 lambda rel: {"coefficients": rel.coefficients}, disclosures,
                 cv.command_line("regression", command, {"range": ranges}), analysis="regression")
 

@@ -51,7 +51,7 @@ from dpsurv_core.regression.mechanisms import (
     symmetric_from_vector,
     symmetric_size,
 )
-from dpsurv_core.regression.model import fit_nonprivate
+from dpsurv_core.regression.model import Fit, fit_nonprivate
 from dpsurv_core.regression.person_period import PersonPeriod
 
 LEVEL = 0.95
@@ -200,6 +200,17 @@ def simulated_errors(mech: _RegressionMechanism, w: np.ndarray, pp: PersonPeriod
     return e_noise + e_samp, e_noise
 
 
+def nonprivate_fit(pp: PersonPeriod) -> Fit:
+    """``fit_nonprivate(pp, 0.0)`` (the maximum-likelihood fit and its Wald standard errors), computed once per design
+    and kept on it: it depends on neither the mechanism nor epsilon, so the previews of several fits, and the reruns
+    of a page that keeps its design, share one L-BFGS fit (the same call on the same rows, so the same numbers)."""
+    fit = pp.__dict__.get("_nonprivate_fit")
+    if fit is None:
+        fit = fit_nonprivate(pp, 0.0)
+        pp.__dict__["_nonprivate_fit"] = fit
+    return fit
+
+
 def coefficient_inference(mech: _RegressionMechanism, release: RegressionRelease, trial: int = 0,
                           simulations: int = SIMULATIONS, level: float = LEVEL,
                           nonprivate: bool = False) -> CoefficientInference:
@@ -245,7 +256,7 @@ def coefficient_inference(mech: _RegressionMechanism, release: RegressionRelease
         flip = np.mean(np.sign(est - err) != np.sign(est), axis=0)
     out = CoefficientInference(list(pp.encoding.names), est, lower, upper, se, se_n, pv, flip, method)
     if nonprivate:
-        fit = fit_nonprivate(pp, 0.0)
+        fit = nonprivate_fit(pp)
         if fit.se is not None:
             z = fit.beta / np.where(fit.se[:p] > 0, fit.se[:p], np.nan)
             out.p_value_nonprivate = 2 * stats.norm.sf(np.abs(z))

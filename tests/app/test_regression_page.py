@@ -6,6 +6,7 @@ button writes one record to the ledger database (``DPSURV_LEDGER``, one per test
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -183,3 +184,44 @@ def test_clinician_view_labels_reference_levels_glossary_and_downloads():
     for w in at.warning:  # every warning says what to do next
         assert any(word in w.value for word in ("spend", "raise", "use a larger", "declare", "choose", "remove"))
     assert releases() == []
+
+
+def test_epsilon_redraw_keeps_the_design_and_shows_what_a_fresh_session_shows():
+    """Moving epsilon reuses this session's person-period design and w*(Lambda) (pages/5_Regression.py keeps them):
+    the table must be the one a fresh session shows at that epsilon with the same preview seed; a design change
+    (T) builds a new design."""
+    seed = 20261123
+    at = run(preview_seed=seed)
+    design = at.session_state["rg_design"]
+    at.select_slider(key="rg_eps").set_value(0.5).run()
+    assert not at.exception and at.session_state["rg_design"][1] is design[1]
+    pd.testing.assert_frame_equal(at.table[0].value, run(preview_seed=seed, rg_eps=0.5).table[0].value)
+    at.number_input(key="rg_T").set_value(10).run()
+    assert not at.exception
+    assert at.session_state["rg_design"][1] is not design[1] and at.session_state["rg_design"][1].intervals == 10
+    assert "T = 10 intervals" in text(at)
+    pd.testing.assert_frame_equal(at.table[0].value, run(preview_seed=seed, rg_eps=0.5, rg_T=10).table[0].value)
+    assert releases() == []
+
+
+def test_kept_fits_are_the_fits_computed_afresh():
+    """The page hands output perturbation a kept w*(Lambda), and the previews share one kept maximum-likelihood fit:
+    both are the same L-BFGS call on the same design, so the released draw and the p-values are bit for bit equal."""
+    from dpsurv_core.data.cohort import validate
+    from dpsurv_core.privacy.noise import SimulationNoise
+    from dpsurv_core.regression.inference import nonprivate_fit
+    from dpsurv_core.regression.model import fit_nonprivate, minimise
+    from dpsurv_core.regression.person_period import person_period
+
+    lung = session.bundled_choice("lung")
+    cohort = validate(lung.frame, dataclasses.replace(lung.mapping, covariates=("age",)))[0]
+    pp = person_period(cohort, ["age"], intervals=10, knots=3, n_public=228)
+    mech = catalogue.get(catalogue.REGRESSION, "output").build(0.5, pp=pp, lam=0.01)
+    kept = mech.release(pp, SimulationNoise(7), trials=3, w_star=minimise(pp, mech.lam)).W
+    np.testing.assert_array_equal(kept, mech.release(pp, SimulationNoise(7), trials=3).W)
+    fit = nonprivate_fit(pp)
+    assert nonprivate_fit(pp) is fit  # kept on the design
+    again = fit_nonprivate(pp, 0.0)
+    np.testing.assert_array_equal(fit.w, again.w)
+    np.testing.assert_array_equal(fit.se, again.se)
+
