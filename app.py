@@ -17,9 +17,12 @@ def _title(path: Path) -> str:
 nav = st.navigation([st.Page(str(p), title=_title(p), default=(i == 0)) for i, p in enumerate(PAGES)])
 
 from dpsurv_core.report.text import markdown_literal  # noqa: E402
-from ui import glossary, palette, session  # noqa: E402
+from ui import glossary, session  # noqa: E402
 
-palette.register_default()  # Okabe-Ito colours for every plotly figure that sets none
+if nav.title != _title(PAGES[0]):  # the Data page draws no figure: its first view does without building the template
+    from ui import palette
+
+    palette.register_default()  # Okabe-Ito colours for every plotly figure that sets none
 glossary.start_run(nav.url_path)  # a change of page starts a new visit (explainers open on the first one only)
 
 with st.sidebar:
