@@ -32,7 +32,7 @@ from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import RELEASE, Ledger, LedgerEntry, Record, entry_from_body
 from dpsurv_core.report.figures import PALETTE, ledger_figure, outputs_figure, step_xy
 from dpsurv_core.report.files import safe_csv
-from dpsurv_core.report.text import plain_label
+from dpsurv_core.report.text import plain_label, timestamp
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#1b1f24}
@@ -109,7 +109,7 @@ class Report:
         self._current().parts.append(fig.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False}))
 
     def _ledger_section(self) -> str:
-        rows = [{"id": e.record_id or i + 1, "time": e.time, "mechanism": e.mechanism, "analysis": e.analysis,
+        rows = [{"id": e.record_id or i + 1, "time": timestamp(e.time), "mechanism": e.mechanism, "analysis": e.analysis,
                  "data": e.dataset, "epsilon": "none (no formal guarantee)" if e.cost.epsilon is None else e.cost.epsilon,
                  "delta": e.cost.delta, "guarantee": e.cost.guarantee,
                  "protects": e.cost.protects, "neighbouring": e.cost.neighbouring,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+from datetime import UTC, datetime
 
 _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 MARKDOWN_SPECIAL = "\\`*_[](){}#+-.!<>|~$:"
@@ -107,3 +108,14 @@ def time_ci(value: float | None, lower: float | None, upper: float | None, unit:
         return time_in(x, unit, from_unit).removesuffix(f" {unit}")
 
     return f"{time_in(value, unit, from_unit)} ({bare(lower)} to {bare(upper)})"
+
+
+def timestamp(iso: str | None) -> str:
+    """A ledger time (ISO 8601, UTC) as people read it: ``2026-11-23 16:25:04 UTC``; other text unchanged."""
+    try:
+        t = datetime.fromisoformat(str(iso))
+    except (TypeError, ValueError):
+        return "" if iso is None else str(iso)
+    if t.tzinfo is not None:
+        t = t.astimezone(UTC)
+    return t.strftime("%Y-%m-%d %H:%M:%S UTC")

@@ -62,3 +62,11 @@ def test_intervals():
     assert time_ci(310, 285, float("inf"), "days") == "310 days (285 to not reached)"
     assert time_ci(float("inf"), 500, float("inf"), "days") == "not reached (500 to not reached)"
     assert time_ci(310, 285, 363, "months", from_unit="days") == "10.2 months (9.36 to 11.9)"
+
+
+def test_ledger_times_read_as_utc_to_the_second():
+    from dpsurv_core.report.text import timestamp
+
+    assert timestamp("2026-11-23T16:25:04.327259+00:00") == "2026-11-23 16:25:04 UTC"
+    assert timestamp("2026-11-23T17:25:04+01:00") == "2026-11-23 16:25:04 UTC"
+    assert timestamp("not a time") == "not a time" and timestamp(None) == ""
