@@ -9,9 +9,10 @@ import plotly.graph_objects as go
 
 from dpsurv_core.curves.kaplan_meier import SurvivalCurves
 from dpsurv_core.privacy.ledger import Ledger
+from dpsurv_core.report.palette import BLUE, COLOURS, SKY_BLUE, VERMILLION
 from dpsurv_core.report.text import plain_label
 
-PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
+PALETTE = list(COLOURS)  # Okabe-Ito (dpsurv_core.report.palette): colour-blind safe, as in the app
 
 ESTIMANDS = {"survival": ("survival", "Survival (%)"), "cumulative-hazard": ("cumulative_hazard", "Cumulative hazard"),
              "cumulative-incidence": ("cumulative_incidence", "Cumulative incidence (%)")}
@@ -70,19 +71,19 @@ def ledger_figure(ledger: Ledger, entries: list | None = None) -> go.Figure:
     chosen = [e for e in chosen if e.cost.epsilon is not None]
     eps = [e.cost.epsilon for e in chosen]
     labels = [plain_label(f"{e.record_id or i + 1}. {e.mechanism} ({e.analysis})") for i, e in enumerate(chosen)]
-    fig = go.Figure(go.Bar(x=labels, y=eps, name="epsilon of the release",
+    fig = go.Figure(go.Bar(x=labels, y=eps, name="epsilon of the release", marker_color=SKY_BLUE,
                            hovertemplate="%{x}<br>epsilon %{y:.4g}<extra></extra>"))
     fig.add_trace(go.Scatter(x=labels, y=np.cumsum(eps), mode="lines+markers", name="running total (sequential)",
-                             hovertemplate="%{x}<br>total %{y:.4g}<extra></extra>"))
+                             line_color=BLUE, hovertemplate="%{x}<br>total %{y:.4g}<extra></extra>"))
     if ledger.cap:
-        fig.add_hline(y=ledger.cap, line_dash="dash", line_color="#b91c1c", annotation_text=f"cap {ledger.cap:g}")
+        fig.add_hline(y=ledger.cap, line_dash="dash", line_color=VERMILLION, annotation_text=f"cap {ledger.cap:g}")
     if entries is not None and len(chosen) != len(ledger.entries):
         fig.add_hline(y=ledger.spent(), line_dash="dot", line_color="#475569",
                       annotation_text=f"data set total {ledger.spent():.3g}", annotation_position="bottom right")
     if no_eps:
         fig.add_annotation(text=f"{len(no_eps)} disclosure-control release(s) with no epsilon (no formal guarantee) "
                                 "are not drawn", showarrow=False, xref="paper", yref="paper", x=0.0, y=-0.35,
-                           xanchor="left", font=dict(color="#b91c1c"))
+                           xanchor="left", font=dict(color=VERMILLION))
     fig.update_layout(yaxis_title="epsilon", template="plotly_white", height=300, legend=dict(orientation="h", y=1.15),
                       margin=dict(l=60, r=20, t=30, b=60))
     return fig

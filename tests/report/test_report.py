@@ -226,3 +226,11 @@ def test_report_command_bad_input(args, message, tmp_path):
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and message in lines[0]
     assert "Traceback" not in r.stderr
+
+
+def test_report_figures_draw_with_the_colour_blind_safe_palette():
+    from dpsurv_core.report import figures
+    from dpsurv_core.report.palette import COLOURS, OKABE_ITO
+
+    assert figures.PALETTE == list(COLOURS) and set(COLOURS) <= set(OKABE_ITO)
+    assert "#d62728" not in figures.PALETTE and "#2ca02c" not in figures.PALETTE  # red next to green: not safe
