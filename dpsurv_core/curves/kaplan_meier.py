@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import expit, ndtri
 
 from dpsurv_core.curves.counts import BinnedCounts
 
@@ -92,6 +91,8 @@ def first_crossing(time: np.ndarray, curve: np.ndarray, q: float = 0.5) -> np.nd
 def greenwood_bands(survival: np.ndarray, variance: np.ndarray, alpha: float = 0.05) -> tuple[np.ndarray, ...]:
     """(log-log lower, log-log upper, linear lower, linear upper) from G = var(log S), as lifelines computes them:
     exp(-exp(log(-log S) -/+ z sqrt(G) / log S)) (1 where undefined) and S -/+ z S sqrt(G) clipped to [0, 1]."""
+    from scipy.special import ndtri  # imported where used: SciPy is heavy and most callers never need it
+
     z = ndtri(1 - alpha / 2)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         v = np.log(survival)
@@ -125,6 +126,8 @@ def confidence_limits(survival: np.ndarray, variance: np.ndarray, conf_type: str
     """
     if conf_type not in CONF_TYPES:
         raise ValueError(f"Unknown confidence interval type {conf_type!r}: choose one of {', '.join(CONF_TYPES)}.")
+    from scipy.special import expit, ndtri  # imported where used: SciPy is heavy and most callers never need it
+
     z = ndtri(1 - alpha / 2)
     s = np.asarray(survival, float)
     se = np.sqrt(np.asarray(variance, float))

@@ -44,8 +44,11 @@ def convert_times(values: np.ndarray | pd.Series, from_unit: str, to_unit: str) 
 
 
 def median_followup(time: np.ndarray, event: np.ndarray) -> float:
-    """Median follow-up by reverse Kaplan-Meier (censoring is the 'event'); inf when not reached."""
-    from lifelines import KaplanMeierFitter
+    """Median follow-up by reverse Kaplan-Meier (Schemper & Smith 1996: censoring is the 'event'), read by R's
+    quantile rule (:func:`dpsurv_core.curves.kaplan_meier.quantile_r`); inf when not reached. The same estimate as
+    lifelines' ``KaplanMeierFitter`` on (time, 1 - event), computed here with numpy so the Data page's first view
+    does not load lifelines and SciPy."""
+    from dpsurv_core.curves.kaplan_meier import quantile_r
 
     time = np.asarray(time, dtype=float)
     censored = 1 - np.asarray(event, dtype=int)
@@ -53,8 +56,11 @@ def median_followup(time: np.ndarray, event: np.ndarray) -> float:
         return math.nan
     if censored.sum() == 0:
         return math.inf
-    kmf = KaplanMeierFitter().fit(time, event_observed=censored)
-    return float(kmf.median_survival_time_)
+    times, index = np.unique(time, return_inverse=True)
+    leaving = np.bincount(index, minlength=times.size)
+    at_risk = time.size - np.concatenate([[0], np.cumsum(leaving)[:-1]])
+    curve = np.cumprod(1.0 - np.bincount(index, weights=censored, minlength=times.size) / at_risk)
+    return float(quantile_r(times, curve, 0.5))
 
 
 def _row(label: str, cohort: Cohort, mask: np.ndarray) -> dict:

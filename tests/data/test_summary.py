@@ -99,3 +99,27 @@ def test_summary_in_months_scales_follow_up():
     table = cohort_summary(cohort)
     assert table["max_followup"][0] == pytest.approx(4.0)
     assert table["median_followup"][0] == pytest.approx(4.0)  # censorings at 2 (S = 2/3) and 4 (S = 0)
+
+
+@pytest.mark.parametrize("name", ["lung", "veteran", "pbc", "flchain", "kidney", "mgus2", "transplant"])
+def test_median_followup_equals_lifelines_reverse_km(name):
+    from lifelines import KaplanMeierFitter
+
+    c = load_bundled(name)
+    expected = KaplanMeierFitter().fit(c.time, event_observed=1 - c.event.astype(int)).median_survival_time_
+    assert median_followup(c.time, c.event) == pytest.approx(expected, rel=1e-12)
+
+
+def test_median_followup_on_a_flat_half_is_r_midpoint():
+    # censored at 1, 2, 3, 4 (no events): reverse KM 0.75, 0.5, 0.25, 0; R's quantile rule gives (2 + 3) / 2
+    assert median_followup(np.array([1.0, 2, 3, 4]), np.zeros(4, int)) == 2.5
+
+
+def test_data_summary_loads_no_scipy():
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np; from dpsurv_core.data.summary import median_followup; "
+            "median_followup(np.array([1., 2, 3]), np.array([1, 0, 0])); "
+            "print(any(m.split('.')[0] in ('scipy', 'lifelines') for m in sys.modules))")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
