@@ -14,7 +14,7 @@ from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.release import Plan, cli_command
 from dpsurv_core.report.text import markdown_literal
-from dpsurv_core.weibull.inference import censoring_disclosure, censoring_share, weibull_intervals
+from dpsurv_core.weibull.inference import censoring_disclosure, censoring_share, release_intervals
 from dpsurv_core.weibull.lsp import Ladder, compute_ladder
 from dpsurv_core.weibull.mechanisms import BLOCK_SIZE, mdae_study
 from dpsurv_core.weibull.model import (
@@ -171,15 +171,12 @@ share_disclosures = [censoring_disclosure(share)] if share_in is None else []
 
 
 def _intervals_compute(name: str, eps: float, shape: float, scale_normalised: float, n: int, share: float,
-                       horizon: float, omega: float, gamma: float, rungs: int, rows: int, blocks: int | None) -> dict:
+                       horizon: float, omega: float, gamma: float, rungs: int, rows: int, blocks: int | None,
+                       clamped: bool) -> dict:
     """Noise-aware intervals of one release: post-processing of the released numbers and public inputs (and the
     disclosed censoring share)."""
-    from dpsurv_core.weibull.mechanisms import WeibullEstimates
-
-    mech = catalogue.get(catalogue.WEIBULL, name).build(eps, horizon=horizon, omega=omega, gamma=gamma, rungs=rungs,
-                                                        rows_per_subject=rows, blocks=blocks, block_size=BLOCK_SIZE)
-    est = WeibullEstimates(name, np.array([shape]), np.array([scale_normalised]), horizon)
-    return weibull_intervals(mech, est, n, share).to_dict()
+    return release_intervals(name, eps, shape, scale_normalised, n, share, horizon, omega, gamma, rungs, rows, blocks,
+                             BLOCK_SIZE, clamped)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -197,25 +194,35 @@ def _intervals(*args) -> dict:
 
 
 def _interval_args(name: str, eps: float, est) -> tuple:
+    """The arguments of :func:`_intervals` for the first release of ``est`` (whether TLL clamped it included, as the
+    command line's intervals read it)."""
+    clamped = est.clamped is not None and bool(est.clamped[0])
     return (name, float(eps), float(est.shape[0]), float(est.scale_normalised[0]), cohort.n_subjects, share, horizon,
-            omega, gamma, rungs, cohort.rows_per_subject, blocks)
+            omega, gamma, rungs, cohort.rows_per_subject, blocks, clamped)
 
 
 def _prefetch_neighbours(names: list[str]) -> None:
-    """Start, in the background, the intervals of the previews one slider step either side of the current epsilon
-    (the same previews, seed and arguments the page will compute when the slider moves there), so that the redraw
-    after one step finds them ready or under way. The previews themselves are cheap and computed here."""
+    """Start, in a background process, the intervals of the previews one slider step either side of the current
+    epsilon (the same previews, seed and arguments the page computes when the slider moves there), so that the redraw
+    after one step finds them ready or under way; the current epsilon's own job is kept if it is under way. The
+    previews themselves are cheap and computed here. The worker takes the newest job first, so the smaller epsilon is
+    submitted last: it runs first (its simulation is the slower one, with more LSP rungs)."""
     i = EPSILONS.index(float(epsilon)) if float(epsilon) in EPSILONS else -1
-    jobs = {}
-    for eps in [EPSILONS[j] for j in (i - 1, i + 1) if i >= 0 and 0 <= j < len(EPSILONS)]:
+    jobs, keep = {}, []
+    for j in (i, i + 1, i - 1):
+        if i < 0 or not 0 <= j < len(EPSILONS):
+            continue
         for name in names:
             try:
-                est = release_panel.preview(weibull_plan(name, eps))
+                est = release_panel.preview(weibull_plan(name, None if j == i else EPSILONS[j]))
             except DpsurvError:
                 continue
-            args = _interval_args(name, eps, est)
-            jobs[args] = lambda a=args: _intervals_compute(*a)
-    prefetch("wb_intervals", jobs)
+            args = _interval_args(name, EPSILONS[j], est)
+            if j == i:
+                keep.append(args)
+            else:
+                jobs[args] = (release_intervals, (*args[:-1], BLOCK_SIZE, args[-1]))
+    prefetch("wb_intervals", jobs, keep)
 
 
 def next_step(sentence: str) -> str:
@@ -243,6 +250,8 @@ def weibull_plan(name: str, eps: float | None = None) -> Plan:
 
 
 # ------------------------------------------------------------------------------------------------ preview or release
+# the next redraw: the intervals one epsilon step either side start in another process while this view is drawn
+_prefetch_neighbours(chosen)
 results, labels, records, intervals = {}, {}, {}, {}
 for name in chosen:
     with st.container(border=True):
@@ -409,9 +418,6 @@ st.caption(f"Rung k holds every shape that the data could produce if up to k pat
            f"p* = {ladder.p_star:.4f}. LSP draws a rung with probability proportional to its width times "
            f"exp(-k epsilon/4), then a shape uniformly inside it. With {sample.n_events} events, rungs at "
            f"k >= {sample.n_events} would be the whole range [0, gamma].")
-
-# the next redraw: the intervals one epsilon step either side start in the background once this view is drawn
-_prefetch_neighbours(list(results))
 
 # ------------------------------------------------------------------------------------------------ study
 st.subheader("Typical error vs epsilon (simulation)")

@@ -573,6 +573,25 @@ def weibull_intervals(mech: WeibullMechanism, est: WeibullEstimates, n: int, sha
     return WeibullInference(sh, sc, sn, method, share, warnings)
 
 
+def release_intervals(name: str, epsilon: float, shape: float, scale_normalised: float, n: int, share: float,
+                      horizon: float, omega: float, gamma: float, rungs: int, rows_per_subject: int = 1,
+                      blocks: int | None = None, block_size: int | None = None, clamped: bool = False
+                      ) -> dict[str, Any]:
+    """:func:`weibull_intervals` of one released (shape, scale / horizon) of catalogue mechanism ``name``, from plain
+    numbers only (the release, whether TLL ``clamped`` it, and its public inputs), as a dict: what a page or a
+    background process computes and caches under these arguments (post-processing; the same arguments give the
+    same intervals)."""
+    from dpsurv_core.privacy import catalogue
+
+    extra = {} if block_size is None else {"block_size": block_size}
+    mech = catalogue.get(catalogue.WEIBULL, name).build(epsilon, horizon=horizon, omega=omega, gamma=gamma,
+                                                        rungs=rungs, rows_per_subject=rows_per_subject, blocks=blocks,
+                                                        **extra)
+    est = WeibullEstimates(name, np.array([shape]), np.array([scale_normalised]), horizon,
+                           clamped=np.array([bool(clamped)]))
+    return weibull_intervals(mech, est, n, share).to_dict()
+
+
 def weibull_warnings(mech: WeibullMechanism, shape: ParameterInterval, scale_normalised: ParameterInterval,
                      horizon: float) -> list[str]:
     """Plain sentences when the release cannot be read, each saying what to do next."""

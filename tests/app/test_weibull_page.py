@@ -186,16 +186,18 @@ def test_the_next_epsilons_intervals_start_in_the_background_and_equal_an_uncach
     from dpsurv_core.weibull.inference import censoring_share, weibull_intervals
     from dpsurv_core.weibull.mechanisms import WeibullEstimates
 
-    at = run(wb_run_study=False)
+    at = run(wb_run_study=False, preview_seed=11)
     store = at.session_state["_prefetch"]
     started = {key[1][1]: fut for key, fut in store.items() if key[0] == "wb_intervals" and key[1][1] != 1.0}
+    clamped = {key[1][1]: key[1][-1] for key in store if key[0] == "wb_intervals"}
     assert sorted(started) == [0.8, 1.6]  # the slider's neighbours of epsilon 1
     prefetched = started[0.8].result(timeout=120)
     at.select_slider(key="wb_epsilon").set_value(0.8).run()
     assert not at.exception
     row = table(at).iloc[2]
     sample = sample_from_cohort(load_bundled("lung"), 1100.0)
-    est = WeibullEstimates(FIRST, np.array([row["Shape p"]]), np.array([row["Scale / T_max"]]), 1100.0)
+    est = WeibullEstimates(FIRST, np.array([row["Shape p"]]), np.array([row["Scale / T_max"]]), 1100.0,
+                           clamped=np.array([clamped[0.8]]))  # whether TLL clamped the preview, as the key says
     mech = catalogue.get(catalogue.WEIBULL, FIRST).build(0.8, horizon=1100.0)
     fresh = weibull_intervals(mech, est, sample.n, censoring_share(sample)).to_dict()
     assert prefetched == fresh  # the prefetched result is the uncached one, number for number

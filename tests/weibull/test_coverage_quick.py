@@ -141,3 +141,18 @@ def test_record_law_gives_the_mle_limit_and_spread():
     p = np.array([shape_root(s, 10.0) for s in samples])
     assert abs(p.mean() - p_lim) < 4 * sd / math.sqrt(300) + 2e-3  # + the O(1/n) small-sample bias
     assert 0.85 < p.std() / sd < 1.15
+
+
+def test_release_intervals_from_plain_numbers_equal_the_intervals_of_the_release():
+    """What the Weibull page computes (and a background process computes ahead, issue 15) from the release's numbers
+    and public inputs is the interval of that release, number for number, at any epsilon."""
+    from dpsurv_core.weibull.inference import release_intervals
+    from dpsurv_core.weibull.model import GAMMA, OMEGA, RUNGS
+
+    s = _sample()
+    for eps in (0.8, 1.6):
+        mech = make_mechanism("lsp-tll", eps, s.horizon)
+        est = mech.release(s, SimulationNoise(8))
+        plain = release_intervals("lsp-tll", eps, float(est.shape[0]), float(est.scale_normalised[0]), s.n, 0.3,
+                                  s.horizon, OMEGA, GAMMA, RUNGS, clamped=bool(est.clamped[0]))
+        assert plain == weibull_intervals(mech, est, s.n, 0.3).to_dict()
