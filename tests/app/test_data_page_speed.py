@@ -6,32 +6,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pandas as pd
-from streamlit.testing.v1 import AppTest
 
 from dpsurv_core.data.summary import cohort_summary
+from tests.app.test_app_shell import APP, ROOT, rerun, start  # the app's AppTest start, shared with the shell tests
 from ui import session
 from ui.data_view import summary_display
-
-ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
-
-
-def start(**state) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=90)
-    for k, v in state.items():
-        at.session_state[k] = v
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def rerun(at: AppTest) -> AppTest:
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def fresh_summary(choice: session.DataChoice) -> pd.DataFrame:
