@@ -29,7 +29,7 @@ from dpsurv_core.weibull.model import (
 )
 from ui import curves_view as cv
 from ui import glossary, palette, release_panel, session
-from ui.cache import by_data, digest, prefetch, prefetched, session_cache
+from ui.cache import background_started, by_data, digest, prefetch, prefetched, session_cache
 from ui.downloads import show_figure, show_table, table_download
 
 PRIVATE = catalogue.entries(catalogue.WEIBULL, "weibull", private=True)  # the mechanisms, in the catalogue's order
@@ -250,8 +250,9 @@ def weibull_plan(name: str, eps: float | None = None) -> Plan:
 
 
 # ------------------------------------------------------------------------------------------------ preview or release
-# the next redraw: the intervals one epsilon step either side start in another process while this view is drawn
-_prefetch_neighbours(chosen)
+early = background_started()
+if early:
+    _prefetch_neighbours(chosen)
 results, labels, records, intervals = {}, {}, {}, {}
 for name in chosen:
     with st.container(border=True):
@@ -418,6 +419,11 @@ st.caption(f"Rung k holds every shape that the data could produce if up to k pat
            f"p* = {ladder.p_star:.4f}. LSP draws a rung with probability proportional to its width times "
            f"exp(-k epsilon/4), then a shape uniformly inside it. With {sample.n_events} events, rungs at "
            f"k >= {sample.n_events} would be the whole range [0, gamma].")
+
+# the next redraw: the intervals one epsilon step either side start in another process; the first time on this server
+# once this view is drawn (starting the worker would slow the first view down), later while it is drawn
+if not early:
+    _prefetch_neighbours(list(results))
 
 # ------------------------------------------------------------------------------------------------ study
 st.subheader("Typical error vs epsilon (simulation)")

@@ -129,6 +129,12 @@ def _without_main(call: Callable[..., T], *args: Any) -> T:
 _BACKGROUND = _Background()
 
 
+def background_started() -> bool:
+    """Whether the worker process runs already (starting it costs about a second of imports on a shared core)."""
+    pool = _BACKGROUND._pool
+    return pool is not None and not getattr(pool, "_broken", False)
+
+
 def prefetch(group: str, jobs: dict[Hashable, tuple[Callable[..., Any], tuple]], keep: Collection[Hashable] = (),
              *, max_entries: int = 64) -> None:
     """Start each job of ``jobs`` (key -> (function, arguments)) in the background unless this session already has it
