@@ -94,7 +94,8 @@ class _Background:
             try:
                 if self._pool is None or getattr(self._pool, "_broken", False):
                     self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
-                inner = _without_main(self._pool.submit, fn, *args)
+                starts_worker = not getattr(self._pool, "_processes", None)  # the first submit spawns the worker
+                inner = _without_main(self._pool.submit, fn, *args) if starts_worker else self._pool.submit(fn, *args)
             except Exception as exc:  # noqa: BLE001 - no worker: the page computes it when it needs it
                 fut.set_exception(exc)
                 continue
