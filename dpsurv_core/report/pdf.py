@@ -85,6 +85,15 @@ def html_to_pdf(html: str, timeout_s: float = 60.0) -> bytes:
     problem = pdf_problem()
     if problem is not None:
         raise PdfUnavailable(problem)
+    # Playwright's sync API refuses a thread whose asyncio loop is running (a notebook, an async server, another
+    # Playwright session): print in a thread of its own, which has none.
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dpsurv-pdf") as pool:
+        return pool.submit(_print, html, timeout_s).result()
+
+
+def _print(html: str, timeout_s: float) -> bytes:
     from playwright.sync_api import Error as PlaywrightError
     from playwright.sync_api import sync_playwright
 

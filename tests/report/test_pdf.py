@@ -105,3 +105,19 @@ def test_review_pdf_says_confidential_at_the_top_of_every_page():
     for i, text in enumerate(pages, start=1):
         assert "CONFIDENTIAL: contains non-private results; do not release" in text, i  # the header of each page
         assert f"page {i} of {len(pages)}" in text
+
+
+def test_prints_from_a_thread_whose_asyncio_loop_is_running():
+    """Playwright's sync API refuses a thread with a running asyncio loop (another Playwright session, a notebook, an
+    async server): the report is printed in a thread of its own, so it still works there."""
+    import asyncio
+
+    from dpsurv_core.report import pdf
+
+    if pdf.pdf_problem() is not None:
+        pytest.skip(pdf.pdf_problem())
+
+    async def inside_a_loop() -> bytes:
+        return pdf.html_to_pdf("<html><body><h1>dpsurv</h1></body></html>")
+
+    assert asyncio.run(inside_a_loop()).startswith(b"%PDF")
