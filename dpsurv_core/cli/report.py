@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -64,31 +62,6 @@ def _logrank_table(counts, mech, extra=None) -> pd.DataFrame:
              "statistic": float(t.statistic[0]), "p-value": float(t.p_value[0]), "test": t.method}
             for t in logrank_test.calibrated_tests(counts, law)]
     return pd.DataFrame(rows)
-
-
-def _write_bytes_new(path: Path, data: bytes, force: bool) -> None:
-    """``data`` written to ``path`` atomically with :func:`write_new`'s rules (no link, no existing file without
-    ``force``), for the PDF's bytes (``write_new`` writes text)."""
-    if path.is_symlink():
-        raise ParameterError(f"{str(path)!r} is a symbolic link: dpsurv does not write through links; choose a plain "
-                             "file path.")
-    if path.exists() and (not force or not path.is_file()):
-        raise ParameterError(f"{str(path)!r} exists already: choose another name, or add --force to replace it."
-                             if not force else f"{str(path)!r} is not a regular file: choose a file path.")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if path.is_symlink() or (not force and path.exists()):
-            raise ParameterError(f"{str(path)!r} appeared while writing: nothing was replaced; add --force to "
-                                 "replace it.")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def run(args: argparse.Namespace) -> dict:
@@ -152,7 +125,7 @@ def run(args: argparse.Namespace) -> dict:
             raise ParameterError(f"The release was recorded (record {fields.get('record_id')}) but its PDF could not "
                                  f"be made: {exc} The Ledger and report page rebuilds the report from that record."
                                  ) from exc
-        _write_bytes_new(out, pdf, force=args.force)
+        write_new(out, pdf, force=args.force)
     else:
         write_new(out, rep.to_html(), force=args.force)
     written = [str(out)]

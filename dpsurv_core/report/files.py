@@ -46,8 +46,9 @@ def safe_csv(frame: pd.DataFrame) -> str:
     return buf.getvalue()
 
 
-def write_new(path: str | Path, text: str, force: bool = False) -> Path:
-    """Write ``text`` to ``path`` atomically. Refuses a symbolic link, and an existing file unless ``force``."""
+def write_new(path: str | Path, text: str | bytes, force: bool = False) -> Path:
+    """Write ``text`` (UTF-8) or bytes (such as a PDF) to ``path`` atomically. Refuses a symbolic link, and an
+    existing file unless ``force``."""
     p = Path(path)
     if p.is_symlink():
         raise ParameterError(f"{str(p)!r} is a symbolic link: dpsurv does not write through links; choose a plain "
@@ -61,8 +62,8 @@ def write_new(path: str | Path, text: str, force: bool = False) -> Path:
         raise ParameterError(f"The folder {str(folder)!r} does not exist: create it or choose another path.")
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=folder)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text if isinstance(text, bytes) else text.encode("utf-8"))
             fh.flush()
             os.fsync(fh.fileno())
         if p.is_symlink():  # appeared since the check: still never replace a link
