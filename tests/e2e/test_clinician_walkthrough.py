@@ -20,6 +20,7 @@ from tests.e2e.helpers import (
     PAGES,
     SIDEBAR,
     download,
+    fresh_session,
     legend,
     no_exception,
     open_page,
@@ -82,11 +83,7 @@ def _walk(pg, where: str, visit=None) -> None:
 
 def test_lung_and_a_months_upload_through_every_page(app, browser, tmp_path, artifacts):
     url, ledger = app
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1400}, accept_downloads=True)
-    pg = ctx.new_page()
-    pg.set_default_timeout(60_000)
-    pg.goto(url)
-    wait_for_app(pg)
+    ctx, pg = fresh_session(browser, url)
     main = pg.locator(MAIN)
 
     # ---- the bundled lung data: sex is labelled on the Data page and in the curves' legend

@@ -58,11 +58,7 @@ def touch_a_setting(pg, name: str) -> None:
 
 def test_exploring_records_nothing_and_one_click_records_one_release(app, browser, artifacts):
     url, ledger = app
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1400}, accept_downloads=True)
-    first = ctx.new_page()
-    first.set_default_timeout(60_000)
-    first.goto(url)
-    wait_for_app(first)
+    ctx, first = helpers.fresh_session(browser, url)
 
     for name in PAGES:
         open_page(first, name)
