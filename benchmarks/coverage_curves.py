@@ -17,8 +17,8 @@ type; the de-biased curves for rrr; time-indexed's inversion band), and
   cell that misses on one side only is shaped, not too wide);
 - the mean width at the landmarks relative to the non-private interval of the same cohorts on the same grid.
 
-time-indexed is run with the design's group size declared (n / 2 per group, public), so its band carries the
-sampling error, at the fixed totals above and as published at base e = 1, 2, 5 (totals 62.5 e), where its curve
+time-indexed is run with the design's group size and censoring share declared (n / 2 per group, 30%, public), so
+its band carries the sampling error, at the fixed totals above and as published at base e = 1, 2, 5 (totals 62.5 e), where its curve
 carries information; at e = 2 and 5 also without the declared size (the noise-only band).
 
 Targets (issue 12): coverage 93-97%. The non-private rows are the reference (Greenwood on the public grid).
@@ -76,9 +76,9 @@ def cohort(n: int, seed: int) -> Cohort:
 def build(mech_id: str, eps: float, data: Cohort, public: PublicParameters, n: int) -> Any:
     """The mechanism of a row. ``mech_id`` "time-indexed/base" is time-indexed as published (``eps`` is the paper's
     base e; the ledger charges e n (1 + alpha (n + 1) / 2)); a "+n" suffix declares each group's design size (n / 2,
-    public) so that time-indexed's band carries the sampling error."""
+    public) and the design's censoring share (30%, public) so that time-indexed's band carries the sampling error."""
     name, _, size = mech_id.partition("+")
-    declared = {"sample_size": n // len(GROUPS)} if size else {}
+    declared = {"sample_size": n // len(GROUPS), "censoring": TRUTH.censoring} if size else {}
     if name == "time-indexed/base":
         return TimeIndexed(public.grid.bins, base_epsilon=eps, **declared)
     if name == "time-indexed":
@@ -118,7 +118,7 @@ def label(mech_id: str) -> str:
     name, _, size = mech_id.partition("+")
     text = {"rrr": "rrr (de-biased)", "time-indexed/base": "time-indexed, as published"}.get(name, name)
     if name.startswith("time-indexed"):
-        text += ", declared n / 2 per group" if size else ", noise only"
+        text += ", declared n / 2 per group, 30% censoring" if size else ", noise only"
     return text
 
 

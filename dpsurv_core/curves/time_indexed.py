@@ -22,7 +22,10 @@ tau_start = 1.0, tau_end = 0.6, window w = 5 (the middle of the windows 3, 5, 7 
 The mechanism releases no counts: no Greenwood variance, no number at risk, no log-rank test. Its band inverts
 the noise pipeline (:func:`dpsurv_core.curves.uncertainty.time_indexed_bands`). The group sizes are not released,
 so the sampling error enters the band only when the user declares them (``sample_size``: a public number, e.g.
-from the study design); otherwise the band covers the noise only. Coverage: docs/coverage-curves.md.
+from the study design); otherwise the band covers the noise only. The censoring is not released either: a declared
+share (``censoring``, public, e.g. the design's expected share) censors the band's simulated cohorts uniformly, as
+the Weibull intervals do; without it they are uncensored, and the band is too narrow late in a censored study.
+Coverage: docs/coverage-curves.md.
 """
 
 from __future__ import annotations
@@ -95,7 +98,8 @@ class TimeIndexed(Mechanism):
 
     def __init__(self, n_points: int, epsilon: float | None = 1.0, base_epsilon: float | None = None,
                  alpha: float = 0.5, tau_start: float = 1.0, tau_end: float = 0.6, window: int = 5,
-                 edge_mode: str = "mean", sample_size: int | Sequence[int] | None = None) -> None:
+                 edge_mode: str = "mean", sample_size: int | Sequence[int] | None = None,
+                 censoring: float | None = None) -> None:
         if int(n_points) < 1:
             raise ParameterError(f"time-indexed needs at least one grid point, got {n_points}.")
         self.n_points = int(n_points)
@@ -113,6 +117,7 @@ class TimeIndexed(Mechanism):
             raise ParameterError(f"--edge-mode must be one of {', '.join(EDGE_MODES)}, got {edge_mode!r}.")
         self.edge_mode = edge_mode
         self.sample_size = _sizes(sample_size)
+        self.censoring = _share(censoring, self.sample_size)
         self.interval_covers_sampling = self.sample_size is not None  # a declared size puts the sampling in the band
         factor = total_factor(self.n_points, self.alpha)
         if base_epsilon is not None:
@@ -150,7 +155,8 @@ class TimeIndexed(Mechanism):
                 "window": self.window, "edge_mode": self.edge_mode, "sensitivity": 1.0,
                 "paper_theorem_bound": paper_bound(self.base_epsilon, self.n_points, self.alpha),
                 "step_epsilons": (self.base_epsilon * (1 + self.alpha * np.arange(1, self.n_points + 1))).tolist(),
-                **({} if self.sample_size is None else {"declared_group_size": list(self.sample_size)})}
+                **({} if self.sample_size is None else {"declared_group_size": list(self.sample_size),
+                                                        "declared_censoring_share": self.censoring or 0.0})}
 
     def noisy(self, exact: np.ndarray, noise: NoiseSource, trials: int = 1) -> np.ndarray:
         """Step 1: S + Laplace(scale_i), (trials, G, n) (before any post-processing)."""
@@ -189,9 +195,12 @@ class TimeIndexed(Mechanism):
             if sizes is not None and len(sizes) not in (1, len(labels)):
                 raise ParameterError(f"Declare one group size or one per group ({len(labels)}), got {len(sizes)}.")
             lower, upper = time_indexed_bands(self, survival, np.asarray(points, float), self.band_draws,
-                                              sizes=None if sizes is None else np.asarray(sizes))
+                                              sizes=None if sizes is None else np.asarray(sizes),
+                                              censoring=self.censoring or 0.0)
+            censored = (f"censored uniformly at the declared share {self.censoring:.0%}" if self.censoring
+                        else "uncensored (no censoring share declared)")
             method = (INVERSION_METHOD if sizes is None else SAMPLING_INVERSION_METHOD).format(
-                draws=self.band_draws, sizes=", ".join(str(x) for x in sizes or ()))
+                draws=self.band_draws, sizes=", ".join(str(x) for x in sizes or ()), censoring=censored)
         curves = SurvivalCurves(np.asarray(points, float), labels, survival, lower, upper, lower, upper, nan, nan, nan,
                                 nan, cumhaz, np.full(survival.shape[:-1] + (1, survival.shape[-1]), np.nan), ("event",),
                                 interval_method=method)
@@ -217,6 +226,19 @@ def _sizes(sample_size: int | Sequence[int] | None) -> tuple[int, ...] | None:
         raise ParameterError(f"The declared group size must be a whole number of subjects of at least 1, got "
                              f"{sample_size}.")
     return tuple(int(x) for x in sizes)
+
+
+def _share(censoring: float | None, sizes: tuple[int, ...] | None) -> float | None:
+    """The declared (public) censoring share the band's simulated cohorts use, checked: it needs a declared size."""
+    if censoring is None:
+        return None
+    if not (math.isfinite(float(censoring)) and 0.0 <= float(censoring) < 1.0):
+        raise ParameterError(f"The declared censoring share must be a number from 0 up to (not including) 1, got "
+                             f"{censoring}.")
+    if sizes is None:
+        raise ParameterError("A declared censoring share needs the declared group size too: the band simulates "
+                             "cohorts of that size, censored at that share.")
+    return float(censoring)
 
 
 def parse_sizes(text: str | None) -> tuple[int, ...] | None:

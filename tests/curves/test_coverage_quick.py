@@ -66,3 +66,12 @@ def test_time_indexed_band_needs_the_sampling_error_where_the_curve_is_informati
     noise_only = cc.measure("time-indexed/base", 5.0, 200, 60, seed=5)["coverage"][:3]
     assert 0.88 <= with_size.mean() <= 0.985 and with_size.min() >= 0.83, with_size
     assert noise_only.mean() < 0.8, noise_only
+
+
+def test_time_indexed_late_landmark_covers_with_the_declared_censoring():
+    """time-indexed as published at e = 5, n = 200, sizes and the design's censoring share (30%) declared: the band's
+    cohorts are censored and its candidates Weibull-shaped, so S at the true 75% quantile is covered at about 95%.
+    The band of uncensored exponential candidates (before) covered it 90-91% on this and two other seeds (the censored
+    truth's Kaplan-Meier curve spreads more late than an uncensored cohort's); this one covers 93-95% there."""
+    cov = cc.measure("time-indexed/base+n", 5.0, 200, 150, seed=11)["coverage"][:3]
+    assert cov[2] >= 0.93 and np.all(cov >= 0.9) and np.all(cov <= 0.985), cov

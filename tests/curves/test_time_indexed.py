@@ -148,3 +148,49 @@ def test_declared_group_size_is_checked_named_and_public():
     np.testing.assert_array_equal(plain.curves.survival, rel.curves.survival)
     assert plain.cost == rel.cost
     assert np.mean(rel.curves.upper - rel.curves.lower) > np.mean(plain.curves.upper - plain.curves.lower)
+
+
+def test_declared_censoring_share_is_checked_named_and_public():
+    cohort = load_bundled("lung", group="sex")
+    public = PublicParameters.derive(cohort, horizon=1000, grid=TimeGrid.equal(0, 1000, 10), group_categories=("1", "2"))
+    with pytest.raises(ParameterError, match="declared group size too"):
+        TimeIndexed(10, base_epsilon=1.0, censoring=0.3)
+    for bad in (-0.1, 1.0, math.nan):
+        with pytest.raises(ParameterError, match="censoring share"):
+            TimeIndexed(10, base_epsilon=1.0, sample_size=100, censoring=bad)
+    mech = TimeIndexed(10, base_epsilon=1.0, sample_size=(138, 90), censoring=0.28)
+    rel = mech.release(cohort, public, SimulationNoise(0))
+    assert mech.parameters()["declared_censoring_share"] == 0.28
+    assert "declared share 28%" in rel.curves.interval_method
+    assert "uncensored" in TimeIndexed(10, base_epsilon=1.0, sample_size=100).release(
+        cohort, public, SimulationNoise(0)).curves.interval_method
+    plain = TimeIndexed(10, base_epsilon=1.0, sample_size=(138, 90)).release(cohort, public, SimulationNoise(0))
+    np.testing.assert_array_equal(plain.curves.survival, rel.curves.survival)  # the band only, never the curve
+    assert plain.cost == rel.cost
+
+
+def test_censored_cohorts_of_the_band_have_the_kaplan_meier_spread():
+    """The band's simulated cohorts (one actuarial step per grid bin, uniform censoring at the declared share) give
+    the mean and standard deviation of the Kaplan-Meier estimator of real censored cohorts of the same size; without
+    the censoring the spread at the late landmark is too small (the under-coverage this share fixes)."""
+    from benchmarks import coverage_curves as cc
+    from dpsurv_core.curves.uncertainty import _cohort_curves
+    from dpsurv_core.data.simulate import weibull_cohort
+
+    public, idx, _, _ = cc.setting()
+    points = public.grid.points
+    real = []
+    for r in range(400):
+        d = weibull_cohort(200, cc.TRUTH, seed=100 + r)
+        a = (d["group"] == "A").to_numpy()
+        real.append(exact_survival(Cohort(d["time"].to_numpy(float)[a], d["status"].to_numpy(np.int64)[a]), public,
+                                   points)[0, idx])
+    real = np.asarray(real)
+    share = float(np.mean([1 - weibull_cohort(200, cc.TRUTH, seed=r)["status"][::2].mean() for r in range(50)]))
+    shape, scale = np.array([cc.TRUTH.shape]), np.array([cc.TRUTH.scale])
+    rng = np.random.default_rng(0)
+    censored = _cohort_curves(points, shape, scale, 100, share, 4000, rng)[:, 0, idx]
+    uncensored = _cohort_curves(points, shape, scale, 100, 0.0, 4000, rng)[:, 0, idx]
+    np.testing.assert_allclose(censored.mean(0), real.mean(0), atol=0.01)
+    np.testing.assert_allclose(censored.std(0), real.std(0), rtol=0.1)
+    assert uncensored.std(0)[2] < 0.85 * real.std(0)[2]
