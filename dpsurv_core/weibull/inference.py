@@ -8,8 +8,11 @@ the released one):
    independent uniform censoring U(0, c) with c set so that the public censoring share is censored, then
    t <- clip(min(T, C), e^-omega, 1) exactly as the code normalises real data;
 2. run the same mechanism on each simulated cohort several times with seeded simulation noise (LSP: the
-   ladder of the simulated cohort; SAA: fresh blocks; Laplace: fresh noise), so the simulated releases
-   contain sampling error and privacy noise together;
+   ladder of the simulated cohort), so the simulated releases contain sampling error and privacy noise
+   together. The baselines (Laplace, sample and aggregate) add Laplace noise of a public scale to a noiseless
+   statistic, so for them only the statistic is simulated (the clipped MLE; the average of block MLEs over
+   fresh blocks) and the noise is integrated out exactly: the release's law is the mixture of Laplace laws
+   centred on the simulated statistics (Rao-Blackwellised), whose quantiles are computed, not sampled;
 3. the shape interval is every candidate p whose central 95% range of simulated released shapes contains
    the released shape (test inversion: a coarse grid, then a finer one around the accepted range);
    the scale interval of TLL inverts TLL recomputed at the released shape on cohorts from each accepted
@@ -54,6 +57,13 @@ from dpsurv_core.weibull.mechanisms import (
 from dpsurv_core.weibull.model import WeibullSample
 
 COHORTS = 8
+# LSP + TLL below DIRECT_SUBJECTS: COHORTS simulated cohorts per candidate at n <= COHORT_SIZE, proportionally more
+# above it (up to MAX_COHORTS): the release's law mixes the sampling error (one value per simulated cohort) with the
+# LSP noise, and once the sampling error dominates (large n and epsilon) 8 cohorts put its 2.5% and 97.5% quantiles
+# too close together (the lowest of 8 normal draws is on average 1.4 standard deviations out, not 1.96): at n = 2,000
+# and epsilon 2 the shape interval covered 90% (60 trials) with 8 cohorts
+COHORT_SIZE = 500
+MAX_COHORTS = 32
 # up to DIRECT_SUBJECTS the candidate cohorts are simulated at the public size n; above it the sampling part comes
 # from the record law (central limit) and the LSP noise from ladders of LADDER_SUBJECTS records rescaled to n, the
 # baselines from cohorts of SIM_SUBJECTS (see rescaled_releases): any n, bounded memory and time. The direct route
@@ -72,6 +82,11 @@ METHOD = ("parametric bootstrap inverted over the true shape ({grid} candidate s
           "simulated with {share:.0%} uniform censoring, the same mechanism rerun on each with simulated noise ({cohorts} "
           "cohorts x {draws} releases per candidate); {level:.0%} interval = the candidates whose simulated releases "
           "make the released value typical (sampling error and privacy noise together)")
+METHOD_ADDITIVE = ("parametric bootstrap inverted over the true shape ({grid} candidate shapes): cohorts of the public "
+                   "size n simulated with {share:.0%} uniform censoring, the mechanism's noiseless statistic computed on "
+                   "each ({stats} per candidate), and its public Laplace noise integrated out exactly (the release's "
+                   "law is the mixture of Laplace laws centred on those statistics); {level:.0%} interval = the "
+                   "candidates whose release law puts the released value inside its central {level:.0%}")
 
 
 def censoring_share(sample: WeibullSample, step: float = 0.05) -> float:
@@ -307,13 +322,10 @@ def rescaled_releases(mech: WeibullMechanism, shape: float, scale_normalised: fl
       exponential mechanism picks the rung index with the same law at any size), drawn independently of p* (at
       large n the rung widths do not depend on the cohort's fluctuations to first order). TLL at the released
       shape: :func:`_tll_at_n`.
-    - Laplace: the clipped MLE on cohorts of m = ``SIM_SUBJECTS`` records with its deviation from the limit rescaled
-      by sqrt(m/n); the mechanism's own noise (it does not depend on n).
-    - Sample and aggregate: M_n blocks at n (declared or n / block size); the simulated cohort of m records is cut
-      into M_m = m M_n / n blocks of the same size, the average of the block MLEs keeps its centre (the mean over
-      the simulated cohorts, which includes the block MLE's small-sample bias) and its deviation is rescaled by
-      sqrt(m / n) (the average of M block MLEs of n / M records each varies as 1 / n whatever M); the Laplace
-      noise is drawn at M_n blocks.
+    - Laplace and sample and aggregate: the noiseless statistic of :func:`baseline_statistics` (cohorts of
+      m = ``SIM_SUBJECTS`` records, deviations rescaled to n) plus the public Laplace noise of
+      :func:`additive_noise` at n (the intervals themselves integrate that noise out exactly instead,
+      :func:`laplace_mixture_quantiles`).
 
     For the baselines the noise (gamma / (epsilon/2) or gamma / (M epsilon/2)) is far larger than the sampling
     error at these sizes, so a few simulated cohorts represent the sampling part well enough."""
@@ -336,47 +348,148 @@ def rescaled_releases(mech: WeibullMechanism, shape: float, scale_normalised: fl
             ps.append(q)
             ls.append(_tll_at_n(law, q, n, mech, noise))
         return np.concatenate(ps), np.concatenate(ls)
+    stat_p, stat_l = baseline_statistics(mech, shape, scale_normalised, n, share, cohorts, draws, seed)
+    b_p, b_l = additive_noise(mech, n) or (0.0, 0.0)  # (0, 0): the non-private MLE
+    if b_p <= 0 and b_l <= 0:
+        return stat_p, stat_l
+    z = SimulationNoise(np.random.SeedSequence([seed, 1])).laplace(np.array([[b_p], [b_l]]), (2, stat_p.size))
+    return stat_p + z[0], stat_l + z[1]
+
+
+def additive_noise(mech: WeibullMechanism, n: int) -> tuple[float, float] | None:
+    """The Laplace scales (shape, scale) of a baseline's additive noise for a cohort of public size n, or None for a
+    mechanism whose noise is not additive (LSP + TLL). Laplace baseline: gamma / (epsilon/2) each; sample and
+    aggregate: m gamma / (M epsilon/2) with M the declared blocks or max(1, round(n / block size)), m rows per
+    subject (as :class:`SampleAggregateWeibull` draws them). Both are public: they read n and the settings only."""
+    if isinstance(mech, SampleAggregateWeibull):
+        blocks = mech.blocks if mech.blocks is not None else max(1, int(round(n / mech.block_size)))
+        b = mech.rows_per_subject * mech.gamma / blocks
+    elif isinstance(mech, LaplaceWeibull):
+        b = mech.gamma
+    else:
+        return None
+    if math.isinf(mech.epsilon):
+        return 0.0, 0.0
+    return b / mech.epsilon_shape, b / mech.epsilon_scale
+
+
+def baseline_statistics(mech: WeibullMechanism, shape: float, scale_normalised: float, n: int, share: float,
+                        cohorts: int, draws: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The noiseless statistics (shape, scale normalised) of a baseline on cohorts of public size n simulated from the
+    given truth: the clipped MLE of each cohort (Laplace baseline: one per cohort) or the average of the block MLEs
+    (sample and aggregate: ``draws`` random block assignments per cohort). A release is one of these plus the
+    public Laplace noise of :func:`additive_noise`.
+
+    Above ``DIRECT_SUBJECTS`` subjects the cohorts have m = ``SIM_SUBJECTS`` records: the clipped MLE's deviation
+    from its large-sample limit (:meth:`RecordLaw.mle`) is rescaled by sqrt(m/n); for sample and aggregate the
+    cohort of m records is cut into M_m = m M_n / n blocks of the same size as at n, and the average of the block
+    MLEs keeps its centre (the mean over the simulated cohorts, which includes the block MLE's small-sample bias)
+    with its deviation rescaled by sqrt(m / n) (the average of M block MLEs of n / M records varies as 1 / n
+    whatever M)."""
+    rng = np.random.default_rng(seed)
+    seqs = np.random.SeedSequence(seed).spawn(cohorts)
+    blocks_n = None
+    if isinstance(mech, SampleAggregateWeibull):
+        blocks_n = mech.blocks if mech.blocks is not None else max(1, int(round(n / mech.block_size)))
+    if n <= DIRECT_SUBJECTS:
+        samples = simulate_samples(shape, scale_normalised, n, share, cohorts, mech.omega, mech.horizon,
+                                   mech.rows_per_subject, rng)
+        if blocks_n is None:
+            fits = np.array([clipped_mle(s, mech.gamma) for s in samples])
+            return fits[:, 0], fits[:, 1]
+        free = SampleAggregateWeibull(math.inf, mech.horizon, mech.omega, mech.gamma, min(blocks_n, n // 2 or 1),
+                                      rows_per_subject=mech.rows_per_subject)
+        avg = [free.release_many(s, SimulationNoise(sq), draws) for s, sq in zip(samples, seqs)]
+        return np.concatenate([e.shape for e in avg]), np.concatenate([e.scale_normalised for e in avg])
+    limit = scale_normalised * exact_censoring_limit(shape, share)
     m = SIM_SUBJECTS
     f = math.sqrt(m / n)
     samples = simulate_samples(shape, scale_normalised, m, share, cohorts, mech.omega, mech.horizon,
                                mech.rows_per_subject, rng, limit=limit)
-    if isinstance(mech, SampleAggregateWeibull):
-        blocks_n = mech.blocks if mech.blocks is not None else max(1, int(round(n / mech.block_size)))
-        blocks_m = max(1, int(round(m * blocks_n / n)))
-        free = SampleAggregateWeibull(math.inf, mech.horizon, mech.omega, mech.gamma, blocks_m,
-                                      rows_per_subject=mech.rows_per_subject)
-        avg = [free.release_many(s, SimulationNoise(sq), draws) for s, sq in zip(samples, seqs)]
-        cp = float(np.mean([e.shape for e in avg]))
-        cl = float(np.mean([e.scale_normalised for e in avg]))
-        b = mech.rows_per_subject * mech.gamma / blocks_n
-        z = SimulationNoise(np.random.SeedSequence([seed, 1])).laplace(
-            np.array([[[b / mech.epsilon_shape]], [[b / mech.epsilon_scale]]]), (2, cohorts, draws))
-        for j, e in enumerate(avg):
-            ps.append(cp + f * (e.shape - cp) + z[0, j])
-            ls.append(cl + f * (e.scale_normalised - cl) + z[1, j])
-    else:  # Laplace baseline (and the non-private MLE): the clipped MLE plus noise that does not depend on n
-        for s, sq in zip(samples, seqs):
-            est = mech.release_many(s, SimulationNoise(sq), draws)
-            p_m, l_m = clipped_mle(s, mech.gamma)
-            ps.append(p_lim + f * (p_m - p_lim) + (est.shape - p_m))
-            ls.append(l_lim + f * (l_m - l_lim) + (est.scale_normalised - l_m))
-    return np.concatenate(ps), np.concatenate(ls)
+    if blocks_n is None:
+        p_lim, l_lim = record_law(shape, scale_normalised, limit, mech.omega).mle(mech.gamma)
+        fits = np.array([clipped_mle(s, mech.gamma) for s in samples])
+        return p_lim + f * (fits[:, 0] - p_lim), l_lim + f * (fits[:, 1] - l_lim)
+    blocks_m = max(1, int(round(m * blocks_n / n)))
+    free = SampleAggregateWeibull(math.inf, mech.horizon, mech.omega, mech.gamma, blocks_m,
+                                  rows_per_subject=mech.rows_per_subject)
+    avg = [free.release_many(s, SimulationNoise(sq), draws) for s, sq in zip(samples, seqs)]
+    ps, ls = np.concatenate([e.shape for e in avg]), np.concatenate([e.scale_normalised for e in avg])
+    return ps.mean() + f * (ps - ps.mean()), ls.mean() + f * (ls - ls.mean())
+
+
+def laplace_mixture_quantiles(centres: np.ndarray, b: float, probs: np.ndarray | list[float]) -> np.ndarray:
+    """Quantiles of S + Z, Z ~ Laplace(0, b) independent of S, S uniform over ``centres`` (the last axis): the CDF
+    F(x) = mean_i L((x - s_i) / b) with L the standard Laplace CDF, solved by bisection inside [min s + b Q(u),
+    max s + b Q(u)] (Q the standard Laplace quantile; the mixture's quantile lies between its components'). Exact
+    up to the representation of S by its simulated values (Rao-Blackwellised: the noise is integrated out, not
+    sampled). ``centres`` of shape (..., K) give quantiles of shape (len(probs), ...). b = 0: the empirical quantiles
+    of S."""
+    s = np.asarray(centres, dtype=float)
+    u = np.asarray(probs, dtype=float)
+    if b <= 0:
+        return np.quantile(s, u, axis=-1)
+    q = -np.sign(u - 0.5) * np.log1p(-2.0 * np.abs(u - 0.5))
+    shape = (u.size,) + s.shape[:-1]
+    lo = (s.min(axis=-1) + b * q.reshape((-1,) + (1,) * (s.ndim - 1))) * np.ones(shape)
+    hi = (s.max(axis=-1) + b * q.reshape((-1,) + (1,) * (s.ndim - 1))) * np.ones(shape)
+    target = u.reshape((-1,) + (1,) * (s.ndim - 1)) * np.ones(shape)
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        z = (mid[..., None] - s) / b
+        cdf = np.mean(np.where(z < 0, 0.5 * np.exp(np.minimum(z, 0.0)), 1.0 - 0.5 * np.exp(-np.maximum(z, 0.0))),
+                      axis=-1)
+        below = cdf < target
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    return 0.5 * (lo + hi)
+
+
+def boundary_tails(shape: float, b: float, gamma: float, alpha: float) -> tuple[float, float]:
+    """The lower and upper tail probabilities (summing to ``alpha``) left out of the acceptance region of candidate
+    true shape ``shape`` in (0, gamma] when the release is a statistic plus Laplace noise of scale b. A Neyman
+    construction covers the truth with probability 1 - alpha for ANY region of that probability, central or not;
+    the central one leaves releases far outside (0, gamma] (likely when b is larger than gamma) accepted by no
+    candidate, an empty interval (the problem of confidence belts at a physical boundary, Feldman and Cousins 1998).
+    Here the lower tail is alpha G and the upper alpha (1 - G) with G = u / (u + v), u = 1 - exp(-shape / b),
+    v = 1 - exp(-(gamma - shape) / b): G = 1/2 (the central region) for a candidate farther than a few b from both
+    ends, G -> 0 at 0 and -> 1 at gamma, so a release far below 0 is accepted by the small shapes and one far above
+    gamma by the large ones (about shape / gamma across the range when b >> gamma). Each candidate's region keeps
+    probability 1 - alpha, so the coverage stays 1 - alpha, and no release is typical for no candidate."""
+    if not (b > 0 and math.isfinite(b)):
+        return alpha / 2.0, alpha / 2.0
+    u, v = -math.expm1(-max(shape, 0.0) / b), -math.expm1(-max(gamma - shape, 0.0) / b)
+    g = u / (u + v) if u + v > 0 else 0.5
+    tiny = 1e-12
+    return min(max(alpha * g, tiny), alpha - tiny), min(max(alpha * (1.0 - g), tiny), alpha - tiny)
 
 
 def _quantile_curves(mech: WeibullMechanism, grid: np.ndarray, lam0: float | np.ndarray, n: int, share: float,
                      cohorts: int, draws: int, seed: int, level: float, ratio: bool) -> tuple[np.ndarray, ...]:
-    """At each candidate shape of ``grid`` (scale lam0): the central ``level`` range of the released shape, and of
-    the released scale's pivot (ratio to lam0, or difference), each as arrays over the grid."""
+    """At each candidate shape of ``grid`` (scale lam0), as arrays over the grid: the acceptance region of the released
+    shape (its central ``level`` range; for a baseline the ``level`` range with the tails of
+    :func:`boundary_tails`), the central ``level`` range of the released scale's pivot (ratio to lam0, or
+    difference), and the central ``level`` range of the released shape (for its error's spread)."""
     a = (1.0 - level) / 2.0
-    out = np.empty((4, grid.size))
+    out = np.empty((6, grid.size))
     seeds = np.random.SeedSequence(seed).generate_state(grid.size)
     lams = np.broadcast_to(np.asarray(lam0, dtype=float), grid.shape)
+    noise = additive_noise(mech, n)
     for g, p in enumerate(grid):
+        if noise is not None:  # a baseline: noiseless statistics, the public Laplace noise integrated out exactly
+            ps, ls = baseline_statistics(mech, float(p), float(lams[g]), n, share, cohorts, draws, int(seeds[g]))
+            piv = ls / lams[g] if ratio else ls - lams[g]
+            ok_p, ok_l = np.isfinite(ps), np.isfinite(piv)
+            lo_t, hi_t = boundary_tails(float(p), noise[0], mech.gamma, 1.0 - level)
+            qs = laplace_mixture_quantiles(ps[ok_p], noise[0], [lo_t, 1.0 - hi_t, a, 1.0 - a])
+            qr = laplace_mixture_quantiles(piv[ok_l], noise[1] / (lams[g] if ratio else 1.0), [a, 1.0 - a])
+            out[:, g] = [qs[0], qs[1], qr[0], qr[1], qs[2], qs[3]]
+            continue
         ps, ls = simulate_releases(mech, float(p), float(lams[g]), n, share, cohorts, draws, int(seeds[g]))
         piv = ls / lams[g] if ratio else ls - lams[g]
         ps, piv = ps[np.isfinite(ps)], piv[np.isfinite(piv)]
-        out[:, g] = np.quantile(ps, [a, 1 - a]).tolist() + np.quantile(piv, [a, 1 - a]).tolist()
-    return out[0], out[1], out[2], out[3]
+        qp = np.quantile(ps, [a, 1 - a]).tolist()
+        out[:, g] = qp + np.quantile(piv, [a, 1 - a]).tolist() + qp
+    return tuple(out)
 
 
 def matching_scale(mech: WeibullMechanism, shape: float, scale: float, candidates: np.ndarray) -> np.ndarray:
@@ -523,10 +636,22 @@ def _truncated(mech: WeibullMechanism) -> WeibullMechanism:
     return LspTll(mech.epsilon, mech.horizon, mech.omega, mech.gamma, k, mech.rows_per_subject)
 
 
+def cohorts_for(mech: WeibullMechanism, n: int) -> int:
+    """Simulated cohorts per candidate shape: ``COHORTS``, times n / ``COHORT_SIZE`` for LSP + TLL on the direct route
+    (at most ``MAX_COHORTS``), where the sampling part is represented by one value per cohort. The baselines'
+    noise is integrated out exactly and dwarfs their sampling error; above ``DIRECT_SUBJECTS`` the sampling part
+    is drawn afresh for every simulated release (:func:`rescaled_releases`)."""
+    if not isinstance(mech, LspTll) or n > DIRECT_SUBJECTS:
+        return COHORTS
+    return int(min(MAX_COHORTS, max(COHORTS, round(COHORTS * n / COHORT_SIZE))))
+
+
 def weibull_intervals(mech: WeibullMechanism, est: WeibullEstimates, n: int, share: float, trial: int = 0,
-                      cohorts: int = COHORTS, draws: int = DRAWS, level: float = LEVEL) -> WeibullInference:
-    """Noise-aware intervals for trial ``trial`` of a private release (see the module docstring)."""
+                      cohorts: int | None = None, draws: int = DRAWS, level: float = LEVEL) -> WeibullInference:
+    """Noise-aware intervals for trial ``trial`` of a private release (see the module docstring); ``cohorts``
+    simulated cohorts per candidate shape (default :func:`cohorts_for`)."""
     share = check_share(share)
+    cohorts = cohorts_for(mech, n) if cohorts is None else int(cohorts)
     p, lam = float(est.shape[trial]), float(est.scale_normalised[trial])
     g = mech.gamma
     seed = seed_of(p, lam, n, share, mech.epsilon)
@@ -534,20 +659,25 @@ def weibull_intervals(mech: WeibullMechanism, est: WeibullEstimates, n: int, sha
     sim = _truncated(mech)
     # stage 1: a coarse geometric grid over (0, gamma]; stage 2: a finer grid around the accepted range
     coarse = np.geomspace(0.05, g, COARSE)
-    lo1, hi1, _, _ = _quantile_curves(sim, coarse, matching_scale(mech, p, lam, coarse), n, share,
+    lo1, hi1, *_ = _quantile_curves(sim, coarse, matching_scale(mech, p, lam, coarse), n, share,
                                       max(2, cohorts // 4), 4 * draws, seed, level, ratio)
     a, b = _invert(coarse, lo1, hi1, p, g)
     # the fine grid spans the coarse answer and a quarter of it beyond each end (the coarse quantiles are noisy)
     pad = 0.25 * (b - a) + 0.01
     fine = np.linspace(max(a - pad, 0.02), min(b + pad, g), FINE)
-    lo2, hi2, rlo, rhi = _quantile_curves(sim, fine, matching_scale(mech, p, lam, fine), n, share, cohorts,
-                                          2 * draws, seed + 1, level, ratio)
+    lo2, hi2, rlo, rhi, clo, chi = _quantile_curves(sim, fine, matching_scale(mech, p, lam, fine), n, share, cohorts,
+                                                    2 * draws, seed + 1, level, ratio)
     a, b = _invert(fine, lo2, hi2, p, g, empty=(a, b))
-    # no candidate's central range holds the released shape (an atypical draw): the inversion is then empty and the
-    # grid's edge is no answer, so the interval is widened to hold the release itself and a warning says so
-    atypical = not a <= p <= b
-    a, b = min(a, p), max(b, p)
-    sh = ParameterInterval(p, a, b, float(np.interp(p, fine, (hi2 - lo2) / (2 * Z95))))
+    if additive_noise(mech, n) is None:
+        # no candidate's central range holds the released shape (an atypical draw): the inversion is then empty and
+        # the grid's edge is no answer, so the interval is widened to hold the release itself and a warning says so
+        atypical = not a <= p <= b
+        a, b = min(a, p), max(b, p)
+    else:
+        # a baseline's release is noise-dominated and may lie anywhere (its interval, a set of shapes in (0, gamma],
+        # need not hold it); thanks to boundary_tails some candidate accepts every release: atypical only if none did
+        atypical = not bool(np.any((lo2 <= p) & (p <= hi2)) or np.any((lo1 <= p) & (p <= hi1)))
+    sh = ParameterInterval(p, a, b, float(np.interp(p, fine, (chi - clo) / (2 * Z95))))
     keep = (fine >= a) & (fine <= b)
     if not keep.any():
         keep = np.abs(fine - np.clip(p, a, b)) == np.abs(fine - np.clip(p, a, b)).min()
@@ -565,11 +695,18 @@ def weibull_intervals(mech: WeibullMechanism, est: WeibullEstimates, n: int, sha
     sn = ParameterInterval(lam, max(s_lo, 0.0), max(s_hi, 0.0), sd)
     h = est.horizon
     sc = ParameterInterval(sn.estimate * h, sn.lower * h, sn.upper * h, sn.error_sd * h)
-    method = METHOD.format(cohorts=cohorts, share=share, draws=2 * draws, level=level, grid=COARSE + FINE)
+    if additive_noise(mech, n) is None:
+        method = METHOD.format(cohorts=cohorts, share=share, draws=2 * draws, level=level, grid=COARSE + FINE)
+    else:
+        stats = cohorts * (2 * draws if isinstance(mech, SampleAggregateWeibull) else 1)
+        method = METHOD_ADDITIVE.format(share=share, stats=stats, level=level, grid=COARSE + FINE)
     warnings = weibull_warnings(mech, sh, sn, h)
-    if atypical:
+    if atypical and additive_noise(mech, n) is None:
         warnings.append(f"The released shape {p:.3g} is unusual for every true shape dpsurv tried, so its interval was "
                         "widened to include it: read both with care, and prefer a larger epsilon or cohort.")
+    elif atypical:
+        warnings.append(f"The released shape {p:.3g} is unusual for every true shape dpsurv tried, so its interval is "
+                        "the whole range: read both with care, and prefer a larger epsilon or cohort.")
     return WeibullInference(sh, sc, sn, method, share, warnings)
 
 

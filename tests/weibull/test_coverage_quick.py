@@ -156,3 +156,65 @@ def test_release_intervals_from_plain_numbers_equal_the_intervals_of_the_release
         plain = release_intervals("lsp-tll", eps, float(est.shape[0]), float(est.scale_normalised[0]), s.n, 0.3,
                                   s.horizon, OMEGA, GAMMA, RUNGS, clamped=bool(est.clamped[0]))
         assert plain == weibull_intervals(mech, est, s.n, 0.3).to_dict()
+
+
+def test_laplace_mixture_quantiles_are_the_exact_laplace_law():
+    # one centre: s + b Q(u) exactly, Q(u) = ln(2u) below 1/2 and -ln(2 (1 - u)) above
+    q = inference.laplace_mixture_quantiles(np.array([1.3]), 20.0, [0.025, 0.5, 0.975])
+    assert q == pytest.approx([1.3 + 20 * math.log(0.05), 1.3, 1.3 - 20 * math.log(0.05)], abs=1e-9)
+    # a mixture: against a million draws of S + Laplace(b)
+    rng = np.random.default_rng(0)
+    centres = rng.normal(1.3, 3.0, 40)
+    draws = rng.choice(centres, 1_000_000) + rng.laplace(0.0, 5.0, 1_000_000)
+    exact = inference.laplace_mixture_quantiles(centres, 5.0, [0.025, 0.3, 0.975])
+    assert exact == pytest.approx(np.quantile(draws, [0.025, 0.3, 0.975]), abs=0.1)
+
+
+@pytest.mark.parametrize("name", ["laplace", "saa"])
+def test_additive_noise_is_the_noise_the_baseline_adds(name):
+    # at n = 200 sample and aggregate has one block, so both statistics are the clipped MLE: release - statistic is
+    # the mechanism's Laplace noise, whose mean absolute value is its scale b
+    s = _sample()
+    mech = make_mechanism(name, 1.0, s.horizon)
+    est = mech.release_many(s, SimulationNoise(3), 40_000)
+    p, lam = inference.clipped_mle(s, mech.gamma)
+    b_p, b_l = inference.additive_noise(mech, s.n)
+    assert b_p == b_l == pytest.approx(20.0)
+    assert np.mean(np.abs(est.shape - p)) == pytest.approx(b_p, rel=0.03)
+    assert np.mean(np.abs(est.scale_normalised - lam)) == pytest.approx(b_l, rel=0.03)
+    assert inference.additive_noise(make_mechanism("saa", 1.0, s.horizon), 2000) == pytest.approx((5.0, 5.0))
+    assert inference.additive_noise(make_mechanism("lsp-tll", 1.0, s.horizon), 200) is None
+
+
+def test_laplace_baseline_interval_holds_the_truth_for_every_release_its_region_accepts():
+    # Laplace baseline, n = 200, epsilon 1: the release is the clipped MLE (about 1.3) plus Laplace(20) noise. The true
+    # shape's acceptance region is [1.3 + 20 ln(2 t_lo), 1.3 - 20 ln(2 t_hi)] (tails of boundary_tails, about -84 to
+    # 50). Every release inside it must get an interval holding 1.3: that is what makes the coverage 95%. Reading
+    # each candidate's region off 400 simulated releases (the old way) missed here: the 2.5% quantile of 400 draws
+    # of Laplace(20) is uncertain by about 6, so some candidate's noisy region rejected a release its true region
+    # holds and the interval stopped short (misses at releases -55 and -51).
+    h = WeibullTruth().censoring_limit
+    mech = make_mechanism("laplace", 1.0, h)
+    t_lo, t_hi = inference.boundary_tails(1.3, 20.0, mech.gamma, 0.05)
+    lo, hi = 1.3 + 20 * math.log(2 * t_lo), 1.3 - 20 * math.log(2 * t_hi)
+    assert -90 < lo < -80 and 45 < hi < 55
+    for x in np.linspace(lo + 2.0, hi - 2.0, 25):
+        est = WeibullEstimates("laplace", np.array([x]), np.array([0.33]), h)
+        inf = weibull_intervals(mech, est, 200, 0.3)
+        assert inf.shape.lower <= 1.3 <= inf.shape.upper, x
+    # a release far outside (0, gamma] is still typical for some shape: an interval inside (0, gamma], no widening
+    for x, side in ((200.0, "high"), (-120.0, "low")):
+        inf = weibull_intervals(mech, WeibullEstimates("laplace", np.array([x]), np.array([0.33]), h), 200, 0.3)
+        assert 0.0 <= inf.shape.lower < inf.shape.upper <= mech.gamma
+        assert (inf.shape.lower > 5.0) if side == "high" else (inf.shape.upper < 5.0)
+        assert not any("unusual" in w for w in inf.warnings)
+
+
+def test_boundary_tails_are_central_away_from_the_ends_and_sum_to_alpha():
+    for b in (0.1, 1.0, 20.0):
+        for p in (0.01, 1.3, 5.0, 9.9):
+            lo, hi = inference.boundary_tails(p, b, 10.0, 0.05)
+            assert lo + hi == pytest.approx(0.05)
+    assert inference.boundary_tails(5.0, 0.1, 10.0, 0.05) == pytest.approx((0.025, 0.025))
+    assert inference.boundary_tails(1e-6, 20.0, 10.0, 0.05)[0] < 1e-8
+    assert inference.boundary_tails(10.0 - 1e-6, 20.0, 10.0, 0.05)[1] < 1e-8
