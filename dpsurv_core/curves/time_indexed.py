@@ -23,9 +23,9 @@ The mechanism releases no counts: no Greenwood variance, no number at risk, no l
 the noise pipeline (:func:`dpsurv_core.curves.uncertainty.time_indexed_bands`). The group sizes are not released,
 so the sampling error enters the band only when the user declares them (``sample_size``: a public number, e.g.
 from the study design); otherwise the band covers the noise only. The censoring is not released either: a declared
-share (``censoring``, public, e.g. the design's expected share) censors the band's simulated cohorts uniformly, as
-the Weibull intervals do; without it they are uncensored, and the band is too narrow late in a censored study.
-Coverage: docs/coverage-curves.md.
+share (``censoring``, public, e.g. the design's expected share; one, or one per group) censors the band's simulated
+cohorts uniformly, as the Weibull intervals do; without it they are uncensored, and the band is too narrow late in a
+censored study. Coverage: docs/coverage-curves.md.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ class TimeIndexed(Mechanism):
     def __init__(self, n_points: int, epsilon: float | None = 1.0, base_epsilon: float | None = None,
                  alpha: float = 0.5, tau_start: float = 1.0, tau_end: float = 0.6, window: int = 5,
                  edge_mode: str = "mean", sample_size: int | Sequence[int] | None = None,
-                 censoring: float | None = None) -> None:
+                 censoring: float | Sequence[float] | None = None) -> None:
         if int(n_points) < 1:
             raise ParameterError(f"time-indexed needs at least one grid point, got {n_points}.")
         self.n_points = int(n_points)
@@ -156,7 +156,7 @@ class TimeIndexed(Mechanism):
                 "paper_theorem_bound": paper_bound(self.base_epsilon, self.n_points, self.alpha),
                 "step_epsilons": (self.base_epsilon * (1 + self.alpha * np.arange(1, self.n_points + 1))).tolist(),
                 **({} if self.sample_size is None else {"declared_group_size": list(self.sample_size),
-                                                        "declared_censoring_share": self.censoring or 0.0})}
+                                                        "declared_censoring_share": list(self.censoring or (0.0,))})}
 
     def noisy(self, exact: np.ndarray, noise: NoiseSource, trials: int = 1) -> np.ndarray:
         """Step 1: S + Laplace(scale_i), (trials, G, n) (before any post-processing)."""
@@ -194,11 +194,14 @@ class TimeIndexed(Mechanism):
             sizes = self.sample_size
             if sizes is not None and len(sizes) not in (1, len(labels)):
                 raise ParameterError(f"Declare one group size or one per group ({len(labels)}), got {len(sizes)}.")
+            if self.censoring is not None and len(self.censoring) not in (1, len(labels)):
+                raise ParameterError(f"Declare one censoring share or one per group ({len(labels)}), got "
+                                     f"{len(self.censoring)}.")
             lower, upper = time_indexed_bands(self, survival, np.asarray(points, float), self.band_draws,
                                               sizes=None if sizes is None else np.asarray(sizes),
-                                              censoring=self.censoring or 0.0)
-            censored = (f"censored uniformly at the declared share {self.censoring:.0%}" if self.censoring
-                        else "uncensored (no censoring share declared)")
+                                              censoring=np.asarray(self.censoring or (0.0,)))
+            censored = ("censored uniformly at the declared share " + ", ".join(f"{x:.0%}" for x in self.censoring)
+                        if self.censoring and any(self.censoring) else "uncensored (no censoring share declared)")
             method = (INVERSION_METHOD if sizes is None else SAMPLING_INVERSION_METHOD).format(
                 draws=self.band_draws, sizes=", ".join(str(x) for x in sizes or ()), censoring=censored)
         curves = SurvivalCurves(np.asarray(points, float), labels, survival, lower, upper, lower, upper, nan, nan, nan,
@@ -228,17 +231,23 @@ def _sizes(sample_size: int | Sequence[int] | None) -> tuple[int, ...] | None:
     return tuple(int(x) for x in sizes)
 
 
-def _share(censoring: float | None, sizes: tuple[int, ...] | None) -> float | None:
-    """The declared (public) censoring share the band's simulated cohorts use, checked: it needs a declared size."""
+def _share(censoring: float | Sequence[float] | None, sizes: tuple[int, ...] | None) -> tuple[float, ...] | None:
+    """The declared (public) censoring shares the band's simulated cohorts use (one, or one per group), checked: they
+    need a declared size."""
     if censoring is None:
         return None
-    if not (math.isfinite(float(censoring)) and 0.0 <= float(censoring) < 1.0):
-        raise ParameterError(f"The declared censoring share must be a number from 0 up to (not including) 1, got "
-                             f"{censoring}.")
+    shares = (censoring,) if np.ndim(censoring) == 0 else tuple(censoring)
+    try:
+        ok = bool(shares) and all(math.isfinite(float(x)) and 0.0 <= float(x) < 1.0 for x in shares)
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ParameterError(f"The declared censoring share must be a number from 0 up to (not including) 1 (one, or "
+                             f"one per group), got {censoring}.")
     if sizes is None:
         raise ParameterError("A declared censoring share needs the declared group size too: the band simulates "
                              "cohorts of that size, censored at that share.")
-    return float(censoring)
+    return tuple(float(x) for x in shares)
 
 
 def parse_sizes(text: str | None) -> tuple[int, ...] | None:

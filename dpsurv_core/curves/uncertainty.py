@@ -19,11 +19,12 @@ Count mechanisms (laplace-counts, adaptive-km, rrr de-biased; Efron & Tibshirani
    Cumulative incidence: var_b(I*) on the scale of 1 - I; RMST: a normal interval with sd_b(RMST*).
 
 time-indexed releases a noisy curve and no counts. Its band inverts the mechanism's own pipeline (noise,
-clipping, smoothing, running minimum; Neyman 1937): for a family of true curves S_l(t) = exp(-l t), B pipeline
-outputs give each point's central 95% range, and the band at t_i holds every S_l(t_i) whose range contains the
-released value. With a declared (public) group size n each simulated output starts from a cohort of n subjects
-drawn from S_l (a binomial chain, the Kaplan-Meier variance without censoring), so the band carries the sampling
-error too; without one it carries the noise only. At a total epsilon of a few units or less the noise (scale
+clipping, smoothing, running minimum; Neyman 1937): for a family of Weibull-shaped true curves S_l(t) =
+exp(-(t / lam)^k), k in :data:`BAND_SHAPES`, B pipeline outputs give each point's central 95% range, and the band at
+t_i holds every S_l(t_i) whose range contains the released value (the union over shapes). With a declared (public)
+group size n each simulated output starts from the Kaplan-Meier curve of a cohort of n subjects drawn from S_l,
+censored uniformly at a declared (public) share (none: uncensored), so the band carries the sampling error too;
+without a size it carries the noise only. At a total epsilon of a few units or less the noise (scale
 1 / (e (1 + alpha i)) with e = total / 125 on 20 points) swamps [0, 1] and the honest band is close to [0, 1].
 
 Reading a noisy band: it is made non-increasing (:func:`monotone_band`), keeps an upper limit where the curve
@@ -429,8 +430,8 @@ class _Key:
 
 
 def time_indexed_bands(mechanism: Any, released: np.ndarray, points: np.ndarray, draws: int = 400,
-                       alpha: float = 0.05, sizes: int | np.ndarray | None = None, censoring: float = 0.0
-                       ) -> tuple[np.ndarray, np.ndarray]:
+                       alpha: float = 0.05, sizes: int | np.ndarray | None = None,
+                       censoring: float | np.ndarray = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Pointwise (1 - alpha) band (R, G, J) for a time-indexed release by inverting its pipeline (module docstring):
     at t_i every S(t_i) of a candidate curve (Weibull-shaped, shapes :data:`BAND_SHAPES`) whose simulated central
     range at t_i contains the released value, between candidates by linear interpolation, widened to hold the
@@ -438,19 +439,20 @@ def time_indexed_bands(mechanism: Any, released: np.ndarray, points: np.ndarray,
     lower limit the smallest whose range reaches it (the union over shapes: a candidate of another shape with the
     same S(t_i) smooths differently). ``sizes``: the declared (public) number of subjects in each group (one number
     for every group, or one per group); the simulated outputs then include the sampling error of a cohort of that
-    size, censored at the declared (public) share ``censoring`` (uniform censoring; 0: none). None: the band covers
-    the noise only."""
+    size, censored at the declared (public) share ``censoring`` (uniform censoring; one share for every group or one
+    per group; 0: none). None: the band covers the noise only."""
     obs = np.asarray(released, float)
     groups = obs.shape[-2]
     size_of = [None] * groups if sizes is None else [int(x) for x in np.broadcast_to(np.asarray(sizes), (groups,))]
     if any(x is not None and x < 1 for x in size_of):
         raise ParameterError(f"The declared group sizes must be whole numbers of at least 1, got {sizes}.")
-    if not 0.0 <= float(censoring) < 1.0:
+    share_of = [float(x) for x in np.broadcast_to(np.asarray(censoring, float), (groups,))]
+    if not all(0.0 <= x < 1.0 for x in share_of):
         raise ParameterError(f"The declared censoring share must be from 0 up to (not including) 1, got {censoring}.")
     key = (_Key(mechanism), tuple(np.asarray(points, float)))
     lower, upper = np.empty_like(obs), np.empty_like(obs)
     for g, size in enumerate(size_of):  # a loop over the groups and public points only
-        family, lo_q, hi_q = _pipeline_ranges(key, int(draws), alpha, size, 0.0 if size is None else float(censoring))
+        family, lo_q, hi_q = _pipeline_ranges(key, int(draws), alpha, size, 0.0 if size is None else share_of[g])
         order = np.argsort(family, axis=0, kind="stable")  # ascending S at each point
         for j in range(family.shape[1]):
             f = family[order[:, j], j]

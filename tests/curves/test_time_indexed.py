@@ -160,8 +160,15 @@ def test_declared_censoring_share_is_checked_named_and_public():
             TimeIndexed(10, base_epsilon=1.0, sample_size=100, censoring=bad)
     mech = TimeIndexed(10, base_epsilon=1.0, sample_size=(138, 90), censoring=0.28)
     rel = mech.release(cohort, public, SimulationNoise(0))
-    assert mech.parameters()["declared_censoring_share"] == 0.28
+    assert mech.parameters()["declared_censoring_share"] == [0.28]
     assert "declared share 28%" in rel.curves.interval_method
+    per_group = TimeIndexed(10, base_epsilon=1.0, sample_size=(138, 90), censoring=(0.3, 0.2))
+    assert "declared share 30%, 20%" in per_group.release(cohort, public, SimulationNoise(0)).curves.interval_method
+    with pytest.raises(ParameterError, match="one per group"):
+        TimeIndexed(10, base_epsilon=1.0, sample_size=100, censoring=(0.3, 0.2, 0.1)).release(cohort, public,
+                                                                                               SimulationNoise(0))
+    with pytest.raises(ParameterError, match="censoring share"):
+        TimeIndexed(10, base_epsilon=1.0, sample_size=100, censoring="lots")
     assert "uncensored" in TimeIndexed(10, base_epsilon=1.0, sample_size=100).release(
         cohort, public, SimulationNoise(0)).curves.interval_method
     plain = TimeIndexed(10, base_epsilon=1.0, sample_size=(138, 90)).release(cohort, public, SimulationNoise(0))
