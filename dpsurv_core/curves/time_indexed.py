@@ -264,6 +264,22 @@ def parse_sizes(text: str | None) -> tuple[int, ...] | None:
     return _sizes(values)
 
 
+def parse_shares(text: str | None) -> tuple[float, ...] | None:
+    """Declared censoring shares written as ``Q`` or ``Q1,Q2,...`` (0 <= Q < 1, one per group in the groups' order, or
+    one for all; a percentage such as ``30%`` is read as 0.3); blank: none."""
+    if text is None or not str(text).strip():
+        return None
+    try:
+        values = [float(x.strip().rstrip("%")) / (100.0 if x.strip().endswith("%") else 1.0)
+                  for x in str(text).replace(";", ",").split(",") if x.strip()]
+    except ValueError:
+        values = []
+    if not values or any(not (math.isfinite(v) and 0.0 <= v < 1.0) for v in values):
+        raise ParameterError(f"The declared censoring share must be numbers from 0 up to (not including) 1 separated by "
+                             f"commas (for example 0.3 or 0.34,0.25), got {text!r}.")
+    return tuple(values)
+
+
 def _check_one_group_per_subject(cohort: Cohort) -> None:
     """Parallel composition over groups needs each subject in one group."""
     if cohort.subject is None or cohort.group is None:

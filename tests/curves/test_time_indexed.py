@@ -10,7 +10,14 @@ import pandas as pd
 import pytest
 
 from dpsurv_core.audit.attack import empirical_epsilon, laplace_score
-from dpsurv_core.curves.time_indexed import TimeIndexed, exact_survival, paper_bound, rolling_mean, total_factor
+from dpsurv_core.curves.time_indexed import (
+    TimeIndexed,
+    exact_survival,
+    paper_bound,
+    parse_shares,
+    rolling_mean,
+    total_factor,
+)
 from dpsurv_core.data.cohort import Cohort, load_bundled
 from dpsurv_core.data.public import PublicParameters, TimeGrid
 from dpsurv_core.errors import ParameterError
@@ -201,3 +208,12 @@ def test_censored_cohorts_of_the_band_have_the_kaplan_meier_spread():
     np.testing.assert_allclose(censored.mean(0), real.mean(0), atol=0.01)
     np.testing.assert_allclose(censored.std(0), real.std(0), rtol=0.1)
     assert uncensored.std(0)[2] < 0.85 * real.std(0)[2]
+
+
+def test_parse_declared_censoring_shares():
+    assert parse_shares(None) is None and parse_shares("  ") is None
+    assert parse_shares("0.3") == (0.3,) and parse_shares("0.34, 0.25") == (0.34, 0.25)
+    assert parse_shares("30%,25%") == (0.3, 0.25)
+    for bad in ("abc", "1", "-0.1", "0.3,x", "inf", "120%"):
+        with pytest.raises(ParameterError, match="censoring share"):
+            parse_shares(bad)
