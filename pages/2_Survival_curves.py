@@ -61,6 +61,8 @@ with c1:
                                    value=1.0, key="sc_epsilon", help=help_text("epsilon"))
     if "sample_size" in entry.options:
         options["sample_size"] = cv.declared_sizes_input("sc")
+    if "censoring" in entry.options:
+        options["censoring"] = cv.declared_censoring_input("sc", options.get("sample_size"))
 with c2:
     estimands = [cs.SURVIVAL, cs.HAZARD] + ([cs.INCIDENCE] if comp_cohort is not None and cv.releases_counts(entry)
                                             else [])

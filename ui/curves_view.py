@@ -33,7 +33,7 @@ from dpsurv_core.curves import logrank
 from dpsurv_core.curves import summary as cs
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES, SurvivalCurves, quantile_r
 from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease
-from dpsurv_core.curves.time_indexed import parse_sizes
+from dpsurv_core.curves.time_indexed import parse_shares, parse_sizes
 from dpsurv_core.curves.uncertainty import curve_warnings, quantile_limits, rmst_interval
 from dpsurv_core.data import datasets
 from dpsurv_core.data.cohort import Cohort, default_mapping, validate
@@ -741,6 +741,25 @@ def declared_sizes_input(key_prefix: str) -> tuple[int, ...] | None:
         return parse_sizes(text)
     except DpsurvError as exc:
         st.error(f"{exc} The band below covers the noise only until this is fixed.", icon=":material/error:")
+        return None
+
+
+def declared_censoring_input(key_prefix: str, sizes: tuple[int, ...] | None) -> tuple[float, ...] | None:
+    """The time-indexed band's declared censoring shares (public, e.g. the design's expected share); None when blank
+    or when no group size is declared (the share censors the band's simulated cohorts of that size)."""
+    text = st.text_input("Declared censoring share (optional, public)", key=f"{key_prefix}_censoring",
+                         placeholder="e.g. 0.3 or 30%", disabled=sizes is None,
+                         help="The share of patients censored as the study design expects it (or as already "
+                              "published), one per group in the legend's order or one for all. It is not read off the "
+                              "data. With a declared group size it censors the band's simulated cohorts; without it "
+                              "they are uncensored and the band is too narrow late in a censored study.")
+    if sizes is None:
+        return None
+    try:
+        return parse_shares(text)
+    except DpsurvError as exc:
+        st.error(f"{exc} The band below treats the cohort as uncensored until this is fixed.",
+                 icon=":material/error:")
         return None
 
 

@@ -41,7 +41,7 @@ from dpsurv_core.cli.common import (
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES, SurvivalCurves, confidence_limits, quantile_r
 from dpsurv_core.curves.release import CurveRelease, context, event_times_grid
 from dpsurv_core.curves.summary import at_risk_at, at_risk_exact, parse_times, risk_table, table_times
-from dpsurv_core.curves.time_indexed import EDGE_MODES, parse_sizes
+from dpsurv_core.curves.time_indexed import EDGE_MODES, parse_shares, parse_sizes
 from dpsurv_core.curves.uncertainty import (
     carry_upper,
     curve_warnings,
@@ -98,6 +98,11 @@ def add_mechanism_options(p: argparse.ArgumentParser) -> None:
                    help="declared group size(s), one per group in order: a public number (for example from the study "
                         "design), never read off the data; with it the band carries the sampling error as well as "
                         "the noise")
+    g.add_argument("--censoring", type=declared_shares, metavar="Q[,Q...]",
+                   help="declared censoring share(s) with --sample-size, one per group in order or one for all (for "
+                        "example 0.3 or 30%%): a public number (the study design's expected share), never read off "
+                        "the data; the band's simulated cohorts are censored at it, without it they are uncensored "
+                        "and the band is too narrow late in a censored study")
     disclosure_options.add_arguments(p)
 
 
@@ -201,7 +206,19 @@ def declared_sizes(text: str) -> tuple[int, ...]:
     return sizes
 
 
-TIME_INDEXED_OPTIONS = ("alpha", "tau_start", "tau_end", "window", "edge_mode", "base_epsilon", "sample_size")
+def declared_shares(text: str) -> tuple[float, ...]:
+    """An argparse type for ``--censoring``: censoring shares from 0 up to 1, comma separated."""
+    try:
+        shares = parse_shares(text)
+    except ParameterError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if shares is None:
+        raise argparse.ArgumentTypeError("give at least one censoring share, for example 0.3 or 0.34,0.25")
+    return shares
+
+
+TIME_INDEXED_OPTIONS = ("alpha", "tau_start", "tau_end", "window", "edge_mode", "base_epsilon", "sample_size",
+                        "censoring")
 MECHANISM_OPTIONS = TIME_INDEXED_OPTIONS + disclosure_options.OPTIONS
 
 

@@ -141,7 +141,7 @@ ENTRIES: tuple[Entry, ...] = (
           summary="Laplace noise on the survival curve at each public grid point, decaying over time, then clipping, "
                   "smoothing and a monotone fix; the ledger charges the true total e n (1 + alpha (n + 1) / 2).",
           options={"alpha": 0.5, "tau_start": 1.0, "tau_end": 0.6, "window": 5, "edge_mode": "mean",
-                   "base_epsilon": None, "sample_size": None}),
+                   "base_epsilon": None, "sample_size": None, "censoring": None}),
     Entry("rrr", "Randomized response on the group label", CURVES, _CURVE_CMDS, DE_FAVERI, GROUP_LABEL, CHANGE_LABEL,
           URANDOM_CHOICE + " (keep or replace, then the replacement label)", "dpsurv_core.curves.rrr:RandomizedResponse",
           summary="Each subject's group label is kept with probability p = (e^eps - 1)/(e^eps - 1 + k) and otherwise "

@@ -259,6 +259,21 @@ def test_time_indexed_takes_declared_group_sizes_and_says_what_its_band_covers()
     assert "not the sampling error" in text(at)
 
 
+def test_time_indexed_takes_a_declared_censoring_share_with_the_sizes():
+    at = run(CURVES)
+    at.selectbox(key="sc_mechanism").set_value("time-indexed").run()
+    assert at.text_input(key="sc_censoring").disabled  # a share needs a declared size
+    at.text_input(key="sc_sample_size").set_value("228").run()
+    assert "uncensored (no censoring share declared)" in text(at)
+    at.text_input(key="sc_censoring").set_value("30%").run()
+    assert not at.exception
+    assert "censored uniformly at the declared share 30%" in text(at) and "--censoring 0.3" in text(at)
+    at.text_input(key="sc_censoring").set_value("1.5").run()
+    assert not at.exception
+    assert any("censoring share must be numbers from 0" in e.value for e in at.error)
+    assert "uncensored (no censoring share declared)" in text(at)
+
+
 def test_reproduce_command_reads_group_labels_set_on_the_data_page():
     """Group names changed on the Data page travel to the printed command as --labels <name>-labels.json (the file the
     Data page's 'Labels as JSON' saves); with the bundled labels the command needs no file."""

@@ -124,3 +124,30 @@ def test_bad_declared_group_size_is_one_sentence(capsys, text):
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
     assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_time_indexed_declared_censoring_share_censors_the_band_cohorts(capsys):
+    """--censoring (public, with --sample-size) censors the band's simulated cohorts: the method and the parameters
+    name the shares, the release is the same, and censored cohorts make the late band wider than uncensored ones."""
+    args = ("km", *LUNG, "--mechanism", "time-indexed", "--base-epsilon", "5", "--seed", "3", "--sample-size", "138,90")
+    plain = run(capsys, *args)
+    censored = run(capsys, *args, "--censoring", "30%,0.25")
+    assert "uncensored (no censoring share declared)" in plain["interval_method"]
+    assert "censored uniformly at the declared share 30%, 25%" in censored["interval_method"]
+    assert censored["parameters"]["declared_censoring_share"] == [0.3, 0.25]
+    for a, b in zip(plain["curves"], censored["curves"]):
+        assert a["survival"] == b["survival"]
+        late = slice(len(a["time"]) // 2, None)
+        wa = np.subtract(a["upper"][late], a["lower"][late], dtype=float)
+        wb = np.subtract(b["upper"][late], b["lower"][late], dtype=float)
+        assert np.nanmean(wb) > np.nanmean(wa)
+
+
+@pytest.mark.parametrize("extra", [("--censoring", "1.2"), ("--censoring", "lots"), ("--censoring", "0.3"),
+                                   ("--sample-size", "138,90", "--censoring", "0.1,0.2,0.3")])
+def test_bad_declared_censoring_share_is_one_sentence(capsys, extra):
+    """A share outside [0, 1), one without a declared size, or one per group for the wrong number of groups."""
+    code = main(["km", *LUNG, "--mechanism", "time-indexed", "--epsilon", "1", "--seed", "1", *extra, "--json"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
