@@ -135,7 +135,8 @@ def regression_cell(n: int, epsilon: float, kind: str, trials: int, truth: float
 
 def run(weibull_trials: dict[int, int], regression_trials: int, psgld_trials: int, null_trials: int,
         sizes: tuple[int, ...] = SIZES, epsilons: tuple[float, ...] = EPSILONS, progress: bool = True,
-        psgld_draws: tuple[int, ...] = (), information_shares: tuple[float, ...] = ()) -> list[dict[str, Any]]:
+        psgld_draws: tuple[int, ...] = (), information_shares: tuple[float, ...] = (),
+        weibull_mechanisms: tuple[str, ...] = WEIBULL_MECHANISMS) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     t0 = time.perf_counter()
 
@@ -146,7 +147,7 @@ def run(weibull_trials: dict[int, int], regression_trials: int, psgld_trials: in
 
     for n in sizes:
         for eps in epsilons:
-            for m in WEIBULL_MECHANISMS:
+            for m in weibull_mechanisms:
                 if weibull_trials.get(n):
                     say(weibull_cell(n, eps, m, weibull_trials[n]))
     truth = regression_truth(1.5)
@@ -203,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--weibull-large", type=int, default=0, metavar="R",
                     help=f"also lsp-tll at n = {LARGE_N:,}, R trials per epsilon (its intervals simulate no cohort "
                          "of that size)")
+    ap.add_argument("--weibull-mechanisms", nargs="*", default=WEIBULL_MECHANISMS, choices=WEIBULL_MECHANISMS,
+                    help="Weibull mechanisms to measure (default all three; each keeps its own seeds)")
     ap.add_argument("--quick", action="store_true", help="n = 200, epsilon 1, a few trials (a smoke run)")
     ap.add_argument("--markdown", action="store_true")
     a = ap.parse_args(argv)
@@ -211,7 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         rows = run(dict(zip(SIZES, a.weibull_trials)), a.regression_trials, a.psgld_trials, a.null_trials,
                    sizes=tuple(a.sizes), epsilons=tuple(a.epsilons), psgld_draws=tuple(a.psgld_draws),
-                   information_shares=tuple(a.information_shares))
+                   information_shares=tuple(a.information_shares),
+                   weibull_mechanisms=tuple(a.weibull_mechanisms))
     if a.weibull_large:
         rows += [weibull_cell(LARGE_N, eps, "lsp-tll", a.weibull_large) for eps in a.epsilons]
     print(markdown(rows) if a.markdown else rows)

@@ -419,29 +419,40 @@ def baseline_statistics(mech: WeibullMechanism, shape: float, scale_normalised: 
 
 
 def laplace_mixture_quantiles(centres: np.ndarray, b: float, probs: np.ndarray | list[float]) -> np.ndarray:
-    """Quantiles of S + Z, Z ~ Laplace(0, b) independent of S, S uniform over ``centres`` (the last axis): the CDF
-    F(x) = mean_i L((x - s_i) / b) with L the standard Laplace CDF, solved by bisection inside [min s + b Q(u),
-    max s + b Q(u)] (Q the standard Laplace quantile; the mixture's quantile lies between its components'). Exact
-    up to the representation of S by its simulated values (Rao-Blackwellised: the noise is integrated out, not
-    sampled). ``centres`` of shape (..., K) give quantiles of shape (len(probs), ...). b = 0: the empirical quantiles
-    of S."""
+    """Quantiles of S + Z, Z ~ Laplace(0, b) independent of S, S uniform over ``centres`` (the last axis): the root
+    of F(x) = mean_i L((x - s_i) / b) = u, L the standard Laplace CDF, by Newton's method safeguarded by bisection
+    inside [min s + b Q(u), max s + b Q(u)] (Q the standard Laplace quantile; the mixture's quantile lies between
+    its components'). Exact up to the representation of S by its simulated values (Rao-Blackwellised: the noise is
+    integrated out, not sampled). ``centres`` of shape (..., K) give quantiles of shape (len(probs), ...); ``probs``
+    is a list of levels, or an array of shape (P, ...) with its own levels for each leading index of ``centres``.
+    b = 0: the empirical quantiles of S."""
     s = np.asarray(centres, dtype=float)
     u = np.asarray(probs, dtype=float)
     if b <= 0:
+        if u.ndim > 1:
+            return np.stack([np.array([np.quantile(s[j], u[i, j]) for j in range(u.shape[1])])
+                             for i in range(u.shape[0])])
         return np.quantile(s, u, axis=-1)
+    shape = (u.shape[0],) + s.shape[:-1]
+    if u.ndim == 1:
+        u = u.reshape((-1,) + (1,) * (s.ndim - 1))
     q = -np.sign(u - 0.5) * np.log1p(-2.0 * np.abs(u - 0.5))
-    shape = (u.size,) + s.shape[:-1]
-    lo = (s.min(axis=-1) + b * q.reshape((-1,) + (1,) * (s.ndim - 1))) * np.ones(shape)
-    hi = (s.max(axis=-1) + b * q.reshape((-1,) + (1,) * (s.ndim - 1))) * np.ones(shape)
-    target = u.reshape((-1,) + (1,) * (s.ndim - 1)) * np.ones(shape)
+    lo = (s.min(axis=-1) + b * q) * np.ones(shape)
+    hi = (s.max(axis=-1) + b * q) * np.ones(shape)
+    target = u * np.ones(shape)
+    x = (s.mean(axis=-1) + b * q) * np.ones(shape)
     for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        z = (mid[..., None] - s) / b
-        cdf = np.mean(np.where(z < 0, 0.5 * np.exp(np.minimum(z, 0.0)), 1.0 - 0.5 * np.exp(-np.maximum(z, 0.0))),
-                      axis=-1)
-        below = cdf < target
-        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
-    return 0.5 * (lo + hi)
+        z = (x[..., None] - s) / b
+        e = np.exp(-np.abs(z))
+        f = np.mean(np.where(z < 0, 0.5 * e, 1.0 - 0.5 * e), axis=-1) - target
+        lo, hi = np.where(f < 0, x, lo), np.where(f < 0, hi, x)
+        if np.all(np.abs(f) < 1e-13) or np.all(hi - lo < 1e-12 * (1.0 + np.abs(x))):
+            break
+        dens = np.mean(0.5 * e, axis=-1) / b
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = x - f / dens
+        x = np.where(np.isfinite(step) & (step > lo) & (step < hi), step, 0.5 * (lo + hi))
+    return x
 
 
 def boundary_tails(shape: float, b: float, gamma: float, alpha: float) -> tuple[float, float]:
@@ -624,6 +635,35 @@ def _tll_scale_interval(mech: WeibullMechanism, shape: float, scale: float, shap
     return max(min(lows), 0.0), max(highs), max(sds)
 
 
+def _additive_scale_interval(mech: WeibullMechanism, shapes: np.ndarray, scale: float, n: int, share: float,
+                             cohorts: int, draws: int, seed: int, level: float, points: int = 400
+                             ) -> tuple[float, float]:
+    """A baseline's scale interval: every candidate scale lambda in (0, gamma] whose release law makes the released
+    scale typical, for some accepted shape (union over ``shapes``). The release is the clipped MLE's scale plus
+    Laplace noise of the public scale b; its error (release - lambda) is taken to have the same law for every
+    lambda (the noise dominates it): the noiseless errors are simulated once per shape at the scale of
+    :func:`matching_scale`, and the noise is integrated out exactly (:func:`laplace_mixture_quantiles`). Each
+    candidate's region leaves out the tails of :func:`boundary_tails` (central away from 0 and gamma), so the
+    interval stays inside [0, gamma] and no release gets an empty one; the ends are interpolated on a grid of
+    ``points`` scales."""
+    b = additive_noise(mech, n)[1]
+    g = mech.gamma
+    grid = np.linspace(g / points, g, points)
+    tails = np.array([boundary_tails(float(x), b, g, 1.0 - level) for x in grid])
+    probs = np.stack([tails[:, 0], 1.0 - tails[:, 1]])
+    lam0 = float(matching_scale(mech, float(shapes[0]), scale, shapes[:1])[0])
+    seeds = np.random.SeedSequence(seed).generate_state(max(shapes.size, 1))
+    lows, highs = [], []
+    for j, p in enumerate(shapes):
+        _, ls = baseline_statistics(mech, float(p), lam0, n, share, cohorts, draws, int(seeds[j]))
+        err = ls[np.isfinite(ls)] - lam0
+        q = laplace_mixture_quantiles(np.broadcast_to(err, (points, err.size)), b, probs)
+        lo, hi = _invert(grid, grid + q[0], grid + q[1], scale, g)
+        lows.append(lo)
+        highs.append(hi)
+    return max(min(lows), 0.0), min(max(highs), g)
+
+
 def _truncated(mech: WeibullMechanism) -> WeibullMechanism:
     """For simulation only: LSP with the ladder cut at the rung K' whose weight exp(-K' eps / (4 m)) is below e^-40
     relative to the first (the rungs beyond it are never drawn in practice; this makes the simulation 3-6 times
@@ -689,6 +729,11 @@ def weibull_intervals(mech: WeibullMechanism, est: WeibullEstimates, n: int, sha
         shapes = shapes[shapes > 0]
         s_lo, s_hi, sd = _tll_scale_interval(mech, p, lam, shapes if shapes.size else np.array([max(p, 1e-3)]), n,
                                              share, level, seed + 2, clamped=clamped)
+    elif additive_noise(mech, n) is not None:
+        kept = fine[keep]
+        kept = kept[np.unique(np.linspace(0, kept.size - 1, min(kept.size, 4)).round().astype(int))]
+        s_lo, s_hi = _additive_scale_interval(mech, kept, lam, n, share, cohorts, draws, seed + 2, level)
+        sd = float(np.max((rhi[keep] - rlo[keep]) / (2 * Z95)))
     else:
         s_lo, s_hi = float(np.min(lam - rhi[keep])), float(np.max(lam - rlo[keep]))
         sd = float(np.max((rhi[keep] - rlo[keep]) / (2 * Z95)))

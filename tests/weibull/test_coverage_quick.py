@@ -218,3 +218,31 @@ def test_boundary_tails_are_central_away_from_the_ends_and_sum_to_alpha():
     assert inference.boundary_tails(5.0, 0.1, 10.0, 0.05) == pytest.approx((0.025, 0.025))
     assert inference.boundary_tails(1e-6, 20.0, 10.0, 0.05)[0] < 1e-8
     assert inference.boundary_tails(10.0 - 1e-6, 20.0, 10.0, 0.05)[1] < 1e-8
+
+
+def test_baseline_scale_interval_stays_inside_its_range_and_holds_the_truth_its_region_accepts():
+    # the scale of the Laplace baseline (n = 200, epsilon 1): release = clipped MLE (about 0.33) + Laplace(20). Inverted
+    # over (0, gamma] with the tails of boundary_tails: never [0, 0] (a release far below 0 was given that before) and
+    # never beyond gamma, and every release inside the true scale's region gets an interval holding it
+    h = WeibullTruth().censoring_limit
+    mech = make_mechanism("laplace", 1.0, h)
+    truth = WeibullTruth().scale / h
+    t_lo, t_hi = inference.boundary_tails(truth, 20.0, mech.gamma, 0.05)
+    lo, hi = truth + 20 * math.log(2 * t_lo), truth - 20 * math.log(2 * t_hi)
+    for x in np.linspace(lo + 2.0, hi - 2.0, 9):
+        inf = weibull_intervals(mech, WeibullEstimates("laplace", np.array([1.0]), np.array([x]), h), 200, 0.3)
+        assert inf.scale_normalised.lower <= truth <= inf.scale_normalised.upper, x
+    for x in (-115.0, 103.0):
+        inf = weibull_intervals(mech, WeibullEstimates("laplace", np.array([1.0]), np.array([x]), h), 200, 0.3)
+        assert 0.0 <= inf.scale_normalised.lower < inf.scale_normalised.upper <= mech.gamma
+        assert not inf.scale_normalised.lower <= truth <= inf.scale_normalised.upper  # outside the truth's region
+
+
+def test_lsp_tll_simulates_more_cohorts_when_the_sampling_error_dominates():
+    h = WeibullTruth().censoring_limit
+    lsp = make_mechanism("lsp-tll", 2.0, h)
+    assert inference.cohorts_for(lsp, 200) == inference.COHORTS
+    assert inference.cohorts_for(lsp, 2000) == 32 == inference.MAX_COHORTS
+    assert inference.cohorts_for(lsp, 1000) == 16
+    assert inference.cohorts_for(lsp, 200_000) == inference.COHORTS  # the record-law route draws fresh sampling errors
+    assert inference.cohorts_for(make_mechanism("saa", 2.0, h), 2000) == inference.COHORTS
