@@ -14,9 +14,11 @@ the released one):
    fresh blocks) and the noise is integrated out exactly: the release's law is the mixture of Laplace laws
    centred on the simulated statistics (Rao-Blackwellised), whose quantiles are computed, not sampled;
 3. the shape interval is every candidate p whose central 95% range of simulated released shapes contains
-   the released shape (test inversion: a coarse grid, then a finer one around the accepted range);
-   the scale interval of TLL inverts TLL recomputed at the released shape on cohorts from each accepted
-   shape (union over them); the additive baselines' scale uses the difference pivot.
+   the released shape (test inversion: a coarse grid, then a finer one around the accepted range; for the
+   baselines the 95% region leaves out the tails of :func:`boundary_tails`, central away from 0 and gamma, so
+   no release is typical for no candidate); the scale interval of TLL inverts TLL recomputed at the released
+   shape on cohorts from each accepted shape (union over them); the baselines' scale is inverted over
+   (0, gamma] the same way as their shape (:func:`_additive_scale_interval`).
 
 Above 5,000 subjects (``DIRECT_SUBJECTS``) no cohort of n records is simulated: the sampling part of a
 release at n comes from the exact law of one clipped, censored record (:class:`RecordLaw`: the MLE's
