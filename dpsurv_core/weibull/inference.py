@@ -59,12 +59,13 @@ from dpsurv_core.weibull.mechanisms import (
 from dpsurv_core.weibull.model import WeibullSample
 
 COHORTS = 8
-# LSP + TLL below DIRECT_SUBJECTS: COHORTS simulated cohorts per candidate at n <= COHORT_SIZE, proportionally more
-# above it (up to MAX_COHORTS): the release's law mixes the sampling error (one value per simulated cohort) with the
-# LSP noise, and once the sampling error dominates (large n and epsilon) 8 cohorts put its 2.5% and 97.5% quantiles
-# too close together (the lowest of 8 normal draws is on average 1.4 standard deviations out, not 1.96): at n = 2,000
-# and epsilon 2 the shape interval covered 90% (60 trials) with 8 cohorts
-COHORT_SIZE = 500
+# LSP + TLL below DIRECT_SUBJECTS: COHORTS simulated cohorts per candidate while the LSP noise is a large part of the
+# release's spread, more (up to MAX_COHORTS) once the sampling error dominates: each simulated cohort gives one value
+# of the sampling error, and 8 of them put the release law's 2.5% and 97.5% quantiles too close together (the lowest
+# of 8 normal draws is on average 1.4 standard deviations out, not 1.96): at n = 2,000 and epsilon 2 the shape
+# interval covered 90% (60 trials) with 8 cohorts. The noise's share falls as epsilon sqrt(n) / m grows (the LSP
+# noise scales as m / (epsilon n), the sampling error as 1 / sqrt(n)); COHORTS times that over NOISE_SHARE_SCALE
+NOISE_SHARE_SCALE = 30.0
 MAX_COHORTS = 32
 # up to DIRECT_SUBJECTS the candidate cohorts are simulated at the public size n; above it the sampling part comes
 # from the record law (central limit) and the LSP noise from ladders of LADDER_SUBJECTS records rescaled to n, the
@@ -679,13 +680,16 @@ def _truncated(mech: WeibullMechanism) -> WeibullMechanism:
 
 
 def cohorts_for(mech: WeibullMechanism, n: int) -> int:
-    """Simulated cohorts per candidate shape: ``COHORTS``, times n / ``COHORT_SIZE`` for LSP + TLL on the direct route
-    (at most ``MAX_COHORTS``), where the sampling part is represented by one value per cohort. The baselines'
-    noise is integrated out exactly and dwarfs their sampling error; above ``DIRECT_SUBJECTS`` the sampling part
-    is drawn afresh for every simulated release (:func:`rescaled_releases`)."""
+    """Simulated cohorts per candidate shape: ``COHORTS``, and for LSP + TLL on the direct route (n up to
+    ``DIRECT_SUBJECTS``) ``COHORTS`` x epsilon sqrt(n) / (m ``NOISE_SHARE_SCALE``) when that is larger (m rows per
+    subject; at most ``MAX_COHORTS``): 8 at n = 200 for every epsilon up to 2 and at n = 2,000 and epsilon 0.5, 12 at
+    epsilon 1, 24 at epsilon 2. The baselines' noise is integrated out exactly and dwarfs their sampling error;
+    above ``DIRECT_SUBJECTS`` the sampling part is drawn afresh for every simulated release
+    (:func:`rescaled_releases`)."""
     if not isinstance(mech, LspTll) or n > DIRECT_SUBJECTS:
         return COHORTS
-    return int(min(MAX_COHORTS, max(COHORTS, round(COHORTS * n / COHORT_SIZE))))
+    share = mech.epsilon * math.sqrt(n) / (mech.rows_per_subject * NOISE_SHARE_SCALE)
+    return int(min(MAX_COHORTS, max(COHORTS, round(COHORTS * share))))
 
 
 def weibull_intervals(mech: WeibullMechanism, est: WeibullEstimates, n: int, share: float, trial: int = 0,

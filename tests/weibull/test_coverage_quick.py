@@ -240,9 +240,9 @@ def test_baseline_scale_interval_stays_inside_its_range_and_holds_the_truth_its_
 
 def test_lsp_tll_simulates_more_cohorts_when_the_sampling_error_dominates():
     h = WeibullTruth().censoring_limit
-    lsp = make_mechanism("lsp-tll", 2.0, h)
-    assert inference.cohorts_for(lsp, 200) == inference.COHORTS
-    assert inference.cohorts_for(lsp, 2000) == 32 == inference.MAX_COHORTS
-    assert inference.cohorts_for(lsp, 1000) == 16
-    assert inference.cohorts_for(lsp, 200_000) == inference.COHORTS  # the record-law route draws fresh sampling errors
+    assert [inference.cohorts_for(make_mechanism("lsp-tll", e, h), 2000) for e in (0.5, 1.0, 2.0)] == [8, 12, 24]
+    assert [inference.cohorts_for(make_mechanism("lsp-tll", e, h), 200) for e in (0.5, 1.0, 2.0)] == [8, 8, 8]
+    assert inference.cohorts_for(make_mechanism("lsp-tll", 2.0, h), 5000) == inference.MAX_COHORTS
+    # the record-law route above 5,000 subjects draws a fresh sampling error for every simulated release
+    assert inference.cohorts_for(make_mechanism("lsp-tll", 2.0, h), 200_000) == inference.COHORTS
     assert inference.cohorts_for(make_mechanism("saa", 2.0, h), 2000) == inference.COHORTS
