@@ -28,6 +28,14 @@ Objective perturbation with an information share rho (Wang, Kifer and Lee 2019) 
 information matrix H~ = H(w~) + E at rho epsilon (dpsurv_core.regression.mechanisms); the interval then draws
 H_r = H~ - E_r (E_r from the public noise law: H's flat-prior posterior), floors its eigenvalues at 0, and uses
 A_r = H_r + n Lambda' I in the noise Jacobian -A_r^-1 b_r and the sandwich A_r^-1 H_r A_r^-1 in place of the bounds.
+That flat-prior posterior is honest but far too wide at n = 2,000 (docs/coverage-models.md): the noise on the
+off-diagonal entries couples each covariate with the baseline's weakly identified spline directions, and the
+posterior carries that noise twice (once in H~, once in E_r). The level is therefore calibrated (Beran 1987,
+prepivoting) in the plug-in world whose information matrix is H~ floored at 0: there the error's law is known, a
+noisy matrix of that world is drawn K times, each gets its own posterior interval, and the nominal level is the
+smallest whose intervals cover the plug-in world's error in 95% of the worlds; the released interval (errors,
+p-values, sign flips) is the posterior's at that level, never wider than the public bound's. Post-processing:
+H~, w~ and the public noise laws only, seeded from the release.
 """
 
 from __future__ import annotations
@@ -74,7 +82,12 @@ METHODS = {
 METHOD_INFORMATION = ("objective noise to first order, -(H + n Lambda' I)^-1 b, and the ridge sandwich, with H drawn from its "
                       "posterior given the released noisy information matrix (share {rho:g} of epsilon: {eh:.3g} on H, "
                       "{eo:.3g} on the coefficients) and its public noise law, eigenvalues floored at 0; {n} simulated "
-                      "errors, percentile {level:.0%} interval; Wald p-values from the simulated null")
+                      "errors, percentile interval at the level calibrated (Beran 1987) to cover {level:.0%} in the "
+                      "plug-in world of the released matrix ({worlds} worlds of {inner} draws; levels {alpha}), never "
+                      "wider than the public bound's; Wald p-values from the same calibrated simulated null")
+CALIBRATION_WORLDS = 200  # noisy information matrices drawn in the plug-in world
+CALIBRATION_DRAWS = 200   # posterior draws of H per world
+CALIBRATION_GRID = np.linspace(0.5, 0.999, 500)  # candidate nominal levels
 METHOD_DRAWS = ("posterior interval from the {k} released draws (each at epsilon/{k}, epsilon charged in total): their "
                 "mean, with variance S (1/k + tau_k) from their covariance S (posterior spread over k plus the sampling "
                 "variance, tau_k = eps/(2 m B k)); t interval with {df} degrees of freedom; Wald p-values from the same "
@@ -171,6 +184,68 @@ def information_errors(mech: ObjectivePerturbation, H_released: np.ndarray, pp: 
     return e_noise + e_samp, e_noise
 
 
+def _scales(h: np.ndarray, V: np.ndarray, c: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per coordinate j, for H = V diag(h) V^T and A = H + c I (batched over leading axes): a_j = ||A^-1 e_j|| (the
+    first-order noise error -(A^-1 b)_j of an isotropic b has the law of a_j b_1) and s_j = sqrt((A^-1 H A^-1)_jj)."""
+    V2 = V ** 2
+    a = np.sqrt(np.einsum("...ji,...i->...j", V2, 1.0 / (h + c) ** 2))
+    s = np.sqrt(np.einsum("...ji,...i->...j", V2, h / (h + c) ** 2))
+    return a, s
+
+
+def calibrated_level(mech: ObjectivePerturbation, H_released: np.ndarray, pp: PersonPeriod, m: int, seed: int,
+                     level: float = LEVEL, worlds: int = CALIBRATION_WORLDS, draws: int = CALIBRATION_DRAWS,
+                     grid: np.ndarray = CALIBRATION_GRID) -> np.ndarray:
+    """Per coordinate, the nominal level at which :func:`information_errors`' interval covers ``level`` of the
+    plug-in world (Beran 1987).
+
+    World: H0 = H~ floored at 0 is the information matrix, so the error of coordinate j is a0_j b_1 + s0_j z
+    (:func:`_scales`; b_1 one coordinate of the objective noise, z standard normal). A release of that world gives
+    H0 + E'_k (k = 1..``worlds``); its interval draws H_kl = floor(H0 + E'_k - E''_kl) (l = 1..``draws``), as
+    :func:`information_errors` does. Its coverage at nominal level g is the mean over k of
+    P(|a0 b_1 + s0 z| <= the g quantile of |a_kl b_kl + s_kl z_kl| over l); the smallest g on ``grid`` reaching
+    ``level`` is returned (the grid's top when none does)."""
+    noise = SimulationNoise(np.random.SeedSequence([seed, 1]))
+    d = pp.dim
+    c = pp.n_public * (mech.lam + mech.extra_ridge)
+    D = symmetric_size(d)
+    sc = mech.information_noise_scale
+    h0, V0 = psd_floor(H_released)
+    H0 = (V0 * h0) @ V0.T
+    a0, s0 = _scales(h0, V0, c)
+    b1 = sphere_noise(noise, d, mech.noise_scale, m)[:, :1]  # one coordinate of the isotropic objective noise
+    truth = np.sort(np.abs(a0 * b1 + s0 * noise.standard_normal((m, 1))), axis=0)  # (m, d): the world's |error|
+    E1 = symmetric_from_vector(sphere_noise(noise, D, sc, worlds), d)
+    E2 = symmetric_from_vector(sphere_noise(noise, D, sc, worlds * draws), d).reshape(worlds, draws, d, d)
+    hk, Vk = psd_floor(H0[None, None] + E1[:, None] - E2)
+    ak, sk = _scales(hk, Vk, c)  # (worlds, draws, d)
+    bk = sphere_noise(noise, d, mech.noise_scale, worlds * draws)[:, :1].reshape(worlds, draws, 1)
+    ek = np.abs(ak * bk + sk * noise.standard_normal((worlds, draws, 1)))
+    Q = np.quantile(ek, grid, axis=1)  # (levels, worlds, d): each world's interval half-width per level
+    cover = np.stack([np.searchsorted(truth[:, j], Q[..., j], side="right") for j in range(d)], -1).mean(1) / m
+    ok = cover >= level
+    return grid[np.where(ok.any(0), ok.argmax(0), len(grid) - 1)]
+
+
+def calibrated_information_errors(mech: ObjectivePerturbation, H_released: np.ndarray, pp: PersonPeriod, m: int,
+                                  seed: int, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(total errors, noise errors, calibrated levels): :func:`information_errors`' draws, each coordinate scaled by
+    kappa_j = (its |error|'s quantile at the calibrated level) / (its quantile at ``level``), so the ``level``
+    percentile interval of the scaled draws is the posterior's interval at the calibrated level; kappa_j is capped
+    so that no interval is wider than the public bound's (:func:`simulated_errors`)."""
+    err, e_noise = information_errors(mech, H_released, pp, m, seed)
+    alpha = calibrated_level(mech, H_released, pp, m, seed, level)
+    absr = np.abs(err)
+    q = np.quantile(absr, level, axis=0)
+    kappa = np.array([np.quantile(absr[:, j], alpha[j]) for j in range(pp.dim)]) / q
+    noise = SimulationNoise(np.random.SeedSequence([seed, 2]))
+    c = pp.n_public * (mech.lam + mech.extra_ridge)
+    public = np.abs(-sphere_noise(noise, pp.dim, mech.noise_scale, m) / c
+                    + noise.standard_normal((m, pp.dim)) * math.sqrt(sampling_bound(pp, mech.lam + mech.extra_ridge)))
+    kappa = np.minimum(kappa, np.quantile(public, level, axis=0) / q)
+    return err * kappa, e_noise * kappa, alpha
+
+
 def simulated_errors(mech: _RegressionMechanism, w: np.ndarray, pp: PersonPeriod, m: int, seed: int
                      ) -> tuple[np.ndarray, np.ndarray]:
     """(total errors, noise errors), each (m, dim), on the normalised scale, for one released w (see module doc).
@@ -241,9 +316,12 @@ def coefficient_inference(mech: _RegressionMechanism, release: RegressionRelease
         info = release.diagnostics.get("information") if isinstance(mech, ObjectivePerturbation) else None
         if info is not None:
             H = info[trial]
-            err, e_noise = information_errors(mech, H, pp, simulations, _seed(np.concatenate([w, H.ravel()])))
+            err, e_noise, alpha = calibrated_information_errors(mech, H, pp, simulations,
+                                                                _seed(np.concatenate([w, H.ravel()])), level)
             method = METHOD_INFORMATION.format(n=simulations, level=level, rho=mech.information_share,
-                                               eh=mech.epsilon_information, eo=mech.epsilon_objective)
+                                               eh=mech.epsilon_information, eo=mech.epsilon_objective,
+                                               worlds=CALIBRATION_WORLDS, inner=CALIBRATION_DRAWS,
+                                               alpha=", ".join(f"{a:.3g}" for a in alpha[:p]))
         else:
             err, e_noise = simulated_errors(mech, w, pp, simulations, _seed(w))
             method = METHODS[type(mech)].format(n=simulations, level=level)

@@ -18,7 +18,12 @@ from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.simulate import WeibullTruth, weibull_cohort
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.noise import SimulationNoise
-from dpsurv_core.regression.inference import coefficient_inference
+from dpsurv_core.regression.inference import (
+    calibrated_information_errors,
+    coefficient_inference,
+    information_errors,
+    simulated_errors,
+)
 from dpsurv_core.regression.mechanisms import PSGLD, ObjectivePerturbation, OutputPerturbation, build_mechanism
 from dpsurv_core.regression.person_period import person_period
 
@@ -156,6 +161,35 @@ def test_information_interval_uses_the_released_matrix():
     width = [i.upper[0] - i.lower[0] for i in (bigger, base, public)]
     assert width[0] < width[1] <= width[2] * 1.05
     assert "posterior given the released noisy information matrix" in base.method and "0.4 on H" in base.method
+
+
+def test_calibrated_information_interval_is_narrower_at_n_2000_and_still_covers(truth):
+    """The flat posterior of H carries the matrix's noise twice and couples x with the baseline's weak spline
+    directions: on these 8 cohorts (n = 2,000, epsilon 2, RHO 0.2) its interval was 29x the non-private width. The
+    level calibrated in the plug-in world (Beran 1987) gives 16.5x with every interval still covering (100 cohorts:
+    100% coverage, 0% type-I error, 13x against 24x, docs/coverage-models.md)."""
+    row = regression_cell(2000, 2.0, "objective", 8, truth, seed=5, information_share=0.2)
+    assert row["coverage"] >= 0.85
+    assert row["width_ratio"] < 22
+
+
+def test_calibrated_level_shrinks_where_the_posterior_overcovers_and_never_passes_the_public_bound():
+    pp = _pp(n=2000, seed=4)
+    mech = build_mechanism("objective", 2.0, pp, lam=0.01, information_share=0.2)
+    rel = mech.release(pp, SimulationNoise(6))
+    H = rel.diagnostics["information"][0]
+    seed = 123
+    raw, _ = information_errors(mech, H, pp, 2000, seed)
+    cal, cal_noise, alpha = calibrated_information_errors(mech, H, pp, 2000, seed)
+    assert alpha[0] < 0.95  # the plug-in world says the flat posterior over-covers x
+    q_raw, q_cal = (np.quantile(np.abs(e[:, 0]), 0.95) for e in (raw, cal))
+    assert q_cal < 0.9 * q_raw
+    np.testing.assert_array_equal(cal, calibrated_information_errors(mech, H, pp, 2000, seed)[0])  # seeded
+    # a matrix that is pure noise (zero information) calibrates upwards but stays within the public bound
+    E = np.diag(np.full(pp.dim, -1e4))
+    wide, _, _ = calibrated_information_errors(mech, E, pp, 2000, seed)
+    public, _ = simulated_errors(mech, rel.W[0], pp, 2000, seed)  # the bound b / (n Lambda') of the same noise
+    assert np.all(np.quantile(np.abs(wide), 0.95, axis=0) <= 1.05 * np.quantile(np.abs(public), 0.95, axis=0))
 
 
 def test_psgld_draws_cover_at_n_200(truth):
