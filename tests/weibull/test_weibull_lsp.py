@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import optimize, stats
 
@@ -17,6 +17,7 @@ from dpsurv_core.privacy.noise import SimulationNoise
 from dpsurv_core.weibull.lsp import compute_ladder
 from dpsurv_core.weibull.mechanisms import LaplaceWeibull, LspTll, SampleAggregateWeibull, block_mle
 from dpsurv_core.weibull.model import WeibullSample, sample_from_cohort
+from tests.weibull.reference_lsp import reference_ladder
 
 OMEGA = 6.0
 
@@ -90,6 +91,81 @@ def test_release_on_flchain_lands_near_lifelines(flchain_ladder):
     assert rel.trials == 1 and not rel.clamped.any() and 1 <= rel.rung[0] <= 501
     assert abs(rel.shape[0] - fit.rho_) < 0.05
     assert abs(rel.scale_normalised[0] / fit.lambda_ - 1) < 0.05
+
+
+# ----------------------------------------------------------------- the vectorised ladder against the sequential one
+
+# Both searches stop once a Newton step is below 1e-9 relative; a root the sequential one reached by bisection can be
+# that far from the true root, so the two nested ladders agree to about 1e-9 (1.4e-9 was the largest gap seen).
+RTOL = 1e-8
+
+
+def _same_ladder(s: WeibullSample, rungs: int, gamma: float):
+    old, new = reference_ladder(s, rungs, gamma), compute_ladder(s, rungs, gamma)
+    np.testing.assert_allclose(new.lower, old.lower, rtol=RTOL, atol=1e-14 * gamma)
+    np.testing.assert_allclose(new.upper, old.upper, rtol=RTOL, atol=1e-14 * gamma)
+    assert new.p_star == old.p_star and new.n_events == old.n_events
+    # raw roots differ only where the sequential search clamped a rung to the previous rung's root
+    for raw_new, raw_old in ((new.raw_lower, old.raw_lower), (new.raw_upper, old.raw_upper)):
+        off = ~np.isclose(raw_new, raw_old, rtol=RTOL, atol=1e-14 * gamma)
+        k = np.nonzero(off)[0]
+        assert np.allclose(raw_old[k], raw_old[k - 1], rtol=RTOL), k
+    return old, new
+
+
+@st.composite
+def odd_samples(draw):
+    """Tiny to moderate samples: ties (a few distinct times), all censored but one event, all events, continuous
+    times; omega, gamma and K from edge values to large ones."""
+    n = draw(st.integers(1, 80))
+    omega = draw(st.one_of(st.floats(0.3, 15.0), st.just(6.0)))
+    kind = draw(st.sampled_from(["ties", "continuous", "one event", "all events"]))
+    if kind == "ties":
+        m = draw(st.integers(1, 6))
+        u = np.array(draw(st.lists(st.integers(0, m), min_size=n, max_size=n))) / m
+    else:
+        u = np.array(draw(st.lists(st.floats(0.0, 1.0), min_size=n, max_size=n)))
+    d = np.array(draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)))
+    d = np.zeros(n, dtype=int) if kind == "one event" else np.ones(n, dtype=int) if kind == "all events" else d
+    d[draw(st.integers(0, n - 1))] = 1
+    gamma = draw(st.one_of(st.floats(0.2, 60.0), st.sampled_from([1.0, 10.0])))
+    return WeibullSample(np.exp(-omega * u), d, 1.0, omega), draw(st.integers(1, 150)), gamma
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(odd_samples())
+def test_vectorised_ladder_equals_the_sequential_one(case):
+    _same_ladder(*case)
+
+
+@pytest.mark.parametrize("name,rungs", [("lung", 500), ("veteran", 500), ("flchain", 500), ("flchain", 160)])
+def test_vectorised_ladder_equals_the_sequential_one_on_bundled_data(name, rungs):
+    _same_ladder(_sample(name), rungs, 10.0)
+
+
+@pytest.mark.parametrize("shape,n,seed", [(0.7, 2000, 1), (1.3, 2000, 2), (3.0, 2000, 3), (1.3, 5000, 4)])
+def test_vectorised_ladder_equals_the_sequential_one_on_large_cohorts(shape, n, seed):
+    from dpsurv_core.weibull.inference import simulate_samples
+
+    s = simulate_samples(shape, 0.4, n, 0.3, 1, 6.0, 1.0, 1, np.random.default_rng(seed))[0]
+    _same_ladder(s, 500, 10.0)
+
+
+def test_upper_rungs_where_G_crosses_zero_twice():
+    """On lung G_k(gamma) <= 0 from rung 6 on, yet G_6..G_9 rise above 0 above p* and fall back below it before
+    gamma: u(6..9) are their first crossings (as the rung-after-rung search finds them), u(10) on is gamma."""
+    from dpsurv_core.weibull.lsp import _Boundary
+
+    s = _sample("lung")
+    _, lad = _same_ladder(s, 500, 10.0)
+    bf = _Boundary(s, 164, 10.0)
+    for k in range(6, 10):
+        assert bf.G_one(k, 10.0)[0] <= 0
+        assert lad.p_star < lad.raw_upper[k] < 10.0
+        assert abs(bf.G_one(k, lad.raw_upper[k])[0]) < 1e-9
+        grid = np.linspace(lad.p_star, lad.raw_upper[k], 200)[1:-1]
+        assert all(bf.G_one(k, p)[0] < 0 for p in grid)  # no earlier crossing
+    assert np.all(lad.upper[10:] == 10.0)
 
 
 # ----------------------------------------------------------------- neighbours (hypothesis)
