@@ -237,12 +237,14 @@ def calibrated_information_errors(mech: ObjectivePerturbation, H_released: np.nd
     alpha = calibrated_level(mech, H_released, pp, m, seed, level)
     absr = np.abs(err)
     q = np.quantile(absr, level, axis=0)
-    kappa = np.array([np.quantile(absr[:, j], alpha[j]) for j in range(pp.dim)]) / q
+    q_safe = np.where(q > 0, q, 1.0)
+    kappa = np.array([np.quantile(absr[:, j], alpha[j]) for j in range(pp.dim)]) / q_safe
     noise = SimulationNoise(np.random.SeedSequence([seed, 2]))
     c = pp.n_public * (mech.lam + mech.extra_ridge)
     public = np.abs(-sphere_noise(noise, pp.dim, mech.noise_scale, m) / c
                     + noise.standard_normal((m, pp.dim)) * math.sqrt(sampling_bound(pp, mech.lam + mech.extra_ridge)))
-    kappa = np.minimum(kappa, np.quantile(public, level, axis=0) / q)
+    kappa = np.minimum(kappa, np.quantile(public, level, axis=0) / q_safe)
+    kappa = np.where(q > 0, kappa, 1.0)  # no error at all (no noise, no information): nothing to scale
     return err * kappa, e_noise * kappa, alpha
 
 
