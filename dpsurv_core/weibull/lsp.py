@@ -280,6 +280,25 @@ class _Boundary:
         der = (s2 + a / p) / P - (s1 - a) * P1 / (P * P) + 1.0 / (p * p)
         return float(val), float(der)
 
+    def G_pairs(self, k: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """G_k(p) and its derivative summed exactly at every (k, p) (one row of exponentials per pair)."""
+        lt, c = self.s.lt_u, self.s.c_u
+        w = np.exp(np.multiply.outer(p, lt))
+        s1, s2 = (w @ np.stack([c * lt, c * lt * lt], axis=1)).T
+        wc = w * c
+        r = np.arange(p.size)
+        j, rk = self.j[k], self.r[k]
+        cum0 = np.cumsum(wc, axis=1)
+        cum1 = np.cumsum(wc * lt, axis=1)
+        before = j > 0
+        jb = np.maximum(j - 1, 0)
+        P = np.where(before, cum0[r, jb], 0.0) + rk * w[r, j]
+        P1 = np.where(before, cum1[r, jb], 0.0) + rk * w[r, j] * lt[j]
+        a = k / (_E * p)
+        val = (s1 - a) / P - 1.0 / p - (self.sd + k * self.omega) / (self.D + k)
+        der = (s2 + a / p) / P - (s1 - a) * P1 / (P * P) + 1.0 / (p * p)
+        return val, der
+
     def G_exact(self, k: np.ndarray, p: np.ndarray) -> np.ndarray:
         """G_k(p) summed exactly for every rung k (rows) at every p (columns)."""
         lt, c = self.s.lt_u, self.s.c_u
@@ -343,23 +362,34 @@ def _newton(fun, k: np.ndarray, x: np.ndarray, lo: np.ndarray, hi: np.ndarray, t
 
 def _refine(fun, k: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Narrow every rung's bracket (lo, hi] (fun < 0 at lo, or lo the end of the range; fun >= 0 at hi, or hi the
-    end of the range) to the first of ``_REFINE`` + 1 equal parts where fun reaches 0, in one evaluation of
-    fun at the inner points of all rungs; returns (start, lo, hi) with the start interpolated linearly."""
-    m = _REFINE
-    t = np.arange(1, m + 1) / (m + 1)
-    x = lo[:, None] + t * (hi - lo)[:, None]
-    v = np.full((k.size, m + 2), np.nan)
-    v[:, 1:-1] = fun(np.repeat(k, m), x.ravel())[0].reshape(-1, m)
-    xs = np.concatenate([lo[:, None], x, hi[:, None]], axis=1)
+    end of the range) to the first of ``_REFINE`` + 1 equal parts where fun reaches 0, in one evaluation of fun
+    at the points of all rungs; returns (start, lo, hi), the start the root of the cubic through the two
+    ends' values and slopes (Hermite; a linear interpolation or the midpoint where an end is not evaluated)."""
+    m = _REFINE + 2
+    xs = lo[:, None] + np.linspace(0.0, 1.0, m) * (hi - lo)[:, None]
+    at0 = lo <= 0
+    xs[:, 0] = np.where(at0, 0.5 * xs[:, 1], lo)  # no evaluation at p = 0, where F and its slope are infinite
+    v, dv = (a.reshape(-1, m) for a in fun(np.repeat(k, m), xs.ravel()))
+    xs[:, 0] = lo
+    v[at0, 0] = np.nan
     reach = ~(v < 0)  # NaN counts as >= 0, as in _newton
     reach[:, 0] = False
     reach[:, -1] = True
     c = np.argmax(reach, axis=1)
     r = np.arange(k.size)
     a, b, va, vb = xs[r, c - 1], xs[r, c], v[r, c - 1], v[r, c]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        frac = np.where(np.isfinite(va) & np.isfinite(vb) & (vb > va), -va / (vb - va), 0.5)
-    start = np.clip(a + frac * (b - a), a + 1e-3 * (b - a), b)
+    w = b - a
+    da, db = dv[r, c - 1] * w, dv[r, c] * w
+    known = np.isfinite(va) & np.isfinite(vb) & (vb > va)
+    u = np.where(known, -va / np.where(known, vb - va, 1.0), 0.5)
+    cubic = known & np.isfinite(da) & np.isfinite(db)
+    for _ in range(2):  # Newton on the Hermite cubic H(u) = va h00 + da h10 + vb h01 + db h11, u in [0, 1]
+        u2, u3 = u * u, u * u * u
+        H = va * (2 * u3 - 3 * u2 + 1) + da * (u3 - 2 * u2 + u) + vb * (3 * u2 - 2 * u3) + db * (u3 - u2)
+        dH = va * (6 * u2 - 6 * u) + da * (3 * u2 - 4 * u + 1) + vb * (6 * u - 6 * u2) + db * (3 * u2 - 2 * u)
+        nxt = u - H / np.where(dH > 0, dH, np.nan)
+        u = np.where(cubic & (nxt > 0) & (nxt < 1), nxt, u)
+    start = np.clip(a + u * w, a + 1e-3 * w, b)
     return start, a, b
 
 
@@ -386,21 +416,29 @@ def _lower_roots(bf: _Boundary, kmax: int, p_star: float, tol: float) -> np.ndar
 
 def _upper_roots(bf: _Boundary, first: int, p_star: float, gamma: float, tol: float) -> np.ndarray:
     """u(k), k = 1..first, rungs with G_k(gamma) > 0 and one crossing in (p*, gamma): a table of G_k (summed exactly)
-    at the grid points between p* and gamma; each root lies in the first cell where G_k is >= 0, which
-    :func:`_refine` narrows before Newton (Taylor sums)."""
+    at the grid points above p*, extended until every rung has crossed 0; each root lies in the first cell where
+    G_k is >= 0, which :func:`_refine` narrows before Newton (Taylor sums, or exact sums for a few rungs on a
+    small sample, where they cost less)."""
     h = bf.sums.h
     k = np.arange(1, first + 1)
     grid = np.arange(math.floor(p_star / h) + 1, math.ceil(gamma / h)) * h
     grid = grid[(grid > p_star) & (grid < gamma)]
-    p = np.concatenate([[p_star], grid, [gamma]])
-    tab = np.empty((first, p.size))
-    tab[:, 0] = -1.0  # G_k(p*) <= 0: the left end of the range
-    tab[:, 1:-1] = bf.G_exact(k, grid)
-    tab[:, -1] = 1.0  # G_k(gamma) > 0 for these rungs
+    cols = [np.full((first, 1), -1.0)]  # G_k(p*) <= 0: the left end of the range
+    step = max(4, _BLOCK // max(first * bf.s.lt_u.size, 1))
+    done = 0
+    while done < grid.size and not (cols[-1][:, -1] >= 0).all():
+        cols.append(bf.G_exact(k, grid[done:done + step]))
+        done += step
+    p = np.concatenate([[p_star], grid[:done], [gamma]])
+    tab = np.concatenate(cols + [np.ones((first, 1))], axis=1)  # G_k(gamma) > 0 for these rungs
     c = np.maximum(np.argmax(~(tab < 0), axis=1), 1)  # the first point where G_k >= 0
-    bf.use_prefix(first)
-    start, lo, hi = _refine(bf.G, k, p[c - 1], p[c])
-    return _newton(bf.G, k, start, lo, hi, tol)
+    if first * bf.s.lt_u.size <= 1 << 14:
+        fun = bf.G_pairs
+    else:
+        bf.use_prefix(first)
+        fun = bf.G
+    start, lo, hi = _refine(fun, k, p[c - 1], p[c])
+    return _newton(fun, k, start, lo, hi, tol)
 
 
 def _quad_guess(xs: list[float]) -> float:
