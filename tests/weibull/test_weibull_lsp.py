@@ -151,6 +151,34 @@ def test_vectorised_ladder_equals_the_sequential_one_on_large_cohorts(shape, n, 
     _same_ladder(s, 500, 10.0)
 
 
+@pytest.mark.parametrize("name", ["lung", "flchain"])
+def test_taylor_power_sums_match_the_exponentials(name):
+    """The grid Taylor series of the ladder (full sums and the n-k prefix sums) equal the sums of t^p to 1e-13."""
+    from dpsurv_core.weibull.lsp import _Boundary
+
+    s = _sample(name)
+    kmax = min(500, s.n_events - 1)
+    bf = _Boundary(s, kmax, 10.0)
+    bf.use_prefix(kmax)
+    rng = np.random.default_rng(3)
+    p = np.concatenate([rng.uniform(0.0, 10.0, 300), [1e-9, 1e-3, 10.0]])
+    k = rng.integers(0, kmax + 1, p.size)
+    w = np.exp(np.multiply.outer(p, s.lt_u)) * s.c_u
+    exact = np.stack([w.sum(1), w @ s.lt_u, w @ s.lt_u**2])
+    np.testing.assert_allclose(bf.sums.full(p), exact, rtol=1e-13)
+    cum = np.concatenate([np.zeros((p.size, 1)), np.cumsum(w, axis=1)], axis=1)
+    cum1 = np.concatenate([np.zeros((p.size, 1)), np.cumsum(w * s.lt_u, axis=1)], axis=1)
+    r = np.arange(p.size)
+    j, rk = bf.j[k], bf.r[k]
+    w1 = np.exp(p * s.lt_u[j])
+    P = cum[r, j] + rk * w1
+    P1 = cum1[r, j] + rk * w1 * s.lt_u[j]
+    np.testing.assert_allclose(bf.prefix.partial(k, p), np.stack([P, P1]), rtol=1e-13)
+    # the exact elementwise G agrees with the Taylor one
+    kk = np.maximum(k, 1)[:-3]
+    np.testing.assert_allclose(bf.G_pairs(kk, p[:-3])[0], bf.G(kk, p[:-3])[0], rtol=1e-10, atol=1e-12)
+
+
 def test_upper_rungs_where_G_crosses_zero_twice():
     """On lung G_k(gamma) <= 0 from rung 6 on, yet G_6..G_9 rise above 0 above p* and fall back below it before
     gamma: u(6..9) are their first crossings (as the rung-after-rung search finds them), u(10) on is gamma."""
