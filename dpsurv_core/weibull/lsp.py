@@ -116,6 +116,7 @@ class Ladder:
 _TERMS = 17  # Taylor terms of exp(delta ln t): |delta ln t| <= 1/2 leaves out less than 0.5^17 / 17! < 1e-19 of it
 _BLOCK = 1 << 20  # elements of one block of work (grid points x distinct times x moments)
 _REFINE = 8  # points per bracket at which every rung's boundary function is read before Newton starts
+_ROWS = 16  # grid points per matrix product (larger products go multi-threaded in BLAS, slower on a busy machine)
 
 
 def _grow(arrays: list[np.ndarray], used: int, extra: int) -> list[np.ndarray]:
@@ -173,7 +174,7 @@ class _Sums:
         r = keep - np.concatenate([[0.0], cum])[j]
         self.j0 = j0 = int(j[-1])  # distinct times below j0 are kept by every rung up to kcap
         self.cols = c_pow[:, :_TERMS + 1] * (np.arange(lt.size) < j0)[:, None]
-        self.tail_pow = c_pow[j0:, :_TERMS + 1].T.copy()  # (moments, distinct times from j0 on)
+        self.tail_pow = c_pow[j0:, :_TERMS + 1]  # (distinct times from j0 on, moments)
         self.jw = j - j0  # rung k: those times 0..jw_k-1 in full, r_k copies of time jw_k
         self.r_pow = r[:, None] * lt_pow[j, :_TERMS + 1]
         self.mom = np.empty((0, kcap + 1, _TERMS + 1))
@@ -190,7 +191,7 @@ class _Sums:
     def _add(self, new: np.ndarray) -> None:
         self.mom, self.p0 = _grow([self.mom, self.p0], self.used, new.size)
         width = self.lt.size * self.cols.shape[1] + (0 if self.kcap is None else 2 * self.mom[0].size)
-        step = max(1, _BLOCK // max(width, 1))
+        step = max(1, min(_ROWS, _BLOCK // max(width, 1)))
         for a in range(0, new.size, step):
             idx = new[a:a + step]
             w = np.exp(np.multiply.outer(idx * self.h, self.lt))
@@ -200,9 +201,9 @@ class _Sums:
                 self.mom[rows] = mm
             else:
                 wt = w[:, self.j0:]  # (points, times from j0 on)
-                cum = np.cumsum(wt[:, None, :] * self.tail_pow[None], axis=2)  # (points, moments, times)
-                cum = np.concatenate([np.zeros(cum.shape[:2] + (1,)), cum], axis=2)
-                self.mom[rows] = (mm[:, None, :] + cum[:, :, self.jw].transpose(0, 2, 1)
+                cum = np.zeros((idx.size, wt.shape[1] + 1, _TERMS + 1))  # (points, times, moments)
+                np.cumsum(wt[:, :, None] * self.tail_pow, axis=1, out=cum[:, 1:])
+                self.mom[rows] = (mm[:, None, :] + cum[:, self.jw]
                                   + wt[:, self.jw][:, :, None] * self.r_pow)
             self.p0[rows] = idx * self.h
             self.slot[idx] = rows
@@ -424,7 +425,7 @@ def _upper_roots(bf: _Boundary, first: int, p_star: float, gamma: float, tol: fl
     grid = np.arange(math.floor(p_star / h) + 1, math.ceil(gamma / h)) * h
     grid = grid[(grid > p_star) & (grid < gamma)]
     cols = [np.full((first, 1), -1.0)]  # G_k(p*) <= 0: the left end of the range
-    step = max(4, _BLOCK // max(first * bf.s.lt_u.size, 1))
+    step = max(_ROWS, _BLOCK // max(first * bf.s.lt_u.size, 1))
     done = 0
     while done < grid.size and not (cols[-1][:, -1] >= 0).all():
         cols.append(bf.G_exact(k, grid[done:done + step]))
