@@ -140,27 +140,31 @@ class _Sums:
 
     and |p - p0| max|ln t| <= 1/2, so ``_TERMS`` terms leave out less than 1e-19 of it (the terms of one M_q all
     have the same sign: nothing cancels). The moments of a grid point (one row of exponentials over the distinct
-    times, then a matrix product) are computed the first time an iterate comes near it and kept as windows of
-    ``_TERMS`` consecutive moments, one per sum. This class holds m = 0, 1, 2 over all times (``full``); with
-    ``kcap`` it holds m = 0, 1 over the n-k smallest records for k = 0..kcap instead (``partial``): records
+    times, then a matrix product) are computed the first time an iterate comes near it and kept. This class holds
+    m = 0, 1, 2 over all times (``full``); with ``kcap`` it holds m = 0, 1 over the n-k smallest records for
+    k = 0..kcap instead (``partial``): records
     1..n-k are distinct times 0..j_k-1 in full plus r_k copies of distinct time j_k, so the moments are those of
     the times every such rung keeps (below j_kcap) plus cumulative sums over the distinct times from j_kcap on,
     read at j_k."""
 
-    def __init__(self, s: WeibullSample, top: float, kcap: int | None = None) -> None:
+    def __init__(self, s: WeibullSample, top: float, kcap: int | None = None, like: _Sums | None = None) -> None:
         lt, c = s.lt_u, s.c_u
         self.lt = lt
         self.inv_h = max(float(np.max(np.abs(lt))), 1e-12)
         self.h = 1.0 / self.inv_h
         self.size = int(math.ceil(top * self.inv_h)) + 1  # grid points 0, h, 2h, ... covering [0, top]
         q = _TERMS + 2
-        pw = np.empty((lt.size, q))
-        pw[:, 0] = 1.0
-        pw[:, 1:] = lt[:, None]
-        lt_pow = np.cumprod(pw, axis=1)  # (ln t)^q, q = 0.._TERMS+1
-        c_pow = c[:, None] * lt_pow
+        if like is None:
+            pw = np.empty((lt.size, q))
+            pw[:, 0] = 1.0
+            pw[:, 1:] = lt[:, None]
+            lt_pow = np.cumprod(pw, axis=1)  # (ln t)^q, q = 0.._TERMS+1
+            c_pow = c[:, None] * lt_pow
+        else:
+            lt_pow, c_pow = like.lt_pow, like.c_pow
+        self.lt_pow, self.c_pow = lt_pow, c_pow
         self.inv_fact = 1.0 / np.cumprod(np.concatenate([[1.0], np.arange(1.0, _TERMS)]))
-        self.slot = np.full(self.size, -1, dtype=np.intp)  # grid point -> row of the moment windows
+        self.slot = np.full(self.size, -1, dtype=np.intp)  # grid point -> row of the moments
         self.p0 = np.empty(0)  # the grid point of each row
         self.used = 0
         self.kcap = kcap
@@ -256,7 +260,7 @@ class _Boundary:
 
     def use_prefix(self, kcap: int) -> None:
         """Taylor prefix sums for the rungs up to kcap (:meth:`G`)."""
-        self.prefix = _Sums(self.s, self.top, kcap)
+        self.prefix = _Sums(self.s, self.top, kcap, like=self.sums)
 
     def G(self, k: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         _, s1, s2 = self.sums.full(p)
