@@ -215,24 +215,30 @@ class _Sums:
 
     def _powers(self, p: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """(p - p0)^j / j! for j < _TERMS (rows), one column per p."""
+        d = p - self.p0[rows]
         x = np.empty((_TERMS, p.size))
         x[0] = 1.0
-        x[1:] = p - self.p0[rows]
-        np.multiply.accumulate(x, axis=0, out=x)
+        x[1] = d
+        w, dd = 2, d * d
+        while w < _TERMS:  # powers 0..w-1 times d^w give powers w..2w-1
+            e = min(2 * w, _TERMS)
+            np.multiply(x[:e - w], dd, out=x[w:e])
+            dd = dd * dd
+            w = e
         x *= self.inv_fact[:, None]
         return x
 
     def full(self, p: np.ndarray) -> np.ndarray:
         """Rows sum c t^p, sum c t^p ln t and sum c t^p ln^2 t at every p."""
         rows = self.rows(p)
-        x, m = self._powers(p, rows), self.mom[rows]
-        return np.stack([np.einsum("ji,ij->i", x, m[:, s:s + _TERMS]) for s in range(3)])
+        x, m = self._powers(p, rows), np.ascontiguousarray(self.mom[rows].T)
+        return np.stack([np.einsum("ji,ji->i", x, m[s:s + _TERMS]) for s in range(3)])
 
     def partial(self, k: np.ndarray, p: np.ndarray) -> np.ndarray:
         """Rows: sums of c t^p and of c t^p ln t over the n-k smallest records, at every (k, p), k <= kcap."""
         rows = self.rows(p)
-        x, m = self._powers(p, rows), self.mom[rows, k]
-        return np.stack([np.einsum("ji,ij->i", x, m[:, s:s + _TERMS]) for s in range(2)])
+        x, m = self._powers(p, rows), np.ascontiguousarray(self.mom[rows, k].T)
+        return np.stack([np.einsum("ji,ji->i", x, m[s:s + _TERMS]) for s in range(2)])
 
 
 class _Boundary:
