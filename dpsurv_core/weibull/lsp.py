@@ -115,7 +115,7 @@ class Ladder:
 
 _TERMS = 17  # Taylor terms of exp(delta ln t): |delta ln t| <= 1/2 leaves out less than 0.5^17 / 17! < 1e-19 of it
 _BLOCK = 1 << 20  # elements of one block of work (grid points x distinct times x moments)
-_REFINE = 8  # points per bracket at which every rung's boundary function is read before Newton starts
+_REFINE = 4  # points per bracket at which every rung's boundary function is read before Newton starts
 _ROWS = 16  # grid points per matrix product (larger products go multi-threaded in BLAS, slower on a busy machine)
 
 
