@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import copy
 import math
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -195,26 +196,23 @@ def load(args: argparse.Namespace, competing: bool = False) -> tuple[Cohort, Pub
     return cohort, public, extra
 
 
-def declared_sizes(text: str) -> tuple[int, ...]:
-    """An argparse type for ``--sample-size``: whole numbers of subjects, comma separated."""
-    try:
-        sizes = parse_sizes(text)
-    except ParameterError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    if sizes is None:
-        raise argparse.ArgumentTypeError("give at least one group size, for example 120 or 120,108")
-    return sizes
+def _declared(parse: Callable[[str], tuple | None], what: str) -> Callable[[str], tuple]:
+    """An argparse type reading comma-separated declared (public) values with ``parse``; blank is refused."""
+    def read(text: str) -> tuple:
+        try:
+            values = parse(text)
+        except ParameterError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        if values is None:
+            raise argparse.ArgumentTypeError(f"give at least one {what}")
+        return values
+
+    return read
 
 
-def declared_shares(text: str) -> tuple[float, ...]:
-    """An argparse type for ``--censoring``: censoring shares from 0 up to 1, comma separated."""
-    try:
-        shares = parse_shares(text)
-    except ParameterError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    if shares is None:
-        raise argparse.ArgumentTypeError("give at least one censoring share, for example 0.3 or 0.34,0.25")
-    return shares
+# --sample-size: whole numbers of subjects; --censoring: censoring shares from 0 up to 1
+declared_sizes = _declared(parse_sizes, "group size, for example 120 or 120,108")
+declared_shares = _declared(parse_shares, "censoring share, for example 0.3 or 0.34,0.25")
 
 
 TIME_INDEXED_OPTIONS = ("alpha", "tau_start", "tau_end", "window", "edge_mode", "base_epsilon", "sample_size",
