@@ -28,7 +28,7 @@ from dpsurv_core.regression.person_period import PersonPeriod, person_period
 from dpsurv_core.report.text import hazard_ratio_ci, markdown_literal, p_value, plain_label
 from ui import curves_view as cv
 from ui import glossary, palette, session
-from ui.cache import by_data
+from ui.cache import by_data, digest, session_cache
 from ui.downloads import show_figure
 
 ENTRIES = catalogue.entries(catalogue.REGRESSION, "regression")  # the catalogue's order: the fits, then mechanisms
@@ -289,7 +289,15 @@ for kind in chosen:
                     f"{mech.cost.sentence()}.")
         st.markdown(f"{head} Guarantee: {kind_word}{extra}.")
         # noise-aware intervals and tests: post-processing of the draw (the non-private p in previews only)
-        infs[kind] = coefficient_inference(mech, shown[kind], nonprivate=rel is None)
+        # post-processing of the draw, deterministic given it: kept for the session, so reruns that show the same
+        # draw (another widget moved) do not simulate its interval again
+        draw = shown[kind]
+        infs[kind] = session_cache(
+            ("coefficient-inference", choice.fingerprint, kind, repr(mech.parameters()), rel is None,
+             tuple(draw.pp.encoding.names), digest(draw.W, draw.pp.encoding.to_original,
+                                                   draw.diagnostics.get("information", 0),
+                                                   draw.diagnostics.get("draws_W", 0))),
+            lambda mech=mech, draw=draw, preview=rel is None: coefficient_inference(mech, draw, nonprivate=preview))
         for sentence in infs[kind].warnings:
             st.warning(markdown_literal(readable(sentence)), icon="⚠️")
         st.caption(f"95% intervals and p-values of this fit carry the privacy noise: {infs[kind].method}.")
