@@ -20,7 +20,8 @@ Count mechanisms (laplace-counts, adaptive-km, rrr de-biased; Efron & Tibshirani
 
 time-indexed releases a noisy curve and no counts. Its band inverts the mechanism's own pipeline (noise,
 clipping, smoothing, running minimum; Neyman 1937): for a family of Weibull-shaped true curves S_l(t) =
-exp(-(t / lam)^k), k in :data:`BAND_SHAPES`, B pipeline outputs give each point's central 95% range, and the band at
+exp(-(t / lam)^k), k in :data:`BAND_SHAPES`, B pipeline outputs give each point's 95% range of outputs (2.5% cut from
+each tail, or 5% from one where clipping piles the outputs up at the other end: :func:`acceptance_ranges`), and the band at
 t_i holds every S_l(t_i) whose range contains the released value (the union over shapes). With a declared (public)
 group size n each simulated output starts from the Kaplan-Meier curve of a cohort of n subjects drawn from S_l,
 censored uniformly at a declared (public) share (none: uncensored), so the band carries the sampling error too;
@@ -396,8 +397,31 @@ def _pipeline_ranges(key: tuple, draws: int, alpha: float, size: int | None = No
     else:
         exact = _cohort_curves(points, shapes, scales, size, share, draws, noise.rng)
         out = mechanism.post_process(mechanism.noisy(exact, noise, 1)[0])
-    return family, _monotone_in_s(np.quantile(out, alpha / 2, axis=0)), _monotone_in_s(np.quantile(out, 1 - alpha / 2,
-                                                                                                     axis=0))
+    lo, hi = acceptance_ranges(out, alpha)
+    return family, _monotone_in_s(lo), _monotone_in_s(hi)
+
+
+def acceptance_ranges(out: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Limits [a, b] (along every axis but the first) of ranges that hold at least 1 - alpha of the simulated outputs
+    ``out`` (B, ...), alpha / 2 cut from each tail where the law is continuous. Clipping piles the outputs up at 0
+    (and at the thresholds): where an atom swallows one tail's alpha / 2 (no draw lies below a), the unused share is
+    cut from the other tail instead, so the range holds 1 - alpha and not up to 1 - alpha / 2 (the central range's
+    over-coverage on uninformative releases; the boundary-aware tails of Weibull inference). Cuts are counted in
+    draws and never exceed alpha B in all."""
+    s = np.sort(np.asarray(out, float), axis=0)
+    draws = s.shape[0]
+    budget = int(np.floor(alpha * draws + 1e-9))
+
+    def below(a: np.ndarray) -> np.ndarray:  # draws strictly below a
+        return (s < a[None]).sum(0)
+
+    def above(b: np.ndarray) -> np.ndarray:  # draws strictly above b
+        return (s > b[None]).sum(0)
+
+    a = s[budget // 2]
+    b = np.take_along_axis(s, (draws - 1 - (budget - below(a)))[None], 0)[0]
+    a = np.take_along_axis(s, (budget - above(b))[None], 0)[0]  # the upper tail's unused share back to the lower
+    return a, b
 
 
 def _monotone_in_s(limit: np.ndarray, per_shape: int = FAMILY_SIZE) -> np.ndarray:
@@ -433,7 +457,7 @@ def time_indexed_bands(mechanism: Any, released: np.ndarray, points: np.ndarray,
                        alpha: float = 0.05, sizes: int | np.ndarray | None = None,
                        censoring: float | np.ndarray = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Pointwise (1 - alpha) band (R, G, J) for a time-indexed release by inverting its pipeline (module docstring):
-    at t_i every S(t_i) of a candidate curve (Weibull-shaped, shapes :data:`BAND_SHAPES`) whose simulated central
+    at t_i every S(t_i) of a candidate curve (Weibull-shaped, shapes :data:`BAND_SHAPES`) whose simulated 95%
     range at t_i contains the released value, between candidates by linear interpolation, widened to hold the
     released value itself. The upper limit is the largest candidate S whose range starts at or below the value, the
     lower limit the smallest whose range reaches it (the union over shapes: a candidate of another shape with the

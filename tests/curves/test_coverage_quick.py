@@ -75,3 +75,13 @@ def test_time_indexed_late_landmark_covers_with_the_declared_censoring():
     truth's Kaplan-Meier curve spreads more late than an uncensored cohort's); this one covers 93-95% there."""
     cov = cc.measure("time-indexed/base+n", 5.0, 200, 150, seed=11)["coverage"][:3]
     assert cov[2] >= 0.93 and np.all(cov >= 0.9) and np.all(cov <= 0.985), cov
+
+
+def test_time_indexed_uninformative_release_covers_95_not_97():
+    """At a fixed total of 1 on 20 points the clipped outputs pile up at 0 for every candidate, so a central range
+    swallows its lower tail there and held 97.5% (the band covered 96.9-97.6%, all its misses on one side); the
+    acceptance ranges give the unused tail to the other side, and the band covers about 95% (this seed: 98.0% pooled
+    over the landmarks before, 96.1% now)."""
+    out = cc.measure("time-indexed+n", 1.0, 200, 150, seed=2)
+    cov = out["coverage"][:3]
+    assert 0.93 <= cov.mean() <= 0.965 and np.all(cov >= 0.91), cov

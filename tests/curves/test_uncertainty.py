@@ -15,6 +15,7 @@ from dpsurv_core.curves.release import exact_counts, tile_trials
 from dpsurv_core.curves.rrr import RandomizedResponse
 from dpsurv_core.curves.time_indexed import TimeIndexed
 from dpsurv_core.curves.uncertainty import (
+    acceptance_ranges,
     carry_upper,
     monotone_band,
     quantile_limits,
@@ -101,6 +102,25 @@ def test_time_indexed_band_tracks_the_noise():
     lo, up = time_indexed_bands(loud, released, points)
     assert np.mean(up - lo) > 0.8  # at epsilon 1 on 20 points the release carries almost nothing
     assert np.all(lo <= released) and np.all(released <= up)
+
+
+@given(st.integers(0, 2**32 - 1), st.floats(0.0, 0.6), st.floats(0.0, 0.6), st.sampled_from([0.05, 0.1]))
+def test_acceptance_ranges_hold_their_level_with_atoms(seed, atom_low, atom_high, alpha):
+    """Each range holds at least 1 - alpha of the draws and, when an atom at either end swallows a tail, not much more
+    (the central range would hold up to 1 - alpha / 2 there); on a continuous law it is the central range."""
+    rng = np.random.default_rng(seed)
+    u = rng.random((400, 3))
+    x = np.where(u < atom_low, 0.0, np.where(u > 1 - atom_high, 1.0, rng.random((400, 3))))
+    a, b = acceptance_ranges(x, alpha)
+    held = ((x >= a) & (x <= b)).mean(0)
+    assert np.all(held >= 1 - alpha), held
+    budget = round(alpha * 400)
+    one_small = np.minimum((x == 0).sum(0), (x == 1).sum(0)) <= budget  # else both atoms must be held whole
+    np.testing.assert_allclose(held[one_small], 1 - alpha)
+    smooth = rng.normal(size=(400, 2))
+    a, b = acceptance_ranges(smooth, alpha)
+    np.testing.assert_allclose(a, np.sort(smooth, 0)[int(alpha * 200)])
+    np.testing.assert_allclose(b, np.sort(smooth, 0)[399 - int(alpha * 200)])
 
 
 @given(st.lists(st.floats(0, 1), min_size=2, max_size=12), st.lists(st.floats(0, 1), min_size=2, max_size=12))
