@@ -30,8 +30,10 @@ def test_private_release_says_its_interval_carries_the_noise(capsys, mechanism):
     for c in o["curves"]:
         s, lo, up = (np.array(c[k], float) for k in ("survival", "lower", "upper"))
         assert np.all(lo <= s + 1e-12) and np.all(s <= up + 1e-12)
-        if c.get("interval_includes_noise", True):  # (rrr's reported-label curves keep Greenwood's band)
-            assert np.all(np.diff(up) <= 1e-12) and np.all(np.diff(lo) <= 1e-12)  # a survival band never rises
+        # a survival band never rises (rrr's reported-label curves keep Greenwood's band; time-indexed's inversion
+        # band is pointwise: made non-increasing it would under-cover, docs/coverage-curves.md)
+        if c.get("interval_includes_noise", True) and mechanism != "time-indexed":
+            assert np.all(np.diff(up) <= 1e-12) and np.all(np.diff(lo) <= 1e-12)
         h, h_up = np.array(c["cumulative_hazard"], float), np.array(c["cumulative_hazard_upper"], dtype=float)
         ok = np.isfinite(h) & np.isfinite(h_up)
         assert np.all(h[ok] <= h_up[ok] + 1e-9)
