@@ -93,6 +93,7 @@ def test_lung_and_a_months_upload_through_every_page(app, browser, tmp_path, art
     def lung_checks(pg, name: str) -> None:
         text = main.inner_text()
         if name != "Data":  # the first visit of each page opens its explainer (the Data page was opened at start)
+            main.get_by_text("What am I looking at?").first.wait_for(timeout=30_000)  # drawn after the page's marker
             opened = pg.evaluate("() => [...document.querySelectorAll('details')].filter(d => "
                                  "d.querySelector('summary')?.innerText.includes('What am I looking at?')).map(d => d.open)")
             assert opened == [True], f"{name}: explainer open = {opened}"
