@@ -88,6 +88,20 @@ def test_psgld_draws_cost_epsilon_and_give_a_t_interval():
         mech.set_draws(0)
 
 
+def test_psgld_warns_when_the_chain_is_too_short_for_its_draws():
+    """Ten draws on the default chain (30 epochs kept) covered 90-92%: the interval says so; five do not warn, nor
+    ten on a chain that keeps 60 epochs or more."""
+    pp = _pp()
+
+    def said(draws: int, epochs: int, burn_in: int) -> bool:
+        mech = build_mechanism("psgld", 1.0, pp, epochs=epochs, burn_in=burn_in)
+        mech.set_draws(draws)
+        inf = coefficient_inference(mech, mech.release(pp, SimulationNoise(3)), simulations=200)
+        return any("understates it" in w for w in inf.warnings)
+
+    assert said(10, 12, 6) and not said(5, 36, 6) and not said(10, 66, 6)
+
+
 def test_every_private_regression_mechanism_says_its_interval_carries_the_noise():
     for cls in (OutputPerturbation, ObjectivePerturbation, PSGLD):
         assert cls.interval_includes_noise is True
