@@ -153,3 +153,13 @@ def test_bad_declared_censoring_share_is_one_sentence(capsys, extra):
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
     assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_time_indexed_band_without_the_sampling_error_says_so(capsys):
+    """As published at base e = 5 the curve carries information and a band of the noise alone covers 52-64% at q50 and
+    q75: the JSON warns until the group sizes (and censoring share) are declared."""
+    common = ["km", *LUNG, "--mechanism", "time-indexed", "--base-epsilon", "5", "--seed", "1"]
+    said = lambda o: any("not the sampling error" in w for w in o["warnings"])  # noqa: E731
+    assert said(run(capsys, *common))
+    assert not said(run(capsys, *common, "--sample-size", "138,90", "--censoring", "0.3"))
+    assert not said(run(capsys, *common[:-4], "--epsilon", "1", "--seed", "1"))  # a band near [0, 1]: nothing to add
