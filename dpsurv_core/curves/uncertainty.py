@@ -414,16 +414,11 @@ def acceptance_ranges(out: np.ndarray, alpha: float) -> tuple[np.ndarray, np.nda
     s = np.sort(np.asarray(out, float), axis=0)
     draws = s.shape[0]
     budget = int(np.floor(alpha * draws + 1e-9))
-
-    def below(a: np.ndarray) -> np.ndarray:  # draws strictly below a
-        return (s < a[None]).sum(0)
-
-    def above(b: np.ndarray) -> np.ndarray:  # draws strictly above b
-        return (s > b[None]).sum(0)
-
     a = s[budget // 2]
-    b = np.take_along_axis(s, (draws - 1 - (budget - below(a)))[None], 0)[0]
-    a = np.take_along_axis(s, (budget - above(b))[None], 0)[0]  # the upper tail's unused share back to the lower
+    cut_below = (s < a[None]).sum(0)  # draws strictly below a (0 where an atom holds the lower tail)
+    b = np.take_along_axis(s, (draws - 1 - (budget - cut_below))[None], 0)[0]
+    cut_above = (s > b[None]).sum(0)
+    a = np.take_along_axis(s, (budget - cut_above)[None], 0)[0]  # the upper tail's unused share back to the lower
     return a, b
 
 

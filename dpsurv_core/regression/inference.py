@@ -342,18 +342,19 @@ def coefficient_inference(mech: _RegressionMechanism, release: RegressionRelease
             z = fit.beta / np.where(fit.se[:p] > 0, fit.se[:p], np.nan)
             out.p_value_nonprivate = 2 * stats.norm.sf(np.abs(z))
     out.warnings = coefficient_warnings(out)
-    kept = mech.epochs - mech.burn_in if isinstance(mech, PSGLD) else 0
-    if isinstance(mech, PSGLD) and draws > 1 and kept < EPOCHS_PER_DRAW * draws:
-        fewer = f"release at most {kept // EPOCHS_PER_DRAW} draws, or " if kept // EPOCHS_PER_DRAW >= 2 else ""
-        out.warnings.append(f"pSGLD with {draws} draws keeps {kept} epochs of its chain after burn-in: each draw's "
-                            f"posterior at epsilon/{draws} is flatter than such a chain explores, so the draws' spread "
-                            "understates it and the interval is too narrow (10 draws on the default chain covered 90-92% "
-                            f"at n = 200); {fewer}keep at least {EPOCHS_PER_DRAW * draws} epochs after burn-in (for 10 "
-                            "draws --epochs 180 --burn-in 90 covered 97%).")
-    if isinstance(mech, PSGLD) and draws == 1:
-        out.warnings.append("pSGLD with one released draw has no public interval narrower than its prior: release two "
-                            "or more draws (--draws, epsilon split between them) to get an interval from their spread, "
-                            "or prefer objective perturbation.")
+    if isinstance(mech, PSGLD):
+        kept = mech.epochs - mech.burn_in
+        if draws > 1 and kept < EPOCHS_PER_DRAW * draws:
+            fewer = f"release at most {kept // EPOCHS_PER_DRAW} draws, or " if kept // EPOCHS_PER_DRAW >= 2 else ""
+            out.warnings.append(f"pSGLD with {draws} draws keeps {kept} epochs of its chain after burn-in: each "
+                                f"draw's posterior at epsilon/{draws} is flatter than such a chain explores, so the "
+                                "draws' spread understates it and the interval is too narrow (10 draws on the default "
+                                f"chain covered 90-92% at n = 200); {fewer}keep at least {EPOCHS_PER_DRAW * draws} "
+                                "epochs after burn-in (for 10 draws --epochs 180 --burn-in 90 covered 97%).")
+        if draws == 1:
+            out.warnings.append("pSGLD with one released draw has no public interval narrower than its prior: release "
+                                "two or more draws (--draws, epsilon split between them) to get an interval from their "
+                                "spread, or prefer objective perturbation.")
     return out
 
 
