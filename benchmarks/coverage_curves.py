@@ -10,7 +10,7 @@ epsilon 0.5, 1 and 2: one release per cohort (``SimulationNoise``), the interval
 type; the de-biased curves for rrr; time-indexed's inversion band), and
 
 - coverage of S at the three landmarks and of each group's true median (the band inverted as ``km`` does on a
-  public grid), pooled over the two groups, with the Monte Carlo standard error sqrt(p (1 - p) / (2 R)); the
+  public grid: read linearly between grid points, the upper limit at least the estimate), pooled over the two groups, with the Monte Carlo standard error sqrt(p (1 - p) / (2 R)); the
   median's coverage again by R's rule read on the grid (where each band crosses 0.5), which shows what the grid's
   coarseness does to it;
 - the share of landmark intervals with the truth below the lower limit and above the upper limit (a conservative
@@ -105,7 +105,7 @@ def measure(mech_id: str, eps: float, n: int, replicates: int, seed: int) -> dic
         hits[:3] += ((lo[:, idx] <= s_true) & (s_true <= up[:, idx])).sum(0)
         misses += [(s_true < lo[:, idx]).sum(), (s_true > up[:, idx]).sum()]
         width += (up[:, idx] - lo[:, idx]).sum(0)
-        m_lo, m_up = quantile_limits(points, lo, up, 0.5, coarse=True)
+        m_lo, m_up = quantile_limits(points, lo, up, 0.5, coarse=True, curve=curves.survival[0])
         hits[3] += np.sum((m_lo <= medians) & (medians <= m_up))
         r_lo, r_up = quantile_limits(points, lo, up, 0.5, coarse=False)
         hits[4] += np.sum((r_lo <= medians) & (medians <= r_up))

@@ -319,10 +319,10 @@ def quantiles(curves: SurvivalCurves, conf_type: str, with_noise: bool = False, 
               ) -> dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """R's quantile.survfit (25%, 50%, 75%: first time S <= 1 - p, midpoint on a flat 1 - p), each with its CI
     read off the ``conf_type`` band the same way: p -> (time, lower, upper), arrays (..., G); inf = not reached.
-    ``coarse``: a private curve known at the public grid's points only (``km``'s rule for the lower limit)."""
+    ``coarse``: a private curve known at the public grid's points only (``km``'s rule: the bands read linearly between grid points)."""
     lo, hi = conf_bands(curves, conf_type, with_noise)
-    return {p: (quantile_r(curves.time, curves.survival, 1 - p), *quantile_limits(curves.time, lo, hi, 1 - p, coarse))
-            for p in QUANTILES}
+    return {p: (quantile_r(curves.time, curves.survival, 1 - p),
+                *quantile_limits(curves.time, lo, hi, 1 - p, coarse, curves.survival)) for p in QUANTILES}
 
 
 def reading_curves(result: CurveRelease) -> SurvivalCurves:

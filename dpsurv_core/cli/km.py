@@ -375,8 +375,8 @@ def curve_entries(curves: SurvivalCurves, estimand: str, conf_type: str = "log",
                   coarse_grid: bool = False, **flags: Any) -> list[dict[str, Any]]:
     """One dict per trial and group (arrays are (trials, G, J)); quantities the mechanism does not
     release (bands, at-risk and event counts of time-indexed) are null, and so are limits where R gives NA.
-    ``coarse_grid``: the curve is known at public grid points only, so a quantile's lower limit is the grid point
-    before the lower band's crossing (:func:`dpsurv_core.curves.uncertainty.quantile_limits`)."""
+    ``coarse_grid``: the curve is known at public grid points only, so a quantile's limits are where the bands, read
+    linearly between the grid points, cross (:func:`dpsurv_core.curves.uncertainty.quantile_limits`)."""
     s = curves.survival.tolist()
     lo_arr, up_arr = conf_bands(curves, conf_type, with_noise)
     no_band = bool(np.all(np.isnan(curves.lower)))
@@ -385,7 +385,8 @@ def curve_entries(curves: SurvivalCurves, estimand: str, conf_type: str = "log",
     lol, upl = _nullable(curves.lower_linear), _nullable(curves.upper_linear)
     risk, ev = _nullable(curves.at_risk), _nullable(curves.events)
     quant = {p: (quantile_r(curves.time, curves.survival, 1 - p),
-                 *quantile_limits(curves.time, lo_arr, up_arr, 1 - p, coarse_grid)) for p in QUANTILE_PROBS}
+                 *quantile_limits(curves.time, lo_arr, up_arr, 1 - p, coarse_grid, curves.survival))
+             for p in QUANTILE_PROBS}
     med, med_lo, med_up = quant[0.5]
     hazard = curves.cumulative_hazard.tolist() if estimand == "cumulative-hazard" else None
     haz_lo = haz_up = None
@@ -523,8 +524,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out["interval_method"] = interval_method(rel, conf_type)
     out["median_note"] = ("median and quartiles as R's quantile.survfit: first time the curve is <= 1 - p, the midpoint "
                           "where it equals 1 - p over an interval (null: not reached); their CI from the band the "
-                          "same way" + ("; on the public grid the curve is known at grid points only, so the lower "
-                                        "limit is the grid point before the lower band reaches 1 - p" if coarse else ""))
+                          "same way" + ("; on the public grid the curve is known at grid points only, so each limit "
+                                        "is where its band, read linearly between grid points, reaches 1 - p (the "
+                                        "upper limit at least the estimate)" if coarse else ""))
     if "table" in rel.extra:  # disclosure control: the released table as published ("<5" for suppressed cells)
         out["released_table"] = rel.extra["table"]
     if "debiased_curves" in rel.extra:

@@ -32,7 +32,8 @@ Reading a noisy band: a bootstrap band is made non-increasing (:func:`monotone_b
 pointwise and stays as inverted: cut back to a non-increasing band, a late point's miss would spread to the earlier
 ones, and at the fixed totals it covered 90-91% at q50 and q75), keeps an upper limit where the curve
 dropped to 0 (:func:`carry_upper`), spans adaptive-km's merged bins end to start (:func:`widen_between`), and a
-quantile's lower limit on a public grid is the grid point before the crossing (:func:`quantile_limits`).
+quantile's limits on a public grid are where the bands, read linearly between the grid points, cross
+(:func:`quantile_limits`).
 :func:`curve_warnings` words what cannot be read. Measured coverage: docs/coverage-curves.md.
 """
 
@@ -489,19 +490,47 @@ def time_indexed_bands(mechanism: Any, released: np.ndarray, points: np.ndarray,
 
 
 # ------------------------------------------------------------------------------------------ reading the intervals
-def quantile_limits(time: np.ndarray, lower: np.ndarray, upper: np.ndarray, q: float = 0.5, coarse: bool = False
-                    ) -> tuple[np.ndarray, np.ndarray]:
+def quantile_limits(time: np.ndarray, lower: np.ndarray, upper: np.ndarray, q: float = 0.5, coarse: bool = False,
+                    curve: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Limits of the time where S falls to ``q`` by inverting the band, as R's quantile.survfit: (where the lower
-    band reaches q, where the upper band does); inf = not reached. ``coarse``: the curve is known at the grid points
-    only and the truth may cross q anywhere after the last point where the lower band is above q, so the lower
-    limit is the grid point before the lower band's crossing (0 before the first point)."""
+    band reaches q, where the upper band does); inf = not reached.
+
+    ``coarse``: the curve is known at the public grid's points only, and the true curve crosses q somewhere between
+    two of them. Each limit is then where its band crosses q with the band read linearly between the grid points (the
+    life-table convention; Collett 2015), the lower band starting from S(0) = 1; a band equal to q over an interval
+    keeps R's midpoint. The upper limit is at least ``curve``'s own quantile by R's rule (the grid point where the
+    curve reaches q), so the interval holds the estimate printed beside it."""
     time = np.asarray(time, float)
     lo_t, up_t = quantile_r(time, lower, q), quantile_r(time, upper, q)
     if coarse:
-        k = np.searchsorted(time, np.where(np.isfinite(lo_t), lo_t, time[-1]), side="right") - 1
-        prev = np.where(k >= 1, time[np.maximum(k - 1, 0)], 0.0)
-        lo_t = np.where(np.isfinite(lo_t), prev, lo_t)
+        lo_t = np.where(np.isfinite(lo_t), linear_crossing(time, lower, q), lo_t)
+        up_t = np.where(np.isfinite(up_t), np.minimum(linear_crossing(time, upper, q), up_t), up_t)
+        if curve is not None:
+            up_t = np.maximum(up_t, quantile_r(time, curve, q))
     return lo_t, up_t
+
+
+def linear_crossing(time: np.ndarray, band: np.ndarray, q: float,
+                    tol: float = float(np.sqrt(np.finfo(float).eps))) -> np.ndarray:
+    """Along the last axis: the time where ``band``, read linearly between its grid points (from (0, 1) before the
+    first; NaN points skipped), first falls to ``q``; R's midpoint rule where it equals q over an interval; inf where
+    it never reaches q."""
+    time = np.asarray(time, float)
+    band = np.asarray(band, float)
+    out = np.full(band.shape[:-1], np.inf)
+    for idx in np.ndindex(band.shape[:-1]):
+        ok = ~np.isnan(band[idx])
+        t, y = time[ok], band[idx][ok]
+        hits = np.flatnonzero(y <= q + tol)
+        if hits.size == 0:
+            continue
+        k = int(hits[0])
+        if y[k] >= q - tol:  # the band reaches q exactly: R's rule (the midpoint on a flat q)
+            out[idx] = quantile_r(t, y, q)
+            continue
+        t0, y0 = (t[k - 1], y[k - 1]) if k > 0 else (min(0.0, t[0]), 1.0)
+        out[idx] = t0 + (y0 - q) / (y0 - y[k]) * (t[k] - t0) if y0 > y[k] else t[k]
+    return out
 
 
 def _fmt(t: float, unit: str) -> str:
@@ -547,7 +576,7 @@ def curve_warnings(curves: SurvivalCurves, lower: np.ndarray, upper: np.ndarray,
             out.append(f"The curve of {label} crosses 0.5 {crossings} times, so its median is not identifiable; "
                        "raise epsilon or widen the bins.")
         elif has_band and np.isfinite(med):
-            _, med_up = quantile_limits(time, lo[g], up[g], 0.5, coarse)
+            _, med_up = quantile_limits(time, lo[g], up[g], 0.5, coarse, s[g])
             if not np.isfinite(med_up):
                 out.append(f"The median of {label} ({_fmt(med, time_unit)}) is not identifiable: the band's upper "
                            "limit never falls to 0.5 on the grid, so the true median may not be reached; report it as "

@@ -6,10 +6,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from hypothesis import given
+import pytest
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpsurv_core.curves.kaplan_meier import estimate
+from dpsurv_core.curves.kaplan_meier import estimate, quantile_r
 from dpsurv_core.curves.laplace_counts import LaplaceCounts
 from dpsurv_core.curves.release import exact_counts, tile_trials
 from dpsurv_core.curves.rrr import RandomizedResponse
@@ -17,6 +18,7 @@ from dpsurv_core.curves.time_indexed import TimeIndexed
 from dpsurv_core.curves.uncertainty import (
     acceptance_ranges,
     carry_upper,
+    linear_crossing,
     monotone_band,
     quantile_limits,
     redraw_counts,
@@ -148,9 +150,36 @@ def test_quantile_limits_on_a_grid():
     lo = np.array([0.8, 0.45, 0.3, 0.2])
     up = np.array([0.95, 0.7, 0.55, 0.45])
     assert quantile_limits(time, lo, up) == (20.0, 40.0)  # R's rule: where each band reaches 0.5
-    # on a coarse grid the truth may cross 0.5 anywhere after 10, where the lower band is still above it
-    assert quantile_limits(time, lo, up, coarse=True) == (10.0, 40.0)
-    assert quantile_limits(time, np.array([0.4, 0.3, 0.2, 0.1]), up, coarse=True)[0] == 0.0
+    # on a coarse grid the truth crosses 0.5 between grid points: each band is read linearly between them
+    lo_t, up_t = quantile_limits(time, lo, up, coarse=True)
+    assert lo_t == pytest.approx(10.0 + 10.0 * 0.3 / 0.35)  # 0.8 at 10 to 0.45 at 20
+    assert up_t == pytest.approx(30.0 + 10.0 * 0.05 / 0.10)  # 0.55 at 30 to 0.45 at 40
+    # before the first grid point the lower band starts from S(0) = 1
+    assert quantile_limits(time, np.array([0.4, 0.3, 0.2, 0.1]), up, coarse=True)[0] == pytest.approx(10 * 0.5 / 0.6)
+    # the upper limit holds the estimate (R's rule on the grid: 40, the first point where the curve is <= 0.5)
+    curve = np.array([0.9, 0.6, 0.51, 0.3])
+    assert quantile_limits(time, lo, up, coarse=True, curve=curve)[1] == 40.0
+    # a band equal to 0.5 over an interval keeps R's midpoint; one that never reaches 0.5 gives no limit
+    flat = np.array([0.9, 0.5, 0.5, 0.3])
+    assert quantile_limits(time, flat, flat, coarse=True) == (30.0, 30.0)  # 0.5 from 20 until the drop at 40
+    assert quantile_limits(time, lo, np.array([0.95, 0.9, 0.8, 0.7]), coarse=True)[1] == np.inf
+    # NaN points (R's NA where S = 0) are skipped
+    assert quantile_limits(time, np.array([0.8, np.nan, 0.3, 0.2]), up, coarse=True)[0] == pytest.approx(22.0)
+
+
+@given(st.lists(st.floats(0.0, 1.0), min_size=2, max_size=12), st.floats(0.05, 0.95))
+@settings(max_examples=200, deadline=None)
+def test_linear_limits_lie_between_the_grid_points_around_r_s_reading(drops, q):
+    """On a grid the linear reading of a band is never before the grid point before R's reading, nor after it."""
+    band = np.cumprod(np.asarray(drops))  # a non-increasing band in [0, 1]
+    time = np.arange(1.0, band.size + 1.0) * 7.0
+    r = quantile_r(time, band, q)
+    lin = linear_crossing(time, band, q)
+    if not np.isfinite(r):
+        assert lin == np.inf
+    else:
+        before = time[time < r]
+        assert (before[-1] if before.size else 0.0) - 1e-9 <= lin <= r + 1e-9
 
 
 def test_sampled_curves_have_the_binomial_variance():
