@@ -570,6 +570,19 @@ def _invert_tails(grid: np.ndarray, sims: np.ndarray, value: float, a: float, to
     return _invert(grid, value - (p_le - a), value + (p_ge - a), value, top, empty)
 
 
+def clamp_aware_ranges(sims: np.ndarray, clamps: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Each candidate scale's acceptance range for an unclamped TLL release, from its simulated releases ``sims``
+    (one row per candidate) and the share ``clamps`` of them that TLL clamped to its floor. A candidate that clamps at
+    least (1 - level) / 2 of its releases accepts a clamped release (:func:`_invert_tails`), so its range keeps the
+    whole clump near the floor and cuts 1 - level from the upper tail: it holds ``level`` of the releases in all, where
+    a central range would hold (1 + level) / 2 (the rule of the time-indexed bands' acceptance ranges). Other
+    candidates get the central ``level`` range."""
+    a = (1.0 - level) / 2.0
+    q_lo, q_hi, q_top = np.quantile(sims, [a, 1.0 - a, level], axis=1)
+    atom = np.asarray(clamps) >= a
+    return np.where(atom, 0.0, q_lo), np.where(atom, q_top, q_hi)
+
+
 def _tll_scale_interval(mech: WeibullMechanism, shape: float, scale: float, shapes: np.ndarray, n: int, share: float,
                         level: float, seed: int, cohorts: int = 40, clamped: bool = False) -> tuple[float, float, float]:
     """TLL's scale interval given the released shape: every candidate scale lambda whose simulated TLL releases
@@ -623,15 +636,18 @@ def _tll_scale_interval(mech: WeibullMechanism, shape: float, scale: float, shap
                 tau = np.stack([np.sum(np.clip(y * lam, floor, 1.0) ** q, axis=1) for lam in grid])[..., None]
                 dd = np.broadcast_to(d[None, :, None], tau.shape)
             z = rng.laplace(0.0, b, size=(2, grid.size, cohorts, DRAWS))
-            tau_n = np.maximum(tau + z[0], math.exp(-mech.omega * q))
-            del_n = np.maximum(dd + z[1], 1.0)
+            tau_z, del_z = tau + z[0], dd + z[1]
+            clamps = ((tau_z < math.exp(-mech.omega * q)) | (del_z < 1.0)).reshape(grid.size, -1).mean(axis=1)
+            tau_n = np.maximum(tau_z, math.exp(-mech.omega * q))
+            del_n = np.maximum(del_z, 1.0)
             with np.errstate(over="ignore"):
                 flat = ((tau_n / del_n) ** (1.0 / q)).reshape(grid.size, -1)
             q_lo, q_hi = np.quantile(flat, [a, 1 - a], axis=1)
             if clamped:  # a release at TLL's floor: typical for every scale that clamps at least (1 - level) / 2
                 lo, hi = _invert_tails(grid, flat, scale, a, mech.gamma, empty=coarse[j] if coarse else None)
             else:
-                lo, hi = _invert(grid, q_lo, q_hi, scale, mech.gamma, empty=coarse[j] if coarse else None)
+                lo, hi = _invert(grid, *clamp_aware_ranges(flat, clamps, level), scale, mech.gamma,
+                                 empty=coarse[j] if coarse else None)
             lows.append(lo)
             highs.append(hi)
             sds.append(float(np.interp(scale, grid, (q_hi - q_lo) / (2 * Z95))))

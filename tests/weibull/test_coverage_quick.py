@@ -246,3 +246,20 @@ def test_lsp_tll_simulates_more_cohorts_when_the_sampling_error_dominates():
     # the record-law route above 5,000 subjects draws a fresh sampling error for every simulated release
     assert inference.cohorts_for(make_mechanism("lsp-tll", 2.0, h), 200_000) == inference.COHORTS
     assert inference.cohorts_for(make_mechanism("saa", 2.0, h), 2000) == inference.COHORTS
+
+
+def test_scale_ranges_give_a_clamped_tail_to_the_other_tail():
+    """A candidate scale that clamps 10% of its TLL releases to the floor: its range for an unclamped release keeps the
+    clump and cuts 5% from the top, so it holds 95% of the releases (a central range would hold 97.5%); a candidate
+    that never clamps keeps the central range."""
+    rng = np.random.default_rng(3)
+    body = rng.lognormal(-1.0, 0.3, size=(2, 20_000))
+    sims = body.copy()
+    sims[0, :2_000] = 1e-3  # 10% clamped
+    lo, hi = inference.clamp_aware_ranges(sims, np.array([0.1, 0.0]), 0.95)
+    held = np.mean((sims >= lo[:, None]) & (sims <= hi[:, None]), axis=1)
+    assert held[0] == pytest.approx(0.95, abs=0.002)
+    assert held[1] == pytest.approx(0.95, abs=0.002)
+    central = np.quantile(sims[0], [0.025, 0.975])
+    assert np.mean((sims[0] >= central[0]) & (sims[0] <= central[1])) == pytest.approx(0.975, abs=0.002)
+    assert lo[1] == pytest.approx(np.quantile(sims[1], 0.025)) and hi[1] == pytest.approx(np.quantile(sims[1], 0.975))
