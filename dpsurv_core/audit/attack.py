@@ -178,8 +178,14 @@ class Attack:
 
     @property
     def advantage(self) -> float:
-        """The strongest attack's membership advantage TPR - FPR on the held-out runs (0 = a coin toss): its
-        threshold maximised TPR - FPR on the fitting half. Not floored, so a useless attack may be below 0."""
+        """The strongest attack's membership advantage TPR - FPR on the held-out runs: its threshold maximised
+        TPR - FPR on the fitting half. Floored at 0 (a coin toss, which any attacker can do); the unfloored held-out
+        value is :attr:`advantage_held_out`."""
+        return max(self.advantage_held_out, 0.0)
+
+    @property
+    def advantage_held_out(self) -> float:
+        """TPR - FPR of the strongest attack's threshold on the held-out runs, below 0 when that threshold is useless."""
         return self.adv_tpr - self.adv_fpr
 
     @property

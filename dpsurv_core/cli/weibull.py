@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> dict:
         "data": cohort.name,
         "n": cohort.n_subjects,
         "mechanism": mech.name,
-        "private": mech.private,
+        "private": bool(mech.private and cost.private),
         "epsilon_spent": cost.epsilon if mech.private else None,
         "protects": cost.protects,
         "neighbouring": cost.neighbouring if mech.private else None,

@@ -120,7 +120,7 @@ class Entry:
                 "neighbouring": self.neighbouring, "guarantee": self.guarantee, "private": self.private,
                 "noise": self.noise, "engines": list(self.engines), "summary": self.summary,
                 "interval_includes_noise": self.interval_includes_noise,
-                "formal_guarantee": self.formal, "epsilon_applies": self.formal and self.private,
+                "formal_guarantee": self.formal and self.private, "epsilon_applies": self.formal and self.private,
                 "options": {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
                             for k, v in self.options.items()}}
 

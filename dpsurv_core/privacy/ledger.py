@@ -38,6 +38,8 @@ APPROXIMATE_MCMC = "approximate (MCMC)"
 NO_FORMAL = "no formal guarantee"
 DISCLOSURE_CONTROL = "nothing formally (statistical disclosure control)"
 NO_NEIGHBOURS = "none (no formal definition)"
+# epsilon = inf: the non-private estimators, or any mechanism run without noise
+NO_NOISE = "no noise: not private"
 
 
 @dataclass(frozen=True)
@@ -59,13 +61,24 @@ class PrivacyCost:
             raise ParameterError(f"epsilon must be a non-negative number, got {self.epsilon}.")
         if not (0 <= self.delta < 1):
             raise ParameterError(f"delta must be in [0, 1), got {self.delta}.")
+        if math.isinf(self.epsilon):  # no noise: whatever the mechanism would protect with noise, nothing is
+            object.__setattr__(self, "protects", f"nothing ({NO_NOISE})")
+            object.__setattr__(self, "neighbouring", "none")
+            object.__setattr__(self, "guarantee", NO_NOISE)
 
     @property
     def formal(self) -> bool:
         """False for statistical disclosure control: no epsilon describes what it protects."""
         return self.guarantee != NO_FORMAL
 
+    @property
+    def private(self) -> bool:
+        """A formal guarantee with a finite epsilon (not disclosure control, not epsilon = inf)."""
+        return self.formal and self.epsilon is not None and math.isfinite(self.epsilon)
+
     def sentence(self) -> str:
+        if self.guarantee == NO_NOISE:
+            return f"{NO_NOISE} (epsilon = inf): exact numbers for the data holder's eyes only"
         if not self.formal:
             return ("no formal guarantee (statistical disclosure control): no epsilon, nothing is protected in a "
                     "provable sense")
