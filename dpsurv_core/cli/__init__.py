@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from dpsurv_core.errors import DpsurvError
+from dpsurv_core.privacy.ledger import SUBJECT
 
 # name -> one-line help; a command's module is imported only when that command runs (start-up time
 # matters: `km` on a large file must beat reading it with pandas and fitting lifelines)
@@ -74,6 +75,22 @@ def _clean(obj: Any) -> Any:
     return obj
 
 
+def not_dp_labels(result: dict[str, Any]) -> None:
+    """A release that read a value off the data in a way epsilon does not cover (a disclosure marked not DP) carries
+    no DP guarantee, whatever its mechanism: its labels say so, as the ledger does."""
+    not_dp = [d for d in result.get("disclosures") or [] if isinstance(d, dict) and d.get("dp") is False]
+    if not not_dp or "guarantee" not in result or result.get("protects") != SUBJECT:
+        return  # (without noise the labels already say that nothing is protected; a label-only release says so)
+    reason = str(not_dp[0].get("message", "")).removeprefix("not DP: ").rstrip(".")
+    result["guarantee"] = f"none: not differentially private ({not_dp[0].get('parameter')} read off the data)"
+    sentence = f"not differentially private as run: {reason}"
+    if isinstance(result.get("protects"), str):
+        result["protects"] = "nothing formally (not differentially private as run)"
+    for key in ("privacy", "cost"):
+        if isinstance(result.get(key), str):
+            result[key] = sentence
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     # numerical warnings are not messages for the user: every problem they could signal is checked and
@@ -87,8 +104,11 @@ def main(argv: list[str] | None = None) -> int:
         args._argv = list(argv)
         result = args._run(args)
         data_warnings = getattr(args, "_data_warnings", None)
-        if isinstance(result, dict) and data_warnings:
-            result["warnings"] = list(data_warnings)
+        if isinstance(result, dict) and data_warnings:  # the data's warnings first, then the analysis's own
+            own = [w for w in result.get("warnings") or [] if w not in data_warnings]
+            result["warnings"] = list(data_warnings) + own
+        if isinstance(result, dict):
+            not_dp_labels(result)
         repeat = getattr(args, "repeat", 1) or 1
         if (isinstance(result, dict) and repeat > 1 and result.get("simulation")
                 and isinstance(result.get("epsilon_spent"), (int, float))):

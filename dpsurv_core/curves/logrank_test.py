@@ -329,6 +329,13 @@ def calibrated_tests(released: BinnedCounts, law: NoiseLaw, draws: int = DEFAULT
 
 
 # ------------------------------------------------------------------------------------------ plain sentences
+def with_group_names(tests: list[CalibratedTest], names: dict[str, str]) -> list[CalibratedTest]:
+    """The tests with their groups named by ``names`` (code -> label), for sentences a reader can follow."""
+    name = lambda g: names.get(str(g), str(g))  # noqa: E731
+    return [replace(t, group_a=name(t.group_a), group_b=name(t.group_b)) if t.group_b is not None
+            else replace(t, group_a=", ".join(name(g) for g in t.group_a.split(", "))) for t in tests]
+
+
 def warnings_for(released: BinnedCounts, law: NoiseLaw, tests: list[CalibratedTest], epsilon: float | None,
                  cell_sd: float = 0.0) -> list[str]:
     """Plain sentences for results that cannot be read as they stand (trial 0 of the release)."""

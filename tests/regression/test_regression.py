@@ -111,16 +111,18 @@ def _cli(args: list[str], capsys) -> tuple[int, dict | str]:
 
 def test_cli_contract_and_values(capsys):
     rc, o = _cli(["regression", "--data", "lung", "--time", "time", "--event", "status", "--covariates", "age,sex",
-                  "--mechanism", "output", "--epsilon", "1", "--horizon", "1100", "--seed", "1", "--json"], capsys)
+                  "--mechanism", "output", "--epsilon", "1", "--horizon", "1100", "--n-public", "228", "--seed", "1",
+                  "--json"], capsys)
     assert rc == 0
     assert {"mechanism", "epsilon_spent", "guarantee", "parameters", "estimates", "protects", "neighbouring",
             "disclosures"} <= set(o)
     assert o["epsilon_spent"] == 1 and o["guarantee"] == "exact" and o["protects"] == "the subject"
     assert set(o["estimates"][0]["coefficients"]) == {"age", "sex"}
     assert o["parameters"]["sensitivity"] == pytest.approx(2 * 20 * math.sqrt(2) / (228 * 0.01))
-    assert {d["parameter"] for d in o["disclosures"]} == {"range:age", "range:sex", "n"}
+    assert {d["parameter"] for d in o["disclosures"]} == {"range:age", "range:sex"}  # n declared: not read off
     rc, o = _cli(["regression", "--data", "lung", "--covariates", "age,sex", "--mechanism", "psgld", "--epsilon", "2",
-                  "--horizon", "1100", "--repeat", "3", "--seed", "2", "--epochs", "4", "--burn-in", "2", "--json"], capsys)
+                  "--horizon", "1100", "--repeat", "3", "--seed", "2", "--epochs", "4", "--burn-in", "2", "--n-public",
+                  "228", "--json"], capsys)
     assert rc == 0 and o["guarantee"] == "approximate (MCMC)" and "approximate DP (MCMC)" in o["note"]
     assert [e["trial"] for e in o["estimates"]] == [1, 2, 3] and "(MCMC)" in o["privacy"]
     rc, o = _cli(["regression", "--data", "lung", "--covariates", "age,sex", "--mechanism", "output", "--epsilon", "inf",
