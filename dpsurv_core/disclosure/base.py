@@ -19,6 +19,7 @@ import numpy as np
 from dpsurv_core.curves.counts import BinnedCounts, post_process
 from dpsurv_core.curves.kaplan_meier import actuarial_share, estimate
 from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, exact_counts, tile_trials
+from dpsurv_core.curves.uncertainty import bootstrap_curves, with_bootstrap_bands
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import Disclosure, PublicParameters
 from dpsurv_core.privacy.ledger import DISCLOSURE_CONTROL, NO_FORMAL, NO_NEIGHBOURS, PrivacyCost
@@ -35,7 +36,7 @@ class DisclosureControl(Mechanism):
     analysis = "survival curves"
     deterministic = True  # the same data always gives the same table (random rounding is the exception)
     what = "disclosure control"
-    interval_includes_noise = False
+    interval_includes_noise = False  # True for the random perturbations: their bands redraw the perturbation
     engines = ("pandas", "duckdb", "spark")  # ``alter`` reads exact counts only (cell-key overrides: subject keys)
 
     def __init__(self, rows_per_subject: int = 1) -> None:
@@ -87,7 +88,11 @@ class DisclosureControl(Mechanism):
         exact = exact_counts(cohort, public.grid, public, competing)
         reps = max(int(trials), 1)
         altered, extra = self.alter(tile_trials(exact, reps), cohort, public, noise, reps)
-        curves = estimate(post_process(altered), actuarial=actuarial_share(public.grid), noisy=True)
+        released = post_process(altered)
+        a = actuarial_share(public.grid)
+        curves = estimate(released, actuarial=a, noisy=True)
+        if self.interval_includes_noise:  # a random perturbation: the bands redraw it (its law is public)
+            curves = with_bootstrap_bands(curves, bootstrap_curves(self, released, a))
         extra = dict(extra)
         extra["table"] = released_table(altered, extra.get("suppressed"), getattr(self, "threshold", None))
         discl = [*public.disclosures(CURVE_PARAMETERS), Disclosure("release", NOT_DP.format(what=self.what), dp=False)]

@@ -108,6 +108,7 @@ class CellKey(DisclosureControl):
 
     name = "cell-key"
     what = "cell key perturbation"
+    interval_includes_noise = True
     engines = ("pandas",)  # a key per subject: the rows are read (bounded) when kept in an engine
 
     def __init__(self, secret: bytes | None = None, rows_per_subject: int = 1) -> None:

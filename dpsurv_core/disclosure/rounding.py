@@ -64,6 +64,7 @@ class RandomRound(DisclosureControl):
 
     name = "random-round"
     deterministic = False
+    interval_includes_noise = True
 
     def __init__(self, base: int = 5, rows_per_subject: int = 1) -> None:
         super().__init__(rows_per_subject)
