@@ -88,20 +88,25 @@ def add_data_options(p: argparse.ArgumentParser, group: bool = True, covariates:
 
 
 def add_release_options(p: argparse.ArgumentParser, mechanisms: list[str], default: str | None = None,
-                        grid: bool = False, horizon: bool = True) -> None:
+                        grid: bool = False, horizon: bool = True, simulation: bool = True) -> None:
+    """``simulation`` False: a command that only releases (no --repeat, --seed, nor epsilon = inf)."""
     g = p.add_argument_group("release")
     g.add_argument("--mechanism", choices=mechanisms, default=default, required=default is None)
     g.add_argument("--epsilon", type=epsilon_value, default=1.0, metavar="E",
-                   help="total privacy budget of the release (default 1; inf = no noise)")
+                   help="total privacy budget of the release (default 1" + ("; inf = no noise)" if simulation else
+                                                                           "; finite: a release adds noise)"))
     if grid:
         g.add_argument("--grid", default=None, metavar="START:STOP:BINS|event-times",
                        help="public time grid; default 20 bins up to the horizon")
     if horizon:
         g.add_argument("--horizon", type=positive_float, metavar="T", help="public horizon (default: read off the data, disclosed)")
-    g.add_argument("--repeat", type=repeat_count, default=1, metavar="R",
-                   help=f"R simulated releases in one vectorised run (needs --seed; at most {MAX_REPEAT:,})")
-    g.add_argument("--seed", type=seed_value, metavar="S",
-                   help="seed: a reproducible simulation, never recorded in the ledger and not for publication")
+    if simulation:
+        g.add_argument("--repeat", type=repeat_count, default=1, metavar="R",
+                       help=f"R simulated releases in one vectorised run (needs --seed; at most {MAX_REPEAT:,})")
+        g.add_argument("--seed", type=seed_value, metavar="S",
+                       help="seed: a reproducible simulation, never recorded in the ledger and not for publication")
+    else:
+        p.set_defaults(repeat=1, seed=None)
     add_ledger_options(p, cap=True)
 
 

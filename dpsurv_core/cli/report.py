@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,7 @@ from dpsurv_core.cli import km
 from dpsurv_core.cli.common import add_data_options, add_release_options, run_plan, store_from_args
 from dpsurv_core.curves import logrank_test
 from dpsurv_core.curves import release as curves
+from dpsurv_core.curves.kaplan_meier import CONF_TYPES
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import SUBJECT
@@ -36,9 +38,17 @@ SUFFIXES = {".html": "html", ".htm": "html", ".pdf": "pdf"}
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_data_options(p)
-    add_release_options(p, catalogue.ids(catalogue.CURVES, "report", private=True), default=catalogue.default_id(catalogue.CURVES), grid=True)
+    add_release_options(p, catalogue.ids(catalogue.CURVES, "report", private=True), default=catalogue.default_id(catalogue.CURVES),
+                        grid=True, simulation=False)
     km.set_group_help(p)
     km.add_mechanism_options(p)
+    p.add_argument("--conf-type", choices=CONF_TYPES, default="log",
+                   help="pointwise 95%% band as R survfit's conf.type (default log): plain, log, log-log, logit, arcsin")
+    p.add_argument("--landmarks", type=km.parse_landmarks, metavar="T1,T2",
+                   help="a table of survival with its interval at these times, e.g. 365,730")
+    p.add_argument("--rmst", type=km.positive_time, metavar="T",
+                   help="restricted mean survival time to T with its 95%% interval")
+    km.add_labels_option(p)
     p.add_argument("--out", required=True, metavar="FILE.html|FILE.pdf",
                    help="where to write the report: .html, or .pdf (the same report printed by chromium)")
     p.add_argument("--review", action="store_true", help="include non-private comparisons (marked confidential)")
@@ -47,21 +57,85 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                                         "followed or replaced)")
 
 
-def _median_table(release: curves.CurveRelease, unit: str) -> pd.DataFrame:
-    med, lo, hi = release.curves.median()
-    fmt = lambda v: "not reached" if not np.isfinite(v) else f"{v:.4g}"  # noqa: E731
-    return pd.DataFrame({"group": list(release.curves.groups), f"median ({unit})": [fmt(v) for v in med[0]],
-                         "95% CI lower": [fmt(v) for v in lo[0]], "95% CI upper": [fmt(v) for v in hi[0]]})
+def _label(names: dict[str, str], group: str) -> str:
+    return names.get(str(group), str(group))
 
 
-def _logrank_table(counts, mech, extra=None) -> pd.DataFrame:
-    """Pairwise and overall log-rank tests, p-values calibrated for the mechanism's public noise (the chi-square
-    tail when there is none)."""
-    law = logrank_test.noise_law(mech, extra or {})
-    rows = [{"comparison": t.label if t.group_b is not None else f"overall ({t.dof} df)",
-             "statistic": float(t.statistic[0]), "p-value": float(t.p_value[0]), "test": t.method}
-            for t in logrank_test.calibrated_tests(counts, law)]
+def _median_table(entries: list[dict], names: dict[str, str], unit: str) -> pd.DataFrame:
+    """Median and quartiles with the limits ``km`` prints (the band's crossings; on a public grid read linearly between
+    grid points)."""
+    fmt = lambda v: "not reached" if v is None or not np.isfinite(v) else f"{v:.4g}"  # noqa: E731
+    rows = []
+    for e in entries:
+        if e.get("trial", 0) != 0 or e.get("debiased") is False:
+            continue
+        q = {x["probability"]: x for x in e.get("quantiles") or []}
+        row = {"group": _label(names, e["group"]), f"median ({unit})": fmt(e["median"]),
+               "95% CI lower": fmt(e["median_lower"]), "95% CI upper": fmt(e["median_upper"])}
+        for p, name in ((0.25, "first quartile"), (0.75, "third quartile")):
+            if p in q:
+                row[f"{name} ({unit})"] = fmt(q[p].get("time"))
+        rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _curve_sections(rep: Report, release: curves.CurveRelease, cohort, public, args: argparse.Namespace,
+                    private: bool) -> list[str]:
+    """The curve figure with the band ``km`` prints (its type named, and whether it carries the noise), the median
+    table, landmarks, RMST and the number at risk; returns ``km``'s warnings."""
+    conf_type = args.conf_type
+    noisy = km.includes_noise(release) if private else False
+    coarse = private and public.grid.kind != "event-times"
+    main = km.band_curves(release)
+    lo, up = km.conf_bands(main, conf_type, noisy)
+    names = km.group_labels_of(args, main.groups)
+    labelled = replace(main, groups=tuple(_label(names, g) for g in main.groups), lower=lo, upper=up)
+    what = "private" if private else "non-private"
+    band = (f"95% bands: R's {conf_type} type, including the privacy noise" if noisy
+            else f"95% bands: R's {conf_type} type (Greenwood)" + ("" if not private else ", not including the noise"))
+    rep.add_figure(curves_figure({what: labelled}, cohort.time_unit, title=band))
+    rep.add_text(f"{band}. Method: {km.interval_method(release, conf_type)}.", "note")
+    entries = km.curve_entries(main, "survival", conf_type, noisy, coarse)
+    rep.add_table(_median_table(entries, names, cohort.time_unit), f"Median survival ({what}, 95% CI)")
+    if args.landmarks:
+        rows = [{"group": _label(names, e["group"]), "time asked": e["time_requested"], "time used": e["time_used"],
+                 "survival": e["survival"], "95% CI lower": e["lower"], "95% CI upper": e["upper"]}
+                for e in km.landmark_entries(main, args.landmarks, conf_type, public.grid.kind == "event-times", noisy)
+                if e["trial"] == 0]
+        rep.add_table(pd.DataFrame(rows), f"Survival at the landmark times ({what}, 95% CI)")
+    if args.rmst is not None:
+        rows = [{"group": _label(names, e["group"]), f"up to ({cohort.time_unit})": e["time_used"], "RMST": e["rmst"],
+                 "95% CI lower": e["lower"], "95% CI upper": e["upper"]}
+                for e in km.rmst_entries(main, float(args.rmst)) if e["trial"] == 0]
+        rep.add_table(pd.DataFrame(rows), f"Restricted mean survival time ({what}, 95% CI)")
+    risk = km.number_at_risk(release.curves.groups, cohort, public, release.counts,
+                             release.cost.epsilon if private else math.inf, release.trials)
+    if risk is not None:
+        table = pd.DataFrame([[_label(names, r["group"]), *r["at_risk"]] for r in risk["rows"] if r["trial"] == 0],
+                             columns=["group", *[f"{t:.4g}" for t in risk["times"]]])
+        rep.add_table(table, f"Number at risk ({risk['definition']})")
+    warnings = km.curve_warnings(replace(main, groups=labelled.groups), lo, up, release.mechanism,
+                                 args.landmarks or None, coarse,
+                                 time_unit=cohort.time_unit, private=private,
+                                 raw_label_curves="debiased_curves" in release.extra)
+    return warnings + km.beyond_follow_up(public, args.landmarks or [], args.rmst, cohort.time_unit)
+
+
+def _logrank_table(counts, mech, extra=None, names: dict[str, str] | None = None, epsilon: float | None = None
+                   ) -> tuple[pd.DataFrame, list[str]]:
+    """Pairwise and overall log-rank tests, p-values calibrated for the mechanism's public noise (the chi-square
+    tail when there is none), and ``logrank``'s warnings."""
+    names = names or {}
+    law = logrank_test.noise_law(mech, extra or {})
+    tests = logrank_test.calibrated_tests(counts, law)
+    rows = [{"comparison": (f"{_label(names, t.group_a)} vs {_label(names, t.group_b)}" if t.group_b is not None
+                            else f"overall ({t.dof} df)"),
+             "statistic": float(t.statistic[0]), "p-value": float(t.p_value[0]), "test": t.method}
+            for t in tests]
+    named = replace(counts, groups=tuple(_label(names, g) for g in counts.groups))  # warnings name the groups
+    warnings = logrank_test.warnings_for(named, law, logrank_test.with_group_names(tests, names), epsilon,
+                                         logrank_test.cell_noise_sd(mech) if law.noisy else 0.0)
+    return pd.DataFrame(rows), warnings
 
 
 def run(args: argparse.Namespace) -> dict:
@@ -73,8 +147,6 @@ def run(args: argparse.Namespace) -> dict:
         raise ParameterError(f"{problem.rstrip('.')}; or choose --out FILE.html for the HTML report.")
     if not out.parent.exists():
         raise ParameterError(f"The folder {str(out.parent)!r} does not exist: create it or choose another --out.")
-    if args.repeat != 1 or args.seed is not None:
-        raise ParameterError("A report is one release drawn with OpenDP's samplers: drop --repeat and --seed.")
     if not catalogue.get(catalogue.CURVES, args.mechanism).private or math.isinf(args.epsilon):
         raise ParameterError("A report releases private results: choose a private --mechanism and a finite --epsilon "
                              "(non-private numbers appear only with --review).")
@@ -97,22 +169,30 @@ def run(args: argparse.Namespace) -> dict:
                     else f"Survival curves with disclosure control, no formal guarantee ({mech.name})")
     rep.add_text(f"Privacy: {release.cost.sentence()}.")
     rep.add_disclosures(release.disclosures)
-    rep.add_figure(curves_figure({"private": release.curves}, cohort.time_unit))
-    rep.add_table(_median_table(release, cohort.time_unit), "Median survival (private)")
+    names = km.group_labels_of(args, release.curves.groups)
+    warnings = _curve_sections(rep, release, cohort, public, args, private=True)
     if release.counts is not None and len(release.curves.groups) > 1:
         rep.add_section("Private log-rank tests")
-        rep.add_table(_logrank_table(release.counts, mech, release.extra))
+        table, lr_warnings = _logrank_table(release.counts, mech, release.extra, names, release.cost.epsilon)
+        rep.add_table(table)
+        warnings += lr_warnings
+    if warnings:
+        rep.add_section("Read with care")
+        for w in dict.fromkeys(warnings):
+            rep.add_text(w, "warning")
     if args.review:
         exact = curves.NonPrivate().release(cohort, public)
         rep.add_section("Comparison with the non-private analysis", confidential=True)
-        rep.add_figure(curves_figure({"private": release.curves, "non-private": exact.curves}, cohort.time_unit))
+        rep.add_figure(curves_figure({"private": release.curves, "non-private": exact.curves}, cohort.time_unit,
+                                     bands="none"))
         err = curves.rmse(release.curves.survival[0], exact.curves.survival[0])
-        rep.add_table(pd.DataFrame({"group": list(release.curves.groups), "RMSE": err,
+        rep.add_table(pd.DataFrame({"group": [_label(names, g) for g in release.curves.groups], "RMSE": err,
                                     "sup-norm": curves.sup_norm(release.curves.survival[0], exact.curves.survival[0])}),
                       "Error of the private curve on the public grid")
-        rep.add_table(_median_table(exact, cohort.time_unit), "Median survival (non-private)")
+        _curve_sections(rep, exact, cohort, public, args, private=False)
         if exact.counts is not None and len(exact.curves.groups) > 1:
-            rep.add_table(_logrank_table(exact.counts, curves.NonPrivate()), "Log-rank tests (non-private, exact counts on the grid)")
+            rep.add_table(_logrank_table(exact.counts, curves.NonPrivate(), names=names)[0],
+                          "Log-rank tests (non-private, exact counts on the grid)")
     if args.review:
         report_section(rep, cohort, public, mech)
         entry = catalogue.get(catalogue.CURVES, args.mechanism)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 
 from dpsurv_core.curves.kaplan_meier import SurvivalCurves
@@ -50,9 +51,12 @@ def curves_figure(labelled: dict[str, SurvivalCurves], time_unit: str, estimand:
                     hi = cur.upper if bands == "log-log" else cur.upper_linear
                     lo = lo[trial] if lo.ndim > 2 else lo
                     hi = hi[trial] if hi.ndim > 2 else hi
-                    if np.all(np.isfinite(lo[gi])) and np.all(np.isfinite(hi[gi])):
-                        tl, vl = step_xy(cur.time, lo[gi] * 100, 100.0)
-                        th, vh = step_xy(cur.time, hi[gi] * 100, 100.0)
+                    if np.any(np.isfinite(lo[gi])) and np.any(np.isfinite(hi[gi])):
+                        # where R gives no interval (S = 0) the band is drawn from 0 to the last upper limit
+                        low = np.nan_to_num(lo[gi], nan=0.0)
+                        high = pd.Series(hi[gi]).ffill().fillna(1.0).to_numpy()
+                        tl, vl = step_xy(cur.time, low * 100, 100.0)
+                        th, vh = step_xy(cur.time, high * 100, 100.0)
                         fig.add_trace(go.Scatter(x=np.concatenate([th, tl[::-1]]), y=np.concatenate([vh, vl[::-1]]),
                                                  fill="toself", fillcolor=colour, opacity=0.15, line=dict(width=0),
                                                  hoverinfo="skip", showlegend=False, name=f"{name} 95% band"))
@@ -100,11 +104,22 @@ def outputs_figure(outputs: Any, time_unit: str = "") -> go.Figure | None:
     if surv.shape != (len(groups), time.size):
         return None
     fig = go.Figure()
+    bands = [np.asarray([[np.nan if x is None else x for x in row] for row in outputs[k]], dtype=float)
+             if isinstance(outputs.get(k), list) else None for k in ("lower", "upper")]
     for gi, g in enumerate(groups):
+        colour = PALETTE[gi % len(PALETTE)]
         t, v = step_xy(time, surv[gi] * 100, 100.0)
         name = "released" if groups == ["all"] else plain_label(f"released: {g}")
-        fig.add_trace(go.Scatter(x=t, y=v, mode="lines", name=name, line=dict(color=PALETTE[gi % len(PALETTE)]),
+        fig.add_trace(go.Scatter(x=t, y=v, mode="lines", name=name, line=dict(color=colour),
                                  hovertemplate=f"{name}<br>%{{x:.4g}}: %{{y:.3g}}%<extra></extra>"))
+        if bands[0] is not None and bands[1] is not None and bands[0].shape == surv.shape:
+            low = np.nan_to_num(bands[0][gi], nan=0.0)
+            high = pd.Series(bands[1][gi]).ffill().fillna(1.0).to_numpy()
+            tl, vl = step_xy(time, low * 100, 100.0)
+            th, vh = step_xy(time, high * 100, 100.0)
+            fig.add_trace(go.Scatter(x=np.concatenate([th, tl[::-1]]), y=np.concatenate([vh, vl[::-1]]), fill="toself",
+                                     fillcolor=colour, opacity=0.15, line=dict(width=0), hoverinfo="skip",
+                                     showlegend=False, name=f"{name} 95% band"))
     fig.update_layout(xaxis_title=f"Time ({time_unit})" if time_unit else "Time", yaxis_title="Survival (%)",
                       template="plotly_white", legend=dict(orientation="h", y=-0.2),
                       margin=dict(l=60, r=20, t=20, b=40))

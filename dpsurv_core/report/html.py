@@ -43,6 +43,7 @@ th{background:#f3f4f6} td:first-child,th:first-child{text-align:left}
 .section-flag{color:#b91c1c;font-weight:700;font-size:.85em}
 .meta{color:#555;font-size:.9em} .note{background:#f8fafc;border-left:4px solid #64748b;padding:.5em 1em}
 .notdp{border-left-color:#b91c1c;color:#7f1d1d;background:#fef2f2}
+.warning{background:#fffbeb;border-left:4px solid #d97706;padding:.5em 1em}
 @media print{.confidential.page{position:fixed;top:0;left:0;right:0} body{margin-top:2.5em} h2{break-after:avoid}}
 """
 
@@ -245,6 +246,8 @@ def parameter_records(analysis: str, mechanism: str, values: dict[str, float]) -
 
 _CURVE_KEYS = ("groups", "time")
 _PUBLIC_KEYS = ("edges",)  # the public grid: a parameter of the release, not a released number
+# how the bands were made and the warnings: shown beside the numbers, not numbers themselves
+_NOTE_KEYS = ("conf_type", "interval_includes_noise", "interval_method", "warnings")
 
 
 def _number(v: Any) -> float | None:
@@ -274,7 +277,7 @@ def output_records(outputs: Any, analysis: str = "", mechanism: str = "", record
     def curves(obj: dict[str, Any], trial: int) -> None:
         groups, time = list(obj["groups"]), list(obj["time"])
         for key, value in obj.items():
-            if key in _CURVE_KEYS or key in _PUBLIC_KEYS:
+            if key in _CURVE_KEYS or key in _PUBLIC_KEYS or key in _NOTE_KEYS:
                 continue
             if isinstance(value, list) and len(value) == len(groups) and all(isinstance(r, list) for r in value):
                 for g, row in zip(groups, value):
@@ -466,6 +469,13 @@ def _release_sections(rep: Report, items: list[ReleaseItem], kind: str, cohort: 
         rep.add_disclosures(item.disclosures or item.entry.disclosures)
         if item.figure is not None:
             rep.add_figure(item.figure)
+        out = item.outputs if isinstance(item.outputs, dict) else {}
+        if isinstance(out.get("interval_method"), str):
+            noise = ", including the privacy noise" if out.get("interval_includes_noise") else ""
+            rep.add_text(f"95% bands: R's {out.get('conf_type', 'log')} type{noise}. Method: {out['interval_method']}.",
+                         "note")
+        for w in out.get("warnings") or []:
+            rep.add_text(f"Read with care: {w}", "warning")
         table = records_table(item.records)
         if not table.empty:
             rep.add_table(table, "Released numbers")

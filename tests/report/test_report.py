@@ -119,7 +119,7 @@ def test_output_records_flatten_every_kind_of_release(tmp_path, lung_release):
     store, fp = _record_store(tmp_path / "l.sqlite3", lung_release)
     curves, weibull, regression = store.release_records(fp)
     rows = record_item(curves).records
-    assert {r["quantity"] for r in rows} == {"survival", "at_risk", "events", "censored"}
+    assert {r["quantity"] for r in rows} == {"survival", "lower", "upper", "at_risk", "events", "censored"}
     assert {r["group"] for r in rows} == {"1", "2"} and {r["record"] for r in rows} == {curves.id}
     survival = [r for r in rows if r["quantity"] == "survival" and r["group"] == "1"]
     assert [r["time"] for r in survival] == curves.body["outputs"]["time"]
