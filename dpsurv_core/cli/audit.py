@@ -69,7 +69,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--analysis", required=True, choices=core.ANALYSES,
                    help="what is released: km (curves), logrank (tests), weibull (parameters), regression")
     g.add_argument("--mechanism", required=True, choices=_all_mechanisms(),
-                   help="the mechanism to audit (its analysis decides which are allowed)")
+                   help="the mechanism to audit; it must be one of --analysis's (km and logrank: the curve mechanisms; "
+                        "weibull: mle, lsp-tll, laplace, saa; regression: the regression mechanisms)")
     g.add_argument("--epsilon", type=epsilon_value, default=1.0, metavar="E", help="the mechanism's epsilon (default 1)")
     g.add_argument("--grid", default=None, metavar="START:STOP:BINS|event-times",
                    help="public time grid; default 20 bins up to the horizon")

@@ -236,6 +236,18 @@ def released_numbers(rel: CurveRelease) -> dict[str, Any]:
         c = rel.counts
         out.update({"edges": c.grid.edges.tolist(), "at_risk": c.n[0].tolist(), "events": c.events[0].tolist(),
                     "censored": c.censored[0].tolist()})
+    # post-processing kept beside them, so a report built from the record shows what km printed: R's default (log)
+    # band, whether it carries the noise and how it was made, and the warnings
+    main = band_curves(rel)
+    noisy = includes_noise(rel)
+    lo, up = conf_bands(main, "log", noisy)
+    if not np.all(np.isnan(lo)):
+        out.update({"lower": _none_where_nan(lo[0]), "upper": _none_where_nan(up[0])})
+    coarse = (rel.counts is None or rel.counts.grid.kind != "event-times") and not no_noise(rel.cost.epsilon)
+    out.update({"conf_type": "log", "interval_includes_noise": noisy, "interval_method": interval_method(rel, "log"),
+                "warnings": curve_warnings(main, lo, up, rel.mechanism, None, coarse,
+                                           private=not no_noise(rel.cost.epsilon),
+                                           raw_label_curves="debiased_curves" in rel.extra)})
     return out
 
 
@@ -326,6 +338,9 @@ def includes_noise(rel: CurveRelease) -> bool:
 def interval_method(rel: CurveRelease, conf_type: str) -> str:
     """One phrase naming how the intervals were computed."""
     method = band_curves(rel).interval_method
+    if method is None and np.all(np.isnan(band_curves(rel).lower)):
+        return ("no interval: the mechanism releases no counts, so there is no variance to build one from (a private "
+                "time-indexed release inverts its noise law; without noise there is none)")
     if method is None:
         return (f"pointwise 95% {conf_type} interval (R survfit conf.type) from Greenwood's variance only: the sampling "
                 "band, it does not include the privacy noise")
@@ -544,7 +559,27 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if getattr(args, "rmst", None) is not None:
         out["rmst"] = rmst_entries(main, float(args.rmst))
     lo, up = conf_bands(main, conf_type, noisy_band)
-    out["warnings"] = curve_warnings(main, lo, up, rel.mechanism, landmarks or None, coarse,
+    names = group_labels_of(args, rel.curves.groups)
+    named = replace(main, groups=tuple(names.get(str(g), str(g)) for g in main.groups))  # warnings name the groups
+    out["warnings"] = curve_warnings(named, lo, up, rel.mechanism, landmarks or None, coarse,
                                      time_unit=cohort.time_unit, private=not no_noise(rel.cost.epsilon),
                                      raw_label_curves="debiased_curves" in rel.extra)
-    return add_group_labels(out, group_labels_of(args, rel.curves.groups))
+    out["warnings"] += beyond_follow_up(public, landmarks or [], getattr(args, "rmst", None), cohort.time_unit)
+    return add_group_labels(out, names)
+
+
+def beyond_follow_up(public: PublicParameters, landmarks: list[float], rmst: float | None, unit: str) -> list[str]:
+    """Sentences for a landmark or an RMST time after the public horizon, where the curve is not estimated."""
+    end = float(public.horizon)
+    fmt = lambda t: f"{t:.4g} {unit}".strip()  # noqa: E731
+    out = []
+    late = [t for t in landmarks if t > end]
+    if late:
+        out.append(f"The landmark time {', '.join(fmt(t) for t in late)} is after the end of follow-up on the public grid "
+                   f"({fmt(end)}), so the survival shown is the curve's last value, not an estimate at that time; "
+                   f"choose landmarks up to {fmt(end)}.")
+    if rmst is not None and rmst > end:
+        out.append(f"The RMST to {fmt(rmst)} runs past the end of follow-up on the public grid ({fmt(end)}): the curve "
+                   f"is held flat after it, so that part of the area is an assumption, not an estimate; choose a time up "
+                   f"to {fmt(end)}.")
+    return out

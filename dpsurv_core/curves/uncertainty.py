@@ -575,16 +575,16 @@ def curve_warnings(curves: SurvivalCurves, lower: np.ndarray, upper: np.ndarray,
         if crossings > 1:
             out.append(f"The curve of {label} crosses 0.5 {crossings} times, so its median is not identifiable; "
                        "raise epsilon or widen the bins.")
+        elif mechanism == "time-indexed" and np.isfinite(med) and has_band and up[g][-1] >= 0.5:
+            out.append(f"The time-indexed median of {label} ({_fmt(med, time_unit)}) may be an artefact of the "
+                       "clipping and noise: the band still allows a survival above 0.5 at the end of the grid, so the "
+                       "true median may not be reached; use a counts mechanism or raise epsilon.")
         elif has_band and np.isfinite(med):
             _, med_up = quantile_limits(time, lo[g], up[g], 0.5, coarse, s[g])
             if not np.isfinite(med_up):
                 out.append(f"The median of {label} ({_fmt(med, time_unit)}) is not identifiable: the band's upper "
                            "limit never falls to 0.5 on the grid, so the true median may not be reached; report it as "
                            "'not reached' or raise epsilon.")
-        if mechanism == "time-indexed" and np.isfinite(med) and has_band and up[g][-1] >= 0.5:
-            out.append(f"The time-indexed median of {label} ({_fmt(med, time_unit)}) may be an artefact of the "
-                       "clipping and noise: the band still allows a survival above 0.5 at the end of the grid, so the "
-                       "true median may not be reached; use a counts mechanism or raise epsilon.")
     if mechanism == "time-indexed" and informative and NOISE_ONLY in (curves.interval_method or ""):
         out.append("The time-indexed band covers the privacy noise only, not the sampling error (the mechanism releases "
                    "no counts), so where the curve says something the band holds the truth far less often than 95% "
@@ -608,6 +608,6 @@ def curve_warnings(curves: SurvivalCurves, lower: np.ndarray, upper: np.ndarray,
                                    "there; raise epsilon or use fewer, wider bins.")
                         break
     if raw_label_curves:
-        out.append("The reported-label curves (debiased false) estimate a mixture of the groups, not each group: read "
-                   "the de-biased curves, whose bands carry the label noise.")
+        out.append("The curves of the randomized (reported) group labels estimate a mixture of the groups, not each "
+                   "group: read the de-biased curves, whose bands carry the label noise.")
     return out

@@ -811,12 +811,23 @@ def weibull_warnings(mech: WeibullMechanism, shape: ParameterInterval, scale_nor
                "blocks of about 500 records; use lsp-tll.")
     if shape.estimate <= 0 or scale_normalised.estimate <= 0:
         out.append("The released shape or scale is not positive, so it describes no Weibull curve: the noise swamped "
-                   "the estimate." + (why or " Spend more epsilon or use a larger cohort."))
+                   "the estimate, and its interval (the values that make such a release typical) need not hold it."
+                   + (why or " Spend more epsilon or use a larger cohort."))
     for label, p, unit in (("shape", shape, 1.0), ("scale", scale_normalised, horizon)):
         if p.error_sd > abs(p.estimate) and p.estimate > 0:
             out.append(f"The {label}'s error (standard deviation about {p.error_sd * unit:.3g}) is larger than the "
                        f"{label} itself ({p.estimate * unit:.3g}): read it as noise, not as an estimate."
                        + (why or " Spend more epsilon or use a larger cohort."))
+    g = mech.gamma
+    for label, p, unit in (("shape", shape, 1.0), ("scale", scale_normalised, horizon)):
+        if p.estimate > g:
+            out.append(f"The released {label} ({p.estimate * unit:.3g}) lies above the largest value the mechanism "
+                       f"considers (gamma = {g:g}{'' if unit == 1.0 else ' times the horizon'}): it is mostly noise, and "
+                       "its interval lists the values that make such a release typical, so it need not hold the "
+                       "estimate." + (why or " Spend more epsilon or use a larger cohort."))
+    if not baseline and shape.upper >= g * (1 - 1e-9) and shape.lower < g:
+        out.append(f"The shape's interval reaches gamma = {g:g}, the largest shape the mechanism can release: this "
+                   "release does not bound the shape from above; spend more epsilon or use a larger cohort.")
     if shape.lower < 1.0 < shape.upper and shape.upper - shape.lower > 0.5 and not baseline:
         out.append(f"The shape's interval ({shape.lower:.2f} to {shape.upper:.2f}) includes 1, so this release cannot "
                    "tell whether the hazard rises or falls over time; spend more epsilon or use a larger cohort.")

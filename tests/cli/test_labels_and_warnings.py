@@ -1,0 +1,162 @@
+"""Labels that are true and warnings that reach the user: epsilon = inf says "no noise: not private" in every
+command, a release that read a value off the data outside epsilon says it is not DP, the data's warnings are added
+to the analysis's (not put in their place), and the report carries the noise-aware band, limits and warnings."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+
+import numpy as np
+import pytest
+
+from dpsurv_core.audit.attack import Attack
+from dpsurv_core.cli import main
+from dpsurv_core.privacy.ledger import NO_NOISE, PrivacyCost
+
+
+def run(capsys, *argv: str) -> dict:
+    code = main([*argv, "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return json.loads(out)
+
+
+@pytest.fixture(autouse=True)
+def _ledger(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPSURV_LEDGER", str(tmp_path / "ledger.sqlite"))
+
+
+def test_infinite_epsilon_protects_nothing():
+    cost = PrivacyCost(float("inf"))
+    assert cost.guarantee == NO_NOISE and cost.protects.startswith("nothing") and not cost.private
+    assert cost.sentence().startswith(NO_NOISE)
+    assert PrivacyCost(1.0).private and PrivacyCost(1.0).guarantee == "exact"
+
+
+@pytest.mark.parametrize("argv", [
+    ["weibull", "--data", "lung", "--mechanism", "laplace", "--epsilon", "inf"],
+    ["regression", "--data", "lung", "--covariates", "age", "--mechanism", "output", "--epsilon", "inf"],
+    ["logrank", "--data", "lung", "--group", "sex", "--mechanism", "nonprivate"],
+])
+def test_no_noise_is_labelled_not_private(capsys, argv):
+    o = run(capsys, *argv)
+    assert o["guarantee"] == NO_NOISE
+    assert "protecting the subject" not in json.dumps(o)
+    assert o.get("private", False) is False
+    if argv[0] == "logrank":
+        assert o["interval_includes_noise"] is False  # exact tests: there is no noise to carry
+
+
+def test_audit_without_noise_has_no_formal_guarantee(capsys):
+    o = run(capsys, "audit", "--analysis", "km", "--mechanism", "laplace-counts", "--epsilon", "inf", "--data", "lung",
+            "--trials", "20", "--seed", "1")
+    assert o["formal_guarantee"] is False and o["guarantee"] == NO_NOISE
+
+
+def test_mechanism_catalogue_gives_no_formal_guarantee_to_non_private_estimators(capsys):
+    code = main(["mechanisms", "--json"])
+    listing = json.loads(capsys.readouterr()[0])
+    rows = listing if isinstance(listing, list) else listing["mechanisms"]
+    for row in rows:
+        if not row["private"]:
+            assert row["formal_guarantee"] is False, row["id"]
+    assert code == 0
+
+
+def test_a_release_that_reads_n_off_the_data_says_it_is_not_dp(capsys):
+    o = run(capsys, "regression", "--data", "lung", "--covariates", "age", "--mechanism", "output", "--epsilon", "0.5",
+            "--seed", "1")
+    assert o["guarantee"].startswith("none: not differentially private") and "n read off" in o["guarantee"]
+    assert o["privacy"].startswith("not differentially private")
+    declared = run(capsys, "regression", "--data", "lung", "--covariates", "age", "--mechanism", "output", "--epsilon",
+                   "0.5", "--seed", "1", "--n-public", "228")
+    assert declared["guarantee"] == "exact"
+
+
+def test_data_warnings_are_added_to_the_analysis_warnings(capsys):
+    """flchain has times equal to 0 (a data warning); its sex odds ratio is unreadable at epsilon 1 (analysis
+    warnings): both reach the JSON, the data's first."""
+    o = run(capsys, "regression", "--data", "flchain", "--covariates", "sex", "--mechanism", "output", "--epsilon", "1",
+            "--seed", "1")
+    w = o["warnings"]
+    assert "equal to 0" in w[0]
+    assert any("sign of the coefficient flips" in s for s in w) and len(w) >= 3
+
+
+def test_advantage_is_never_below_a_coin_toss():
+    att = Attack(score="s", orientation=1, threshold=0.0, tpr=0.5, fpr=0.5, tpr_ci=(0.4, 0.6), fpr_ci=(0.4, 0.6),
+                 epsilon_lower=0.0, epsilon_point=0.0, runs=100, roc_fpr=np.array([0.0, 1.0]),
+                 roc_tpr=np.array([0.0, 1.0]), auc=0.5, adv_tpr=0.45, adv_fpr=0.5, adv_tpr_ci=(0.35, 0.55),
+                 adv_fpr_ci=(0.4, 0.6))
+    assert att.advantage == 0.0 and att.advantage_held_out == pytest.approx(-0.05)
+
+
+def test_landmark_and_rmst_after_follow_up_warn(capsys):
+    o = run(capsys, "km", "--data", "lung", "--group", "sex", "--epsilon", "1", "--seed", "2", "--landmarks",
+            "365,5000", "--rmst", "5000")
+    assert any("landmark time 5000" in w and "end of follow-up" in w for w in o["warnings"])
+    assert any("RMST to 5000" in w for w in o["warnings"])
+    inside = run(capsys, "km", "--data", "lung", "--group", "sex", "--epsilon", "1", "--seed", "2", "--landmarks",
+                 "365", "--rmst", "700")
+    assert not any("end of follow-up" in w for w in inside["warnings"])
+
+
+def test_warnings_name_the_groups_by_their_labels(capsys):
+    o = run(capsys, "logrank", "--data", "lung", "--group", "sex", "--epsilon", "1", "--seed", "1")
+    assert o["warnings"] and all("1 vs 2" not in w for w in o["warnings"])
+    assert any("Male vs Female" in w for w in o["warnings"])
+
+
+def test_report_carries_the_noise_aware_band_limits_landmarks_and_warnings(capsys, tmp_path):
+    out = tmp_path / "r.html"
+    run(capsys, "report", "--data", "lung", "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "1",
+        "--landmarks", "365", "--rmst", "900", "--conf-type", "log-log", "--out", str(out))
+    text = html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", re.sub(r"<script.*?</script>", "", out.read_text(), flags=re.S))))
+    assert "R's log-log type, including the privacy noise" in text
+    assert "Survival at the landmark times" in text and "Restricted mean survival time" in text
+    assert "Number at risk" in text and "Male" in text and "Female" in text
+    assert "Read with care" in text and "Almost no power" in text
+
+
+def test_report_refuses_seed_and_repeat(capsys, tmp_path):
+    code = main(["report", "--data", "lung", "--out", str(tmp_path / "r.html"), "--seed", "1", "--json"])
+    assert code == 2
+
+
+def test_random_disclosure_control_bands_carry_the_perturbation(capsys):
+    for mech in ("random-round", "cell-key"):
+        o = run(capsys, "km", "--data", "lung", "--group", "sex", "--mechanism", mech, "--seed", "1")
+        assert o["interval_includes_noise"] is True and "bootstrap" in o["interval_method"], mech
+    o = run(capsys, "km", "--data", "lung", "--group", "sex", "--mechanism", "round")
+    assert o["interval_includes_noise"] is False and "does not include" in o["interval_method"]
+
+
+def test_time_indexed_without_noise_says_it_has_no_interval(capsys):
+    o = run(capsys, "km", "--data", "lung", "--mechanism", "time-indexed", "--epsilon", "inf")
+    assert o["interval_method"].startswith("no interval") and o["curves"][0]["lower"] is None
+
+
+def test_weibull_warns_when_the_estimate_lies_outside_the_range(capsys):
+    o = run(capsys, "weibull", "--data", "lung", "--mechanism", "laplace", "--epsilon", "0.01", "--seed", "1")
+    est, iv = o["estimates"][0]["shape"], o["intervals"][0]["shape"]
+    assert est > iv["upper"] == 10.0
+    assert any("lies above the largest value" in w and "need not hold the estimate" in w for w in o["warnings"])
+    o = run(capsys, "weibull", "--data", "lung", "--mechanism", "lsp-tll", "--epsilon", "1", "--seed", "1")
+    if o["intervals"][0]["shape"]["upper"] >= 10.0:
+        assert any("reaches gamma = 10" in w for w in o["warnings"])
+
+
+def test_ledger_report_shows_the_bands_and_warnings_of_a_curve_release(capsys, tmp_path):
+    from dpsurv_core.privacy.ledger import LedgerStore
+    from dpsurv_core.report.html import ledger_report
+
+    o = run(capsys, "km", "--data", "lung", "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "0.5")
+    store = LedgerStore(tmp_path / "ledger.sqlite")
+    (fingerprint,) = store.datasets()
+    records = store.release_records(fingerprint)
+    outputs = records[0].body["outputs"]
+    assert outputs["interval_includes_noise"] is True and len(outputs["lower"]) == 2
+    text = html.unescape(ledger_report("r", "lung", store.ledger(fingerprint), records))
+    assert "R's log type, including the privacy noise" in text and "Read with care" in text
