@@ -152,7 +152,7 @@ def test_ledger_report_shows_the_bands_and_warnings_of_a_curve_release(capsys, t
     from dpsurv_core.privacy.ledger import LedgerStore
     from dpsurv_core.report.html import ledger_report
 
-    o = run(capsys, "km", "--data", "lung", "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "0.5")
+    run(capsys, "km", "--data", "lung", "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "0.5")
     store = LedgerStore(tmp_path / "ledger.sqlite")
     (fingerprint,) = store.datasets()
     records = store.release_records(fingerprint)
