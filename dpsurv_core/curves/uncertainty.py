@@ -216,7 +216,7 @@ def log_variance_from(survival: np.ndarray, draws: np.ndarray) -> np.ndarray:
 
 def with_bootstrap_bands(curves: SurvivalCurves, boot: Bootstrap, method: str | None = None) -> SurvivalCurves:
     """The release's curves with bands from the bootstrap variance (log-log and plain, as ``estimate`` names them);
-    where nobody is left at risk the band stays [0, 1]."""
+    where nobody is left at risk the band runs from 0 to the last upper limit before."""
     v = log_variance_from(curves.survival, boot.survival)
     v = np.where(np.isfinite(v), v, curves.greenwood)
     lo, up, lo_lin, up_lin = greenwood_bands(curves.survival, v, curves.alpha)
@@ -226,8 +226,10 @@ def with_bootstrap_bands(curves: SurvivalCurves, boot: Bootstrap, method: str | 
     lo, up = monotone_band(lo, up)
     lo_lin, up_lin = monotone_band(lo_lin, up_lin)
     cif_var = boot.cumulative_incidence.var(axis=1, ddof=1)
-    return replace(curves, lower=np.where(stopped, 0.0, lo), upper=np.where(stopped, 1.0, up),
-                   lower_linear=np.where(stopped, 0.0, lo_lin), upper_linear=np.where(stopped, 1.0, up_lin),
+    # once nobody is left at risk nothing more is known, but a survival curve never rises: [0, the last upper limit]
+    cap = lambda u: np.minimum.accumulate(np.where(stopped, 1.0, u), axis=-1)  # noqa: E731
+    return replace(curves, lower=np.where(stopped, 0.0, lo), upper=cap(up),
+                   lower_linear=np.where(stopped, 0.0, lo_lin), upper_linear=cap(up_lin),
                    interval_variance=v, incidence_variance=cif_var, rmst_draws=boot.survival,
                    interval_method=method or BOOTSTRAP_METHOD.format(draws=boot.draws))
 

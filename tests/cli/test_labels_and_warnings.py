@@ -160,3 +160,12 @@ def test_ledger_report_shows_the_bands_and_warnings_of_a_curve_release(capsys, t
     assert outputs["interval_includes_noise"] is True and len(outputs["lower"]) == 2
     text = html.unescape(ledger_report("r", "lung", store.ledger(fingerprint), records))
     assert "R's log type, including the privacy noise" in text and "Read with care" in text
+
+
+def test_bands_do_not_jump_back_to_one_once_nobody_is_at_risk(capsys):
+    o = run(capsys, "km", "--data", "lung", "--epsilon", "1", "--seed", "1")
+    for c in o["curves"]:
+        for key in ("upper", "upper_linear"):
+            up = np.array([np.nan if x is None else x for x in c[key]], float)
+            ok = up[~np.isnan(up)]
+            assert np.all(np.diff(ok) <= 1e-12), key
