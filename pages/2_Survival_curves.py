@@ -307,7 +307,7 @@ except DpsurvError as exc:
 
 # ------------------------------------------------------------------------------------------ readability
 warn_at = list(lm_used) if estimand == cs.SURVIVAL and len(lm_used) else None
-warnings = cv.readability_warnings(result, conf_type, warn_at, coarse, unit)
+warnings = cv.readability_warnings(result, conf_type, warn_at, coarse, unit, gname)
 if warnings:
     st.subheader("Can these private numbers be read?")
     for sentence in warnings:

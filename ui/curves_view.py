@@ -347,10 +347,13 @@ def rmst_with_ci(curves: SurvivalCurves, horizon: float) -> tuple[np.ndarray, np
 
 
 def readability_warnings(result: CurveRelease, conf_type: str, landmarks: Sequence[float] | None, coarse: bool,
-                         unit: str) -> list[str]:
-    """``km``'s ``warnings`` for this release: plain sentences where a private number cannot be read."""
+                         unit: str, name: Callable[[str], str] | None = None) -> list[str]:
+    """``km``'s ``warnings`` for this release: plain sentences where a private number cannot be read (groups called
+    by ``name``, e.g. their value labels)."""
     curves = reading_curves(result)
     lo, hi = conf_bands(curves, conf_type)
+    if name is not None:
+        curves = replace(curves, groups=tuple(name(g) for g in curves.groups))
     return curve_warnings(curves, lo, hi, result.mechanism, list(landmarks) if landmarks is not None else None,
                           coarse, unit, private=not no_noise(result.cost.epsilon),
                           raw_label_curves="debiased_curves" in result.extra)

@@ -277,3 +277,9 @@ def test_audit_run_draws_recoloured_figures_with_downloads():
         for t in json.loads(chart.proto.spec)["data"]:
             colours |= {(t.get(part) or {}).get("color") for part in ("line", "marker")} - {None}
     assert not colours & {"#1f77b4", "#d62728"}  # D3's blue and red replaced by Okabe-Ito
+
+
+def test_curve_page_warnings_name_the_groups_by_their_labels():
+    at = run(CURVES, sc_split=True)
+    text = " ".join(w.value for w in at.warning)
+    assert "Male" in text and "group 1" not in text and "group 2" not in text
