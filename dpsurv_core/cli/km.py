@@ -368,7 +368,9 @@ def conf_bands(curves: SurvivalCurves, conf_type: str, with_noise: bool = False)
     if np.all(np.isnan(curves.greenwood)) and curves.interval_variance is None:
         return curves.lower, curves.upper
     lo, up = confidence_limits(curves.survival, log_variance(curves, with_noise), conf_type, curves.alpha)
-    stopped = np.logical_or.accumulate(curves.at_risk <= 0, axis=-1) & (curves.lower == 0) & (curves.upper == 1)
+    # nobody left at risk: the estimator's band there is [0, 1] ([0, the last upper limit] for a noise-aware band)
+    marked = (curves.upper == 1) | (curves.interval_method is not None)
+    stopped = np.logical_or.accumulate(curves.at_risk <= 0, axis=-1) & (curves.lower == 0) & marked
     lo, up = np.where(stopped, 0.0, lo), np.where(stopped, 1.0, up)
     if curves.interval_method is not None:
         lo, up = monotone_band(np.where(curves.survival <= 0, 0.0, lo), carry_upper(curves.survival, up))

@@ -163,9 +163,19 @@ def test_ledger_report_shows_the_bands_and_warnings_of_a_curve_release(capsys, t
 
 
 def test_bands_do_not_jump_back_to_one_once_nobody_is_at_risk(capsys):
-    o = run(capsys, "km", "--data", "lung", "--epsilon", "1", "--seed", "1")
+    o = run(capsys, "km", "--data", "lung", "--group", "sex", "--epsilon", "1", "--seed", "1")
+    stopped_somewhere = False
     for c in o["curves"]:
+        risk = np.array([np.nan if x is None else x for x in c["at_risk"]], float)
+        stopped = np.logical_or.accumulate(risk <= 0)
+        stopped_somewhere |= bool(stopped.any())
+        lower = np.array([np.nan if x is None else x for x in c["lower"]], float)
+        upper = np.array([np.nan if x is None else x for x in c["upper"]], float)
+        assert np.all(lower[stopped] == 0)  # nothing is known there: from 0 ...
+        if stopped.any() and (~stopped).any():  # ... to the last upper limit before
+            assert np.allclose(upper[stopped], upper[~stopped][-1])
         for key in ("upper", "upper_linear"):
             up = np.array([np.nan if x is None else x for x in c[key]], float)
             ok = up[~np.isnan(up)]
             assert np.all(np.diff(ok) <= 1e-12), key
+    assert stopped_somewhere
