@@ -352,8 +352,8 @@ def readability_warnings(result: CurveRelease, conf_type: str, landmarks: Sequen
     by ``name``, e.g. their value labels)."""
     curves = reading_curves(result)
     lo, hi = conf_bands(curves, conf_type)
-    if name is not None:
-        curves = replace(curves, groups=tuple(name(g) for g in curves.groups))
+    if name is not None:  # (a single pooled curve keeps its "all": the sentences call it "the curve")
+        curves = replace(curves, groups=tuple(g if g == "all" else name(g) for g in curves.groups))
     return curve_warnings(curves, lo, hi, result.mechanism, list(landmarks) if landmarks is not None else None,
                           coarse, unit, private=not no_noise(result.cost.epsilon),
                           raw_label_curves="debiased_curves" in result.extra)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import copy
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -227,27 +227,33 @@ def build_mechanism(name: str, args: argparse.Namespace, cohort: Cohort, public:
     return entry, entry.build(args.epsilon, **context(cohort, public), **options)
 
 
-def released_numbers(rel: CurveRelease) -> dict[str, Any]:
+def released_numbers(rel: CurveRelease, conf_type: str = "log", names: dict[str, str] | None = None,
+                     time_unit: str = "", more_warnings: Sequence[str] = ()) -> dict[str, Any]:
     """What a curve release publishes, kept with its ledger record: the noisy counts where the mechanism releases
-    counts, else the curves (everything else is post-processing of these)."""
+    counts, else the curves (everything else is post-processing of these). Beside them, so that a report built from
+    the record shows what ``km`` printed: the ``conf_type`` band (rrr: the de-biased curves with theirs), whether it
+    carries the noise and how it was made, and the warnings (groups called by ``names``)."""
     out: dict[str, Any] = {"groups": list(rel.curves.groups), "time": rel.curves.time.tolist(),
                            "survival": rel.curves.survival[0].tolist()}
     if rel.counts is not None:
         c = rel.counts
         out.update({"edges": c.grid.edges.tolist(), "at_risk": c.n[0].tolist(), "events": c.events[0].tolist(),
                     "censored": c.censored[0].tolist()})
-    # post-processing kept beside them, so a report built from the record shows what km printed: R's default (log)
-    # band, whether it carries the noise and how it was made, and the warnings
     main = band_curves(rel)
     noisy = includes_noise(rel)
-    lo, up = conf_bands(main, "log", noisy)
+    lo, up = conf_bands(main, conf_type, noisy)
+    debiased = "debiased_curves" in rel.extra
     if not np.all(np.isnan(lo)):
-        out.update({"lower": _none_where_nan(lo[0]), "upper": _none_where_nan(up[0])})
+        prefix = "debiased_" if debiased else ""
+        if debiased:
+            out["debiased_survival"] = main.survival[0].tolist()
+        out.update({prefix + "lower": _none_where_nan(lo[0]), prefix + "upper": _none_where_nan(up[0])})
     coarse = (rel.counts is None or rel.counts.grid.kind != "event-times") and not no_noise(rel.cost.epsilon)
-    out.update({"conf_type": "log", "interval_includes_noise": noisy, "interval_method": interval_method(rel, "log"),
-                "warnings": curve_warnings(main, lo, up, rel.mechanism, None, coarse,
-                                           private=not no_noise(rel.cost.epsilon),
-                                           raw_label_curves="debiased_curves" in rel.extra)})
+    named = main if names is None else replace(main, groups=tuple(names.get(str(g), str(g)) for g in main.groups))
+    out.update({"conf_type": conf_type, "interval_includes_noise": noisy,
+                "interval_method": interval_method(rel, conf_type),
+                "warnings": curve_warnings(named, lo, up, rel.mechanism, None, coarse, time_unit,
+                                           private=not no_noise(rel.cost.epsilon)) + list(more_warnings)})
     return out
 
 
@@ -267,7 +273,11 @@ def plan(args: argparse.Namespace, competing: bool = False, analysis: str = "sur
         return rel
 
     p = Plan(entry, mech, cohort.name, dataset_fingerprint(args) if needs_fingerprint(args, entry) else "",
-             compute, released_numbers, [*extra, *public.disclosures()], reproduce_command(args), analysis=analysis)
+             compute, lambda rel: released_numbers(
+                 rel, getattr(args, "conf_type", "log"), group_labels_of(args, rel.curves.groups), cohort.time_unit,
+                 beyond_follow_up(public, getattr(args, "landmarks", None) or [], getattr(args, "rmst", None),
+                                  cohort.time_unit)),
+             [*extra, *public.disclosures()], reproduce_command(args), analysis=analysis)
     return p, cohort, public, extra
 
 

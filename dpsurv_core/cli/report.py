@@ -28,7 +28,7 @@ from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import SUBJECT
 from dpsurv_core.report.figures import curves_figure
 from dpsurv_core.report.files import write_new
-from dpsurv_core.report.html import Report, curve_records, release_bundle
+from dpsurv_core.report.html import Report, band_sentence, curve_records, release_bundle
 from dpsurv_core.report.pdf import PdfUnavailable, html_to_pdf, pdf_problem
 
 NAME = "report"
@@ -55,6 +55,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bundle", metavar="PREFIX", help="also write PREFIX.csv and PREFIX.json with the released numbers")
     p.add_argument("--force", action="store_true", help="replace existing output files (symbolic links are never "
                                                         "followed or replaced)")
+
+
+def _nan(v: float | None) -> float:
+    return math.nan if v is None else v
 
 
 def _label(names: dict[str, str], group: str) -> str:
@@ -91,21 +95,21 @@ def _curve_sections(rep: Report, release: curves.CurveRelease, cohort, public, a
     names = km.group_labels_of(args, main.groups)
     labelled = replace(main, groups=tuple(_label(names, g) for g in main.groups), lower=lo, upper=up)
     what = "private" if private else "non-private"
-    band = (f"95% bands: R's {conf_type} type, including the privacy noise" if noisy
-            else f"95% bands: R's {conf_type} type (Greenwood)" + ("" if not private else ", not including the noise"))
-    rep.add_figure(curves_figure({what: labelled}, cohort.time_unit, title=band))
-    rep.add_text(f"{band}. Method: {km.interval_method(release, conf_type)}.", "note")
+    method = km.interval_method(release, conf_type)
+    sentence = band_sentence(conf_type, noisy, method)
+    rep.add_figure(curves_figure({what: labelled}, cohort.time_unit, title=sentence.split(". ")[0]))
+    rep.add_text(sentence, "note")
     entries = km.curve_entries(main, "survival", conf_type, noisy, coarse)
     rep.add_table(_median_table(entries, names, cohort.time_unit), f"Median survival ({what}, 95% CI)")
     if args.landmarks:
         rows = [{"group": _label(names, e["group"]), "time asked": e["time_requested"], "time used": e["time_used"],
-                 "survival": e["survival"], "95% CI lower": e["lower"], "95% CI upper": e["upper"]}
+                 "survival": e["survival"], "95% CI lower": _nan(e["lower"]), "95% CI upper": _nan(e["upper"])}
                 for e in km.landmark_entries(main, args.landmarks, conf_type, public.grid.kind == "event-times", noisy)
                 if e["trial"] == 0]
         rep.add_table(pd.DataFrame(rows), f"Survival at the landmark times ({what}, 95% CI)")
     if args.rmst is not None:
         rows = [{"group": _label(names, e["group"]), f"up to ({cohort.time_unit})": e["time_used"], "RMST": e["rmst"],
-                 "95% CI lower": e["lower"], "95% CI upper": e["upper"]}
+                 "95% CI lower": _nan(e["lower"]), "95% CI upper": _nan(e["upper"])}
                 for e in km.rmst_entries(main, float(args.rmst)) if e["trial"] == 0]
         rep.add_table(pd.DataFrame(rows), f"Restricted mean survival time ({what}, 95% CI)")
     risk = km.number_at_risk(release.curves.groups, cohort, public, release.counts,
@@ -117,7 +121,7 @@ def _curve_sections(rep: Report, release: curves.CurveRelease, cohort, public, a
     warnings = km.curve_warnings(replace(main, groups=labelled.groups), lo, up, release.mechanism,
                                  args.landmarks or None, coarse,
                                  time_unit=cohort.time_unit, private=private,
-                                 raw_label_curves="debiased_curves" in release.extra)
+                                 raw_label_curves=False)  # the report shows rrr's de-biased curves only
     return warnings + km.beyond_follow_up(public, args.landmarks or [], args.rmst, cohort.time_unit)
 
 
@@ -167,7 +171,11 @@ def run(args: argparse.Namespace) -> dict:
     rep = Report(f"Survival analysis of {cohort.name}", cohort.name, ledger, kind)
     rep.add_section(f"Private survival curves ({mech.name})" if mech.cost.formal
                     else f"Survival curves with disclosure control, no formal guarantee ({mech.name})")
-    rep.add_text(f"Privacy: {release.cost.sentence()}.")
+    subject = release.cost.protects == SUBJECT
+    not_dp = [d for d in release.disclosures if not d.dp and (subject or d.parameter != "release")]
+    privacy = (f"not differentially private as run: {not_dp[0].message.removeprefix('not DP: ').rstrip('.')}"
+               if not_dp and release.cost.formal else release.cost.sentence())
+    rep.add_text(f"Privacy: {privacy}.", "note notdp" if not_dp else None)
     rep.add_disclosures(release.disclosures)
     names = km.group_labels_of(args, release.curves.groups)
     warnings = _curve_sections(rep, release, cohort, public, args, private=True)
@@ -217,4 +225,5 @@ def run(args: argparse.Namespace) -> dict:
     return fields | {"out": str(out), "format": fmt, "pdf": str(out) if fmt == "pdf" else None, "kind": kind,
                      "files": written, "mechanism": mech.name,
             "epsilon_spent": mech.cost.epsilon, "protects": mech.cost.protects, "neighbouring": mech.cost.neighbouring,
-            "ledger": ledger.to_dict(), "sections": [s.title for s in rep.sections]}
+            "ledger": ledger.to_dict(), "sections": [s.title for s in rep.sections],
+            "disclosures": [d.to_dict() for d in release.disclosures]}

@@ -99,17 +99,20 @@ def outputs_figure(outputs: Any, time_unit: str = "") -> go.Figure | None:
     if not (isinstance(outputs, dict) and all(k in outputs for k in ("groups", "time", "survival"))):
         return None
     time = np.asarray(outputs["time"], dtype=float)
-    surv = np.asarray(outputs["survival"], dtype=float)
+    debiased = isinstance(outputs.get("debiased_survival"), list)  # rrr: the de-biased curves carry the band
+    prefix = "debiased_" if debiased else ""
+    surv = np.asarray(outputs[prefix + "survival"], dtype=float)
     groups = [str(g) for g in outputs["groups"]]
     if surv.shape != (len(groups), time.size):
         return None
     fig = go.Figure()
-    bands = [np.asarray([[np.nan if x is None else x for x in row] for row in outputs[k]], dtype=float)
-             if isinstance(outputs.get(k), list) else None for k in ("lower", "upper")]
+    bands = [np.asarray([[np.nan if x is None else x for x in row] for row in outputs[prefix + k]], dtype=float)
+             if isinstance(outputs.get(prefix + k), list) else None for k in ("lower", "upper")]
     for gi, g in enumerate(groups):
         colour = PALETTE[gi % len(PALETTE)]
         t, v = step_xy(time, surv[gi] * 100, 100.0)
-        name = "released" if groups == ["all"] else plain_label(f"released: {g}")
+        what = "de-biased" if debiased else "released"
+        name = what if groups == ["all"] else plain_label(f"{what}: {g}")
         fig.add_trace(go.Scatter(x=t, y=v, mode="lines", name=name, line=dict(color=colour),
                                  hovertemplate=f"{name}<br>%{{x:.4g}}: %{{y:.3g}}%<extra></extra>"))
         if bands[0] is not None and bands[1] is not None and bands[0].shape == surv.shape:

@@ -471,9 +471,8 @@ def _release_sections(rep: Report, items: list[ReleaseItem], kind: str, cohort: 
             rep.add_figure(item.figure)
         out = item.outputs if isinstance(item.outputs, dict) else {}
         if isinstance(out.get("interval_method"), str):
-            noise = ", including the privacy noise" if out.get("interval_includes_noise") else ""
-            rep.add_text(f"95% bands: R's {out.get('conf_type', 'log')} type{noise}. Method: {out['interval_method']}.",
-                         "note")
+            rep.add_text(band_sentence(out.get("conf_type", "log"), bool(out.get("interval_includes_noise")),
+                                       out["interval_method"]), "note")
         for w in out.get("warnings") or []:
             rep.add_text(f"Read with care: {w}", "warning")
         table = records_table(item.records)
@@ -497,6 +496,16 @@ def _release_sections(rep: Report, items: list[ReleaseItem], kind: str, cohort: 
                 rep.add_table(comp[1], "Error of the private curve at the released time points")
             else:
                 rep.add_table(comp, "Private estimate and the non-private fit")
+
+
+def band_sentence(conf_type: str, includes_noise: bool, method: str) -> str:
+    """What the bands drawn beside a curve are: R's type and whether they carry the noise, and how they were made."""
+    if method.startswith("no interval"):
+        return f"No band: {method.removeprefix('no interval: ')}."
+    if "does not apply" in method:  # time-indexed: inverted from its noise law, no variance, no conf.type
+        return f"95% bands {method.removeprefix('pointwise 95% band ')}."
+    noise = ", including the privacy noise" if includes_noise else ", not including any noise"
+    return f"95% bands: R's {conf_type} type{noise}. Method: {method}."
 
 
 def _audit_sections(rep: Report, audits: list[AuditItem], kind: str) -> None:

@@ -179,3 +179,23 @@ def test_bands_do_not_jump_back_to_one_once_nobody_is_at_risk(capsys):
             ok = up[~np.isnan(up)]
             assert np.all(np.diff(ok) <= 1e-12), key
     assert stopped_somewhere
+
+
+def test_report_of_a_not_dp_release_says_so(capsys, tmp_path):
+    out = tmp_path / "r.html"
+    o = run(capsys, "report", "--data", "lung", "--group", "age:median", "--out", str(out))
+    assert o["guarantee"].startswith("none: not differentially private")
+    text = html.unescape(re.sub(r"<[^>]+>", " ", out.read_text()))
+    assert "Privacy: not differentially private as run" in text and "protecting the subject" not in text
+
+
+def test_rrr_record_keeps_the_debiased_curve_with_its_band(capsys, tmp_path):
+    from dpsurv_core.privacy.ledger import LedgerStore
+
+    run(capsys, "km", "--data", "lung", "--group", "sex", "--mechanism", "rrr", "--epsilon", "1")
+    store = LedgerStore(tmp_path / "ledger.sqlite")
+    (fingerprint,) = store.datasets()
+    outputs = store.release_records(fingerprint)[0].body["outputs"]
+    assert "lower" not in outputs and "upper" not in outputs  # the reported-label curve has no noise-aware band
+    s, lo, up = (np.array(outputs[k], float) for k in ("debiased_survival", "debiased_lower", "debiased_upper"))
+    assert s.shape == lo.shape == up.shape and np.all(lo <= s + 1e-12) and np.all(s <= up + 1e-12)
