@@ -199,3 +199,12 @@ def test_rrr_record_keeps_the_debiased_curve_with_its_band(capsys, tmp_path):
     assert "lower" not in outputs and "upper" not in outputs  # the reported-label curve has no noise-aware band
     s, lo, up = (np.array(outputs[k], float) for k in ("debiased_survival", "debiased_lower", "debiased_upper"))
     assert s.shape == lo.shape == up.shape and np.all(lo <= s + 1e-12) and np.all(s <= up + 1e-12)
+
+
+def test_disclosure_control_says_what_its_band_leaves_out(capsys):
+    rounded = run(capsys, "km", "--data", "lung", "--group", "sex", "--mechanism", "round")
+    assert any(w.startswith("This band is Greenwood's") and "rounding changed them" in w for w in rounded["warnings"])
+    rr = run(capsys, "km", "--data", "lung", "--group", "sex", "--mechanism", "random-round", "--seed", "1")
+    assert any("fewer than 50 subjects remain at risk" in w for w in rr["warnings"])
+    dp = run(capsys, "km", "--data", "lung", "--group", "sex", "--mechanism", "laplace-counts", "--seed", "1")
+    assert not any("Greenwood's" in w or "random rounding" in w for w in dp["warnings"])
