@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from dpsurv_core.errors import DpsurvError
-from dpsurv_core.privacy.ledger import NO_FORMAL, NO_NOISE, SUBJECT
+from dpsurv_core.privacy.ledger import NO_FORMAL, NO_NOISE, SUBJECT, not_dp_disclosure
 
 # name -> one-line help; a command's module is imported only when that command runs (start-up time
 # matters: `km` on a large file must beat reading it with pandas and fitting lifelines)
@@ -77,23 +77,20 @@ def _clean(obj: Any) -> Any:
 
 def not_dp_labels(result: dict[str, Any]) -> None:
     """A release that read a value off the data in a way epsilon does not cover (a disclosure marked not DP) carries
-    no DP guarantee, whatever its mechanism: its labels say so, as the ledger does. (A label-only release's own
-    disclosure that it does not protect the subject is not such a value; without noise, or for disclosure control,
-    the labels already say that nothing is protected formally.)"""
-    subject = result.get("protects") == SUBJECT
-    not_dp = [d for d in result.get("disclosures") or [] if isinstance(d, dict) and d.get("dp") is False
-              and (subject or d.get("parameter") != "release")]
+    no DP guarantee, whatever its mechanism: its labels say so, as the ledger does. Without noise, or for disclosure
+    control, the labels already say that nothing is protected formally."""
     guarantee = str(result.get("guarantee", ""))
-    if not not_dp or "guarantee" not in result or guarantee.startswith(NO_NOISE) or guarantee == NO_FORMAL:
+    if "guarantee" not in result or guarantee.startswith(NO_NOISE) or guarantee == NO_FORMAL:
         return
-    reason = str(not_dp[0].get("message", "")).removeprefix("not DP: ").rstrip(".")
-    result["guarantee"] = f"none: not differentially private ({not_dp[0].get('parameter')} read off the data)"
-    sentence = f"not differentially private as run: {reason}"
+    not_dp = not_dp_disclosure(result.get("disclosures"), result.get("protects", SUBJECT))
+    if not_dp is None:
+        return
+    result["guarantee"] = f"none: not differentially private ({not_dp[0]} read off the data)"
     if isinstance(result.get("protects"), str):
         result["protects"] = "nothing formally (not differentially private as run)"
     for key in ("privacy", "cost"):
         if isinstance(result.get(key), str):
-            result[key] = sentence
+            result[key] = f"not differentially private as run: {not_dp[1]}"
 
 
 def main(argv: list[str] | None = None) -> int:

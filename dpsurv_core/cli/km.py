@@ -151,6 +151,12 @@ def group_labels_of(args: argparse.Namespace, groups: tuple[str, ...] | list[str
     return {str(g): labels.label(column, g) if column is not None else code_key(g) for g in groups}
 
 
+def named_groups(obj: Any, names: dict[str, str] | None) -> Any:
+    """``obj`` (curves or counts) with its groups called by ``names`` (code -> label), for sentences a reader can
+    follow; the numbers are unchanged."""
+    return obj if not names else replace(obj, groups=tuple(names.get(str(g), str(g)) for g in obj.groups))
+
+
 def add_group_labels(out: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
     """Put ``group_label`` beside every ``group`` code of ``out``'s entries (curves, landmarks, rmst, the number at
     risk), ``group_a_label``/``group_b_label`` beside a test's groups, and the mapping as ``group_labels``. No existing
@@ -249,7 +255,7 @@ def released_numbers(rel: CurveRelease, conf_type: str = "log", names: dict[str,
             out["debiased_survival"] = main.survival[0].tolist()
         out.update({prefix + "lower": _none_where_nan(lo[0]), prefix + "upper": _none_where_nan(up[0])})
     coarse = (rel.counts is None or rel.counts.grid.kind != "event-times") and not no_noise(rel.cost.epsilon)
-    named = main if names is None else replace(main, groups=tuple(names.get(str(g), str(g)) for g in main.groups))
+    named = named_groups(main, names)
     out.update({"conf_type": conf_type, "interval_includes_noise": noisy,
                 "interval_method": interval_method(rel, conf_type),
                 "warnings": curve_warnings(named, lo, up, rel.mechanism, None, coarse, time_unit,
@@ -347,14 +353,15 @@ def includes_noise(rel: CurveRelease) -> bool:
 
 def interval_method(rel: CurveRelease, conf_type: str) -> str:
     """One phrase naming how the intervals were computed."""
-    method = band_curves(rel).interval_method
-    if method is None and np.all(np.isnan(band_curves(rel).lower)):
+    curves = band_curves(rel)
+    method = curves.interval_method
+    if method is None and np.all(np.isnan(curves.lower)):
         return ("no interval: the mechanism releases no counts, so there is no variance to build one from (a private "
                 "time-indexed release inverts its noise law; without noise there is none)")
     if method is None:
         return (f"pointwise 95% {conf_type} interval (R survfit conf.type) from Greenwood's variance only: the sampling "
                 "band, it does not include the privacy noise")
-    if np.all(np.isnan(band_curves(rel).greenwood)):
+    if np.all(np.isnan(curves.greenwood)):
         return f"pointwise 95% band by {method} (the conf.type does not apply: no variance is released)"
     return f"pointwise 95% {conf_type} interval (R survfit conf.type) from a variance that includes the noise: {method}"
 
@@ -572,7 +579,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         out["rmst"] = rmst_entries(main, float(args.rmst))
     lo, up = conf_bands(main, conf_type, noisy_band)
     names = group_labels_of(args, rel.curves.groups)
-    named = replace(main, groups=tuple(names.get(str(g), str(g)) for g in main.groups))  # warnings name the groups
+    named = named_groups(main, names)
     out["warnings"] = curve_warnings(named, lo, up, rel.mechanism, landmarks or None, coarse,
                                      time_unit=cohort.time_unit, private=not no_noise(rel.cost.epsilon),
                                      raw_label_curves="debiased_curves" in rel.extra)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import math
-from dataclasses import replace
 from typing import Any
 
 from dpsurv_core.cli.common import add_data_options, add_release_options, positive_int
@@ -29,6 +28,7 @@ from dpsurv_core.cli.km import (
     group_labels_of,
     header,
     load,
+    named_groups,
     number_at_risk,
     release,
     set_group_help,
@@ -97,8 +97,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out["noise_law"] = law.description
     out["interval_includes_noise"] = bool(law.noisy)  # the p-values carry the noise; exact tests where there is none
     names = group_labels_of(args, counts.groups)
-    named = replace(counts, groups=tuple(names.get(str(g), str(g)) for g in counts.groups))  # warnings name the groups
-    out["warnings"] = logrank_test.warnings_for(named, law, logrank_test.with_group_names(results, names), out.get("epsilon_spent"),
+    out["warnings"] = logrank_test.warnings_for(named_groups(counts, names), law,
+                                                logrank_test.with_group_names(results, names), out.get("epsilon_spent"),
                                                 logrank_test.cell_noise_sd(mech) if law.noisy else 0.0)
     return add_group_labels(out, names)
 

@@ -25,7 +25,7 @@ from dpsurv_core.curves import release as curves
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy import catalogue
-from dpsurv_core.privacy.ledger import SUBJECT
+from dpsurv_core.privacy.ledger import SUBJECT, not_dp_disclosure
 from dpsurv_core.report.figures import curves_figure
 from dpsurv_core.report.files import write_new
 from dpsurv_core.report.html import Report, band_sentence, curve_records, release_bundle
@@ -71,7 +71,7 @@ def _median_table(entries: list[dict], names: dict[str, str], unit: str) -> pd.D
     fmt = lambda v: "not reached" if v is None or not np.isfinite(v) else f"{v:.4g}"  # noqa: E731
     rows = []
     for e in entries:
-        if e.get("trial", 0) != 0 or e.get("debiased") is False:
+        if e["trial"] != 0:
             continue
         q = {x["probability"]: x for x in e.get("quantiles") or []}
         row = {"group": _label(names, e["group"]), f"median ({unit})": fmt(e["median"]),
@@ -93,7 +93,7 @@ def _curve_sections(rep: Report, release: curves.CurveRelease, cohort, public, a
     main = km.band_curves(release)
     lo, up = km.conf_bands(main, conf_type, noisy)
     names = km.group_labels_of(args, main.groups)
-    labelled = replace(main, groups=tuple(_label(names, g) for g in main.groups), lower=lo, upper=up)
+    labelled = replace(km.named_groups(main, names), lower=lo, upper=up)
     what = "private" if private else "non-private"
     method = km.interval_method(release, conf_type)
     sentence = band_sentence(conf_type, noisy, method)
@@ -136,8 +136,7 @@ def _logrank_table(counts, mech, extra=None, names: dict[str, str] | None = None
                             else f"overall ({t.dof} df)"),
              "statistic": float(t.statistic[0]), "p-value": float(t.p_value[0]), "test": t.method}
             for t in tests]
-    named = replace(counts, groups=tuple(_label(names, g) for g in counts.groups))  # warnings name the groups
-    warnings = logrank_test.warnings_for(named, law, logrank_test.with_group_names(tests, names), epsilon,
+    warnings = logrank_test.warnings_for(km.named_groups(counts, names), law, logrank_test.with_group_names(tests, names), epsilon,
                                          logrank_test.cell_noise_sd(mech) if law.noisy else 0.0)
     return pd.DataFrame(rows), warnings
 
@@ -171,10 +170,8 @@ def run(args: argparse.Namespace) -> dict:
     rep = Report(f"Survival analysis of {cohort.name}", cohort.name, ledger, kind)
     rep.add_section(f"Private survival curves ({mech.name})" if mech.cost.formal
                     else f"Survival curves with disclosure control, no formal guarantee ({mech.name})")
-    subject = release.cost.protects == SUBJECT
-    not_dp = [d for d in release.disclosures if not d.dp and (subject or d.parameter != "release")]
-    privacy = (f"not differentially private as run: {not_dp[0].message.removeprefix('not DP: ').rstrip('.')}"
-               if not_dp and release.cost.formal else release.cost.sentence())
+    not_dp = not_dp_disclosure(release.disclosures, release.cost.protects) if release.cost.formal else None
+    privacy = f"not differentially private as run: {not_dp[1]}" if not_dp else release.cost.sentence()
     rep.add_text(f"Privacy: {privacy}.", "note notdp" if not_dp else None)
     rep.add_disclosures(release.disclosures)
     names = km.group_labels_of(args, release.curves.groups)

@@ -87,6 +87,18 @@ class PrivacyCost:
         return f"epsilon = {self.epsilon:.4g}{d}{g}, protecting {self.protects}, neighbours: {self.neighbouring}"
 
 
+def not_dp_disclosure(disclosures: Any, protects: str = SUBJECT) -> tuple[str, str] | None:
+    """(parameter, reason) of the first disclosure (a dict or a ``Disclosure``) that leaves a release of what it
+    ``protects`` without a DP guarantee; None if there is none. A label-only release's own disclosure that it does not
+    protect the subject (parameter "release") does not void its guarantee for the label."""
+    for d in disclosures or []:
+        d = d if isinstance(d, dict) else d.to_dict()
+        if d.get("dp", True) is False and (protects == SUBJECT or d.get("parameter") != "release"):
+            return str(d.get("parameter", "")), str(d.get("message", "")).removeprefix("not DP: ").removeprefix(
+                "not DP").rstrip(".")
+    return None
+
+
 @dataclass
 class LedgerEntry:
     mechanism: str
@@ -111,10 +123,9 @@ class LedgerEntry:
         if not self.cost.formal:
             return (f"{self.mechanism} ({self.analysis}) is statistical disclosure control with no formal guarantee: "
                     "a subject whose removal changes its table is revealed to anyone who knows the other records")
-        not_dp = [d["message"] for d in self.disclosures if not d.get("dp", True)]
+        not_dp = not_dp_disclosure(self.disclosures)
         if not_dp:
-            reason = not_dp[0].removeprefix("not DP: ").removeprefix("not DP").rstrip(".")
-            return f"{self.mechanism} ({self.analysis}) is not differentially private: {reason}"
+            return f"{self.mechanism} ({self.analysis}) is not differentially private: {not_dp[1]}"
         if self.cost.protects not in (SUBJECT,):
             return (f"{self.mechanism} ({self.analysis}) protects {self.cost.protects}: the subject's times and events "
                     "are published as they are")
