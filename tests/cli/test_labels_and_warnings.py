@@ -208,3 +208,14 @@ def test_disclosure_control_says_what_its_band_leaves_out(capsys):
     assert any("fewer than 50 subjects remain at risk" in w for w in rr["warnings"])
     dp = run(capsys, "km", "--data", "lung", "--group", "sex", "--mechanism", "laplace-counts", "--seed", "1")
     assert not any("Greenwood's" in w or "random rounding" in w for w in dp["warnings"])
+
+
+@pytest.mark.parametrize("content", [None, b"\x00\x01binary", b"{not json"])
+def test_a_bad_labels_file_stops_before_any_release_is_charged(tmp_path, capsys, content):
+    path = tmp_path / "labels.json"
+    if content is not None:
+        path.write_bytes(content)
+    code = main(["km", "--data", "lung", "--labels", str(path), "--json"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err.startswith("error: --labels") and err.count("\n") == 1
+    assert not (tmp_path / "ledger.sqlite").exists()  # nothing was released, so nothing was charged
