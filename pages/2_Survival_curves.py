@@ -206,7 +206,7 @@ with col_b:
                              help="The average time lived without the event up to this horizon: the area under the "
                                   "survival curve.")
     r_e, r_e_lo, r_e_up = cv.rmst_with_ci(fine.curves, rmst_h)
-    r_p, r_p_lo, r_p_up = cv.rmst_with_ci(read, rmst_h)
+    r_p, r_p_lo, r_p_up = cv.rmst_with_ci(read, rmst_h, coarse)
     rows = []
     for gi, g in enumerate(groups):
         row = {"Group": gname(g), f"Non-private ({unit})": cv.fmt_time(r_e[gi], unit),
@@ -218,7 +218,9 @@ with col_b:
             row["Difference"] = cv.fmt_time(r_p[pi] - r_e[gi], unit)
         rows.append(row)
     cv.show_table(pd.DataFrame(rows), f"rmst-{cohort.name}", "sc_rmst")
-    st.caption("Computed to the time asked (the area under the step curve needs no grid point there). "
+    st.caption("Computed to the time asked (the area under the curve needs no grid point there"
+               + ("; the private curve is known at the grid points only and is read linearly between them" if coarse
+                  else "") + "). "
                + ("The private interval carries the noise." if noise_band else ""))
 
 # ------------------------------------------------------------------------------------------ landmarks

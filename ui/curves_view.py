@@ -340,9 +340,11 @@ def band_caption(result: CurveRelease, conf_type: str) -> str:
     return interval_method(result, conf_type)
 
 
-def rmst_with_ci(curves: SurvivalCurves, horizon: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """RMST to ``horizon`` and its 95% interval (G,) for the first trial (noise-aware for private releases)."""
-    value, lo, up = rmst_interval(curves, horizon)
+def rmst_with_ci(curves: SurvivalCurves, horizon: float, coarse: bool = False
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """RMST to ``horizon`` and its 95% interval (G,) for the first trial (noise-aware for private releases; on a
+    coarse public grid the curve is read linearly between grid points)."""
+    value, lo, up = rmst_interval(curves, horizon, coarse)
     return value[0], lo[0], up[0]
 
 

@@ -97,7 +97,7 @@ def add_release_options(p: argparse.ArgumentParser, mechanisms: list[str], defau
                                                                            "; finite: a release adds noise)"))
     if grid:
         g.add_argument("--grid", default=None, metavar="START:STOP:BINS|event-times",
-                       help="public time grid; default 20 bins up to the horizon")
+                       help="public time grid; default 20 bins up to the horizon (nonprivate curves: every event time, as R)")
     if horizon:
         g.add_argument("--horizon", type=positive_float, metavar="T", help="public horizon (default: read off the data, disclosed)")
     if simulation:

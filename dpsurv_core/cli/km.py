@@ -194,6 +194,9 @@ def load(args: argparse.Namespace, competing: bool = False) -> tuple[Cohort, Pub
     if competing and cohort.event_type is None:
         raise ParameterError(f"Cumulative incidence needs competing events, which {args.data!r} does not have: use "
                              "pbc (transplant vs death) or transplant (ltx vs death).")
+    if getattr(args, "grid", None) is None and getattr(args, "mechanism", None) == "nonprivate":
+        # nothing is private, so no public grid is needed: R's curve at every event time (R's median and RMST)
+        args.grid = "event-times"
     public = public_from_args(args, cohort)
     if competing and getattr(args, "grid", None) == "event-times":
         public = replace(public, grid=event_times_grid(cohort, competing=True))
@@ -534,10 +537,11 @@ def landmark_entries(curves: SurvivalCurves, times: list[float], conf_type: str,
     return out
 
 
-def rmst_entries(curves: SurvivalCurves, horizon: float) -> list[dict[str, Any]]:
+def rmst_entries(curves: SurvivalCurves, horizon: float, coarse_grid: bool = False) -> list[dict[str, Any]]:
     """Restricted mean survival time to ``horizon`` per trial and group with its 95% interval (null where the
-    mechanism has none): the area under the step curve up to the time asked (no grid rounding is needed)."""
-    value, lo, up = rmst_interval(curves, horizon)
+    mechanism has none): the area under the curve up to the time asked (no grid rounding is needed); on a coarse
+    public grid the curve is read linearly between its points (:func:`rmst_interval`)."""
+    value, lo, up = rmst_interval(curves, horizon, coarse_grid)
     trials, groups = curves.survival.shape[:2]
     return [{"trial": t, "group": curves.groups[g], "time_requested": horizon, "time_used": horizon,
              "rmst": float(value[t, g]), "lower": _finite_or_none(lo[t, g]), "upper": _finite_or_none(up[t, g])}
@@ -576,7 +580,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if landmarks:
         out["landmarks"] = landmark_entries(main, landmarks, conf_type, public.grid.kind == "event-times", noisy_band)
     if getattr(args, "rmst", None) is not None:
-        out["rmst"] = rmst_entries(main, float(args.rmst))
+        out["rmst"] = rmst_entries(main, float(args.rmst), coarse)
     lo, up = conf_bands(main, conf_type, noisy_band)
     names = group_labels_of(args, rel.curves.groups)
     named = named_groups(main, names)

@@ -68,16 +68,29 @@ class SurvivalCurves:
         padded = np.concatenate([np.full(arr.shape[:-1] + (1,), start), arr], axis=-1)
         return padded[..., idx + 1]
 
-    def rmst(self, horizon: float) -> np.ndarray:
-        """Restricted mean survival time: area under the step curve from time 0 to ``horizon`` (..., G).
+    def rmst(self, horizon: float, linear: bool = False) -> np.ndarray:
+        """Restricted mean survival time: area under the curve from time 0 to ``horizon`` (..., G).
 
-        The curve is 1 before its first point; equals lifelines' ``restricted_mean_survival_time``
-        on the exact event-time curve.
+        The curve is 1 before its first point. By default the area under the step curve, which equals
+        lifelines' ``restricted_mean_survival_time`` (and R's) on the exact event-time curve. ``linear``: the
+        curve is known at the points of a coarse public grid only, so it is read linearly between them from
+        S(0) = 1 (the life-table convention; Collett 2015) and held after the last point; the step curve would
+        overstate the area by about half a bin times the drop in each bin.
         """
-        t = np.clip(np.asarray(self.time, float), 0.0, horizon)
-        widths = np.diff(np.concatenate([[0.0], t, [horizon]]))
-        values = np.concatenate([np.ones(self.survival.shape[:-1] + (1,)), self.survival], axis=-1)
-        return (values * widths).sum(-1)
+        if not linear:
+            t = np.clip(np.asarray(self.time, float), 0.0, horizon)
+            widths = np.diff(np.concatenate([[0.0], t, [horizon]]))
+            values = np.concatenate([np.ones(self.survival.shape[:-1] + (1,)), self.survival], axis=-1)
+            return (values * widths).sum(-1)
+        x = np.concatenate([[0.0], np.maximum(np.asarray(self.time, float), 0.0)])
+        y = np.concatenate([np.ones(self.survival.shape[:-1] + (1,)), self.survival], axis=-1)
+        a, b = x[:-1], x[1:]
+        a_h, b_h = np.minimum(a, horizon), np.minimum(b, horizon)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            frac = np.where(b > a, (b_h - a) / (b - a), 0.0)
+        y_end = y[..., :-1] + (y[..., 1:] - y[..., :-1]) * np.clip(frac, 0.0, 1.0)
+        inside = ((b_h - a_h) * (y[..., :-1] + y_end) / 2.0).sum(-1)
+        return inside + max(horizon - x[-1], 0.0) * y[..., -1]
 
 
 def first_crossing(time: np.ndarray, curve: np.ndarray, q: float = 0.5) -> np.ndarray:

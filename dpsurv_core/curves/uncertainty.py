@@ -283,22 +283,25 @@ def incidence_limits(incidence: np.ndarray, variance: np.ndarray, conf_type: str
     return 1.0 - up, 1.0 - lo
 
 
-def rmst_interval(curves: SurvivalCurves, horizon: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def rmst_interval(curves: SurvivalCurves, horizon: float, coarse: bool = False
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(RMST, lower, upper) (R, G) to ``horizon``. With bootstrap draws: normal interval RMST -/+ z sd_b(RMST*);
     without (exact counts): R's print.survfit rule, var = sum_j A_j^2 d_j / (r_j (r_j - d_j)) with A_j the area
-    under the curve from t_j to the horizon; time-indexed (a band, no draws): the areas under its band."""
+    under the curve from t_j to the horizon; time-indexed (a band, no draws): the areas under its band.
+    ``coarse``: the curve is known at public grid points only, and every area reads it linearly between them
+    (:meth:`SurvivalCurves.rmst`)."""
     z = ndtri(1 - curves.alpha / 2)
-    value = curves.rmst(horizon)
+    value = curves.rmst(horizon, coarse)
     if curves.rmst_draws is not None:
-        draws = replace(curves, survival=curves.rmst_draws).rmst(horizon)
+        draws = replace(curves, survival=curves.rmst_draws).rmst(horizon, coarse)
         sd = draws.std(axis=1, ddof=1)
         return value, np.maximum(value - z * sd, 0.0), np.minimum(value + z * sd, horizon)
     if np.all(np.isnan(curves.greenwood)):
         if np.all(np.isnan(curves.lower)):
             nan = np.full(value.shape, np.nan)
             return value, nan, nan
-        lo = replace(curves, survival=np.nan_to_num(curves.lower, nan=0.0)).rmst(horizon)
-        up = replace(curves, survival=np.nan_to_num(curves.upper, nan=1.0)).rmst(horizon)
+        lo = replace(curves, survival=np.nan_to_num(curves.lower, nan=0.0)).rmst(horizon, coarse)
+        up = replace(curves, survival=np.nan_to_num(curves.upper, nan=1.0)).rmst(horizon, coarse)
         return value, lo, up
     t = np.clip(np.asarray(curves.time, float), 0.0, horizon)
     widths = np.diff(np.concatenate([t, [horizon]]))  # from t_j to the next point (or the horizon)
