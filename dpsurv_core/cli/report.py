@@ -28,7 +28,7 @@ from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import SUBJECT, not_dp_disclosure
 from dpsurv_core.report.figures import curves_figure
 from dpsurv_core.report.files import write_new
-from dpsurv_core.report.html import Report, band_sentence, curve_records, release_bundle
+from dpsurv_core.report.html import Report, band_sentence, export_bundle
 from dpsurv_core.report.pdf import PdfUnavailable, html_to_pdf, pdf_problem
 
 NAME = "report"
@@ -188,8 +188,9 @@ def run(args: argparse.Namespace) -> dict:
     if args.review:
         exact = curves.NonPrivate().release(cohort, public)
         rep.add_section("Comparison with the non-private analysis", confidential=True)
-        rep.add_figure(curves_figure({"private": release.curves, "non-private": exact.curves}, cohort.time_unit,
-                                     bands="none"))
+        rep.add_figure(curves_figure({"private": km.named_groups(release.curves, names),
+                                      "non-private": km.named_groups(exact.curves, names)}, cohort.time_unit,
+                                     bands="none", title="Private and non-private curves on the public grid"))
         err = curves.rmse(release.curves.survival[0], exact.curves.survival[0])
         rep.add_table(pd.DataFrame({"group": [_label(names, g) for g in release.curves.groups], "RMSE": err,
                                     "sup-norm": curves.sup_norm(release.curves.survival[0], exact.curves.survival[0])}),
@@ -214,8 +215,10 @@ def run(args: argparse.Namespace) -> dict:
     else:
         write_new(out, rep.to_html(), force=args.force)
     written = [str(out)]
-    if args.bundle:
-        csv_text, json_text = release_bundle(curve_records(release), ledger, release.disclosures)
+    if args.bundle:  # the numbers the ledger record keeps (band of the type asked, its method, the warnings), as the
+        # Ledger and report page exports them
+        record = [r for r in store_from_args(args).records(plan.fingerprint) if r.id == fields.get("record_id")]
+        csv_text, json_text = export_bundle(record, ledger, cohort.name, plan.fingerprint)
         write_new(args.bundle + ".csv", csv_text, force=args.force)
         write_new(args.bundle + ".json", json_text, force=args.force)
         written += [args.bundle + ".csv", args.bundle + ".json"]

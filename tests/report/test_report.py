@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -202,15 +203,30 @@ def test_report_command_writes_report_and_bundle(tmp_path):
     assert res["epsilon_spent"] == 1.0 and res["kind"] == "release"
     html = out.read_text()
     assert "CONFIDENTIAL" not in html and "Private log-rank tests" in html
-    assert (tmp_path / "lung.csv").exists() and json.loads((tmp_path / "lung.json").read_text())["released"]
+    bundle = json.loads((tmp_path / "lung.json").read_text())
+    assert bundle["released"] and bundle["records"] == [res["record_id"]]
+    # the bundle holds what the ledger record keeps: every row tied to the record, the noise-aware band of the type
+    # asked (R's default log) and how it was made, as the Ledger and report page exports it
+    frame = pd.read_csv(tmp_path / "lung.csv")
+    assert set(frame["record"]) == {res["record_id"]}
+    outputs = bundle["releases"][0]["outputs"]
+    assert outputs["conf_type"] == "log" and outputs["interval_includes_noise"] is True
+    assert "bootstrap" in outputs["interval_method"]
+    upper = frame[(frame["quantity"] == "upper") & (frame["group"] == 1)].sort_values("time")["value"].to_numpy()
+    assert np.all(np.diff(upper) <= 1e-12)  # the noise-aware band never rises (Greenwood's on a noisy curve may)
 
 
 @pytest.mark.slow
 def test_report_command_review_is_confidential(tmp_path):
     out = tmp_path / "review.html"
-    r = _cli("report", "--data", "lung", "--epsilon", "2", "--out", str(out), "--review", "--json")
+    r = _cli("report", "--data", "lung", "--group", "sex", "--epsilon", "2", "--out", str(out), "--review", "--json")
     assert r.returncode == 0, r.stderr
-    assert "CONFIDENTIAL" in out.read_text()
+    html = out.read_text()
+    assert "CONFIDENTIAL" in html
+    # every chart names the groups by their labels, the comparison of private and non-private curves too
+    names = set(re.findall(r'"name":"((?:private|non-private): [^"]*)"', html))
+    assert {"private: Male", "private: Female", "non-private: Male", "non-private: Female"} <= names
+    assert not any(n.endswith((": 1", ": 2")) for n in names)
 
 
 @pytest.mark.slow
