@@ -40,7 +40,7 @@ from dpsurv_core.cli.common import (
     unit_float,
 )
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES, SurvivalCurves, confidence_limits, quantile_r
-from dpsurv_core.curves.release import CurveRelease, context, event_times_grid
+from dpsurv_core.curves.release import CurveRelease, NonPrivate, context, event_times_grid
 from dpsurv_core.curves.summary import at_risk_at, at_risk_exact, parse_times, risk_table, table_times
 from dpsurv_core.curves.time_indexed import EDGE_MODES, parse_shares, parse_sizes
 from dpsurv_core.curves.uncertainty import (
@@ -537,6 +537,24 @@ def landmark_entries(curves: SurvivalCurves, times: list[float], conf_type: str,
     return out
 
 
+def counts_definition(exact_grid: bool, has_counts: bool, noisy: bool, from_rows: bool = False) -> str:
+    """What ``at_risk`` and ``events`` beside each curve point are (``km`` JSON ``counts_definition``); ``from_rows``:
+    the non-private curve, whose number at risk is read off the rows at each time."""
+    if not has_counts:
+        return "the mechanism releases no counts: at_risk and events are null"
+    source = "from the released (noisy, post-processed) counts; " if noisy else ""
+    if exact_grid:
+        return (source + "at_risk and events at each curve time are R's n.risk (subjects with time >= t) and n.event "
+                "at that time")
+    if from_rows:
+        return ("at_risk at each curve time is R's n.risk there (subjects with time >= t, as summary(fit, times = t)); "
+                "events are the bin's, from the previous grid point to this one")
+    return (source + "at_risk and events at each curve time are its bin's, from the previous grid point to this one: "
+            "the bin's events, and its effective number at risk (at risk at the bin's start less half the bin's "
+            "censorings, the life-table rule that the curve uses); the number at risk at a time (time >= t, R's "
+            "convention) is number_at_risk")
+
+
 def rmst_entries(curves: SurvivalCurves, horizon: float, coarse_grid: bool = False) -> list[dict[str, Any]]:
     """Restricted mean survival time to ``horizon`` per trial and group with its 95% interval (null where the
     mechanism has none): the area under the curve up to the time asked (no grid rounding is needed); on a coarse
@@ -575,6 +593,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     else:
         out["curves"] = curve_entries(rel.curves, args.estimand, conf_type, noisy_band, coarse)
     out["number_at_risk"] = number_at_risk(rel.curves.groups, cohort, public, rel.counts, rel.cost.epsilon, rel.trials)
+    out["counts_definition"] = counts_definition(public.grid.kind == "event-times", rel.counts is not None,
+                                                 not no_noise(rel.cost.epsilon), rel.mechanism == NonPrivate.name)
     main = band_curves(rel)
     landmarks = getattr(args, "landmarks", None)
     if landmarks:

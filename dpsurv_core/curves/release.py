@@ -7,7 +7,7 @@ the released counts where the mechanism has them, what it charged and every disc
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -97,6 +97,12 @@ class NonPrivate(Mechanism):
         grid = event_times_grid(cohort, competing)
         exact = estimate(tile_trials(exact_counts(cohort, grid, public, competing), 1))
         curves = at_grid(exact, public.grid.points)
+        if isinstance(cohort, Cohort) and cohort.rows_per_subject == 1:
+            from dpsurv_core.curves.summary import at_risk_exact
+
+            # R's n.risk at each reporting time (summary(fit, times = t)): the subjects with time >= t
+            risk = at_risk_exact(cohort, curves.groups, curves.time)
+            curves = replace(curves, at_risk=np.broadcast_to(risk, curves.at_risk.shape).copy())
         counts = exact_counts(cohort, public.grid, public, competing)
         return CurveRelease(self.name, self.cost, {}, [Disclosure("release", "not DP: exact, non-private estimates.", dp=False)],
                             curves, tile_trials(counts, 1), "none")

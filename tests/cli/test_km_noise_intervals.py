@@ -184,3 +184,29 @@ def test_time_indexed_band_without_the_sampling_error_says_so(capsys):
     assert said(run(capsys, *common))
     assert not said(run(capsys, *common, "--sample-size", "138,90", "--censoring", "0.3"))
     assert not said(run(capsys, *common[:-4], "--epsilon", "1", "--seed", "1"))  # a band near [0, 1]: nothing to add
+
+
+@pytest.mark.parametrize("mechanism, grid", [("nonprivate", "event-times"), ("nonprivate", "0:1100:20"),
+                                             ("laplace-counts", "0:1100:20")])
+def test_counts_beside_the_curve_are_what_counts_definition_says(capsys, mechanism, grid):
+    """On the event-time grid at_risk is R's n.risk (time >= t). On a public grid the non-private curve gives R's
+    n.risk at each grid time (summary(fit, times = t)); a curve from counts (here without noise) gives the bin's
+    effective number at risk, at risk at the bin's start less half its censorings (the life-table rule its curve
+    uses). The JSON says which; events are the bin's in both."""
+    from dpsurv_core.data.cohort import load_bundled
+
+    o = run(capsys, "km", "--data", "lung", "--mechanism", mechanism, "--grid", grid, "--epsilon", "inf")
+    c = o["curves"][0]
+    cohort = load_bundled("lung")
+    t, d = cohort.time, cohort.event
+    times, risk, events = np.array(c["time"]), np.array(c["at_risk"], float), np.array(c["events"], float)
+    start = np.concatenate([[-np.inf], times[:-1]])
+    inside = [(t > a) & (t <= b) for a, b in zip(start, times)]
+    assert np.array_equal(events, [(m & (d == 1)).sum() for m in inside])
+    if mechanism == "nonprivate":
+        assert "n.risk" in o["counts_definition"]
+        assert np.array_equal(risk, [(t >= u).sum() for u in times])
+    else:
+        assert "half the bin's censorings" in o["counts_definition"]
+        expected = [(t > a).sum() - 0.5 * (m & (d == 0)).sum() for a, m in zip(start, inside)]
+        assert np.array_equal(risk, expected)
