@@ -91,8 +91,8 @@ class AuditResult:
 
     @property
     def within_charge(self) -> bool | None:
-        """None for disclosure control (there is no charge to be within)."""
-        if self.cost.epsilon is None:
+        """None for disclosure control and without noise (there is no charge to be within)."""
+        if self.cost.epsilon is None or not self.cost.private:
             return None
         return self.empirical_epsilon <= self.cost.epsilon
 

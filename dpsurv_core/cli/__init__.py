@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from dpsurv_core.errors import DpsurvError
-from dpsurv_core.privacy.ledger import NO_FORMAL, NO_NOISE, SUBJECT, not_dp_disclosure
+from dpsurv_core.privacy.ledger import NO_FORMAL, NO_NOISE, SUBJECT, PrivacyCost, not_dp_disclosure
 
 # name -> one-line help; a command's module is imported only when that command runs (start-up time
 # matters: `km` on a large file must beat reading it with pandas and fitting lifelines)
@@ -79,6 +79,17 @@ def not_dp_labels(result: dict[str, Any]) -> None:
     """A release that read a value off the data in a way epsilon does not cover (a disclosure marked not DP) carries
     no DP guarantee, whatever its mechanism: its labels say so, as the ledger does. Without noise, or for disclosure
     control, the labels already say that nothing is protected formally."""
+    no_noise = result.get("noise") == "none" or str(result.get("privacy_note", "")).startswith(NO_NOISE)
+    if no_noise and result.get("guarantee") != NO_FORMAL:
+        # no noise at all (a non-private estimator, or epsilon = inf): that, not a disclosure, is why nothing is
+        # protected, and no interval printed beside it carries noise
+        cost = PrivacyCost(math.inf)
+        result.update({"guarantee": cost.guarantee, "protects": cost.protects})
+        for key in ("privacy", "cost"):
+            if isinstance(result.get(key), str) or key == "privacy":
+                result[key] = cost.sentence()
+        result["interval_includes_noise"] = False
+        return
     guarantee = str(result.get("guarantee", ""))
     if "guarantee" not in result or guarantee.startswith(NO_NOISE) or guarantee == NO_FORMAL:
         return

@@ -324,10 +324,10 @@ def run_plan(args: argparse.Namespace, plan: Plan) -> tuple[Any, dict[str, Any]]
     """Run a plan as the options say: a seeded simulation (--seed), a non-private computation (no noise), or a
     release through the protocol. Returns the result and the JSON fields that say which it was."""
     check_repeat(args)
+    if not plan.private:  # no noise to seed: a seed changes nothing and the numbers are exact
+        return plan.compute(SimulationNoise(0), 1), not_private_fields()
     if args.seed is not None:
         return plan.compute(SimulationNoise(args.seed), args.repeat), simulation_fields(args.seed, args.repeat)
-    if not plan.private:
-        return plan.compute(SimulationNoise(0), 1), not_private_fields()
     store = store_from_args(args)
     apply_cap(args, store, plan.fingerprint, plan.dataset)
     released: Released = run_release(plan, store)

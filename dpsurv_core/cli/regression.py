@@ -149,8 +149,12 @@ def run(args: argparse.Namespace) -> dict:
         else:
             tab = fit_cox(cohort, pp).table
             params = {"model": "lifelines CoxPHFitter (Efron ties)", "horizon": pp.horizon}
+        # n scales the noise of the private fits only: read off the data it is no disclosure for a fit without noise
+        out["disclosures"] = [d for d in out["disclosures"] if d["parameter"] != "n"]
         out.update({"epsilon_spent": math.inf, "guarantee": "none: not differentially private", "protects": "nothing",
                     "neighbouring": ADD_REMOVE, "privacy": "not private: for the data holder's eyes only",
+                    "noise": "none", "interval_includes_noise": False,
+                    "interval_method": "Wald 95% interval from the fit's information matrix: sampling error only",
                     "parameters": params, "estimates": [{
                         "trial": 1, "coefficients": dict(zip(tab.covariate, tab.coefficient)),
                         "ratios": dict(zip(tab.covariate, tab.odds_ratio)),
@@ -173,6 +177,8 @@ def run(args: argparse.Namespace) -> dict:
                 analysis="regression")
     rel, fields = run_plan(args, plan)
     out.update(fields)
+    if not plan.private:  # epsilon = inf: n scales no noise
+        out["disclosures"] = [d for d in out["disclosures"] if d["parameter"] != "n"]
     cost = mech.cost
     out.update({"epsilon_spent": cost.epsilon, "guarantee": cost.guarantee, "protects": SUBJECT if cost.protects == SUBJECT
                 else cost.protects, "neighbouring": cost.neighbouring, "privacy": cost.sentence(),

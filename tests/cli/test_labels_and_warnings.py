@@ -37,22 +37,32 @@ def test_infinite_epsilon_protects_nothing():
 
 @pytest.mark.parametrize("argv", [
     ["weibull", "--data", "lung", "--mechanism", "laplace", "--epsilon", "inf"],
+    ["weibull", "--data", "lung", "--mechanism", "mle"],
+    ["weibull", "--data", "lung", "--mechanism", "mle", "--seed", "1"],
     ["regression", "--data", "lung", "--covariates", "age", "--mechanism", "output", "--epsilon", "inf"],
+    ["regression", "--data", "lung", "--covariates", "age,sex", "--mechanism", "nonprivate"],
+    ["regression", "--data", "lung", "--covariates", "age,sex", "--mechanism", "cox"],
     ["logrank", "--data", "lung", "--group", "sex", "--mechanism", "nonprivate"],
+    ["km", "--data", "lung", "--mechanism", "nonprivate", "--seed", "1"],
 ])
 def test_no_noise_is_labelled_not_private(capsys, argv):
+    """A non-private estimator, or epsilon = inf, says "no noise: not private" (not "not DP as run" with a reason
+    about noise it does not add), its intervals say they carry no noise, and a seed changes nothing."""
     o = run(capsys, *argv)
-    assert o["guarantee"] == NO_NOISE
-    assert "protecting the subject" not in json.dumps(o)
+    assert o["guarantee"] == NO_NOISE and o["protects"].startswith("nothing (no noise")
+    assert o["privacy"].startswith(NO_NOISE)
+    assert "protecting the subject" not in json.dumps(o) and "noise is scaled" not in json.dumps(o)
     assert o.get("private", False) is False
-    if argv[0] == "logrank":
-        assert o["interval_includes_noise"] is False  # exact tests: there is no noise to carry
+    assert o["interval_includes_noise"] is False
+    assert o["simulation"] is False and "seeded noise" not in o["privacy_note"]
 
 
 def test_audit_without_noise_has_no_formal_guarantee(capsys):
     o = run(capsys, "audit", "--analysis", "km", "--mechanism", "laplace-counts", "--epsilon", "inf", "--data", "lung",
             "--trials", "20", "--seed", "1")
     assert o["formal_guarantee"] is False and o["guarantee"] == NO_NOISE
+    # nothing was charged, so there is no charge to be within (a certain distinction is not "within" anything)
+    assert o["within_charge"] is None and o["epsilon_charged"] is None
 
 
 def test_mechanism_catalogue_gives_no_formal_guarantee_to_non_private_estimators(capsys):
