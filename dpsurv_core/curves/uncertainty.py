@@ -285,7 +285,9 @@ def incidence_limits(incidence: np.ndarray, variance: np.ndarray, conf_type: str
 
 def rmst_interval(curves: SurvivalCurves, horizon: float, coarse: bool = False
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(RMST, lower, upper) (R, G) to ``horizon``. With bootstrap draws: normal interval RMST -/+ z sd_b(RMST*);
+    """(RMST, lower, upper) (R, G) to ``horizon``. With bootstrap draws: a normal interval on the log scale,
+    RMST exp(-/+ z sd_b(RMST*) / RMST) (a private curve at n = 200 is biased low by clamping and its RMST skewed
+    down, so the symmetric interval missed low: docs/coverage-curves.md);
     without (exact counts): R's print.survfit rule, var = sum_j A_j^2 d_j / (r_j (r_j - d_j)) with A_j the area
     under the curve from t_j to the horizon; time-indexed (a band, no draws): the areas under its band.
     ``coarse``: the curve is known at public grid points only, and every area reads it linearly between them
@@ -295,7 +297,9 @@ def rmst_interval(curves: SurvivalCurves, horizon: float, coarse: bool = False
     if curves.rmst_draws is not None:
         draws = replace(curves, survival=curves.rmst_draws).rmst(horizon, coarse)
         sd = draws.std(axis=1, ddof=1)
-        return value, np.maximum(value - z * sd, 0.0), np.minimum(value + z * sd, horizon)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            spread = np.where(value > 0, np.exp(z * sd / value), np.inf)
+        return value, np.where(value > 0, value / spread, 0.0), np.minimum(value * spread, horizon)
     if np.all(np.isnan(curves.greenwood)):
         if np.all(np.isnan(curves.lower)):
             nan = np.full(value.shape, np.nan)
