@@ -119,6 +119,7 @@ priv = result.curves
 read = cv.reading_curves(result)  # the curves the numbers are read from (rrr: the de-biased ones)
 priv_bands = not np.all(np.isnan(read.lower))
 noise_band = cv.noise_in_band(result)
+inverted_band = noise_band and bool(np.all(np.isnan(read.greenwood)))  # time-indexed: no variance, no conf.type
 coarse = cv.read_on_grid(result, public)
 has_counts = result.counts is not None
 type_labels = list(fine.curves.event_types) if competing else []
@@ -127,7 +128,8 @@ Private = private_label[0].upper() + private_label[1:]
 
 cv.privacy_card(result, plan, released)
 st.caption("Moving a setting redraws the preview at no cost; only the Release button charges the ledger. The "
-           "budget of this data set is in the sidebar and on the Ledger and report page.")
+           "budget of this data set is in the sidebar and on the Ledger and report page. The non-private curve and "
+           "columns are the exact numbers (no noise: not private), shown to the data holder for comparison only.")
 
 if "debiased_curves" in result.extra and estimand == cs.SURVIVAL:
     show_figure(cv.rrr_figure(priv, result.extra["debiased_curves"], fine.curves, unit, horizon, group_col,
@@ -138,7 +140,8 @@ if "debiased_curves" in result.extra and estimand == cs.SURVIVAL:
 else:
     fig = cv.curve_figure(fine.curves, priv, estimand, band_kind, layout, unit, horizon, group_col,
                           private_label=private_label, private_bands=priv_bands, type_labels=type_labels,
-                          private_noise_band=noise_band)
+                          private_noise_band=noise_band,
+                          private_band_kind="inverted from its noise law" if inverted_band else None)
     show_figure(fig, f"{estimand}-{cohort.name}-{mech_name}", "sc_fig", width="stretch")
     if estimand == cs.SURVIVAL:
         st.caption(f"Shaded: pointwise 95% confidence band of type {conf_type} (R survfit conf.type = \"{conf_type}\"). "
@@ -260,9 +263,9 @@ try:
     if survival_lm:
         lm_se = cv.survival_landmarks(fine.curves, lm_used, conf_type, True)
         lm_sp = cv.survival_landmarks(read, lm_used, conf_type, on_event_grid, noise_band)
-    else:
-        lm_e = [cs.landmarks(fine.curves, lm_used, estimand, "log-log", k) for k in range(n_types)]
-        lm_p = [cs.landmarks(priv, lm_used, estimand, "log-log", k) for k in range(n_types)]
+    else:  # the hazard or the incidence, with the limits km prints (read from the de-biased curves for rrr)
+        lm_e = [cv.estimand_landmarks(fine.curves, lm_used, estimand, k, conf_type) for k in range(n_types)]
+        lm_p = [cv.estimand_landmarks(read, lm_used, estimand, k, conf_type, noise_band) for k in range(n_types)]
     pct = estimand != cs.HAZARD
 
     def cell(g: str, gi: int, k: int, ti: int, private: bool) -> str:
@@ -274,11 +277,15 @@ try:
             elif e["lower"] is None and (priv_bands or not private):
                 text += " (no interval)"
             return text
-        v = (lm_p if private else lm_e)[k].value[0, gi, ti]
-        return cv.fmt_pct(v) if pct else f"{v:.3f}"
+        v, lo, up = (a[gi, ti] for a in (lm_p if private else lm_e)[k])
+        show = (lambda x: cv.fmt_pct(x)) if pct else (lambda x: f"{x:.3f}")  # noqa: E731
+        if np.isfinite(lo) and np.isfinite(up):
+            return f"{show(v)} ({show(lo)} to {show(up)})"
+        if np.isfinite(lo) and up == np.inf:  # the survival band reaches 0: no upper limit on the hazard
+            return f"{show(v)} ({show(lo)} to no upper limit)"
+        return f"{show(v)} (no interval)"
 
-    exact_col, priv_col = (("Non-private (95% CI)", f"{Private} (95% CI)") if survival_lm
-                           else ("Non-private", Private))
+    exact_col, priv_col = "Non-private (95% CI)", f"{Private} (95% CI)"
     rows = []
     for gi, g in enumerate(groups):
         for k in range(n_types):
@@ -299,8 +306,12 @@ try:
     if np.any(np.abs(lm_used - lm_times) > 1e-9):
         st.caption("A time between grid times is read at the grid time before it, for both columns, so that they "
                    "compare the same time.")
-    if survival_lm:
+    if inverted_band:
+        st.caption("Non-private: 95% CI of type " + conf_type + f" (R survfit conf.type). {Private}: "
+                   + cv.band_caption(result, conf_type) + ".")
+    else:
         st.caption(f"95% CI of type {conf_type} (R survfit conf.type)"
+                   + (" on the survival band, -log of it for the cumulative hazard" if estimand == cs.HAZARD else "")
                    + ("; the private interval carries the noise." if noise_band else "."))
     if any(t > horizon for t in lm_times):
         st.caption(f"Times past the public horizon ({cv.fmt_time(horizon, unit)} {unit}) are not estimated.")

@@ -34,7 +34,7 @@ from dpsurv_core.curves import summary as cs
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES, SurvivalCurves, quantile_r
 from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease
 from dpsurv_core.curves.time_indexed import parse_shares, parse_sizes
-from dpsurv_core.curves.uncertainty import curve_warnings, quantile_limits, rmst_interval
+from dpsurv_core.curves.uncertainty import curve_warnings, incidence_limits, quantile_limits, rmst_interval
 from dpsurv_core.data import datasets
 from dpsurv_core.data.cohort import Cohort, default_mapping, validate
 from dpsurv_core.data.labels import ValueLabels, code_key
@@ -218,7 +218,8 @@ def _add_curve(fig: go.Figure, curves: SurvivalCurves, values: np.ndarray, band:
 def curve_figure(exact: SurvivalCurves, private: SurvivalCurves | None, estimand: str, band_kind: str | None,
                  layout: str, unit: str, horizon: float, group_column: str | None,
                  private_label: str = "private", exact_label: str = "non-private", private_bands: bool = True,
-                 type_labels: Sequence[str] = (), private_noise_band: bool = False) -> go.Figure:
+                 type_labels: Sequence[str] = (), private_noise_band: bool = False,
+                 private_band_kind: str | None = None) -> go.Figure:
     """Non-private (dashed) and private (solid) curves, overlaid or side by side, with 95% bands for survival.
 
     ``band_kind`` is R's ``conf.type`` of the band (plain, log, log-log, logit, arcsin; None: no band), named in
@@ -259,7 +260,8 @@ def curve_figure(exact: SurvivalCurves, private: SurvivalCurves | None, estimand
                       legend={"orientation": "h", "yanchor": "top", "y": -0.15, "x": 0},
                       hovermode="x unified", template="plotly_white")
     if estimand == cs.SURVIVAL and band_kind:
-        fig.update_layout(legend_title_text=f"Shaded: 95% {band_kind} band")
+        fig.update_layout(legend_title_text=f"Shaded: 95% {band_kind} band" if not private_band_kind else
+                          f"Shaded: 95% band, {exact_label} {band_kind}, {private_label} {private_band_kind}")
     fig.update_xaxes(title_text=f"Time ({unit})", range=[0, horizon])
     fig.update_yaxes(title_text=title, row=1, col=1) if side else fig.update_yaxes(title_text=title)
     if pct:  # fixed to [0, 100%]: off-scale private values are drawn at the edge with a marker (figure_notes)
@@ -384,6 +386,28 @@ def survival_landmarks(curves: SurvivalCurves, times: Sequence[float], conf_type
     return out
 
 
+def estimand_landmarks(curves: SurvivalCurves, times: Sequence[float], estimand: str, event_type: int,
+                       conf_type: str, with_noise: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(value, lower, upper) (G, T) of the cumulative hazard or incidence at ``times`` for the first trial, as ``km``
+    prints them: the hazard's limits are -log of the survival band's (noise-aware for a private release), the
+    incidence's R's conf.type formulas on 1 - I from its variance; NaN limits where the release has none."""
+    times = np.asarray(times, float)
+    value = cs.step_at(curves.time, cs.estimand_values(curves, estimand, event_type)[0], times, 0.0)
+    nan = np.full(value.shape, np.nan)
+    if estimand == cs.HAZARD:
+        if np.all(np.isnan(curves.lower)):
+            return value, nan, nan
+        lo, up = conf_bands(curves, conf_type, with_noise)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (value, cs.step_at(curves.time, -np.log(up[0]), times, 0.0),
+                    cs.step_at(curves.time, -np.log(lo[0]), times, 0.0))
+    if curves.incidence_variance is None:
+        return value, nan, nan
+    lo, up = incidence_limits(curves.cumulative_incidence, curves.incidence_variance, conf_type, curves.alpha)
+    return (value, cs.step_at(curves.time, lo[0][..., event_type, :], times, 0.0),
+            cs.step_at(curves.time, up[0][..., event_type, :], times, 0.0))
+
+
 def rrr_figure(raw: SurvivalCurves, debiased: SurvivalCurves, exact: SurvivalCurves, unit: str, horizon: float,
                group_column: str | None, conf_type: str | None = None) -> go.Figure:
     """Randomized response: survival per reported group (raw) and de-biased, each over the non-private curves; with
@@ -402,6 +426,8 @@ def rrr_figure(raw: SurvivalCurves, debiased: SurvivalCurves, exact: SurvivalCur
                        100.0, 1, col, unit, show_legend=col == 1)
     fig.update_layout(height=420, margin={"l": 10, "r": 10, "t": 40, "b": 10}, template="plotly_white",
                       legend={"orientation": "h", "yanchor": "top", "y": -0.15, "x": 0}, hovermode="x unified")
+    if deb_band is not None:
+        fig.update_layout(legend_title_text=f"Shaded (de-biased): 95% {conf_type} band")
     fig.update_xaxes(title_text=f"Time ({unit})", range=[0, horizon])
     fig.update_yaxes(range=[0, 102], ticksuffix="%")
     fig.update_yaxes(title_text="Survival (%)", row=1, col=1)

@@ -177,6 +177,26 @@ def test_cumulative_incidence_on_pbc():
     assert "--estimand cumulative-incidence" in releases()[0].body["command"]
 
 
+@pytest.mark.parametrize("dataset, estimand", [("lung", "cumulative hazard"), ("pbc", "cumulative incidence")])
+def test_hazard_and_incidence_landmarks_have_intervals_that_carry_the_noise(dataset, estimand):
+    """Every private number beside the landmarks has an interval (the hazard's from the noise-aware survival band,
+    the incidence's from its noise-aware variance), as km prints them, and the estimate lies inside it."""
+    at = run(CURVES, dataset=dataset)
+    at.radio(key="sc_estimand").set_value(estimand).run()
+    assert not at.exception
+    landmark = [t.value for t in at.table if "Time" in t.value.columns][0]
+    private = landmark[[c for c in landmark.columns if c.startswith("Preview")][0]]
+    pattern = r"([\d.]+)%? \(([\d.]+)%? to (?:([\d.]+)%?|no upper limit)\)"
+    for cell in private:
+        if cell == "beyond the horizon":
+            continue
+        m = re.fullmatch(pattern, cell)
+        assert m, cell
+        value, lo, up = (float(x) if x is not None else float("inf") for x in m.groups())
+        assert lo <= value + 1e-9 and value <= up + 1e-9
+    assert "carries the noise" in text(at)
+
+
 def test_group_page_lung_log_rank():
     at = run(GROUPS)
     lr = table(at, "Test")
