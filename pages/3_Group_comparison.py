@@ -191,6 +191,7 @@ for label, (pair, overall, law) in tables.items():
     df = cv.logrank_table(comparison, private_label=label, group_column=group_col)
     df = df.rename(columns={"Chi² non-private": "Chi² non-private, public grid",
                             "p non-private": "p non-private, public grid",
+                            "At 0.05 non-private": "At 0.05 non-private, public grid",
                             f"p {label}": f"p {label} (calibrated for the noise)"})
     every = cs.compare_tests(fine_tests, priv_tests)
     df.insert(1, "Chi² non-private", [cv.fmt_stat(c.statistic_exact) for c in every])

@@ -327,9 +327,9 @@ fmt_scale = "{:,.1f}" if unit == "days" else "{:,.2f}"
 rows = [
     *([] if ll is None else [
         {"Estimate": "Maximum likelihood, lifelines WeibullFitter (not private)", "Shape p": ll.shape,
-         f"Scale ({unit})": ll.scale, "Scale / T_max": ll.scale_normalised, "Epsilon": "none (not private)"}]),
+         f"Scale ({unit})": ll.scale, "Scale / T_max": ll.scale_normalised, "Epsilon": "none (no noise: not private)"}]),
     {"Estimate": "Maximum likelihood, Equations 4-5 (not private)", "Shape p": mle.shape, f"Scale ({unit})": mle.scale,
-     "Scale / T_max": mle.scale_normalised, "Epsilon": "none (not private)"},
+     "Scale / T_max": mle.scale_normalised, "Epsilon": "none (no noise: not private)"},
 ]
 for name, est in results.items():
     cost = f"{mechs[name].cost.epsilon:g} (protects the subject; add/remove one)"

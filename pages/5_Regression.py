@@ -331,8 +331,8 @@ def display_name(name: str) -> str:
 
 
 st.subheader("Coefficient table")
-parts = [np_table.assign(estimate=FIT.name, ratio="odds ratio", epsilon="none (not private)"),
-         cox_table.assign(estimate=COX.name, ratio="hazard ratio", epsilon="none (not private)")]
+parts = [np_table.assign(estimate=FIT.name, ratio="odds ratio", epsilon="none (no noise: not private)"),
+         cox_table.assign(estimate=COX.name, ratio="hazard ratio", epsilon="none (no noise: not private)")]
 for kind, rel in shown.items():
     charged = "charged" if labels[kind] != "preview" else "if released; preview: none"
     parts.append(inference_table(infs[kind]).assign(estimate=f"{LABELS[kind]}, {labels[kind]}", ratio="odds ratio",

@@ -26,7 +26,9 @@ def preview(plan: Plan, trials: int = 1) -> Any:
 
 def preview_caption(plan: Plan) -> None:
     """The mark every preview carries, with the cost a release would charge."""
-    st.caption(f"**{PREVIEW_LABEL.capitalize()}**: a draw with simulation noise that costs nothing and is never "
+    deterministic = bool(getattr(plan.mechanism, "deterministic", False))  # a disclosure-control rule draws nothing
+    what = "the rule applied to the data" if deterministic else "a draw with simulation noise"
+    st.caption(f"**{PREVIEW_LABEL.capitalize()}**: {what} that costs nothing and is never "
                f"exported. Releasing this plan would charge {plan.cost.sentence()}. {uncertainty_sentence(plan)}")
 
 

@@ -96,6 +96,10 @@ def uncertainty_sentence(plan: Plan) -> str:
         if tests:
             return ("Statistical disclosure control: the p-values are calibrated by simulating the method's own rule "
                     "under no difference, but no formal guarantee protects the patients.")
+        if getattr(plan.entry, "interval_includes_noise", False):
+            return ("Statistical disclosure control: the intervals beside these numbers come from a parametric "
+                    "bootstrap through the method's own random rounding or perturbation, so they carry it; no formal "
+                    "guarantee protects the patients.")
         return ("Statistical disclosure control: the intervals beside these numbers are sampling intervals from the "
                 "altered counts; they do not account for the suppression, rounding or perturbation, and no formal "
                 "guarantee protects the patients.")

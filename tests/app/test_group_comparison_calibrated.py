@@ -25,5 +25,5 @@ def test_preview_shows_calibrated_private_p_beside_the_nonprivate_ones():
     assert any("Monte Carlo test" in c.value for c in at.caption)
     # like with like: the flip column judges the private test against the exact test on the same grid
     grid_sig = float(df.loc[0, "p non-private, public grid"]) < 0.05
-    assert df.loc[0, "At 0.05 non-private"] == ("significant" if grid_sig else "not significant")
+    assert df.loc[0, "At 0.05 non-private, public grid"] == ("significant" if grid_sig else "not significant")
     assert [r for r in LedgerStore().records() if r.kind == RELEASE] == []
