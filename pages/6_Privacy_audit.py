@@ -23,7 +23,7 @@ from dpsurv_core.audit.runner import ANALYSES, FAMILIES, AuditResult, audit, mak
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
-from dpsurv_core.privacy.ledger import GROUP_LABEL
+from dpsurv_core.privacy.ledger import APPROXIMATE_MCMC, GROUP_LABEL
 from dpsurv_core.report.text import markdown_literal
 from ui import curves_view as cv
 from ui import releases, session
@@ -300,7 +300,9 @@ with tab_audit:
                    f"{att.tpr_ci[1]:.3f}, FPR {att.fpr_ci[0]:.3f} to {att.fpr_ci[1]:.3f}) maximises the ratio, not the "
                    "advantage.")
     show_figure(cv.recolour(epsilon_figure(result)), f"audit-epsilon-{cohort.name}-{mechanism}", "au_eps_fig")
-    if not formal or math.isinf(eps) or result.within_charge:
+    if result.certain and not formal:  # disclosure control hid nothing about the target: told apart every time
+        st.error(result.sentence())
+    elif not formal or math.isinf(eps) or result.within_charge:
         st.success(result.sentence())
     else:
         st.error(result.sentence() + " The empirical epsilon is above the charge: this is a bug to fix, not a result "
@@ -312,7 +314,7 @@ with tab_audit:
     elif formal and not math.isinf(eps):
         st.caption(f"Charged: {result.cost.sentence()}. The audit compares the data with and without the target patient, "
                    "the same neighbouring definition.")
-    if result.cost.guarantee != "exact":
+    if result.cost.guarantee == APPROXIMATE_MCMC:
         st.warning(f"The guarantee is {result.cost.guarantee}: it holds only if the sampler has converged. Check the "
                    "sampler's diagnostics on the Regression page before relying on it, or audit the exact mechanisms.")
 

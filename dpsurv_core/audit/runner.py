@@ -238,7 +238,16 @@ class CurveAdapter(Adapter):
         return self.mechanism.cost
 
     def default_target(self) -> Target:
-        return select_curve_target(self.cohort, self.public, self.label_only)
+        from dpsurv_core.audit.exposure import _is_disclosure_control, exposure
+
+        eligible = None
+        if _is_disclosure_control(self.mechanism) and getattr(self.mechanism, "deterministic", False):
+            # a deterministic rule hides the subjects whose removal leaves the table as it is: the attack targets
+            # one whose removal changes it, if there is one (else the audit would report a safe 0% while others
+            # are exposed with certainty)
+            expo = exposure(self.mechanism, self.cohort, self.public)
+            eligible = expo.mask if expo.exposed else None
+        return select_curve_target(self.cohort, self.public, self.label_only, eligible)
 
     def _run(self, cohort: Cohort, noise: SimulationNoise, trials: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
         rel = self.mechanism.release(cohort, self.public, noise, trials)

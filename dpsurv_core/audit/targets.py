@@ -193,11 +193,16 @@ def _curve_influence(cohort: Cohort, public: PublicParameters, label_change: boo
     return diff.max(axis=1), arg, r, _first_rows(unit, n_units), new_labels
 
 
-def select_curve_target(cohort: Cohort, public: PublicParameters, label_change: bool = False) -> Target:
+def select_curve_target(cohort: Cohort, public: PublicParameters, label_change: bool = False,
+                        eligible: np.ndarray | None = None) -> Target:
     """Default target for curve releases: the unit whose removal (or label change) moves the non-private
-    Kaplan-Meier curves on the public grid the most; ties go to the later time (the latest event first)."""
+    Kaplan-Meier curves on the public grid the most; ties go to the later time (the latest event first).
+    ``eligible`` (one flag per unit): choose among these units only (a deterministic disclosure-control rule: the
+    units whose removal changes its released table)."""
     infl, arg, risk, first, new_labels = _curve_influence(cohort, public, label_change)
     valid = first >= 0
+    if eligible is not None and np.any(valid & eligible):
+        valid = valid & eligible
     order = np.lexsort((cohort.event[first], cohort.time[first], infl))[::-1]
     order = order[valid[order]]
     u = int(order[0])
@@ -208,7 +213,8 @@ def select_curve_target(cohort: Cohort, public: PublicParameters, label_change: 
     exact = exact_counts(cohort, public.grid, public)
     alone = bool(cohort.event[row]) and exact.events_total.sum(axis=0)[bin_j] == 1
     action = (f"changing its group label to {new_labels[u]}" if label_change else "removing it")
-    why = (f"{_describe(cohort, row)} was chosen as the most exposed subject: {action} moves the non-private "
+    among = "" if eligible is None else ", among the subjects whose removal changes the released table"
+    why = (f"{_describe(cohort, row)} was chosen as the most exposed subject{among}: {action} moves the non-private "
            f"survival curve on the public grid the most, by {infl[u]:.3f} at {t_point:g} {cohort.time_unit}, where "
            f"{risk[u]:.0f} subject(s) are at risk")
     why += "; its event is the only one in its bin." if alone else "."

@@ -264,6 +264,16 @@ def test_audit_cli_reports_exposure_differencing_and_certainty(capsys):
     assert isinstance(rr["empirical_epsilon_lower"], float)
 
 
+def test_audit_of_a_deterministic_rule_targets_a_subject_it_exposes(capsys):
+    """Rounding leaves the table unchanged for some subjects: the attack targets one whose removal changes it, so the
+    headline is the certain distinction the exposure shows, not a reassuring 0% advantage."""
+    out = run(capsys, "audit", "--analysis", "km", "--mechanism", "round", "--data", "lung", "--grid", "0:1100:20",
+              "--trials", "40", "--seed", "1")
+    assert out["exposed_share"] > 0.5
+    assert "changes the released table" in out["target"]["why"]
+    assert out["distinguishable_with_certainty"] is True and out["advantage"] == 1.0 and out["auc"] == 1.0
+
+
 # ------------------------------------------------------------------------------------------- property
 @given(times=hs.lists(hs.integers(1, 40), min_size=2, max_size=30), data=hs.data(),
        rule=hs.sampled_from(["round", "suppress", "smooth", "cell-key"]), size=hs.integers(2, 6))
