@@ -370,6 +370,10 @@ def coefficient_warnings(inf: CoefficientInference) -> list[str]:
             out.append(f"{name}: the {kind} could be anywhere from {lo:.3g} to {hi:.3g}, which includes 1 (no effect), "
                        f"so this release cannot say whether {name} raises or lowers the risk; {todo}.")
             said = True
+        elif lo <= 1.0 <= hi:  # narrow per unit of the covariate, but still compatible with no effect
+            out.append(f"{name}: the 95% interval of the {kind}, {lo:.3g} to {hi:.3g}, includes 1 (no effect), so this "
+                       f"release does not show whether {name} raises or lowers the risk.")
+            said = True
         if inf.sign_flip[j] >= FLIP_SHARE:
             out.append(f"{name}: the sign of the coefficient flips in {inf.sign_flip[j]:.0%} of plausible noise draws, "
                        f"so do not read its direction{'' if said else '; ' + todo}.")

@@ -117,6 +117,18 @@ def test_warnings_say_when_the_sign_cannot_be_read():
     assert "includes 1 (no effect)" in text and "cannot say whether x raises or lowers" in text
 
 
+def test_a_narrow_interval_that_includes_1_still_says_so():
+    """An odds ratio of 1.09 (0.96 to 1.24) is narrow per unit of the covariate but compatible with no effect: one
+    sentence says that this release does not show the direction; an interval that excludes 1 gets none."""
+    from dpsurv_core.regression.inference import CoefficientInference, coefficient_warnings
+
+    lo, hi = np.log([0.96, 1.15]), np.log([1.24, 1.40])
+    inf = CoefficientInference(["age", "sex"], np.log([1.09, 1.27]), lo, hi, np.array([0.07, 0.05]),
+                               np.array([0.01, 0.01]), np.array([0.17, 0.001]), np.array([0.1, 0.0]), "test")
+    text = coefficient_warnings(inf)
+    assert len(text) == 1 and text[0].startswith("age: the 95% interval of the odds ratio, 0.96 to 1.24, includes 1")
+
+
 def test_cli_preview_has_calibrated_and_nonprivate_p(capsys):
     rc = main(["regression", "--data", "lung", "--covariates", "age,sex", "--mechanism", "objective", "--epsilon", "1",
                "--horizon", "1100", "--seed", "1", "--json"])
