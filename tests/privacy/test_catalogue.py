@@ -182,7 +182,9 @@ def test_only_mechanisms_whose_bands_carry_the_noise_say_so():
     for e in catalogue.entries(private=True):
         plan = SimpleNamespace(private=True, entry=e)
         text = uncertainty_sentence(plan)
-        if not e.formal:
-            assert "no formal guarantee" in text and "do not account" in text
+        if not e.formal:  # the random perturbations' bands carry them; the deterministic rules' bands do not
+            assert "no formal guarantee" in text
+            assert ("do not account" in text) != e.interval_includes_noise
+            assert ("so they carry it" in text) == e.interval_includes_noise
             continue
         assert ("too narrow" in text) != e.interval_includes_noise
