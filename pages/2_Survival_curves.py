@@ -164,6 +164,12 @@ if not has_counts:
 else:
     st.caption(f"Times in {unit}. The {private_label} rows are computed from the released counts, rounded to whole "
                "patients, never below zero and never rising over time (free post-processing of the release).")
+    suppressed = any(isinstance(v, str) and v.startswith("<") for row in result.extra.get("table", []) or []
+                     for v in row.values())
+    if suppressed:
+        st.caption(f"Suppressed cells (\"<k\" in the released table) count as 0 here, so the {private_label} number "
+                   "at risk does not fall for the events and censorings they hide and overstates it from the first "
+                   "such cell on.")
 
 groups = fine.curves.groups
 gname = lambda g: cv.group_name(g, group_col if split else None)  # noqa: E731

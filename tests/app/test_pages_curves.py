@@ -167,6 +167,15 @@ def test_other_mechanisms_render(name):
     assert releases() == []
 
 
+def test_suppression_says_its_number_at_risk_counts_hidden_cells_as_zero():
+    at = run(CURVES)
+    at.selectbox(key="sc_mechanism").set_value("suppress-small-cells").run()
+    assert not at.exception
+    assert "count as 0 here" in text(at)
+    at.selectbox(key="sc_mechanism").set_value("laplace-counts").run()
+    assert "count as 0 here" not in text(at)
+
+
 def test_cumulative_incidence_on_pbc():
     at = run(CURVES, dataset="pbc")
     at.radio(key="sc_estimand").set_value("cumulative incidence").run()
