@@ -229,6 +229,8 @@ def read_columns(path: str | Path, columns: list[str], sheet: str | None = None)
 
     with path.open("rb") as fh:
         head = fh.read(65536)
+    if b"\x00" in head[:4096]:  # binary bytes: read_table says so in one sentence
+        return read_table(path, limit_rows=False)
     try:
         first = head.decode("utf-8-sig").splitlines()[0] if head.strip() else ""
     except (UnicodeDecodeError, IndexError):

@@ -150,6 +150,16 @@ def test_binary_bytes_named_csv():
         read_table(b"PK\x03\x04\x00\x00garbage", "actually_zip.csv")
 
 
+def test_binary_bytes_named_csv_read_by_column(tmp_path):
+    """The command line reads only the columns it needs; binary bytes still get their sentence, not a missing column."""
+    from dpsurv_core.data.io import read_columns
+
+    path = tmp_path / "bad.csv"
+    path.write_bytes(b"\x00\x01\x02garbage")
+    with pytest.raises(DataError, match="not a text file"):
+        read_columns(path, ["time", "status"])
+
+
 def test_corrupt_parquet_and_excel():
     with pytest.raises(DataError, match="not a readable Parquet"):
         read_table(b"time,status\n1,1\n", "fake.parquet")
