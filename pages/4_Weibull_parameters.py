@@ -12,6 +12,7 @@ from plotly.subplots import make_subplots
 
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
+from dpsurv_core.privacy.ledger import NO_NOISE
 from dpsurv_core.privacy.release import Plan, cli_command
 from dpsurv_core.report.text import markdown_literal
 from dpsurv_core.weibull.inference import censoring_disclosure, censoring_share, release_intervals
@@ -327,9 +328,9 @@ fmt_scale = "{:,.1f}" if unit == "days" else "{:,.2f}"
 rows = [
     *([] if ll is None else [
         {"Estimate": "Maximum likelihood, lifelines WeibullFitter (not private)", "Shape p": ll.shape,
-         f"Scale ({unit})": ll.scale, "Scale / T_max": ll.scale_normalised, "Epsilon": "none (no noise: not private)"}]),
+         f"Scale ({unit})": ll.scale, "Scale / T_max": ll.scale_normalised, "Epsilon": f"none ({NO_NOISE})"}]),
     {"Estimate": "Maximum likelihood, Equations 4-5 (not private)", "Shape p": mle.shape, f"Scale ({unit})": mle.scale,
-     "Scale / T_max": mle.scale_normalised, "Epsilon": "none (no noise: not private)"},
+     "Scale / T_max": mle.scale_normalised, "Epsilon": f"none ({NO_NOISE})"},
 ]
 for name, est in results.items():
     cost = f"{mechs[name].cost.epsilon:g} (protects the subject; add/remove one)"

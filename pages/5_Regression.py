@@ -18,7 +18,7 @@ from dpsurv_core.data import labels as value_labels
 from dpsurv_core.data.cohort import build_cohort
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
-from dpsurv_core.privacy.ledger import APPROXIMATE_MCMC, EXACT
+from dpsurv_core.privacy.ledger import APPROXIMATE_MCMC, EXACT, NO_NOISE
 from dpsurv_core.privacy.noise import SimulationNoise
 from dpsurv_core.privacy.release import Plan
 from dpsurv_core.regression.inference import coefficient_inference, inference_table, nonprivate_fit
@@ -331,8 +331,8 @@ def display_name(name: str) -> str:
 
 
 st.subheader("Coefficient table")
-parts = [np_table.assign(estimate=FIT.name, ratio="odds ratio", epsilon="none (no noise: not private)"),
-         cox_table.assign(estimate=COX.name, ratio="hazard ratio", epsilon="none (no noise: not private)")]
+parts = [np_table.assign(estimate=FIT.name, ratio="odds ratio", epsilon=f"none ({NO_NOISE})"),
+         cox_table.assign(estimate=COX.name, ratio="hazard ratio", epsilon=f"none ({NO_NOISE})")]
 for kind, rel in shown.items():
     charged = "charged" if labels[kind] != "preview" else "if released; preview: none"
     parts.append(inference_table(infs[kind]).assign(estimate=f"{LABELS[kind]}, {labels[kind]}", ratio="odds ratio",

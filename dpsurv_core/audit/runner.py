@@ -237,15 +237,24 @@ class CurveAdapter(Adapter):
     def cost(self) -> PrivacyCost:
         return self.mechanism.cost
 
+    def exposure(self) -> Any:
+        """:func:`dpsurv_core.audit.exposure.exposure` of this release, computed once (the default target and the
+        result both read it)."""
+        from dpsurv_core.audit.exposure import exposure
+
+        if getattr(self, "_exposure", None) is None:
+            self._exposure = exposure(self.mechanism, self.cohort, self.public)
+        return self._exposure
+
     def default_target(self) -> Target:
-        from dpsurv_core.audit.exposure import _is_disclosure_control, exposure
+        from dpsurv_core.audit.exposure import _is_disclosure_control
 
         eligible = None
         if _is_disclosure_control(self.mechanism) and getattr(self.mechanism, "deterministic", False):
             # a deterministic rule hides the subjects whose removal leaves the table as it is: the attack targets
             # one whose removal changes it, if there is one (else the audit would report a safe 0% while others
             # are exposed with certainty)
-            expo = exposure(self.mechanism, self.cohort, self.public)
+            expo = self.exposure()
             eligible = expo.mask if expo.exposed else None
         return select_curve_target(self.cohort, self.public, self.label_only, eligible)
 
@@ -514,10 +523,10 @@ def audit(adapter: Adapter, trials: int = DEFAULT_TRIALS, seed: int = 0, target_
     certain = _never_overlap(rel.released_in, rel.released_out)
     expo = diff = None
     if isinstance(adapter, CurveAdapter):
-        from dpsurv_core.audit.exposure import differencing, exposure
+        from dpsurv_core.audit.exposure import differencing
 
         _tick(progress, 0.9, "exposure over every subject and a differencing pair")
-        expo = exposure(adapter.mechanism, adapter.cohort, adapter.public)
+        expo = adapter.exposure()
         diff = differencing(adapter.mechanism, adapter.cohort, adapter.public, target.row, int(seed))
     if adapter.label_only:
         notes.append("This mechanism protects the group label only: D' gives the target another group label; times "

@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "labels", None):  # a bad --labels file is a sentence before anything is released or charged
             from dpsurv_core.cli.km import value_labels
 
-            value_labels(args)
+            args._value_labels = value_labels(args)
         result = args._run(args)
         data_warnings = getattr(args, "_data_warnings", None)
         if isinstance(result, dict) and data_warnings:  # the data's warnings first, then the analysis's own

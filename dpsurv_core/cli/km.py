@@ -58,6 +58,7 @@ from dpsurv_core.data.labels import ValueLabels, code_key
 from dpsurv_core.data.public import Disclosure, PublicParameters
 from dpsurv_core.errors import DataError, ParameterError
 from dpsurv_core.privacy import catalogue
+from dpsurv_core.privacy.ledger import PrivacyCost
 from dpsurv_core.privacy.release import Plan
 
 NAME = "km"
@@ -124,6 +125,9 @@ def value_labels(args: argparse.Namespace) -> ValueLabels:
     import json
     from pathlib import Path
 
+    cached = getattr(args, "_value_labels", None)
+    if cached is not None:  # read and checked once per command (main), before anything is released
+        return cached
     data = getattr(args, "data", None)
     labels = datasets.info(data).labels if data in datasets.DATASETS else ValueLabels()
     path = getattr(args, "labels", None)
@@ -320,9 +324,9 @@ def header(rel: CurveRelease, cohort: Cohort, public: PublicParameters, extra: l
     return out
 
 
-NO_NOISE = "no noise: not private"
-NO_NOISE_FIELDS = {"protects": f"nothing ({NO_NOISE})", "neighbouring": "none", "guarantee": NO_NOISE,
-                   "cost": f"{NO_NOISE} (epsilon = inf): exact numbers for the data holder's eyes only"}
+_NO_NOISE_COST = PrivacyCost(math.inf)  # the ledger's labels for epsilon = inf
+NO_NOISE_FIELDS = {"protects": _NO_NOISE_COST.protects, "neighbouring": _NO_NOISE_COST.neighbouring,
+                   "guarantee": _NO_NOISE_COST.guarantee, "cost": _NO_NOISE_COST.sentence()}
 
 
 def no_noise(epsilon: float | None) -> bool:

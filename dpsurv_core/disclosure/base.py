@@ -37,6 +37,7 @@ class DisclosureControl(Mechanism):
     deterministic = True  # the same data always gives the same table (random rounding is the exception)
     what = "disclosure control"
     interval_includes_noise = False  # True for the random perturbations: their bands redraw the perturbation
+    noise_in_bands = True  # the audit and the trade-off explorer switch the bootstrap off: they never read the bands
     engines = ("pandas", "duckdb", "spark")  # ``alter`` reads exact counts only (cell-key overrides: subject keys)
 
     def __init__(self, rows_per_subject: int = 1) -> None:
@@ -91,7 +92,7 @@ class DisclosureControl(Mechanism):
         released = post_process(altered)
         a = actuarial_share(public.grid)
         curves = estimate(released, actuarial=a, noisy=True)
-        if self.interval_includes_noise:  # a random perturbation: the bands redraw it (its law is public)
+        if self.interval_includes_noise and self.noise_in_bands:  # a random perturbation: the bands redraw it
             curves = with_bootstrap_bands(curves, bootstrap_curves(self, released, a))
         extra = dict(extra)
         extra["table"] = released_table(altered, extra.get("suppressed"), getattr(self, "threshold", None))
