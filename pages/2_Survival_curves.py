@@ -146,6 +146,8 @@ else:
     if estimand == cs.SURVIVAL:
         st.caption(f"Shaded: pointwise 95% confidence band of type {conf_type} (R survfit conf.type = \"{conf_type}\"). "
                    f"{Private}: {cv.band_caption(result, conf_type)}.")
+    elif estimand == cs.INCIDENCE:
+        st.caption(cv.incidence_caption(read, conf_type, Private))
 for note in cv.figure_notes(fine.curves, priv, estimand, estimand == cs.SURVIVAL and bool(band_kind), unit,
                             group_col if split else None):
     st.caption(note)

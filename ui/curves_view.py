@@ -34,7 +34,7 @@ from dpsurv_core.curves import summary as cs
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES, SurvivalCurves, quantile_r
 from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease
 from dpsurv_core.curves.time_indexed import parse_shares, parse_sizes
-from dpsurv_core.curves.uncertainty import curve_warnings, incidence_limits, quantile_limits, rmst_interval
+from dpsurv_core.curves.uncertainty import curve_warnings, incidence_band, quantile_limits, rmst_interval
 from dpsurv_core.data import datasets
 from dpsurv_core.data.cohort import Cohort, default_mapping, validate
 from dpsurv_core.data.labels import ValueLabels, code_key
@@ -251,6 +251,12 @@ def curve_figure(exact: SurvivalCurves, private: SurvivalCurves | None, estimand
                     lo, hi = band_arrays(curves, band_kind, private_noise_band and which == "private")
                     cut = band_cut(curves.at_risk[0, gi])
                     band = (np.where(cut, np.nan, np.clip(lo[0, gi], 0, 1)), np.where(cut, np.nan, np.clip(hi[0, gi], 0, 1)))
+                elif estimand == cs.INCIDENCE and band_kind and (private_bands if which == "private" else exact_band):
+                    ib = incidence_band(curves, band_kind)
+                    if ib is not None:  # R's NA (incidence 0) drawn as zero width
+                        cut = band_cut(curves.at_risk[0, gi])
+                        lo_k, hi_k = (np.clip(np.where(np.isnan(x[0, gi, k]), values, x[0, gi, k]), 0, 1) for x in ib)
+                        band = (np.where(cut, np.nan, lo_k), np.where(cut, np.nan, hi_k))
                 name = group_name(g, group_column)
                 if estimand == cs.INCIDENCE and type_labels:
                     name = f"{name}: {type_labels[k]}"
@@ -259,7 +265,7 @@ def curve_figure(exact: SurvivalCurves, private: SurvivalCurves | None, estimand
     fig.update_layout(height=460, margin={"l": 10, "r": 10, "t": 40 if side else 20, "b": 10},
                       legend={"orientation": "h", "yanchor": "top", "y": -0.15, "x": 0},
                       hovermode="x unified", template="plotly_white")
-    if estimand == cs.SURVIVAL and band_kind:
+    if estimand in (cs.SURVIVAL, cs.INCIDENCE) and band_kind:
         fig.update_layout(legend_title_text=f"Shaded: 95% {band_kind} band" if not private_band_kind else
                           f"Shaded: 95% band, {exact_label} {band_kind}, {private_label} {private_band_kind}")
     fig.update_xaxes(title_text=f"Time ({unit})", range=[0, horizon])
@@ -386,11 +392,23 @@ def survival_landmarks(curves: SurvivalCurves, times: Sequence[float], conf_type
     return out
 
 
+def incidence_caption(private: SurvivalCurves | None, conf_type: str, private_name: str = "Private") -> str:
+    """The sentence under a cumulative incidence chart: what its shaded bands are."""
+    text = (f"Shaded: pointwise 95% band of type {conf_type}. Non-private: R's interval for a competing-risks curve "
+            "(survfit's infinitesimal jackknife variance, the formula applied to the incidence itself).")
+    if private is None or private.incidence_variance is None:
+        return text + f" {private_name}: no band (this mechanism releases no variance for the incidence)."
+    if private.interval_method is None:
+        return text + f" {private_name}: the same formula on its counts, which ignores what was done to them."
+    return (text + f" {private_name}: from a bootstrap over the public noise law, so it carries the noise (the "
+            "formula applied to 1 - incidence, whose long arm points down: noisy incidences run high).")
+
+
 def estimand_landmarks(curves: SurvivalCurves, times: Sequence[float], estimand: str, event_type: int,
                        conf_type: str, with_noise: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(value, lower, upper) (G, T) of the cumulative hazard or incidence at ``times`` for the first trial, as ``km``
     prints them: the hazard's limits are -log of the survival band's (noise-aware for a private release), the
-    incidence's R's conf.type formulas on 1 - I from its variance; NaN limits where the release has none."""
+    incidence's R's conf.type formulas from its variance (:func:`incidence_band`); NaN limits where the release has none."""
     times = np.asarray(times, float)
     value = cs.step_at(curves.time, cs.estimand_values(curves, estimand, event_type)[0], times, 0.0)
     nan = np.full(value.shape, np.nan)
@@ -401,9 +419,10 @@ def estimand_landmarks(curves: SurvivalCurves, times: Sequence[float], estimand:
         with np.errstate(divide="ignore", invalid="ignore"):
             return (value, cs.step_at(curves.time, -np.log(up[0]), times, 0.0),
                     cs.step_at(curves.time, -np.log(lo[0]), times, 0.0))
-    if curves.incidence_variance is None:
+    band = incidence_band(curves, conf_type)
+    if band is None:
         return value, nan, nan
-    lo, up = incidence_limits(curves.cumulative_incidence, curves.incidence_variance, conf_type, curves.alpha)
+    lo, up = band
     return (value, cs.step_at(curves.time, lo[0][..., event_type, :], times, 0.0),
             cs.step_at(curves.time, up[0][..., event_type, :], times, 0.0))
 

@@ -46,7 +46,7 @@ from dpsurv_core.curves.time_indexed import EDGE_MODES, parse_shares, parse_size
 from dpsurv_core.curves.uncertainty import (
     carry_upper,
     curve_warnings,
-    incidence_limits,
+    incidence_band,
     monotone_band,
     quantile_limits,
     rmst_interval,
@@ -353,6 +353,17 @@ def band_curves(rel: CurveRelease) -> SurvivalCurves:
     return rel.extra.get("debiased_curves", rel.curves)
 
 
+def incidence_method(curves: SurvivalCurves, conf_type: str) -> str:
+    """One phrase naming how the cumulative incidence's limits were computed (:func:`incidence_band`)."""
+    if curves.incidence_variance is None:
+        return "no interval: the release carries no variance for the cumulative incidence"
+    if curves.interval_method is None:
+        return (f"pointwise 95% {conf_type} interval on the incidence (R survfit conf.type on a multi-state curve) from "
+                "the infinitesimal jackknife variance, as R's survfit computes it: the sampling error only")
+    return (f"pointwise 95% {conf_type} interval (R's conf.type formulas on 1 - incidence) from the bootstrap variance, "
+            f"which includes the noise: {curves.interval_method}")
+
+
 def includes_noise(rel: CurveRelease) -> bool:
     """True when the release's bands carry its noise (dpsurv_core.curves.uncertainty, or adaptive-km's delta method)."""
     return band_curves(rel).interval_method is not None or any(NOISE_BAND_NOTE in n for n in rel.notes)
@@ -437,9 +448,9 @@ def curve_entries(curves: SurvivalCurves, estimand: str, conf_type: str = "log",
             haz_up = _none_where_nan(-np.log(lo_arr))
     cif = curves.cumulative_incidence.tolist() if estimand == "cumulative-incidence" else None
     cif_lo = cif_up = None
-    if cif is not None and curves.incidence_variance is not None:
-        lo_i, up_i = incidence_limits(curves.cumulative_incidence, curves.incidence_variance, conf_type, curves.alpha)
-        cif_lo, cif_up = _none_where_nan(lo_i), _none_where_nan(up_i)
+    band_i = incidence_band(curves, conf_type) if cif is not None else None
+    if band_i is not None:
+        cif_lo, cif_up = _none_where_nan(band_i[0]), _none_where_nan(band_i[1])
     time = curves.time.tolist()
     out = []
     trials, groups = curves.survival.shape[:2]
@@ -587,6 +598,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                           "same way" + ("; on the public grid the curve is known at grid points only, so each limit "
                                         "is where its band, read linearly between grid points, reaches 1 - p (the "
                                         "upper limit at least the estimate)" if coarse else ""))
+    if competing:
+        out["incidence_interval_method"] = incidence_method(band_curves(rel), conf_type)
     if "table" in rel.extra:  # disclosure control: the released table as published ("<5" for suppressed cells)
         out["released_table"] = rel.extra["table"]
     if "debiased_curves" in rel.extra:

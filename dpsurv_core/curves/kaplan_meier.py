@@ -6,7 +6,9 @@ With the distinct event times as the grid and exact counts, each equals lifeline
   log-log 95% band exp(-exp(log(-log S) -/+ z sqrt(G) / log S))   (KaplanMeierFitter's default)
   linear band  S -/+ z S sqrt(G), clipped to [0, 1]                  (R's conf.type = "plain")
 - Nelson-Aalen  A(b_j) = sum_{i<=j} d_i / r_i      (NelsonAalenFitter(nelson_aalen_smoothing=False))
-- Aalen-Johansen cumulative incidence of type k: I_k(b_j) = sum_{i<=j} S(b_{i-1}) d_ik / r_i
+- Aalen-Johansen cumulative incidence of type k: I_k(b_j) = sum_{i<=j} S(b_{i-1}) d_ik / r_i, its variance R's
+  infinitesimal jackknife (survfit on multi-state data: the sum over subjects of dI / dw_i squared,
+  :func:`incidence_variance`) and its band R's conf.type formulas on I itself (survfit_confint on pstate)
 - median: first grid point with S <= 0.5 (inf: "not reached"), its 95% CI from the log-log band, by
   R survival's rule (:func:`quantile_r`; quantile.survfit, Therneau 2024): where S equals the
   quantile exactly over an interval, the midpoint of that interval.
@@ -46,8 +48,8 @@ class SurvivalCurves:
     event_types: tuple[str, ...]
     alpha: float = 0.05
     # set when the bands carry the privacy noise (dpsurv_core.curves.uncertainty): the var(log S) behind lower/upper,
-    # var(I) of the cumulative incidence (..., G, K, J), the bootstrap survival draws (R, B, G, J) for RMST, and
-    # the method in a short phrase
+    # the bootstrap survival draws (R, B, G, J) for RMST, and the method in a short phrase; var(I) of the cumulative
+    # incidence (..., G, K, J) is the bootstrap's then, and R's infinitesimal jackknife on exact counts
     interval_variance: np.ndarray | None = None
     incidence_variance: np.ndarray | None = None
     rmst_draws: np.ndarray | None = None
@@ -233,5 +235,63 @@ def estimate(counts: BinnedCounts, alpha: float = 0.05, actuarial: float = 0.0,
     dk = counts.events.astype(float)
     cif_terms = np.where(live[..., None, :], s_prev[..., None, :] * dk / safe_r[..., None, :], 0.0)
     cif = np.cumsum(cif_terms, axis=-1)
+    cif_var = None if noisy else incidence_variance(counts, actuarial)
     return SurvivalCurves(counts.grid.points, counts.groups, survival, lower, upper, lower_lin, upper_lin, greenwood,
-                          np.maximum(r, 0.0), d, counts.censored.astype(float), cumhaz, cif, counts.event_types, alpha)
+                          np.maximum(r, 0.0), d, counts.censored.astype(float), cumhaz, cif, counts.event_types, alpha,
+                          incidence_variance=cif_var)
+
+
+def incidence_variance(counts: BinnedCounts, actuarial: float = 0.0) -> np.ndarray:
+    """var I_k(b_j) (..., G, K, J) of the Aalen-Johansen cumulative incidence by the infinitesimal jackknife, as R's
+    survfit computes the standard error of a multi-state curve: sum over subjects of U_i^2, U_i = dI / dw_i (the
+    derivative with respect to subject i's case weight).
+
+    A subject leaving in bin m (an event of type e, or censored, then counted ``actuarial`` at risk there) moves the
+    hazards l_j = d_j / r_j and l_kj = d_kj / r_j, and so S and I. With f_kj = S_{j-1} l_kj, B_j = sum_{i<=j} l_i /
+    (r_i (1 - l_i)) and P_k(j) = sum_{i<=j} f_ki (B_{i-1} - 1 / r_i):
+    - a subject still at risk after b_j has U = P_k(j);
+    - one that left in bin m <= j has U = a + Q I_k(b_j), with Q = B_{m-1} - dl_m / (1 - l_m) and
+      a = P_k(m-1) + f_km B_{m-1} + S_{m-1} dl_km - Q I_k(b_m), where dl_m = (1[event] - l_m rho) / r_m,
+      dl_km = (1[e = k] - l_km rho) / r_m and rho its weight in r_m (1 for an event, ``actuarial`` if censored).
+    Every subject of a cell (bin, type) has the same U, so the sum runs over cells with cumulative sums: O(K^2 J).
+    """
+    dk = counts.events.astype(float)  # (..., G, K, J)
+    c = counts.censored.astype(float)
+    d = dk.sum(-2)
+    r = counts.at_risk().astype(float) + actuarial * c
+    live = r > 0
+    safe_r = np.where(live, r, 1.0)
+    lam = np.where(live, np.minimum(d, r) / safe_r, 0.0)
+    lam_k = np.where(live[..., None, :], dk / safe_r[..., None, :], 0.0)
+    surv = np.cumprod(1.0 - lam, axis=-1)
+    s_prev = np.concatenate([np.ones(surv.shape[:-1] + (1,)), surv[..., :-1]], axis=-1)
+    f = s_prev[..., None, :] * lam_k
+    cif = np.cumsum(f, axis=-1)
+    open_ = live & (lam < 1.0)  # once everybody at risk has had the event nothing after moves
+    gap = np.where(open_, 1.0 - lam, 1.0)
+    b_term = np.where(open_, lam / (safe_r * gap), 0.0)
+    b_prev = np.cumsum(b_term, axis=-1) - b_term
+    p_terms = f * (b_prev - np.where(live, 1.0 / safe_r, 0.0))[..., None, :]
+    p_now = np.cumsum(p_terms, axis=-1)
+    p_prev = p_now - p_terms
+    beyond = counts.n.astype(float)[..., None] - np.cumsum(d + c, axis=-1)  # still at risk after b_j
+    k_count = dk.shape[-2]
+    # cells e = 0 (censored) and e = 1..K (an event of type e): weights (..., G, E, J)
+    cells = np.concatenate([c[..., None, :], dk], axis=-2)
+    rho = np.concatenate([[actuarial], np.ones(k_count)])[:, None]
+    is_event = np.concatenate([[0.0], np.ones(k_count)])[:, None]
+    inv_r = np.where(live, 1.0 / safe_r, 0.0)[..., None, :]
+    dl = (is_event - lam[..., None, :] * rho) * inv_r  # (..., G, E, J)
+    q = np.where(open_[..., None, :], b_prev[..., None, :] - dl / gap[..., None, :], 0.0)
+    var = np.empty_like(cif)
+    for k in range(k_count):
+        same = np.concatenate([[0.0], np.arange(k_count) == k])[:, None]
+        dl_k = (same - lam_k[..., k:k + 1, :] * rho) * inv_r  # (..., G, E, J)
+        a = (p_prev[..., k:k + 1, :] + (f[..., k, :] * b_prev)[..., None, :] + s_prev[..., None, :] * dl_k
+             - q * cif[..., k:k + 1, :])
+        sum_aa = np.cumsum((cells * a * a).sum(-2), axis=-1)
+        sum_aq = np.cumsum((cells * a * q).sum(-2), axis=-1)
+        sum_qq = np.cumsum((cells * q * q).sum(-2), axis=-1)
+        ck = cif[..., k, :]
+        var[..., k, :] = beyond * p_now[..., k, :] ** 2 + sum_aa + 2.0 * ck * sum_aq + ck ** 2 * sum_qq
+    return np.maximum(var, 0.0)

@@ -16,7 +16,7 @@ Count mechanisms (laplace-counts, adaptive-km, rrr de-biased; Efron & Tibshirani
 4. The same estimator on each gives S*_b; var(log S) = var_b(S*) / S^2 (delta method) replaces Greenwood's in
    R's conf.type formulas (:func:`dpsurv_core.curves.kaplan_meier.confidence_limits`), so every band type,
    the median's and quartiles' limits (read off the band as R does) and the landmarks carry the noise.
-   Cumulative incidence: var_b(I*) on the scale of 1 - I; RMST: a normal interval with sd_b(RMST*).
+   Cumulative incidence: var_b(I*) in R's conf.type formulas on 1 - I; RMST: a normal interval with sd_b(RMST*).
 
 time-indexed releases a noisy curve and no counts. Its band inverts the mechanism's own pipeline (noise,
 clipping, smoothing, running minimum; Neyman 1937): for a family of Weibull-shaped true curves S_l(t) =
@@ -272,15 +272,31 @@ def widen_between(lower: np.ndarray, upper: np.ndarray, known: np.ndarray) -> tu
     return np.minimum(lo, lower), np.maximum(up, upper)
 
 
-def incidence_limits(incidence: np.ndarray, variance: np.ndarray, conf_type: str = "log",
-                     alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
-    """Limits of a cumulative incidence I from var(I): R's conf.type formulas applied to 1 - I (a survival-like
-    quantity, with var(log(1 - I)) = var(I) / (1 - I)^2), then flipped back. NaN where undefined."""
-    comp = 1.0 - np.asarray(incidence, float)
+def incidence_limits(incidence: np.ndarray, variance: np.ndarray, conf_type: str = "log", alpha: float = 0.05,
+                     complement: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Limits of a cumulative incidence I from var(I), NaN where R gives NA.
+
+    By default R's conf.type formulas on I itself, as survfit does for a multi-state curve's pstate
+    (survfit_confint with logse = FALSE: the standard error of log I is sd(I) / I; NA at I = 0, and at I = 1 for
+    log-log, logit and arcsin). ``complement``: the same formulas on 1 - I, flipped back. A noisy release's
+    incidence is biased up where clamped counts add events, and the band on 1 - I, whose long arm points down,
+    keeps its coverage there (laplace-counts at n = 200: 93.7-96.3% against 89.0% on I at epsilon 0.5;
+    benchmarks/coverage_incidence.py)."""
+    p = np.asarray(incidence, float)
+    base = 1.0 - p if complement else p
     with np.errstate(divide="ignore", invalid="ignore"):
-        v = np.asarray(variance, float) / comp ** 2
-    lo, up = confidence_limits(np.clip(comp, 0.0, 1.0), np.where(comp > 0, v, np.inf), conf_type, alpha)
-    return 1.0 - up, 1.0 - lo
+        v = np.asarray(variance, float) / base ** 2
+    lo, up = confidence_limits(np.clip(base, 0.0, 1.0), np.where(base > 0, v, np.inf), conf_type, alpha)
+    return (1.0 - up, 1.0 - lo) if complement else (lo, up)
+
+
+def incidence_band(curves: SurvivalCurves, conf_type: str = "log") -> tuple[np.ndarray, np.ndarray] | None:
+    """The cumulative incidence's band (..., G, K, J) the curves carry, None without a variance: R's formulas on I
+    for exact counts (the infinitesimal jackknife's variance), on 1 - I for a noise-carrying bootstrap variance."""
+    if curves.incidence_variance is None:
+        return None
+    return incidence_limits(curves.cumulative_incidence, curves.incidence_variance, conf_type, curves.alpha,
+                            complement=curves.interval_method is not None)
 
 
 def rmst_interval(curves: SurvivalCurves, horizon: float, coarse: bool = False

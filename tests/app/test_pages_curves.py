@@ -182,6 +182,15 @@ def test_cumulative_incidence_on_pbc():
     assert not at.exception
     landmark = [t.value for t in at.table if "Time" in t.value.columns][0]
     assert {"All patients: transplant", "All patients: death"} <= set(landmark["Group"])
+    # the non-private incidence has R's interval (infinitesimal jackknife variance), the estimate inside it
+    for cell in landmark["Non-private (95% CI)"]:
+        if cell == "0.0% (no interval)":  # R's NA where nobody has had the event yet
+            continue
+        m = re.fullmatch(r"([\d.]+)% \(([\d.]+)% to ([\d.]+)%\)", cell)
+        assert m, cell
+        value, lo, up = map(float, m.groups())
+        assert lo < value < up
+    assert "infinitesimal jackknife" in text(at)
     at.button(key="release-curves").click().run()
     assert "--estimand cumulative-incidence" in releases()[0].body["command"]
 

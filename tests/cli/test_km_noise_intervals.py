@@ -210,3 +210,31 @@ def test_counts_beside_the_curve_are_what_counts_definition_says(capsys, mechani
         assert "half the bin's censorings" in o["counts_definition"]
         expected = [(t > a).sum() - 0.5 * (m & (d == 0)).sum() for a, m in zip(start, inside)]
         assert np.array_equal(risk, expected)
+
+
+def test_nonprivate_cumulative_incidence_has_r_interval(capsys):
+    """Without noise the incidence's limits are R's log interval on I from the infinitesimal jackknife variance
+    (survfit on multi-state data): I exp(-/+ z se / I), upper at most 1, null (R's NA) while I = 0."""
+    from scipy.special import ndtri
+
+    from dpsurv_core.curves.counts import count
+    from dpsurv_core.curves.kaplan_meier import estimate
+    from dpsurv_core.curves.release import event_times_grid
+    from dpsurv_core.data.cohort import load_bundled
+
+    o = run(capsys, "km", "--data", "pbc", "--mechanism", "nonprivate", "--estimand", "cumulative-incidence")
+    assert "infinitesimal jackknife" in o["incidence_interval_method"]
+    cohort = load_bundled("pbc", competing=True)
+    ref = estimate(count(cohort, event_times_grid(cohort, competing=True), competing=True))
+    c = o["curves"][0]
+    idx = np.searchsorted(ref.time, c["time"], side="right") - 1
+    z = ndtri(0.975)
+    for k, kind in enumerate(ref.event_types):
+        value = np.array(c["cumulative_incidence"][kind], float)
+        lo = np.array(c["cumulative_incidence_lower"][kind], dtype=float)
+        up = np.array(c["cumulative_incidence_upper"][kind], dtype=float)
+        se = np.sqrt(ref.incidence_variance[0, k, idx])
+        pos = value > 0
+        assert pos.any() and np.all(np.isnan(lo[~pos]))
+        np.testing.assert_allclose(lo[pos], value[pos] * np.exp(-z * se[pos] / value[pos]), rtol=1e-9)
+        np.testing.assert_allclose(up[pos], np.minimum(value[pos] * np.exp(z * se[pos] / value[pos]), 1.0), rtol=1e-9)
