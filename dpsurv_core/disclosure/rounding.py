@@ -81,3 +81,19 @@ class RandomRound(DisclosureControl):
         cells = exact.cells()
         u = np.asarray(noise.uniform(0.0, 1.0, cells.shape), float)
         return replace(exact.from_cells(random_round(cells, self.base, u))), {}
+
+    def plugin_draws(self, released: BinnedCounts, draws: int, rng: np.random.Generator) -> BinnedCounts:
+        """``draws`` plausible true tables per released one (rows R * draws, trial-major) for the bootstrap's
+        plug-in law. A released 0 hides x in 0..b-1 events, released as 0 with probability 1 - x / b; a bootstrap
+        world built from the 0 itself never has an event there, and a group whose released events are all 0 would
+        get a band of width 0. Each 0 event cell where the released table still has subjects at risk is drawn from
+        its posterior under a flat prior, P(x | 0) proportional to b - x (mean (b - 1) / 3); other cells are kept
+        (their rounding is symmetric, and the bootstrap re-rounds the redrawn counts)."""
+        b = self.base
+        cdf = np.cumsum(np.arange(b, 0, -1, dtype=float))
+        rep = lambda a: np.repeat(np.asarray(a, float), draws, axis=0)  # noqa: E731
+        events = rep(released.events)
+        open_ = (rep(released.at_risk()) > 0)[..., None, :]
+        hidden = np.searchsorted(cdf, rng.random(events.shape) * cdf[-1], side="right").astype(float)
+        events = np.where((events <= 0) & open_, hidden, events)
+        return replace(released, n=rep(released.n), events=events, censored=rep(released.censored))

@@ -129,6 +129,33 @@ def test_random_rounding_draws_from_the_noise_source():
         RandomRound(5).release(c, pub, None)
 
 
+def test_random_rounding_to_zero_events_still_gets_a_band():
+    """A group with a few events per bin, all released as 0: the curve stays at 1, but the truth may hold up to
+    b - 1 events in each bin, so the bootstrap draws those hidden events (P(x | 0) proportional to b - x) and
+    the band and the RMST interval reach below 1 and below the horizon (a world built from the zeros gave
+    width 0)."""
+    from dpsurv_core.cli.km import band_curves, conf_bands
+    from dpsurv_core.curves.uncertainty import rmst_interval
+
+    time = np.concatenate([np.arange(1.0, 41.0), [5.0, 15.0, 25.0, 35.0]])
+    event = np.concatenate([np.zeros(40, int), np.ones(4, int)])  # one event in each of four bins, 44 subjects
+    c = cohort(time, event)
+    pub = public(c, [0, 10, 20, 30, 40])
+    rel = next(r for r in (RandomRound(5).release(c, pub, SimulationNoise(s)) for s in range(40))
+               if r.counts.events.sum() == 0)
+    curves = band_curves(rel)
+    assert np.all(curves.survival == 1.0)
+    lower, upper = conf_bands(curves, "log", True)  # R's default type, as km prints it
+    assert lower[0, 0, -1] < 0.97 and upper[0, 0, -1] == 1.0
+    value, lo, up = (x[0, 0] for x in rmst_interval(curves, 40.0, True))
+    assert value == 40.0 and lo < 39.0 and up == 40.0
+    tables = RandomRound(5).plugin_draws(rel.counts, 400, np.random.default_rng(0))
+    hidden = tables.events[..., 0, :]
+    assert set(np.unique(hidden)) <= {0.0, 1.0, 2.0, 3.0, 4.0}
+    assert abs(hidden.mean() - 4 / 3) < 0.1  # the posterior mean (b - 1) / 3
+    assert np.array_equal(tables.censored, np.repeat(rel.counts.censored, 400, axis=0))
+
+
 def test_the_cell_key_perturbs_the_same_cell_the_same_way_twice():
     rng = np.random.default_rng(5)
     c = cohort(rng.integers(1, 50, 60).astype(float), rng.integers(0, 2, 60), rng.choice(["x", "y"], 60))
