@@ -3,7 +3,8 @@
 A release report (the default) holds private outputs only; ``--review`` adds the non-private
 comparison and marks every page confidential. ``--out FILE.pdf`` prints the same HTML report to PDF
 with Debian's chromium (:mod:`dpsurv_core.report.pdf`); without a browser it exits 2 before anything is
-released. ``--bundle PREFIX`` also writes PREFIX.csv and PREFIX.json with the released numbers.
+released. ``--bundle PREFIX`` also writes PREFIX.csv and PREFIX.json with the released numbers (the JSON with
+the report's private tables too).
 """
 
 from __future__ import annotations
@@ -52,7 +53,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, metavar="FILE.html|FILE.pdf",
                    help="where to write the report: .html, or .pdf (the same report printed by chromium)")
     p.add_argument("--review", action="store_true", help="include non-private comparisons (marked confidential)")
-    p.add_argument("--bundle", metavar="PREFIX", help="also write PREFIX.csv and PREFIX.json with the released numbers")
+    p.add_argument("--bundle", metavar="PREFIX",
+                   help="also write PREFIX.csv and PREFIX.json with the released numbers (the JSON also holds the "
+                        "report's private tables: medians, landmarks, RMST, log-rank tests)")
     p.add_argument("--force", action="store_true", help="replace existing output files (symbolic links are never "
                                                         "followed or replaced)")
 
@@ -218,7 +221,8 @@ def run(args: argparse.Namespace) -> dict:
     if args.bundle:  # the numbers the ledger record keeps (band of the type asked, its method, the warnings), as the
         # Ledger and report page exports them
         record = [r for r in store_from_args(args).records(plan.fingerprint) if r.id == fields.get("record_id")]
-        csv_text, json_text = export_bundle(record, ledger, cohort.name, plan.fingerprint)
+        csv_text, json_text = export_bundle(record, ledger, cohort.name, plan.fingerprint,
+                                            derived=rep.private_tables())
         write_new(args.bundle + ".csv", csv_text, force=args.force)
         write_new(args.bundle + ".json", json_text, force=args.force)
         written += [args.bundle + ".csv", args.bundle + ".json"]

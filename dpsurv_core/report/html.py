@@ -53,6 +53,7 @@ class Section:
     title: str
     parts: list[str] = field(default_factory=list)
     confidential: bool = False
+    tables: list[tuple[str | None, pd.DataFrame]] = field(default_factory=list)  # (caption, table) as added
 
 
 class Report:
@@ -91,9 +92,16 @@ class Report:
         self._current().parts.append(f"<p{cls}>{html.escape(text)}</p>")
 
     def add_table(self, frame: pd.DataFrame, caption: str | None = None) -> None:
+        self._current().tables.append((caption, frame.copy()))
         cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
         table = frame.to_html(index=False, na_rep="—", float_format=lambda v: f"{v:.4g}", border=0)
         self._current().parts.append(table.replace(">", ">" + cap, 1) if cap else table)
+
+    def private_tables(self) -> list[dict[str, Any]]:
+        """The tables of the sections that are not confidential (numbers derived from the releases, such as medians,
+        landmarks, RMST and log-rank tests: post-processing, no extra cost), as records for a bundle."""
+        return [{"section": sec.title, "title": caption, "rows": _json_safe(frame.to_dict("records"))}
+                for sec in self.sections if not sec.confidential for caption, frame in sec.tables]
 
     def add_disclosures(self, disclosures: list[Any]) -> None:
         """Every public value read off the data; the ones that make a release not DP in red."""
@@ -549,11 +557,12 @@ def session_report(title: str, dataset: str, ledger: Ledger, items: list[Release
 
 
 def export_bundle(records: list[Record], ledger: Ledger, dataset: str = "", fingerprint: str = "",
-                  chain: dict[str, Any] | None = None) -> tuple[str, str]:
+                  chain: dict[str, Any] | None = None, derived: list[dict[str, Any]] | None = None) -> tuple[str, str]:
     """CSV and JSON of the chosen release records' stored outputs (private outputs only).
 
     The CSV has one row per released number; the JSON holds each chosen record (id, time, hash, mechanism, cost,
-    parameters, disclosures, reproduce command, outputs), those rows, and the composed totals of the whole data set."""
+    parameters, disclosures, reproduce command, outputs), those rows, the composed totals of the whole data set, and
+    ``derived``: the tables a report computed from the releases (:meth:`Report.private_tables`), when given."""
     rows: list[dict[str, Any]] = []
     releases = []
     for r in records:
@@ -568,6 +577,8 @@ def export_bundle(records: list[Record], ledger: Ledger, dataset: str = "", fing
                "data_set_ledger": {"cap": whole["cap"], "totals": whole["totals"],
                                    "subject_guarantee": whole["subject_guarantee"], "releases": len(ledger.entries)},
                "chain": chain or {}}
+    if derived is not None:
+        payload["derived_tables"] = derived
     return _csv(rows), json.dumps(_json_safe(payload), indent=2, default=_default, allow_nan=False)
 
 

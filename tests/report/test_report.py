@@ -214,6 +214,25 @@ def test_report_command_writes_report_and_bundle(tmp_path):
     assert "bootstrap" in outputs["interval_method"]
     upper = frame[(frame["quantity"] == "upper") & (frame["group"] == 1)].sort_values("time")["value"].to_numpy()
     assert np.all(np.diff(upper) <= 1e-12)  # the noise-aware band never rises (Greenwood's on a noisy curve may)
+    # the JSON also holds the report's private tables, derived from the release (medians, log-rank tests)
+    titles = [t["title"] for t in bundle["derived_tables"]]
+    assert "Median survival (private, 95% CI)" in titles
+    medians = next(t for t in bundle["derived_tables"] if t["title"].startswith("Median survival"))["rows"]
+    assert [m["group"] for m in medians] == ["Male", "Female"] and all("95% CI upper" in m for m in medians)
+    assert any(t["section"] == "Private log-rank tests" and 0 <= t["rows"][0]["p-value"] <= 1
+               for t in bundle["derived_tables"])
+
+
+def test_bundle_tables_leave_out_a_review_s_confidential_sections(tmp_path):
+    """A review report's bundle carries the private tables only: none of the non-private comparison's."""
+    from dpsurv_core.report.html import Report
+
+    rep = Report("t", "d", Ledger(), "review")
+    rep.add_section("Private")
+    rep.add_table(pd.DataFrame({"x": [1.0, float("inf")]}), "private table")
+    rep.add_section("Comparison", confidential=True)
+    rep.add_table(pd.DataFrame({"x": [2.0]}), "non-private table")
+    assert rep.private_tables() == [{"section": "Private", "title": "private table", "rows": [{"x": 1.0}, {"x": None}]}]
 
 
 @pytest.mark.slow
