@@ -24,7 +24,7 @@ Results go to benchmarks/results/app_timing.json as well.
 With ``--pages``, instead: for every page (1 to 8), its first view on the bundled lung data in a fresh browser
 session opened at the page's address, and one redraw on flchain after a change of the page's first slider (else its
 first number input, else its first checkbox); a run counts as finished when the server has sent nothing for 0.8 s and
-the status widget no longer says Running, and the time is that of its last message (issue 15: targets 3 s and 1 s).
+the status widget no longer says Running, and the time is that of its last message (targets: 3 s for a first view, 1 s for a redraw).
 Results of ``--pages`` go to benchmarks/results/app_timing_pages.json; docs/app-timing.md quotes a run.
 ``--page N`` measures page N alone (first view on a freshly started app, then its redraw), results in
 benchmarks/results/app_timing_pageN.json.
@@ -215,7 +215,7 @@ def regression_page(pg, url: str) -> dict[str, float]:
     return {"regression_page": seconds, "regression_release": _released(pg, re.compile(r"^Release "))}
 
 
-# ---------------------------------------------------------------- every page: first view and one redraw (issue 15)
+# ---------------------------------------------------------------- every page: first view and one redraw
 PAGE_TITLES = [path.stem.split("_", 1)[1].replace("_", " ") for path in sorted((ROOT / "pages").glob("[0-9]*.py"))]
 QUIET_S = 0.8  # a run is over when no message came from the server for this long and the status says not running
 PAGE_TARGETS = {"first view (lung)": 3.0, "redraw (flchain)": 1.0}

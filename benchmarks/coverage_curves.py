@@ -21,7 +21,7 @@ time-indexed is run with the design's group size and censoring share declared (n
 its band carries the sampling error, at the fixed totals above and as published at base e = 1, 2, 5 (totals 62.5 e), where its curve
 carries information; at e = 2 and 5 also without the declared size (the noise-only band).
 
-Targets (issue 12): coverage 93-97%. The non-private rows are the reference (Greenwood on the public grid).
+Target: coverage 93-97%. The non-private rows are the reference (Greenwood on the public grid).
 """
 
 from __future__ import annotations

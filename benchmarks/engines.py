@@ -1,4 +1,4 @@
-"""Engines on registries that outgrow memory (issue 14): private KM and log-rank from 10^6 to 10^8 rows.
+"""Engines on registries that outgrow memory: private KM and log-rank from 10^6 to 10^8 rows.
 
 ``python -m benchmarks.engines [--rows 1e6,1e7] [--dir DIR] [--spark] [--keep]``
 

@@ -1,4 +1,4 @@
-"""Benchmark: ``adaptive-km`` against ``laplace-counts`` (20 equal bins) on lung (issue 3).
+"""Benchmark: ``adaptive-km`` against ``laplace-counts`` (20 equal bins) on lung.
 
 Setting: lung, horizon 1100 days, public grid of 20 equal bins (0:1100:20), total epsilon in
 0.25, 0.5, 1, 2, 4, ``runs`` independent simulated releases of each mechanism (seeded

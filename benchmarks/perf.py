@@ -1,4 +1,4 @@
-"""Performance runner (issue 7): ratios measured in one run, never absolute seconds alone.
+"""Performance runner: ratios measured in one run, never absolute seconds alone.
 
 * private KM (laplace-counts: counts + discrete Laplace + estimators) vs lifelines KaplanMeierFitter on
   10^4 .. 10^7 synthetic subjects, with the scaling exponent of each (slope of log time on log n);

@@ -1,4 +1,4 @@
-"""Statistics computed where the data lives (issue 14): DuckDB by default for large files and DuckDB tables,
+"""Statistics computed where the data lives: DuckDB by default for large files and DuckDB tables,
 Spark for data in a cluster, pandas for small files. See docs/engines.md.
 
 ``open_cohort(source, engine, mapping)`` validates in the engine (the same sentences as the in-memory path)

@@ -1,4 +1,4 @@
-"""The clinician's reading of the curve, group, audit, trade-off and ledger pages (issue 15): value labels in legends
+"""The clinician's reading of the curve, group, audit, trade-off and ledger pages: value labels in legends
 and tables, the explainer open on the first visit, PNG/SVG/CSV downloads, disclosure-control settings without an
 epsilon, the number-at-risk table, off-scale private values and cut bands, and the time-indexed median warning."""
 

@@ -163,7 +163,7 @@ def test_other_mechanisms_render(name):
     assert not at.exception
     if name == "rrr":
         assert "protects the group label only" in text(at).lower()
-        assert table(at, "Group")["Group"].tolist() == ["Male", "Female"]  # value labels (issue 15)
+        assert table(at, "Group")["Group"].tolist() == ["Male", "Female"]  # value labels
     assert releases() == []
 
 

@@ -1,10 +1,10 @@
 """The Data page's third source: a Parquet file or DuckDB table in a folder the server shares (DPSURV_SERVER_DATA),
-checked and counted in place by DuckDB, then analysed by the other pages (issue 14, the app picker).
+checked and counted in place by DuckDB, then analysed by the other pages (the app's picker).
 
 Within the app's row limit the table is read into the session; past it (DPSURV_MAX_CLI_CELLS lowered here so that lung
 counts as too large) the session keeps the engine cohort: the counting pages compute from the engine's counts and
 show the numbers the command line and the core give on the same data, a release is charged to the table's fingerprint
-(the CLI's), and the pages that need the rows say so in one sentence (issue 15)."""
+(the CLI's), and the pages that need the rows say so in one sentence."""
 
 from __future__ import annotations
 

@@ -180,7 +180,7 @@ def test_clinician_view_explainer_glossary_downloads_and_the_laplace_explanation
 
 
 def test_the_next_epsilons_intervals_start_in_the_background_and_equal_an_uncached_computation():
-    """The redraw after one slider step (issue 15): the intervals of the previews one step either side start in the
+    """The redraw after one slider step: the intervals of the previews one step either side start in the
     background after the first view; the one picked up after the move is exactly the interval computed afresh from
     the shown preview (same seed, same public inputs), and the page shows it."""
     from dpsurv_core.weibull.inference import censoring_share, weibull_intervals

@@ -1,4 +1,4 @@
-"""``group_label`` beside every group code in the ``km`` and ``logrank`` JSON (issue 15): from the bundled data
+"""``group_label`` beside every group code in the ``km`` and ``logrank`` JSON: from the bundled data
 set's R documentation labels, or from ``--labels FILE.json``; existing fields unchanged; a bad file is one sentence."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Browser, a clinician's afternoon (issue 15): the bundled lung data, then an uploaded CSV in months with an `arm`
+"""Browser, a clinician's afternoon: the bundled lung data, then an uploaded CSV in months with an `arm`
 column and sex coded 1/2, walked through every page (1 to 8) at 1400 px wide. The guessed column mapping is shown
 and confirmed (unit: months), value labels are shown (sex as Male/Female on the Data page and in a legend), a figure
 (PNG) and tables (CSV) are downloaded with a body, no table is cut off, no page raises an exception. Nothing here

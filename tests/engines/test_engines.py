@@ -1,4 +1,4 @@
-"""Engines agree with the in-memory path to the last count (issue 14): pandas, DuckDB and Spark on the
+"""Engines agree with the in-memory path to the last count: pandas, DuckDB and Spark on the
 bundled data sets written to Parquet, the same sentences for bad input, the bounded chunked path, the CLI."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Weibull from engine statistics (issue 14): the MLE, LSP + TLL and the Laplace baseline read only the table of
+"""Weibull from engine statistics: the MLE, LSP + TLL and the Laplace baseline read only the table of
 distinct times (an engine ``GROUP BY``), so DuckDB and Spark give the in-memory numbers to the last digit and the
 same seeded releases; sample-and-aggregate reads rows in bounded chunks and is refused past the row limit."""
 

@@ -144,7 +144,7 @@ def test_record_law_gives_the_mle_limit_and_spread():
 
 
 def test_release_intervals_from_plain_numbers_equal_the_intervals_of_the_release():
-    """What the Weibull page computes (and a background process computes ahead, issue 15) from the release's numbers
+    """What the Weibull page computes (and a background process computes ahead) from the release's numbers
     and public inputs is the interval of that release, number for number, at any epsilon."""
     from dpsurv_core.weibull.inference import release_intervals
     from dpsurv_core.weibull.model import GAMMA, OMEGA, RUNGS

@@ -82,7 +82,7 @@ def test_nesting(flchain_ladder):
 
 def test_release_on_flchain_lands_near_lifelines(flchain_ladder):
     """One LSP + TLL release at epsilon 1 on flchain (n = 7874) is close to lifelines' WeibullFitter on the same
-    normalised data. Its speed against that fit (issue 4) is measured in benchmarks/timings.py."""
+    normalised data. Its speed against that fit is measured in benchmarks/timings.py."""
     from lifelines import WeibullFitter
 
     s, _ = flchain_ladder
