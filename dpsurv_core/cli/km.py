@@ -241,11 +241,13 @@ def build_mechanism(name: str, args: argparse.Namespace, cohort: Cohort, public:
 
 
 def released_numbers(rel: CurveRelease, conf_type: str = "log", names: dict[str, str] | None = None,
-                     time_unit: str = "", more_warnings: Sequence[str] = ()) -> dict[str, Any]:
+                     time_unit: str = "", more_warnings: Sequence[str] = (),
+                     landmarks: Sequence[float] | None = None) -> dict[str, Any]:
     """What a curve release publishes, kept with its ledger record: the noisy counts where the mechanism releases
     counts, else the curves (everything else is post-processing of these). Beside them, so that a report built from
     the record shows what ``km`` printed: the ``conf_type`` band (rrr: the de-biased curves with theirs), whether it
-    carries the noise and how it was made, and the warnings (groups called by ``names``)."""
+    carries the noise and how it was made, and the warnings ``km`` prints (groups called by ``names``; those about
+    the ``landmarks`` asked too)."""
     out: dict[str, Any] = {"groups": list(rel.curves.groups), "time": rel.curves.time.tolist(),
                            "survival": rel.curves.survival[0].tolist()}
     if rel.counts is not None:
@@ -265,8 +267,9 @@ def released_numbers(rel: CurveRelease, conf_type: str = "log", names: dict[str,
     named = named_groups(main, names)
     out.update({"conf_type": conf_type, "interval_includes_noise": noisy,
                 "interval_method": interval_method(rel, conf_type),
-                "warnings": curve_warnings(named, lo, up, rel.mechanism, None, coarse, time_unit,
-                                           private=not no_noise(rel.cost.epsilon)) + list(more_warnings)})
+                "warnings": curve_warnings(named, lo, up, rel.mechanism, list(landmarks) if landmarks else None, coarse,
+                                           time_unit, private=not no_noise(rel.cost.epsilon),
+                                           raw_label_curves=debiased) + list(more_warnings)})
     return out
 
 
@@ -289,7 +292,7 @@ def plan(args: argparse.Namespace, competing: bool = False, analysis: str = "sur
              compute, lambda rel: released_numbers(
                  rel, getattr(args, "conf_type", "log"), group_labels_of(args, rel.curves.groups), cohort.time_unit,
                  beyond_follow_up(public, getattr(args, "landmarks", None) or [], getattr(args, "rmst", None),
-                                  cohort.time_unit)),
+                                  cohort.time_unit), getattr(args, "landmarks", None)),
              [*extra, *public.disclosures()], reproduce_command(args), analysis=analysis)
     return p, cohort, public, extra
 

@@ -238,3 +238,17 @@ def test_nonprivate_cumulative_incidence_has_r_interval(capsys):
         assert pos.any() and np.all(np.isnan(lo[~pos]))
         np.testing.assert_allclose(lo[pos], value[pos] * np.exp(-z * se[pos] / value[pos]), rtol=1e-9)
         np.testing.assert_allclose(up[pos], np.minimum(value[pos] * np.exp(z * se[pos] / value[pos]), 1.0), rtol=1e-9)
+
+
+def test_the_ledger_record_keeps_the_warnings_km_printed(capsys, tmp_path):
+    """A release's record (what the Ledger and report page rebuilds reports from) holds the same warnings as the
+    printed JSON, the landmarks' and the de-biased curves' included."""
+    from dpsurv_core.privacy.ledger import RELEASE, LedgerStore
+
+    path = tmp_path / "ledger.sqlite"
+    for mechanism in ("laplace-counts", "rrr"):
+        o = run(capsys, "km", *LUNG, "--mechanism", mechanism, "--epsilon", "0.3", "--landmarks", "200,700,2000",
+                "--ledger", str(path))
+        record = [r for r in LedgerStore(path).records() if r.kind == RELEASE][-1]
+        assert record.id == o["record_id"]
+        assert o["warnings"] and sorted(record.body["outputs"]["warnings"]) == sorted(o["warnings"])
