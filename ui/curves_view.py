@@ -23,6 +23,7 @@ from plotly.subplots import make_subplots
 from dpsurv_core.cli.km import (
     band_curves,
     conf_bands,
+    hazard_limits,
     includes_noise,
     interval_method,
     landmark_entries,
@@ -415,10 +416,8 @@ def estimand_landmarks(curves: SurvivalCurves, times: Sequence[float], estimand:
     if estimand == cs.HAZARD:
         if np.all(np.isnan(curves.lower)):
             return value, nan, nan
-        lo, up = conf_bands(curves, conf_type, with_noise)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return (value, cs.step_at(curves.time, -np.log(up[0]), times, 0.0),
-                    cs.step_at(curves.time, -np.log(lo[0]), times, 0.0))
+        h_lo, h_up = hazard_limits(*conf_bands(curves, conf_type, with_noise))
+        return value, cs.step_at(curves.time, h_lo[0], times, 0.0), cs.step_at(curves.time, h_up[0], times, 0.0)
     band = incidence_band(curves, conf_type)
     if band is None:
         return value, nan, nan

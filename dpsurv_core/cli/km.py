@@ -395,6 +395,13 @@ def log_variance(curves: SurvivalCurves, with_noise: bool = False) -> np.ndarray
     return curves.greenwood
 
 
+def hazard_limits(lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The band of the cumulative hazard H = -log S from the survival band: (-log upper, -log lower); inf where the
+    survival's lower limit is 0 (no upper limit on H), NaN where the survival band is NaN."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return -np.log(np.asarray(upper, float)), -np.log(np.asarray(lower, float))
+
+
 def conf_bands(curves: SurvivalCurves, conf_type: str, with_noise: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """The curves' pointwise band of R's ``conf.type``; NaN where R gives NA (S = 0; S = 1 for log-log, logit,
     arcsin) and everywhere when the mechanism releases no band. A noisy release's [0, 1] band where nobody is
@@ -446,9 +453,8 @@ def curve_entries(curves: SurvivalCurves, estimand: str, conf_type: str = "log",
     hazard = curves.cumulative_hazard.tolist() if estimand == "cumulative-hazard" else None
     haz_lo = haz_up = None
     if hazard is not None and not no_band:
-        with np.errstate(divide="ignore", invalid="ignore"):  # the band of H = -log S is -log of the band of S
-            haz_lo = _none_where_nan(-np.log(up_arr))
-            haz_up = _none_where_nan(-np.log(lo_arr))
+        h_lo, h_up = hazard_limits(lo_arr, up_arr)
+        haz_lo, haz_up = _none_where_nan(h_lo), _none_where_nan(h_up)
     cif = curves.cumulative_incidence.tolist() if estimand == "cumulative-incidence" else None
     cif_lo = cif_up = None
     band_i = incidence_band(curves, conf_type) if cif is not None else None

@@ -26,6 +26,18 @@ def step_xy(time: np.ndarray, values: np.ndarray, start: float) -> tuple[np.ndar
     return t, v
 
 
+def band_trace(time: np.ndarray, lower: np.ndarray, upper: np.ndarray, colour: str, name: str) -> go.Scatter:
+    """A survival band as a filled step polygon in percent; where R gives no interval (S = 0) it is drawn from 0 to
+    the last upper limit."""
+    low = np.nan_to_num(np.asarray(lower, float), nan=0.0)
+    high = pd.Series(np.asarray(upper, float)).ffill().fillna(1.0).to_numpy()
+    tl, vl = step_xy(time, low * 100, 100.0)
+    th, vh = step_xy(time, high * 100, 100.0)
+    return go.Scatter(x=np.concatenate([th, tl[::-1]]), y=np.concatenate([vh, vl[::-1]]), fill="toself",
+                      fillcolor=colour, opacity=0.15, line=dict(width=0), hoverinfo="skip", showlegend=False,
+                      name=f"{name} 95% band")
+
+
 def curves_figure(labelled: dict[str, SurvivalCurves], time_unit: str, estimand: str = "survival", trial: int = 0,
                   bands: str = "log-log", title: str = "") -> go.Figure:
     """Step curves for each (label -> curves) pair, every group, with bands where available."""
@@ -52,14 +64,7 @@ def curves_figure(labelled: dict[str, SurvivalCurves], time_unit: str, estimand:
                     lo = lo[trial] if lo.ndim > 2 else lo
                     hi = hi[trial] if hi.ndim > 2 else hi
                     if np.any(np.isfinite(lo[gi])) and np.any(np.isfinite(hi[gi])):
-                        # where R gives no interval (S = 0) the band is drawn from 0 to the last upper limit
-                        low = np.nan_to_num(lo[gi], nan=0.0)
-                        high = pd.Series(hi[gi]).ffill().fillna(1.0).to_numpy()
-                        tl, vl = step_xy(cur.time, low * 100, 100.0)
-                        th, vh = step_xy(cur.time, high * 100, 100.0)
-                        fig.add_trace(go.Scatter(x=np.concatenate([th, tl[::-1]]), y=np.concatenate([vh, vl[::-1]]),
-                                                 fill="toself", fillcolor=colour, opacity=0.15, line=dict(width=0),
-                                                 hoverinfo="skip", showlegend=False, name=f"{name} 95% band"))
+                        fig.add_trace(band_trace(cur.time, lo[gi], hi[gi], colour, name))
     fig.update_layout(title=plain_label(title), xaxis_title=plain_label(f"Time ({time_unit})"), yaxis_title=axis,
                       template="plotly_white", legend=dict(orientation="h", y=-0.2), margin=dict(l=60, r=20, t=50 if title else 20, b=40))
     if pct:
@@ -116,13 +121,7 @@ def outputs_figure(outputs: Any, time_unit: str = "") -> go.Figure | None:
         fig.add_trace(go.Scatter(x=t, y=v, mode="lines", name=name, line=dict(color=colour),
                                  hovertemplate=f"{name}<br>%{{x:.4g}}: %{{y:.3g}}%<extra></extra>"))
         if bands[0] is not None and bands[1] is not None and bands[0].shape == surv.shape:
-            low = np.nan_to_num(bands[0][gi], nan=0.0)
-            high = pd.Series(bands[1][gi]).ffill().fillna(1.0).to_numpy()
-            tl, vl = step_xy(time, low * 100, 100.0)
-            th, vh = step_xy(time, high * 100, 100.0)
-            fig.add_trace(go.Scatter(x=np.concatenate([th, tl[::-1]]), y=np.concatenate([vh, vl[::-1]]), fill="toself",
-                                     fillcolor=colour, opacity=0.15, line=dict(width=0), hoverinfo="skip",
-                                     showlegend=False, name=f"{name} 95% band"))
+            fig.add_trace(band_trace(time, bands[0][gi], bands[1][gi], colour, name))
     fig.update_layout(xaxis_title=f"Time ({time_unit})" if time_unit else "Time", yaxis_title="Survival (%)",
                       template="plotly_white", legend=dict(orientation="h", y=-0.2),
                       margin=dict(l=60, r=20, t=20, b=40))
