@@ -117,6 +117,7 @@ for note in fine.notes:  # a table kept on the server: how its non-private basel
     st.caption(note)
 priv = result.curves
 read = cv.reading_curves(result)  # the curves the numbers are read from (rrr: the de-biased ones)
+debiased = "debiased_curves" in result.extra
 priv_bands = not np.all(np.isnan(read.lower))
 noise_band = cv.noise_in_band(result)
 inverted_band = noise_band and bool(np.all(np.isnan(read.greenwood)))  # time-indexed: no variance, no conf.type
@@ -131,15 +132,17 @@ st.caption("Moving a setting redraws the preview at no cost; only the Release bu
            "budget of this data set is in the sidebar and on the Ledger and report page. The non-private curve and "
            "columns are the exact numbers (no noise: not private), shown to the data holder for comparison only.")
 
-if "debiased_curves" in result.extra and estimand == cs.SURVIVAL:
+if debiased and estimand == cs.SURVIVAL:
     show_figure(cv.rrr_figure(priv, result.extra["debiased_curves"], fine.curves, unit, horizon, group_col,
                               conf_type), f"survival-{cohort.name}-{mech_name}", "sc_fig", width="stretch")
     st.caption(f"Solid: {private_label}. Randomized response mixes the group labels, which pulls the groups' curves "
                "towards each other (raw). The mixing probabilities are public, so it can be undone on the counts "
                f"(de-biased), at no extra cost. Shaded (de-biased): {cv.band_caption(result, conf_type)}.")
 else:
-    fig = cv.curve_figure(fine.curves, priv, estimand, band_kind, layout, unit, horizon, group_col,
-                          private_label=private_label, private_bands=priv_bands, type_labels=type_labels,
+    # rrr: the hazard and the incidence are drawn from the de-biased curves, as the tables read them
+    fig = cv.curve_figure(fine.curves, read, estimand, band_kind, layout, unit, horizon, group_col,
+                          private_label=private_label + (" (de-biased)" if debiased else ""),
+                          private_bands=priv_bands, type_labels=type_labels,
                           private_noise_band=noise_band,
                           private_band_kind="inverted from its noise law" if inverted_band else None)
     show_figure(fig, f"{estimand}-{cohort.name}-{mech_name}", "sc_fig", width="stretch")
@@ -147,8 +150,8 @@ else:
         st.caption(f"Shaded: pointwise 95% confidence band of type {conf_type} (R survfit conf.type = \"{conf_type}\"). "
                    f"{Private}: {cv.band_caption(result, conf_type)}.")
     elif estimand == cs.INCIDENCE:
-        st.caption(cv.incidence_caption(read, conf_type, Private))
-for note in cv.figure_notes(fine.curves, priv, estimand, estimand == cs.SURVIVAL and bool(band_kind), unit,
+        st.caption(cv.incidence_caption(read, conf_type, Private, exact_shaded=layout == "side by side"))
+for note in cv.figure_notes(fine.curves, read, estimand, estimand in (cs.SURVIVAL, cs.INCIDENCE) and bool(band_kind), unit,
                             group_col if split else None):
     st.caption(note)
 
@@ -323,6 +326,10 @@ try:
                    + ("; the private interval carries the noise." if noise_band else "."))
     if any(t > horizon for t in lm_times):
         st.caption(f"Times past the public horizon ({cv.fmt_time(horizon, unit)} {unit}) are not estimated.")
+    first = float(public.grid.points[0])
+    if not on_event_grid and any(t < first for t in lm_times):
+        st.caption(f"Times before the first grid time ({cv.fmt_time(first, unit)} {unit}) are read at time 0, where "
+                   "survival is 100% by definition: they are not estimates; choose a later time or a finer grid.")
 except DpsurvError as exc:
     st.error(str(exc))
 
@@ -339,14 +346,15 @@ st.subheader(f"How far is the {private_label} curve from the non-private one?")
 n_types = len(type_labels) if competing else 1
 rows = []
 for k in range(n_types):
-    err_rmse, err_sup = cs.curve_errors(priv, fine.curves, estimand, k)
-    for pi, g in enumerate(priv.groups):
+    err_rmse, err_sup = cs.curve_errors(read, fine.curves, estimand, k)
+    for pi, g in enumerate(read.groups):
         scale, suffix = (100.0, " points") if estimand != cs.HAZARD else (1.0, "")
         rows.append({"Group": gname(g) + (f": {type_labels[k]}" if competing else ""),
                      "RMSE": f"{scale * err_rmse[0, pi]:.2f}{suffix}",
                      "Largest gap (sup-norm)": f"{scale * err_sup[0, pi]:.2f}{suffix}"})
 cv.show_table(pd.DataFrame(rows), f"curve-errors-{cohort.name}", "sc_errors")
 st.caption(f"Measured at the {public.grid.points.size} points of the public grid"
+           + (" on the de-biased curves" if debiased else "")
            + (" in percentage points of survival." if estimand == cs.SURVIVAL else ".")
            + " These comparisons use the non-private data: they are for the data holder, not for publication.")
 

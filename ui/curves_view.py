@@ -233,6 +233,7 @@ def curve_figure(exact: SurvivalCurves, private: SurvivalCurves | None, estimand
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
                         subplot_titles=(exact_label.capitalize(), private_label.capitalize())) if side else go.Figure()
     n_types = max(1, len(type_labels)) if estimand == cs.INCIDENCE else 1
+    shaded = False
     for which, curves in (("exact", exact), ("private", private)):
         if curves is None:
             continue
@@ -262,11 +263,12 @@ def curve_figure(exact: SurvivalCurves, private: SurvivalCurves | None, estimand
                 if estimand == cs.INCIDENCE and type_labels:
                     name = f"{name}: {type_labels[k]}"
                 name = f"{name} ({tag})"
+                shaded = shaded or band is not None
                 _add_curve(fig, curves, values, band, name, colour, dash, start, horizon, scale, pos[0], pos[1], unit)
     fig.update_layout(height=460, margin={"l": 10, "r": 10, "t": 40 if side else 20, "b": 10},
                       legend={"orientation": "h", "yanchor": "top", "y": -0.15, "x": 0},
                       hovermode="x unified", template="plotly_white")
-    if estimand in (cs.SURVIVAL, cs.INCIDENCE) and band_kind:
+    if estimand in (cs.SURVIVAL, cs.INCIDENCE) and band_kind and shaded:
         fig.update_layout(legend_title_text=f"Shaded: 95% {band_kind} band" if not private_band_kind else
                           f"Shaded: 95% band, {exact_label} {band_kind}, {private_label} {private_band_kind}")
     fig.update_xaxes(title_text=f"Time ({unit})", range=[0, horizon])
@@ -282,8 +284,9 @@ def figure_notes(exact: SurvivalCurves, private: SurvivalCurves | None, estimand
     [0, 100%] scale (drawn at the edge, with a triangle), each saying what to do."""
     notes = []
     cut_at = []
+    banded_estimand = estimand in (cs.SURVIVAL, cs.INCIDENCE)
     for curves in (exact, private):
-        if curves is None or not banded or estimand != cs.SURVIVAL:
+        if curves is None or not banded or not banded_estimand:
             continue
         cut = band_cut(curves.at_risk[0])
         for gi, g in enumerate(curves.groups):
@@ -291,8 +294,9 @@ def figure_notes(exact: SurvivalCurves, private: SurvivalCurves | None, estimand
                 j = int(np.argmax(cut[gi]))
                 cut_at.append(f"{group_name(g, group_column)} from {fmt_time(curves.time[j - 1] if j else 0.0, unit)} "
                               f"{unit}")
-    if banded and estimand == cs.SURVIVAL:
-        notes.append("Bands stop where nobody is left at risk: past that time the data say nothing about survival"
+    if banded and banded_estimand:
+        what = "survival" if estimand == cs.SURVIVAL else "the incidence (the tables give it from its last lower limit to 100%)"
+        notes.append(f"Bands stop where nobody is left at risk: past that time the data say nothing more about {what}"
                      + (f" (private curve: {'; '.join(cut_at)}, where its released number at risk reaches zero)."
                         if cut_at else "."))
     if private is not None and estimand in (cs.SURVIVAL, cs.INCIDENCE):
@@ -367,7 +371,8 @@ def readability_warnings(result: CurveRelease, conf_type: str, landmarks: Sequen
         curves = replace(curves, groups=tuple(g if g == "all" else name(g) for g in curves.groups))
     return curve_warnings(curves, lo, hi, result.mechanism, list(landmarks) if landmarks is not None else None,
                           coarse, unit, private=not no_noise(result.cost.epsilon),
-                          raw_label_curves="debiased_curves" in result.extra)
+                          raw_label_curves="debiased_curves" in result.extra,
+                          event_free=len(curves.event_types) > 1)
 
 
 def landmark_times_used(curves: SurvivalCurves, times: Sequence[float], exact_grid: bool) -> list[float]:
@@ -393,14 +398,19 @@ def survival_landmarks(curves: SurvivalCurves, times: Sequence[float], conf_type
     return out
 
 
-def incidence_caption(private: SurvivalCurves | None, conf_type: str, private_name: str = "Private") -> str:
-    """The sentence under a cumulative incidence chart: what its shaded bands are."""
-    text = (f"Shaded: pointwise 95% band of type {conf_type}. Non-private: R's interval for a competing-risks curve "
-            "(survfit's infinitesimal jackknife variance, the formula applied to the incidence itself).")
+def incidence_caption(private: SurvivalCurves | None, conf_type: str, private_name: str = "Private",
+                      exact_shaded: bool = True) -> str:
+    """The sentence under a cumulative incidence chart: what its shaded bands are (``exact_shaded``: the non-private
+    curve is drawn with its band, as side by side)."""
+    exact = ("Non-private: R's interval for a competing-risks curve (survfit's infinitesimal jackknife variance, the "
+             "formula applied to the incidence itself)." if exact_shaded else
+             "The non-private band is drawn side by side (Layout); its limits are in the landmark table.")
+    text = f"Shaded: pointwise 95% band of type {conf_type}. {exact}"
     if private is None or private.incidence_variance is None:
         return text + f" {private_name}: no band (this mechanism releases no variance for the incidence)."
     if private.interval_method is None:
-        return text + f" {private_name}: the same formula on its counts, which ignores what was done to them."
+        return (text + f" {private_name}: R's formula on its altered counts, which ignores what the rule did to them, "
+                "so it is too narrow.")
     return (text + f" {private_name}: from a bootstrap over the public noise law, so it carries the noise (the "
             "formula applied to 1 - incidence, whose long arm points down: noisy incidences run high).")
 

@@ -44,6 +44,7 @@ from dpsurv_core.curves.release import CurveRelease, NonPrivate, context, event_
 from dpsurv_core.curves.summary import at_risk_at, at_risk_exact, parse_times, risk_table, table_times
 from dpsurv_core.curves.time_indexed import EDGE_MODES, parse_shares, parse_sizes
 from dpsurv_core.curves.uncertainty import (
+    RULES,
     carry_upper,
     curve_warnings,
     incidence_band,
@@ -69,9 +70,11 @@ GROUP_HELP = "group column, or COL:median (cut at the data's median, disclosed) 
 
 
 
-MECHANISM_HELP = ("nonprivate: exact, not DP; laplace-counts: noisy counts on public bins (Gondara & Wang 2020); "
-                  "time-indexed: noise on the curve (Veeraragavan et al. 2024); rrr: randomized response on the group label "
-                  "(De Faveri et al. 2024), protects the group label only; adaptive-km: when installed (default laplace-counts)")
+def mechanism_help(choices: Sequence[str]) -> str:
+    """The --mechanism help of a command: each mechanism it offers, by the catalogue's name (default laplace-counts)."""
+    curves = set(catalogue.ids(catalogue.CURVES))
+    names = "; ".join(f"{i}: {catalogue.get(catalogue.CURVES, i).name}" for i in choices if i in curves)
+    return names + f" (default {catalogue.default_id(catalogue.CURVES)})"
 
 
 def set_group_help(p: argparse.ArgumentParser, required: bool = False) -> None:
@@ -79,8 +82,8 @@ def set_group_help(p: argparse.ArgumentParser, required: bool = False) -> None:
         if action.dest == "group":
             action.help = GROUP_HELP
             action.required = required
-        if action.dest == "mechanism":
-            action.help = MECHANISM_HELP
+        if action.dest == "mechanism" and action.choices:
+            action.help = mechanism_help(list(action.choices)).replace("%", "%%")
 
 
 def add_mechanism_options(p: argparse.ArgumentParser) -> None:
@@ -269,7 +272,8 @@ def released_numbers(rel: CurveRelease, conf_type: str = "log", names: dict[str,
                 "interval_method": interval_method(rel, conf_type),
                 "warnings": curve_warnings(named, lo, up, rel.mechanism, list(landmarks) if landmarks else None, coarse,
                                            time_unit, private=not no_noise(rel.cost.epsilon),
-                                           raw_label_curves=debiased) + list(more_warnings)})
+                                           raw_label_curves=debiased, event_free=len(main.event_types) > 1)
+                                + list(more_warnings)})
     return out
 
 
@@ -356,15 +360,27 @@ def band_curves(rel: CurveRelease) -> SurvivalCurves:
     return rel.extra.get("debiased_curves", rel.curves)
 
 
-def incidence_method(curves: SurvivalCurves, conf_type: str) -> str:
-    """One phrase naming how the cumulative incidence's limits were computed (:func:`incidence_band`)."""
+def rmst_curves(rel: CurveRelease) -> SurvivalCurves:
+    """The curves an RMST integrates: the non-private release's at every event time (its grid curve's step area would
+    overstate the area by about half a bin times each bin's drop), else those the release's numbers are read from."""
+    return rel.extra.get("event_time_curves", band_curves(rel))
+
+
+def incidence_method(curves: SurvivalCurves, conf_type: str, debiased: bool = False, altered: bool = False) -> str:
+    """One phrase naming how the cumulative incidence's limits were computed (:func:`incidence_band`); ``debiased``:
+    rrr, whose reported-label curves have none; ``altered``: a deterministic disclosure-control rule changed the
+    counts the formula reads."""
     if curves.incidence_variance is None:
         return "no interval: the release carries no variance for the cumulative incidence"
     if curves.interval_method is None:
         return (f"pointwise 95% {conf_type} interval on the incidence (R survfit conf.type on a multi-state curve) from "
-                "the infinitesimal jackknife variance, as R's survfit computes it: the sampling error only")
-    return (f"pointwise 95% {conf_type} interval (R's conf.type formulas on 1 - incidence) from the bootstrap variance, "
-            f"which includes the noise: {curves.interval_method}")
+                "the infinitesimal jackknife variance, as R's survfit computes it: the sampling error only"
+                + ("; it reads the altered counts as exact and ignores what the rule did, so it is too narrow"
+                   if altered else ""))
+    return (("de-biased curves only (the reported-label curves have no interval): " if debiased else "")
+            + f"pointwise 95% {conf_type} interval (R's conf.type formulas on 1 - incidence) from the bootstrap variance, "
+            f"which includes the noise: {curves.interval_method}; where nobody is left at risk, from the last lower "
+            "limit to 1")
 
 
 def includes_noise(rel: CurveRelease) -> bool:
@@ -399,7 +415,7 @@ def hazard_limits(lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.
     """The band of the cumulative hazard H = -log S from the survival band: (-log upper, -log lower); inf where the
     survival's lower limit is 0 (no upper limit on H), NaN where the survival band is NaN."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return -np.log(np.asarray(upper, float)), -np.log(np.asarray(lower, float))
+        return -np.log(np.asarray(upper, float)) + 0.0, -np.log(np.asarray(lower, float)) + 0.0  # + 0.0: no "-0"
 
 
 def conf_bands(curves: SurvivalCurves, conf_type: str, with_noise: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -608,7 +624,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                         "is where its band, read linearly between grid points, reaches 1 - p (the "
                                         "upper limit at least the estimate)" if coarse else ""))
     if competing:
-        out["incidence_interval_method"] = incidence_method(band_curves(rel), conf_type)
+        out["incidence_interval_method"] = incidence_method(band_curves(rel), conf_type, "debiased_curves" in rel.extra,
+                                                            rel.mechanism in RULES)
+        if len(rel.curves.event_types) > 1:
+            out["survival_definition"] = ("with competing events, survival, its median, quartiles, events and number "
+                                          "at risk count every event type: the probability of being free of all of "
+                                          "them (R's pstate of the starting state), not survival from one cause")
     if "table" in rel.extra:  # disclosure control: the released table as published ("<5" for suppressed cells)
         out["released_table"] = rel.extra["table"]
     if "debiased_curves" in rel.extra:
@@ -626,22 +647,30 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if landmarks:
         out["landmarks"] = landmark_entries(main, landmarks, conf_type, public.grid.kind == "event-times", noisy_band)
     if getattr(args, "rmst", None) is not None:
-        out["rmst"] = rmst_entries(main, float(args.rmst), coarse)
+        out["rmst"] = rmst_entries(rmst_curves(rel), float(args.rmst), coarse)
     lo, up = conf_bands(main, conf_type, noisy_band)
     names = group_labels_of(args, rel.curves.groups)
     named = named_groups(main, names)
     out["warnings"] = curve_warnings(named, lo, up, rel.mechanism, landmarks or None, coarse,
                                      time_unit=cohort.time_unit, private=not no_noise(rel.cost.epsilon),
-                                     raw_label_curves="debiased_curves" in rel.extra)
+                                     raw_label_curves="debiased_curves" in rel.extra,
+                                     event_free=len(main.event_types) > 1)
     out["warnings"] += beyond_follow_up(public, landmarks or [], getattr(args, "rmst", None), cohort.time_unit)
     return add_group_labels(out, names)
 
 
 def beyond_follow_up(public: PublicParameters, landmarks: list[float], rmst: float | None, unit: str) -> list[str]:
-    """Sentences for a landmark or an RMST time after the public horizon, where the curve is not estimated."""
+    """Sentences for a landmark before the public grid's first point or after its horizon, or an RMST time after the
+    horizon, where the curve is not estimated."""
     end = float(public.horizon)
     fmt = lambda t: f"{t:.4g} {unit}".strip()  # noqa: E731
     out = []
+    first = float(public.grid.points[0])
+    early = [t for t in landmarks if t < first] if public.grid.kind != "event-times" else []
+    if early:
+        out.append(f"The landmark time {', '.join(fmt(t) for t in early)} is before the first point of the public grid "
+                   f"({fmt(first)}), so the survival shown is the curve at time 0 (100%, with no uncertainty), not an "
+                   f"estimate at that time; choose landmarks from {fmt(first)} on, or a finer grid.")
     late = [t for t in landmarks if t > end]
     if late:
         out.append(f"The landmark time {', '.join(fmt(t) for t in late)} is after the end of follow-up on the public grid "

@@ -113,7 +113,7 @@ def _curve_sections(rep: Report, release: curves.CurveRelease, cohort, public, a
     if args.rmst is not None:
         rows = [{"group": _label(names, e["group"]), f"up to ({cohort.time_unit})": e["time_used"], "RMST": e["rmst"],
                  "95% CI lower": _nan(e["lower"]), "95% CI upper": _nan(e["upper"])}
-                for e in km.rmst_entries(main, float(args.rmst), coarse) if e["trial"] == 0]
+                for e in km.rmst_entries(km.rmst_curves(release), float(args.rmst), coarse) if e["trial"] == 0]
         rep.add_table(pd.DataFrame(rows), f"Restricted mean survival time ({what}, 95% CI)")
     risk = km.number_at_risk(release.curves.groups, cohort, public, release.counts,
                              release.cost.epsilon if private else math.inf, release.trials)
@@ -182,7 +182,7 @@ def run(args: argparse.Namespace) -> dict:
     if release.counts is not None and len(release.curves.groups) > 1:
         rep.add_section("Private log-rank tests")
         table, lr_warnings = _logrank_table(release.counts, mech, release.extra, names, release.cost.epsilon)
-        rep.add_table(table)
+        rep.add_table(table, "Log-rank tests (private, p-values calibrated for the noise)")
         warnings += lr_warnings
     if warnings:
         rep.add_section("Read with care")
@@ -222,7 +222,7 @@ def run(args: argparse.Namespace) -> dict:
         # Ledger and report page exports them
         record = [r for r in store_from_args(args).records(plan.fingerprint) if r.id == fields.get("record_id")]
         csv_text, json_text = export_bundle(record, ledger, cohort.name, plan.fingerprint,
-                                            derived=rep.private_tables())
+                                            derived=rep.private_tables(), report_warnings=list(dict.fromkeys(warnings)))
         write_new(args.bundle + ".csv", csv_text, force=args.force)
         write_new(args.bundle + ".json", json_text, force=args.force)
         written += [args.bundle + ".csv", args.bundle + ".json"]

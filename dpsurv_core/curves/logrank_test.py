@@ -43,7 +43,7 @@ from dpsurv_core.privacy.noise import SimulationNoise
 
 ALPHA = 0.05
 DEFAULT_DRAWS = 999
-EXACT_METHOD = "log-rank chi-square on the released counts (no noise: exact test on the public grid)"
+EXACT_METHOD = "log-rank chi-square on the exact counts on the public grid (no noise: not private)"
 CALIBRATED_METHOD = ("Monte Carlo test: the statistic's null distribution simulated from the released pooled hazard "
                      "and the public noise law ({draws} draws)")
 LABEL_METHOD = ("log-rank chi-square on the reported groups: randomizing labels does not change the statistic's null "

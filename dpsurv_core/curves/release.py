@@ -104,8 +104,9 @@ class NonPrivate(Mechanism):
             risk = at_risk_exact(cohort, curves.groups, curves.time)
             curves = replace(curves, at_risk=np.broadcast_to(risk, curves.at_risk.shape).copy())
         counts = exact_counts(cohort, public.grid, public, competing)
+        # the curves at every event time too: an area (RMST) is the integral of the step curve there, not of the grid's
         return CurveRelease(self.name, self.cost, {}, [Disclosure("release", "not DP: exact, non-private estimates.", dp=False)],
-                            curves, tile_trials(counts, 1), "none")
+                            curves, tile_trials(counts, 1), "none", extra={"event_time_curves": exact})
 
 
 def at_grid(curves: SurvivalCurves, points: np.ndarray) -> SurvivalCurves:

@@ -282,17 +282,31 @@ def incidence_limits(incidence: np.ndarray, variance: np.ndarray, conf_type: str
     """Limits of a cumulative incidence I from var(I), NaN where R gives NA.
 
     By default R's conf.type formulas on I itself, as survfit does for a multi-state curve's pstate
-    (survfit_confint with logse = FALSE: the standard error of log I is sd(I) / I; NA at I = 0, and at I = 1 for
-    log-log, logit and arcsin). ``complement``: the same formulas on 1 - I, flipped back. A noisy release's
-    incidence is biased up where clamped counts add events, and the band on 1 - I, whose long arm points down,
-    keeps its coverage there (laplace-counts at n = 200: 93.7-96.3% against 89.0% on I at epsilon 0.5;
-    benchmarks/coverage_incidence.py)."""
+    (survfit_confint with logse = FALSE: the standard error of log I is sd(I) / I; at I = 0 with no variance [0, 0]
+    for plain and NA for the others, and NA at I = 1 for log-log, logit and arcsin).
+
+    ``complement``: the same formulas on 1 - I, flipped back. A noisy release's incidence is biased up where clamped
+    counts add events, and the band on 1 - I, whose long arm points down, keeps its coverage there (laplace-counts at
+    n = 200: 93.7-96.3% against 89.0% on I at epsilon 0.5; benchmarks/coverage_incidence.py)."""
     p = np.asarray(incidence, float)
+    var = np.asarray(variance, float)
     base = 1.0 - p if complement else p
     with np.errstate(divide="ignore", invalid="ignore"):
-        v = np.asarray(variance, float) / base ** 2
+        v = var / base ** 2
     lo, up = confidence_limits(np.clip(base, 0.0, 1.0), np.where(base > 0, v, np.inf), conf_type, alpha)
-    return (1.0 - up, 1.0 - lo) if complement else (lo, up)
+    if complement:
+        # where I = 0 but the noise leaves it uncertain, log-log, logit and arcsin are undefined on 1 - I = 1: the
+        # log formula's limits, 0 to 1 - exp(-z sd), rather than no interval
+        at_zero = (base >= 1.0) & (var > 0) & np.isfinite(var)
+        if np.any(at_zero) and conf_type in ("log-log", "logit", "arcsin"):
+            lo_log, _ = confidence_limits(np.ones_like(base), var, "log", alpha)
+            lo, up = np.where(at_zero, lo_log, lo), np.where(at_zero, 1.0, up)
+        return 1.0 - up, 1.0 - lo
+    # R's plain interval where I = 0 with no variance (nobody has had the event yet) is [0, 0], not NA
+    exact_zero = (p == 0) & (var == 0)
+    if conf_type == "plain" and np.any(exact_zero):
+        lo, up = np.where(exact_zero, 0.0, lo), np.where(exact_zero, 0.0, up)
+    return lo, up
 
 
 def incidence_band(curves: SurvivalCurves, conf_type: str = "log") -> tuple[np.ndarray, np.ndarray] | None:
@@ -300,8 +314,17 @@ def incidence_band(curves: SurvivalCurves, conf_type: str = "log") -> tuple[np.n
     for exact counts (the infinitesimal jackknife's variance), on 1 - I for a noise-carrying bootstrap variance."""
     if curves.incidence_variance is None:
         return None
-    return incidence_limits(curves.cumulative_incidence, curves.incidence_variance, conf_type, curves.alpha,
-                            complement=curves.interval_method is not None)
+    noisy = curves.interval_method is not None
+    lo, up = incidence_limits(curves.cumulative_incidence, curves.incidence_variance, conf_type, curves.alpha,
+                              complement=noisy)
+    if noisy:  # once a noisy release leaves nobody at risk, the incidence may still rise to anything up to 1
+        left = np.asarray(curves.at_risk, float)
+        stopped = (np.minimum.accumulate(np.where(np.isnan(left), np.inf, left), axis=-1) <= 0)[..., None, :]
+        stopped = np.broadcast_to(stopped, lo.shape)
+        # an incidence never falls: the last lower limit before the cut still holds (0 when there was none)
+        floor = np.nan_to_num(np.fmax.accumulate(np.where(stopped, np.nan, lo), axis=-1), nan=0.0)
+        lo, up = np.where(stopped, floor, lo), np.where(stopped, 1.0, up)
+    return lo, up
 
 
 def rmst_interval(curves: SurvivalCurves, horizon: float, coarse: bool = False
@@ -575,11 +598,13 @@ def _index_at(time: np.ndarray, when: float) -> int:
 
 def curve_warnings(curves: SurvivalCurves, lower: np.ndarray, upper: np.ndarray, mechanism: str,
                    landmarks: list[float] | None = None, coarse: bool = False, time_unit: str = "",
-                   private: bool = True, raw_label_curves: bool = False, trial: int = 0) -> list[str]:
+                   private: bool = True, raw_label_curves: bool = False, trial: int = 0,
+                   event_free: bool = False) -> list[str]:
     """Plain sentences for results that cannot be read (first trial), each saying what to do next: a band from near
     0 to near 1, a median that is not identifiable, an error bar larger than the difference between groups, a
     time-indexed median where the truth may not be reached, a time-indexed band without the sampling error (no group
-    size declared), rrr's reported-label curves."""
+    size declared), rrr's reported-label curves. ``event_free``: with competing events the curve counts every event
+    type, and the sentences say so (its median is the event-free median, not the median survival)."""
     if not private:
         return []
     out: list[str] = []
@@ -589,8 +614,11 @@ def curve_warnings(curves: SurvivalCurves, lower: np.ndarray, upper: np.ndarray,
     has_band = not np.all(np.isnan(lo))
     groups = curves.groups
     informative = False  # some point's band is narrower than almost [0, 1]
+    median = "event-free median (time to the first event of any type)" if event_free else "median"
     for g, name in enumerate(groups):
         label = f"group {name}" if len(groups) > 1 or name != "all" else "the curve"
+        curve = (f"the event-free curve of {label}" if label != "the curve" else "the event-free curve") if event_free \
+            else label
         if has_band:
             wide = (np.nan_to_num(lo[g], nan=0.0) <= 0.05) & (np.nan_to_num(up[g], nan=1.0) >= 0.95)
             informative = informative or not wide.all()
@@ -598,12 +626,12 @@ def curve_warnings(curves: SurvivalCurves, lower: np.ndarray, upper: np.ndarray,
             if tail.any():
                 k = int(np.argmax(tail))
                 where = "at every time" if k == 0 else f"from {_fmt(time[k], time_unit)} on"
-                out.append(f"The 95% band of {label} spans almost 0 to 1 {where}: the private curve says little "
+                out.append(f"The 95% band of {curve} spans almost 0 to 1 {where}: the private curve says little "
                            "there; raise epsilon, widen the bins or pool groups.")
         crossings = int(np.count_nonzero(np.diff(np.sign(s[g] - 0.5)) != 0))
         med = quantile_r(time, s[g])
         if crossings > 1:
-            out.append(f"The curve of {label} crosses 0.5 {crossings} times, so its median is not identifiable; "
+            out.append(f"The curve of {label} crosses 0.5 {crossings} times, so its {median} is not identifiable; "
                        "raise epsilon or widen the bins.")
         elif mechanism == "time-indexed" and np.isfinite(med) and has_band and up[g][-1] >= 0.5:
             out.append(f"The time-indexed median of {label} ({_fmt(med, time_unit)}) may be an artefact of the "
@@ -612,7 +640,7 @@ def curve_warnings(curves: SurvivalCurves, lower: np.ndarray, upper: np.ndarray,
         elif has_band and np.isfinite(med):
             _, med_up = quantile_limits(time, lo[g], up[g], 0.5, coarse, s[g])
             if not np.isfinite(med_up):
-                out.append(f"The median of {label} ({_fmt(med, time_unit)}) is not identifiable: the band's upper "
+                out.append(f"The {median} of {label} ({_fmt(med, time_unit)}) is not identifiable: the band's upper "
                            "limit never falls to 0.5 on the grid, so the true median may not be reached; report it as "
                            "'not reached' or raise epsilon.")
     if mechanism == "time-indexed" and informative and NOISE_ONLY in (curves.interval_method or ""):
@@ -632,7 +660,8 @@ def curve_warnings(curves: SurvivalCurves, lower: np.ndarray, upper: np.ndarray,
                     diff = abs(s[a, k] - s[b, k])
                     half = np.nanmax([(up[a, k] - lo[a, k]) / 2, (up[b, k] - lo[b, k]) / 2])
                     if np.isfinite(half) and half > diff:
-                        out.append(f"At {_fmt(time[k], time_unit)} the difference between {groups[a]} and "
+                        out.append(f"At {_fmt(time[k], time_unit)} the difference in {'event-free ' if event_free else ''}"
+                                   f"survival between {groups[a]} and "
                                    f"{groups[b]} ({100 * diff:.1f} points) is smaller than the error bar "
                                    f"(+/- {100 * half:.1f} points): the private curves cannot tell these groups apart "
                                    "there; raise epsilon or use fewer, wider bins.")

@@ -12,12 +12,13 @@ For the audit, a method also says how the released cells change when one privacy
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from dpsurv_core.curves.counts import BinnedCounts, post_process
-from dpsurv_core.curves.kaplan_meier import actuarial_share, estimate
+from dpsurv_core.curves.kaplan_meier import actuarial_share, estimate, incidence_variance
 from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, exact_counts, tile_trials
 from dpsurv_core.curves.uncertainty import bootstrap_curves, with_bootstrap_bands
 from dpsurv_core.data.cohort import Cohort
@@ -94,6 +95,9 @@ class DisclosureControl(Mechanism):
         curves = estimate(released, actuarial=a, noisy=True)
         if self.interval_includes_noise and self.noise_in_bands:  # a random perturbation: the bands redraw it
             curves = with_bootstrap_bands(curves, bootstrap_curves(self, released, a))
+        elif not self.interval_includes_noise:  # a deterministic rule: the exact-count formulas on the altered counts,
+            # as its Greenwood band (both ignore what the rule did, and its releases say so)
+            curves = replace(curves, incidence_variance=incidence_variance(released, a))
         extra = dict(extra)
         extra["table"] = released_table(altered, extra.get("suppressed"), getattr(self, "threshold", None))
         discl = [*public.disclosures(CURVE_PARAMETERS), Disclosure("release", NOT_DP.format(what=self.what), dp=False)]

@@ -557,12 +557,14 @@ def session_report(title: str, dataset: str, ledger: Ledger, items: list[Release
 
 
 def export_bundle(records: list[Record], ledger: Ledger, dataset: str = "", fingerprint: str = "",
-                  chain: dict[str, Any] | None = None, derived: list[dict[str, Any]] | None = None) -> tuple[str, str]:
+                  chain: dict[str, Any] | None = None, derived: list[dict[str, Any]] | None = None,
+                  report_warnings: list[str] | None = None) -> tuple[str, str]:
     """CSV and JSON of the chosen release records' stored outputs (private outputs only).
 
     The CSV has one row per released number; the JSON holds each chosen record (id, time, hash, mechanism, cost,
     parameters, disclosures, reproduce command, outputs), those rows, the composed totals of the whole data set, and
-    ``derived``: the tables a report computed from the releases (:meth:`Report.private_tables`), when given."""
+    ``derived``: the tables a report computed from the releases (:meth:`Report.private_tables`), and
+    ``report_warnings``: its "Read with care" sentences, when given."""
     rows: list[dict[str, Any]] = []
     releases = []
     for r in records:
@@ -579,6 +581,8 @@ def export_bundle(records: list[Record], ledger: Ledger, dataset: str = "", fing
                "chain": chain or {}}
     if derived is not None:
         payload["derived_tables"] = derived
+    if report_warnings is not None:
+        payload["report_warnings"] = report_warnings
     return _csv(rows), json.dumps(_json_safe(payload), indent=2, default=_default, allow_nan=False)
 
 

@@ -190,9 +190,29 @@ def test_cumulative_incidence_on_pbc():
         assert m, cell
         value, lo, up = map(float, m.groups())
         assert lo < value < up
+    assert "The non-private band is drawn side by side" in text(at)  # overlaid: only the private band is shaded
+    at.radio(key="sc_layout").set_value("side by side").run()
     assert "infinitesimal jackknife" in text(at)
     at.button(key="release-curves").click().run()
     assert "--estimand cumulative-incidence" in releases()[0].body["command"]
+
+
+def test_rrr_incidence_chart_draws_the_de_biased_curves_the_tables_read():
+    """Randomized response: the incidence chart draws the de-biased curves with their noise-aware band, the curves
+    whose numbers the landmark table prints, and names them so."""
+    import json
+
+    if "rrr" not in KM:
+        pytest.skip("rrr is not offered")
+    at = run(CURVES, dataset="pbc")
+    at.selectbox(key="sc_mechanism").set_value("rrr").run()
+    at.radio(key="sc_estimand").set_value("cumulative incidence").run()
+    assert not at.exception
+    traces = json.loads(at.get("plotly_chart")[0].proto.spec)["data"]
+    names = [t.get("name", "") for t in traces if t.get("showlegend", True) is not False]
+    assert any("(de-biased)" in n for n in names)
+    assert any(t.get("fill") == "tonexty" for t in traces)  # the de-biased band is drawn
+    assert "carries the noise" in text(at)
 
 
 @pytest.mark.parametrize("dataset, estimand", [("lung", "cumulative hazard"), ("pbc", "cumulative incidence")])

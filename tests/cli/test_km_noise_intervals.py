@@ -252,3 +252,31 @@ def test_the_ledger_record_keeps_the_warnings_km_printed(capsys, tmp_path):
         record = [r for r in LedgerStore(path).records() if r.kind == RELEASE][-1]
         assert record.id == o["record_id"]
         assert o["warnings"] and sorted(record.body["outputs"]["warnings"]) == sorted(o["warnings"])
+
+
+def test_nonprivate_rmst_on_a_public_grid_is_the_exact_area(capsys):
+    """The non-private RMST integrates the step curve at every event time, as R's rmean does, whatever the reporting
+    grid (the grid's step curve overstated it: 259.6 against 241.5 days for lung's men to 365 days)."""
+    on_grid = run(capsys, "km", *LUNG, "--mechanism", "nonprivate", "--grid", "0:1100:20", "--rmst", "365")["rmst"]
+    exact = run(capsys, "km", *LUNG, "--mechanism", "nonprivate", "--rmst", "365")["rmst"]
+    for a, b in zip(on_grid, exact, strict=True):
+        assert a["rmst"] == pytest.approx(b["rmst"], abs=1e-9) and a["lower"] == pytest.approx(b["lower"], abs=1e-9)
+    assert on_grid[0]["rmst"] == pytest.approx(241.5, abs=0.05)
+
+
+def test_a_landmark_before_the_first_grid_point_is_said_to_be_time_zero(capsys):
+    o = run(capsys, "km", *LUNG, "--mechanism", "laplace-counts", "--seed", "1", "--landmarks", "30,365")
+    first = [e for e in o["landmarks"] if e["time_requested"] == 30]
+    assert all(e["time_used"] == 0 and e["survival"] == 1 for e in first)
+    assert any("before the first point of the public grid" in w and "30 days" in w for w in o["warnings"])
+
+
+def test_competing_events_say_the_survival_curve_is_event_free(capsys):
+    o = run(capsys, "km", "--data", "pbc", "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "1",
+            "--seed", "2", "--estimand", "cumulative-incidence")
+    assert "free of all of them" in o["survival_definition"]
+    medians = [w for w in o["warnings"] if "median" in w]
+    assert medians and all("event-free median" in w for w in medians)
+    plain = run(capsys, "km", "--data", "pbc", "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "1",
+                "--seed", "2")
+    assert "survival_definition" not in plain and not any("event-free" in w for w in plain["warnings"])

@@ -110,3 +110,39 @@ def test_interval_covers_a_known_incidence():
         j = np.searchsorted(cur.time, t0, side="right") - 1
         hits += lo[0, 0, j] <= truth <= up[0, 0, j]
     assert 0.925 <= hits / 400 <= 0.975, hits / 400
+
+
+def test_r_gives_plain_zero_width_and_other_types_na_where_nobody_had_the_event():
+    """survfit_confint(p = 0, se = 0, logse = FALSE): plain [0, 0], the other four NA."""
+    for kind in ("plain", "log", "log-log", "logit", "arcsin"):
+        lo, up = incidence_limits(np.array([0.0, 0.2]), np.array([0.0, 0.01]), kind)
+        if kind == "plain":
+            assert lo[0] == 0.0 and up[0] == 0.0
+        else:
+            assert np.isnan(lo[0]) and np.isnan(up[0])
+        assert lo[1] < 0.2 < up[1]
+
+
+def test_a_noisy_zero_incidence_keeps_an_interval_under_every_type():
+    """A private incidence of 0 whose bootstrap variance is positive is uncertain: every type gives [0, u] with u > 0
+    (log-log, logit and arcsin are undefined on 1 - I = 1, so the log formula's 1 - exp(-z sd) stands in)."""
+    for kind in ("plain", "log", "log-log", "logit", "arcsin"):
+        lo, up = incidence_limits(np.array([0.0]), np.array([0.0004]), kind, complement=True)
+        assert lo[0] == 0.0 and up[0] > 0.0, kind
+        if kind in ("log", "log-log", "logit", "arcsin"):
+            np.testing.assert_allclose(up[0], 1 - np.exp(-Z * 0.02))
+
+
+def test_a_noisy_band_where_nobody_is_left_runs_from_the_last_lower_limit_to_one():
+    from dataclasses import replace
+
+    from dpsurv_core.curves.uncertainty import incidence_band
+
+    c = _counts([20], [[[3, 2, 2, 1]]], [[1, 1, 1, 1]])
+    cur = estimate(c)
+    noisy = replace(cur, interval_method="bootstrap", incidence_variance=np.full(cur.cumulative_incidence.shape, 1e-3),
+                    at_risk=np.array([[20.0, 14.0, 0.0, 5.0]]))
+    lo, up = incidence_band(noisy, "log")
+    free_lo, _ = incidence_limits(cur.cumulative_incidence, noisy.incidence_variance, "log", complement=True)
+    np.testing.assert_allclose(lo[0, 0, :2], free_lo[0, 0, :2])
+    assert np.all(lo[0, 0, 2:] == free_lo[0, 0, 1]) and np.all(up[0, 0, 2:] == 1.0)

@@ -219,8 +219,12 @@ def test_report_command_writes_report_and_bundle(tmp_path):
     assert "Median survival (private, 95% CI)" in titles
     medians = next(t for t in bundle["derived_tables"] if t["title"].startswith("Median survival"))["rows"]
     assert [m["group"] for m in medians] == ["Male", "Female"] and all("95% CI upper" in m for m in medians)
-    assert any(t["section"] == "Private log-rank tests" and 0 <= t["rows"][0]["p-value"] <= 1
+    assert any(t["title"].startswith("Log-rank tests (private") and 0 <= t["rows"][0]["p-value"] <= 1
                for t in bundle["derived_tables"])
+    assert isinstance(bundle["report_warnings"], list)
+    from html import escape
+
+    assert all(escape(w) in html for w in bundle["report_warnings"])  # the HTML's "Read with care" sentences
 
 
 def test_bundle_tables_leave_out_a_review_s_confidential_sections(tmp_path):
