@@ -128,6 +128,12 @@ class AuditResult:
             "influential_points": infl, "influential_points_per_trial": per, "influential_thresholds": list(THRESHOLDS),
             "grid_points": self.grid_points, "sentence": self.sentence(),
             "charged_to_ledger": False,
+            "epsilon_test_tpr": a.tpr, "epsilon_test_fpr": a.fpr, "epsilon_test_threshold": a.threshold,
+            "fields_note": ("tpr, fpr and threshold (and epsilon_test_*) are the operating point of the test behind "
+                            "empirical_epsilon_lower; the headline attack is advantage with advantage_tpr, "
+                            "advantage_fpr and advantage_threshold; advantage is advantage_held_out floored at 0 (a "
+                            "held-out difference below 0 is chance); empirical_epsilon_lower is null when the releases "
+                            "are told apart with certainty (no finite bound)"),
             "notes": self.notes + ["An audit is a simulation on the data for the data holder or an ethics board, not a "
                                    "release: it is not charged to the ledger and its numbers must not be published."],
         }
@@ -246,17 +252,19 @@ class CurveAdapter(Adapter):
             self._exposure = exposure(self.mechanism, self.cohort, self.public)
         return self._exposure
 
-    def default_target(self) -> Target:
+    def exposed_units(self) -> np.ndarray | None:
+        """For a deterministic disclosure-control rule, the units whose removal changes its released table (None
+        otherwise, or when nobody is exposed). Such a rule hides the others: the attack targets an exposed one, else
+        the audit would report a safe 0% while others are exposed with certainty."""
         from dpsurv_core.audit.exposure import _is_disclosure_control
 
-        eligible = None
         if _is_disclosure_control(self.mechanism) and getattr(self.mechanism, "deterministic", False):
-            # a deterministic rule hides the subjects whose removal leaves the table as it is: the attack targets
-            # one whose removal changes it, if there is one (else the audit would report a safe 0% while others
-            # are exposed with certainty)
             expo = self.exposure()
-            eligible = expo.mask if expo.exposed else None
-        return select_curve_target(self.cohort, self.public, self.label_only, eligible)
+            return expo.mask if expo.exposed else None
+        return None
+
+    def default_target(self) -> Target:
+        return select_curve_target(self.cohort, self.public, self.label_only, self.exposed_units())
 
     def _run(self, cohort: Cohort, noise: SimulationNoise, trials: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
         rel = self.mechanism.release(cohort, self.public, noise, trials)
@@ -313,7 +321,7 @@ class LogrankAdapter(CurveAdapter):
     def default_target(self) -> Target:
         if self.label_only:
             return select_curve_target(self.cohort, self.public, True)
-        return select_logrank_target(self.cohort, self.public)
+        return select_logrank_target(self.cohort, self.public, self.exposed_units())
 
     def _stats(self, cohort: Cohort, noise: SimulationNoise, trials: int) -> np.ndarray:
         rel = self.mechanism.release(cohort, self.public, noise, trials)

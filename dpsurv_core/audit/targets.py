@@ -221,19 +221,25 @@ def select_curve_target(cohort: Cohort, public: PublicParameters, label_change: 
     return _make_target(cohort, row, why, "default", infl[u], new_labels[u])
 
 
-def select_logrank_target(cohort: Cohort, public: PublicParameters) -> Target:
-    """Default target for log-rank releases: the unit whose removal changes the exact overall statistic the most."""
+def select_logrank_target(cohort: Cohort, public: PublicParameters, eligible: np.ndarray | None = None) -> Target:
+    """Default target for log-rank releases: the unit whose removal changes the exact overall statistic the most;
+    ``eligible`` (one flag per unit): among these units only (a deterministic disclosure-control rule: the units
+    whose removal changes its released table)."""
     exact, _, loo, unit = leave_one_out_counts(cohort, public)
     base = float(logrank.overall(tile_trials(exact, 1)).statistic[0])
     with np.errstate(all="ignore"):
         stat = logrank.overall(loo).statistic
     change = np.abs(np.nan_to_num(stat, nan=base) - base)
     first = _first_rows(unit, change.size)
+    valid = first >= 0
+    if eligible is not None and np.any(valid & eligible):
+        valid = valid & eligible
     order = np.lexsort((cohort.time[first], change))[::-1]
-    u = int(order[first[order] >= 0][0])
+    u = int(order[valid[order]][0])
     row = int(first[u])
-    why = (f"{_describe(cohort, row)} was chosen as the most exposed subject: removing it changes the non-private "
-           f"overall log-rank chi-square the most, from {base:.3f} by {change[u]:.3f}.")
+    among = "" if eligible is None else ", among the subjects whose removal changes the released table"
+    why = (f"{_describe(cohort, row)} was chosen as the most exposed subject{among}: removing it changes the "
+           f"non-private overall log-rank chi-square the most, from {base:.3f} by {change[u]:.3f}.")
     return _make_target(cohort, row, why, "default", change[u])
 
 

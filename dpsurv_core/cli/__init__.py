@@ -84,7 +84,7 @@ def not_dp_labels(result: dict[str, Any]) -> None:
         # no noise at all (a non-private estimator, or epsilon = inf): that, not a disclosure, is why nothing is
         # protected, and no interval printed beside it carries noise
         cost = PrivacyCost(math.inf)
-        result.update({"guarantee": cost.guarantee, "protects": cost.protects})
+        result.update({"guarantee": cost.guarantee, "protects": cost.protects, "neighbouring": cost.neighbouring})
         for key in ("privacy", "cost"):
             if isinstance(result.get(key), str) or key == "privacy":
                 result[key] = cost.sentence()
@@ -99,6 +99,8 @@ def not_dp_labels(result: dict[str, Any]) -> None:
     result["guarantee"] = f"none: not differentially private ({not_dp[0]} read off the data)"
     if isinstance(result.get("protects"), str):
         result["protects"] = "nothing formally (not differentially private as run)"
+    if result.get("private") is True:  # the mechanism is a private one, but this run of it is not
+        result["private"] = False
     for key in ("privacy", "cost"):
         if isinstance(result.get(key), str):
             result[key] = f"not differentially private as run: {not_dp[1]}"

@@ -531,7 +531,8 @@ def number_at_risk(groups: tuple[str, ...], cohort: Cohort, public: PublicParame
     if no_noise(epsilon) and cohort.rows_per_subject == 1:
         values = np.broadcast_to(at_risk_exact(cohort, groups, times), (trials, len(groups), times.size))
         return risk_table(times, groups, values, exact=True)
-    return risk_table(times, groups, None if counts is None else at_risk_at(counts, times), exact=False)
+    return risk_table(times, groups, None if counts is None else at_risk_at(counts, times), exact=False,
+                      altered=not no_noise(epsilon))
 
 
 def positive_time(text: str) -> float:

@@ -43,7 +43,7 @@ from dpsurv_core.privacy.noise import SimulationNoise
 
 ALPHA = 0.05
 DEFAULT_DRAWS = 999
-EXACT_METHOD = "log-rank chi-square on the exact counts on the public grid (no noise: not private)"
+EXACT_METHOD = "log-rank chi-square on exact counts (no noise: not private)"
 CALIBRATED_METHOD = ("Monte Carlo test: the statistic's null distribution simulated from the released pooled hazard "
                      "and the public noise law ({draws} draws)")
 LABEL_METHOD = ("log-rank chi-square on the reported groups: randomizing labels does not change the statistic's null "
@@ -103,7 +103,9 @@ def _laplace_law(mech: Any) -> NoiseLaw:
         return post_process(exact.from_cells(cells + draw(scale, cells.shape)))
 
     kind = "discrete Laplace" if discrete else "Laplace"
-    return NoiseLaw(mech.name, f"{kind} noise of scale {scale:.4g} on every count cell, then clamping", scale > 0, apply)
+    if scale <= 0:  # epsilon = inf
+        return NoiseLaw(mech.name, "none (epsilon = inf: exact counts)", False, lambda e, r, n: e)
+    return NoiseLaw(mech.name, f"{kind} noise of scale {scale:.4g} on every count cell, then clamping", True, apply)
 
 
 def _adaptive_law(mech: Any, extra: dict[str, Any]) -> NoiseLaw:

@@ -157,14 +157,21 @@ def at_risk_exact(cohort: Cohort, groups: tuple[str, ...], times: np.ndarray) ->
     return out
 
 
-def risk_table(times: np.ndarray, groups: tuple[str, ...], values: np.ndarray | None, exact: bool) -> dict | None:
-    """The number-at-risk table ``km`` and ``logrank`` print: ``values`` (trials, G, T); None when nothing to show."""
+AT_RISK_ALTERED = ("the released counts carry the privacy noise (or the disclosure-control rule's changes), so these "
+                   "are estimates without an interval, post-processed to be whole, non-negative and non-increasing")
+
+
+def risk_table(times: np.ndarray, groups: tuple[str, ...], values: np.ndarray | None, exact: bool,
+               altered: bool = False) -> dict | None:
+    """The number-at-risk table ``km`` and ``logrank`` print: ``values`` (trials, G, T); None when nothing to show.
+    ``altered``: read from noisy or altered released counts."""
     if values is None:
         return None
     rows = [{"trial": t, "group": g, "at_risk": values[t, k].tolist()}
             for t in range(values.shape[0]) for k, g in enumerate(groups)]
+    definition = AT_RISK_DEFINITION + ("" if exact else "; " + AT_RISK_FROM_COUNTS)
     return {"times": np.asarray(times, float).tolist(), "rows": rows,
-            "definition": AT_RISK_DEFINITION + ("" if exact else "; " + AT_RISK_FROM_COUNTS)}
+            "definition": definition + ("; " + AT_RISK_ALTERED if altered else "")}
 
 
 @dataclass(frozen=True)

@@ -160,6 +160,11 @@ def mapping_problems(mapping: ColumnMap, cols: list[str]) -> list[Problem]:
     for col in mapping.covariates:
         if col not in cols:
             problems.append(Problem(col, f"There is no covariate column {col!r}: choose among {', '.join(cols[:12])}."))
+        role = next((r for r, c in (("time", mapping.time), ("event", mapping.event), ("subject id", mapping.id),
+                                    ("event type", mapping.event_type)) if c == col), None)
+        if role is not None:
+            problems.append(Problem(col, f"The covariate {col!r} is the {role} column: a model cannot explain the "
+                                         "outcome by itself; remove it from the covariates."))
     if mapping.time == mapping.event and mapping.time in cols:
         problems.append(Problem(mapping.event, "The time and the event must be different columns: choose the column of "
                                                "0/1 event indicators for the event."))
@@ -244,7 +249,7 @@ def validate(df: pd.DataFrame, mapping: ColumnMap) -> tuple[Cohort | None, list[
                                                    "choose a column with two or more groups, or no group.", "warning"))
         small = [(lab, c) for lab, c in zip(labels, counts) if c < MIN_GROUP_SIZE]
         if small:
-            desc = ", ".join(f"{lab!r} ({c})" for lab, c in small[:4])
+            desc = ", ".join(f"{lab!r} ({c} subject{'' if c == 1 else 's'})" for lab, c in small[:4])
             problems.append(Problem(mapping.group, f"Group(s) {desc} in {mapping.group!r} have fewer than {MIN_GROUP_SIZE} "
                                                    "subjects: private estimates for them will be mostly noise; merge small "
                                                    "groups or choose another column.", "warning"))

@@ -256,7 +256,7 @@ class Statistics:
                                                  "choose a column with two or more groups, or no group.", "warning"))
             small = [(lab, c) for lab, c in found if c < MIN_GROUP_SIZE]
             if small:
-                desc = ", ".join(f"{lab!r} ({c})" for lab, c in small[:4])
+                desc = ", ".join(f"{lab!r} ({c} subject{'' if c == 1 else 's'})" for lab, c in small[:4])
                 problems.append(Problem(m.group, f"Group(s) {desc} in {m.group!r} have fewer than {MIN_GROUP_SIZE} "
                                                  "subjects: private estimates for them will be mostly noise; merge small "
                                                  "groups or choose another column.", "warning"))

@@ -358,6 +358,13 @@ def coefficient_inference(mech: _RegressionMechanism, release: RegressionRelease
     return out
 
 
+def _ratio(x: float) -> str:
+    """A ratio in three significant figures, with more where that would print a limit near 1 as exactly 1 (1.0037
+    is not 1: the sentence says the interval includes 1, so its end must not look like 1 itself)."""
+    text = f"{x:.3g}"
+    return f"{x:.5g}" if text == "1" and x != 1.0 else text
+
+
 def coefficient_warnings(inf: CoefficientInference) -> list[str]:
     """Plain sentences for coefficients that cannot be read, each saying what to do next."""
     out: list[str] = []
@@ -367,11 +374,11 @@ def coefficient_warnings(inf: CoefficientInference) -> list[str]:
         lo, hi, est = _exp(inf.lower[j]), _exp(inf.upper[j]), inf.estimate[j]
         said = False
         if lo <= 1.0 <= hi and (lo == 0 or hi / max(lo, 1e-300) > WIDE_RATIO):
-            out.append(f"{name}: the {kind} could be anywhere from {lo:.3g} to {hi:.3g}, which includes 1 (no effect), "
+            out.append(f"{name}: the {kind} could be anywhere from {_ratio(lo)} to {_ratio(hi)}, which includes 1 (no effect), "
                        f"so this release cannot say whether {name} raises or lowers the risk; {todo}.")
             said = True
         elif lo <= 1.0 <= hi:  # narrow per unit of the covariate, but still compatible with no effect
-            out.append(f"{name}: the 95% interval of the {kind}, {lo:.3g} to {hi:.3g}, includes 1 (no effect), so this "
+            out.append(f"{name}: the 95% interval of the {kind}, {_ratio(lo)} to {_ratio(hi)}, includes 1 (no effect), so this "
                        f"release does not show whether {name} raises or lowers the risk.")
             said = True
         if inf.sign_flip[j] >= FLIP_SHARE:

@@ -237,3 +237,18 @@ def test_logrank_p_value_is_calibrated_for_the_noise(capsys):
     weak = run(capsys, "logrank", "--data", "kidney", "--group", "disease", "--mechanism", "laplace-counts",
                "--epsilon", "0.5", "--seed", "1", "--null-draws", "99")
     assert any("Almost no power" in w for w in weak["warnings"])
+
+
+def test_a_private_log_rank_preview_shows_the_non_private_p_value_beside_it(capsys):
+    """A seeded run (a preview, for the data holder) prints R's survdiff p-value beside the calibrated one; the
+    number at risk says it is read from noisy counts; no sentence about bands a log-rank output does not have."""
+    o = run(capsys, "logrank", "--data", "lung", "--group", "sex", "--seed", "1")
+    test = o["tests"][0]
+    assert test["p_value_nonprivate"] == pytest.approx(0.001311, abs=2e-6)  # survdiff on lung by sex
+    assert o["overall"][0]["p_value_nonprivate"] == pytest.approx(0.001311, abs=2e-6)
+    assert test["p_value_calibrated"] != test["p_value_nonprivate"] and "preview only" in o["p_value_note"]
+    assert "estimates without an interval" in o["number_at_risk"]["definition"]
+    assert not any("band" in n.lower() for n in o["notes"])
+    exact = run(capsys, "logrank", "--data", "lung", "--group", "sex", "--mechanism", "nonprivate")
+    assert "p_value_nonprivate" not in exact["tests"][0] and "estimates without" not in exact["number_at_risk"]["definition"]
+    assert exact["neighbouring"] == "none"

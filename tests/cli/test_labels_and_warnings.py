@@ -65,6 +65,17 @@ def test_audit_without_noise_has_no_formal_guarantee(capsys):
     assert o["within_charge"] is None and o["epsilon_charged"] is None
 
 
+@pytest.mark.parametrize("analysis", ["km", "logrank"])
+def test_audit_of_rounding_targets_a_subject_the_rule_exposes(capsys, analysis):
+    """Rounding reveals about 70% of lung's subjects with certainty; the default target is one of them (for log-rank
+    the most influential subject on the chi-square is not: its removal left the rounded table unchanged and the
+    audit printed a safe 0% advantage)."""
+    o = run(capsys, "audit", "--analysis", analysis, "--mechanism", "round", "--data", "lung", "--group", "sex",
+            "--trials", "40", "--seed", "1")
+    assert "among the subjects whose removal changes the released table" in o["target"]["why"]
+    assert o["advantage"] == 1.0 and o["distinguishable_with_certainty"] is True
+
+
 def test_mechanism_catalogue_gives_no_formal_guarantee_to_non_private_estimators(capsys):
     code = main(["mechanisms", "--json"])
     listing = json.loads(capsys.readouterr()[0])
@@ -229,3 +240,11 @@ def test_a_bad_labels_file_stops_before_any_release_is_charged(tmp_path, capsys,
     out, err = capsys.readouterr()
     assert code == 2 and out == "" and err.startswith("error: --labels") and err.count("\n") == 1
     assert not (tmp_path / "ledger.sqlite").exists()  # nothing was released, so nothing was charged
+
+
+def test_a_run_that_is_not_dp_as_run_is_not_labelled_private(capsys):
+    """Sample and aggregate with its number of blocks read off the data: no guarantee, so not "private" either."""
+    o = run(capsys, "weibull", "--data", "lung", "--mechanism", "saa", "--seed", "2")
+    assert o["guarantee"].startswith("none: not differentially private") and o["private"] is False
+    declared = run(capsys, "weibull", "--data", "lung", "--mechanism", "saa", "--blocks", "10", "--seed", "2")
+    assert declared["guarantee"] == "exact" and declared["private"] is True

@@ -128,7 +128,7 @@ def test_a_group_with_too_few_subjects_is_a_warning_naming_the_group():
     cohort, problems = validate(frame(list(range(1, 13)), [1, 0] * 6, arm=arm), ColumnMap("time", "status", group="arm"))
     assert cohort is not None and cohort.groups == ["A", "B"]
     (p,) = warnings(problems)
-    assert p.column == "arm" and "'B' (2)" in p.message and "fewer than 5" in p.message
+    assert p.column == "arm" and "'B' (2 subjects)" in p.message and "fewer than 5" in p.message
 
 
 def test_single_group_and_continuous_group():

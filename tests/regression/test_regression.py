@@ -163,3 +163,11 @@ def test_cli_unknown_column_and_bad_lambda(capsys):
     assert rc == 2 and "Lambda" in err
     rc, err = _cli(["regression", "--data", "lung", "--mechanism", "output", "--json"], capsys)
     assert rc == 2 and "--covariates is required" in err
+
+
+@pytest.mark.parametrize("column, role", [("status", "event"), ("time", "time")])
+def test_the_outcome_columns_are_refused_as_covariates(capsys, column, role):
+    from tests.cli_run import fails
+
+    line = fails(capsys, "regression", "--data", "lung", "--covariates", f"{column},age", "--mechanism", "cox")
+    assert f"The covariate {column!r} is the {role} column" in line
