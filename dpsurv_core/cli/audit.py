@@ -113,4 +113,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out["grid"] = {"kind": public.grid.kind, "bins": public.grid.bins, "points": public.grid.points}
     out["horizon"] = public.horizon
     out["time_unit"] = cohort.time_unit
+    target = out.get("target") or {}
+    if target.get("group") is not None:  # the target's group as every other output calls it (its value label)
+        from dpsurv_core.cli.km import group_labels_of
+
+        codes = [str(target[k]) for k in ("group", "new_group") if target.get(k) is not None]
+        names = group_labels_of(args, codes)
+        target["group_label"] = names.get(str(target["group"]))
+        if target.get("new_group") is not None:
+            target["new_group_label"] = names.get(str(target["new_group"]))
     return out

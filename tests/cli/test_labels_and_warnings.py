@@ -248,3 +248,9 @@ def test_a_run_that_is_not_dp_as_run_is_not_labelled_private(capsys):
     assert o["guarantee"].startswith("none: not differentially private") and o["private"] is False
     declared = run(capsys, "weibull", "--data", "lung", "--mechanism", "saa", "--blocks", "10", "--seed", "2")
     assert declared["guarantee"] == "exact" and declared["private"] is True
+
+
+def test_the_audit_target_s_group_has_its_label(capsys):
+    o = run(capsys, "audit", "--analysis", "km", "--mechanism", "laplace-counts", "--data", "lung", "--group", "sex",
+            "--trials", "20", "--seed", "1", "--target", "0")
+    assert o["target"]["group"] == "1" and o["target"]["group_label"] == "Male"
