@@ -146,3 +146,13 @@ def test_a_noisy_band_where_nobody_is_left_runs_from_the_last_lower_limit_to_one
     free_lo, _ = incidence_limits(cur.cumulative_incidence, noisy.incidence_variance, "log", complement=True)
     np.testing.assert_allclose(lo[0, 0, :2], free_lo[0, 0, :2])
     assert np.all(lo[0, 0, 2:] == free_lo[0, 0, 1]) and np.all(up[0, 0, 2:] == 1.0)
+
+
+def test_private_incidence_band_covers_in_a_quick_simulation():
+    """laplace-counts at n = 200 and epsilon 0.5, 150 seeded cohorts (benchmarks/coverage_incidence.py): the
+    bootstrap band with the formulas on 1 - I covers the true incidence at three grid points about 95% of the time
+    (94.3 / 94.3 / 96.3% over 1,000 cohorts; on I the middle point fell to 89%)."""
+    from benchmarks.coverage_incidence import private
+
+    cov = private(200, 0.5, 150, seed=11)["on 1 - I"]
+    assert np.all((cov >= 0.90) & (cov <= 0.99)), cov
