@@ -134,7 +134,7 @@ st.caption("Moving a setting redraws the preview at no cost; only the Release bu
 
 if debiased and estimand == cs.SURVIVAL:
     show_figure(cv.rrr_figure(priv, result.extra["debiased_curves"], fine.curves, unit, horizon, group_col,
-                              conf_type), f"survival-{cohort.name}-{mech_name}", "sc_fig", width="stretch")
+                              conf_type, private_label=private_label), f"survival-{cohort.name}-{mech_name}", "sc_fig", width="stretch")
     st.caption(f"Solid: {private_label}. Randomized response mixes the group labels, which pulls the groups' curves "
                "towards each other (raw). The mixing probabilities are public, so it can be undone on the counts "
                f"(de-biased), at no extra cost. Shaded (de-biased): {cv.band_caption(result, conf_type)}.")

@@ -124,20 +124,22 @@ try:
 except DpsurvError as exc:
     st.error(str(exc))
     st.stop()
-cv.privacy_card(result, plan, released)
+cv.privacy_card(result, plan, released, bands=False)
 
 # ------------------------------------------------------------------------------------------ curves
 horizon = float(public.horizon)
 if "debiased_curves" in result.extra:
     show_figure(cv.rrr_figure(result.curves, result.extra["debiased_curves"], fine.curves, unit, horizon,
-                              group_col), f"group-curves-{cohort.name}-{mech_name}", "gc_fig", width="stretch")
+                              group_col, private_label=private_label), f"group-curves-{cohort.name}-{mech_name}", "gc_fig", width="stretch")
     st.caption(f"Left: Kaplan-Meier curves of the *reported* groups ({private_label}); randomly swapped labels pull "
-               "them together. Right: the mixing undone on the counts (free post-processing). Dashed: non-private.")
+               "them together. Right: the mixing undone on the counts (free post-processing). Dashed: non-private. "
+               "No bands here: the Survival curves page draws the de-biased curves' intervals.")
 else:
     show_figure(cv.curve_figure(fine.curves, result.curves, cs.SURVIVAL, None, "overlaid", unit, horizon,
                                 group_col, private_label=private_label), f"group-curves-{cohort.name}-{mech_name}",
                 "gc_fig", width="stretch")
-    st.caption(f"Dashed: non-private; solid: {private_label}.")
+    st.caption(f"Dashed: non-private; solid: {private_label}. No bands here: this page tests whether the groups "
+               "differ; the Survival curves page draws each curve's interval.")
 for note in cv.figure_notes(fine.curves, result.curves, cs.SURVIVAL, False, unit, group_col):
     st.caption(note)
 st.markdown("**Number at risk**")
@@ -189,16 +191,17 @@ for label, (pair, overall, law) in tables.items():
     priv_tests = [*pair, overall] if len(groups) > 2 else pair
     comparison = cs.compare_tests(same_grid, priv_tests)  # flips: private against the exact test on the same grid
     df = cv.logrank_table(comparison, private_label=label, group_column=group_col)
+    p_col = f"p {label} " + ("(calibrated for the noise)" if law.noisy else "(chi-square: no calibration needed)")
     df = df.rename(columns={"Chi² non-private": "Chi² non-private, public grid",
                             "p non-private": "p non-private, public grid",
                             "At 0.05 non-private": "At 0.05 non-private, public grid",
-                            f"p {label}": f"p {label} (calibrated for the noise)"})
+                            f"p {label}": p_col})
     every = cs.compare_tests(fine_tests, priv_tests)
     df.insert(1, "Chi² non-private", [cv.fmt_stat(c.statistic_exact) for c in every])
     df.insert(2, "p non-private", [cv.fmt_p(c.p_exact) for c in every])
     crit = {(t.group_a, t.group_b): float(t.critical_value[0]) for t in priv_tests}
-    df.insert(df.columns.get_loc(f"p {label} (calibrated for the noise)") + 1, "Chi² needed at 5%",
-              [cv.fmt_stat(crit[(c.group_a, c.group_b)]) for c in comparison])
+    df.insert(df.columns.get_loc(p_col) + 1, "Chi² needed at 5%",
+              [cv.fmt_stat(crit[(c.group_a, c.group_b)]) if c.defined else "not defined" for c in comparison])
     if len(tables) > 1:
         st.markdown(f"**Non-private vs {label}** "
                     + ("(from the reported, randomized labels)" if label == private_label else "(mixing undone)"))

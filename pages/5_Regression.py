@@ -250,14 +250,18 @@ def regression_plan(kind: str) -> Plan:
 
 
 NEXT_STEP = "spend more epsilon, raise Lambda or use a larger cohort before reading this number"
+NEXT_STEP_NO_LAMBDA = "spend more epsilon or use a larger cohort before reading this number"  # pSGLD's
 
 
-def readable(sentence: str) -> str:
-    """A warning of the core with the coefficients named as readers say them, ending with what to do next."""
+def readable(sentence: str, kind: str = "") -> str:
+    """A warning of the core with the coefficients named as readers say them, ending with what to do next (this
+    page releases one pSGLD draw: several draws are the command line's --draws)."""
     for name, display in cats.names.items():
         sentence = sentence.replace(name, display)
+    sentence = sentence.replace("(--draws, epsilon split", "(the command line's --draws, epsilon split")
     if not any(w in sentence for w in ("spend", "raise", "use a larger", "choose", "remove", "declare")):
-        sentence = sentence.rstrip(".") + f": {NEXT_STEP}."
+        has_lambda = not kind or "lam" in catalogue.get(catalogue.REGRESSION, kind).options
+        sentence = sentence.rstrip(".") + f": {NEXT_STEP if has_lambda else NEXT_STEP_NO_LAMBDA}."
     return sentence
 
 
@@ -299,7 +303,7 @@ for kind in chosen:
                                                    draw.diagnostics.get("draws_W", 0))),
             lambda mech=mech, draw=draw, preview=rel is None: coefficient_inference(mech, draw, nonprivate=preview))
         for sentence in infs[kind].warnings:
-            st.warning(markdown_literal(readable(sentence)), icon="⚠️")
+            st.warning(markdown_literal(readable(sentence, kind)), icon="⚠️")
         st.caption(f"95% intervals and p-values of this fit carry the privacy noise: {infs[kind].method}.")
         st.caption(f"Reproduce on the command line (a new release, charged again): `{plan.command}`")
         if relabelled:

@@ -300,7 +300,7 @@ with tab_audit:
                    f"{att.tpr_ci[1]:.3f}, FPR {att.fpr_ci[0]:.3f} to {att.fpr_ci[1]:.3f}) maximises the ratio, not the "
                    "advantage.")
     show_figure(cv.recolour(epsilon_figure(result)), f"audit-epsilon-{cohort.name}-{mechanism}", "au_eps_fig")
-    if result.certain and not formal:  # disclosure control hid nothing about the target: told apart every time
+    if result.certain and (not formal or math.isinf(eps)):  # nothing hid the target: told apart every time
         st.error(result.sentence())
     elif not formal or math.isinf(eps) or result.within_charge:
         st.success(result.sentence())
@@ -349,9 +349,14 @@ with tab_audit:
     for note in result.notes:
         st.caption(note)
 
-    summary = {k: v for k, v in result.to_dict().items()
-               if k in ("analysis", "mechanism", "epsilon_charged", "empirical_epsilon_lower", "tpr", "fpr", "trials",
-                        "protects", "sentence", "exposed_share", "distinguishable_with_certainty")}
+    # the page's headline first (the strongest attack's advantage, its interval, the AUC), then the empirical epsilon
+    # lower bound and the operating point of its own test, named as such
+    full = result.to_dict()
+    summary = {k: full[k] for k in ("analysis", "mechanism", "epsilon_charged", "protects", "advantage",
+                                    "advantage_lower", "advantage_upper", "advantage_tpr", "advantage_fpr", "auc",
+                                    "advantage_bound", "empirical_epsilon_lower", "trials", "exposed_share",
+                                    "distinguishable_with_certainty", "sentence") if k in full}
+    summary.update({"epsilon_test_tpr": full.get("tpr"), "epsilon_test_fpr": full.get("fpr")})
     summary["target_row"] = result.target.row
     releases.store_audit(f"{ANALYSIS_LABELS[analysis]}, {mechanism}", summary,
                          [roc_figure(result), influential_figure(result)])

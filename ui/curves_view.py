@@ -437,9 +437,10 @@ def estimand_landmarks(curves: SurvivalCurves, times: Sequence[float], estimand:
 
 
 def rrr_figure(raw: SurvivalCurves, debiased: SurvivalCurves, exact: SurvivalCurves, unit: str, horizon: float,
-               group_column: str | None, conf_type: str | None = None) -> go.Figure:
+               group_column: str | None, conf_type: str | None = None, private_label: str = "private") -> go.Figure:
     """Randomized response: survival per reported group (raw) and de-biased, each over the non-private curves; with
-    ``conf_type`` the de-biased curves carry their noise-aware 95% band."""
+    ``conf_type`` the de-biased curves carry their noise-aware 95% band. ``private_label`` names the release (a
+    preview or a record)."""
     deb_band = band_arrays(debiased, conf_type) if conf_type and not np.all(np.isnan(debiased.lower)) else None
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
                         subplot_titles=("Raw (curves of the reported groups)", "De-biased (mixing undone)"))
@@ -450,7 +451,7 @@ def rrr_figure(raw: SurvivalCurves, debiased: SurvivalCurves, exact: SurvivalCur
             _add_curve(fig, exact, exact.survival[0, gi], None, f"{name} (non-private)", colour, "dash", 1.0, horizon,
                        100.0, 1, col, unit, show_legend=col == 1)
             band = (deb_band[0][0, gi], deb_band[1][0, gi]) if deb_band is not None and col == 2 else None
-            _add_curve(fig, curves, curves.survival[0, gi], band, f"{name} (private)", colour, "solid", 1.0, horizon,
+            _add_curve(fig, curves, curves.survival[0, gi], band, f"{name} ({private_label})", colour, "solid", 1.0, horizon,
                        100.0, 1, col, unit, show_legend=col == 1)
     fig.update_layout(height=420, margin={"l": 10, "r": 10, "t": 40, "b": 10}, template="plotly_white",
                       legend={"orientation": "h", "yanchor": "top", "y": -0.15, "x": 0}, hovermode="x unified")
@@ -844,8 +845,9 @@ def option_widgets(entry: Entry, key_prefix: str, skip: Sequence[str] = ("base_e
     return values
 
 
-def privacy_card(result: CurveRelease, plan: Plan, released: Released | None) -> None:
-    """What the release charges (or charged) and protects, every disclosure (not-DP ones as warnings), and notes."""
+def privacy_card(result: CurveRelease, plan: Plan, released: Released | None, bands: bool = True) -> None:
+    """What the release charges (or charged) and protects, every disclosure (not-DP ones as warnings), and notes
+    (``bands`` False: the page draws no bands, so the notes about them are left out)."""
     with st.container(border=True):
         cost = plan.cost
         if released is not None:
@@ -867,7 +869,8 @@ def privacy_card(result: CurveRelease, plan: Plan, released: Released | None) ->
         if not disclosures:
             st.caption("Disclosures: none (the horizon, grid and groups were declared on the Data page).")
         for note in result.notes:
-            st.caption(note)
+            if bands or "bands" not in note.lower():
+                st.caption(note)
         st.caption(f"Reproduce this plan on the command line (a new release, charged again): `{plan.command}`")
 
 

@@ -153,6 +153,21 @@ def differencing(mechanism: Any, cohort: Cohort, public: PublicParameters, row: 
     if not changes:
         sentence = ("The two releases are identical: this pair does not show whether the subject of row "
                     f"{row} was in the data.")
+    elif random and getattr(getattr(mechanism, "cost", None), "protects", SUBJECT) != SUBJECT:
+        # randomized response draws only the group labels: the table summed over the groups is exact, so removing
+        # one person changes it with certainty (label-DP protects the label, not the presence)
+        pooled = [(k, j) for k, arr_a, arr_b in (("event", a.events_total[0].sum(0), b.events_total[0].sum(0)),
+                                                 ("censoring", a.censored[0].sum(0), b.censored[0].sum(0)))
+                  for j in np.flatnonzero(np.abs(arr_a - arr_b) > 1e-9)]
+        sentence = ("The group labels are randomized but the table summed over the groups is exact, so it shows "
+                    "with certainty that a person left")
+        if len(pooled) == 1:
+            kind, j = pooled[0]
+            what = "had an event" if kind == "event" else "was censored (left follow-up)"
+            sentence += f": the removed person {what} between {edges[j]:g} and {edges[j + 1]:g} {unit}"
+            revealed.update(kind=kind, bin=[float(edges[j]), float(edges[j + 1])])
+        sentence += "; only their group is hidden by the noise."
+        revealed.update(presence=True, group=None)
     elif random:
         sentence = (f"The two releases differ in {len(changes)} cell(s), but each release draws fresh randomness, so "
                     "the difference mixes the removed person with the noise: it does not say with certainty who left, "

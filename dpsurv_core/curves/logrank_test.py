@@ -351,10 +351,15 @@ def warnings_for(released: BinnedCounts, law: NoiseLaw, tests: list[CalibratedTe
             out.append(f"Too few events for the noise in {', '.join(few)}: the noise on the event counts (about "
                        f"{noise_sd:.0f} events over the grid) is more than a third of the events released, so the test "
                        "can hardly detect anything; use a larger epsilon or fewer, wider bins.")
-    weak = [t for t in tests if law.noisy and t.null_draws
+    pairs = [t for t in tests if t.group_b is not None]
+    shown = pairs if len(pairs) == 1 else tests  # with two groups the overall test is the pairwise one
+    weak = [t for t in shown if law.noisy and t.null_draws
             and float(t.critical_value[0]) > 3.0 * float(chdtri(t.dof, ALPHA))]
     if weak:
         eps = "" if epsilon is None else f" at epsilon {epsilon:g}"
+        if law.mechanism.endswith("-debiased"):
+            eps += " for the tests on the de-biased counts"
+
         points = "; ".join(f"{t.label}: {float(t.critical_value[0]):.3g} instead of {float(chdtri(t.dof, ALPHA)):.3g}"
                            for t in weak)
         fix = "a larger epsilon or fewer, wider bins" if epsilon is not None else "fewer, wider bins or a milder rule"

@@ -221,6 +221,19 @@ def test_differencing_a_random_release_claims_nothing_certain():
     assert "does not say with certainty" in d.sentence and d.revealed["presence"] is None
 
 
+def test_differencing_randomized_response_says_the_pooled_table_reveals_the_person():
+    """Randomized response randomizes the group label only: summed over the groups the table is exact, so removing a
+    person shows with certainty that they left, and when; only the group stays hidden."""
+    rng = np.random.default_rng(2)
+    c = cohort(np.arange(1, 41), np.ones(40, int), rng.choice(["a", "b"], 40))
+    pub = public(c, [0, 10, 20, 30, 40])
+    from dpsurv_core.curves.release import context
+
+    d = differencing(catalogue.get("curves", "rrr").build(1.0, **context(c, pub)), c, pub, row=3)
+    assert d.revealed["presence"] is True and d.revealed["bin"] == [0.0, 10.0] and d.revealed["group"] is None
+    assert "shows with certainty that a person left" in d.sentence and "had an event between 0 and 10" in d.sentence
+
+
 # ------------------------------------------------------------------------------------------- ledger
 def test_a_cost_with_no_epsilon_is_only_disclosure_control():
     cost = SuppressSmallCells().cost
