@@ -280,3 +280,15 @@ def test_competing_events_say_the_survival_curve_is_event_free(capsys):
     plain = run(capsys, "km", "--data", "pbc", "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "1",
                 "--seed", "2")
     assert "survival_definition" not in plain and not any("event-free" in w for w in plain["warnings"])
+
+
+def test_without_noise_the_private_incidence_interval_is_the_non_private_one(capsys):
+    """epsilon = inf on the event times: the same Aalen-Johansen curve, variance and limits as the non-private run."""
+    args = ("km", "--data", "pbc", "--group", "sex", "--estimand", "cumulative-incidence", "--grid", "event-times")
+    exact = run(capsys, *args, "--mechanism", "nonprivate")
+    free = run(capsys, *args, "--mechanism", "laplace-counts", "--epsilon", "inf", "--seed", "1")
+    for a, b in zip(exact["curves"], free["curves"], strict=True):
+        for key in ("cumulative_incidence", "cumulative_incidence_lower", "cumulative_incidence_upper"):
+            for kind in a[key]:
+                np.testing.assert_allclose(np.array(b[key][kind], dtype=float), np.array(a[key][kind], dtype=float),
+                                           rtol=1e-12, atol=1e-15)
