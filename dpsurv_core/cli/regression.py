@@ -184,7 +184,7 @@ def run(args: argparse.Namespace) -> dict:
                 else cost.protects, "neighbouring": cost.neighbouring, "privacy": cost.sentence(),
                 "noise": (f"simulation: numpy Generator, seed {args.seed}" if fields["simulation"] else "none"
                           if not plan.private else entry.noise), "parameters": mech.parameters(), "ratio_kind": "odds ratio",
-                "estimates": [{"trial": i + 1, "coefficients": c, "ratios": {k: math.exp(min(v, 700)) for k, v in c.items()}}
+                "estimates": [{"trial": i, "coefficients": c, "ratios": {k: math.exp(min(v, 700)) for k, v in c.items()}}
                               for i, c in enumerate(rel.coefficients)]})
     if plan.private:
         preview = bool(fields.get("simulation"))

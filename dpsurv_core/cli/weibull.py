@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> dict:
             notes.append(f"Noise-aware intervals are given for the first {MAX_INTERVAL_TRIALS} trials only (each is a "
                          "simulation of its own).")
         inference = {"interval_includes_noise": True, "interval_method": infs[0].method, "censoring_share": share,
-                     "intervals": [{"trial": i + 1, **inf.to_dict()} for i, inf in enumerate(infs)],
+                     "intervals": [{"trial": i, **inf.to_dict()} for i, inf in enumerate(infs)],
                      "warnings": list(dict.fromkeys(w for inf in infs for w in inf.warnings))}
     return fields | inference | {
         "command": NAME,

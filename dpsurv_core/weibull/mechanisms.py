@@ -64,7 +64,7 @@ class WeibullEstimates:
         """One dict per trial: trial, shape, scale, scale_normalised (+ clamped, rung where they apply)."""
         out = []
         for i in range(self.trials):
-            r: dict[str, Any] = {"trial": i + 1, "shape": float(self.shape[i]), "scale": float(self.scale[i]),
+            r: dict[str, Any] = {"trial": i, "shape": float(self.shape[i]), "scale": float(self.scale[i]),
                                  "scale_normalised": float(self.scale_normalised[i])}
             if self.clamped is not None:
                 r["clamped"] = bool(self.clamped[i])

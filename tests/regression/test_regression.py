@@ -124,7 +124,7 @@ def test_cli_contract_and_values(capsys):
                   "--horizon", "1100", "--repeat", "3", "--seed", "2", "--epochs", "4", "--burn-in", "2", "--n-public",
                   "228", "--json"], capsys)
     assert rc == 0 and o["guarantee"] == "approximate (MCMC)" and "approximate DP (MCMC)" in o["note"]
-    assert [e["trial"] for e in o["estimates"]] == [1, 2, 3] and "(MCMC)" in o["privacy"]
+    assert [e["trial"] for e in o["estimates"]] == [0, 1, 2] and "(MCMC)" in o["privacy"]
     rc, o = _cli(["regression", "--data", "lung", "--covariates", "age,sex", "--mechanism", "output", "--epsilon", "inf",
                   "--lambda", "0.05", "--horizon", "1100", "--range", "age:30:90", "--range", "sex:1:2", "--n-public",
                   "228", "--json"], capsys)

@@ -216,7 +216,7 @@ def test_cli_lsp_tll(capsys):
     assert out["mechanism"] == "lsp-tll" and out["epsilon_spent"] == 1.0 and out["horizon"] == 1100
     assert out["protects"] == SUBJECT and out["neighbouring"] == ADD_REMOVE
     assert [d["parameter"] for d in out["disclosures"]] == ["censoring"] and "seed 1" in out["noise"]
-    assert [e["trial"] for e in out["estimates"]] == [1, 2, 3]
+    assert [e["trial"] for e in out["estimates"]] == [0, 1, 2]
     assert out["interval_includes_noise"] is True and "bootstrap" in out["interval_method"]
     for e, iv in zip(out["estimates"], out["intervals"]):
         assert iv["shape"]["lower"] <= e["shape"] <= iv["shape"]["upper"]
