@@ -225,3 +225,17 @@ def test_kept_fits_are_the_fits_computed_afresh():
     np.testing.assert_array_equal(fit.w, again.w)
     np.testing.assert_array_equal(fit.se, again.se)
 
+
+
+def test_psgld_several_draws_give_an_interval_and_say_so_in_the_command():
+    """Several released pSGLD draws (epsilon split) give an interval from their spread, narrower than one draw's
+    prior-wide interval, and the reproduce command carries --draws."""
+    sampler = [k for k in PRIVATE if catalogue.get(catalogue.REGRESSION, k).guarantee == APPROXIMATE_MCMC]
+    one = run(rg_mechs=sampler, rg_covs=["age"])
+    five = run(rg_mechs=sampler, rg_covs=["age"], rg_draws=5)
+    def command(at: AppTest) -> str:
+        return next(c.value for c in at.caption if c.value.startswith("Reproduce on the command line"))
+
+    assert "--draws 5" in command(five) and "--draws" not in command(one)
+    assert any("prior" in w.value for w in one.warning)  # one draw: an interval as wide as the prior
+    assert not any("as wide as" in w.value and "prior" in w.value for w in five.warning)
