@@ -295,7 +295,9 @@ def figure_notes(exact: SurvivalCurves, private: SurvivalCurves | None, estimand
                 cut_at.append(f"{group_name(g, group_column)} from {fmt_time(curves.time[j - 1] if j else 0.0, unit)} "
                               f"{unit}")
     if banded and banded_estimand:
-        what = "survival" if estimand == cs.SURVIVAL else "the incidence (the tables give it from its last lower limit to 100%)"
+        noisy = private is not None and private.interval_method is not None  # incidence_band's rule past the cut
+        what = ("survival" if estimand == cs.SURVIVAL else "the incidence (the tables give it from its last lower limit "
+                "to 100%)" if noisy else "the incidence")
         notes.append(f"Bands stop where nobody is left at risk: past that time the data say nothing more about {what}"
                      + (f" (private curve: {'; '.join(cut_at)}, where its released number at risk reaches zero)."
                         if cut_at else "."))

@@ -28,7 +28,7 @@ import numpy as np
 from dpsurv_core.curves.release import exact_counts, tile_trials
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters
-from dpsurv_core.privacy.ledger import SUBJECT
+from dpsurv_core.privacy.ledger import GROUP_LABEL, SUBJECT
 from dpsurv_core.privacy.noise import SimulationNoise
 
 
@@ -153,7 +153,7 @@ def differencing(mechanism: Any, cohort: Cohort, public: PublicParameters, row: 
     if not changes:
         sentence = ("The two releases are identical: this pair does not show whether the subject of row "
                     f"{row} was in the data.")
-    elif random and getattr(getattr(mechanism, "cost", None), "protects", SUBJECT) != SUBJECT:
+    elif random and getattr(getattr(mechanism, "cost", None), "protects", SUBJECT) == GROUP_LABEL:
         # randomized response draws only the group labels: the table summed over the groups is exact, so removing
         # one person changes it with certainty (label-DP protects the label, not the presence)
         pooled = [(k, j) for k, arr_a, arr_b in (("event", a.events_total[0].sum(0), b.events_total[0].sum(0)),

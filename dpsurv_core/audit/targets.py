@@ -184,8 +184,8 @@ def _curve_influence(cohort: Cohort, public: PublicParameters, label_change: boo
         ce_m[np.arange(n_units), gj] = contrib.censored[np.arange(n_units), gi]
         loo = replace(loo, n=loo.n + moved, events=loo.events + ev_m, censored=loo.censored + ce_m)
         new_labels = [groups[j] for j in gj]
-    base = estimate(exact).survival
-    curves = estimate(loo)
+    base = estimate(exact, exact_incidence_variance=False).survival
+    curves = estimate(loo, exact_incidence_variance=False)  # survival only: no (U, G, K, J) variance
     diff = np.abs(curves.survival - base[None]).reshape(n_units, -1)
     diff = np.where(np.isfinite(diff), diff, 0.0)
     arg = diff.argmax(axis=1)

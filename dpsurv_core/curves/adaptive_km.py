@@ -252,7 +252,7 @@ class AdaptiveKM(Mechanism):
         ev, ce, s = np.maximum(ev, 0.0), np.maximum(ce, 0.0), np.maximum(s, 0.0)  # post-processing from here on
         a = 0.5 if (self.actuarial and grid.kind != "event-times") else 0.0
         fine = derive_fine_counts(exact, kept, ev, ce, s, a)
-        curves = estimate(fine)
+        curves = estimate(fine, exact_incidence_variance=self.counts_scale <= 0)  # fine counts carry the noise
         widths = np.diff(grid.edges)
         noise_var = noise_log_variance(ev, ce, s, kept, widths, a, self.cell_variance)
         if self.noise_in_bands and self.counts_scale > 0:

@@ -206,13 +206,15 @@ def actuarial_share(grid) -> float:
 
 
 def estimate(counts: BinnedCounts, alpha: float = 0.05, actuarial: float = 0.0,
-             noisy: bool = False) -> SurvivalCurves:
+             noisy: bool = False, exact_incidence_variance: bool = True) -> SurvivalCurves:
     """All curve estimators from one set of counts (exact or post-processed noisy).
 
     ``actuarial`` = a puts a share a of each bin's censorings back at risk for the bin's events
     (r_j + a c_j); a = 0.5 is the life-table rule for coarse public bins (see :func:`actuarial_share`).
     ``noisy``: the counts are a private release, so where nobody is left at risk the curve carries no
     information and its band is [0, 1] (exact counts keep lifelines' convention: the last value and band).
+    Exact counts also get the incidence's variance (:func:`incidence_variance`) unless ``exact_incidence_variance``
+    is False (counts derived from a noisy release, or a caller that reads the survival curve only).
     """
     r = counts.at_risk().astype(float) + actuarial * counts.censored.astype(float)
     d = counts.events_total.astype(float)
@@ -235,7 +237,7 @@ def estimate(counts: BinnedCounts, alpha: float = 0.05, actuarial: float = 0.0,
     dk = counts.events.astype(float)
     cif_terms = np.where(live[..., None, :], s_prev[..., None, :] * dk / safe_r[..., None, :], 0.0)
     cif = np.cumsum(cif_terms, axis=-1)
-    cif_var = None if noisy else incidence_variance(counts, actuarial)
+    cif_var = incidence_variance(counts, actuarial) if exact_incidence_variance and not noisy else None
     return SurvivalCurves(counts.grid.points, counts.groups, survival, lower, upper, lower_lin, upper_lin, greenwood,
                           np.maximum(r, 0.0), d, counts.censored.astype(float), cumhaz, cif, counts.event_types, alpha,
                           incidence_variance=cif_var)

@@ -159,8 +159,9 @@ class EngineCohort(Cohort):
         else:
             curves = at_grid(cache[key], grid.points)
         mech = NonPrivate()
+        extra = {} if isinstance(cache[key], ParameterError) else {"event_time_curves": cache[key]}  # for an RMST
         return CurveRelease(mech.name, mech.cost, {}, [Disclosure("release", "not DP: exact, non-private estimates.",
-                                                                  dp=False)], curves, on_grid, "none", notes)
+                                                                  dp=False)], curves, on_grid, "none", notes, extra)
 
     # ---- per-subject values: the bounded chunked path ----------------------------------------------------
     def in_memory(self) -> Cohort:

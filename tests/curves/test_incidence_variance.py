@@ -156,3 +156,17 @@ def test_private_incidence_band_covers_in_a_quick_simulation():
 
     cov = private(200, 0.5, 150, seed=11)["on 1 - I"]
     assert np.all((cov >= 0.90) & (cov <= 0.99)), cov
+
+
+def test_noisy_adaptive_counts_get_no_exact_count_incidence_variance():
+    """adaptive-km's fine counts carry the noise: the exact-count formula must not stand in as their variance (its
+    delta-method band path keeps whatever estimate returns)."""
+    from dpsurv_core.curves.adaptive_km import AdaptiveKM
+    from dpsurv_core.data.cohort import load_bundled
+    from dpsurv_core.data.public import PublicParameters
+    from dpsurv_core.privacy.noise import SimulationNoise
+
+    cohort = load_bundled("pbc", competing=True)
+    pub = PublicParameters.derive(cohort, grid=TimeGrid.parse("0:4800:20", cohort))
+    rel = AdaptiveKM(1.0, band_method="delta").release(cohort, pub, SimulationNoise(1), competing=True)
+    assert rel.curves.incidence_variance is None

@@ -327,3 +327,11 @@ def test_exposure_is_exact_on_any_small_cohort(times, data, rule, size):
             "cell-key": CellKey(SECRET)}[rule]
     e = exposure(mech, c, pub)
     assert np.array_equal(e.mask, brute_force_exposure(mech, c, pub))
+
+
+def test_differencing_random_rounding_still_claims_nothing_certain():
+    """Random rounding is random but protects no label: its differencing pair mixes the removal with the rounding."""
+    c = cohort(np.arange(1, 41), np.ones(40, int), np.array(["a", "b"] * 20))
+    pub = public(c, [0, 10, 20, 30, 40])
+    d = differencing(RandomRound(5), c, pub, row=3)
+    assert "does not say with certainty" in d.sentence and d.revealed["presence"] is None
