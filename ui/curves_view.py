@@ -35,7 +35,13 @@ from dpsurv_core.curves import summary as cs
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES, SurvivalCurves, quantile_r
 from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease
 from dpsurv_core.curves.time_indexed import parse_shares, parse_sizes
-from dpsurv_core.curves.uncertainty import curve_warnings, incidence_band, quantile_limits, rmst_interval
+from dpsurv_core.curves.uncertainty import (
+    curve_warnings,
+    incidence_band,
+    nobody_left,
+    quantile_limits,
+    rmst_interval,
+)
 from dpsurv_core.data import datasets
 from dpsurv_core.data.cohort import Cohort, default_mapping, validate
 from dpsurv_core.data.labels import ValueLabels, code_key
@@ -173,8 +179,7 @@ def band_cut(at_risk: np.ndarray) -> np.ndarray:
     """Where a band is not drawn (bool, same shape): from the first point where nobody is at risk (the released
     number at risk of a private curve, which noise can push to zero or below) to the end; a curve without counts
     (NaN) is never cut."""
-    a = np.asarray(at_risk, float)
-    return np.minimum.accumulate(np.where(np.isnan(a), np.inf, a), axis=-1) <= 0
+    return nobody_left(at_risk)
 
 
 def off_scale(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -373,8 +378,7 @@ def readability_warnings(result: CurveRelease, conf_type: str, landmarks: Sequen
         curves = replace(curves, groups=tuple(g if g == "all" else name(g) for g in curves.groups))
     return curve_warnings(curves, lo, hi, result.mechanism, list(landmarks) if landmarks is not None else None,
                           coarse, unit, private=not no_noise(result.cost.epsilon),
-                          raw_label_curves="debiased_curves" in result.extra,
-                          event_free=len(curves.event_types) > 1)
+                          raw_label_curves="debiased_curves" in result.extra)
 
 
 def landmark_times_used(curves: SurvivalCurves, times: Sequence[float], exact_grid: bool) -> list[float]:

@@ -272,7 +272,7 @@ def released_numbers(rel: CurveRelease, conf_type: str = "log", names: dict[str,
                 "interval_method": interval_method(rel, conf_type),
                 "warnings": curve_warnings(named, lo, up, rel.mechanism, list(landmarks) if landmarks else None, coarse,
                                            time_unit, private=not no_noise(rel.cost.epsilon),
-                                           raw_label_curves=debiased, event_free=len(main.event_types) > 1)
+                                           raw_label_curves=debiased)
                                 + list(more_warnings)})
     return out
 
@@ -654,8 +654,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     named = named_groups(main, names)
     out["warnings"] = curve_warnings(named, lo, up, rel.mechanism, landmarks or None, coarse,
                                      time_unit=cohort.time_unit, private=not no_noise(rel.cost.epsilon),
-                                     raw_label_curves="debiased_curves" in rel.extra,
-                                     event_free=len(main.event_types) > 1)
+                                     raw_label_curves="debiased_curves" in rel.extra)
     out["warnings"] += beyond_follow_up(public, landmarks or [], getattr(args, "rmst", None), cohort.time_unit)
     return add_group_labels(out, names)
 

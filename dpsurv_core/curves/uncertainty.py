@@ -309,6 +309,13 @@ def incidence_limits(incidence: np.ndarray, variance: np.ndarray, conf_type: str
     return lo, up
 
 
+def nobody_left(at_risk: np.ndarray) -> np.ndarray:
+    """Bool, same shape: from the first point where a (noisy, released) number at risk is 0 or below to the end; a
+    curve without counts (NaN) never stops."""
+    a = np.asarray(at_risk, float)
+    return np.minimum.accumulate(np.where(np.isnan(a), np.inf, a), axis=-1) <= 0
+
+
 def incidence_band(curves: SurvivalCurves, conf_type: str = "log") -> tuple[np.ndarray, np.ndarray] | None:
     """The cumulative incidence's band (..., G, K, J) the curves carry, None without a variance: R's formulas on I
     for exact counts (the infinitesimal jackknife's variance), on 1 - I for a noise-carrying bootstrap variance."""
@@ -318,8 +325,7 @@ def incidence_band(curves: SurvivalCurves, conf_type: str = "log") -> tuple[np.n
     lo, up = incidence_limits(curves.cumulative_incidence, curves.incidence_variance, conf_type, curves.alpha,
                               complement=noisy)
     if noisy:  # once a noisy release leaves nobody at risk, the incidence may still rise to anything up to 1
-        left = np.asarray(curves.at_risk, float)
-        stopped = (np.minimum.accumulate(np.where(np.isnan(left), np.inf, left), axis=-1) <= 0)[..., None, :]
+        stopped = nobody_left(curves.at_risk)[..., None, :]
         stopped = np.broadcast_to(stopped, lo.shape)
         # an incidence never falls: the last lower limit before the cut still holds (0 when there was none)
         floor = np.nan_to_num(np.fmax.accumulate(np.where(stopped, np.nan, lo), axis=-1), nan=0.0)
@@ -598,13 +604,12 @@ def _index_at(time: np.ndarray, when: float) -> int:
 
 def curve_warnings(curves: SurvivalCurves, lower: np.ndarray, upper: np.ndarray, mechanism: str,
                    landmarks: list[float] | None = None, coarse: bool = False, time_unit: str = "",
-                   private: bool = True, raw_label_curves: bool = False, trial: int = 0,
-                   event_free: bool = False) -> list[str]:
+                   private: bool = True, raw_label_curves: bool = False, trial: int = 0) -> list[str]:
     """Plain sentences for results that cannot be read (first trial), each saying what to do next: a band from near
     0 to near 1, a median that is not identifiable, an error bar larger than the difference between groups, a
     time-indexed median where the truth may not be reached, a time-indexed band without the sampling error (no group
-    size declared), rrr's reported-label curves. ``event_free``: with competing events the curve counts every event
-    type, and the sentences say so (its median is the event-free median, not the median survival)."""
+    size declared), rrr's reported-label curves. With competing events (several event types) the curve counts every
+    event type, and the sentences say so (its median is the event-free median, not the median survival)."""
     if not private:
         return []
     out: list[str] = []
@@ -614,6 +619,7 @@ def curve_warnings(curves: SurvivalCurves, lower: np.ndarray, upper: np.ndarray,
     has_band = not np.all(np.isnan(lo))
     groups = curves.groups
     informative = False  # some point's band is narrower than almost [0, 1]
+    event_free = len(curves.event_types) > 1
     median = "event-free median (time to the first event of any type)" if event_free else "median"
     for g, name in enumerate(groups):
         label = f"group {name}" if len(groups) > 1 or name != "all" else "the curve"
