@@ -49,7 +49,7 @@ class WeibullEstimates:
     scale_normalised: np.ndarray
     horizon: float
     clamped: np.ndarray | None = None  # TLL: a noisy sum was non-positive and was clamped
-    rung: np.ndarray | None = None  # LSP: the rung drawn
+    rung: np.ndarray | None = None  # LSP: the rung drawn; internal, never released (see records)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -61,15 +61,15 @@ class WeibullEstimates:
         return int(self.shape.size)
 
     def records(self) -> list[dict[str, Any]]:
-        """One dict per trial: trial, shape, scale, scale_normalised (+ clamped, rung where they apply)."""
+        """One dict per trial: trial, shape, scale, scale_normalised (+ clamped for TLL). LSP's rung index is left
+        out: the guarantee covers the shape alone, and the pair (shape, rung) can occur for one data set and never
+        for its neighbour, whose ladder puts that shape in the next rung."""
         out = []
         for i in range(self.trials):
             r: dict[str, Any] = {"trial": i, "shape": float(self.shape[i]), "scale": float(self.scale[i]),
                                  "scale_normalised": float(self.scale_normalised[i])}
             if self.clamped is not None:
                 r["clamped"] = bool(self.clamped[i])
-            if self.rung is not None:
-                r["rung"] = int(self.rung[i])
             out.append(r)
         return out
 

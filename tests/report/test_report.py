@@ -107,7 +107,7 @@ def _record_store(path, lung_release):
     items = [("laplace-counts", "survival curves", released_numbers(release), 1.0,
               "python -m dpsurv_core km --data lung --group sex --epsilon 1 --json", {}),
              ("lsp-tll", "Weibull parameters", [{"trial": 1, "shape": 1.3, "scale": 420.0, "scale_normalised": 0.38,
-                                                 "clamped": False, "rung": 5}], 0.5, "",
+                                                 "clamped": False}], 0.5, "",
               {"horizon": 1100.0, "omega": 6.0}),
              ("objective perturbation", "regression", {"coefficients": [{"age": 0.01, "sex": -0.4}]}, 0.25, "", {})]
     for mech, analysis, outputs, eps, command, params in items:
@@ -128,7 +128,7 @@ def test_output_records_flatten_every_kind_of_release(tmp_path, lung_release):
     # the initial number at risk is one number per group, not a time series
     assert [(r["group"], r["time"]) for r in rows if r["quantity"] == "at_risk"] == [("1", None), ("2", None)]
     assert {(r["quantity"], r["value"]) for r in record_item(weibull).records} == {
-        ("shape", 1.3), ("scale", 420.0), ("scale_normalised", 0.38), ("clamped", 0.0), ("rung", 5.0)}
+        ("shape", 1.3), ("scale", 420.0), ("scale_normalised", 0.38), ("clamped", 0.0)}
     assert [(r["quantity"], r["value"]) for r in output_records(regression.body["outputs"])] == [
         ("coefficients.age", 0.01), ("coefficients.sex", -0.4)]
     assert output_records({"x": [float("nan"), 2]}) == [{"record": None, "analysis": "", "mechanism": "", "trial": 0,

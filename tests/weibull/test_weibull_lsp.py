@@ -91,6 +91,8 @@ def test_release_on_flchain_lands_near_lifelines(flchain_ladder):
     assert rel.trials == 1 and not rel.clamped.any() and 1 <= rel.rung[0] <= 501
     assert abs(rel.shape[0] - fit.rho_) < 0.05
     assert abs(rel.scale_normalised[0] / fit.lambda_ - 1) < 0.05
+    # the rung drawn is internal: with the shape it would tell neighbouring ladders apart, so it is never released
+    assert set(rel.records()[0]) == {"trial", "shape", "scale", "scale_normalised", "clamped"}
 
 
 # ----------------------------------------------------------------- the vectorised ladder against the sequential one
