@@ -264,7 +264,9 @@ class AdaptiveKM(Mechanism):
                 lo, up, lo_lin, up_lin = bands(curves.survival, v, curves.alpha)
                 lo, up = monotone_band(lo, up)
                 lo_lin, up_lin = monotone_band(lo_lin, up_lin)
-                curves = replace(boot, interval_variance=v)
+                # its plug-in world spreads each merged bin's counts evenly over the fine bins, which by itself
+                # offsets the draws' mean RMST: their spread alone is the RMST's error bar
+                curves = replace(boot, interval_variance=v, draws_offset_is_error=False)
                 method = (boot.interval_method + ", or the delta method's variance where it is larger; "
                           + MERGED_NOTE)
             else:

@@ -55,6 +55,9 @@ class SurvivalCurves:
     rmst_draws: np.ndarray | None = None
     interval_method: str | None = None
     known_at: np.ndarray | None = None  # (..., G, J): points estimated directly (adaptive-km: ends of merged bins)
+    # the draws' mean offset from the released curve is part of the RMST's error (clamped noisy counts bias the release
+    # and its draws alike); False where the plug-in world itself offsets the draws (adaptive-km)
+    draws_offset_is_error: bool = True
 
     def median(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Median survival and its CI by R's rule (:func:`quantile_r`): (median, lower, upper), each (..., G);

@@ -16,7 +16,8 @@ Count mechanisms (laplace-counts, adaptive-km, rrr de-biased; Efron & Tibshirani
 4. The same estimator on each gives S*_b; var(log S) = var_b(S*) / S^2 (delta method) replaces Greenwood's in
    R's conf.type formulas (:func:`dpsurv_core.curves.kaplan_meier.confidence_limits`), so every band type,
    the median's and quartiles' limits (read off the band as R does) and the landmarks carry the noise.
-   Cumulative incidence: var_b(I*) in R's conf.type formulas on 1 - I; RMST: a normal interval with sd_b(RMST*).
+   Cumulative incidence: var_b(I*) in R's conf.type formulas on 1 - I; RMST: a normal interval on the log scale
+   with the draws' root mean squared error about the released RMST (:func:`rmst_interval`).
 
 time-indexed releases a noisy curve and no counts. Its band inverts the mechanism's own pipeline (noise,
 clipping, smoothing, running minimum; Neyman 1937): for a family of Weibull-shaped true curves S_l(t) =
@@ -336,8 +337,10 @@ def incidence_band(curves: SurvivalCurves, conf_type: str = "log") -> tuple[np.n
 def rmst_interval(curves: SurvivalCurves, horizon: float, coarse: bool = False
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(RMST, lower, upper) (R, G) to ``horizon``. With bootstrap draws: a normal interval on the log scale,
-    RMST exp(-/+ z sd_b(RMST*) / RMST) (a private curve at n = 200 is biased low by clamping and its RMST skewed
-    down, so the symmetric interval missed low: docs/coverage-curves.md);
+    RMST exp(-/+ z e / RMST), e the draws' root mean squared error about the released RMST,
+    e^2 = var_b(RMST*) + (mean_b(RMST*) - RMST)^2 (the spread alone, sd_b, where ``draws_offset_is_error`` is
+    False). A private curve at n = 200 is biased low by clamping, its RMST skewed down and its draws lower still:
+    the log scale and the offset carry that bias, which the spread alone missed (docs/coverage-curves.md);
     without (exact counts): R's print.survfit rule, var = sum_j A_j^2 d_j / (r_j (r_j - d_j)) with A_j the area
     under the curve from t_j to the horizon; time-indexed (a band, no draws): the areas under its band.
     ``coarse``: the curve is known at public grid points only, and every area reads it linearly between them
@@ -347,6 +350,8 @@ def rmst_interval(curves: SurvivalCurves, horizon: float, coarse: bool = False
     if curves.rmst_draws is not None:
         draws = replace(curves, survival=curves.rmst_draws).rmst(horizon, coarse)
         sd = draws.std(axis=1, ddof=1)
+        if curves.draws_offset_is_error:
+            sd = np.sqrt(sd ** 2 + (draws.mean(axis=1) - value) ** 2)
         with np.errstate(divide="ignore", invalid="ignore"):
             spread = np.where(value > 0, np.exp(z * sd / value), np.inf)
         return value, np.where(value > 0, value / spread, 0.0), np.minimum(value * spread, horizon)

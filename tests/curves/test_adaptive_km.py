@@ -82,6 +82,8 @@ def test_registered_and_release_shape():
     assert rel.curves.survival.shape == (7, 1, 20) and rel.counts.events.shape == (7, 1, 1, 20)
     np.testing.assert_array_equal(rel.curves.time, public.grid.points)
     assert any(d.parameter == "bins" and d.dp for d in rel.disclosures)
+    # its plug-in world offsets the bootstrap draws by itself: the RMST's error bar is their spread alone
+    assert rel.curves.rmst_draws is not None and not rel.curves.draws_offset_is_error
 
 
 def test_release_path_uses_opendp_samplers():

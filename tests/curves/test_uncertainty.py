@@ -93,6 +93,27 @@ def test_rmst_interval_from_the_draws_covers_the_estimate():
     assert np.all(lo < value) and np.all(value < up) and np.all(up - lo > 20)
 
 
+def test_rmst_interval_adds_the_draws_offset_to_their_spread():
+    """e^2 = var(draws) + (mean of draws - RMST)^2 on the log scale; the spread alone where the offset is the plug-in
+    world's own (adaptive-km)."""
+    from dataclasses import replace
+
+    from scipy.special import ndtri
+
+    cohort, public = _lung()
+    c = LaplaceCounts(1.0).release(cohort, public, SimulationNoise(2)).curves
+    value, lo, up = rmst_interval(c, 500.0, True)
+    draws = replace(c, survival=c.rmst_draws).rmst(500.0, True)
+    sd, offset = draws.std(axis=1, ddof=1), draws.mean(axis=1) - value
+    z = ndtri(0.975)
+    e = np.sqrt(sd ** 2 + offset ** 2)
+    np.testing.assert_allclose(lo, value * np.exp(-z * e / value), rtol=1e-12)
+    np.testing.assert_allclose(up, np.minimum(value * np.exp(z * e / value), 500.0), rtol=1e-12)
+    _, lo_s, up_s = rmst_interval(replace(c, draws_offset_is_error=False), 500.0, True)
+    np.testing.assert_allclose(lo_s, value * np.exp(-z * sd / value), rtol=1e-12)
+    assert np.all(lo <= lo_s) and np.all(up_s <= up)
+
+
 def test_time_indexed_band_tracks_the_noise():
     points = np.linspace(50, 1000, 20)
     truth = np.exp(-points / 800)[None, None, :]
