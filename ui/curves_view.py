@@ -771,9 +771,12 @@ def explore_or_release(plan: Plan, key: str, label: str = "Release",
     preview = cached_preview(plan, key)
     if disclosures is not None:
         plan.disclosures = list(disclosures(preview))
-    release_panel.preview_caption(plan)
+    slot = st.empty()  # the preview's caption, taken away once this plan is released
+    with slot.container():
+        release_panel.preview_caption(plan)
     rel = release_panel.release_button(plan, key, label)
     if rel is not None:
+        slot.empty()
         return rel.result, rel, f"released, record {rel.record_id}"
     return preview, None, "preview"
 

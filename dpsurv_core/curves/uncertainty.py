@@ -611,7 +611,7 @@ def curve_warnings(curves: SurvivalCurves, lower: np.ndarray, upper: np.ndarray,
                    landmarks: list[float] | None = None, coarse: bool = False, time_unit: str = "",
                    private: bool = True, raw_label_curves: bool = False, trial: int = 0) -> list[str]:
     """Plain sentences for results that cannot be read (first trial), each saying what to do next: a band from near
-    0 to near 1, a median that is not identifiable, an error bar larger than the difference between groups, a
+    0 to near 1, a median that is not identifiable or has no upper limit, an error bar larger than the difference between groups, a
     time-indexed median where the truth may not be reached, a time-indexed band without the sampling error (no group
     size declared), rrr's reported-label curves. With competing events (several event types) the curve counts every
     event type, and the sentences say so (its median is the event-free median, not the median survival)."""
@@ -651,9 +651,10 @@ def curve_warnings(curves: SurvivalCurves, lower: np.ndarray, upper: np.ndarray,
         elif has_band and np.isfinite(med):
             _, med_up = quantile_limits(time, lo[g], up[g], 0.5, coarse, s[g])
             if not np.isfinite(med_up):
-                out.append(f"The {median} of {label} ({_fmt(med, time_unit)}) is not identifiable: the band's upper "
-                           "limit never falls to 0.5 on the grid, so the true median may not be reached; report it as "
-                           "'not reached' or raise epsilon.")
+                out.append(f"The {median} of {label} ({_fmt(med, time_unit)}) has no upper limit: the band's upper "
+                           "limit never falls to 0.5 on the grid, so the true median may lie beyond the grid or not be "
+                           "reached at all; report its interval as open above (from its lower limit to 'not "
+                           "reached', as printed), or raise epsilon.")
     if mechanism == "time-indexed" and informative and NOISE_ONLY in (curves.interval_method or ""):
         out.append("The time-indexed band covers the privacy noise only, not the sampling error (the mechanism releases "
                    "no counts), so where the curve says something the band holds the truth far less often than 95% "

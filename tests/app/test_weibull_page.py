@@ -103,6 +103,8 @@ def test_release_button_charges_once_per_click():
     assert released["Estimate"].endswith(f"released, record {recs[0].id}")
     assert body["outputs"][0]["shape"] == pytest.approx(released["Shape p"])
     assert released["Epsilon"].endswith("charged")
+    # the preview's caption goes once the plan is released: the block shows the released numbers
+    assert not any("Releasing this plan would charge" in c.value for c in at.caption)
     at.button(key=f"release-weibull-{FIRST}").click().run()  # a fresh draw, a second record
     assert len(releases()) == 2
 
