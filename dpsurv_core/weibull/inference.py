@@ -5,8 +5,11 @@ inputs only, never the data). For a candidate true shape p (a grid over (0, gamm
 the released one):
 
 1. simulate cohorts of the public size n in normalised time: T = lambda E^(1/p), E standard exponential,
-   independent uniform censoring U(0, c) with c set so that the public censoring share is censored, then
-   t <- clip(min(T, C), e^-omega, 1) exactly as the code normalises real data;
+   independent uniform censoring U(0, c), and follow-up ends at the horizon (normalised time 1: a time beyond it
+   is censored there), C = min(U(0, c), 1), with c set so that the public censoring share is censored (c = inf
+   when the horizon alone censors that much), then t <- clip(min(T, C), e^-omega, 1) as the code normalises real
+   data. Without the end of follow-up, a truth whose scale is beyond the horizon (flchain: 2.7 horizons) put
+   events at time 1 that real data never have, and the intervals missed the release and the MLE;
 2. run the same mechanism on each simulated cohort several times with seeded simulation noise (LSP: the
    ladder of the simulated cohort), so the simulated releases contain sampling error and privacy noise
    together. The baselines (Laplace, sample and aggregate) add Laplace noise of a public scale to a noiseless
@@ -109,40 +112,54 @@ def check_share(share: float) -> float:
 
 
 def censoring_limit(shape: float, scale: float, share: float, rng: np.random.Generator, m: int = 20_000) -> float:
-    """c such that U(0, c) censoring censors about ``share`` of Weibull(shape, scale) times (bisection, fixed sample)."""
+    """c such that censoring at min(U(0, c), 1) (follow-up ends at the horizon) censors about ``share`` of
+    Weibull(shape, scale) times in normalised units (bisection, fixed sample); inf when the horizon alone censors at
+    least ``share``."""
     if share <= 0.0:
         return math.inf
     t = scale * rng.exponential(size=m) ** (1.0 / shape)
     u = rng.random(m)
-    lo, hi = 1e-8 * scale, 1e4 * scale
+    if np.mean(t > 1.0) >= share:
+        return math.inf
+    lo, hi = 1e-8 * scale, 1e4 * max(scale, 1.0)
     for _ in range(80):
         mid = math.sqrt(lo * hi)
-        lo, hi = (mid, hi) if np.mean(u * mid < t) > share else (lo, mid)
+        lo, hi = (mid, hi) if np.mean(np.minimum(u * mid, 1.0) < t) > share else (lo, mid)
     return math.sqrt(lo * hi)
 
 
-def exact_censoring_limit(shape: float, share: float) -> float:
-    """c such that U(0, c) censoring censors exactly ``share`` of Weibull(shape, 1) times: the share censored is
-    (1/c) int_0^c exp(-u^p) du = Gamma(1 + 1/p) P(1/p, c^p) / c (P the regularised lower incomplete gamma), which
-    falls from 1 to 0 as c grows (bisection on log c). For scale lambda the limit is lambda c."""
-    if share <= 0.0:
-        return math.inf
+def censored_share(shape: float, scale: float, limit: float) -> float:
+    """The share of Weibull(shape, scale) times censored by C = min(U(0, c), 1) (normalised units: follow-up ends at
+    the horizon): (1/c) int_0^min(c, 1) S(u) du + max(0, 1 - 1/c) S(1), S(u) = exp(-(u / lambda)^p) and
+    int_0^y S = lambda Gamma(1 + 1/p) P(1/p, (y / lambda)^p) (P the regularised lower incomplete gamma)."""
     from scipy.special import gamma as gamma_fn
     from scipy.special import gammainc
 
-    g = float(gamma_fn(1.0 + 1.0 / shape))
-    lo, hi = -40.0, 40.0
+    s1 = math.exp(-(1.0 / scale) ** shape)
+    if not math.isfinite(limit):
+        return s1
+    y = min(limit, 1.0)
+    area = scale * float(gamma_fn(1.0 + 1.0 / shape)) * float(gammainc(1.0 / shape, (y / scale) ** shape))
+    return area / limit + max(0.0, 1.0 - 1.0 / limit) * s1
+
+
+def exact_censoring_limit(shape: float, share: float, scale: float = 1.0) -> float:
+    """c (normalised units) such that C = min(U(0, c), 1) censors exactly ``share`` of Weibull(shape, scale) times
+    (:func:`censored_share` falls from 1 towards S(1) as c grows; bisection on log c); inf when the horizon alone
+    censors at least ``share``."""
+    if share <= 0.0 or censored_share(shape, scale, math.inf) >= share:
+        return math.inf
+    lo, hi = math.log(scale) - 40.0, math.log(scale) + 40.0
     for _ in range(100):
         mid = 0.5 * (lo + hi)
-        c = math.exp(mid)
-        lo, hi = (mid, hi) if g * float(gammainc(1.0 / shape, c ** shape)) / c > share else (lo, mid)
+        lo, hi = (mid, hi) if censored_share(shape, scale, math.exp(mid)) > share else (lo, mid)
     return math.exp(0.5 * (lo + hi))
 
 
 @dataclass(frozen=True)
 class RecordLaw:
     """The law of one normalised record of the simulation, as a fine weighted table: time
-    x = clip(min(T, C), e^-omega, 1) and event 1{T <= C}, T ~ Weibull(shape, scale), C ~ U(0, c). ``censored`` and
+    x = clip(min(T, C), e^-omega, 1) and event 1{T <= C}, T ~ Weibull(shape, scale), C = min(U(0, c), 1). ``censored`` and
     ``events`` are the probabilities of each time without and with an event (they sum to 1)."""
 
     x: np.ndarray
@@ -204,10 +221,11 @@ class RecordLaw:
 
 
 def record_law(shape: float, scale: float, limit: float, omega: float, cells: int = TABLE_CELLS) -> RecordLaw:
-    """:class:`RecordLaw` for censoring U(0, ``limit``) (``limit`` = inf: none), from the closed-form distribution of
-    Y = min(T, C) with the event: P(Y <= y, d = 1) = 1 - exp(-v) - Gamma(1 + 1/p) P(1 + 1/p, v) lambda / c and
-    P(Y <= y, d = 0) = Gamma(1 + 1/p) P(1/p, v) lambda / c, v = (min(y, c) / lambda)^p. ``cells`` geometric cells
-    between the clipping limits (each represented by its geometric midpoint) plus the two clipped atoms."""
+    """:class:`RecordLaw` for censoring min(U(0, ``limit``), 1) (``limit`` = inf: at the horizon only), from the
+    closed-form distribution of Y = min(T, U(0, c)) with the event: P(Y <= y, d = 1) = 1 - exp(-v) - Gamma(1 + 1/p)
+    P(1 + 1/p, v) lambda / c and P(Y <= y, d = 0) = Gamma(1 + 1/p) P(1/p, v) lambda / c, v = (min(y, c) / lambda)^p,
+    for y < 1; everything left is censored at the horizon (the atom at 1). ``cells`` geometric cells between the
+    clipping limits (each represented by its geometric midpoint) plus the two clipped atoms."""
     from scipy.special import gamma as gamma_fn
     from scipy.special import gammainc
 
@@ -222,19 +240,21 @@ def record_law(shape: float, scale: float, limit: float, omega: float, cells: in
     e1, e0 = cdf(edges)
     t1, t0 = cdf(np.array([np.inf]))
     x = np.concatenate([[edges[0]], np.sqrt(edges[:-1] * edges[1:]), [1.0]])
-    events = np.concatenate([[e1[0]], np.diff(e1), [t1[0] - e1[-1]]])
-    censored = np.concatenate([[e0[0]], np.diff(e0), [t0[0] - e0[-1]]])
+    events = np.concatenate([[e1[0]], np.diff(e1), [0.0]])
+    censored = np.concatenate([[e0[0]], np.diff(e0), [t1[0] - e1[-1] + t0[0] - e0[-1]]])
     return RecordLaw(x, np.clip(censored, 0.0, None), np.clip(events, 0.0, None))
 
 
 def simulate_samples(shape: float, scale_normalised: float, n: int, share: float, cohorts: int, omega: float,
                      horizon: float, rows_per_subject: int, rng: np.random.Generator,
                      limit: float | None = None) -> list[WeibullSample]:
-    """``cohorts`` simulated normalised samples of size n (one array draw for all of them); censoring U(0, ``limit``),
-    by default the limit that censors ``share`` (found on a fixed simulated sample)."""
+    """``cohorts`` simulated normalised samples of size n (one array draw for all of them); censoring
+    min(U(0, ``limit``), 1) (follow-up ends at the horizon), by default the limit that censors ``share`` (found on a
+    fixed simulated sample)."""
     c = censoring_limit(shape, scale_normalised, share, rng) if limit is None else limit
     t = scale_normalised * rng.exponential(size=(cohorts, n)) ** (1.0 / shape)
     cens = rng.random((cohorts, n)) * c if math.isfinite(c) else np.full((cohorts, n), np.inf)
+    cens = np.minimum(cens, 1.0)
     obs = np.clip(np.minimum(t, cens), math.exp(-omega), 1.0)
     d = (t <= cens).astype(np.int8)
     d[d.sum(axis=1) == 0, 0] = 1  # a cohort with no event has no fit; one event keeps the simulation defined
@@ -333,7 +353,7 @@ def rescaled_releases(mech: WeibullMechanism, shape: float, scale_normalised: fl
     For the baselines the noise (gamma / (epsilon/2) or gamma / (M epsilon/2)) is far larger than the sampling
     error at these sizes, so a few simulated cohorts represent the sampling part well enough."""
     rng = np.random.default_rng(seed)
-    limit = scale_normalised * exact_censoring_limit(shape, share)
+    limit = exact_censoring_limit(shape, share, scale_normalised)
     law = record_law(shape, scale_normalised, limit, mech.omega)
     seqs = np.random.SeedSequence(seed).spawn(cohorts)
     p_lim, l_lim = law.mle(mech.gamma)
@@ -404,7 +424,7 @@ def baseline_statistics(mech: WeibullMechanism, shape: float, scale_normalised: 
                                       rows_per_subject=mech.rows_per_subject)
         avg = [free.release_many(s, SimulationNoise(sq), draws) for s, sq in zip(samples, seqs)]
         return np.concatenate([e.shape for e in avg]), np.concatenate([e.scale_normalised for e in avg])
-    limit = scale_normalised * exact_censoring_limit(shape, share)
+    limit = exact_censoring_limit(shape, share, scale_normalised)
     m = SIM_SUBJECTS
     f = math.sqrt(m / n)
     samples = simulate_samples(shape, scale_normalised, m, share, cohorts, mech.omega, mech.horizon,
@@ -613,28 +633,29 @@ def _tll_scale_interval(mech: WeibullMechanism, shape: float, scale: float, shap
             lows, highs = [], []
         for j, p in enumerate(ps):
             if rescale:  # the two sums at n from the record law (central limit), as in _tll_at_n
-                c = exact_censoring_limit(float(p), share)
-                mom = [record_law(float(p), float(lam), float(lam) * c, mech.omega).power_moments(np.array([q]))
-                       for lam in grid]
+                mom = [record_law(float(p), float(lam), exact_censoring_limit(float(p), share, float(lam)),
+                                  mech.omega).power_moments(np.array([q])) for lam in grid]
                 m1, var, cov = (np.array([float(x[i][0]) for x in mom])[:, None, None] for i in range(3))
-                md = mom[0][3]  # the event share does not depend on lambda (the censoring scales with it)
-                var_d = md * (1.0 - md)
+                md = np.array([x[3] for x in mom])[:, None, None]  # the event share (the horizon censors more at
+                var_d = md * (1.0 - md)                              # larger lambda)
                 zn = rng.standard_normal((2, grid.size, cohorts, DRAWS))
-                slope = cov / var_d if var_d > 0 else np.zeros_like(cov)
-                dd = n * md + math.sqrt(n * var_d) * zn[0]
-                tau = n * m1 + math.sqrt(n) * (slope * math.sqrt(var_d) * zn[0]
+                slope = np.divide(cov, var_d, out=np.zeros_like(cov), where=var_d > 0)
+                dd = n * md + np.sqrt(n * var_d) * zn[0]
+                tau = n * m1 + math.sqrt(n) * (slope * np.sqrt(var_d) * zn[0]
                                                + np.sqrt(np.clip(var - slope * cov, 0.0, None)) * zn[1])
             else:
                 e = rng.exponential(size=(cohorts, n))
                 u = rng.random((cohorts, n))
-                # censoring U(0, c lambda) censors the public share; times for scale 1, then scaled per candidate
-                c = censoring_limit(float(p), 1.0, share, rng)
+                # per candidate lambda: times lambda E^(1/p), censoring min(U(0, c), 1) that censors the public share
                 t1 = e ** (1.0 / p)
-                cens1 = u * c if math.isfinite(c) else np.full_like(u, np.inf)
-                y = np.minimum(t1, cens1)
-                d = (t1 <= cens1).sum(axis=1).astype(float)  # (cohorts,)
-                tau = np.stack([np.sum(np.clip(y * lam, floor, 1.0) ** q, axis=1) for lam in grid])[..., None]
-                dd = np.broadcast_to(d[None, :, None], tau.shape)
+                taus, ds = [], []
+                for lam in grid:
+                    c = exact_censoring_limit(float(p), share, float(lam))
+                    cens = np.minimum(u * c, 1.0) if math.isfinite(c) else np.ones_like(u)
+                    t = t1 * lam
+                    taus.append(np.sum(np.clip(np.minimum(t, cens), floor, 1.0) ** q, axis=1))
+                    ds.append((t <= cens).sum(axis=1).astype(float))
+                tau, dd = np.stack(taus)[..., None], np.stack(ds)[..., None]  # (grid, cohorts, 1)
             z = rng.laplace(0.0, b, size=(2, grid.size, cohorts, DRAWS))
             tau_z, del_z = tau + z[0], dd + z[1]
             clamps = ((tau_z < math.exp(-mech.omega * q)) | (del_z < 1.0)).reshape(grid.size, -1).mean(axis=1)

@@ -53,6 +53,47 @@ def test_simulated_cohorts_follow_the_public_censoring_share():
     assert censoring_share(_sample()) in {0.25, 0.3, 0.35}
 
 
+def test_follow_up_ends_at_the_horizon_in_the_simulated_cohorts():
+    """A truth whose scale lies beyond the horizon (flchain: 2.6 horizons, 70% censored) has no event after it:
+    the simulated times beyond the horizon are censored there, the closed-form share agrees with the simulation,
+    and a horizon that alone censors the share needs no other censoring."""
+    from dpsurv_core.weibull.inference import censored_share, exact_censoring_limit
+
+    rng = np.random.default_rng(1)
+    c = exact_censoring_limit(0.95, 0.7, 2.6)
+    assert math.isfinite(c) and censored_share(0.95, 2.6, c) == pytest.approx(0.7, abs=1e-9)
+    s = simulate_samples(0.95, 2.6, 20_000, 0.7, 1, 6.0, 1.0, 1, rng, limit=c)[0]
+    assert 1 - s.n_events / s.n == pytest.approx(0.7, abs=0.01)
+    assert not np.any((s.t >= 1.0) & (s.d == 1))  # no event at the horizon or after it
+    # the simulated limit (a fixed sample of 20,000) censors the same share
+    assert censored_share(0.95, 2.6, inference.censoring_limit(0.95, 2.6, 0.7, rng)) == pytest.approx(0.7, abs=0.005)
+    s1 = math.exp(-(1 / 2.6) ** 0.95)  # the share the horizon alone censors
+    assert exact_censoring_limit(0.95, s1 - 0.01, 2.6) == math.inf
+    law = inference.record_law(0.95, 2.6, c, 6.0)
+    assert law.events[-1] == 0.0 and law.censored.sum() == pytest.approx(0.7, abs=1e-6)
+
+
+def test_flchain_interval_holds_its_release_and_the_mle():
+    """flchain (7,874 subjects, scale beyond the horizon): the LSP + TLL interval holds the release and the
+    non-private fit; before the simulated cohorts ended follow-up at the horizon it held neither scale."""
+    from dpsurv_core.data.cohort import load_bundled
+    from dpsurv_core.data.public import nice_ceiling
+    from dpsurv_core.weibull.mechanisms import clipped_mle
+    from dpsurv_core.weibull.model import sample_from_cohort
+
+    cohort = load_bundled("flchain")
+    s = sample_from_cohort(cohort, nice_ceiling(float(cohort.time.max())))
+    mech = make_mechanism("lsp-tll", 1.0, s.horizon)
+    est = mech.release(s, SimulationNoise(11))
+    iv = weibull_intervals(mech, est, s.n, 0.7)
+    p_mle, l_mle = clipped_mle(s, 10.0)
+    for name, mle in (("shape", p_mle), ("scale_normalised", l_mle)):
+        band = getattr(iv, name)
+        assert band.lower <= float(getattr(est, name)[0]) <= band.upper
+        assert band.lower <= mle <= band.upper
+    assert not iv.warnings
+
+
 def test_interval_is_reproducible_and_contains_a_noiseless_release():
     s = _sample()
     mech = make_mechanism("lsp-tll", 1.0, s.horizon)
@@ -132,7 +173,7 @@ def test_rescaled_route_agrees_with_simulating_cohorts_of_n_at_the_switch():
 
 def test_record_law_gives_the_mle_limit_and_spread():
     # the large-sample limit and sandwich sd of the MLE on clipped, censored records against 300 simulated cohorts
-    limit = 0.7 * inference.exact_censoring_limit(1.3, 0.3)
+    limit = inference.exact_censoring_limit(1.3, 0.3, 0.7)
     law = inference.record_law(1.3, 0.7, limit, 6.0)
     assert law.event_share == pytest.approx(0.7, abs=1e-9)
     p_lim, l_lim = law.mle(10.0)
