@@ -226,11 +226,12 @@ def _prefetch_neighbours(names: list[str]) -> None:
     prefetch("wb_intervals", jobs, keep)
 
 
-def next_step(sentence: str) -> str:
-    """A warning of the core ending with what to do next."""
+def next_step(sentence: str, name: str) -> str:
+    """A warning of the core ending with what to do next (LSP + TLL's own warnings do not point to itself)."""
     if any(w in sentence for w in ("spend", "raise", "use a larger", "choose", "declare", "set ", "lower")):
         return sentence
-    return sentence.rstrip(".") + ": raise epsilon, use LSP + TLL, or use a larger cohort before reading it."
+    other = "" if name == "lsp-tll" else " use LSP + TLL,"
+    return sentence.rstrip(".") + f": raise epsilon,{other} or use a larger cohort before reading it."
 
 
 def weibull_plan(name: str, eps: float | None = None) -> Plan:
@@ -275,7 +276,7 @@ for name in chosen:
         for note in results[name].notes:
             st.caption(note)
         if getattr(mech, "caveat", None) and mech.caveat():
-            st.info(mech.caveat(), icon=":material/lightbulb:")
+            st.info(mech.caveat(unit), icon=":material/lightbulb:")
         est0 = results[name]
         with st.spinner("Simulating the noise-aware intervals ..."):
             intervals[name] = _intervals(*_interval_args(name, epsilon, est0))
@@ -284,7 +285,7 @@ for name in chosen:
                     f"{iv['shape']['upper']:.3g}; scale {iv['scale']['lower']:,.4g} to {iv['scale']['upper']:,.4g} "
                     f"{unit}.")
         for sentence in iv["warnings"]:
-            st.warning(markdown_literal(next_step(sentence)), icon="⚠️")
+            st.warning(markdown_literal(next_step(sentence, name)), icon="⚠️")
         st.caption(f"How: {iv['method']}.")
         for disc in mech.disclosures(sample):
             if disc.dp:
@@ -432,7 +433,7 @@ st.caption("Repeated simulated releases on the current data with seeded noise: f
            "choose a mechanism and an epsilon. They are not releases and are not charged to the ledger.")
 for _mech in mechs.values():
     if getattr(_mech, "caveat", None) and _mech.caveat():
-        st.markdown(_mech.caveat())
+        st.markdown(_mech.caveat(unit))
 if in_engine:
     st.info("The error study is not run for a table kept on the server: this page's study simulates from each "
             "subject's time and event, which stay in DuckDB. The command line's `weibull --seed S --repeat R` "

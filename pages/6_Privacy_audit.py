@@ -331,7 +331,7 @@ with tab_audit:
         st.error("The releases with and without the target never coincide: an attacker who knows everyone else is "
                  "right every time (empirical epsilon infinite). Do not publish this release as it is: choose a "
                  "differentially private mechanism, or one that changes less with one patient.")
-    st.markdown(f"**Target.** {markdown_literal(result.target.why)}")
+    st.markdown(f"**Target.** {markdown_literal(result.target.why_named(session.group_label))}")
     f1, f2 = st.columns(2)
     with f1:
         show_figure(cv.recolour(influential_figure(result)), f"audit-influential-{cohort.name}-{mechanism}",

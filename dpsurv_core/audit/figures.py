@@ -128,13 +128,14 @@ def summary_table(result: AuditResult) -> pd.DataFrame:
 
 
 def report_section(report: Any, cohort: Cohort, public: PublicParameters, mechanism: Any,
-                   trials: int = 500, seed: int = 0) -> AuditResult:
+                   trials: int = 500, seed: int = 0, names: dict[str, str] | None = None) -> AuditResult:
     """Add a "Privacy audit" section (text, ROC and influential-point figures, a table) to a
     :class:`~dpsurv_core.report.html.Report` for a curve mechanism. The audit reads the raw data, so the
-    section is confidential: only a review report can hold it."""
+    section is confidential: only a review report can hold it. ``names``: the group codes' value labels."""
     result = audit(CurveAdapter(mechanism, cohort, public), trials=trials, seed=seed)
     report.add_section("Privacy audit", confidential=True)
-    report.add_text(f"Target: {result.target.why}")
+    names = names or {}
+    report.add_text(f"Target: {result.target.why_named(lambda code: names.get(code, code))}")
     report.add_text(result.sentence())
     a = result.attack
     report.add_text(f"Strongest attack: advantage {100 * a.advantage:.0f}% (95% CI {100 * a.advantage_lower:.0f}% to "

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -43,6 +44,17 @@ class Target:
     event: int
     group: str | None = None
     new_group: str | None = None  # randomized response: the label the target gets in D'
+
+    def why_named(self, label: Callable[[str], str]) -> str:
+        """``why`` with the group codes (the target's and its new label's) named by ``label`` (their value labels)."""
+        out = self.why
+        if self.group is not None:
+            out = out.replace(f", group {self.group})", f", group {label(str(self.group))})")
+        if self.new_group is not None:
+            new = label(str(self.new_group))
+            out = out.replace(f"changes to {self.new_group} in D'", f"changes to {new} in D'")
+            out = out.replace(f"group label to {self.new_group}", f"group label to {new}")
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         return {"row": self.row, "rows": list(self.rows), "why": self.why, "chosen_by": self.chosen_by,

@@ -122,4 +122,5 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         target["group_label"] = names.get(str(target["group"]))
         if target.get("new_group") is not None:
             target["new_group_label"] = names.get(str(target["new_group"]))
+        target["why"] = result.target.why_named(lambda code: names.get(code, code))
     return out

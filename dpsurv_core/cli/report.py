@@ -203,7 +203,7 @@ def run(args: argparse.Namespace) -> dict:
             rep.add_table(_logrank_table(exact.counts, curves.NonPrivate(), names=names)[0],
                           "Log-rank tests (non-private, exact counts on the grid)")
     if args.review:
-        report_section(rep, cohort, public, mech)
+        report_section(rep, cohort, public, mech, names=names)
         entry = catalogue.get(catalogue.CURVES, args.mechanism)
         dp = (entry.id,) if entry.formal and entry.protects == SUBJECT else comparison.DP_DEFAULT
         comparison_section(rep, comparison.compare(cohort, public, args.epsilon, dp=dp, trials=200))

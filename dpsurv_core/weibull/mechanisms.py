@@ -250,17 +250,22 @@ class LaplaceWeibull(WeibullMechanism):
     name = "laplace"
     interval_includes_noise = True  # dpsurv_core.weibull.inference: parametric bootstrap, inverted
 
-    def caveat(self) -> str:
+    def caveat(self, time_unit: str = "") -> str:
         """Why its error is large whatever the data: noise sized to the global sensitivity gamma on each parameter,
-        Laplace scale b = gamma / (epsilon/2), median absolute error b ln 2."""
+        Laplace scale b = gamma / (epsilon/2), median absolute error b ln 2 (the scale's in horizons: the scale is
+        fitted on times divided by the horizon)."""
         if math.isinf(self.epsilon):
             return ""
         b = self.gamma / self.epsilon_shape
+        typical = b * math.log(2)
+        unit = f" {time_unit}" if time_unit else ""
         return (f"**Why the Laplace baseline is so far off.** It adds noise sized for the worst case over every "
                 f"possible data set (its *global sensitivity*): one patient could, in some cohort, move the fitted shape "
-                f"or scale anywhere in [0, gamma = {self.gamma:g}], so the noise must cover that whole range. Its spread "
-                f"is gamma / (epsilon/2) = {b:.3g} at epsilon {self.epsilon:g}, so the typical (median) error is "
-                f"{b:.3g} x ln 2 = {b * math.log(2):.3g} on each parameter, however many patients there are. A shape "
+                f"or the scale (in horizons: times divided by the horizon) anywhere in [0, gamma = {self.gamma:g}], so "
+                f"the noise must cover that whole range. Its spread is gamma / (epsilon/2) = {b:.3g} at epsilon "
+                f"{self.epsilon:g}, so the typical (median) error is {b:.3g} x ln 2 = {typical:.3g} on the shape and "
+                f"{typical:.3g} horizons ({typical * self.horizon:,.0f}{unit}) on the scale, however many patients there "
+                "are. A shape "
                 "near 1 with an error of that size says nothing. LSP + TLL and sample and aggregate size their noise "
                 "from this cohort (how far its own fit can move), which is why they are far closer. What to do: use "
                 "LSP + TLL; the Laplace row is there only as the textbook comparison.")

@@ -166,6 +166,8 @@ def test_clinician_view_explainer_glossary_downloads_and_the_laplace_explanation
     infos = " ".join(i.value for i in at.info)
     assert "Why the Laplace baseline is so far off" in infos and "global sensitivity" in infos
     assert "gamma / (epsilon/2) = 20" in infos and "20 x ln 2 = 13.9" in infos and "What to do" in infos
+    # the scale is fitted in horizons: its typical error is said in horizons and in the data's unit
+    assert "13.9 horizons (" in infos and " days) on the scale" in infos
     # every figure with PNG and SVG, every table with CSV; the study waits for its switch (fast first view)
     downloads = [b.proto.label for b in at.get("download_button")]
     assert downloads.count("Figure as PNG") == downloads.count("Figure as SVG") == len(at.get("plotly_chart")) == 2

@@ -254,3 +254,9 @@ def test_the_audit_target_s_group_has_its_label(capsys):
     o = run(capsys, "audit", "--analysis", "km", "--mechanism", "laplace-counts", "--data", "lung", "--group", "sex",
             "--trials", "20", "--seed", "1", "--target", "0")
     assert o["target"]["group"] == "1" and o["target"]["group_label"] == "Male"
+    # the sentence that says why this subject was audited names the group as every other output does
+    assert "group Male)" in o["target"]["why"] and "group 1)" not in o["target"]["why"]
+    rr = run(capsys, "audit", "--analysis", "km", "--mechanism", "rrr", "--data", "lung", "--group", "sex",
+             "--trials", "20", "--seed", "1")
+    assert rr["target"]["new_group"] is not None
+    assert f"group label to {rr['target']['new_group_label']}" in rr["target"]["why"]
