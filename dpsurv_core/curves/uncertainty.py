@@ -431,7 +431,7 @@ def _cohort_curves(points: np.ndarray, shapes: np.ndarray, scales: np.ndarray, s
     """(B, L, J) Kaplan-Meier curves at the grid points of cohorts of ``size`` drawn from each candidate (shape,
     scale), censored U(0, c) with c = lam c_k(share) so that the declared share is censored (as in
     :mod:`dpsurv_core.weibull.inference`); S = 1 and S = 0 uncensored. ``share`` 0: the binomial chain."""
-    from dpsurv_core.weibull.inference import exact_censoring_limit
+    from dpsurv_core.weibull.inference import uniform_censoring_limit
 
     steps = CENSORING_STEPS if share > 0 else 1
     edges = np.concatenate([[0.0], np.asarray(points, float)])
@@ -441,7 +441,7 @@ def _cohort_curves(points: np.ndarray, shapes: np.ndarray, scales: np.ndarray, s
     surv[np.isinf(scales)], surv[scales == 0] = 1.0, 0.0
     kept = None
     if share > 0:
-        limit = {k: exact_censoring_limit(float(k), share) for k in np.unique(shapes)}
+        limit = {k: uniform_censoring_limit(float(k), share) for k in np.unique(shapes)}
         c = np.array([limit[k] for k in shapes]) * scales
         c[(scales == 0) | np.isinf(scales)] = np.inf  # the flat curves: nothing to censor before
         kept = np.clip(1.0 - t[None, :] / c[:, None], 0.0, 1.0)

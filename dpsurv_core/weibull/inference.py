@@ -128,6 +128,25 @@ def censoring_limit(shape: float, scale: float, share: float, rng: np.random.Gen
     return math.sqrt(lo * hi)
 
 
+def uniform_censoring_limit(shape: float, share: float) -> float:
+    """c such that U(0, c) censoring alone (no end of follow-up) censors exactly ``share`` of Weibull(shape, 1)
+    times: the share censored is (1/c) int_0^c exp(-u^p) du = Gamma(1 + 1/p) P(1/p, c^p) / c (P the regularised
+    lower incomplete gamma), which falls from 1 to 0 as c grows (bisection on log c). For scale lambda the limit is
+    lambda c. (The time-indexed bands' cohorts, on the data's own time scale.)"""
+    if share <= 0.0:
+        return math.inf
+    from scipy.special import gamma as gamma_fn
+    from scipy.special import gammainc
+
+    g = float(gamma_fn(1.0 + 1.0 / shape))
+    lo, hi = -40.0, 40.0
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        c = math.exp(mid)
+        lo, hi = (mid, hi) if g * float(gammainc(1.0 / shape, c ** shape)) / c > share else (lo, mid)
+    return math.exp(0.5 * (lo + hi))
+
+
 def censored_share(shape: float, scale: float, limit: float) -> float:
     """The share of Weibull(shape, scale) times censored by C = min(U(0, c), 1) (normalised units: follow-up ends at
     the horizon): (1/c) int_0^min(c, 1) S(u) du + max(0, 1 - 1/c) S(1), S(u) = exp(-(u / lambda)^p) and
