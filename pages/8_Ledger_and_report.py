@@ -89,6 +89,11 @@ cols[0].metric("Spent (protecting the subject)", f"ε = {spent:.3g}",
                     "whichever tab or command made it.")
 cols[1].metric("Budget cap", f"ε = {led.cap:g}" if led.cap is not None else "none")
 cols[2].metric("Left", f"ε = {led.remaining():.3g}" if led.cap is not None else "—")
+if led.cap is not None and spent > led.cap + 1e-12:
+    st.warning(f"**The releases already made spend ε = {spent:.3g}, {spent - led.cap:.3g} more than the cap of "
+               f"{led.cap:g}.** Lowering the cap refuses every new release of this data set; it does not undo the "
+               "earlier ones, which stay published and count in full. Say so in the report.",
+               icon=":material/warning:")
 reasons = led.void_reasons()
 if reasons:
     st.error("**The patients have no differential-privacy guarantee from this data set's releases**, whatever the "

@@ -142,6 +142,8 @@ def test_lowering_is_always_allowed_even_below_what_was_spent(ledger_path, curve
     run(at)
     assert store.ledger(LUNG).cap == 0.5
     assert [m.value for m in at.metric] == ["ε = 1", "ε = 0.5", "ε = 0"]
+    # a cap below what was spent says that the earlier releases stay and count in full
+    assert any("0.5 more than the cap of 0.5" in w.value and "does not undo" in w.value for w in at.warning)
 
 
 # ------------------------------------------------------------------------------------------- the records
