@@ -227,10 +227,11 @@ def _prefetch_neighbours(names: list[str]) -> None:
 
 
 def next_step(sentence: str, name: str) -> str:
-    """A warning of the core ending with what to do next (LSP + TLL's own warnings do not point to itself)."""
+    """A warning of the core ending with what to do next (the default mechanism's own warnings do not point to it)."""
     if any(w in sentence for w in ("spend", "raise", "use a larger", "choose", "declare", "set ", "lower")):
         return sentence
-    other = "" if name == "lsp-tll" else " use LSP + TLL,"
+    best = catalogue.default_id(catalogue.WEIBULL)
+    other = "" if name == best else f" use {LABELS[best]},"
     return sentence.rstrip(".") + f": raise epsilon,{other} or use a larger cohort before reading it."
 
 

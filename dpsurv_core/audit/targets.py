@@ -14,8 +14,8 @@ grid points where |S~_D(t) - S~_D'(t)| exceeds 0.05, 0.1, 0.5 and 0.7.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
