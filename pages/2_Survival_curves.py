@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from dpsurv_core.cli.km import rmst_curves, rmst_on_grid
 from dpsurv_core.curves import summary as cs
 from dpsurv_core.curves.release import context
 from dpsurv_core.data.summary import TIME_UNITS, time_factor
@@ -220,7 +221,7 @@ with col_b:
                              help="The average time lived without the event up to this horizon: the area under the "
                                   "survival curve.")
     r_e, r_e_lo, r_e_up = cv.rmst_with_ci(fine.curves, rmst_h)
-    r_p, r_p_lo, r_p_up = cv.rmst_with_ci(read, rmst_h, coarse)
+    r_p, r_p_lo, r_p_up = cv.rmst_with_ci(rmst_curves(result), rmst_h, rmst_on_grid(result, public))
     rows = []
     for gi, g in enumerate(groups):
         row = {"Group": gname(g), f"Non-private ({unit})": cv.fmt_time(r_e[gi], unit),
@@ -233,8 +234,8 @@ with col_b:
         rows.append(row)
     cv.show_table(pd.DataFrame(rows), f"rmst-{cohort.name}", "sc_rmst")
     st.caption("Computed to the time asked (the area under the curve needs no grid point there"
-               + ("; the private curve is known at the grid points only and is read linearly between them" if coarse
-                  else "") + "). "
+               + ("; the private curve is known at the grid points only and is read linearly between them"
+                  if rmst_on_grid(result, public) else "") + "). "
                + ("The private interval carries the noise." if noise_band else ""))
 
 # ------------------------------------------------------------------------------------------ landmarks

@@ -366,6 +366,13 @@ def rmst_curves(rel: CurveRelease) -> SurvivalCurves:
     return rel.extra.get("event_time_curves", band_curves(rel))
 
 
+def rmst_on_grid(rel: CurveRelease, public: PublicParameters) -> bool:
+    """True when the RMST integrates a curve known at a coarse public grid's points only, read linearly between them,
+    with or without noise (so that noise switched off is the limit of a smaller and smaller noise); False for a
+    curve at every event time (the non-private release's own, or an event-time grid), whose step area is R's."""
+    return public.grid.kind != "event-times" and "event_time_curves" not in rel.extra
+
+
 def incidence_method(curves: SurvivalCurves, conf_type: str, debiased: bool = False, altered: bool = False) -> str:
     """One phrase naming how the cumulative incidence's limits were computed (:func:`incidence_band`); ``debiased``:
     rrr, whose reported-label curves have none; ``altered``: a deterministic disclosure-control rule changed the
@@ -648,7 +655,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if landmarks:
         out["landmarks"] = landmark_entries(main, landmarks, conf_type, public.grid.kind == "event-times", noisy_band)
     if getattr(args, "rmst", None) is not None:
-        out["rmst"] = rmst_entries(rmst_curves(rel), float(args.rmst), coarse)
+        out["rmst"] = rmst_entries(rmst_curves(rel), float(args.rmst), rmst_on_grid(rel, public))
     lo, up = conf_bands(main, conf_type, noisy_band)
     names = group_labels_of(args, rel.curves.groups)
     named = named_groups(main, names)

@@ -113,7 +113,8 @@ def _curve_sections(rep: Report, release: curves.CurveRelease, cohort, public, a
     if args.rmst is not None:
         rows = [{"group": _label(names, e["group"]), f"up to ({cohort.time_unit})": e["time_used"], "RMST": e["rmst"],
                  "95% CI lower": _nan(e["lower"]), "95% CI upper": _nan(e["upper"])}
-                for e in km.rmst_entries(km.rmst_curves(release), float(args.rmst), coarse) if e["trial"] == 0]
+                for e in km.rmst_entries(km.rmst_curves(release), float(args.rmst), km.rmst_on_grid(release, public))
+                if e["trial"] == 0]
         rep.add_table(pd.DataFrame(rows), f"Restricted mean survival time ({what}, 95% CI)")
     risk = km.number_at_risk(release.curves.groups, cohort, public, release.counts,
                              release.cost.epsilon if private else math.inf, release.trials)

@@ -344,7 +344,8 @@ def rmst_interval(curves: SurvivalCurves, horizon: float, coarse: bool = False
     without (exact counts): R's print.survfit rule, var = sum_j A_j^2 d_j / (r_j (r_j - d_j)) with A_j the area
     under the curve from t_j to the horizon; time-indexed (a band, no draws): the areas under its band.
     ``coarse``: the curve is known at public grid points only, and every area reads it linearly between them
-    (:meth:`SurvivalCurves.rmst`)."""
+    (:meth:`SurvivalCurves.rmst`); a bin's events fall inside it, so A_j runs from the bin's middle (on lung to 500
+    days, 20 bins: se 11.26 against R's 11.25 on the exact times; from the bin's end, 9.8)."""
     z = ndtri(1 - curves.alpha / 2)
     value = curves.rmst(horizon, coarse)
     if curves.rmst_draws is not None:
@@ -363,8 +364,12 @@ def rmst_interval(curves: SurvivalCurves, horizon: float, coarse: bool = False
         up = replace(curves, survival=np.nan_to_num(curves.upper, nan=1.0)).rmst(horizon, coarse)
         return value, lo, up
     t = np.clip(np.asarray(curves.time, float), 0.0, horizon)
-    widths = np.diff(np.concatenate([t, [horizon]]))  # from t_j to the next point (or the horizon)
-    area_after = np.cumsum((curves.survival * widths)[..., ::-1], axis=-1)[..., ::-1]  # A_j = int_{t_j}^horizon S
+    if coarse:  # a bin's events fall inside it: A_j from the bin's middle, the curve read linearly as the area is
+        mid = (np.concatenate([[0.0], t[:-1]]) + t) / 2.0  # (a loop over the public grid's points)
+        area_after = value[..., None] - np.stack([curves.rmst(float(m), True) for m in mid], axis=-1)
+    else:
+        widths = np.diff(np.concatenate([t, [horizon]]))  # from t_j to the next point (or the horizon)
+        area_after = np.cumsum((curves.survival * widths)[..., ::-1], axis=-1)[..., ::-1]  # A_j = int_{t_j}^h S
     r, d = curves.at_risk, curves.events
     term = np.zeros_like(r)
     np.divide(d, r * (r - d), out=term, where=(r > d) & (r > 0))

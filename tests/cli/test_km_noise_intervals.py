@@ -102,6 +102,19 @@ def test_private_rmst_on_a_coarse_grid_is_not_biased_by_the_grid(capsys):
     assert np.mean((lo <= 310.3) & (310.3 <= up)) >= 0.93
 
 
+def test_noise_switched_off_on_a_coarse_grid_reads_the_rmst_as_any_noise_does(capsys):
+    """epsilon inf on the 20 public bins is the limit of smaller and smaller noise: the same linear reading (R's
+    310.3 inside the interval; the step curve's area said 331.4 and left it out), R's variance formula with each bin's
+    events at its middle (se 11.26 against R's 11.25), and no jump between a huge epsilon and none."""
+    off = run(capsys, "km", "--data", "lung", "--mechanism", "laplace-counts", "--epsilon", "inf", "--rmst", "500")
+    r = off["rmst"][0]
+    assert abs(r["rmst"] - 310.334) < 2.0 and r["lower"] <= 310.334 <= r["upper"]
+    assert (r["upper"] - r["rmst"]) / 1.959963984540054 == pytest.approx(11.246, rel=0.01)
+    huge = run(capsys, "km", "--data", "lung", "--mechanism", "laplace-counts", "--epsilon", "1e12", "--seed", "1",
+               "--rmst", "500")
+    assert huge["rmst"][0]["rmst"] == pytest.approx(r["rmst"], abs=1e-6)
+
+
 def test_bad_rmst_horizon(capsys):
     assert main(["km", *LUNG, "--rmst", "-3", "--json"]) == 2
     assert "positive time" in capsys.readouterr().err
