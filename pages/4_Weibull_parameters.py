@@ -15,7 +15,7 @@ from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import NO_NOISE
 from dpsurv_core.privacy.release import Plan, cli_command
 from dpsurv_core.report.text import markdown_literal
-from dpsurv_core.weibull.inference import censoring_disclosure, censoring_share, release_intervals
+from dpsurv_core.weibull.inference import censoring_disclosure, censoring_share, release_intervals, release_record
 from dpsurv_core.weibull.lsp import Ladder, compute_ladder
 from dpsurv_core.weibull.mechanisms import BLOCK_SIZE, mdae_study
 from dpsurv_core.weibull.model import (
@@ -247,7 +247,8 @@ def weibull_plan(name: str, eps: float | None = None) -> Plan:
     command = {**cv.data_options(choice), "mechanism": name, "epsilon": epsilon if eps is None else eps, "censoring": share_in,
                **cv.grid_options(choice, public, grid=False), **{k: values[k] for k in entry.options if k in values}}
     return Plan(entry, mech, cohort.name, choice.fingerprint,
-                lambda noise, trials: mech.release_many(sample, noise, trials, **kw), lambda est: est.records(),
+                lambda noise, trials: mech.release_many(sample, noise, trials, **kw),
+                lambda est: release_record(est, _intervals(*_interval_args(name, epsilon if eps is None else eps, est))),
                 [*horizon_disclosures, *mech.disclosures(sample), *share_disclosures], cli_command("weibull", command),
                 analysis="Weibull parameters")
 

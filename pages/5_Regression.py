@@ -21,7 +21,7 @@ from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import APPROXIMATE_MCMC, EXACT, NO_NOISE
 from dpsurv_core.privacy.noise import SimulationNoise
 from dpsurv_core.privacy.release import Plan
-from dpsurv_core.regression.inference import coefficient_inference, inference_table, nonprivate_fit
+from dpsurv_core.regression.inference import coefficient_inference, inference_table, nonprivate_fit, release_record
 from dpsurv_core.regression.mechanisms import OutputPerturbation, lambda_study, mre_study
 from dpsurv_core.regression.model import fit_cox, minimise
 from dpsurv_core.regression.person_period import PersonPeriod, person_period
@@ -255,7 +255,7 @@ def regression_plan(kind: str) -> Plan:
         return mech.release(pp, noise, trials=trials)
 
     return Plan(entry, mech, cohort.name, choice.fingerprint, compute,
-                lambda rel: {"coefficients": rel.coefficients}, disclosures,
+                lambda rel: release_record(rel, coefficient_inference(mech, rel)), disclosures,
                 cv.command_line("regression", command, {"range": ranges}), analysis="regression")
 
 

@@ -30,7 +30,7 @@ from dpsurv_core.cli.km import (
     no_noise,
     released_numbers,
 )
-from dpsurv_core.curves import logrank
+from dpsurv_core.cli.logrank import released_tests
 from dpsurv_core.curves import summary as cs
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES, SurvivalCurves, quantile_r
 from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease
@@ -733,19 +733,14 @@ def curve_plan(entry: Entry, mechanism: Any, cohort: Cohort, public: PublicParam
                 [*extra, *public.disclosures(used)], cli_command(command, options), analysis=analysis)
 
 
-def logrank_outputs(rel: CurveRelease) -> dict[str, Any]:
-    """What a log-rank release publishes: the released counts (and curves) and the tests computed from them."""
-    out = released_numbers(rel)
-    readings = {"tests": rel.counts}
-    if "debiased_counts" in rel.extra:
-        readings["debiased_tests"] = rel.extra["debiased_counts"]
-    for name, counts in readings.items():
-        if counts is None or len(counts.groups) < 2:
-            continue
-        out[name] = [{"group_a": r.group_a, "group_b": r.group_b, "statistic": float(r.statistic[0]),
-                      "p_value": float(r.p_value[0]), "dof": r.dof}
-                     for r in [*logrank.pairwise(counts), logrank.overall(counts)]]
-    return out
+def logrank_outputs(mechanism: Any, group_column: str | None) -> Callable[[CurveRelease], dict[str, Any]]:
+    """What a log-rank release publishes, for its ledger record: the released counts (and curves) and, as ``logrank``
+    prints them, the tests calibrated for the noise with their warnings (groups by their value labels)."""
+    def outputs(rel: CurveRelease) -> dict[str, Any]:
+        names = {str(g): group_name(g, group_column) for g in rel.curves.groups}
+        return released_numbers(rel, names=names) | released_tests(rel, mechanism, names)
+
+    return outputs
 
 
 # ----------------------------------------------------------------------------------------- explore, then release

@@ -277,10 +277,12 @@ def released_numbers(rel: CurveRelease, conf_type: str = "log", names: dict[str,
     return out
 
 
-def plan(args: argparse.Namespace, competing: bool = False, analysis: str = "survival curves", min_groups: int = 1
+def plan(args: argparse.Namespace, competing: bool = False, analysis: str = "survival curves", min_groups: int = 1,
+         tests: Callable[[CurveRelease, Any], dict[str, Any]] | None = None
          ) -> tuple[Plan, Cohort, PublicParameters, list[Disclosure]]:
     """The release plan of --mechanism on --data: the catalogue builds the mechanism, which knows its cost. A cohort
-    with fewer than ``min_groups`` groups is refused here, before anything is released."""
+    with fewer than ``min_groups`` groups is refused here, before anything is released. ``tests(release,
+    mechanism)``: more post-processed numbers for the ledger record (the log-rank tests)."""
     cohort, public, extra = load(args, competing)
     if min_groups > 1 and len(cohort.groups) < min_groups:
         raise ParameterError(f"A {analysis[:-1] if analysis.endswith('s') else analysis} needs at least {min_groups} "
@@ -292,19 +294,23 @@ def plan(args: argparse.Namespace, competing: bool = False, analysis: str = "sur
         rel.disclosures = [*extra, *rel.disclosures]
         return rel
 
+    def outputs(rel: CurveRelease) -> dict[str, Any]:
+        out = released_numbers(
+            rel, getattr(args, "conf_type", "log"), group_labels_of(args, rel.curves.groups), cohort.time_unit,
+            beyond_follow_up(public, getattr(args, "landmarks", None) or [], getattr(args, "rmst", None),
+                             cohort.time_unit), getattr(args, "landmarks", None))
+        return out | (tests(rel, mech) if tests is not None else {})
+
     p = Plan(entry, mech, cohort.name, dataset_fingerprint(args) if needs_fingerprint(args, entry) else "",
-             compute, lambda rel: released_numbers(
-                 rel, getattr(args, "conf_type", "log"), group_labels_of(args, rel.curves.groups), cohort.time_unit,
-                 beyond_follow_up(public, getattr(args, "landmarks", None) or [], getattr(args, "rmst", None),
-                                  cohort.time_unit), getattr(args, "landmarks", None)),
-             [*extra, *public.disclosures()], reproduce_command(args), analysis=analysis)
+             compute, outputs, [*extra, *public.disclosures()], reproduce_command(args), analysis=analysis)
     return p, cohort, public, extra
 
 
-def release(args: argparse.Namespace, competing: bool = False, analysis: str = "survival curves", min_groups: int = 1
+def release(args: argparse.Namespace, competing: bool = False, analysis: str = "survival curves", min_groups: int = 1,
+            tests: Callable[[CurveRelease, Any], dict[str, Any]] | None = None
             ) -> tuple[CurveRelease, Cohort, PublicParameters, list[Disclosure], dict[str, Any]]:
     """Run the plan as the options say (simulation, non-private, or a release through the protocol)."""
-    p, cohort, public, extra = plan(args, competing, analysis, min_groups)
+    p, cohort, public, extra = plan(args, competing, analysis, min_groups, tests)
     rel, fields = run_plan(args, p)
     return rel, cohort, public, extra, fields
 

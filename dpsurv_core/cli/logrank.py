@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from dataclasses import replace
 from typing import Any
 
 from dpsurv_core.cli.common import add_data_options, add_release_options, positive_int
@@ -34,7 +35,7 @@ from dpsurv_core.cli.km import (
     set_group_help,
 )
 from dpsurv_core.curves import logrank_test
-from dpsurv_core.curves.release import event_times_grid, exact_counts, tile_trials
+from dpsurv_core.curves.release import CurveRelease, event_times_grid, exact_counts, tile_trials
 from dpsurv_core.data.public import Disclosure
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy import catalogue
@@ -70,7 +71,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                "noise": "none", "dataset": cohort.name, "groups": list(counts.groups), "trials": 1,
                **not_private_fields(), **NO_NOISE_FIELDS}
     else:
-        rel, cohort, public, extra, fields = release(args, analysis="log-rank tests", min_groups=2)
+        draws = args.null_draws
+        rel, cohort, public, extra, fields = release(
+            args, analysis="log-rank tests", min_groups=2,
+            tests=lambda r, m: released_tests(r, m, group_labels_of(args, r.curves.groups), draws))
         if rel.counts is None:
             raise ParameterError(f"{args.mechanism} releases no counts, so there is no log-rank test on its output: use "
                                  "laplace-counts or rrr.")
@@ -115,6 +119,30 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                                 logrank_test.with_group_names(results, names), out.get("epsilon_spent"),
                                                 logrank_test.cell_noise_sd(mech) if law.noisy else 0.0)
     return add_group_labels(out, names)
+
+
+def released_tests(rel: CurveRelease, mech: Any, names: dict[str, str] | None = None, draws: int | None = None
+                   ) -> dict[str, Any]:
+    """The calibrated log-rank tests of a release's first trial, kept with its ledger record so that a report built
+    from the record shows what ``logrank`` printed (post-processing: the released counts and the public noise law):
+    ``tests`` (each pair), ``overall``, ``test_method`` and ``test_warnings``; group codes named by ``names``. Empty
+    when the release has no counts or one group."""
+    counts = rel.counts
+    if counts is None or len(counts.groups) < 2:
+        return {}
+    first = replace(counts, n=counts.n[:1], events=counts.events[:1], censored=counts.censored[:1])
+    law = logrank_test.noise_law(mech, rel.extra)
+    results = logrank_test.calibrated_tests(first, law, draws=draws or logrank_test.default_draws(
+        1, len(counts.groups), counts.grid.bins))
+    names = names or {}
+    name = lambda g: names.get(str(g), str(g))  # noqa: E731
+    tests = [{"group_a": r.group_a, "group_b": r.group_b, "group_a_label": name(r.group_a),
+              "group_b_label": name(r.group_b), **_numbers(r, 0)} for r in results[:-1]]
+    eps = rel.cost.epsilon
+    sd = logrank_test.cell_noise_sd(mech) if law.noisy else 0.0
+    return {"tests": tests, "overall": _numbers(results[-1], 0), "test_method": results[-1].method,
+            "test_warnings": logrank_test.warnings_for(named_groups(first, names), law,
+                                                       logrank_test.with_group_names(results, names), eps, sd)}
 
 
 def _finite(v: float) -> float | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+from typing import Any
 
 from dpsurv_core.cli.common import (
     add_data_options,
@@ -28,7 +29,8 @@ from dpsurv_core.limits import MAX_INTERVALS
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import ADD_REMOVE, SUBJECT
 from dpsurv_core.privacy.release import Plan, not_private_fields
-from dpsurv_core.regression.inference import coefficient_inference
+from dpsurv_core.regression.inference import CoefficientInference, coefficient_inference, release_record
+from dpsurv_core.regression.mechanisms import RegressionRelease
 from dpsurv_core.regression.model import fit_cox, fit_nonprivate
 from dpsurv_core.regression.person_period import DEFAULT_INTERVALS, DEFAULT_KNOTS, person_period
 
@@ -171,10 +173,15 @@ def run(args: argparse.Namespace) -> dict:
     if args.draws != 1:
         check(hasattr(mech, "set_draws"), "--draws applies to psgld only.")
         mech.set_draws(args.draws)
+    kept: dict[int, CoefficientInference] = {}  # the record's inference of the release (trial 0), reused below
+
+    def record(rel: RegressionRelease) -> dict[str, Any]:
+        kept[id(rel)] = coefficient_inference(mech, rel, trial=0)
+        return release_record(rel, kept[id(rel)])
+
     plan = Plan(entry, mech, cohort.name, dataset_fingerprint(args) if needs_fingerprint(args, entry) else "",
-                lambda noise, trials: mech.release(pp, noise, trials=trials),
-                lambda rel: {"coefficients": rel.coefficients}, list(pp.disclosures), reproduce_command(args),
-                analysis="regression")
+                lambda noise, trials: mech.release(pp, noise, trials=trials), record, list(pp.disclosures),
+                reproduce_command(args), analysis="regression")
     rel, fields = run_plan(args, plan)
     out.update(fields)
     if not plan.private:  # epsilon = inf: n scales no noise
@@ -188,7 +195,8 @@ def run(args: argparse.Namespace) -> dict:
                               for i, c in enumerate(rel.coefficients)]})
     if plan.private:
         preview = bool(fields.get("simulation"))
-        infs = [coefficient_inference(mech, rel, trial=i, nonprivate=preview and i == 0) for i in range(len(rel.W))]
+        infs = [kept[id(rel)] if i == 0 and id(rel) in kept else
+                coefficient_inference(mech, rel, trial=i, nonprivate=preview and i == 0) for i in range(len(rel.W))]
         for e, inf in zip(out["estimates"], infs):
             recs = inf.records()
             for key, src in (("lower", "ratio_lower"), ("upper", "ratio_upper"), ("coefficient_lower", "lower"),

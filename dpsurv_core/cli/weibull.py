@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 import numpy as np
 
@@ -25,9 +26,10 @@ from dpsurv_core.weibull.inference import (
     censoring_disclosure,
     censoring_share,
     check_share,
+    release_record,
     weibull_intervals,
 )
-from dpsurv_core.weibull.mechanisms import BLOCK_SIZE
+from dpsurv_core.weibull.mechanisms import BLOCK_SIZE, WeibullEstimates
 from dpsurv_core.weibull.model import GAMMA, OMEGA, RUNGS, survival_curve
 
 NAME = "weibull"
@@ -61,9 +63,15 @@ def run(args: argparse.Namespace) -> dict:
     sample = mech.prepare(cohort)
     share = censoring_share(sample) if args.censoring is None else check_share(args.censoring)
     extra = [censoring_disclosure(share)] if entry.private and args.censoring is None else []
+    kept: dict[int, Any] = {}  # the record's intervals of the release (trial 0), reused below
+
+    def record(est: WeibullEstimates) -> dict[str, Any]:
+        kept[id(est)] = weibull_intervals(mech, est, cohort.n_subjects, share, trial=0)
+        return release_record(est, kept[id(est)].to_dict())
+
     plan = Plan(entry, mech, cohort.name, dataset_fingerprint(args) if needs_fingerprint(args, entry) else "",
                 lambda noise, trials: mech.release_many(sample, noise if entry.private else None, trials),
-                lambda est: est.records(), [d for d in public.disclosures() if d.parameter == "horizon"]
+                record, [d for d in public.disclosures() if d.parameter == "horizon"]
                 + list(mech.disclosures(sample)) + extra, reproduce_command(args), analysis="Weibull parameters")
     est, fields = run_plan(args, plan)
     cost = mech.cost
@@ -76,7 +84,8 @@ def run(args: argparse.Namespace) -> dict:
                      f"would cost epsilon {cost.epsilon:g}.")
     inference: dict = {}
     if plan.private:
-        infs = [weibull_intervals(mech, est, cohort.n_subjects, share, trial=i)
+        infs = [kept[id(est)] if i == 0 and id(est) in kept else weibull_intervals(mech, est, cohort.n_subjects, share,
+                                                                                     trial=i)
                 for i in range(min(est.trials, MAX_INTERVAL_TRIALS))]
         if est.trials > MAX_INTERVAL_TRIALS:
             notes.append(f"Noise-aware intervals are given for the first {MAX_INTERVAL_TRIALS} trials only (each is a "

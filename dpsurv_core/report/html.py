@@ -256,6 +256,8 @@ _CURVE_KEYS = ("groups", "time")
 _PUBLIC_KEYS = ("edges",)  # the public grid: a parameter of the release, not a released number
 # how the bands were made and the warnings: shown beside the numbers, not numbers themselves
 _NOTE_KEYS = ("conf_type", "interval_includes_noise", "interval_method", "warnings")
+# computed from the released numbers and kept beside them (tests, noise-aware intervals): shown as their own tables
+_DERIVED_KEYS = ("tests", "overall", "debiased_tests", "test_method", "test_warnings", "intervals")
 
 
 def _number(v: Any) -> float | None:
@@ -285,7 +287,7 @@ def output_records(outputs: Any, analysis: str = "", mechanism: str = "", record
     def curves(obj: dict[str, Any], trial: int) -> None:
         groups, time = list(obj["groups"]), list(obj["time"])
         for key, value in obj.items():
-            if key in _CURVE_KEYS or key in _PUBLIC_KEYS or key in _NOTE_KEYS:
+            if key in _CURVE_KEYS or key in _PUBLIC_KEYS or key in _NOTE_KEYS or key in _DERIVED_KEYS:
                 continue
             if isinstance(value, list) and len(value) == len(groups) and all(isinstance(r, list) for r in value):
                 for g, row in zip(groups, value):
@@ -309,9 +311,10 @@ def output_records(outputs: Any, analysis: str = "", mechanism: str = "", record
                 curves(obj, trial)
                 return
             for k, v in obj.items():
-                if k == "trial":
+                if k == "trial" or (not path and (k in _DERIVED_KEYS or k in _NOTE_KEYS)):
                     continue
-                walk(v, f"{path}.{k}" if path else str(k), trial)
+                # a Weibull record's per-trial estimates keep their plain names (shape, scale)
+                walk(v, "" if (not path and k == "estimates") else f"{path}.{k}" if path else str(k), trial)
         elif isinstance(obj, (list, tuple)):
             several = len(obj) > 1 and all(isinstance(o, dict) for o in obj)
             for i, o in enumerate(obj):
@@ -446,7 +449,8 @@ def parameter_comparison(item: ReleaseItem, cohort: Any) -> pd.DataFrame | str |
     out = item.outputs
     if cohort is None or out is None or _curve_outputs(out):
         return None
-    rows = out if isinstance(out, list) else [out]
+    # a Weibull record: its per-trial estimates (a list of them in records written before the intervals were kept)
+    rows = out if isinstance(out, list) else out.get("estimates", [out]) if isinstance(out, dict) else [out]
     if rows and all(isinstance(r, dict) and "shape" in r and "scale" in r for r in rows):
         from dpsurv_core.weibull.mechanisms import NonPrivateMLE
 
@@ -468,6 +472,38 @@ def parameter_comparison(item: ReleaseItem, cohort: Any) -> pd.DataFrame | str |
     return None
 
 
+def derived_tables(outputs: Any) -> list[tuple[pd.DataFrame, str]]:
+    """The tables a record keeps beside its released numbers, computed from them when it was released: the log-rank
+    tests calibrated for the noise, a Weibull release's noise-aware intervals, a regression release's coefficients
+    with their ratios, intervals and calibrated p-values."""
+    out = outputs if isinstance(outputs, dict) else {}
+    tables: list[tuple[pd.DataFrame, str]] = []
+    if out.get("test_method") and out.get("tests"):
+        rows = [{"comparison": f"{t.get('group_a_label', t['group_a'])} vs {t.get('group_b_label', t['group_b'])}",
+                 "chi-square": t["statistic"], "df": t["dof"], "p (calibrated for the noise)": t["p_value"],
+                 "chi-square tail ignoring the noise": t.get("chi2_tail_ignoring_noise")} for t in out["tests"]]
+        if out.get("overall") and len(out["tests"]) > 1:
+            o = out["overall"]
+            rows.append({"comparison": "all groups", "chi-square": o["statistic"], "df": o["dof"],
+                         "p (calibrated for the noise)": o["p_value"],
+                         "chi-square tail ignoring the noise": o.get("chi2_tail_ignoring_noise")})
+        tables.append((pd.DataFrame(rows), f"Log-rank tests ({out['test_method']})"))
+    intervals = out.get("intervals")
+    if isinstance(intervals, list) and intervals and isinstance(intervals[0], dict):
+        first = intervals[0]
+        if "shape" in first and isinstance(first["shape"], dict):  # Weibull
+            rows = [{"parameter": k, "released": first[k]["estimate"], "95% lower": first[k]["lower"],
+                     "95% upper": first[k]["upper"]} for k in ("shape", "scale")]
+            tables.append((pd.DataFrame(rows), "Weibull parameters with 95% intervals that carry the noise"))
+        elif "covariate" in first:  # regression, one row per covariate
+            keep = {"covariate": "covariate", "coefficient": "coefficient", "ratio": "ratio",
+                    "ratio_lower": "ratio 95% lower", "ratio_upper": "ratio 95% upper", "p_value": "p (calibrated)",
+                    "sign_flip_share": "sign flips in draws"}
+            rows = [{label: r.get(k) for k, label in keep.items() if k in r} for r in intervals]
+            tables.append((pd.DataFrame(rows), "Coefficients with 95% intervals that carry the noise"))
+    return tables
+
+
 def _release_sections(rep: Report, items: list[ReleaseItem], kind: str, cohort: Any) -> None:
     for item in items:
         rep.add_section(item.title)
@@ -479,10 +515,15 @@ def _release_sections(rep: Report, items: list[ReleaseItem], kind: str, cohort: 
             rep.add_figure(item.figure)
         out = item.outputs if isinstance(item.outputs, dict) else {}
         if isinstance(out.get("interval_method"), str):
-            rep.add_text(band_sentence(out.get("conf_type", "log"), bool(out.get("interval_includes_noise")),
-                                       out["interval_method"]), "note")
-        for w in out.get("warnings") or []:
+            if _curve_outputs(out):
+                rep.add_text(band_sentence(out.get("conf_type", "log"), bool(out.get("interval_includes_noise")),
+                                           out["interval_method"]), "note")
+            else:
+                rep.add_text(f"95% intervals that carry the privacy noise: {out['interval_method']}.", "note")
+        for w in [*(out.get("warnings") or []), *(out.get("test_warnings") or [])]:
             rep.add_text(f"Read with care: {w}", "warning")
+        for frame, caption in derived_tables(out):
+            rep.add_table(frame, caption)
         table = records_table(item.records)
         if not table.empty:
             rep.add_table(table, "Released numbers")

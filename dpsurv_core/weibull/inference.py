@@ -817,6 +817,18 @@ def weibull_intervals(mech: WeibullMechanism, est: WeibullEstimates, n: int, sha
     return WeibullInference(sh, sc, sn, method, share, warnings)
 
 
+def release_record(est: WeibullEstimates, intervals: dict[str, Any] | None) -> dict[str, Any]:
+    """What a Weibull release keeps in its ledger record: the released numbers per trial (``estimates``) and, beside
+    them, the first trial's noise-aware ``intervals`` (a :meth:`WeibullInference.to_dict`: post-processing of those
+    numbers and public inputs) with their method and warnings, so that a report built from the record shows what
+    ``weibull`` printed."""
+    out: dict[str, Any] = {"estimates": est.records()}
+    if intervals is not None:
+        out.update({"interval_includes_noise": True, "interval_method": intervals["method"],
+                    "intervals": [intervals], "warnings": list(intervals.get("warnings") or [])})
+    return out
+
+
 def release_intervals(name: str, epsilon: float, shape: float, scale_normalised: float, n: int, share: float,
                       horizon: float, omega: float, gamma: float, rungs: int, rows_per_subject: int = 1,
                       blocks: int | None = None, block_size: int | None = None, clamped: bool = False

@@ -101,7 +101,12 @@ def test_release_button_charges_once_per_click():
     assert f"--mechanism {FIRST} --epsilon 0.5" in body["command"]
     released = table(at).iloc[2]
     assert released["Estimate"].endswith(f"released, record {recs[0].id}")
-    assert body["outputs"][0]["shape"] == pytest.approx(released["Shape p"])
+    assert body["outputs"]["estimates"][0]["shape"] == pytest.approx(released["Shape p"])
+    # the record keeps the intervals and warnings the page shows beside the release (post-processing)
+    (kept,) = body["outputs"]["intervals"]
+    assert kept["shape"]["estimate"] == pytest.approx(released["Shape p"]) and kept["method"] == body["outputs"]["interval_method"]
+    shown = " ".join(m.value for m in at.markdown)
+    assert f"{kept['shape']['lower']:.3g} to {kept['shape']['upper']:.3g}" in shown
     assert released["Epsilon"].endswith("charged")
     # the preview's caption goes once the plan is released: the block shows the released numbers
     assert not any("Releasing this plan would charge" in c.value for c in at.caption)

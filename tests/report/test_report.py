@@ -273,3 +273,40 @@ def test_report_figures_draw_with_the_colour_blind_safe_palette():
 
     assert figures.PALETTE == list(COLOURS) and set(COLOURS) <= set(OKABE_ITO)
     assert "#d62728" not in figures.PALETTE and "#2ca02c" not in figures.PALETTE  # red next to green: not safe
+
+
+def test_ledger_report_keeps_the_tests_intervals_and_warnings_each_command_printed(tmp_path, monkeypatch, capsys):
+    """A report built on the Ledger page from the records shows what logrank, weibull and regression printed beside
+    the released numbers: the calibrated log-rank tests, the noise-aware intervals, and their warnings (all
+    post-processing, kept with the record when it was released)."""
+    import html
+
+    from dpsurv_core.cli import main
+
+    path = tmp_path / "ledger.sqlite3"
+    monkeypatch.setenv("DPSURV_LEDGER", str(path))
+    printed = {}
+    for name, args in (("logrank", ["--group", "sex", "--mechanism", "laplace-counts"]),
+                       ("weibull", ["--mechanism", "lsp-tll"]),
+                       ("regression", ["--covariates", "age,sex", "--mechanism", "output"])):
+        assert main([name, "--data", "lung", "--epsilon", "1", *args, "--json"]) == 0
+        printed[name] = json.loads(capsys.readouterr().out)
+    store = LedgerStore(path)
+    (fp,) = {r.fingerprint for r in store.records()}
+    logrank, weibull, regression = store.release_records(fp)
+    lr = logrank.body["outputs"]
+    assert lr["tests"][0]["p_value"] == printed["logrank"]["tests"][0]["p_value"]
+    assert lr["test_warnings"] == printed["logrank"]["warnings"]
+    wb = weibull.body["outputs"]
+    assert wb["intervals"][0]["shape"] == printed["weibull"]["intervals"][0]["shape"]
+    rg = regression.body["outputs"]
+    assert {r["covariate"]: r["p_value"] for r in rg["intervals"]} == printed["regression"]["estimates"][0]["p_value"]
+    assert "p_value_nonprivate" not in rg["intervals"][0]  # a release never reads the data beside it
+    page = ledger_report("Release report", "lung", store.ledger(fp), [logrank, weibull, regression])
+    assert "Log-rank tests (Monte Carlo test" in page and "p (calibrated for the noise)" in page
+    assert "Weibull parameters with 95% intervals that carry the noise" in page
+    assert "Coefficients with 95% intervals that carry the noise" in page
+    for w in printed["logrank"]["warnings"] + printed["regression"]["warnings"]:
+        assert html.escape(w) in page
+    # the released numbers stay the released numbers (no test or interval among them)
+    assert {r["quantity"] for r in record_item(weibull).records} == {"shape", "scale", "scale_normalised", "clamped"}
