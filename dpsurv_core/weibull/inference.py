@@ -84,6 +84,7 @@ COARSE = 12
 FINE = 10
 Z95 = 1.959963984540054
 LEVEL = 0.95
+WIDE_LEVEL = 0.995  # the fallback range for a release that no candidate's central 95% range holds
 METHOD = ("parametric bootstrap inverted over the true shape ({grid} candidate shapes): cohorts of the public size n "
           "simulated with {share:.0%} uniform censoring, the same mechanism rerun on each with simulated noise ({cohorts} "
           "cohorts x {draws} releases per candidate); {level:.0%} interval = the candidates whose simulated releases "
@@ -772,8 +773,17 @@ def weibull_intervals(mech: WeibullMechanism, est: WeibullEstimates, n: int, sha
     a, b = _invert(fine, lo2, hi2, p, g, empty=(a, b))
     if additive_noise(mech, n) is None:
         # no candidate's central range holds the released shape (an atypical draw): the inversion is then empty and
-        # the grid's edge is no answer, so the interval is widened to hold the release itself and a warning says so
+        # the grid's edge is no answer. The interval becomes the candidates whose central WIDE_LEVEL range of the same
+        # simulated releases holds it (on both grids), then widened to hold the release itself, and a warning says so
         atypical = not a <= p <= b
+        if atypical:
+            for grid, lam_g, k, d, s in ((coarse, matching_scale(mech, p, lam, coarse), max(2, cohorts // 4),
+                                          4 * draws, seed), (fine, matching_scale(mech, p, lam, fine), cohorts,
+                                                             2 * draws, seed + 1)):
+                w_lo, w_hi, *_ = _quantile_curves(sim, grid, lam_g, n, share, k, d, s, WIDE_LEVEL, ratio)
+                held = (w_lo <= p) & (p <= w_hi)
+                if held.any():
+                    a, b = min(a, float(grid[held].min())), max(b, float(grid[held].max()))
         a, b = min(a, p), max(b, p)
     else:
         # a baseline's release is noise-dominated and may lie anywhere (its interval, a set of shapes in (0, gamma],

@@ -304,3 +304,17 @@ def test_scale_ranges_give_a_clamped_tail_to_the_other_tail():
     central = np.quantile(sims[0], [0.025, 0.975])
     assert np.mean((sims[0] >= central[0]) & (sims[0] <= central[1])) == pytest.approx(0.975, abs=0.002)
     assert lo[1] == pytest.approx(np.quantile(sims[1], 0.025)) and hi[1] == pytest.approx(np.quantile(sims[1], 0.975))
+
+
+def test_a_release_no_candidate_makes_typical_gets_the_candidates_of_a_wider_range():
+    """pbc (418 subjects) at epsilon 0.5: LSP released 0.920, which no candidate shape's central 95% range holds. The
+    interval was [0, 0.920] (it read as 'the hazard falls' and left out the MLE, 1.079); now it holds every candidate
+    whose central 99.5% range of the same simulated releases holds the release, and says it is unusual."""
+    from dpsurv_core.weibull.inference import release_intervals
+    from dpsurv_core.weibull.model import GAMMA, OMEGA, RUNGS
+
+    iv = release_intervals("lsp-tll", 0.5, 0.9199050348640163, 1.1010561790153957, 418, 0.6, 4800.0, OMEGA, GAMMA,
+                           RUNGS)
+    assert iv["shape"]["lower"] < 1.079 < iv["shape"]["upper"]
+    assert any("unusual for every true shape" in w for w in iv["warnings"])
+    assert any("includes 1" in w for w in iv["warnings"])
