@@ -32,13 +32,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import fields, replace
 from typing import Any
 
 import numpy as np
 
 from dpsurv_core.curves.counts import count
 from dpsurv_core.curves.kaplan_meier import SurvivalCurves, estimate
-from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, groups_of, tile_trials
+from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, NonPrivate, groups_of, tile_trials
 from dpsurv_core.curves.uncertainty import INVERSION_METHOD, SAMPLING_INVERSION_METHOD, time_indexed_bands
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters, TimeGrid
@@ -183,6 +184,8 @@ class TimeIndexed(Mechanism):
             raise ParameterError(f"This time-indexed mechanism was built for {self.n_points} grid points but the grid "
                                  f"has {points.size}.")
         _check_one_group_per_subject(cohort)
+        if math.isinf(self.base_epsilon):
+            return self._without_noise(cohort, public, noise, trials)
         groups = groups_of(cohort, public)
         labels = ("all",) if groups is None else tuple(groups)
         survival = self.post_process(self.noisy(exact_survival(cohort, public, points), noise, trials))
@@ -218,6 +221,21 @@ class TimeIndexed(Mechanism):
             notes.append(f"Fixed total {self.epsilon:.4g}: the paper's base epsilon is e = {self.base_epsilon:.4g}.")
         return CurveRelease(self.name, self.cost, self.parameters(), public.disclosures(CURVE_PARAMETERS), curves, None,
                             noise.describe(), notes)
+
+
+    def _without_noise(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource, trials: int
+                       ) -> CurveRelease:
+        """Noise switched off: the clipping and smoothing only reduce noise, so with none there is nothing for them to
+        do and the curve is the non-private Kaplan-Meier curve at the grid points (R's summary(fit, times = grid))
+        with its Greenwood band; still no counts (time-indexed releases none)."""
+        exact = NonPrivate().release(cohort, public)
+        c = exact.curves
+        rep = lambda a: np.repeat(a, trials, axis=0) if isinstance(a, np.ndarray) and a.ndim > 1 else a  # noqa: E731
+        curves = replace(c, **{f.name: rep(getattr(c, f.name)) for f in fields(c)})
+        notes = ["Epsilon inf: no noise, so the clipping and smoothing have nothing to reduce; the curve is the "
+                 "non-private Kaplan-Meier curve at the grid points, with its Greenwood band (no counts are released)."]
+        return CurveRelease(self.name, self.cost, self.parameters(), public.disclosures(CURVE_PARAMETERS), curves, None,
+                            noise.describe(), notes, extra={"event_time_curves": exact.extra["event_time_curves"]})
 
 
 def _sizes(sample_size: int | Sequence[int] | None) -> tuple[int, ...] | None:

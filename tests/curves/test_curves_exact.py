@@ -163,17 +163,21 @@ def test_cumulative_incidence(name, types):
 
 @pytest.mark.parametrize("grid", ["event-times", "0:1100:20"])
 def test_time_indexed_without_noise_is_the_km(grid):
+    """With the default clipping and smoothing: without noise they have nothing to reduce, and the curve, its band
+    and number at risk are the non-private ones (lifelines' curve at the grid points)."""
     cohort = load_bundled("lung", group="sex")
     public = PublicParameters.derive(cohort, grid=TimeGrid.parse(grid, cohort))
-    mech = TimeIndexed(public.grid.bins, epsilon=math.inf, window=1, tau_start=1.0, tau_end=1.0)
+    mech = TimeIndexed(public.grid.bins, epsilon=math.inf)
     rel = mech.release(cohort, public, SimulationNoise(0), trials=3)
     for gi, (_, t, e) in enumerate(_frames(cohort)):
         ref = KaplanMeierFitter().fit(t, e).survival_function_at_times(public.grid.points).to_numpy()
         np.testing.assert_allclose(rel.curves.survival[:, gi], np.broadcast_to(ref, (3, ref.size)), atol=1e-12)
-    assert rel.counts is None and np.isnan(rel.curves.at_risk).all()
+    exact = NonPrivate().release(cohort, public).curves
+    for name in ("lower", "upper", "at_risk"):
+        np.testing.assert_array_equal(getattr(rel.curves, name)[0], getattr(exact, name)[0])
+    assert rel.counts is None
     # base-epsilon mode without noise gives the same curve
-    rel2 = TimeIndexed(public.grid.bins, base_epsilon=math.inf, window=1, tau_end=1.0).release(cohort, public,
-                                                                                              SimulationNoise(0))
+    rel2 = TimeIndexed(public.grid.bins, base_epsilon=math.inf).release(cohort, public, SimulationNoise(0))
     np.testing.assert_allclose(rel2.curves.survival[0], rel.curves.survival[0], atol=0)
 
 
