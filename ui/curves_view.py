@@ -33,7 +33,7 @@ from dpsurv_core.cli.km import (
 from dpsurv_core.cli.logrank import released_tests
 from dpsurv_core.curves import summary as cs
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES, SurvivalCurves, quantile_r
-from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease
+from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, with_follow_up_end
 from dpsurv_core.curves.time_indexed import parse_shares, parse_sizes
 from dpsurv_core.curves.uncertainty import (
     curve_warnings,
@@ -341,8 +341,9 @@ def quantiles(curves: SurvivalCurves, conf_type: str, with_noise: bool = False, 
     read off the ``conf_type`` band the same way: p -> (time, lower, upper), arrays (..., G); inf = not reached.
     ``coarse``: a private curve known at the public grid's points only (``km``'s rule: the bands read linearly between grid points)."""
     lo, hi = conf_bands(curves, conf_type, with_noise)
-    return {p: (quantile_r(curves.time, curves.survival, 1 - p),
-                *quantile_limits(curves.time, lo, hi, 1 - p, coarse, curves.survival)) for p in QUANTILES}
+    end = curves.follow_up_end
+    return {p: (quantile_r(curves.time, curves.survival, 1 - p, last=end),
+                *quantile_limits(curves.time, lo, hi, 1 - p, coarse, curves.survival, end)) for p in QUANTILES}
 
 
 def reading_curves(result: CurveRelease) -> SurvivalCurves:
@@ -724,7 +725,8 @@ def curve_plan(entry: Entry, mechanism: Any, cohort: Cohort, public: PublicParam
     """The release plan of a curve mechanism on the page's cohort, as ``python -m dpsurv_core <command>`` builds it
     (``options``: the command line's options). Its disclosures are the public parameters the curves use."""
     def compute(noise: Any, trials: int) -> CurveRelease:
-        rel = mechanism.release(cohort, public, noise, trials if entry.private else 1, competing=competing)
+        rel = with_follow_up_end(mechanism.release(cohort, public, noise, trials if entry.private else 1,
+                                                   competing=competing), cohort)
         rel.disclosures = [*extra, *rel.disclosures]
         return rel
 

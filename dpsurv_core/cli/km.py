@@ -40,7 +40,7 @@ from dpsurv_core.cli.common import (
     unit_float,
 )
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES, SurvivalCurves, confidence_limits, quantile_r
-from dpsurv_core.curves.release import CurveRelease, NonPrivate, context, event_times_grid
+from dpsurv_core.curves.release import CurveRelease, NonPrivate, context, event_times_grid, with_follow_up_end
 from dpsurv_core.curves.summary import at_risk_at, at_risk_exact, parse_times, risk_table, table_times
 from dpsurv_core.curves.time_indexed import EDGE_MODES, parse_shares, parse_sizes
 from dpsurv_core.curves.uncertainty import (
@@ -290,7 +290,8 @@ def plan(args: argparse.Namespace, competing: bool = False, analysis: str = "sur
     entry, mech = build_mechanism(args.mechanism, args, cohort, public)
 
     def compute(noise, trials: int) -> CurveRelease:
-        rel = mech.release(cohort, public, noise, trials if entry.private else 1, competing=competing)
+        rel = with_follow_up_end(mech.release(cohort, public, noise, trials if entry.private else 1,
+                                              competing=competing), cohort)
         rel.disclosures = [*extra, *rel.disclosures]
         return rel
 
@@ -475,8 +476,9 @@ def curve_entries(curves: SurvivalCurves, estimand: str, conf_type: str = "log",
     up = None if no_band else np.where(np.isnan(up_arr), None, up_arr).tolist()
     lol, upl = _nullable(curves.lower_linear), _nullable(curves.upper_linear)
     risk, ev = _nullable(curves.at_risk), _nullable(curves.events)
-    quant = {p: (quantile_r(curves.time, curves.survival, 1 - p),
-                 *quantile_limits(curves.time, lo_arr, up_arr, 1 - p, coarse_grid, curves.survival))
+    end = curves.follow_up_end
+    quant = {p: (quantile_r(curves.time, curves.survival, 1 - p, last=end),
+                 *quantile_limits(curves.time, lo_arr, up_arr, 1 - p, coarse_grid, curves.survival, end))
              for p in QUANTILE_PROBS}
     med, med_lo, med_up = quant[0.5]
     hazard = curves.cumulative_hazard.tolist() if estimand == "cumulative-hazard" else None

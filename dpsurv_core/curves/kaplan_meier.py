@@ -58,12 +58,16 @@ class SurvivalCurves:
     # the draws' mean offset from the released curve is part of the RMST's error (clamped noisy counts bias the release
     # and its draws alike); False where the plug-in world itself offsets the draws (adaptive-km)
     draws_offset_is_error: bool = True
+    # (..., G) each curve's last time under observation (event or censoring), for R's quantile at the end of a curve
+    # that stays at q; known to the non-private curves only (a private release does not publish it)
+    follow_up_end: np.ndarray | None = None
 
     def median(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Median survival and its CI by R's rule (:func:`quantile_r`): (median, lower, upper), each (..., G);
         inf = not reached. The CI comes from ``lower``/``upper`` (log-log; ``km --conf-type`` picks another)."""
-        return (quantile_r(self.time, self.survival), quantile_r(self.time, self.lower),
-                quantile_r(self.time, self.upper))
+        end = self.follow_up_end
+        return (quantile_r(self.time, self.survival, last=end), quantile_r(self.time, self.lower, last=end),
+                quantile_r(self.time, self.upper, last=end))
 
     def at_times(self, times: np.ndarray, what: str = "survival") -> np.ndarray:
         """Step-function values at arbitrary times (e.g. landmarks): value at the last grid point <= t."""
@@ -176,12 +180,15 @@ def confidence_limits(survival: np.ndarray, variance: np.ndarray, conf_type: str
 
 
 def quantile_r(time: np.ndarray, curve: np.ndarray, q: float = 0.5,
-               tol: float = float(np.sqrt(np.finfo(float).eps))) -> np.ndarray:
+               tol: float = float(np.sqrt(np.finfo(float).eps)), last: np.ndarray | None = None) -> np.ndarray:
     """R's quantile.survfit rule along the last axis: the first time where ``curve <= q``, except where the curve
     equals q (within ``tol``) over an interval: then the midpoint between that time and the next time the curve
-    drops (the last time when it never drops again). NaN values (no interval) are skipped; inf = not reached.
+    drops; when it never drops again, the midpoint with the curve's last time under observation ``last`` (..., an
+    event or a censoring; R's xmax), or the last time on the axis without it. NaN values (no interval) are skipped;
+    inf = not reached.
 
-    E.g. times 1, 2, 3, 4, all events: S = 0.75, 0.5, 0.25, 0, median (2 + 3) / 2 = 2.5, as R prints.
+    E.g. times 1, 2, 3, 4, all events: S = 0.75, 0.5, 0.25, 0, median (2 + 3) / 2 = 2.5, as R prints; events at 1
+    and 2, censorings at 5 and 9: S ends at 0.5, median (2 + 9) / 2 = 5.5 (R's special case for the curve's end).
     """
     time = np.asarray(time, float)
     curve = np.asarray(curve, float)
@@ -195,7 +202,9 @@ def quantile_r(time: np.ndarray, curve: np.ndarray, q: float = 0.5,
         i = hits[0]
         if abs(y[i] - q) < tol:
             drops = np.flatnonzero(ok & (y < y[i] - tol) & (np.arange(y.size) > i))
-            nxt = time[drops[0]] if drops.size else time[-1]
+            end = time[-1] if last is None or np.isnan(np.asarray(last)[idx]) else \
+                max(float(np.asarray(last)[idx]), float(time[i]))
+            nxt = time[drops[0]] if drops.size else end
             out[idx] = 0.5 * (time[i] + nxt)
         else:
             out[idx] = time[i]

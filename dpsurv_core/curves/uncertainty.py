@@ -560,7 +560,7 @@ def time_indexed_bands(mechanism: Any, released: np.ndarray, points: np.ndarray,
 
 # ------------------------------------------------------------------------------------------ reading the intervals
 def quantile_limits(time: np.ndarray, lower: np.ndarray, upper: np.ndarray, q: float = 0.5, coarse: bool = False,
-                    curve: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                    curve: np.ndarray | None = None, last: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Limits of the time where S falls to ``q`` by inverting the band, as R's quantile.survfit: (where the lower
     band reaches q, where the upper band does); inf = not reached.
 
@@ -568,9 +568,10 @@ def quantile_limits(time: np.ndarray, lower: np.ndarray, upper: np.ndarray, q: f
     two of them. Each limit is then where its band crosses q with the band read linearly between the grid points (the
     life-table convention; Collett 2015), the lower band starting from S(0) = 1; a band equal to q over an interval
     keeps R's midpoint. The upper limit is at least ``curve``'s own quantile by R's rule (the grid point where the
-    curve reaches q), so the interval holds the estimate printed beside it."""
+    curve reaches q), so the interval holds the estimate printed beside it. ``last``: each curve's last time under
+    observation (:func:`quantile_r`; non-private curves only)."""
     time = np.asarray(time, float)
-    lo_t, up_t = quantile_r(time, lower, q), quantile_r(time, upper, q)
+    lo_t, up_t = quantile_r(time, lower, q, last=last), quantile_r(time, upper, q, last=last)
     if coarse:
         lo_t = np.where(np.isfinite(lo_t), linear_crossing(time, lower, q), lo_t)
         up_t = np.where(np.isfinite(up_t), np.minimum(linear_crossing(time, upper, q), up_t), up_t)

@@ -106,3 +106,26 @@ def test_curves_median_uses_r_rule():
     curves = estimate(count(cohort, TimeGrid(np.array([0.0, 1.0, 2.0, 3.0, 4.0]), kind="event-times")))
     np.testing.assert_allclose(curves.survival[0], [0.75, 0.5, 0.25, 0.0])
     assert curves.median()[0][0] == 2.5
+
+
+def test_a_curve_that_ends_at_the_quantile_takes_the_midpoint_with_its_last_follow_up():
+    """R's quantile.survfit special case: events at 1 and 2, censorings at 5 and 9 leave S = 0.5 to the end of
+    follow-up, and the median is (2 + 9) / 2 = 5.5 (events 1-4 and censorings 5-8 of eight: (4 + 8) / 2 = 6). The
+    non-private curves know each group's last time; a release without noise too, so it reproduces them; a noisy
+    release does not publish it."""
+    from dpsurv_core.curves.laplace_counts import LaplaceCounts
+    from dpsurv_core.curves.release import NonPrivate, with_follow_up_end
+    from dpsurv_core.data.cohort import Cohort
+    from dpsurv_core.data.public import PublicParameters, TimeGrid
+    from dpsurv_core.privacy.noise import SimulationNoise
+
+    assert quantile_r(np.array([1.0, 2.0]), np.array([0.75, 0.5]), 0.5, last=np.array(9.0)) == 5.5
+    assert quantile_r(np.array([1.0, 2.0]), np.array([0.75, 0.5]), 0.5) == 2.0  # no follow-up time: the axis' end
+    for times, events, median in (([1, 2, 5, 9], [1, 1, 0, 0], 5.5), (range(1, 9), [1] * 4 + [0] * 4, 6.0)):
+        cohort = Cohort(time=np.asarray(times, float), event=np.asarray(events), name="small")
+        public = PublicParameters.derive(cohort, grid=TimeGrid.event_times(cohort))
+        assert NonPrivate().release(cohort, public).curves.median()[0][0, 0] == median
+        off = with_follow_up_end(LaplaceCounts(float("inf")).release(cohort, public, SimulationNoise(0)), cohort)
+        assert off.curves.median()[0][0, 0] == median
+        noisy = with_follow_up_end(LaplaceCounts(1.0).release(cohort, public, SimulationNoise(0)), cohort)
+        assert noisy.curves.follow_up_end is None
