@@ -323,7 +323,8 @@ try:
                    + cv.band_caption(result, conf_type) + ".")
     else:
         st.caption(f"95% CI of type {conf_type} (R survfit conf.type)"
-                   + (" on the survival band, -log of it for the cumulative hazard" if estimand == cs.HAZARD else "")
+                   + ("; the non-private cumulative hazard's from its Nelson-Aalen variance (as R draws it), the "
+                      "private one's -log of the survival band" if estimand == cs.HAZARD else "")
                    + ("; the private interval carries the noise." if noise_band else "."))
     if any(t > horizon for t in lm_times):
         st.caption(f"Times past the public horizon ({cv.fmt_time(horizon, unit)} {unit}) are not estimated.")

@@ -23,7 +23,7 @@ from plotly.subplots import make_subplots
 from dpsurv_core.cli.km import (
     band_curves,
     conf_bands,
-    hazard_limits,
+    hazard_band,
     includes_noise,
     interval_method,
     landmark_entries,
@@ -425,7 +425,8 @@ def incidence_caption(private: SurvivalCurves | None, conf_type: str, private_na
 def estimand_landmarks(curves: SurvivalCurves, times: Sequence[float], estimand: str, event_type: int,
                        conf_type: str, with_noise: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(value, lower, upper) (G, T) of the cumulative hazard or incidence at ``times`` for the first trial, as ``km``
-    prints them: the hazard's limits are -log of the survival band's (noise-aware for a private release), the
+    prints them: the hazard's limits are R's from its Nelson-Aalen variance for exact counts and -log of the
+    noise-aware survival band's for a private release (:func:`hazard_band`), the
     incidence's R's conf.type formulas from its variance (:func:`incidence_band`); NaN limits where the release has none."""
     times = np.asarray(times, float)
     value = cs.step_at(curves.time, cs.estimand_values(curves, estimand, event_type)[0], times, 0.0)
@@ -433,7 +434,7 @@ def estimand_landmarks(curves: SurvivalCurves, times: Sequence[float], estimand:
     if estimand == cs.HAZARD:
         if np.all(np.isnan(curves.lower)):
             return value, nan, nan
-        h_lo, h_up = hazard_limits(*conf_bands(curves, conf_type, with_noise))
+        h_lo, h_up = hazard_band(curves, conf_type, with_noise)
         return value, cs.step_at(curves.time, h_lo[0], times, 0.0), cs.step_at(curves.time, h_up[0], times, 0.0)
     band = incidence_band(curves, conf_type)
     if band is None:

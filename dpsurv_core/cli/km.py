@@ -39,7 +39,7 @@ from dpsurv_core.cli.common import (
     run_plan,
     unit_float,
 )
-from dpsurv_core.curves.kaplan_meier import CONF_TYPES, SurvivalCurves, confidence_limits, quantile_r
+from dpsurv_core.curves.kaplan_meier import CONF_TYPES, SurvivalCurves, confidence_limits, cumhaz_limits, quantile_r
 from dpsurv_core.curves.release import CurveRelease, NonPrivate, context, event_times_grid, with_follow_up_end
 from dpsurv_core.curves.summary import at_risk_at, at_risk_exact, parse_times, risk_table, table_times
 from dpsurv_core.curves.time_indexed import EDGE_MODES, parse_shares, parse_sizes
@@ -432,6 +432,15 @@ def hazard_limits(lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.
         return -np.log(np.asarray(upper, float)) + 0.0, -np.log(np.asarray(lower, float)) + 0.0  # + 0.0: no "-0"
 
 
+def hazard_band(curves: SurvivalCurves, conf_type: str, with_noise: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The cumulative hazard's ``conf_type`` band: R's (plot.survfit with cumhaz = TRUE) from the Nelson-Aalen variance
+    for exact counts (:func:`cumhaz_limits`); for a noisy release -log of its noise-aware survival band
+    (:func:`hazard_limits`); NaN where the release has no band."""
+    if curves.interval_method is None and curves.cumhaz_variance is not None and not np.all(np.isnan(curves.lower)):
+        return cumhaz_limits(curves.cumulative_hazard, curves.cumhaz_variance, conf_type, curves.alpha)
+    return hazard_limits(*conf_bands(curves, conf_type, with_noise))
+
+
 def conf_bands(curves: SurvivalCurves, conf_type: str, with_noise: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """The curves' pointwise band of R's ``conf.type``; NaN where R gives NA (S = 0; S = 1 for log-log, logit,
     arcsin) and everywhere when the mechanism releases no band. A noisy release's [0, 1] band where nobody is
@@ -484,7 +493,7 @@ def curve_entries(curves: SurvivalCurves, estimand: str, conf_type: str = "log",
     hazard = curves.cumulative_hazard.tolist() if estimand == "cumulative-hazard" else None
     haz_lo = haz_up = None
     if hazard is not None and not no_band:
-        h_lo, h_up = hazard_limits(lo_arr, up_arr)
+        h_lo, h_up = hazard_band(curves, conf_type, with_noise)
         haz_lo, haz_up = _none_where_nan(h_lo), _none_where_nan(h_up)
     cif = curves.cumulative_incidence.tolist() if estimand == "cumulative-incidence" else None
     cif_lo = cif_up = None

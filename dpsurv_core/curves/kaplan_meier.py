@@ -61,6 +61,8 @@ class SurvivalCurves:
     # (..., G) each curve's last time under observation (event or censoring), for R's quantile at the end of a curve
     # that stays at q; known to the non-private curves only (a private release does not publish it)
     follow_up_end: np.ndarray | None = None
+    # (..., G, J) var of the Nelson-Aalen cumulative hazard, sum d / r^2 (R's std.chaz squared); exact counts only
+    cumhaz_variance: np.ndarray | None = None
 
     def median(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Median survival and its CI by R's rule (:func:`quantile_r`): (median, lower, upper), each (..., G);
@@ -250,9 +252,33 @@ def estimate(counts: BinnedCounts, alpha: float = 0.05, actuarial: float = 0.0,
     cif_terms = np.where(live[..., None, :], s_prev[..., None, :] * dk / safe_r[..., None, :], 0.0)
     cif = np.cumsum(cif_terms, axis=-1)
     cif_var = incidence_variance(counts, actuarial) if exact_incidence_variance and not noisy else None
+    chaz_var = None if noisy else np.cumsum(np.where(live, d / safe_r ** 2, 0.0), axis=-1)
     return SurvivalCurves(counts.grid.points, counts.groups, survival, lower, upper, lower_lin, upper_lin, greenwood,
                           np.maximum(r, 0.0), d, counts.censored.astype(float), cumhaz, cif, counts.event_types, alpha,
-                          incidence_variance=cif_var)
+                          incidence_variance=cif_var, cumhaz_variance=chaz_var)
+
+
+def cumhaz_limits(cumhaz: np.ndarray, variance: np.ndarray, conf_type: str = "log", alpha: float = 0.05
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Pointwise (1 - alpha) limits of the cumulative hazard H from var(H) (sum d / r^2), as R draws them
+    (plot.survfit with cumhaz = TRUE: survfit_confint(cumhaz, std.chaz, logse = FALSE, ulimit = FALSE)): with
+    se = sd(H) / H the standard error of log H, each conf.type formula of :func:`confidence_limits` applied to H
+    itself, with no upper clip at 1 (plain: H -/+ z sd(H), lower at least 0; log: H exp(-/+ z se)). log-log, logit
+    and arcsin are defined for H < 1 only (R's NA above); no interval where H = 0 except plain ([0, 0])."""
+    from scipy.special import ndtri
+
+    h = np.asarray(cumhaz, float)
+    sd = np.sqrt(np.asarray(variance, float))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se_log = np.where(sd == 0, 0.0, sd / h)
+    lower, upper = confidence_limits(h, se_log ** 2, conf_type, alpha)
+    z = ndtri(1 - alpha / 2)
+    if conf_type == "plain":
+        lower, upper = np.maximum(h - z * sd, 0.0), h + z * sd
+    elif conf_type == "log":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            upper = np.where(h > 0, np.exp(np.log(h) + z * se_log), np.nan)
+    return lower, upper
 
 
 def incidence_variance(counts: BinnedCounts, actuarial: float = 0.0) -> np.ndarray:

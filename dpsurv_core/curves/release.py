@@ -138,6 +138,7 @@ def at_grid(curves: SurvivalCurves, points: np.ndarray) -> SurvivalCurves:
             ("survival", "lower", "upper", "lower_linear", "upper_linear", "greenwood", "cumulative_hazard")}
     cif = curves.at_times(points, "cumulative_incidence")
     cif_var = None if curves.incidence_variance is None else curves.at_times(points, "incidence_variance")
+    chaz_var = None if curves.cumhaz_variance is None else curves.at_times(points, "cumhaz_variance")
     # number at risk and events at the new points: from the step function of the fine curves
     idx = np.searchsorted(curves.time, points, side="left")
     pad_r = np.concatenate([curves.at_risk, np.zeros(curves.at_risk.shape[:-1] + (1,))], axis=-1)
@@ -150,7 +151,8 @@ def at_grid(curves: SurvivalCurves, points: np.ndarray) -> SurvivalCurves:
     censored = np.diff(np.concatenate([np.zeros(ce_at.shape[:-1] + (1,)), ce_at], axis=-1), axis=-1)
     return SurvivalCurves(np.asarray(points, float), curves.groups, vals["survival"], vals["lower"], vals["upper"],
                           vals["lower_linear"], vals["upper_linear"], vals["greenwood"], at_risk, events, censored,
-                          vals["cumulative_hazard"], cif, curves.event_types, curves.alpha, incidence_variance=cif_var)
+                          vals["cumulative_hazard"], cif, curves.event_types, curves.alpha, incidence_variance=cif_var,
+                          cumhaz_variance=chaz_var, follow_up_end=curves.follow_up_end)
 
 
 def rmse(private: np.ndarray, reference: np.ndarray) -> np.ndarray:

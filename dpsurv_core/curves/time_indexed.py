@@ -228,7 +228,12 @@ class TimeIndexed(Mechanism):
         """Noise switched off: the clipping and smoothing only reduce noise, so with none there is nothing for them to
         do and the curve is the non-private Kaplan-Meier curve at the grid points (R's summary(fit, times = grid))
         with its Greenwood band; still no counts (time-indexed releases none)."""
-        exact = NonPrivate().release(cohort, public)
+        if not np.any(cohort.event == 1):  # no event: the curve is 1 throughout (no event-time grid to read it on)
+            flat = estimate(tile_trials(count(cohort, public.grid, groups_of(cohort, public)), 1))
+            exact = CurveRelease(self.name, self.cost, {}, [], flat, None, "none",
+                                 extra={"event_time_curves": flat})
+        else:
+            exact = NonPrivate().release(cohort, public)
         c = exact.curves
         rep = lambda a: np.repeat(a, trials, axis=0) if isinstance(a, np.ndarray) and a.ndim > 1 else a  # noqa: E731
         curves = replace(c, **{f.name: rep(getattr(c, f.name)) for f in fields(c)})

@@ -129,3 +129,33 @@ def test_a_curve_that_ends_at_the_quantile_takes_the_midpoint_with_its_last_foll
         assert off.curves.median()[0][0, 0] == median
         noisy = with_follow_up_end(LaplaceCounts(1.0).release(cohort, public, SimulationNoise(0)), cohort)
         assert noisy.curves.follow_up_end is None
+
+
+@pytest.mark.parametrize("conf_type", ["log", "plain", "log-log"])
+def test_cumulative_hazard_band_of_exact_counts_is_r_s(conf_type):
+    """R draws the Nelson-Aalen band from its own variance (plot.survfit, cumhaz = TRUE: survfit_confint(cumhaz,
+    std.chaz, logse = FALSE, ulimit = FALSE)), std.chaz^2 = sum d / r^2: lung's first lower limit is 0.00062 (-log of
+    the survival band said 0), plain's upper at 883 days 3.71 (5.19), log-log NA once H >= 1."""
+    from dpsurv_core.cli.km import hazard_band
+    from dpsurv_core.curves.release import NonPrivate
+    from dpsurv_core.data.cohort import load_bundled
+    from dpsurv_core.data.public import PublicParameters, TimeGrid
+
+    cohort = load_bundled("lung")
+    t, d = cohort.time, cohort.event
+    times = np.unique(t[d == 1])
+    r = np.array([(t >= u).sum() for u in times], float)
+    e = np.array([((t == u) & (d == 1)).sum() for u in times], float)
+    h, sd = np.cumsum(e / r), np.sqrt(np.cumsum(e / r ** 2))
+    with np.errstate(all="ignore"):
+        ref = {"log": (h * np.exp(-Z * sd / h), h * np.exp(Z * sd / h)),
+               "plain": (np.maximum(h - Z * sd, 0), h + Z * sd),
+               "log-log": (np.exp(-np.exp(np.log(-np.log(h)) - Z * sd / h / np.log(h))),
+                           np.exp(-np.exp(np.log(-np.log(h)) + Z * sd / h / np.log(h))))}[conf_type]
+    public = PublicParameters.derive(cohort, grid=TimeGrid.event_times(cohort))
+    curves = NonPrivate().release(cohort, public).curves
+    lo, up = hazard_band(curves, conf_type)
+    np.testing.assert_allclose(lo[0, 0], ref[0], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(up[0, 0], ref[1], rtol=1e-12, atol=1e-15)
+    if conf_type == "log":
+        assert lo[0, 0, 0] == pytest.approx(0.00061782, abs=1e-8)
