@@ -138,7 +138,7 @@ def at_risk_display(values: np.ndarray) -> np.ndarray:
     return np.minimum.accumulate(np.maximum(np.rint(v), 0.0), axis=-1)
 
 
-AT_RISK_DEFINITION = ("number at risk at time t: subjects with time >= t, as R's summary.survfit(times = t) n.risk "
+AT_RISK_DEFINITION = ("number at risk at time t: rows (subjects, with one row each) with time >= t, as R's summary.survfit(times = t) n.risk "
                       "(Therneau 2024)")
 AT_RISK_FROM_COUNTS = ("read from the released binned counts: exact at grid edges except that an event exactly at t "
                        "(binned into the bin ending at t) is counted as gone")

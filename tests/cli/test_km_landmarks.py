@@ -156,6 +156,16 @@ def test_number_at_risk_is_r_convention_and_shared(capsys):
     assert [r["at_risk"][0] for r in table["rows"]] == [138.0, 90.0]
 
 
+def test_number_at_risk_counts_rows_when_subjects_have_several(capsys):
+    """kidney (two infection times per patient): R's n.risk counts rows with time >= t; the table was short by the
+    events at t (62 against R's 64 at 12 days)."""
+    c = load_bundled("kidney")
+    o = run(capsys, "km", "--data", "kidney", "--mechanism", "nonprivate")
+    (row,) = o["number_at_risk"]["rows"]
+    assert row["at_risk"] == [float(np.sum(c.time >= t)) for t in o["number_at_risk"]["times"]]
+    assert row["at_risk"][1:3] == [64.0, 55.0]
+
+
 def test_number_at_risk_from_released_counts(capsys):
     """From counts (private releases) the table is the same step function read from the counts; with the noise
     switched off it differs from R's only by events exactly at t."""
