@@ -722,7 +722,7 @@ def command_line(command: str, options: dict[str, Any], repeated: dict[str, Sequ
 
 def curve_plan(entry: Entry, mechanism: Any, cohort: Cohort, public: PublicParameters, command: str,
                options: dict[str, Any], competing: bool = False, analysis: str = "survival curves",
-               extra: Sequence[Disclosure] = (), outputs: Callable[[CurveRelease], Any] = released_numbers) -> Plan:
+               extra: Sequence[Disclosure] = (), outputs: Callable[[CurveRelease], Any] | None = None) -> Plan:
     """The release plan of a curve mechanism on the page's cohort, as ``python -m dpsurv_core <command>`` builds it
     (``options``: the command line's options). Its disclosures are the public parameters the curves use."""
     def compute(noise: Any, trials: int) -> CurveRelease:
@@ -731,6 +731,9 @@ def curve_plan(entry: Entry, mechanism: Any, cohort: Cohort, public: PublicParam
         rel.disclosures = [*extra, *rel.disclosures]
         return rel
 
+    if outputs is None:  # the released numbers, groups named as the page names them
+        def outputs(rel: CurveRelease) -> dict[str, Any]:
+            return released_numbers(rel, names={str(g): session.group_label(g) for g in rel.curves.groups})
     used = CURVE_PARAMETERS if has_groups(cohort) else tuple(p for p in CURVE_PARAMETERS if p != "groups")
     return Plan(entry, mechanism, cohort.name, session.data_choice().fingerprint, compute, outputs,
                 [*extra, *public.disclosures(used)], cli_command(command, options), analysis=analysis)

@@ -253,6 +253,8 @@ def released_numbers(rel: CurveRelease, conf_type: str = "log", names: dict[str,
     the ``landmarks`` asked too)."""
     out: dict[str, Any] = {"groups": list(rel.curves.groups), "time": rel.curves.time.tolist(),
                            "survival": rel.curves.survival[0].tolist()}
+    if names:
+        out["group_labels"] = [names.get(str(g), str(g)) for g in rel.curves.groups]
     if rel.counts is not None:
         c = rel.counts
         out.update({"edges": c.grid.edges.tolist(), "at_risk": c.n[0].tolist(), "events": c.events[0].tolist(),

@@ -253,7 +253,7 @@ def parameter_records(analysis: str, mechanism: str, values: dict[str, float]) -
 # ------------------------------------------------------------------------------- released numbers of a record
 
 _CURVE_KEYS = ("groups", "time")
-_PUBLIC_KEYS = ("edges",)  # the public grid: a parameter of the release, not a released number
+_PUBLIC_KEYS = ("edges", "group_labels")  # the public grid: a parameter of the release, not a released number
 # how the bands were made and the warnings: shown beside the numbers, not numbers themselves
 _NOTE_KEYS = ("conf_type", "interval_includes_noise", "interval_method", "warnings")
 # computed from the released numbers and kept beside them (tests, noise-aware intervals): shown as their own tables
@@ -285,7 +285,8 @@ def output_records(outputs: Any, analysis: str = "", mechanism: str = "", record
                          "time": None if time is None else float(time), "value": v})
 
     def curves(obj: dict[str, Any], trial: int) -> None:
-        groups, time = list(obj["groups"]), list(obj["time"])
+        # groups by their value labels where the record keeps them (the names the warnings beside them use)
+        groups, time = list(obj.get("group_labels") or obj["groups"]), list(obj["time"])
         for key, value in obj.items():
             if key in _CURVE_KEYS or key in _PUBLIC_KEYS or key in _NOTE_KEYS or key in _DERIVED_KEYS:
                 continue
@@ -300,8 +301,8 @@ def output_records(outputs: Any, analysis: str = "", mechanism: str = "", record
                             add(quantity, v, g, t, trial)
             elif isinstance(value, list) and len(value) == len(groups) and all(_number(v) is not None or v is None
                                                                                   for v in value):
-                for g, v in zip(groups, value):  # one number per group (a median, a count)
-                    add(key, v, g, None, trial)
+                for g, v in zip(groups, value):  # one number per group (a median, a count; at risk: at time 0)
+                    add(key, v, g, 0.0 if key == "at_risk" else None, trial)
             else:
                 walk(value, key, trial)
 

@@ -125,8 +125,8 @@ def test_output_records_flatten_every_kind_of_release(tmp_path, lung_release):
     survival = [r for r in rows if r["quantity"] == "survival" and r["group"] == "1"]
     assert [r["time"] for r in survival] == curves.body["outputs"]["time"]
     assert [r["value"] for r in survival] == curves.body["outputs"]["survival"][0]
-    # the initial number at risk is one number per group, not a time series
-    assert [(r["group"], r["time"]) for r in rows if r["quantity"] == "at_risk"] == [("1", None), ("2", None)]
+    # the initial number at risk is one number per group, at time 0, not a time series
+    assert [(r["group"], r["time"]) for r in rows if r["quantity"] == "at_risk"] == [("1", 0.0), ("2", 0.0)]
     assert {(r["quantity"], r["value"]) for r in record_item(weibull).records} == {
         ("shape", 1.3), ("scale", 420.0), ("scale_normalised", 0.38), ("clamped", 0.0)}
     assert [(r["quantity"], r["value"]) for r in output_records(regression.body["outputs"])] == [
@@ -295,6 +295,8 @@ def test_ledger_report_keeps_the_tests_intervals_and_warnings_each_command_print
     (fp,) = {r.fingerprint for r in store.records()}
     logrank, weibull, regression = store.release_records(fp)
     lr = logrank.body["outputs"]
+    assert lr["group_labels"] == ["Male", "Female"]  # the released numbers' groups named as the warnings name them
+    assert {r["group"] for r in record_item(logrank).records} == {"Male", "Female"}
     assert lr["tests"][0]["p_value"] == printed["logrank"]["tests"][0]["p_value"]
     assert lr["test_warnings"] == printed["logrank"]["warnings"]
     wb = weibull.body["outputs"]
