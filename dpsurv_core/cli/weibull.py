@@ -77,8 +77,8 @@ def run(args: argparse.Namespace) -> dict:
     cost = mech.cost
     times = np.linspace(0.0, public.horizon, CURVE_POINTS)
     notes = list(est.notes)
-    notes.append("Times were normalised as t / horizon, clipped to [e^-omega, 1]: times beyond the horizon count as "
-                 "the horizon (their events are kept) and times near 0 as e^-omega.")
+    notes.append("Times were normalised as t / horizon, clipped to [e^-omega, 1]: follow-up ends at the horizon (a time "
+                 "beyond it counts as censored at the horizon) and times near 0 count as e^-omega.")
     if fields.get("simulation"):
         notes.append(f"{args.repeat} simulated release(s) with seeded noise: for study, not for publication; each "
                      f"would cost epsilon {cost.epsilon:g}.")

@@ -366,8 +366,9 @@ def weibull_sums(engine: Engine, s: Summary, shape: float, horizon: float, omega
     sum d, sum d ln t, sum t^p, sum t^p ln t (paper 000's f(p) and g(p); TLL's delta and tau)."""
     u = f"LEAST(GREATEST({s.time} / {number(horizon)}, {number(math.exp(-omega))}), 1E0)"
     p = number(shape)
+    d = f"(CASE WHEN {s.time} <= {number(horizon)} THEN {s.event} ELSE 0 END)"  # follow-up ends at the horizon
     row = engine.rows(f"SELECT SUM(_c * d), SUM(_c * d * LN(u)), SUM(_c * POWER(u, {p})), "
-                      f"SUM(_c * POWER(u, {p}) * LN(u)), SUM(_c) FROM (SELECT {u} AS u, {s.event} AS d, _c "
+                      f"SUM(_c * POWER(u, {p}) * LN(u)), SUM(_c) FROM (SELECT {u} AS u, {d} AS d, _c "
                       f"FROM {s.kept} AS kept) AS x")[0]
     return {"events": float(row[0] or 0), "sum_d_log_t": float(row[1] or 0), "sum_t_p": float(row[2] or 0),
             "sum_t_p_log_t": float(row[3] or 0), "n": float(row[4] or 0)}
@@ -385,11 +386,13 @@ def largest_times(engine: Engine, s: Summary, k: int) -> np.ndarray:
 def time_table(engine: Engine, s: Summary, cap: float, limit: int, chunk_rows: int = 1_000_000
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | int:
     """The distinct times capped at ``cap`` (LEAST(t, cap): every time beyond the Weibull horizon normalises to 1
-    anyway) with their numbers of rows and of events, ascending: all that the Weibull MLE, LSP, TLL and the
+    anyway, and its event is censored there: follow-up ends at the horizon) with their numbers of rows and of events,
+    ascending: all that the Weibull MLE, LSP, TLL and the
     Laplace baseline read. Returns the number of distinct values instead when it is above ``limit`` (the caller
     refuses); the table itself is streamed in chunks of ``chunk_rows``."""
     u = f"LEAST({s.time}, {number(cap)})"
-    table = f"(SELECT {u} AS u, CAST(SUM(_c) AS BIGINT) AS c, CAST(SUM(_c * ({s.event})) AS BIGINT) AS e FROM {s.kept} AS kept GROUP BY {u}) AS x"
+    d = f"(CASE WHEN {s.time} <= {number(cap)} THEN {s.event} ELSE 0 END)"  # an event after the horizon: censored there
+    table = f"(SELECT {u} AS u, CAST(SUM(_c) AS BIGINT) AS c, CAST(SUM(_c * {d}) AS BIGINT) AS e FROM {s.kept} AS kept GROUP BY {u}) AS x"
     distinct = int(engine.scalar(f"SELECT COUNT(*) FROM {table}"))
     if distinct > limit:
         return distinct
