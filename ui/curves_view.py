@@ -727,7 +727,7 @@ def curve_plan(entry: Entry, mechanism: Any, cohort: Cohort, public: PublicParam
     (``options``: the command line's options). Its disclosures are the public parameters the curves use."""
     def compute(noise: Any, trials: int) -> CurveRelease:
         rel = with_follow_up_end(mechanism.release(cohort, public, noise, trials if entry.private else 1,
-                                                   competing=competing), cohort)
+                                                   competing=competing), cohort, public)
         rel.disclosures = [*extra, *rel.disclosures]
         return rel
 

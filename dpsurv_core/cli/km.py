@@ -293,7 +293,7 @@ def plan(args: argparse.Namespace, competing: bool = False, analysis: str = "sur
 
     def compute(noise, trials: int) -> CurveRelease:
         rel = with_follow_up_end(mech.release(cohort, public, noise, trials if entry.private else 1,
-                                              competing=competing), cohort)
+                                              competing=competing), cohort, public)
         rel.disclosures = [*extra, *rel.disclosures]
         return rel
 
@@ -554,9 +554,9 @@ def number_at_risk(groups: tuple[str, ...], cohort: Cohort, public: PublicParame
     """Number at risk (time >= t, R's convention) on a coarse table of grid edges, shared by km and logrank: from the
     data when nothing is private (no noise), else from the released counts (null when the mechanism has none)."""
     times = table_times(public.grid)
-    # R counts rows (several per subject too: kidney's two infections each); a cohort kept in an engine with one row
-    # per subject is read through its own time column
-    if no_noise(epsilon) and (isinstance(cohort, Cohort) or cohort.rows_per_subject == 1):
+    # R counts rows (several per subject too: kidney's two infections each); a table kept in an engine keeps its
+    # earlier rule (rows read only with one row per subject)
+    if no_noise(epsilon) and (not hasattr(cohort, "time_table") or cohort.rows_per_subject == 1):
         values = np.broadcast_to(at_risk_exact(cohort, groups, times), (trials, len(groups), times.size))
         return risk_table(times, groups, values, exact=True)
     return risk_table(times, groups, None if counts is None else at_risk_at(counts, times), exact=False,

@@ -104,8 +104,8 @@ class NonPrivate(Mechanism):
             # R's n.risk at each reporting time (summary(fit, times = t)): the subjects with time >= t
             risk = at_risk_exact(cohort, curves.groups, curves.time)
             curves = replace(curves, at_risk=np.broadcast_to(risk, curves.at_risk.shape).copy())
-        if isinstance(cohort, Cohort):  # each group's last time under observation (R's end of the curve)
-            end = np.array([[_last_time(cohort, g) for g in curves.groups]], float)
+        if _rows_in_memory(cohort):  # each group's last time under observation (R's end of the curve)
+            end = np.array([[_last_time(cohort, g, public) for g in curves.groups]], float)
             exact, curves = replace(exact, follow_up_end=end), replace(curves, follow_up_end=end)
         counts = exact_counts(cohort, public.grid, public, competing)
         # the curves at every event time too: an area (RMST) is the integral of the step curve there, not of the grid's
@@ -113,23 +113,34 @@ class NonPrivate(Mechanism):
                             curves, tile_trials(counts, 1), "none", extra={"event_time_curves": exact})
 
 
-def with_follow_up_end(rel: CurveRelease, cohort: Cohort) -> CurveRelease:
+def with_follow_up_end(rel: CurveRelease, cohort: Cohort, public: PublicParameters) -> CurveRelease:
     """A release without noise (epsilon inf: nothing is private) with each curve's last time under observation, so
     that its quantiles follow R's rule at a curve's end as the non-private curves do; a noisy release is returned as
-    it is (it does not publish those times)."""
-    if rel.cost.epsilon is None or not math.isinf(rel.cost.epsilon) or not isinstance(cohort, Cohort):
+    it is (it does not publish those times), and so is a table kept in an engine (its rows are not read here)."""
+    if rel.cost.epsilon is None or not math.isinf(rel.cost.epsilon) or not _rows_in_memory(cohort):
         return rel
+
     def put(c: SurvivalCurves) -> SurvivalCurves:
-        return replace(c, follow_up_end=np.array([[_last_time(cohort, g) for g in c.groups]], float))
+        end = np.array([_last_time(cohort, g, public) for g in c.groups], float)
+        return replace(c, follow_up_end=np.broadcast_to(end, c.survival.shape[:-1]).copy())
 
     extra = {k: put(v) if isinstance(v, SurvivalCurves) else v for k, v in rel.extra.items()}
     return replace(rel, curves=put(rel.curves), extra=extra)
 
 
-def _last_time(cohort: Cohort, group: str) -> float:
-    """The last time under observation (event or censoring) in ``group`` ("all": the whole cohort); NaN if empty."""
+def _rows_in_memory(cohort: Any) -> bool:
+    """A cohort whose rows are in memory (an engine's table is read by queries, not row by row)."""
+    return isinstance(cohort, Cohort) and not hasattr(cohort, "time_table")
+
+
+def _last_time(cohort: Cohort, group: str, public: PublicParameters) -> float:
+    """The last time under observation (event or censoring) in ``group`` ("all": the whole cohort), no later than the
+    curves' end (the public horizon, or the grid's last point): follow-up ends there. NaN if the group is empty."""
     times = cohort.time if cohort.group is None or group == "all" else cohort.time[cohort.group.astype(str) == group]
-    return float(times.max()) if times.size else float("nan")
+    if not times.size:
+        return float("nan")
+    end = float(public.grid.points[-1]) if public.grid.kind != "event-times" else float(public.horizon)
+    return float(min(times.max(), max(end, 0.0)))
 
 
 def at_grid(curves: SurvivalCurves, points: np.ndarray) -> SurvivalCurves:

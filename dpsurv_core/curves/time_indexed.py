@@ -226,8 +226,8 @@ class TimeIndexed(Mechanism):
     def _without_noise(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource, trials: int
                        ) -> CurveRelease:
         """Noise switched off: the clipping and smoothing only reduce noise, so with none there is nothing for them to
-        do and the curve is the non-private Kaplan-Meier curve at the grid points (R's summary(fit, times = grid))
-        with its Greenwood band; still no counts (time-indexed releases none)."""
+        do and the release is the non-private one: the Kaplan-Meier curve at the grid points (R's summary(fit, times =
+        grid)) with its Greenwood band, and the curves at every event time for its RMST; still no counts."""
         if not np.any(cohort.event == 1):  # no event: the curve is 1 throughout (no event-time grid to read it on)
             flat = estimate(tile_trials(count(cohort, public.grid, groups_of(cohort, public)), 1))
             exact = CurveRelease(self.name, self.cost, {}, [], flat, None, "none",

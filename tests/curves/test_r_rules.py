@@ -125,10 +125,17 @@ def test_a_curve_that_ends_at_the_quantile_takes_the_midpoint_with_its_last_foll
         cohort = Cohort(time=np.asarray(times, float), event=np.asarray(events), name="small")
         public = PublicParameters.derive(cohort, grid=TimeGrid.event_times(cohort))
         assert NonPrivate().release(cohort, public).curves.median()[0][0, 0] == median
-        off = with_follow_up_end(LaplaceCounts(float("inf")).release(cohort, public, SimulationNoise(0)), cohort)
+        off = with_follow_up_end(LaplaceCounts(float("inf")).release(cohort, public, SimulationNoise(0), trials=2),
+                                 cohort, public)
         assert off.curves.median()[0][0, 0] == median
-        noisy = with_follow_up_end(LaplaceCounts(1.0).release(cohort, public, SimulationNoise(0)), cohort)
+        assert off.curves.median()[0][1, 0] == median  # every trial
+        noisy = with_follow_up_end(LaplaceCounts(1.0).release(cohort, public, SimulationNoise(0)), cohort, public)
         assert noisy.curves.follow_up_end is None
+    # follow-up ends at the public horizon: events at 1, 2, 8, censored at 9, read on 0:5:5 with horizon 5 stay at
+    # 0.5 from 2 to 5, so the median is (2 + 5) / 2 = 3.5 (R on the data cut at 5), not (2 + 9) / 2 beyond the horizon
+    cohort = Cohort(time=np.array([1.0, 2.0, 8.0, 9.0]), event=np.array([1, 1, 1, 0]), name="cut")
+    public = PublicParameters.derive(cohort, horizon=5.0, grid=TimeGrid(np.linspace(0.0, 5.0, 6)))
+    assert NonPrivate().release(cohort, public).curves.median()[0][0, 0] == 3.5
 
 
 @pytest.mark.parametrize("conf_type", ["log", "plain", "log-log"])
