@@ -167,7 +167,9 @@ if result.counts is not None:
     try:
         for label, (counts, debiased) in readings.items():
             law = logrank_test.noise_law(mechanism, result.extra, debiased)
-            calibrated = logrank_test.calibrated_tests(counts, law)
+            # as many null draws as the release's record keeps (the same p-values)
+            calibrated = logrank_test.calibrated_tests(counts, law, draws=logrank_test.default_draws(
+                1, len(counts.groups), counts.grid.bins))
             tables[label] = (calibrated[:-1], calibrated[-1], law)
             named_counts, named_tests = cv.named_groups(counts, calibrated, group_col)  # warnings name the groups
             warnings += [w for w in logrank_test.warnings_for(named_counts, law, named_tests, result.cost.epsilon,

@@ -127,22 +127,28 @@ def released_tests(rel: CurveRelease, mech: Any, names: dict[str, str] | None = 
     from the record shows what ``logrank`` printed (post-processing: the released counts and the public noise law):
     ``tests`` (each pair), ``overall``, ``test_method`` and ``test_warnings``; group codes named by ``names``. Empty
     when the release has no counts or one group."""
-    counts = rel.counts
-    if counts is None or len(counts.groups) < 2:
+    if rel.counts is None or len(rel.counts.groups) < 2:
         return {}
-    first = replace(counts, n=counts.n[:1], events=counts.events[:1], censored=counts.censored[:1])
-    law = logrank_test.noise_law(mech, rel.extra)
-    results = logrank_test.calibrated_tests(first, law, draws=draws or logrank_test.default_draws(
-        1, len(counts.groups), counts.grid.bins))
     names = names or {}
     name = lambda g: names.get(str(g), str(g))  # noqa: E731
-    tests = [{"group_a": r.group_a, "group_b": r.group_b, "group_a_label": name(r.group_a),
-              "group_b_label": name(r.group_b), **_numbers(r, 0)} for r in results[:-1]]
-    eps = rel.cost.epsilon
-    sd = logrank_test.cell_noise_sd(mech) if law.noisy else 0.0
-    return {"tests": tests, "overall": _numbers(results[-1], 0), "test_method": results[-1].method,
-            "test_warnings": logrank_test.warnings_for(named_groups(first, names), law,
-                                                       logrank_test.with_group_names(results, names), eps, sd)}
+    out: dict[str, Any] = {"test_warnings": []}
+    readings = [("", rel.counts, False)]
+    if "debiased_counts" in rel.extra:  # rrr: the tests on the de-biased counts too, as the Group comparison page shows
+        readings.append(("debiased_", rel.extra["debiased_counts"], True))
+    for prefix, counts, debiased in readings:
+        first = replace(counts, n=counts.n[:1], events=counts.events[:1], censored=counts.censored[:1])
+        law = logrank_test.noise_law(mech, rel.extra, debiased)
+        results = logrank_test.calibrated_tests(first, law, draws=draws or logrank_test.default_draws(
+            1, len(counts.groups), counts.grid.bins))
+        out[prefix + "tests"] = [{"group_a": r.group_a, "group_b": r.group_b, "group_a_label": name(r.group_a),
+                                  "group_b_label": name(r.group_b), **_numbers(r, 0)} for r in results[:-1]]
+        out[prefix + "overall"] = _numbers(results[-1], 0)
+        out[prefix + "test_method"] = results[-1].method
+        sd = logrank_test.cell_noise_sd(mech) if law.noisy else 0.0
+        out["test_warnings"] += [w for w in logrank_test.warnings_for(
+            named_groups(first, names), law, logrank_test.with_group_names(results, names), rel.cost.epsilon, sd)
+            if w not in out["test_warnings"]]
+    return out
 
 
 def _finite(v: float) -> float | None:

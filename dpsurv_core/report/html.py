@@ -257,7 +257,8 @@ _PUBLIC_KEYS = ("edges", "group_labels")  # the public grid: a parameter of the 
 # how the bands were made and the warnings: shown beside the numbers, not numbers themselves
 _NOTE_KEYS = ("conf_type", "interval_includes_noise", "interval_method", "warnings")
 # computed from the released numbers and kept beside them (tests, noise-aware intervals): shown as their own tables
-_DERIVED_KEYS = ("tests", "overall", "debiased_tests", "test_method", "test_warnings", "intervals")
+_DERIVED_KEYS = ("tests", "overall", "test_method", "debiased_tests", "debiased_overall", "debiased_test_method",
+                 "test_warnings", "intervals")
 
 
 def _number(v: Any) -> float | None:
@@ -276,6 +277,9 @@ def output_records(outputs: Any, analysis: str = "", mechanism: str = "", record
     group, quantity and time; a list of per-trial dicts (Weibull: shape, scale) one row per key; anything else one
     row per number, named by its path (``coefficients.age``). Missing (NaN) values are left out."""
     rows: list[dict[str, Any]] = []
+    # derived tables kept beside the numbers; a record written before they were kept (no test_method) listed its
+    # tests among its numbers, and still does
+    derived = set(_DERIVED_KEYS) if isinstance(outputs, dict) and "test_method" in outputs else {"intervals"}
 
     def add(quantity: str, value: Any, group: Any = None, time: Any = None, trial: int = 0) -> None:
         v = _number(value)
@@ -288,7 +292,7 @@ def output_records(outputs: Any, analysis: str = "", mechanism: str = "", record
         # groups by their value labels where the record keeps them (the names the warnings beside them use)
         groups, time = list(obj.get("group_labels") or obj["groups"]), list(obj["time"])
         for key, value in obj.items():
-            if key in _CURVE_KEYS or key in _PUBLIC_KEYS or key in _NOTE_KEYS or key in _DERIVED_KEYS:
+            if key in _CURVE_KEYS or key in _PUBLIC_KEYS or key in _NOTE_KEYS or key in derived:
                 continue
             if isinstance(value, list) and len(value) == len(groups) and all(isinstance(r, list) for r in value):
                 for g, row in zip(groups, value):
@@ -312,7 +316,7 @@ def output_records(outputs: Any, analysis: str = "", mechanism: str = "", record
                 curves(obj, trial)
                 return
             for k, v in obj.items():
-                if k == "trial" or (not path and (k in _DERIVED_KEYS or k in _NOTE_KEYS)):
+                if k == "trial" or (not path and (k in derived or k in _NOTE_KEYS)):
                     continue
                 # a Weibull record's per-trial estimates keep their plain names (shape, scale)
                 walk(v, "" if (not path and k == "estimates") else f"{path}.{k}" if path else str(k), trial)
@@ -479,16 +483,19 @@ def derived_tables(outputs: Any) -> list[tuple[pd.DataFrame, str]]:
     with their ratios, intervals and calibrated p-values."""
     out = outputs if isinstance(outputs, dict) else {}
     tables: list[tuple[pd.DataFrame, str]] = []
-    if out.get("test_method") and out.get("tests"):
+    for prefix, what in (("", "Log-rank tests"), ("debiased_", "Log-rank tests on the de-biased counts")):
+        tests = out.get(prefix + "tests")
+        if not (out.get(prefix + "test_method") and tests):
+            continue
         rows = [{"comparison": f"{t.get('group_a_label', t['group_a'])} vs {t.get('group_b_label', t['group_b'])}",
                  "chi-square": t["statistic"], "df": t["dof"], "p (calibrated for the noise)": t["p_value"],
-                 "chi-square tail ignoring the noise": t.get("chi2_tail_ignoring_noise")} for t in out["tests"]]
-        if out.get("overall") and len(out["tests"]) > 1:
-            o = out["overall"]
+                 "chi-square tail ignoring the noise": t.get("chi2_tail_ignoring_noise")} for t in tests]
+        if out.get(prefix + "overall") and len(tests) > 1:
+            o = out[prefix + "overall"]
             rows.append({"comparison": "all groups", "chi-square": o["statistic"], "df": o["dof"],
                          "p (calibrated for the noise)": o["p_value"],
                          "chi-square tail ignoring the noise": o.get("chi2_tail_ignoring_noise")})
-        tables.append((pd.DataFrame(rows), f"Log-rank tests ({out['test_method']})"))
+        tables.append((pd.DataFrame(rows), f"{what} ({out[prefix + 'test_method']})"))
     intervals = out.get("intervals")
     if isinstance(intervals, list) and intervals and isinstance(intervals[0], dict):
         first = intervals[0]

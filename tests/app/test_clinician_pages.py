@@ -278,8 +278,8 @@ def test_audit_run_draws_recoloured_figures_with_downloads():
             colours |= {(t.get(part) or {}).get("color") for part in ("line", "marker")} - {None}
     assert not colours & {"#1f77b4", "#d62728"}  # D3's blue and red replaced by Okabe-Ito
     (target,) = [m.value.replace("\\", "") for m in at.markdown if m.value.startswith("**Target.**")]
-    if "group" in target:  # the audited subject's group by its value label, as in the legends
-        assert "group Male)" in target or "group Female)" in target
+    # the audited subject's group by its value label, as in the legends
+    assert "group Male)" in target or "group Female)" in target
 
 
 def test_curve_page_warnings_name_the_groups_by_their_labels():

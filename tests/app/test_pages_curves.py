@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import RELEASE, LedgerStore
+from ui import curves_view as cv
 from ui import session
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -270,6 +271,12 @@ def test_group_page_release_is_labelled_log_rank_tests():
     assert body["command"].startswith("python -m dpsurv_core logrank ") and "--group sex" in body["command"]
     assert body["outputs"]["tests"][0]["group_a"] == "1" and "at_risk" in body["outputs"]
     assert f"Chi² released, record {recs[0].id}" in table(at, "Test").columns
+    # the record keeps the calibrated test the page shows (not the chi-square tail that ignores the noise)
+    kept = body["outputs"]["tests"][0]
+    shown = table(at, "Test")
+    p_col = next(c for c in shown.columns if c.startswith("p released") and "calibrated" in c)
+    assert shown[p_col].iloc[0] == cv.fmt_p(kept["p_value"]) and kept["test_method"].startswith("Monte Carlo")
+    assert body["outputs"]["test_warnings"]
     at.button(key="release-logrank").click().run()
     assert len(releases()) == 2
 

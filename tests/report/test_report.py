@@ -312,3 +312,27 @@ def test_ledger_report_keeps_the_tests_intervals_and_warnings_each_command_print
         assert html.escape(w) in page
     # the released numbers stay the released numbers (no test or interval among them)
     assert {r["quantity"] for r in record_item(weibull).records} == {"shape", "scale", "scale_normalised", "clamped"}
+
+
+def test_records_written_before_the_tests_were_kept_apart_still_list_them():
+    """A log-rank record of an earlier version kept its tests among its numbers (no test_method): they stay in the
+    released numbers (and the CSV); a current record keeps them apart, the de-biased ones too (rrr)."""
+    old = {"groups": ["1", "2"], "time": [1.0, 2.0], "survival": [[0.9, 0.8], [0.95, 0.9]],
+           "tests": [{"group_a": "1", "group_b": "2", "statistic": 4.2, "p_value": 0.04, "dof": 1}]}
+    assert {"tests.p_value", "tests.statistic"} <= {r["quantity"] for r in output_records(old)}
+    from dpsurv_core.cli.logrank import released_tests
+    from dpsurv_core.curves.rrr import RandomizedResponse
+
+    cohort = load_bundled("lung", group="sex")
+    public = PublicParameters.derive(cohort, horizon=1100, bins=20)
+    mech = RandomizedResponse(1.0, public.group_categories)
+    rel = mech.release(cohort, public, SimulationNoise(3))
+    out = released_tests(rel, mech, {"1": "Male", "2": "Female"})
+    assert {"tests", "debiased_tests", "test_method", "debiased_test_method"} <= set(out)
+    assert out["debiased_tests"][0]["group_a_label"] == "Male"
+    new = {**old, **out}
+    assert not {r["quantity"] for r in output_records(new)} & {"tests.p_value", "debiased_tests.p_value"}
+    from dpsurv_core.report.html import derived_tables
+
+    captions = [c for _, c in derived_tables(new)]
+    assert captions[0].startswith("Log-rank tests (") and captions[1].startswith("Log-rank tests on the de-biased")
