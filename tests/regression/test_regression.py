@@ -171,3 +171,12 @@ def test_the_outcome_columns_are_refused_as_covariates(capsys, column, role):
 
     line = fails(capsys, "regression", "--data", "lung", "--covariates", f"{column},age", "--mechanism", "cox")
     assert f"The covariate {column!r} is the {role} column" in line
+
+
+def test_cox_converges_to_r_s_coxph():
+    """ovarian, coxph(Surv(futime, fustat) ~ age + rx + ecog.ps): R prints rx -0.8146 (the Efron MLE -0.814585);
+    lifelines' default stopping rule left it at -0.814453."""
+    c = load_bundled("ovarian", covariates=("age", "rx", "ecog.ps"))
+    pp = person_period(c, ["age", "rx", "ecog.ps"], horizon=1300)
+    cox = fit_cox(c, pp).coefficients
+    assert cox["rx"] == pytest.approx(-0.814585, abs=2e-6) and cox["age"] == pytest.approx(0.146989, abs=2e-6)
