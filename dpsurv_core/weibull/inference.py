@@ -442,7 +442,7 @@ def baseline_statistics(mech: WeibullMechanism, shape: float, scale_normalised: 
             return fits[:, 0], fits[:, 1]
         free = SampleAggregateWeibull(math.inf, mech.horizon, mech.omega, mech.gamma, min(blocks_n, n // 2 or 1),
                                       rows_per_subject=mech.rows_per_subject)
-        avg = [free.release_many(s, SimulationNoise(sq), draws) for s, sq in zip(samples, seqs)]
+        avg = [free.block_statistic(s, SimulationNoise(sq), draws) for s, sq in zip(samples, seqs)]
         return np.concatenate([e.shape for e in avg]), np.concatenate([e.scale_normalised for e in avg])
     limit = exact_censoring_limit(shape, share, scale_normalised)
     m = SIM_SUBJECTS
@@ -456,7 +456,7 @@ def baseline_statistics(mech: WeibullMechanism, shape: float, scale_normalised: 
     blocks_m = max(1, int(round(m * blocks_n / n)))
     free = SampleAggregateWeibull(math.inf, mech.horizon, mech.omega, mech.gamma, blocks_m,
                                   rows_per_subject=mech.rows_per_subject)
-    avg = [free.release_many(s, SimulationNoise(sq), draws) for s, sq in zip(samples, seqs)]
+    avg = [free.block_statistic(s, SimulationNoise(sq), draws) for s, sq in zip(samples, seqs)]
     ps, ls = np.concatenate([e.shape for e in avg]), np.concatenate([e.scale_normalised for e in avg])
     return ps.mean() + f * (ps - ps.mean()), ls.mean() + f * (ls - ls.mean())
 

@@ -12,7 +12,7 @@ normalised and in the data's time unit (times T_max).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -379,7 +379,8 @@ class SampleAggregateWeibull(WeibullMechanism):
                                      "cohorts across a rounding step get different noise; declare the number of blocks.",
                            dp=False)]
 
-    def release_many(self, sample: WeibullSample, noise: NoiseSource, trials: int) -> WeibullEstimates:
+    def block_statistic(self, sample: WeibullSample, noise: NoiseSource, trials: int) -> WeibullEstimates:
+        """The noiseless statistic: the average of the block MLEs over ``trials`` random block assignments."""
         self._check(sample)
         if not sample.per_subject:
             raise ParameterError("Sample-and-aggregate puts each record in a random block, so it needs each subject's "
@@ -392,14 +393,22 @@ class SampleAggregateWeibull(WeibullMechanism):
         labels = np.minimum((noise.uniform(0.0, 1.0, (r, sample.n)) * M).astype(np.int64), M - 1)
         start = shape_root(sample, upper=self.gamma)  # first guess of the solver only
         pb, lb = block_mle(np.log(sample.t), sample.d, labels, M, self.gamma, start=start)
-        shape, scale = pb.mean(axis=1), lb.mean(axis=1)
-        if not math.isinf(self.epsilon):
-            m = float(self.rows_per_subject)
-            z = noise.laplace(np.array([[m * self.gamma / (M * self.epsilon_shape)],
-                                        [m * self.gamma / (M * self.epsilon_scale)]]), (2, r))
-            shape, scale = shape + z[0], scale + z[1]
-        return WeibullEstimates(self.name, shape, scale, self.horizon,
+        return WeibullEstimates(self.name, pb.mean(axis=1), lb.mean(axis=1), self.horizon,
                                 notes=[f"{M} block(s) of about {sample.n / M:.0f} records."])
+
+    def release_many(self, sample: WeibullSample, noise: NoiseSource, trials: int) -> WeibullEstimates:
+        if math.isinf(self.epsilon):  # no noise: the blocks only bound one record's influence, so one is enough
+            self._check(sample)
+            p, lam = clipped_mle(sample, self.gamma)
+            r = _trials(trials)
+            return WeibullEstimates(self.name, np.full(r, p), np.full(r, lam), self.horizon,
+                                    notes=["Epsilon inf: no noise, so no blocks either: the fit on every record (the "
+                                           "maximum-likelihood estimate)."])
+        est = self.block_statistic(sample, noise, trials)
+        M, m = self.n_blocks(sample), float(self.rows_per_subject)
+        z = noise.laplace(np.array([[m * self.gamma / (M * self.epsilon_shape)],
+                                    [m * self.gamma / (M * self.epsilon_scale)]]), (2, est.trials))
+        return replace(est, shape=est.shape + z[0], scale_normalised=est.scale_normalised + z[1])
 
 
 def make_mechanism(name: str, epsilon: float, horizon: float, omega: float = OMEGA, gamma: float = GAMMA,

@@ -143,12 +143,19 @@ def test_epsilon_inf_returns_the_mle(cls, flchain):
     np.testing.assert_allclose(est.scale, fit.scale, rtol=1e-12)
 
 
-def test_saa_with_one_block_and_inf_epsilon_is_the_mle():
-    s = _sample("lung")
-    fit = weibull_mle(s)
-    est = SampleAggregateWeibull(math.inf, s.horizon, blocks=1).release_many(s, SimulationNoise(2), 2)
-    np.testing.assert_allclose(est.shape, fit.shape, rtol=1e-10)
-    np.testing.assert_allclose(est.scale_normalised, fit.scale_normalised, rtol=1e-10)
+def test_saa_without_noise_is_the_mle_whatever_the_blocks():
+    """The blocks only bound one record's influence on the noisy average: with no noise the release is the fit on
+    every record (flchain's 16 blocks averaged to shape 0.970 where the MLE is 0.962), while the intervals still
+    simulate the block average the mechanism releases with noise."""
+    for name, blocks in (("lung", 1), ("flchain", None)):
+        s = _sample(name)
+        fit = weibull_mle(s)
+        mech = SampleAggregateWeibull(math.inf, s.horizon, blocks=blocks)
+        est = mech.release_many(s, SimulationNoise(2), 2)
+        np.testing.assert_allclose(est.shape, fit.shape, rtol=1e-10)
+        np.testing.assert_allclose(est.scale_normalised, fit.scale_normalised, rtol=1e-10)
+    stat = mech.block_statistic(s, SimulationNoise(2), 2)
+    assert abs(stat.shape[0] - fit.shape) > 1e-3
 
 
 def test_tll_noise_off_returns_lambda_star(flchain):
