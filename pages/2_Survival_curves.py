@@ -168,8 +168,9 @@ cv.show_table(cv.at_risk_table(times, exact_risk, priv_risk, on_grid.counts.grou
 if not has_counts:
     st.caption(f"'{cv.NOT_RELEASED}': this mechanism publishes the curve only, not the counts.")
 else:
-    st.caption(f"Times in {unit}. The {private_label} rows are computed from the released counts, rounded to whole "
-               "patients, never below zero and never rising over time (free post-processing of the release).")
+    st.caption(f"Times in {unit}. The {private_label.split(',')[0]} rows ({private_label}) are computed from the "
+               "released counts, rounded to whole patients, never below zero and never rising over time (free "
+               "post-processing of the release).")
     suppressed = any(isinstance(v, str) and v.startswith("<") for row in result.extra.get("table", []) or []
                      for v in row.values())
     if suppressed:
@@ -246,8 +247,10 @@ lm_unit = l2.selectbox("Unit of the landmark times", list(TIME_UNITS), index=lis
                        if default_unit in TIME_UNITS else 0, key=f"sc_lm_unit_{cohort.name}_{unit}")
 lm_factor = time_factor(unit, lm_unit) if unit in TIME_UNITS else 1.0
 grid_offer = ", ".join(f"{t * lm_factor:.4g}" for t in public.grid.points)
-lm_text = l1.text_input("Landmark times (comma-separated)", value=", ".join(f"{v:g}" for v in defaults),
-                        key=f"sc_lm_{cohort.name}_{unit}",
+# the default times said in the unit chosen (1, 2, 3 years become 365.25, 730.5, 1,095.75 days, not 1, 2, 3 days)
+to_lm = time_factor(default_unit, lm_unit) if default_unit in TIME_UNITS and lm_unit in TIME_UNITS else 1.0
+lm_text = l1.text_input("Landmark times (comma-separated)", value=", ".join(f"{v * to_lm:.6g}" for v in defaults),
+                        key=f"sc_lm_{cohort.name}_{unit}_{lm_unit}",  # another unit: its own defaults, not a reread
                         help=f"The public grid's times, in {lm_unit}: {grid_offer}. A time between them is read at "
                              "the last grid time before it.")
 grid_pick = l1.multiselect(f"Or pick public grid times ({lm_unit}), read exactly where asked",
@@ -304,7 +307,7 @@ try:
             for ti, (v, t, used) in enumerate(zip(lm_values, lm_times, lm_used, strict=True)):
                 beyond = t > horizon
                 asked = f"{v:g} {lm_unit[:-1] if v == 1 else lm_unit}"
-                if abs(used - t) > 1e-9:
+                if abs(used - t) > 1e-9 and not beyond:
                     when = f"{asked}, read at {cv.fmt_time(used, unit)} {unit}"
                 else:
                     when = asked + (f" ({cv.fmt_time(t, unit)} {unit})" if lm_unit != unit else "")

@@ -65,19 +65,26 @@ QUANTILES = (0.25, 0.5, 0.75)
 
 # ----------------------------------------------------------------------------------------- formatting
 def fmt_time(t: float, unit: str) -> str:
-    """A time in the data's unit: whole days, one decimal for weeks/months, two for years."""
+    """A time in the data's unit: whole days (below 10 days a fraction of a day is kept, as a short grid's points
+    may have one), one decimal for weeks/months, two for years; never '-0'."""
     if t is None or (isinstance(t, float) and math.isnan(t)):
         return "—"
     if math.isinf(t):
         return "not reached"
     digits = {"days": 0, "weeks": 1, "months": 1, "years": 2}.get(unit, 1)
-    return f"{t:,.{digits}f}"
+    if unit == "days" and abs(t) < 10 and abs(t - round(t)) > 1e-9:
+        digits = 1 if abs(t * 10 - round(t * 10)) < 1e-6 else 2
+    text = f"{t:,.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text.replace(",", "")) == 0 else text
 
 
 def fmt_ci_time(est: float, lo: float, hi: float, unit: str) -> str:
-    """``310 (284 to 361)``; ``not reached`` when the curve stays above one half."""
+    """``310 (284 to 361)``; ``not reached`` when the curve stays above one half; ``118 (no CI)`` when the lower band
+    never reaches one half beside a finite estimate (R's NA for both limits: one patient who died, say)."""
     if math.isinf(est):
         return "not reached" if math.isinf(lo) else f"not reached (CI from {fmt_time(lo, unit)})"
+    if math.isinf(lo):
+        return f"{fmt_time(est, unit)} (no CI)"
     return f"{fmt_time(est, unit)} ({fmt_time(lo, unit)} to {fmt_time(hi, unit)})"
 
 

@@ -53,9 +53,12 @@ def release_button(plan: Plan, key: str, label: str = "Release") -> Released | N
     left = "no cap set" if budget.cap is None else f"{budget.remaining():.3g} of the cap {budget.cap:.3g} left"
     charge = ("no epsilon: no formal guarantee" if plan.cost.epsilon is None  # disclosure control
               else f"charges epsilon {plan.cost.epsilon:.3g}")
-    if st.button(f"{label} ({charge})", key=f"release-{key}", type="primary",
+    again = pk in made  # this exact plan is already released: another click is another release, charged again
+    text = (f"Release again: a new draw, a new record ({charge} more)" if again else f"{label} ({charge})")
+    if st.button(text, key=f"release-{key}", type="secondary" if again else "primary",
                  help=f"A fresh draw, charged against this data set's budget ({left}); it gets a record id and can "
-                      "go into the report."):
+                      "go into the report." + (" The numbers shown now are the earlier release's; they stay in the "
+                                               "ledger and its reports." if again else "")):
         try:
             with st.spinner("Releasing: checking the budget, drawing fresh noise, recording the charge..."):
                 made[pk] = release(plan, session.store())
@@ -65,6 +68,8 @@ def release_button(plan: Plan, key: str, label: str = "Release") -> Released | N
         except DpsurvError as exc:
             st.error(str(exc))
             return None
+        if not again:  # draw the page again so that the button already says what another click would do
+            st.rerun()
     rel = made.get(pk)
     if rel is not None:
         st.success(f"Released as record {rel.record_id}: {rel.entry.cost.sentence()}. The numbers below marked "

@@ -63,9 +63,9 @@ def test_the_selector_changes_the_bands_and_the_name():
 
 def test_off_grid_landmark_names_the_time_used():
     at = run()
-    key = [t.key for t in at.text_input if t.key and t.key.startswith("sc_lm_")][0]
     unit_key = [s.key for s in at.selectbox if s.key and s.key.startswith("sc_lm_unit_")][0]
     at.selectbox(key=unit_key).set_value("days").run()
+    key = [t.key for t in at.text_input if t.key and t.key.startswith("sc_lm_") and "pick" not in t.key][0]
     at.text_input(key=key).set_value("330, 400").run()
     assert not at.exception
     times = landmarks(at)["Time"].tolist()
@@ -92,3 +92,37 @@ def test_group_comparison_number_at_risk_is_r_n_risk():
         row = [i for i in risk.index if i.startswith(label) and i.endswith("non-private")][0]
         expected = int((lung.loc[lung["sex"] == code, "time"] >= 110).sum())
         assert risk.loc[row, "110"] == f"{expected:,}"
+
+
+def test_times_and_median_intervals_read_as_r_prints_them():
+    """A median with no interval (one patient who died: R's NA for both limits) says so instead of 'not reached to
+    not reached'; a short grid's half-day points keep their fraction; no '-0'."""
+    from ui.curves_view import fmt_ci_time, fmt_time
+
+    inf = float("inf")
+    assert fmt_ci_time(118.0, inf, inf, "days") == "118 (no CI)"
+    assert fmt_ci_time(inf, inf, inf, "days") == "not reached"
+    assert fmt_ci_time(310.0, 285.0, 363.0, "days") == "310 (285 to 363)"
+    assert fmt_time(2.5, "days") == "2.5" and fmt_time(380.2, "days") == "380" and fmt_time(-0.0, "days") == "0"
+
+
+def test_landmark_unit_change_keeps_the_same_times():
+    """Switching the landmark unit from years to days turns the default 1, 2, 3 years into 365.25, 730.5 and
+    1,095.75 days instead of reading '1, 2, 3' as days; a time past the horizon has no 'read at'."""
+    import os
+
+    from ui import session
+
+    at = AppTest.from_file(str(ROOT / "pages" / "2_Survival_curves.py"), default_timeout=90)
+    at.session_state["data_choice"] = session.bundled_choice("lung")
+    at.run()
+    key = next(s.key for s in at.selectbox if s.key and s.key.startswith("sc_lm_unit"))
+    at.selectbox(key=key).set_value("days").run()
+    assert not at.exception
+    (box,) = [t for t in at.text_input if t.key and t.key.startswith("sc_lm_") and "pick" not in t.key]
+    assert box.value == "365.25, 730.5, 1095.75"
+    box.set_value("100, 5000").run()
+    (table,) = [t.value for t in at.table if "Time" in t.value.columns][:1]
+    times = table["Time"].tolist()
+    assert any(t.startswith("5000 days") and "read at" not in t for t in times)
+    assert os.environ.get("DPSURV_LEDGER")  # the page ran against the test ledger

@@ -110,6 +110,8 @@ def test_release_button_charges_once_per_click():
     assert released["Epsilon"].endswith("charged")
     # the preview's caption goes once the plan is released: the block shows the released numbers
     assert not any("Releasing this plan would charge" in c.value for c in at.caption)
+    # the same button now says that another click is another release, charged again
+    assert at.button(key=f"release-weibull-{FIRST}").label.startswith("Release again: a new draw, a new record")
     at.button(key=f"release-weibull-{FIRST}").click().run()  # a fresh draw, a second record
     assert len(releases()) == 2
 
