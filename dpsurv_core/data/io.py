@@ -126,6 +126,13 @@ def read_table(source: bytes | str | Path, filename: str | None = None, sheet: s
     if not raw or raw.isspace():
         raise DataError(f"{filename!r} is empty: upload a file with a header row and one row per subject.")
     warnings: list[str] = []
+    if fmt in ("csv", "tsv") and raw[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16 text (Excel's 'Unicode Text')
+        try:
+            raw = raw.decode("utf-16").encode("utf-8")
+        except UnicodeDecodeError:
+            raise DataError(f"{filename!r} starts as UTF-16 text but could not be read as such: save it as "
+                            "'CSV UTF-8' and upload that.") from None
+        warnings.append(f"{filename!r} is UTF-16 text (Excel's 'Unicode Text'); it was read as such.")
     if fmt in ("csv", "tsv"):
         if limit_rows:
             limits.check_rows(_count_lines(raw), filename)

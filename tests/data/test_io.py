@@ -150,6 +150,14 @@ def test_binary_bytes_named_csv():
         read_table(b"PK\x03\x04\x00\x00garbage", "actually_zip.csv")
 
 
+def test_utf16_text_is_read_not_called_binary():
+    """Excel's 'Unicode Text' is UTF-16 (zero bytes between the letters): read, with a note, not refused as binary."""
+    for text in ("time,status\n5,1\n7,0\n", "time\tstatus\n5\t1\n7\t0\n"):
+        df, warnings = read_table(text.encode("utf-16"), "x.csv")
+        assert df.columns.tolist() == ["time", "status"] and df["status"].tolist() == [1, 0]
+        assert any("UTF-16" in w for w in warnings)
+
+
 def test_binary_bytes_named_csv_read_by_column(tmp_path):
     """The command line reads only the columns it needs; binary bytes still get their sentence, not a missing column."""
     from dpsurv_core.data.io import read_columns
