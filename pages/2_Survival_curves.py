@@ -185,7 +185,8 @@ gname = lambda g: cv.group_name(g, group_col if split else None)  # noqa: E731
 col_a, col_b = st.columns(2)
 with col_a:
     st.subheader("Median survival (95% CI)")
-    q_e = {p: [a[0] for a in v] for p, v in cv.quantiles(fine.curves, conf_type).items()}
+    # the non-private curve up to the public horizon too: a median after it is 'not reached' in both columns
+    q_e = {p: [a[0] for a in v] for p, v in cv.quantiles(fine.curves.up_to(horizon), conf_type).items()}
     q_p = {p: [a[0] for a in v] for p, v in cv.quantiles(read, conf_type, noise_band, coarse).items()}
     rows = []
     for gi, g in enumerate(groups):

@@ -21,7 +21,7 @@ Arrays keep the counts' leading trial axes: (..., G, J).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
@@ -70,6 +70,19 @@ class SurvivalCurves:
         end = self.follow_up_end
         return (quantile_r(self.time, self.survival, last=end), quantile_r(self.time, self.lower, last=end),
                 quantile_r(self.time, self.upper, last=end))
+
+    def up_to(self, horizon: float) -> SurvivalCurves:
+        """The curves at their times no later than ``horizon`` (follow-up ending there): a quantile the curve reaches
+        only later is then 'not reached', as on a private curve restricted to the public horizon."""
+        keep = np.asarray(self.time, float) <= horizon
+        if keep.all():
+            return self
+        j = int(keep.sum())
+        cut = {f.name: getattr(self, f.name)[..., :j] for f in fields(self)
+               if f.name not in ("time", "groups", "event_types", "alpha", "follow_up_end")
+               and isinstance(getattr(self, f.name), np.ndarray) and getattr(self, f.name).shape[-1:] == keep.shape}
+        end = None if self.follow_up_end is None else np.minimum(self.follow_up_end, horizon)
+        return replace(self, time=np.asarray(self.time, float)[:j], follow_up_end=end, **cut)
 
     def at_times(self, times: np.ndarray, what: str = "survival") -> np.ndarray:
         """Step-function values at arbitrary times (e.g. landmarks): value at the last grid point <= t."""

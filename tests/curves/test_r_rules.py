@@ -166,3 +166,19 @@ def test_cumulative_hazard_band_of_exact_counts_is_r_s(conf_type):
     np.testing.assert_allclose(up[0, 0], ref[1], rtol=1e-12, atol=1e-15)
     if conf_type == "log":
         assert lo[0, 0, 0] == pytest.approx(0.00061782, abs=1e-8)
+
+
+def test_curves_up_to_a_horizon_leave_a_later_median_not_reached():
+    """lung's median is 310 days; with follow-up ending at a public horizon of 100 days it is not reached, as on a
+    private curve restricted to that horizon; a horizon past the curve changes nothing."""
+    from dpsurv_core.curves.release import NonPrivate
+    from dpsurv_core.data.cohort import load_bundled
+    from dpsurv_core.data.public import PublicParameters, TimeGrid
+
+    cohort = load_bundled("lung")
+    curves = NonPrivate().release(cohort, PublicParameters.derive(cohort, grid=TimeGrid.event_times(cohort))).curves
+    assert curves.median()[0][0, 0] == 310.0
+    cut = curves.up_to(100.0)
+    assert cut.time.max() <= 100.0 and cut.survival.shape[-1] == cut.time.size and cut.greenwood.shape == cut.survival.shape
+    assert cut.median()[0][0, 0] == np.inf
+    assert curves.up_to(1e9) is curves
