@@ -116,6 +116,7 @@ except DpsurvError as exc:
 
 for note in fine.notes:  # a table kept on the server: how its non-private baseline was counted, when it differs
     st.caption(note)
+cv.empty_groups_warning(on_grid, group_col if split else None)
 priv = result.curves
 read = cv.reading_curves(result)  # the curves the numbers are read from (rrr: the de-biased ones)
 debiased = "debiased_curves" in result.extra

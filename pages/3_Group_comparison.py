@@ -107,6 +107,7 @@ except DpsurvError as exc:
     st.stop()
 for note in fine.notes:  # a table kept on the server: how its non-private baseline was counted, when it differs
     st.caption(note)
+cv.empty_groups_warning(on_grid, group_col)
 groups = fine.counts.groups
 if len(groups) < 2:
     st.warning(f"Only one group ({markdown_literal(groups[0])}) is present: choose a column with two or more groups on the Data page.")

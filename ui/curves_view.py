@@ -648,6 +648,25 @@ def _exact_cached(key: str, competing: bool, _cohort: Cohort, _public: PublicPar
     return _exact_pair(_cohort, _public, competing)
 
 
+def empty_groups_warning(on_grid: CurveRelease, group_column: str | None) -> None:
+    """One sentence for declared group categories that no patient of the data is in (a category typed as its label
+    where the data hold codes, say): their non-private numbers describe nobody and their private ones are noise."""
+    counts = on_grid.counts
+    if counts is None or group_column is None:
+        return
+    n = np.asarray(counts.n, float).reshape(-1, len(counts.groups))[0]
+    empty = [g for g, k in zip(counts.groups, n) if k <= 0]
+    if not empty:
+        return
+    present = [str(g) for g, k in zip(counts.groups, n) if k > 0]
+    st.warning(f"No patient in the data is in {', '.join(group_name(g, group_column) for g in empty)}: the declared "
+               f"group categories include {'it' if len(empty) == 1 else 'them'}, so {'its' if len(empty) == 1 else 'their'}"
+               " rows below describe nobody (a private release still publishes noise for "
+               f"{'it' if len(empty) == 1 else 'them'}). Declare the categories as the data's codes"
+               + (f" ({', '.join(present)} have patients)" if present else "") + " on the Data page.",
+               icon=":material/warning:")
+
+
 def exact_results(cohort: Cohort, public: PublicParameters, competing: bool = False) -> tuple[CurveRelease, CurveRelease]:
     """Non-private curves (at every event time, and on the public grid), cached by data identity.
 

@@ -354,3 +354,19 @@ def test_reproduce_command_reads_group_labels_set_on_the_data_page():
     at.run()
     assert not at.exception
     assert "--labels lung-labels.json" in text(at)
+
+
+def test_declared_categories_without_patients_are_named_in_one_sentence():
+    """Group categories typed as labels ('Male', 'Female') where lung holds codes 1 and 2, or one more category than
+    the data have: the pages say which groups describe nobody instead of printing 'not reached' for them."""
+    import dataclasses
+
+    for path in (CURVES, GROUPS):
+        at = AppTest.from_file(path, default_timeout=30)
+        at.session_state["data_choice"] = dataclasses.replace(session.bundled_choice("lung"),
+                                                              group_categories=("1", "2", "3"))
+        at.session_state["sc_split"] = True
+        at.run()
+        assert not at.exception
+        (w,) = [w.value for w in at.warning if w.value.startswith("No patient in the data is in")]
+        assert "sex = 3" in w and "Male" not in w.split(":")[0]
