@@ -130,14 +130,18 @@ def session_labels() -> ValueLabels:
 
 
 def group_name(label: str, column: str | None, labels: ValueLabels | None = None) -> str:
-    """A group as a reader names it: its value label (``Male``) when the column's code has one, else
-    ``column = code``; ``All patients`` for the whole cohort."""
+    """A group as a reader names it: its value label (``Male``) when the column's code has one; the code itself
+    when other codes of the column have labels (so that one table names every group alike: gehan's '6-MP' beside
+    'Control', not 'treat = 6-MP'); else ``column = code``; ``All patients`` for the whole cohort."""
     if label == "all":
         return "All patients"
     if not column:
         return str(label)
-    named = (labels or session_labels()).label(column, label)
-    return named if named != code_key(label) else f"{column} = {label}"
+    known = labels or session_labels()
+    named = known.label(column, label)
+    if named != code_key(label):
+        return named
+    return str(label) if known.labels_for(column) else f"{column} = {label}"
 
 
 # plotly's default (D3) colours that figures built in dpsurv_core still name, and their Okabe-Ito replacements
@@ -659,7 +663,9 @@ def empty_groups_warning(on_grid: CurveRelease, group_column: str | None) -> Non
     if not empty:
         return
     present = [str(g) for g, k in zip(counts.groups, n) if k > 0]
-    st.warning(f"No patient in the data is in {', '.join(group_name(g, group_column) for g in empty)}: the declared "
+    named = [group_name(g, group_column) for g in empty]
+    named = [f"{group_column} = {g}" if name == str(g) else name for g, name in zip(empty, named)]
+    st.warning(f"No patient in the data is in {', '.join(named)}: the declared "
                f"group categories include {'it' if len(empty) == 1 else 'them'}, so {'its' if len(empty) == 1 else 'their'}"
                " rows below describe nobody (a private release still publishes noise for "
                f"{'it' if len(empty) == 1 else 'them'}). Declare the categories as the data's codes"
