@@ -166,7 +166,11 @@ def run(args: argparse.Namespace) -> dict:
                                  "file path.")
         if t.exists() and not args.force:
             raise ParameterError(f"{str(t)!r} exists already: choose another name, or add --force to replace it.")
-    plan, cohort, public, extra = km.plan(args)
+    from dpsurv_core.cli.logrank import released_tests
+
+    # its record keeps the calibrated tests too (with two or more groups), as a logrank release's does
+    plan, cohort, public, extra = km.plan(args, tests=lambda r, m: released_tests(
+        r, m, km.group_labels_of(args, r.curves.groups)))
     mech = plan.mechanism
     release, fields = run_plan(args, plan)
     ledger = store_from_args(args).ledger(plan.fingerprint)
@@ -192,12 +196,13 @@ def run(args: argparse.Namespace) -> dict:
     if args.review:
         exact = curves.NonPrivate().release(cohort, public)
         rep.add_section("Comparison with the non-private analysis", confidential=True)
-        rep.add_figure(curves_figure({"private": km.named_groups(release.curves, names),
+        read = km.band_curves(release)  # rrr: the de-biased curves, which the numbers above are read from
+        rep.add_figure(curves_figure({"private": km.named_groups(read, names),
                                       "non-private": km.named_groups(exact.curves, names)}, cohort.time_unit,
                                      bands="none", title="Private and non-private curves on the public grid"))
-        err = curves.rmse(release.curves.survival[0], exact.curves.survival[0])
-        rep.add_table(pd.DataFrame({"group": [_label(names, g) for g in release.curves.groups], "RMSE": err,
-                                    "sup-norm": curves.sup_norm(release.curves.survival[0], exact.curves.survival[0])}),
+        err = curves.rmse(read.survival[0], exact.curves.survival[0])
+        rep.add_table(pd.DataFrame({"group": [_label(names, g) for g in read.groups], "RMSE": err,
+                                    "sup-norm": curves.sup_norm(read.survival[0], exact.curves.survival[0])}),
                       "Error of the private curve on the public grid")
         _curve_sections(rep, exact, cohort, public, args, private=False)
         if exact.counts is not None and len(exact.curves.groups) > 1:

@@ -107,7 +107,7 @@ def outputs_figure(outputs: Any, time_unit: str = "") -> go.Figure | None:
     debiased = isinstance(outputs.get("debiased_survival"), list)  # rrr: the de-biased curves carry the band
     prefix = "debiased_" if debiased else ""
     surv = np.asarray(outputs[prefix + "survival"], dtype=float)
-    groups = [str(g) for g in outputs["groups"]]
+    groups = [str(g) for g in outputs.get("group_labels") or outputs["groups"]]  # by their value labels when kept
     if surv.shape != (len(groups), time.size):
         return None
     fig = go.Figure()

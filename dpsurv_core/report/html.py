@@ -406,8 +406,10 @@ def curve_comparison(item: ReleaseItem, cohort: Any) -> tuple[go.Figure, pd.Data
     if not _curve_outputs(out) or cohort is None:
         return None
     groups = [str(g) for g in out["groups"]]
+    names = dict(zip(groups, [str(x) for x in out.get("group_labels") or groups]))
     time = np.asarray(out["time"], dtype=float)
-    private = np.asarray(out["survival"], dtype=float)
+    # rrr: the de-biased curves, which the release's figure and warnings read (the reported-label ones mix the groups)
+    private = np.asarray(out.get("debiased_survival") or out["survival"], dtype=float)
     if time.size == 0 or private.shape != (len(groups), time.size):
         return "The record's survival numbers do not have one value per group and time point."
     engine = hasattr(cohort, "exact_release")  # a server table kept in an engine: its exact curves are counted there
@@ -440,11 +442,12 @@ def curve_comparison(item: ReleaseItem, cohort: Any) -> tuple[go.Figure, pd.Data
         colour = PALETTE[gi % len(PALETTE)]
         for label, values, dash in (("private", private[gi], "solid"), ("non-private", truth[gi], "dash")):
             x, y = step_xy(time, values * 100, 100.0)
-            fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=plain_label(f"{label}: {g}"),
+            fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=plain_label(f"{label}: {names[g]}"),
                                      line=dict(color=colour, dash=dash)))
     fig.update_layout(xaxis_title="Time", yaxis_title="Survival (%)", template="plotly_white",
                       legend=dict(orientation="h", y=-0.2), margin=dict(l=60, r=20, t=20, b=40))
-    table = pd.DataFrame({"group": groups, "RMSE": rmse(private, truth), "sup-norm": sup_norm(private, truth)})
+    table = pd.DataFrame({"group": [names[g] for g in groups], "RMSE": rmse(private, truth),
+                          "sup-norm": sup_norm(private, truth)})
     return fig, table
 
 
@@ -613,12 +616,20 @@ def export_bundle(records: list[Record], ledger: Ledger, dataset: str = "", fing
     The CSV has one row per released number; the JSON holds each chosen record (id, time, hash, mechanism, cost,
     parameters, disclosures, reproduce command, outputs), those rows, the composed totals of the whole data set, and
     ``derived``: the tables a report computed from the releases (:meth:`Report.private_tables`), and
-    ``report_warnings``: its "Read with care" sentences, when given."""
+    ``report_warnings``: its "Read with care" sentences; by default the tables and warnings the records keep
+    beside their numbers (:func:`derived_tables`: tests, intervals), as a report built from them shows."""
     rows: list[dict[str, Any]] = []
     releases = []
+    kept_tables: list[dict[str, Any]] = []
+    kept_warnings: list[str] = []
     for r in records:
         item = record_item(r)
         rows += item.records
+        kept_tables += [{"section": item.title, "title": caption, "rows": _json_safe(frame.to_dict("records"))}
+                        for frame, caption in derived_tables(item.outputs)]
+        out = item.outputs if isinstance(item.outputs, dict) else {}
+        kept_warnings += [w for w in [*(out.get("warnings") or []), *(out.get("test_warnings") or [])]
+                          if w not in kept_warnings]
         body = {k: v for k, v in r.body.items() if k not in ("time", "record_id")}
         releases.append({"id": r.id, "time": r.time, "hash": r.hash, **body})
     _check_private(rows)
@@ -628,10 +639,8 @@ def export_bundle(records: list[Record], ledger: Ledger, dataset: str = "", fing
                "data_set_ledger": {"cap": whole["cap"], "totals": whole["totals"],
                                    "subject_guarantee": whole["subject_guarantee"], "releases": len(ledger.entries)},
                "chain": chain or {}}
-    if derived is not None:
-        payload["derived_tables"] = derived
-    if report_warnings is not None:
-        payload["report_warnings"] = report_warnings
+    payload["derived_tables"] = kept_tables if derived is None else derived
+    payload["report_warnings"] = kept_warnings if report_warnings is None else report_warnings
     return _csv(rows), json.dumps(_json_safe(payload), indent=2, default=_default, allow_nan=False)
 
 
