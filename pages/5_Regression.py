@@ -234,6 +234,17 @@ relabelled = session.relabelled(cats.columns, choice)
 LABELS_FILE = session.labels_file(choice)
 
 
+def draw_inference(kind: str, mech, draw, preview: bool):
+    """Noise-aware intervals and tests of one draw: post-processing, deterministic given it, so kept for the session
+    (a rerun showing the same draw, and the record of a release and its display, compute it once)."""
+    return session_cache(
+        ("coefficient-inference", choice.fingerprint, kind, repr(mech.parameters()), preview,
+         tuple(draw.pp.encoding.names), digest(draw.W, draw.pp.encoding.to_original,
+                                               draw.diagnostics.get("information", 0),
+                                               draw.diagnostics.get("draws_W", 0))),
+        lambda: coefficient_inference(mech, draw, nonprivate=preview))
+
+
 def regression_plan(kind: str) -> Plan:
     """The release plan of one private fit, as ``python -m dpsurv_core regression`` builds it."""
     entry, mech = catalogue.get(catalogue.REGRESSION, kind), mechs[kind]
@@ -255,7 +266,7 @@ def regression_plan(kind: str) -> Plan:
         return mech.release(pp, noise, trials=trials)
 
     return Plan(entry, mech, cohort.name, choice.fingerprint, compute,
-                lambda rel: release_record(rel, coefficient_inference(mech, rel)), disclosures,
+                lambda rel: release_record(rel, draw_inference(kind, mech, rel, False)), disclosures,
                 cv.command_line("regression", command, {"range": ranges}), analysis="regression")
 
 
@@ -303,16 +314,8 @@ for kind in chosen:
             head = (f"**{LABELS[kind]}**, preview (not charged, not for publication). A release would charge: "
                     f"{mech.cost.sentence()}.")
         st.markdown(f"{head} Guarantee: {kind_word}{extra}.")
-        # noise-aware intervals and tests: post-processing of the draw (the non-private p in previews only)
-        # post-processing of the draw, deterministic given it: kept for the session, so reruns that show the same
-        # draw (another widget moved) do not simulate its interval again
-        draw = shown[kind]
-        infs[kind] = session_cache(
-            ("coefficient-inference", choice.fingerprint, kind, repr(mech.parameters()), rel is None,
-             tuple(draw.pp.encoding.names), digest(draw.W, draw.pp.encoding.to_original,
-                                                   draw.diagnostics.get("information", 0),
-                                                   draw.diagnostics.get("draws_W", 0))),
-            lambda mech=mech, draw=draw, preview=rel is None: coefficient_inference(mech, draw, nonprivate=preview))
+        # noise-aware intervals and tests (the non-private p in previews only)
+        infs[kind] = draw_inference(kind, mech, shown[kind], rel is None)
         for sentence in infs[kind].warnings:
             st.warning(markdown_literal(readable(sentence, kind)), icon="⚠️")
         st.caption(f"95% intervals and p-values of this fit carry the privacy noise: {infs[kind].method}.")
