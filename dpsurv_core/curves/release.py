@@ -104,13 +104,13 @@ class NonPrivate(Mechanism):
             # R's n.risk at each reporting time (summary(fit, times = t)): the subjects with time >= t
             risk = at_risk_exact(cohort, curves.groups, curves.time)
             curves = replace(curves, at_risk=np.broadcast_to(risk, curves.at_risk.shape).copy())
-        if _rows_in_memory(cohort):  # each group's last time under observation (R's end of the curve)
-            end = np.array([[_last_time(cohort, g, public) for g in curves.groups]], float)
-            exact, curves = replace(exact, follow_up_end=end), replace(curves, follow_up_end=end)
         counts = exact_counts(cohort, public.grid, public, competing)
-        # the curves at every event time too: an area (RMST) is the integral of the step curve there, not of the grid's
-        return CurveRelease(self.name, self.cost, {}, [Disclosure("release", "not DP: exact, non-private estimates.", dp=False)],
-                            curves, tile_trials(counts, 1), "none", extra={"event_time_curves": exact})
+        # the curves at every event time too: an area (RMST) is the integral of the step curve there, not of the grid's;
+        # each group's last time under observation with both (R's end of the curve)
+        rel = CurveRelease(self.name, self.cost, {}, [Disclosure("release", "not DP: exact, non-private estimates.",
+                                                                dp=False)],
+                           curves, tile_trials(counts, 1), "none", extra={"event_time_curves": exact})
+        return with_follow_up_end(rel, cohort, public)
 
 
 def with_follow_up_end(rel: CurveRelease, cohort: Cohort, public: PublicParameters) -> CurveRelease:

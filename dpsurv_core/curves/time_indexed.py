@@ -222,7 +222,6 @@ class TimeIndexed(Mechanism):
         return CurveRelease(self.name, self.cost, self.parameters(), public.disclosures(CURVE_PARAMETERS), curves, None,
                             noise.describe(), notes)
 
-
     def _without_noise(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource, trials: int
                        ) -> CurveRelease:
         """Noise switched off: the clipping and smoothing only reduce noise, so with none there is nothing for them to
