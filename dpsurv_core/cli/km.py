@@ -245,12 +245,15 @@ def build_mechanism(name: str, args: argparse.Namespace, cohort: Cohort, public:
 
 def released_numbers(rel: CurveRelease, conf_type: str = "log", names: dict[str, str] | None = None,
                      time_unit: str = "", more_warnings: Sequence[str] = (),
-                     landmarks: Sequence[float] | None = None) -> dict[str, Any]:
+                     landmarks: Sequence[float] | None = None, rmst: float | None = None,
+                     rmst_coarse: bool = False, exact_grid: bool = False) -> dict[str, Any]:
     """What a curve release publishes, kept with its ledger record: the noisy counts where the mechanism releases
     counts, else the curves (everything else is post-processing of these). Beside them, so that a report built from
     the record shows what ``km`` printed: the ``conf_type`` band (rrr: the de-biased curves with theirs), whether it
-    carries the noise and how it was made, and the warnings ``km`` prints (groups called by ``names``; those about
-    the ``landmarks`` asked too)."""
+    carries the noise and how it was made, the medians and quartiles with their intervals, the survival at the
+    ``landmarks`` (read as ``km`` reads them: at the time itself on an ``exact_grid``) and the RMST to ``rmst`` when
+    asked (its interval needs the release's bootstrap draws, which the record does not keep), and the warnings ``km``
+    prints (groups called by ``names``)."""
     out: dict[str, Any] = {"groups": list(rel.curves.groups), "time": rel.curves.time.tolist(),
                            "survival": rel.curves.survival[0].tolist()}
     if names:
@@ -269,6 +272,11 @@ def released_numbers(rel: CurveRelease, conf_type: str = "log", names: dict[str,
             out["debiased_survival"] = main.survival[0].tolist()
         out.update({prefix + "lower": _none_where_nan(lo[0]), prefix + "upper": _none_where_nan(up[0])})
     coarse = (rel.counts is None or rel.counts.grid.kind != "event-times") and not no_noise(rel.cost.epsilon)
+    out["medians"] = quantile_entries(main, conf_type, noisy, coarse)
+    if landmarks:
+        out["landmarks"] = landmark_entries(main, list(landmarks), conf_type, exact_grid, noisy)
+    if rmst is not None:
+        out["rmst"] = rmst_entries(rmst_curves(rel), float(rmst), rmst_coarse)
     named = named_groups(main, names)
     out.update({"conf_type": conf_type, "interval_includes_noise": noisy,
                 "interval_method": interval_method(rel, conf_type),
@@ -301,7 +309,8 @@ def plan(args: argparse.Namespace, competing: bool = False, analysis: str = "sur
         out = released_numbers(
             rel, getattr(args, "conf_type", "log"), group_labels_of(args, rel.curves.groups), cohort.time_unit,
             beyond_follow_up(public, getattr(args, "landmarks", None) or [], getattr(args, "rmst", None),
-                             cohort.time_unit), getattr(args, "landmarks", None))
+                             cohort.time_unit), getattr(args, "landmarks", None), getattr(args, "rmst", None),
+            rmst_on_grid(rel, public), public.grid.kind == "event-times")
         return out | (tests(rel, mech) if tests is not None else {})
 
     p = Plan(entry, mech, cohort.name, dataset_fingerprint(args) if needs_fingerprint(args, entry) else "",
@@ -474,6 +483,28 @@ def _finite_or_none(x: float) -> float | None:
     return float(x) if np.isfinite(x) else None
 
 
+def quantile_entries(curves: SurvivalCurves, conf_type: str = "log", with_noise: bool = False,
+                     coarse_grid: bool = False) -> list[dict[str, Any]]:
+    """One dict per trial and group: the median and the quartiles by R's rule (quantile.survfit: the first time the
+    curve is <= 1 - p, the midpoint where it equals 1 - p over an interval; NaN: not reached), each with its limits
+    from the ``conf_type`` band (null without a band; on a coarse public grid read linearly between the points)."""
+    lo, up = conf_bands(curves, conf_type, with_noise)
+    no_band = bool(np.all(np.isnan(curves.lower)))
+    end = curves.follow_up_end
+    quant = {p: (quantile_r(curves.time, curves.survival, 1 - p, last=end),
+                 *quantile_limits(curves.time, lo, up, 1 - p, coarse_grid, curves.survival, end))
+             for p in QUANTILE_PROBS}
+    med, med_lo, med_up = quant[0.5]
+    trials, groups = curves.survival.shape[:2]
+    return [{"trial": t, "group": curves.groups[g], "median": float(med[t, g]),
+             "median_lower": None if no_band else float(med_lo[t, g]),
+             "median_upper": None if no_band else float(med_up[t, g]),
+             "quantiles": [{"probability": p, "time": _finite_or_none(q[0][t, g]),
+                            "lower": None if no_band else _finite_or_none(q[1][t, g]),
+                            "upper": None if no_band else _finite_or_none(q[2][t, g])} for p, q in quant.items()]}
+            for t in range(trials) for g in range(groups)]
+
+
 def curve_entries(curves: SurvivalCurves, estimand: str, conf_type: str = "log", with_noise: bool = False,
                   coarse_grid: bool = False, **flags: Any) -> list[dict[str, Any]]:
     """One dict per trial and group (arrays are (trials, G, J)); quantities the mechanism does not
@@ -487,11 +518,7 @@ def curve_entries(curves: SurvivalCurves, estimand: str, conf_type: str = "log",
     up = None if no_band else np.where(np.isnan(up_arr), None, up_arr).tolist()
     lol, upl = _nullable(curves.lower_linear), _nullable(curves.upper_linear)
     risk, ev = _nullable(curves.at_risk), _nullable(curves.events)
-    end = curves.follow_up_end
-    quant = {p: (quantile_r(curves.time, curves.survival, 1 - p, last=end),
-                 *quantile_limits(curves.time, lo_arr, up_arr, 1 - p, coarse_grid, curves.survival, end))
-             for p in QUANTILE_PROBS}
-    med, med_lo, med_up = quant[0.5]
+    summaries = quantile_entries(curves, conf_type, with_noise, coarse_grid)
     hazard = curves.cumulative_hazard.tolist() if estimand == "cumulative-hazard" else None
     haz_lo = haz_up = None
     if hazard is not None and not no_band:
@@ -510,12 +537,7 @@ def curve_entries(curves: SurvivalCurves, estimand: str, conf_type: str = "log",
             e = {"trial": t, "group": curves.groups[g], "time": time, "survival": s[t][g], "lower": _pick(lo, t, g),
                  "upper": _pick(up, t, g), "lower_linear": _pick(lol, t, g), "upper_linear": _pick(upl, t, g),
                  "at_risk": _pick(risk, t, g), "events": _pick(ev, t, g),
-                 "median": float(med[t, g]), "median_lower": None if no_band else float(med_lo[t, g]),
-                 "median_upper": None if no_band else float(med_up[t, g]),
-                 "quantiles": [{"probability": p, "time": _finite_or_none(q[0][t, g]),
-                                "lower": None if no_band else _finite_or_none(q[1][t, g]),
-                                "upper": None if no_band else _finite_or_none(q[2][t, g])} for p, q in quant.items()],
-                 **flags}
+                 **{k: v for k, v in summaries[t * groups + g].items() if k not in ("trial", "group")}, **flags}
             if hazard is not None:
                 e["cumulative_hazard"] = hazard[t][g]
                 e["cumulative_hazard_lower"] = _pick(haz_lo, t, g)

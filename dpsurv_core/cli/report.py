@@ -14,7 +14,6 @@ import math
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from dpsurv_core.audit import comparison
@@ -29,7 +28,7 @@ from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import SUBJECT, not_dp_disclosure
 from dpsurv_core.report.figures import curves_figure
 from dpsurv_core.report.files import write_new
-from dpsurv_core.report.html import Report, band_sentence, export_bundle
+from dpsurv_core.report.html import Report, band_sentence, export_bundle, median_table
 from dpsurv_core.report.pdf import PdfUnavailable, html_to_pdf, pdf_problem
 
 NAME = "report"
@@ -68,24 +67,6 @@ def _label(names: dict[str, str], group: str) -> str:
     return names.get(str(group), str(group))
 
 
-def _median_table(entries: list[dict], names: dict[str, str], unit: str) -> pd.DataFrame:
-    """Median and quartiles with the limits ``km`` prints (the band's crossings; on a public grid read linearly between
-    grid points)."""
-    fmt = lambda v: "not reached" if v is None or not np.isfinite(v) else f"{v:.4g}"  # noqa: E731
-    rows = []
-    for e in entries:
-        if e["trial"] != 0:
-            continue
-        q = {x["probability"]: x for x in e.get("quantiles") or []}
-        row = {"group": _label(names, e["group"]), f"median ({unit})": fmt(e["median"]),
-               "95% CI lower": fmt(e["median_lower"]), "95% CI upper": fmt(e["median_upper"])}
-        for p, name in ((0.25, "first quartile"), (0.75, "third quartile")):
-            if p in q:
-                row[f"{name} ({unit})"] = fmt(q[p].get("time"))
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
 def _curve_sections(rep: Report, release: curves.CurveRelease, cohort, public, args: argparse.Namespace,
                     private: bool) -> list[str]:
     """The curve figure with the band ``km`` prints (its type named, and whether it carries the noise), the median
@@ -103,7 +84,7 @@ def _curve_sections(rep: Report, release: curves.CurveRelease, cohort, public, a
     rep.add_figure(curves_figure({what: labelled}, cohort.time_unit, title=sentence.split(". ")[0]))
     rep.add_text(sentence, "note")
     entries = km.curve_entries(main, "survival", conf_type, noisy, coarse)
-    rep.add_table(_median_table(entries, names, cohort.time_unit), f"Median survival ({what}, 95% CI)")
+    rep.add_table(median_table(entries, names, cohort.time_unit), f"Median survival ({what}, 95% CI)")
     if args.landmarks:
         rows = [{"group": _label(names, e["group"]), "time asked": e["time_requested"], "time used": e["time_used"],
                  "survival": e["survival"], "95% CI lower": _nan(e["lower"]), "95% CI upper": _nan(e["upper"])}

@@ -258,7 +258,9 @@ _PUBLIC_KEYS = ("edges", "group_labels")  # the public grid: a parameter of the 
 _NOTE_KEYS = ("conf_type", "interval_includes_noise", "interval_method", "warnings")
 # computed from the released numbers and kept beside them (tests, noise-aware intervals): shown as their own tables
 _DERIVED_KEYS = ("tests", "overall", "test_method", "debiased_tests", "debiased_overall", "debiased_test_method",
-                 "test_warnings", "intervals")
+                 "test_warnings", "intervals", "medians", "landmarks", "rmst")
+# kept as tables in every record that has them (a record before tests were kept listed its tests among its numbers)
+_ALWAYS_DERIVED = {"intervals", "medians", "landmarks", "rmst"}
 
 
 def _number(v: Any) -> float | None:
@@ -279,7 +281,7 @@ def output_records(outputs: Any, analysis: str = "", mechanism: str = "", record
     rows: list[dict[str, Any]] = []
     # derived tables kept beside the numbers; a record written before they were kept (no test_method) listed its
     # tests among its numbers, and still does
-    derived = set(_DERIVED_KEYS) if isinstance(outputs, dict) and "test_method" in outputs else {"intervals"}
+    derived = set(_DERIVED_KEYS) if isinstance(outputs, dict) and "test_method" in outputs else _ALWAYS_DERIVED
 
     def add(quantity: str, value: Any, group: Any = None, time: Any = None, trial: int = 0) -> None:
         v = _number(value)
@@ -480,6 +482,47 @@ def parameter_comparison(item: ReleaseItem, cohort: Any) -> pd.DataFrame | str |
     return None
 
 
+def median_table(entries: list[dict[str, Any]], names: dict[str, str], unit: str = "") -> pd.DataFrame:
+    """Median and quartiles (first trial) with the limits ``km`` prints (the band's crossings; on a public grid read
+    linearly between grid points); "not reached" where R gives NA."""
+    fmt = lambda v: "not reached" if v is None or not np.isfinite(v) else f"{v:.4g}"  # noqa: E731
+    unit = f" ({unit})" if unit else ""
+    rows = []
+    for e in entries:
+        if e.get("trial", 0) != 0:
+            continue
+        q = {round(float(x["probability"]), 2): x for x in e.get("quantiles") or []}
+        row = {"group": names.get(str(e["group"]), str(e["group"])), f"median{unit}": fmt(e["median"]),
+               "95% CI lower": fmt(e["median_lower"]), "95% CI upper": fmt(e["median_upper"])}
+        for p, name in ((0.25, "first quartile"), (0.75, "third quartile")):
+            if p in q:
+                row[f"{name}{unit}"] = fmt(q[p].get("time"))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _curve_summary_tables(out: dict[str, Any]) -> list[tuple[pd.DataFrame, str]]:
+    """A curve record's medians and quartiles, landmark survival and RMST with their intervals (first trial), groups
+    by their labels, as ``km`` printed them."""
+    labels = dict(zip(map(str, out.get("groups") or []), out.get("group_labels") or out.get("groups") or []))
+    name = lambda e: labels.get(str(e.get("group")), str(e.get("group")))  # noqa: E731
+    first = lambda key: [e for e in out.get(key) or [] if isinstance(e, dict) and e.get("trial", 0) == 0]  # noqa: E731
+    which = "de-biased curves, " if "debiased_survival" in out else ""
+    noise = "carrying the noise" if out.get("interval_includes_noise") else "sampling error only"
+    tables: list[tuple[pd.DataFrame, str]] = []
+    if medians := first("medians"):
+        tables.append((median_table(medians, labels), f"Median survival and quartiles ({which}95% intervals {noise})"))
+    if landmarks := first("landmarks"):
+        rows = [{"group": name(e), "time asked": e["time_requested"], "time used": e["time_used"],
+                 "survival": e["survival"], "95% lower": e["lower"], "95% upper": e["upper"]} for e in landmarks]
+        tables.append((pd.DataFrame(rows), f"Survival at the landmark times ({which}95% intervals {noise})"))
+    if rmst := first("rmst"):
+        rows = [{"group": name(e), "up to": e["time_used"], "RMST": e["rmst"], "95% lower": e["lower"],
+                 "95% upper": e["upper"]} for e in rmst]
+        tables.append((pd.DataFrame(rows), f"Restricted mean survival time (95% intervals {noise})"))
+    return tables
+
+
 def derived_tables(outputs: Any) -> list[tuple[pd.DataFrame, str]]:
     """The tables a record keeps beside its released numbers, computed from them when it was released: the log-rank
     tests calibrated for the noise, a Weibull release's noise-aware intervals, a regression release's coefficients
@@ -499,6 +542,7 @@ def derived_tables(outputs: Any) -> list[tuple[pd.DataFrame, str]]:
                          "p (calibrated for the noise)": o["p_value"],
                          "chi-square tail ignoring the noise": o.get("chi2_tail_ignoring_noise")})
         tables.append((pd.DataFrame(rows), f"{what} ({out[prefix + 'test_method']})"))
+    tables += _curve_summary_tables(out)
     intervals = out.get("intervals")
     if isinstance(intervals, list) and intervals and isinstance(intervals[0], dict):
         first = intervals[0]

@@ -267,6 +267,35 @@ def test_the_ledger_record_keeps_the_warnings_km_printed(capsys, tmp_path):
         assert o["warnings"] and sorted(record.body["outputs"]["warnings"]) == sorted(o["warnings"])
 
 
+@pytest.mark.parametrize("mechanism, extra", [("laplace-counts", ()), ("rrr", ()),
+                                              ("adaptive-km", ("--grid", "0:1000:25"))])
+def test_the_ledger_record_keeps_the_medians_landmarks_and_rmst_km_printed(capsys, tmp_path, mechanism, extra):
+    """A report rebuilt from the record shows the medians, quartiles, landmark survival and RMST with the intervals
+    km printed (the RMST's private interval needs the bootstrap draws, which only the release has)."""
+    from dpsurv_core.privacy.ledger import RELEASE, LedgerStore
+    from dpsurv_core.report.html import derived_tables
+
+    path = tmp_path / "ledger.sqlite"
+    o = run(capsys, "km", *LUNG, "--mechanism", mechanism, "--epsilon", "1", "--landmarks", "365,400",
+            "--rmst", "500", "--ledger", str(path), *extra)
+    kept = [r for r in LedgerStore(path).records() if r.kind == RELEASE][-1].body["outputs"]
+    printed = [c for c in o["curves"] if c.get("debiased", True)]  # rrr: the de-biased curves carry the band
+    assert len(kept["medians"]) == len(printed) == 2
+    for k, c in zip(kept["medians"], printed, strict=True):
+        for key in ("median", "median_lower", "median_upper"):  # the record keeps NaN and infinities, JSON null
+            assert (None if k[key] is None or not np.isfinite(k[key]) else k[key]) == pytest.approx(c[key])
+        assert [q["time"] for q in k["quantiles"]] == pytest.approx([q["time"] for q in c["quantiles"]])
+    strip = lambda es: [{k: v for k, v in e.items() if k != "group_label"} for e in es]  # noqa: E731
+    assert kept["landmarks"] == strip(o["landmarks"]) and kept["rmst"] == strip(o["rmst"])
+    tables = {caption.split(" (")[0]: frame for frame, caption in derived_tables(kept)}
+    assert list(tables["Median survival and quartiles"]["group"]) == ["Male", "Female"]
+    rmst = tables["Restricted mean survival time"]
+    assert list(rmst["RMST"]) == pytest.approx([e["rmst"] for e in o["rmst"]])
+    assert list(rmst["95% upper"]) == pytest.approx([e["upper"] for e in o["rmst"]])
+    lm = tables["Survival at the landmark times"]
+    assert list(lm["time used"]) == [e["time_used"] for e in o["landmarks"]]
+
+
 def test_nonprivate_rmst_on_a_public_grid_is_the_exact_area(capsys):
     """The non-private RMST integrates the step curve at every event time, as R's rmean does, whatever the reporting
     grid (the grid's step curve overstated it: 259.6 against 241.5 days for lung's men to 365 days)."""
