@@ -27,7 +27,7 @@ from dpsurv_core.data.labels import Categories, encode_categories
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.limits import MAX_INTERVALS
 from dpsurv_core.privacy import catalogue
-from dpsurv_core.privacy.ledger import ADD_REMOVE, SUBJECT
+from dpsurv_core.privacy.ledger import ADD_REMOVE, APPROXIMATE_MCMC, SUBJECT
 from dpsurv_core.privacy.release import Plan, not_private_fields
 from dpsurv_core.regression.inference import CoefficientInference, coefficient_inference, release_record
 from dpsurv_core.regression.mechanisms import RegressionRelease
@@ -158,7 +158,7 @@ def run(args: argparse.Namespace) -> dict:
                     "noise": "none", "interval_includes_noise": False,
                     "interval_method": "Wald 95% interval from the fit's information matrix: sampling error only",
                     "parameters": params, "estimates": [{
-                        "trial": 1, "coefficients": dict(zip(tab.covariate, tab.coefficient)),
+                        "trial": 0, "coefficients": dict(zip(tab.covariate, tab.coefficient)),
                         "ratios": dict(zip(tab.covariate, tab.odds_ratio)),
                         "lower": dict(zip(tab.covariate, tab.lower)), "upper": dict(zip(tab.covariate, tab.upper))}],
                     "ratio_kind": "odds ratio" if discrete_time else "hazard ratio",
@@ -215,6 +215,30 @@ def run(args: argparse.Namespace) -> dict:
             out["p_value_note"] = ("p_value: Wald test of no effect calibrated for the privacy noise; p_value_nonprivate "
                                    "(first trial, preview only: it reads the data) is the ordinary Wald p-value of the "
                                    "non-private fit, for comparison")
-    if mech.cost.guarantee != "exact":
+    else:  # no noise: the private fit is the ridge fit, with the same Wald interval as nonprivate --lambda
+        out.update(ridge_fit_fields(pp, lam, out["estimates"]))
+    if mech.cost.guarantee == APPROXIMATE_MCMC:
         out["note"] = "approximate DP (MCMC): the chain only approximates the exponential mechanism's density"
     return out
+
+
+def ridge_fit_fields(pp: Any, lam: float, estimates: list[dict[str, Any]]) -> dict[str, Any]:
+    """A private fit without noise (epsilon = inf) is a non-private fit: the ridge fit with its Lambda (output and
+    objective perturbation) or the maximum-likelihood fit (pSGLD's chain without noise). Beside its coefficients,
+    that fit's Wald intervals and p-values (sampling error only), as ``regression --mechanism nonprivate --lambda L``
+    prints them; none where the coefficients are neither fit's."""
+    for ridge in dict.fromkeys((lam, 0.0)):
+        tab = fit_nonprivate(pp, ridge).table()
+        if all(math.isclose(e["coefficients"][k], v, rel_tol=1e-7, abs_tol=1e-9) for e in estimates
+               for k, v in zip(tab.covariate, tab.coefficient)):
+            break
+    else:
+        return {"interval_includes_noise": False,
+                "interval_method": "no interval: the fit without noise is not a non-private fit the interval describes"}
+    fields = {"lower": dict(zip(tab.covariate, tab.lower)), "upper": dict(zip(tab.covariate, tab.upper))}
+    if "p_value" in tab:
+        fields["p_value"] = dict(zip(tab.covariate, tab.p_value))
+    fit = f"ridge fit (Lambda = {ridge:g}, as the private fit)" if ridge else "maximum-likelihood fit"
+    return {"estimates": [e | fields for e in estimates], "interval_includes_noise": False,
+            "interval_method": f"Wald 95% interval of the {fit} from its information matrix: sampling error only (no "
+                               "noise was added)"}

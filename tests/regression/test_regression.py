@@ -132,6 +132,17 @@ def test_cli_contract_and_values(capsys):
                     "0.05", "--horizon", "1100", "--range", "age:30:90", "--range", "sex:1:2", "--n-public", "228",
                     "--json"], capsys)
     assert rc == rc2 == 0 and o["disclosures"] == [] and o["estimates"][0]["coefficients"] == o2["estimates"][0]["coefficients"]
+    # without noise the fit is the ridge fit: its Wald interval, sampling error only; no MCMC note
+    assert o["estimates"][0]["lower"] == o2["estimates"][0]["lower"] and o["estimates"][0]["upper"] == o2["estimates"][0]["upper"]
+    assert o["interval_includes_noise"] is False and "Lambda = 0.05" in o["interval_method"] and "note" not in o
+    assert o["estimates"][0]["trial"] == o2["estimates"][0]["trial"] == 0
+    rc, o = _cli(["regression", "--data", "lung", "--covariates", "age,sex", "--mechanism", "psgld", "--epsilon", "inf",
+                  "--json"], capsys)
+    rc2, o2 = _cli(["regression", "--data", "lung", "--covariates", "age,sex", "--mechanism", "nonprivate", "--json"],
+                   capsys)
+    assert rc == rc2 == 0 and o["estimates"][0]["coefficients"] == pytest.approx(o2["estimates"][0]["coefficients"])
+    assert o["estimates"][0]["upper"] == pytest.approx(o2["estimates"][0]["upper"])
+    assert "maximum-likelihood" in o["interval_method"] and "note" not in o
     rc, o = _cli(["regression", "--data", "lung", "--covariates", "age,sex", "--mechanism", "cox", "--json"], capsys)
     assert rc == 0 and o["estimates"][0]["coefficients"]["sex"] == pytest.approx(-0.513, abs=1e-3)  # R: coxph -0.5132
 
