@@ -118,8 +118,8 @@ with st.expander("Public settings of the Weibull mechanisms", expanded=False):
     blocks_in = int(s4.number_input("SAA blocks (0 = records / 500, disclosed)", 0, 1000, 0, 1, key="wb_blocks"))
     share_in = st.number_input("Censoring share used to simulate the intervals (empty = read off the data, rounded "
                                "to 5%, disclosed)", 0.0, 0.95, None, 0.05, key="wb_censoring")
-    st.caption(f"Horizon T_max = {horizon:g} {unit} (set on the Data page). Times beyond it count as the horizon "
-               "(their events are kept); times near 0 count as e^-omega of it.")
+    st.caption(f"Horizon T_max = {horizon:g} {unit} (set on the Data page). Follow-up ends there: an event after "
+               "it is censored at the horizon; times near 0 count as e^-omega of it.")
 blocks = blocks_in or None
 
 

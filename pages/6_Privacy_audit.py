@@ -35,6 +35,7 @@ ANALYSIS_LABELS = {"km": "Survival curves (Kaplan-Meier)", "logrank": "Log-rank 
 # the other pages' widgets: the audit starts from the analysis and mechanism chosen there
 FROM_PAGES = {"km": ("sc_mechanism", "sc_epsilon"), "logrank": ("gc_mechanism", "gc_epsilon"),
               "weibull": ("wb_mechanisms", "wb_epsilon"), "regression": ("rg_mechs", "rg_eps")}
+OPTION_PREFIX = {"km": "sc", "logrank": "gc"}  # the key prefix of cv.option_widgets on the curve pages
 RUNS = [40, 100, 200, 500, 1000, 2000, 5000]
 DEFAULT_RUNS = {"km": 1000, "logrank": 1000, "weibull": 500, "regression": 500}
 EPSILONS = [0.1, 0.2, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0]
@@ -216,9 +217,9 @@ with tab_audit:
         for key, name in (("wb_omega", "omega"), ("wb_gamma", "gamma"), ("wb_rungs", "rungs")):
             if key in st.session_state:
                 options[name] = st.session_state[key]
-    if mechanism == "time-indexed":  # the settings chosen on the Survival curves page, when there are any
-        for key, name in (("sc_ti_alpha", "alpha"), ("sc_ti_tau0", "tau_start"), ("sc_ti_tau1", "tau_end"),
-                          ("sc_ti_window", "window"), ("sc_ti_edge", "edge_mode")):
+    if analysis in OPTION_PREFIX:  # the mechanism's options as chosen on its page (time-indexed, disclosure control)
+        for name in entry_of[mechanism].options:
+            key = f"{OPTION_PREFIX[analysis]}_opt_{name}"
             if key in st.session_state:
                 options[name] = st.session_state[key]
     if options and analysis != "regression":

@@ -286,3 +286,17 @@ def test_curve_page_warnings_name_the_groups_by_their_labels():
     at = run(CURVES, sc_split=True)
     text = " ".join(w.value for w in at.warning)
     assert "Male" in text and "group 1" not in text and "group 2" not in text
+
+
+def test_audit_takes_the_mechanism_options_chosen_on_the_curves_page():
+    """The audit simulates the release the curves page would make: its time-indexed options (decay alpha) and a
+    disclosure-control rule's (the rounding base), named in a caption."""
+    for mechanism, key, value, shown in (("time-indexed", "sc_opt_alpha", 2.0, "alpha = 2.0"),
+                                         ("round", "sc_opt_base", 10, "base = 10")):
+        at = AppTest.from_file(AUDIT, default_timeout=60)
+        at.session_state["sc_mechanism"] = mechanism
+        at.session_state[key] = value
+        at.run()
+        assert not at.exception, [e.message for e in at.exception]
+        captions = [c.value for c in at.caption if "Mechanism settings taken from its page" in c.value]
+        assert captions and shown in captions[0], captions
