@@ -726,16 +726,18 @@ def data_options(choice: session.DataChoice, group: str | None = None, covariate
 
 
 def grid_options(choice: session.DataChoice, public: PublicParameters, grid: bool = True) -> dict[str, Any]:
-    """--grid and --horizon as the CLI needs them to use the same public time axis: nothing when both were read off
-    the data with the default 20 bins (the CLI reads them off the same way, with the same disclosures)."""
-    out: dict[str, Any] = {"horizon": _num(public.horizon) if choice.horizon is not None else None}
+    """--grid and --horizon as the CLI needs them to use the same public time axis, in the unit the file stores
+    (the command line reads the file's own unit): nothing when both were read off the data with the default 20 bins
+    (the CLI reads them off the same way, with the same disclosures)."""
+    f = session.source_factor(choice)
+    out: dict[str, Any] = {"horizon": _num(public.horizon * f) if choice.horizon is not None else None}
     g = public.grid
     if not grid:
         return out
     if g.kind == "event-times":
         out["grid"] = "event-times"
     elif not (public.horizon_from_data and g.kind == "equal" and g.bins == 20):
-        out["grid"] = f"{_num(g.edges[0])}:{_num(g.edges[-1])}:{g.bins}"
+        out["grid"] = f"{_num(g.edges[0] * f)}:{_num(g.edges[-1] * f)}:{g.bins}"
     return out
 
 

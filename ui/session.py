@@ -119,7 +119,17 @@ def public_parameters(cohort: Cohort | None = None) -> PublicParameters:
     ranges = {k: v for k, v in c.covariate_ranges.items() if k in cohort.covariates.columns}
     grid = TimeGrid.event_times(cohort) if c.event_time_grid else None
     return PublicParameters.derive(cohort, horizon=c.horizon, bins=c.bins, grid=grid,
-                                   group_categories=c.group_categories, covariate_ranges=ranges)
+                                   group_categories=c.group_categories, covariate_ranges=ranges,
+                                   source_factor=source_factor(c))
+
+
+def source_factor(c: DataChoice) -> float:
+    """Multiply a time in the unit the pages show by this to get it in the unit the file stores (1 when they agree
+    or either is not a unit dpsurv knows): what the command line, which reads the file's own unit, is given."""
+    from dpsurv_core.data.summary import DAYS_PER, time_factor
+
+    src = c.source_unit or c.time_unit
+    return time_factor(c.time_unit, src) if c.time_unit in DAYS_PER and src in DAYS_PER else 1.0
 
 
 def analysis_inputs() -> tuple[Cohort, DataChoice, PublicParameters]:

@@ -146,11 +146,14 @@ class PublicParameters:
     @classmethod
     def derive(cls, cohort: Cohort, horizon: float | None = None, bins: int = 20, grid: TimeGrid | None = None,
                group_categories: tuple[str, ...] | None = None,
-               covariate_ranges: dict[str, tuple[float, float]] | None = None) -> PublicParameters:
-        """Fill what was not declared from the data, flagging each such value as a disclosure."""
+               covariate_ranges: dict[str, tuple[float, float]] | None = None,
+               source_factor: float = 1.0) -> PublicParameters:
+        """Fill what was not declared from the data, flagging each such value as a disclosure. A horizon read off the
+        data is the largest time rounded up (:func:`nice_ceiling`) in the unit the data are stored in: times in
+        another unit times ``source_factor`` (so that showing months instead of days changes no number)."""
         horizon_from_data = horizon is None
         if horizon is None:
-            horizon = nice_ceiling(float(cohort.time.max()))
+            horizon = nice_ceiling(float(cohort.time.max()) * source_factor) / source_factor
         if not horizon > 0:
             raise ParameterError(f"The horizon must be a positive time, got {horizon}.")
         if grid is None:

@@ -369,3 +369,27 @@ def test_uploaded_bytes_are_not_written_to_disk(tmp_path):
             except OSError:
                 continue
     assert hits == []
+
+
+def test_showing_months_changes_no_number_and_the_command_speaks_the_files_unit():
+    """The horizon read off the data is rounded in the file's unit (lung: 1,100 days, shown as 36.1 months), so the
+    grid, the curves and the command line are those of the days view; a horizon declared in months reaches the
+    command line in days."""
+    from dataclasses import replace
+
+    from dpsurv_core.data.cohort import validate
+    from ui import curves_view as cv
+    from ui import session
+
+    at = start()
+    widget(at, "selectbox", "Show times in").set_value("months")
+    rerun(at)
+    choice = at.session_state["data_choice"]
+    assert choice.time_unit == "months" and choice.source_unit == "days"
+    cohort = validate(choice.frame, choice.mapping)[0]
+    public = session.PublicParameters.derive(cohort, bins=choice.bins, source_factor=session.source_factor(choice))
+    assert public.horizon * 365.25 / 12 == pytest.approx(1100.0)
+    assert cv.grid_options(choice, public) == {"horizon": None}  # the CLI derives the same 1,100 days itself
+    declared = replace(choice, horizon=36.0)
+    public = session.PublicParameters.derive(cohort, horizon=36.0, bins=10)
+    assert cv.grid_options(declared, public) == {"horizon": "1095.75", "grid": "0:1095.75:10"}
