@@ -99,15 +99,61 @@ if not split:
     work = (session.engine_cohort(replace(work.mapping, group=None)) if cv.in_engine(work)
             else replace(work, group=None))
 
+# the RMST time and the landmark times the widgets further down hold (their keys and defaults), read here so that a
+# release's record keeps the numbers the page prints beside it
+horizon = float(public.horizon)
+RMST_KEY = f"sc_rmst_{cohort.name}_{unit}"
+LM_DEFAULTS, LM_DEFAULT_UNIT = cs.default_landmarks(horizon, unit)
+LM_UNIT_KEY = f"sc_lm_unit_{cohort.name}_{unit}"
+
+
+def landmark_keys(lm_unit: str) -> tuple[str, str, str]:
+    """(the typed times' key, their default text, the grid picker's key) in ``lm_unit``: another unit has its own
+    defaults, not a reread (1, 2, 3 years become 365.25, 730.5, 1,095.75 days, not 1, 2, 3 days)."""
+    to_lm = (time_factor(LM_DEFAULT_UNIT, lm_unit) if LM_DEFAULT_UNIT in TIME_UNITS and lm_unit in TIME_UNITS
+             else 1.0)
+    return (f"sc_lm_{cohort.name}_{unit}_{lm_unit}", ", ".join(f"{v * to_lm:.6g}" for v in LM_DEFAULTS),
+            f"sc_lm_pick_{cohort.name}_{unit}_{lm_unit}")
+
+
+def landmark_times(lm_text: str, grid_pick: list[float], lm_unit: str) -> tuple[list[float], np.ndarray]:
+    """(the times as asked, in ``lm_unit``; the same times in the page's unit): grid times picked replace the
+    typed ones and are taken exactly (the typed text rounds them)."""
+    known = unit in TIME_UNITS and lm_unit in TIME_UNITS
+    lm_factor = time_factor(unit, lm_unit) if known else 1.0
+    if grid_pick:
+        lm_times = np.array([public.grid.points[int(np.argmin(np.abs(public.grid.points * lm_factor - v)))]
+                             for v in sorted(set(grid_pick))])
+        return [float(f"{t * lm_factor:.6g}") for t in lm_times], lm_times
+    lm_values = cs.parse_times(lm_text)
+    return lm_values, np.array(lm_values) * (time_factor(lm_unit, unit) if known else 1.0)
+
+
+def asked_now() -> tuple[float, list[float]]:
+    """The RMST time and the landmark times (in the page's unit) the widgets hold now (their defaults before they
+    are first drawn); no landmarks while the typed text cannot be read."""
+    ss = st.session_state
+    lm_unit = ss.get(LM_UNIT_KEY, LM_DEFAULT_UNIT if LM_DEFAULT_UNIT in TIME_UNITS else TIME_UNITS[0])
+    text_key, default_text, pick_key = landmark_keys(lm_unit)
+    try:
+        times = landmark_times(ss.get(text_key, default_text), ss.get(pick_key) or [], lm_unit)[1]
+    except DpsurvError:
+        times = np.array([])
+    return float(ss.get(RMST_KEY, horizon)), [float(t) for t in times]
+
+
 # ------------------------------------------------------------------------------------------ preview or release
 try:
     mechanism = entry.build(epsilon, **context(work, public), **options)
     fine, on_grid = cv.exact_results(work, public, competing)
+    rmst_asked, lm_asked = asked_now()
     command = {**cv.data_options(choice, group=group_col if split else None), "mechanism": mech_name,
                "epsilon": epsilon, **cv.grid_options(choice, public),
                "estimand": "cumulative-incidence" if competing else None,  # the hazard is read off the same release
-               **options}
-    plan = cv.curve_plan(entry, mechanism, work, public, "km", command, competing=competing)
+               **options, **cv.reading_options(choice, conf_type, lm_asked, rmst_asked)}
+    plan = cv.curve_plan(entry, mechanism, work, public, "km", command, competing=competing,
+                         outputs=cv.curve_outputs(public, conf_type, lm_asked, rmst_asked,
+                                                  group_col if split else None, unit))
     result, released, private_label = cv.explore_or_release(plan, "curves", "Release these curves",
                                                              disclosures=lambda r: r.disclosures)
 except DpsurvError as exc:
@@ -126,7 +172,6 @@ inverted_band = noise_band and bool(np.all(np.isnan(read.greenwood)))  # time-in
 coarse = cv.read_on_grid(result, public)
 has_counts = result.counts is not None
 type_labels = list(fine.curves.event_types) if competing else []
-horizon = float(public.horizon)
 Private = private_label[0].upper() + private_label[1:]
 
 cv.privacy_card(result, plan, released)
@@ -220,7 +265,7 @@ with col_a:
 with col_b:
     st.subheader("Restricted mean survival time")
     rmst_h = st.number_input(f"Up to ({unit})", min_value=float(public.grid.edges[1]), max_value=horizon, value=horizon,
-                             key=f"sc_rmst_{cohort.name}_{unit}",
+                             key=RMST_KEY,
                              help="The average time lived without the event up to this horizon: the area under the "
                                   "survival curve.")
     r_e, r_e_lo, r_e_up = cv.rmst_with_ci(fine.curves, rmst_h)
@@ -243,37 +288,25 @@ with col_b:
 
 # ------------------------------------------------------------------------------------------ landmarks
 st.subheader(f"Landmark {estimand}")
-defaults, default_unit = cs.default_landmarks(horizon, unit)
 l1, l2 = st.columns([2, 1])
-lm_unit = l2.selectbox("Unit of the landmark times", list(TIME_UNITS), index=list(TIME_UNITS).index(default_unit)
-                       if default_unit in TIME_UNITS else 0, key=f"sc_lm_unit_{cohort.name}_{unit}")
+lm_unit = l2.selectbox("Unit of the landmark times", list(TIME_UNITS), index=list(TIME_UNITS).index(LM_DEFAULT_UNIT)
+                       if LM_DEFAULT_UNIT in TIME_UNITS else 0, key=LM_UNIT_KEY)
 lm_factor = time_factor(unit, lm_unit) if unit in TIME_UNITS else 1.0
 grid_offer = ", ".join(f"{t * lm_factor:.4g}" for t in public.grid.points)
-# the default times said in the unit chosen (1, 2, 3 years become 365.25, 730.5, 1,095.75 days, not 1, 2, 3 days)
-to_lm = time_factor(default_unit, lm_unit) if default_unit in TIME_UNITS and lm_unit in TIME_UNITS else 1.0
-lm_text = l1.text_input("Landmark times (comma-separated)", value=", ".join(f"{v * to_lm:.6g}" for v in defaults),
-                        key=f"sc_lm_{cohort.name}_{unit}_{lm_unit}",  # another unit: its own defaults, not a reread
+lm_text_key, lm_default_text, lm_pick_key = landmark_keys(lm_unit)
+lm_text = l1.text_input("Landmark times (comma-separated)", value=lm_default_text, key=lm_text_key,
                         help=f"The public grid's times, in {lm_unit}: {grid_offer}. A time between them is read at "
                              "the last grid time before it.")
 grid_pick = l1.multiselect(f"Or pick public grid times ({lm_unit}), read exactly where asked",
-                           [float(f"{t * lm_factor:.6g}") for t in public.grid.points],
-                           key=f"sc_lm_pick_{cohort.name}_{unit}_{lm_unit}",
+                           [float(f"{t * lm_factor:.6g}") for t in public.grid.points], key=lm_pick_key,
                            help="These replace the typed times: on a grid time the private curve is read at the time "
                                 "itself.")
-if grid_pick:
-    lm_text = ", ".join(f"{v:.6g}" for v in grid_pick)
 st.caption(f"Times of the public grid ({lm_unit}): {grid_offer}. The private curve is read on this grid: a time "
            "between grid times is read at the grid time before it, and the table says which.")
 lm_used = np.array([])
 try:
-    lm_values = cs.parse_times(lm_text)
-    factor = time_factor(lm_unit, unit) if unit in TIME_UNITS else 1.0
-    lm_times = np.array(lm_values) * factor
+    lm_values, lm_times = landmark_times(lm_text, grid_pick, lm_unit)
     on_event_grid = public.grid.kind == "event-times"
-    if grid_pick:  # grid times, exactly (the typed text rounds them)
-        lm_times = np.array([public.grid.points[int(np.argmin(np.abs(public.grid.points * lm_factor - v)))]
-                             for v in sorted(set(grid_pick))])
-        lm_values = [float(f"{t * lm_factor:.6g}") for t in lm_times]
     lm_used = np.array(cv.landmark_times_used(priv, lm_times, on_event_grid))  # where the private curve is read
     n_types = len(type_labels) if competing else 1
     survival_lm = estimand == cs.SURVIVAL

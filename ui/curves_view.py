@@ -22,6 +22,7 @@ from plotly.subplots import make_subplots
 
 from dpsurv_core.cli.km import (
     band_curves,
+    beyond_follow_up,
     conf_bands,
     hazard_band,
     includes_noise,
@@ -29,6 +30,7 @@ from dpsurv_core.cli.km import (
     landmark_entries,
     no_noise,
     released_numbers,
+    rmst_on_grid,
 )
 from dpsurv_core.cli.logrank import released_tests
 from dpsurv_core.curves import summary as cs
@@ -771,6 +773,29 @@ def curve_plan(entry: Entry, mechanism: Any, cohort: Cohort, public: PublicParam
     used = CURVE_PARAMETERS if has_groups(cohort) else tuple(p for p in CURVE_PARAMETERS if p != "groups")
     return Plan(entry, mechanism, cohort.name, session.data_choice().fingerprint, compute, outputs,
                 [*extra, *public.disclosures(used)], cli_command(command, options), analysis=analysis)
+
+
+def reading_options(choice: session.DataChoice, conf_type: str, landmarks: Sequence[float], rmst: float | None
+                    ) -> dict[str, Any]:
+    """--conf-type, --landmarks and --rmst as the page reads the release (times in the file's unit, as the command
+    line reads them): how the numbers printed beside it are read, not what is released."""
+    f = session.source_factor(choice)
+    return {"conf_type": None if conf_type == "log" else conf_type,
+            "landmarks": [_num(t * f) for t in landmarks] or None, "rmst": None if rmst is None else _num(rmst * f)}
+
+
+def curve_outputs(public: PublicParameters, conf_type: str, landmarks: Sequence[float], rmst: float | None,
+                  group_column: str | None, unit: str) -> Callable[[CurveRelease], dict[str, Any]]:
+    """What a curve release publishes, for its ledger record, with what the page prints beside it as ``km`` keeps
+    it: the ``conf_type`` band, the medians, the survival at the ``landmarks``, the RMST to ``rmst`` and the
+    warnings (groups by their value labels)."""
+    def outputs(rel: CurveRelease) -> dict[str, Any]:
+        names = {str(g): group_name(g, group_column) for g in rel.curves.groups}
+        return released_numbers(rel, conf_type, names, unit, beyond_follow_up(public, list(landmarks), rmst, unit),
+                                list(landmarks) or None, rmst, rmst_on_grid(rel, public),
+                                public.grid.kind == "event-times")
+
+    return outputs
 
 
 def logrank_outputs(mechanism: Any, group_column: str | None) -> Callable[[CurveRelease], dict[str, Any]]:

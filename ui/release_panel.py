@@ -9,6 +9,7 @@ a record id. Opening a page, moving a slider, changing a setting or reloading ch
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import streamlit as st
@@ -32,9 +33,15 @@ def preview_caption(plan: Plan) -> None:
                f"exported. Releasing this plan would charge {plan.cost.sentence()}. {uncertainty_sentence(plan)}")
 
 
+# options of a command that say how the release is read (the band type, landmark and RMST times), not what is drawn
+READING_OPTIONS = re.compile(r" --(?:conf-type|landmarks|rmst) \S+")
+
+
 def plan_key(plan: Plan, key: str) -> str:
+    """The release a page keeps showing: changing how it is read (``READING_OPTIONS``) keeps it."""
     params = sorted((k, repr(v)) for k, v in plan.mechanism.parameters().items())
-    return f"{key}|{plan.fingerprint}|{plan.entry.family}|{plan.entry.id}|{params}|{plan.command}"
+    command = READING_OPTIONS.sub("", plan.command)
+    return f"{key}|{plan.fingerprint}|{plan.entry.family}|{plan.entry.id}|{params}|{command}"
 
 
 def release_button(plan: Plan, key: str, label: str = "Release") -> Released | None:

@@ -370,3 +370,26 @@ def test_declared_categories_without_patients_are_named_in_one_sentence():
         assert not at.exception
         (w,) = [w.value for w in at.warning if w.value.startswith("No patient in the data is in")]
         assert "sex = 3" in w and "Male" not in w.split(":")[0]
+
+
+def test_the_record_keeps_what_the_page_prints_beside_the_release():
+    """The band type, medians, landmarks and RMST the page shows at the Release click are the record's (so a report
+    rebuilt from the ledger repeats them), and its command line reads them the same way; changing how the release is
+    read afterwards keeps the release on the page."""
+    at = run(CURVES)
+    at.selectbox(key="sc_conf_type").set_value("log-log").run()
+    at.number_input(key="sc_rmst_lung_days").set_value(400.0).run()
+    at.text_input(key="sc_lm_lung_days_years").set_value("0.5, 1").run()
+    at.button(key="release-curves").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    (rec,) = releases()
+    out, command = rec.body["outputs"], rec.body["command"]
+    assert out["conf_type"] == "log-log" and "--conf-type log-log --landmarks 182.625,365.25 --rmst 400" in command
+    assert [e["time_requested"] for e in out["landmarks"]] == [182.625, 365.25]
+    assert [e["time_used"] for e in out["rmst"]] == [400.0]
+    label = f"Released, record {rec.id} (days)"
+    med = table(at, "Group")
+    m = out["medians"][0]
+    assert med.loc[0, label] == cv.fmt_ci_time(m["median"], m["median_lower"], m["median_upper"], "days")
+    at.selectbox(key="sc_conf_type").set_value("log").run()  # another reading of the same release
+    assert len(releases()) == 1 and f"released, record {rec.id}" in text(at)
