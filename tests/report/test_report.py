@@ -306,6 +306,7 @@ def test_ledger_report_keeps_the_tests_intervals_and_warnings_each_command_print
     assert "p_value_nonprivate" not in rg["intervals"][0]  # a release never reads the data beside it
     page = ledger_report("Release report", "lung", store.ledger(fp), [logrank, weibull, regression])
     assert "Log-rank tests (Monte Carlo test" in page and "p (calibrated for the noise)" in page
+    assert "ignoring the noise" not in page  # the noisy statistic's chi-square tail is no p-value
     assert "Weibull parameters with 95% intervals that carry the noise" in page
     assert "Coefficients with 95% intervals that carry the noise" in page
     for w in printed["logrank"]["warnings"] + printed["regression"]["warnings"]:
