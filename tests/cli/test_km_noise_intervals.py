@@ -334,3 +334,16 @@ def test_without_noise_the_private_incidence_interval_is_the_non_private_one(cap
             for kind in a[key]:
                 np.testing.assert_allclose(np.array(b[key][kind], dtype=float), np.array(a[key][kind], dtype=float),
                                            rtol=1e-12, atol=1e-15)
+
+
+def test_a_landmark_where_the_release_leaves_nobody_at_risk_is_said_to_be_carried_on(capsys):
+    """lung at epsilon 1 (seed 123): the released counts leave nobody at risk from 660 days, so the curve is 0 there
+    with a band from 0 to 36%; survival at 730 and 1,095 days is not an estimate at those times, and says so."""
+    o = run(capsys, "km", "--data", "lung", "--mechanism", "laplace-counts", "--epsilon", "1", "--seed", "123",
+            "--landmarks", "365,730,1095")
+    (w,) = [w for w in o["warnings"] if "nobody at risk" in w]
+    assert w.startswith("From 660 days on") and "730 days, 1095 days" in w and "365 days" not in w
+    assert o["number_at_risk"]["rows"][0]["at_risk"][6] == 0  # at 660 days, time >= t
+    o = run(capsys, "km", "--data", "lung", "--mechanism", "laplace-counts", "--epsilon", "1", "--seed", "123",
+            "--landmarks", "365")
+    assert not any("nobody at risk" in w for w in o["warnings"])
