@@ -12,7 +12,7 @@ from plotly.subplots import make_subplots
 
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
-from dpsurv_core.privacy.ledger import NO_NOISE
+from dpsurv_core.privacy.ledger import NO_NOISE, SUBJECT, as_run
 from dpsurv_core.privacy.release import Plan, cli_command
 from dpsurv_core.report.text import markdown_literal
 from dpsurv_core.weibull.inference import censoring_disclosure, censoring_share, release_intervals, release_record
@@ -257,7 +257,7 @@ def weibull_plan(name: str, eps: float | None = None) -> Plan:
 early = background_started()
 if early:
     _prefetch_neighbours(chosen)
-results, labels, records, intervals = {}, {}, {}, {}
+results, labels, records, intervals, guarantees = {}, {}, {}, {}, {}
 for name in chosen:
     with st.container(border=True):
         try:
@@ -268,13 +268,18 @@ for name in chosen:
             continue
         mech = mechs[name]
         split = f"(epsilon/2 = {mech.epsilon_shape:g} for the shape, {mech.epsilon_scale:g} for the scale)"
+        guarantee = as_run(mech.cost, plan.disclosures)
+        voided = guarantee["sentence"] != mech.cost.sentence()  # a disclosure that is not DP (blocks read off the data)
         if rel is not None:
             records[name] = rel.record_id
             st.markdown(f"**{LABELS[name]}** released as record {rel.record_id}, charged to this data set's ledger: "
-                        f"{rel.entry.cost.sentence()} {split}.")
+                        f"epsilon = {rel.entry.cost.epsilon:.4g} {split}; "
+                        + (f"**{guarantee['sentence']}**." if voided else f"{rel.entry.cost.sentence()}."))
         else:
-            st.markdown(f"**{LABELS[name]}**, preview (not charged, not for publication). A release would charge: "
-                        f"{mech.cost.sentence()} {split}.")
+            st.markdown(f"**{LABELS[name]}**, preview (not charged, not for publication). A release would charge "
+                        f"epsilon = {mech.cost.epsilon:.4g} {split}; "
+                        + (f"**{guarantee['sentence']}**." if voided else f"{mech.cost.sentence()}."))
+        guarantees[name] = guarantee
         for note in results[name].notes:
             st.caption(note)
         if getattr(mech, "caveat", None) and mech.caveat():
@@ -336,7 +341,9 @@ rows = [
      "Scale / T_max": mle.scale_normalised, "Epsilon": f"none ({NO_NOISE})"},
 ]
 for name, est in results.items():
-    cost = f"{mechs[name].cost.epsilon:g} (protects the subject; add/remove one)"
+    protects = guarantees[name]["protects"]
+    cost = f"{mechs[name].cost.epsilon:g} (" + (f"protects {protects}; add/remove one" if protects == SUBJECT
+                                                else "not DP as run: protects nothing formally") + ")"
     iv = intervals.get(name)
     rows.append({"Estimate": f"{LABELS[name]}, {labels[name]}", "Shape p": float(est.shape[0]),
                  "Shape 95% interval": "" if iv is None else f"{iv['shape']['lower']:.3g} to {iv['shape']['upper']:.3g}",

@@ -18,6 +18,7 @@ from dpsurv_core.privacy.ledger import (
     CAP_SET,
     RELEASE,
     SUBJECT,
+    as_run,
     entry_from_body,
 )
 from dpsurv_core.report.figures import ledger_figure
@@ -221,8 +222,9 @@ if not release_records:
             "click on a button whose label begins with 'Release' records one here.")
 else:
     rows = [{"id": rid, "time (UTC)": e.time.replace("T", " ")[:19], "mechanism": e.mechanism, "analysis": e.analysis,
-             "data": e.dataset, "ε": "none (no formal guarantee)" if e.cost.epsilon is None else f"{e.cost.epsilon:.4g}", "δ": f"{e.cost.delta:.3g}", "guarantee": e.cost.guarantee,
-             "protects": e.cost.protects, "neighbouring": e.cost.neighbouring,
+             "data": e.dataset, "ε": "none (no formal guarantee)" if e.cost.epsilon is None else f"{e.cost.epsilon:.4g}", "δ": f"{e.cost.delta:.3g}",
+             "guarantee": as_run(e.cost, e.disclosures)["guarantee"], "protects": as_run(e.cost, e.disclosures)["protects"],
+             "neighbouring": e.cost.neighbouring,
              "not DP": "; ".join(d["message"] for d in e.disclosures if not d.get("dp", True)) or "—",
              "reproduce command": e.command or "—"} for rid, e in entries.items()]
     # a plain table: every cell in full, wrapped, none cut off

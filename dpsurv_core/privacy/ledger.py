@@ -99,6 +99,18 @@ def not_dp_disclosure(disclosures: Any, protects: str = SUBJECT) -> tuple[str, s
     return None
 
 
+def as_run(cost: PrivacyCost, disclosures: Any) -> dict[str, str]:
+    """The guarantee, what it protects and the sentence saying so, as a reader should take them for a release with
+    these ``disclosures``: a disclosure that is not DP (a number read off the data that sets the noise) leaves the
+    release with no guarantee, whatever the mechanism's cost says (it is still charged)."""
+    not_dp = None if cost.guarantee in (NO_NOISE, NO_FORMAL) else not_dp_disclosure(disclosures, cost.protects)
+    if not_dp is None:
+        return {"guarantee": cost.guarantee, "protects": cost.protects, "sentence": cost.sentence()}
+    return {"guarantee": f"none: not differentially private ({not_dp[0]} read off the data)",
+            "protects": "nothing formally (not differentially private as run)",
+            "sentence": f"not differentially private as run: {not_dp[1]}"}
+
+
 @dataclass
 class LedgerEntry:
     mechanism: str

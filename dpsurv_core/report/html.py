@@ -29,7 +29,7 @@ import plotly.offline
 from dpsurv_core import __version__
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy import catalogue
-from dpsurv_core.privacy.ledger import RELEASE, Ledger, LedgerEntry, Record, entry_from_body
+from dpsurv_core.privacy.ledger import RELEASE, Ledger, LedgerEntry, Record, as_run, entry_from_body
 from dpsurv_core.report.figures import PALETTE, ledger_figure, outputs_figure, step_xy
 from dpsurv_core.report.files import safe_csv
 from dpsurv_core.report.text import plain_label, timestamp
@@ -120,8 +120,8 @@ class Report:
     def _ledger_section(self) -> str:
         rows = [{"id": e.record_id or i + 1, "time": timestamp(e.time), "mechanism": e.mechanism, "analysis": e.analysis,
                  "data": e.dataset, "epsilon": "none (no formal guarantee)" if e.cost.epsilon is None else e.cost.epsilon,
-                 "delta": e.cost.delta, "guarantee": e.cost.guarantee,
-                 "protects": e.cost.protects, "neighbouring": e.cost.neighbouring,
+                 "delta": e.cost.delta, "guarantee": as_run(e.cost, e.disclosures)["guarantee"],
+                 "protects": as_run(e.cost, e.disclosures)["protects"], "neighbouring": e.cost.neighbouring,
                  "parameters": json.dumps({k: v for k, v in e.parameters.items()}, default=str),
                  "reproduce": e.command or "—"}
                 for i, e in enumerate(self.entries)]

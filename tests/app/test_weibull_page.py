@@ -218,3 +218,16 @@ def test_the_next_epsilons_intervals_start_in_the_background_and_equal_an_uncach
     keys = {key[1][1] for key in at.session_state["_prefetch"] if key[0] == "wb_intervals"}
     assert {0.5, 0.8, 1.0} <= keys
     assert releases() == []
+
+
+def test_saa_with_blocks_read_off_the_data_says_it_protects_nothing():
+    """Sample and aggregate with the block count derived from n (0 = records / 500): charged, but not DP as run. The
+    header and the table say so, not 'protecting the subject'."""
+    at = run(wb_mechanisms=["saa"], wb_epsilon=1.0, wb_run_study=False)
+    head = " ".join(m.value for m in at.markdown if "Sample" in m.value and "epsilon = 1" in m.value)
+    assert "not differentially private as run" in head and "protecting the subject" not in head
+    (row,) = [r for r in table(at).to_dict("records") if "Sample" in r["Estimate"]]
+    assert "not DP as run" in row["Epsilon"] and "protects the subject" not in row["Epsilon"]
+    at = run(wb_mechanisms=["saa"], wb_epsilon=1.0, wb_run_study=False, wb_blocks=1)  # declared: DP
+    head = " ".join(m.value for m in at.markdown if "Sample" in m.value and "epsilon = 1" in m.value)
+    assert "protecting the subject" in head

@@ -162,3 +162,19 @@ def test_mechanism_knows_its_cost():
         with pytest.raises(ParameterError):
             check_epsilon(bad)
     assert check_epsilon(math.inf) == math.inf
+
+
+def test_a_not_dp_disclosure_voids_the_guarantee_read_off_a_record():
+    """Sample and aggregate with its block count read off the data is charged epsilon but guarantees nothing: the
+    ledger table, the report and the pages read the record that way (the CLI prints the same words)."""
+    from dpsurv_core.privacy.ledger import PrivacyCost, as_run
+
+    cost = PrivacyCost(1.0)
+    blocks = [{"parameter": "blocks", "message": "not DP: the number of blocks was derived from n.", "dp": False}]
+    horizon = [{"parameter": "horizon", "message": "The horizon was read off the data.", "dp": True}]
+    assert as_run(cost, horizon) == {"guarantee": "exact", "protects": "the subject", "sentence": cost.sentence()}
+    voided = as_run(cost, horizon + blocks)
+    assert voided["guarantee"] == "none: not differentially private (blocks read off the data)"
+    assert voided["protects"] == "nothing formally (not differentially private as run)"
+    assert voided["sentence"] == "not differentially private as run: the number of blocks was derived from n"
+    assert as_run(PrivacyCost(float("inf")), blocks)["guarantee"] == PrivacyCost(float("inf")).guarantee
