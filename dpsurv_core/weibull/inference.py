@@ -858,6 +858,11 @@ def release_intervals(name: str, epsilon: float, shape: float, scale_normalised:
     return weibull_intervals(mech, est, n, share).to_dict()
 
 
+def _plain(x: float) -> str:
+    """A number as a clinician reads it: 48,000 and 0.83, not 4.8e+04."""
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}"
+
+
 def weibull_warnings(mech: WeibullMechanism, shape: ParameterInterval, scale_normalised: ParameterInterval,
                      horizon: float) -> list[str]:
     """Plain sentences when the release cannot be read, each saying what to do next."""
@@ -876,10 +881,11 @@ def weibull_warnings(mech: WeibullMechanism, shape: ParameterInterval, scale_nor
                    "the estimate, and its interval (the values that make such a release typical) need not hold it."
                    + (why or " Spend more epsilon or use a larger cohort."))
     for label, p, unit in (("shape", shape, 1.0), ("scale", scale_normalised, horizon)):
-        if p.error_sd > abs(p.estimate) and p.estimate > 0:
-            out.append(f"The {label}'s error (standard deviation about {p.error_sd * unit:.3g}) is larger than the "
-                       f"{label} itself ({p.estimate * unit:.3g}): read it as noise, not as an estimate."
-                       + (why or " Spend more epsilon or use a larger cohort."))
+        # the error the interval states: its half-width, larger than the estimate itself
+        if (p.upper - p.lower) / 2 > abs(p.estimate) and p.estimate > 0:
+            out.append(f"The {label}'s error is larger than the {label} itself: its 95% interval runs from "
+                       f"{_plain(p.lower * unit)} to {_plain(p.upper * unit)} around {_plain(p.estimate * unit)}; "
+                       "read it as noise, not as an estimate." + (why or " Spend more epsilon or use a larger cohort."))
     g = mech.gamma
     for label, p, unit in (("shape", shape, 1.0), ("scale", scale_normalised, horizon)):
         if p.estimate > g:
@@ -890,6 +896,11 @@ def weibull_warnings(mech: WeibullMechanism, shape: ParameterInterval, scale_nor
     if not baseline and shape.upper >= g * (1 - 1e-9) and shape.lower < g:
         out.append(f"The shape's interval reaches gamma = {g:g}, the largest shape the mechanism can release: this "
                    "release does not bound the shape from above; spend more epsilon or use a larger cohort.")
+    if not baseline and scale_normalised.upper >= g * (1 - 1e-9) and scale_normalised.lower < g:
+        out.append(f"The scale's interval reaches gamma times the horizon ({_plain(g * horizon)}), the largest scale "
+                   "the mechanism can release: this release does not bound the scale from above (heavy censoring "
+                   "leaves it unknown how long the typical patient lives); spend more epsilon, use a larger cohort "
+                   "or a longer follow-up.")
     if shape.lower < 1.0 < shape.upper and shape.upper - shape.lower > 0.5 and not baseline:
         out.append(f"The shape's interval ({shape.lower:.2f} to {shape.upper:.2f}) includes 1, so this release cannot "
                    "tell whether the hazard rises or falls over time; spend more epsilon or use a larger cohort.")

@@ -287,3 +287,21 @@ def test_cli_all_times_equal_mle_exit_2(tmp_path, capsys):
     rc, out, _ = _cli(capsys, "--data", str(f), "--time", "t", "--event", "e", "--mechanism", "lsp-tll",
                       "--horizon", "10", "--rungs", "20", "--seed", "3")
     assert rc == 0 and 0 <= out["estimates"][0]["shape"] <= 10
+
+
+def test_warnings_read_the_error_off_the_interval_and_say_an_unbounded_scale():
+    """The 'error larger than the estimate' sentence quotes the 95% interval it reads (not a standard deviation that
+    can disagree with it), and an LSP + TLL scale interval that reaches gamma times the horizon says that the scale
+    is not bounded above (pbc at epsilon 1: 0 to 48,000 days)."""
+    from dpsurv_core.weibull.inference import ParameterInterval, weibull_warnings
+    from dpsurv_core.weibull.mechanisms import LspTll
+
+    mech = LspTll(1.0, 4800.0)
+    shape = ParameterInterval(0.85, 0.5, 1.2, 0.3)
+    scale = ParameterInterval(4071.4 / 4800, 0.0, 10.0, 0.076)
+    out = weibull_warnings(mech, shape, scale, 4800.0)
+    (err,) = [w for w in out if "error is larger" in w]
+    assert "scale's" in err and "0 to 48,000 around 4,071" in err
+    assert any("reaches gamma times the horizon (48,000)" in w and "not bound the scale from above" in w for w in out)
+    narrow = weibull_warnings(mech, ParameterInterval(1.3, 1.1, 1.5, 2.0), ParameterInterval(0.4, 0.3, 0.5, 0.1), 4800.0)
+    assert narrow == []  # a large simulated spread alone does not make the interval unreadable
