@@ -198,6 +198,14 @@ else:
                    f"{Private}: {cv.band_caption(result, conf_type)}.")
     elif estimand == cs.INCIDENCE:
         st.caption(cv.incidence_caption(read, conf_type, Private, exact_shaded=layout == "side by side"))
+    elif estimand == cs.HAZARD:
+        shaded = "Shaded" + (" (non-private: side by side only)" if layout != "side by side" else "")
+        st.caption(f"{shaded}: pointwise 95% band of type {conf_type} on the cumulative hazard; non-private from the "
+                   "Nelson-Aalen variance (R's plot.survfit with cumhaz = TRUE), "
+                   + (f"{private_label}: -log of its survival band ({cv.band_caption(result, conf_type)})"
+                      if priv_bands else f"{private_label}: none (the mechanism releases no band)")
+                   + ". No band is drawn where the survival band reaches 0 (no upper limit on the hazard) or nobody "
+                   "is left at risk.")
 for note in cv.figure_notes(fine.curves, read, estimand, estimand in (cs.SURVIVAL, cs.INCIDENCE) and bool(band_kind), unit,
                             group_col if split else None):
     st.caption(note)

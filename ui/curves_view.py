@@ -271,6 +271,12 @@ def curve_figure(exact: SurvivalCurves, private: SurvivalCurves | None, estimand
                     lo, hi = band_arrays(curves, band_kind, private_noise_band and which == "private")
                     cut = band_cut(curves.at_risk[0, gi])
                     band = (np.where(cut, np.nan, np.clip(lo[0, gi], 0, 1)), np.where(cut, np.nan, np.clip(hi[0, gi], 0, 1)))
+                elif estimand == cs.HAZARD and band_kind and (private_bands if which == "private" else exact_band):
+                    lo, hi = hazard_band(curves, band_kind, private_noise_band and which == "private")
+                    # no upper limit (the survival band reaches 0) or nobody at risk: no band drawn there
+                    cut = band_cut(curves.at_risk[0, gi]) | ~np.isfinite(hi[0, gi])
+                    band = (np.where(cut, np.nan, lo[0, gi]), np.where(cut, np.nan, hi[0, gi]))
+                    band = None if np.all(np.isnan(band[0])) else band
                 elif estimand == cs.INCIDENCE and band_kind and (private_bands if which == "private" else exact_band):
                     ib = incidence_band(curves, band_kind)
                     if ib is not None:  # R's NA (incidence 0) drawn as zero width
@@ -286,7 +292,7 @@ def curve_figure(exact: SurvivalCurves, private: SurvivalCurves | None, estimand
     fig.update_layout(height=460, margin={"l": 10, "r": 10, "t": 40 if side else 20, "b": 10},
                       legend={"orientation": "h", "yanchor": "top", "y": -0.15, "x": 0},
                       hovermode="x unified", template="plotly_white")
-    if estimand in (cs.SURVIVAL, cs.INCIDENCE) and band_kind and shaded:
+    if band_kind and shaded:
         fig.update_layout(legend_title_text=f"Shaded: 95% {band_kind} band" if not private_band_kind else
                           f"Shaded: 95% band, {exact_label} {band_kind}, {private_label} {private_band_kind}")
     fig.update_xaxes(title_text=f"Time ({unit})", range=[0, horizon])

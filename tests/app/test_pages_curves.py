@@ -393,3 +393,14 @@ def test_the_record_keeps_what_the_page_prints_beside_the_release():
     assert med.loc[0, label] == cv.fmt_ci_time(m["median"], m["median_lower"], m["median_upper"], "days")
     at.selectbox(key="sc_conf_type").set_value("log").run()  # another reading of the same release
     assert len(releases()) == 1 and f"released, record {rec.id}" in text(at)
+
+
+def test_cumulative_hazard_chart_draws_and_names_its_band():
+    import json
+
+    at = run(CURVES)
+    at.radio(key="sc_estimand").set_value("cumulative hazard").run()
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert any(d.get("fill") == "tonexty" for d in spec["data"])  # the private curve's band, overlaid
+    assert spec["layout"]["legend"]["title"]["text"] == "Shaded: 95% log band"
+    assert any("band of type log on the cumulative hazard" in c.value for c in at.caption)
