@@ -389,6 +389,10 @@ for name, est in results.items():
 fig.update_layout(xaxis_title=f"time ({unit})", yaxis_title="survival (%)", yaxis_range=[0, 101], height=430,
                   legend={"orientation": "h", "y": -0.2})
 show_figure(fig, f"weibull-curves-{cohort.name}", "wb_curves", width="stretch")
+if results:
+    st.caption("The private Weibull curves are drawn without a band: their uncertainty is given per parameter (the "
+               "shape's and the scale's 95% intervals in the table above, which carry the noise); no joint band for "
+               "the curve is computed, so read the curve's distance from the Kaplan-Meier curve with those intervals.")
 if invalid:
     st.caption(f"No curve for {', '.join(invalid)}: the noise made the shape or the scale non-positive, which is no "
                "Weibull distribution. That is what the baselines' worst-case noise does at this epsilon: raise epsilon or use "
