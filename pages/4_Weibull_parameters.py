@@ -270,15 +270,16 @@ for name in chosen:
         split = f"(epsilon/2 = {mech.epsilon_shape:g} for the shape, {mech.epsilon_scale:g} for the scale)"
         guarantee = as_run(mech.cost, plan.disclosures)
         voided = guarantee["sentence"] != mech.cost.sentence()  # a disclosure that is not DP (blocks read off the data)
+        cost = rel.entry.cost if rel is not None else mech.cost
+        charge = (f"epsilon = {cost.epsilon:.4g} {split}, but **{guarantee['sentence']}**" if voided
+                  else f"{cost.sentence()} {split}")
         if rel is not None:
             records[name] = rel.record_id
             st.markdown(f"**{LABELS[name]}** released as record {rel.record_id}, charged to this data set's ledger: "
-                        f"epsilon = {rel.entry.cost.epsilon:.4g} {split}; "
-                        + (f"**{guarantee['sentence']}**." if voided else f"{rel.entry.cost.sentence()}."))
+                        f"{charge}.")
         else:
-            st.markdown(f"**{LABELS[name]}**, preview (not charged, not for publication). A release would charge "
-                        f"epsilon = {mech.cost.epsilon:.4g} {split}; "
-                        + (f"**{guarantee['sentence']}**." if voided else f"{mech.cost.sentence()}."))
+            st.markdown(f"**{LABELS[name]}**, preview (not charged, not for publication). A release would charge: "
+                        f"{charge}.")
         guarantees[name] = guarantee
         for note in results[name].notes:
             st.caption(note)
@@ -486,7 +487,8 @@ sfig.update_layout(height=420, legend={"orientation": "h", "y": -0.25})
 show_figure(sfig, f"weibull-error-{cohort.name}", "wb_study", width="stretch")
 now = study[study.epsilon == float(epsilon)].set_index("mechanism")
 shape_err = ", ".join(f"{now.loc[n, 'mdae_shape']:.3g} for {LABELS[n]}" for n in IDS)
-scale_err = ", ".join(f"{now.loc[n, 'mdae_scale']:,.3g} {unit}" for n in IDS)
+scale_err = ", ".join(f"{now.loc[n, 'mdae_scale']:,.0f} {unit} for {LABELS[n]}" if now.loc[n, "mdae_scale"] >= 100
+                      else f"{now.loc[n, 'mdae_scale']:.3g} {unit} for {LABELS[n]}" for n in IDS)
 st.caption(f"At epsilon {epsilon:g} over {trials} simulated releases, the median error of the shape is {shape_err}; "
            f"of the scale {scale_err}.")
 with st.expander("Error table"):

@@ -327,7 +327,7 @@ with tab_audit:
                        f"({result.exposure.exposed} of {result.exposure.units}). {result.exposure.method}.")
         if result.differencing is not None:
             e2.markdown(f"**Differencing pair** (the release with and without the target): "
-                        f"{markdown_literal(result.differencing.sentence)}")
+                        f"{markdown_literal(result.differencing.named(session.group_label))}")
     if result.certain:
         st.error("The releases with and without the target never coincide: an attacker who knows everyone else is "
                  "right every time (empirical epsilon infinite). Do not publish this release as it is: choose a "
@@ -345,7 +345,7 @@ with tab_audit:
         st.caption(f"Strongest attack's score: {att.adv_score}; AUC {att.auc:.2f}. The diamond is the strongest attack, "
                    "the dot the test behind the empirical epsilon lower bound. The dotted line is the best any attack can "
                    "do against a release with the charged epsilon.")
-    show_table(summary_table(result), f"audit-summary-{cohort.name}-{mechanism}", "au_summary", hide_index=True,
+    show_table(summary_table(result, session.group_label), f"audit-summary-{cohort.name}-{mechanism}", "au_summary", hide_index=True,
                width="stretch")
     for note in result.notes:
         st.caption(note)

@@ -52,7 +52,7 @@ from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.catalogue import Entry
 from dpsurv_core.privacy.ledger import GROUP_LABEL
-from dpsurv_core.privacy.release import Plan, Released, cli_command
+from dpsurv_core.privacy.release import Plan, Released, charge_phrase, cli_command
 from dpsurv_core.report.text import markdown_literal, p_value, plain_label
 from ui import palette, release_panel, session
 from ui.downloads import table_download
@@ -926,10 +926,10 @@ def privacy_card(result: CurveRelease, plan: Plan, released: Released | None, ba
     with st.container(border=True):
         cost = plan.cost
         if released is not None:
-            st.markdown(f"**Released as record {released.record_id}**, charged to this data set's ledger: "
-                        f"{released.entry.cost.sentence()}.")
+            st.markdown(f"**Released as record {released.record_id}**, "
+                        f"{charge_phrase(released.entry.cost, released=True)}.")
         else:
-            st.markdown(f"**Preview** (not charged, not for publication). A release would charge: {cost.sentence()}.")
+            st.markdown(f"**Preview** (not charged, not for publication). A release {charge_phrase(cost)}.")
         if cost.protects == GROUP_LABEL:
             st.markdown("**Protects the group label only**: survival times and events are published as they are "
                         "(label-DP, not record-level DP).")

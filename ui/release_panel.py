@@ -15,7 +15,14 @@ from typing import Any
 import streamlit as st
 
 from dpsurv_core.errors import BudgetExceededError, DpsurvError
-from dpsurv_core.privacy.release import PREVIEW_LABEL, Plan, Released, release, uncertainty_sentence
+from dpsurv_core.privacy.release import (
+    PREVIEW_LABEL,
+    Plan,
+    Released,
+    charge_phrase,
+    release,
+    uncertainty_sentence,
+)
 from dpsurv_core.privacy.release import preview as run_preview
 from ui import session
 
@@ -30,7 +37,7 @@ def preview_caption(plan: Plan) -> None:
     deterministic = bool(getattr(plan.mechanism, "deterministic", False))  # a disclosure-control rule draws nothing
     what = "the rule applied to the data" if deterministic else "a draw with simulation noise"
     st.caption(f"**{PREVIEW_LABEL.capitalize()}**: {what} that costs nothing and is never "
-               f"exported. Releasing this plan would charge {plan.cost.sentence()}. {uncertainty_sentence(plan)}")
+               f"exported. Releasing this plan {charge_phrase(plan.cost)}. {uncertainty_sentence(plan)}")
 
 
 # options of a command that say how the release is read (the band type, landmark and RMST times), not what is drawn

@@ -20,6 +20,7 @@ cells that differ, in fields and in words: the group, and the bin of the event o
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,6 +97,13 @@ class Differencing:
 
     def to_dict(self) -> dict[str, Any]:
         return {"removed_row": self.row, "changes": self.changes, "revealed": self.revealed, "sentence": self.sentence}
+
+    def named(self, label: Callable[[str], str]) -> str:
+        """``sentence`` with the group it names called by ``label`` (its value label), as the target is."""
+        group = self.revealed.get("group")
+        if group in (None, "all"):
+            return self.sentence
+        return self.sentence.replace(f"group {group}", f"group {label(str(group))}")
 
 
 def _table(mechanism: Any, cohort: Cohort, public: PublicParameters, seed: int) -> Any:

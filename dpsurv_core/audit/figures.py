@@ -8,6 +8,7 @@ The ROC figure draws the region an eps-DP release allows: TPR <= min(e^eps FPR, 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -94,7 +95,7 @@ def influential_figure(result: AuditResult) -> go.Figure:
     return fig
 
 
-def summary_table(result: AuditResult) -> pd.DataFrame:
+def summary_table(result: AuditResult, label: Callable[[str], str] = str) -> pd.DataFrame:
     """The audit's numbers as a two-column table (for the report and the page): the strongest attack first
     (advantage with its 95% interval, AUC), then the empirical epsilon lower bound and the test behind it."""
     a = result.attack
@@ -121,7 +122,7 @@ def summary_table(result: AuditResult) -> pd.DataFrame:
         rows.append(("exposed share: subjects revealed with certainty",
                      f"{100 * result.exposure.share:.1f}% ({result.exposure.exposed} of {result.exposure.units})"))
     if result.differencing is not None:
-        rows.append(("differencing pair (D and D without the target)", result.differencing.sentence))
+        rows.append(("differencing pair (D and D without the target)", result.differencing.named(label)))
     if result.influential is not None:
         rows += [(f"influential points > {t:g} (total over runs)", str(c)) for t, c in result.influential.items()]
     return pd.DataFrame(rows, columns=["quantity", "value"])
@@ -146,7 +147,7 @@ def report_section(report: Any, cohort: Cohort, public: PublicParameters, mechan
                     "seeded), not a release: it is not charged to the ledger and must not be published.", "note")
     report.add_figure(roc_figure(result))
     report.add_figure(influential_figure(result))
-    report.add_table(summary_table(result), "Privacy audit")
+    report.add_table(summary_table(result, lambda code: names.get(code, code)), "Privacy audit")
     return result
 
 

@@ -365,7 +365,7 @@ def warnings_for(released: BinnedCounts, law: NoiseLaw, tests: list[CalibratedTe
         fix = "a larger epsilon or fewer, wider bins" if epsilon is not None else "fewer, wider bins or a milder rule"
         out.append(f"Almost no power{eps}: the noise moves the statistic's 95% point far above chi-square's ({points}), "
                    f"so only a very large difference would be detected; use {fix}.")
-    undefined = [t.label for t in tests if np.isnan(t.statistic[0])]
+    undefined = [t.label for t in shown if np.isnan(t.statistic[0])]
     if undefined:
         out.append(f"No p-value for {', '.join(undefined)}: the released counts leave the statistic no variance "
                    "(no events or no one at risk in the compared groups).")

@@ -21,7 +21,7 @@ from typing import Any
 
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy.catalogue import Entry
-from dpsurv_core.privacy.ledger import NO_CAP, Ledger, LedgerEntry, LedgerStore
+from dpsurv_core.privacy.ledger import NO_CAP, Ledger, LedgerEntry, LedgerStore, PrivacyCost
 from dpsurv_core.privacy.mechanism import Mechanism
 from dpsurv_core.privacy.noise import NoiseSource, ReleaseNoise, SimulationNoise
 
@@ -150,6 +150,15 @@ def simulation_fields(seed: int | None, trials: int) -> dict[str, Any]:
 
 def not_private_fields() -> dict[str, Any]:
     return {"release": False, "simulation": False, "privacy_note": NOT_PRIVATE_SENTENCE}
+
+
+def charge_phrase(cost: PrivacyCost, released: bool = False) -> str:
+    """What a release charges, as a clause: "would charge epsilon = 1, ..." (``released``: "charged to this data set's
+    ledger: ..."); a disclosure-control release charges no epsilon and is only recorded."""
+    if cost.formal:
+        return ("charged to this data set's ledger: " if released else "would charge ") + cost.sentence()
+    return ("recorded in this data set's ledger, charging no epsilon: " if released
+            else "would be recorded, charging no epsilon: ") + cost.sentence()
 
 
 def cli_command(command: str, options: dict[str, Any]) -> str:

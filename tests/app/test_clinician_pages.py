@@ -300,3 +300,10 @@ def test_audit_takes_the_mechanism_options_chosen_on_the_curves_page():
         assert not at.exception, [e.message for e in at.exception]
         captions = [c.value for c in at.caption if "Mechanism settings taken from its page" in c.value]
         assert captions and shown in captions[0], captions
+
+
+def test_disclosure_control_preview_says_it_charges_no_epsilon():
+    at = run(CURVES, sc_mechanism="round")
+    words = " ".join([c.value for c in at.caption] + [m.value for m in at.markdown])
+    assert "would be recorded, charging no epsilon: no formal guarantee" in words
+    assert "would charge no formal guarantee" not in words and "would charge: no formal" not in words

@@ -476,3 +476,13 @@ def test_regression_audit_scores_the_released_information_matrix_too(lung):
     assert result.within_charge is True and result.empirical_epsilon <= 1.0
     plain = runner.make_adapter("regression", "objective", 1.0, cohort, public, covariates=("age", "sex"))
     assert plain.releases(plain.default_target(), 5, seed=3).released_in.shape == (5, d)
+
+
+def test_differencing_sentence_names_the_group_by_its_label():
+    from dpsurv_core.audit.exposure import Differencing
+
+    d = Differencing(3, [{"cell": "events", "group": "2"}], {"group": "2", "kind": "event"},
+                     "The two releases differ in one event cell in group 2: the removed person had an event.")
+    assert d.named({"2": "Female"}.get) == ("The two releases differ in one event cell in group Female: the removed "
+                                            "person had an event.")
+    assert Differencing(3, [], {"group": None}, "identical").named(str.upper) == "identical"
