@@ -66,15 +66,16 @@ QUANTILES = (0.25, 0.5, 0.75)
 
 
 # ----------------------------------------------------------------------------------------- formatting
-def fmt_time(t: float, unit: str) -> str:
+def fmt_time(t: float, unit: str, difference: bool = False) -> str:
     """A time in the data's unit: whole days (below 10 days a fraction of a day is kept, as a short grid's points
-    may have one), one decimal for weeks/months, two for years; never '-0'."""
+    may have one; not for a ``difference`` of times, shown as precisely as the times), one decimal for weeks/months,
+    two for years; never '-0'."""
     if t is None or (isinstance(t, float) and math.isnan(t)):
         return "—"
     if math.isinf(t):
         return "not reached"
     digits = {"days": 0, "weeks": 1, "months": 1, "years": 2}.get(unit, 1)
-    if unit == "days" and abs(t) < 10 and abs(t - round(t)) > 1e-9:
+    if unit == "days" and not difference and abs(t) < 10 and abs(t - round(t)) > 1e-9:
         digits = 1 if abs(t * 10 - round(t * 10)) < 1e-6 else 2
     text = f"{t:,.{digits}f}"
     return text[1:] if text.startswith("-") and float(text.replace(",", "")) == 0 else text

@@ -104,6 +104,7 @@ def test_times_and_median_intervals_read_as_r_prints_them():
     assert fmt_ci_time(inf, inf, inf, "days") == "not reached"
     assert fmt_ci_time(310.0, 285.0, 363.0, "days") == "310 (285 to 363)"
     assert fmt_time(2.5, "days") == "2.5" and fmt_time(380.2, "days") == "380" and fmt_time(-0.0, "days") == "0"
+    assert fmt_time(-4.33, "days", difference=True) == "-4"  # a difference of RMSTs: as precise as the RMSTs
 
 
 def test_landmark_unit_change_keeps_the_same_times():
