@@ -266,7 +266,9 @@ def regression_plan(kind: str) -> Plan:
         return mech.release(pp, noise, trials=trials)
 
     return Plan(entry, mech, cohort.name, choice.fingerprint, compute,
-                lambda rel: release_record(rel, draw_inference(kind, mech, rel, False)), disclosures,
+                lambda rel: release_record(rel, draw_inference(kind, mech, rel, False),
+                                           {n: cats.names.get(n, plain_label(n)) for n in pp.encoding.names}),
+                disclosures,
                 cv.command_line("regression", command, {"range": ranges}), analysis="regression")
 
 

@@ -177,7 +177,7 @@ def run(args: argparse.Namespace) -> dict:
 
     def record(rel: RegressionRelease) -> dict[str, Any]:
         kept[id(rel)] = coefficient_inference(mech, rel, trial=0)
-        return release_record(rel, kept[id(rel)])
+        return release_record(rel, kept[id(rel)], out.get("covariate_labels"))
 
     plan = Plan(entry, mech, cohort.name, dataset_fingerprint(args) if needs_fingerprint(args, entry) else "",
                 lambda noise, trials: mech.release(pp, noise, trials=trials), record, list(pp.disclosures),

@@ -289,14 +289,19 @@ def nonprivate_fit(pp: PersonPeriod) -> Fit:
     return fit
 
 
-def release_record(release: RegressionRelease, inference: CoefficientInference | None) -> dict[str, Any]:
+def release_record(release: RegressionRelease, inference: CoefficientInference | None,
+                   names: dict[str, str] | None = None) -> dict[str, Any]:
     """What a regression release keeps in its ledger record: the released coefficients per trial and, beside them, the
     first trial's ``intervals`` (one row per covariate: coefficient, ratio, noise-aware limits, calibrated p-value,
     sign-flip share; post-processing of the release) with their method and warnings, so that a report built from the
-    record shows what ``regression`` printed."""
+    record shows what ``regression`` printed (each covariate also by ``names``, as the page says it:
+    ``sex: Female vs Male``)."""
     out: dict[str, Any] = {"coefficients": release.coefficients}
     if inference is not None:
         rows = [{k: v for k, v in r.items() if k != "p_value_nonprivate"} for r in inference.records()]
+        for r in rows:
+            if names and r.get("covariate") in names:
+                r["covariate_label"] = names[r["covariate"]]
         out.update({"interval_includes_noise": True, "interval_method": inference.method, "intervals": rows,
                     "warnings": list(inference.warnings)})
     return out

@@ -554,7 +554,8 @@ def derived_tables(outputs: Any) -> list[tuple[pd.DataFrame, str]]:
             keep = {"covariate": "covariate", "coefficient": "coefficient", "ratio": "ratio",
                     "ratio_lower": "ratio 95% lower", "ratio_upper": "ratio 95% upper", "p_value": "p (calibrated)",
                     "sign_flip_share": "sign flips in draws"}
-            rows = [{label: r.get(k) for k, label in keep.items() if k in r} for r in intervals]
+            rows = [{label: r.get(k) for k, label in keep.items() if k in r}
+                    | {"covariate": r.get("covariate_label", r.get("covariate"))} for r in intervals]
             tables.append((pd.DataFrame(rows), "Coefficients with 95% intervals that carry the noise"))
     return tables
 
