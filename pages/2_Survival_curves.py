@@ -152,8 +152,7 @@ try:
                "estimand": "cumulative-incidence" if competing else None,  # the hazard is read off the same release
                **options, **cv.reading_options(choice, conf_type, lm_asked, rmst_asked)}
     plan = cv.curve_plan(entry, mechanism, work, public, "km", command, competing=competing,
-                         outputs=cv.curve_outputs(public, conf_type, lm_asked, rmst_asked,
-                                                  group_col if split else None, unit))
+                         outputs=cv.curve_outputs(public, conf_type, lm_asked, rmst_asked, unit))
     result, released, private_label = cv.explore_or_release(plan, "curves", "Release these curves",
                                                              disclosures=lambda r: r.disclosures)
 except DpsurvError as exc:

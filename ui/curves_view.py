@@ -792,12 +792,12 @@ def reading_options(choice: session.DataChoice, conf_type: str, landmarks: Seque
 
 
 def curve_outputs(public: PublicParameters, conf_type: str, landmarks: Sequence[float], rmst: float | None,
-                  group_column: str | None, unit: str) -> Callable[[CurveRelease], dict[str, Any]]:
+                  unit: str) -> Callable[[CurveRelease], dict[str, Any]]:
     """What a curve release publishes, for its ledger record, with what the page prints beside it as ``km`` keeps
     it: the ``conf_type`` band, the medians, the survival at the ``landmarks``, the RMST to ``rmst`` and the
-    warnings (groups by their value labels)."""
+    warnings (groups by their value labels; a single curve keeps "all")."""
     def outputs(rel: CurveRelease) -> dict[str, Any]:
-        names = {str(g): group_name(g, group_column) for g in rel.curves.groups}
+        names = {str(g): session.group_label(g) for g in rel.curves.groups}  # as the default plan names them
         return released_numbers(rel, conf_type, names, unit, beyond_follow_up(public, list(landmarks), rmst, unit),
                                 list(landmarks) or None, rmst, rmst_on_grid(rel, public),
                                 public.grid.kind == "event-times")

@@ -272,7 +272,9 @@ def released_numbers(rel: CurveRelease, conf_type: str = "log", names: dict[str,
             out["debiased_survival"] = main.survival[0].tolist()
         out.update({prefix + "lower": _none_where_nan(lo[0]), prefix + "upper": _none_where_nan(up[0])})
     coarse = (rel.counts is None or rel.counts.grid.kind != "event-times") and not no_noise(rel.cost.epsilon)
-    out["medians"] = quantile_entries(main, conf_type, noisy, coarse)
+    # NaN (not reached) and infinite limits as null, as km prints them (the record is strict JSON)
+    out["medians"] = [e | {k: _finite_or_none(e[k]) for k in ("median", "median_lower", "median_upper")
+                           if e[k] is not None} for e in quantile_entries(main, conf_type, noisy, coarse)]
     if landmarks:
         out["landmarks"] = landmark_entries(main, list(landmarks), conf_type, exact_grid, noisy)
     if rmst is not None:

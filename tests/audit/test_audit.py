@@ -450,7 +450,7 @@ def test_page_starts_from_the_release_chosen_on_the_curves_page():
     at = AppTest.from_file(PAGE, default_timeout=120)
     at.session_state["sc_mechanism"] = "time-indexed"
     at.session_state["sc_epsilon"] = 2.0
-    at.session_state["sc_ti_alpha"] = 0.0
+    at.session_state["sc_opt_alpha"] = 0.0  # the curves page's option widget
     at.run()
     assert at.selectbox(key="au_mechanism_km").value == "time-indexed"
     assert at.select_slider(key="au_epsilon_km").value == 2.0
