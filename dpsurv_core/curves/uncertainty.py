@@ -637,7 +637,10 @@ def curve_warnings(curves: SurvivalCurves, lower: np.ndarray, upper: np.ndarray,
         curve = (f"the event-free curve of {label}" if label != "the curve" else "the event-free curve") if event_free \
             else label
         if has_band:
-            wide = (np.nan_to_num(lo[g], nan=0.0) <= 0.05) & (np.nan_to_num(up[g], nan=1.0) >= 0.95)
+            # where S = 0 a band of exact counts is R's NA (or [0, 1] once nobody is left): no interval, not a wide
+            # one; a noise-aware band there runs from 0 to the last upper limit and still says something
+            no_interval = (s[g] <= 0) & (np.isnan(up[g]) | (curves.interval_method is None))
+            wide = (np.nan_to_num(lo[g], nan=0.0) <= 0.05) & (np.nan_to_num(up[g], nan=1.0) >= 0.95) & ~no_interval
             informative = informative or not wide.all()
             tail = np.logical_and.accumulate(wide[::-1])[::-1]  # wide from there to the end
             if tail.any():
@@ -645,10 +648,13 @@ def curve_warnings(curves: SurvivalCurves, lower: np.ndarray, upper: np.ndarray,
                 where = "at every time" if k == 0 else f"from {_fmt(time[k], time_unit)} on"
                 out.append(f"The 95% band of {curve} spans almost 0 to 1 {where}: the private curve says little "
                            "there; raise epsilon, widen the bins or pool groups.")
-        crossings = int(np.count_nonzero(np.diff(np.sign(s[g] - 0.5)) != 0))
+        side = np.sign(s[g] - 0.5)
+        side = side[side != 0]  # a curve that rests on 0.5 and goes on down crosses once (R's midpoint median)
+        crossings = int(np.count_nonzero(np.diff(side) != 0))
         med = quantile_r(time, s[g])
         if crossings > 1:
-            out.append(f"The curve of {label} crosses 0.5 {crossings} times, so its {median} is not identifiable; "
+            whose = "The curve" if label == "the curve" else f"The curve of {label}"
+            out.append(f"{whose} crosses 0.5 {crossings} times, so its {median} is not identifiable; "
                        "raise epsilon or widen the bins.")
         elif mechanism == "time-indexed" and np.isfinite(med) and has_band and up[g][-1] >= 0.5:
             out.append(f"The time-indexed median of {label} ({_fmt(med, time_unit)}) may be an artefact of the "
@@ -728,7 +734,9 @@ def _disclosure_control_warnings(curves: SurvivalCurves, mechanism: str, time_un
     (measured in docs/coverage-curves.md): a deterministic rule's Greenwood band treats the altered counts as exact,
     and random rounding's bootstrap band misses the bias of bins with a handful of events."""
     if mechanism in RULES:
-        return [f"This band is Greenwood's: it treats the published counts as exact, but {RULES[mechanism]} changed "
+        which = ("These bands (Greenwood's for survival, the infinitesimal jackknife's for the cumulative incidence) "
+                 "treat" if len(curves.event_types) > 1 else "This band is Greenwood's: it treats")
+        return [f"{which} the published counts as exact, but {RULES[mechanism]} changed "
                 "them, so it is too narrow, most where few subjects remain (with 100 subjects per group it held the "
                 "truth 60-87% of the time, not 95%); read it as the least uncertainty there is."]
     if mechanism != "random-round":

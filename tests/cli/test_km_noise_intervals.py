@@ -347,3 +347,15 @@ def test_a_landmark_where_the_release_leaves_nobody_at_risk_is_said_to_be_carrie
     o = run(capsys, "km", "--data", "lung", "--mechanism", "laplace-counts", "--epsilon", "1", "--seed", "123",
             "--landmarks", "365")
     assert not any("nobody at risk" in w for w in o["warnings"])
+
+
+def test_a_curve_resting_on_one_half_is_not_called_unidentifiable(capsys):
+    """gehan's control arm under rounding: 1, .75, .5, .5, .25, .25, 0 has R's midpoint median (7 weeks); no
+    'crosses 0.5 twice' sentence, and no 'band from 0 to 1' where the curve is 0 and nobody is left."""
+    o = run(capsys, "km", "--data", "gehan", "--group", "treat", "--mechanism", "round")
+    assert not any("crosses 0.5" in w for w in o["warnings"])
+    assert not any("spans almost 0 to 1" in w for w in o["warnings"])
+    control = [c for c in o["curves"] if c["group"] == "control"][0]
+    assert control["median"] == pytest.approx(7.0)
+    pbc = run(capsys, "km", "--data", "pbc", "--mechanism", "round", "--estimand", "cumulative-incidence")
+    assert any("infinitesimal jackknife's for the cumulative incidence" in w for w in pbc["warnings"])
