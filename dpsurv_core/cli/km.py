@@ -693,8 +693,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     else:
         out["curves"] = curve_entries(rel.curves, args.estimand, conf_type, noisy_band, coarse)
     out["number_at_risk"] = number_at_risk(rel.curves.groups, cohort, public, rel.counts, rel.cost.epsilon, rel.trials)
+    # without noise every count mechanism's curves are the non-private ones (read off the rows at each time)
+    from_rows = rel.mechanism == NonPrivate.name or "event_time_curves" in rel.extra
     out["counts_definition"] = counts_definition(public.grid.kind == "event-times", rel.counts is not None,
-                                                 not no_noise(rel.cost.epsilon), rel.mechanism == NonPrivate.name)
+                                                 not no_noise(rel.cost.epsilon), from_rows)
     main = band_curves(rel)
     landmarks = getattr(args, "landmarks", None)
     if landmarks:

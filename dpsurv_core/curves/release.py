@@ -8,7 +8,7 @@ the released counts where the mechanism has them, what it charged and every disc
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -119,6 +119,7 @@ def with_follow_up_end(rel: CurveRelease, cohort: Cohort, public: PublicParamete
     it is (it does not publish those times), and so is a table kept in an engine (its rows are not read here)."""
     if rel.cost.epsilon is None or not math.isinf(rel.cost.epsilon) or not _rows_in_memory(cohort):
         return rel
+    rel = _kaplan_meier_without_noise(rel, cohort, public)
 
     def put(c: SurvivalCurves) -> SurvivalCurves:
         end = np.array([_last_time(cohort, g, public) for g in c.groups], float)
@@ -126,6 +127,27 @@ def with_follow_up_end(rel: CurveRelease, cohort: Cohort, public: PublicParamete
 
     extra = {k: put(v) if isinstance(v, SurvivalCurves) else v for k, v in rel.extra.items()}
     return replace(rel, curves=put(rel.curves), extra=extra)
+
+
+def _kaplan_meier_without_noise(rel: CurveRelease, cohort: Cohort, public: PublicParameters) -> CurveRelease:
+    """A count mechanism with its noise switched off on a coarse public grid: the curves are the non-private
+    Kaplan-Meier curves at the grid points (R's summary(fit, times = grid)), not the life table its noisy counts
+    need, so that epsilon = inf reproduces the non-private numbers; the released counts stay the exact binned ones."""
+    if (rel.counts is None or rel.mechanism == NonPrivate.name or public.grid.kind == "event-times"
+            or "event_time_curves" in rel.extra):
+        return rel
+    competing = len(rel.curves.event_types) > 1
+    exact = NonPrivate().release(cohort, public, competing=competing)
+    trials = rel.curves.survival.shape[0]
+    c = exact.curves
+    rep = lambda a: np.repeat(a, trials, axis=0) if isinstance(a, np.ndarray) and a.ndim > 1 else a  # noqa: E731
+    curves = replace(c, **{f.name: rep(getattr(c, f.name)) for f in fields(c)})
+    extra = {**rel.extra, "event_time_curves": exact.extra["event_time_curves"]}
+    if "debiased_curves" in extra:  # no label noise: the de-biased curves are the curves
+        extra["debiased_curves"] = curves
+    note = ("Epsilon inf: no noise, so the curves are the non-private Kaplan-Meier curves at the grid points (R's "
+            "summary(fit, times = grid)) with their Greenwood band; the counts are the exact binned counts.")
+    return replace(rel, curves=curves, extra=extra, notes=[*rel.notes, note])
 
 
 def _rows_in_memory(cohort: Any) -> bool:
