@@ -78,7 +78,8 @@ def _curve_sections(rep: Report, release: curves.CurveRelease, cohort, public, a
     lo, up = km.conf_bands(main, conf_type, noisy)
     names = km.group_labels_of(args, main.groups)
     labelled = replace(km.named_groups(main, names), lower=lo, upper=up)
-    what = "private" if private else "non-private"
+    what = ("private" if release.cost.formal else "disclosure control, no formal guarantee") if private \
+        else "non-private"
     method = km.interval_method(release, conf_type)
     sentence = band_sentence(conf_type, noisy, method)
     rep.add_figure(curves_figure({what: labelled}, cohort.time_unit, title=sentence.split(". ")[0]))

@@ -496,7 +496,9 @@ def median_table(entries: list[dict[str, Any]], names: dict[str, str], unit: str
                "95% CI lower": fmt(e["median_lower"]), "95% CI upper": fmt(e["median_upper"])}
         for p, name in ((0.25, "first quartile"), (0.75, "third quartile")):
             if p in q:
-                row[f"{name}{unit}"] = fmt(q[p].get("time"))
+                limits = (f" ({fmt(q[p].get('lower'))} to {fmt(q[p].get('upper'))})"
+                          if q[p].get("lower") is not None or q[p].get("upper") is not None else "")
+                row[f"{name}{unit} (95% CI)" if limits else f"{name}{unit}"] = fmt(q[p].get("time")) + limits
         rows.append(row)
     return pd.DataFrame(rows)
 

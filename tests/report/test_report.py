@@ -372,3 +372,25 @@ def test_report_command_records_and_ledger_exports_carry_the_tests_and_labels(tm
     raw = replace(item, outputs={k: v for k, v in item.outputs.items() if k != "debiased_survival"})
     _, mixed = curve_comparison(raw, cohort)  # the reported-label curves mix the groups: a different error
     assert not np.allclose(table["RMSE"], mixed["RMSE"])
+
+
+def test_median_table_gives_the_quartiles_limits():
+    from dpsurv_core.report.html import median_table
+
+    entry = {"trial": 0, "group": "1", "median": 270.0, "median_lower": 212.0, "median_upper": 310.0,
+             "quantiles": [{"probability": 0.25, "time": 200.0, "lower": 84.5, "upper": 200.0},
+                           {"probability": 0.5, "time": 270.0, "lower": 212.0, "upper": 310.0},
+                           {"probability": 0.75, "time": 550.0, "lower": 460.0, "upper": None}]}
+    row = median_table([entry], {"1": "Male"}, "days").iloc[0].to_dict()
+    assert row["first quartile (days) (95% CI)"] == "200 (84.5 to 200)"
+    assert row["third quartile (days) (95% CI)"] == "550 (460 to not reached)"
+    assert row["median (days)"] == "270" and row["group"] == "Male"
+
+
+@pytest.mark.slow
+def test_a_disclosure_control_report_does_not_call_its_tables_private(tmp_path):
+    out = tmp_path / "round.html"
+    r = _cli("report", "--data", "lung", "--mechanism", "round", "--out", str(out), "--json")
+    assert r.returncode == 0, r.stderr
+    html = out.read_text()
+    assert "(disclosure control, no formal guarantee, 95% CI)" in html and "(private, 95% CI)" not in html
