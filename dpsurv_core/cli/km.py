@@ -339,7 +339,8 @@ def header(rel: CurveRelease, cohort: Cohort, public: PublicParameters, extra: l
             unique.append(d)
     out = {"mechanism": rel.mechanism, "epsilon_spent": rel.cost.epsilon, "delta": rel.cost.delta,
            "protects": rel.cost.protects, "neighbouring": rel.cost.neighbouring, "guarantee": rel.cost.guarantee,
-           "cost": rel.cost.sentence(), "parameters": rel.parameters, "disclosures": unique, "noise": rel.noise,
+           "cost": rel.cost.sentence(), "privacy": rel.cost.sentence(), "parameters": rel.parameters,
+           "disclosures": unique, "noise": rel.noise,
             "notes": rel.notes, "dataset": cohort.name, "time_unit": cohort.time_unit,
             "n_subjects": cohort.n_subjects, "rows_per_subject": cohort.rows_per_subject,
            "groups": list(rel.curves.groups), "grid": {"kind": public.grid.kind, "from_data": public.grid.from_data,

@@ -157,6 +157,7 @@ def run(args: argparse.Namespace) -> dict:
                     "neighbouring": ADD_REMOVE, "privacy": "not private: for the data holder's eyes only",
                     "noise": "none", "interval_includes_noise": False,
                     "interval_method": "Wald 95% interval from the fit's information matrix: sampling error only",
+                    "warnings": [],
                     "parameters": params, "estimates": [{
                         "trial": 0, "coefficients": dict(zip(tab.covariate, tab.coefficient)),
                         "ratios": dict(zip(tab.covariate, tab.odds_ratio)),
@@ -217,6 +218,7 @@ def run(args: argparse.Namespace) -> dict:
                                    "non-private fit, for comparison")
     else:  # no noise: the private fit is the ridge fit, with the same Wald interval as nonprivate --lambda
         out.update(ridge_fit_fields(pp, lam, out["estimates"]))
+        out["warnings"] = []
     if mech.cost.guarantee == APPROXIMATE_MCMC:
         out["note"] = "approximate DP (MCMC): the chain only approximates the exponential mechanism's density"
     return out

@@ -23,10 +23,12 @@ from dpsurv_core.cli.common import (
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.release import Plan
 from dpsurv_core.weibull.inference import (
+    WALD_METHOD,
     censoring_disclosure,
     censoring_share,
     check_share,
     release_record,
+    wald_intervals,
     weibull_intervals,
 )
 from dpsurv_core.weibull.mechanisms import BLOCK_SIZE, WeibullEstimates
@@ -93,6 +95,13 @@ def run(args: argparse.Namespace) -> dict:
         inference = {"interval_includes_noise": True, "interval_method": infs[0].method, "censoring_share": share,
                      "intervals": [{"trial": i, **inf.to_dict()} for i, inf in enumerate(infs)],
                      "warnings": list(dict.fromkeys(w for inf in infs for w in inf.warnings))}
+    else:  # no noise: the fit's Wald intervals (sampling error only)
+        walds = [wald_intervals(sample, float(est.shape[i]), float(est.scale_normalised[i]), public.horizon)
+                 for i in range(est.trials)]
+        inference = {"interval_includes_noise": False, "warnings": [],
+                     "interval_method": WALD_METHOD if all(walds) else
+                     "no interval: the fit sits on a bound of (0, gamma], where the likelihood gives no information",
+                     "intervals": [{"trial": i, **w.to_dict()} for i, w in enumerate(walds) if w is not None]}
     return fields | inference | {
         "command": NAME,
         "data": cohort.name,

@@ -316,6 +316,46 @@ class WeibullInference:
                 "level": LEVEL, "method": self.method, "censoring_share": self.censoring, "warnings": self.warnings}
 
 
+WALD_METHOD = ("Wald 95% interval on the log scale from the observed information of the Weibull likelihood (the "
+               "normalised times, as the fit reads them): the sampling error only, no noise; R's survreg intervals for "
+               "log(scale) and the intercept")
+
+
+def wald_intervals(sample: Any, shape: float, scale_normalised: float, horizon: float,
+                   level: float = LEVEL) -> WeibullInference | None:
+    """The non-private fit's Wald intervals: with a = log p, b = log lambda and u = log x - b over the distinct
+    normalised times (counts c, events e), w = c exp(p u), z = p u, the log-likelihood is
+    E a + p sum(e u) - sum(e log x) - sum(w), whose observed information is
+    I_aa = sum(w z (1 + z)) - p sum(e u), I_ab = p E - p sum(w (1 + z)), I_bb = p^2 sum(w); the limits are
+    p exp(-/+ z_q se(a)) and lambda exp(-/+ z_q se(b)). None where the fit sits on a bound (no information there)."""
+    from scipy.special import ndtri
+
+    if not (shape > 0 and scale_normalised > 0 and math.isfinite(shape) and math.isfinite(scale_normalised)):
+        return None
+    p, b = float(shape), math.log(float(scale_normalised))
+    u = np.asarray(sample.lt_u, float) - b
+    c, e = np.asarray(sample.c_u, float), np.asarray(sample.e_u, float)
+    z = p * u
+    w = c * np.exp(z)
+    events = float(e.sum())
+    info = np.array([[float(np.sum(w * z * (1 + z)) - p * np.sum(e * u)), float(p * events - p * np.sum(w * (1 + z)))],
+                     [0.0, float(p * p * np.sum(w))]])
+    info[1, 0] = info[0, 1]
+    try:
+        cov = np.linalg.inv(info)
+    except np.linalg.LinAlgError:
+        return None
+    if not (cov[0, 0] > 0 and cov[1, 1] > 0):
+        return None
+    q = float(ndtri(0.5 + level / 2))
+    se_a, se_b = math.sqrt(cov[0, 0]), math.sqrt(cov[1, 1])
+    sh = ParameterInterval(p, p * math.exp(-q * se_a), p * math.exp(q * se_a), p * se_a)
+    lam = float(scale_normalised)
+    sn = ParameterInterval(lam, lam * math.exp(-q * se_b), lam * math.exp(q * se_b), lam * se_b)
+    sc = ParameterInterval(lam * horizon, sn.lower * horizon, sn.upper * horizon, sn.error_sd * horizon)
+    return WeibullInference(sh, sc, sn, WALD_METHOD, float("nan"), [])
+
+
 def simulate_releases(mech: WeibullMechanism, shape: float, scale_normalised: float, n: int, share: float,
                       cohorts: int, draws: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Released (shape, scale normalised) of the mechanism on ``cohorts`` cohorts simulated from the given truth,

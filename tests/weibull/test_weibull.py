@@ -305,3 +305,22 @@ def test_warnings_read_the_error_off_the_interval_and_say_an_unbounded_scale():
     assert any("reaches gamma times the horizon (48,000)" in w and "not bound the scale from above" in w for w in out)
     narrow = weibull_warnings(mech, ParameterInterval(1.3, 1.1, 1.5, 2.0), ParameterInterval(0.4, 0.3, 0.5, 0.1), 4800.0)
     assert narrow == []  # a large simulated spread alone does not make the interval unreadable
+
+
+def test_the_non_private_fit_prints_its_wald_interval_as_lifelines_computes_its_error(capsys):
+    """weibull --mechanism mle (and any mechanism at epsilon inf): the Wald interval on the log scale from the
+    observed information; its standard errors equal lifelines' WeibullFitter's (delta method: se(rho) = rho se(log
+    rho)) to 1e-6, and the JSON has the same keys as a private release (interval_method, warnings)."""
+    assert main(["weibull", "--data", "lung", "--mechanism", "mle", "--json"]) == 0
+    o = json.loads(capsys.readouterr().out)
+    cohort = load_bundled("lung")
+    wf = WeibullFitter().fit(cohort.time, cohort.event)
+    se = wf.summary["se(coef)"]
+    iv = o["intervals"][0]
+    assert o["interval_includes_noise"] is False and "Wald" in o["interval_method"] and o["warnings"] == []
+    assert iv["shape"]["error_sd"] == pytest.approx(se["rho_"], rel=1e-6)
+    assert iv["scale"]["error_sd"] == pytest.approx(se["lambda_"], rel=1e-6)
+    p, lo, up = iv["shape"]["estimate"], iv["shape"]["lower"], iv["shape"]["upper"]
+    assert math.log(up / p) == pytest.approx(math.log(p / lo)) and lo < wf.rho_ < up
+    assert main(["weibull", "--data", "lung", "--mechanism", "lsp-tll", "--epsilon", "inf", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["intervals"] == o["intervals"]
