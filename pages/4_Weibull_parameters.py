@@ -15,7 +15,13 @@ from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import NO_NOISE, SUBJECT, as_run
 from dpsurv_core.privacy.release import Plan, cli_command
 from dpsurv_core.report.text import markdown_literal
-from dpsurv_core.weibull.inference import censoring_disclosure, censoring_share, release_intervals, release_record
+from dpsurv_core.weibull.inference import (
+    censoring_disclosure,
+    censoring_share,
+    release_intervals,
+    release_record,
+    wald_intervals,
+)
 from dpsurv_core.weibull.lsp import Ladder, compute_ladder
 from dpsurv_core.weibull.mechanisms import BLOCK_SIZE, mdae_study
 from dpsurv_core.weibull.model import (
@@ -339,7 +345,10 @@ rows = [
         {"Estimate": "Maximum likelihood, lifelines WeibullFitter (not private)", "Shape p": ll.shape,
          f"Scale ({unit})": ll.scale, "Scale / T_max": ll.scale_normalised, "Epsilon": f"none ({NO_NOISE})"}]),
     {"Estimate": "Maximum likelihood, Equations 4-5 (not private)", "Shape p": mle.shape, f"Scale ({unit})": mle.scale,
-     "Scale / T_max": mle.scale_normalised, "Epsilon": f"none ({NO_NOISE})"},
+     "Scale / T_max": mle.scale_normalised, "Epsilon": f"none ({NO_NOISE})",
+     **({} if (wald := wald_intervals(sample, mle.shape, mle.scale_normalised, horizon)) is None else {
+         "Shape 95% interval": f"{wald.shape.lower:.3g} to {wald.shape.upper:.3g}",
+         "Scale 95% interval": f"{wald.scale.lower:,.4g} to {wald.scale.upper:,.4g}"})},
 ]
 for name, est in results.items():
     protects = guarantees[name]["protects"]
@@ -362,7 +371,8 @@ st.caption(f"n = {sample.n} records, {sample.n_events} events, horizon T_max = {
               "they are") + " for the data holder's eyes only. Preview rows are "
            "not for publication; released rows are the published numbers. The private rows' 95% intervals carry the "
            "privacy noise and the sampling error together (a parametric bootstrap from the released numbers, inverted "
-           "over the true shape: no second look at the data).")
+           "over the true shape: no second look at the data); the maximum-likelihood row's is the Wald interval on "
+           "the log scale (the sampling error only, as R's survreg).")
 
 # ------------------------------------------------------------------------------------------------ curves
 st.subheader("Fitted survival curves over the Kaplan-Meier curve")
