@@ -736,9 +736,18 @@ def _disclosure_control_warnings(curves: SurvivalCurves, mechanism: str, time_un
     if mechanism in RULES:
         which = ("These bands (Greenwood's for survival, the infinitesimal jackknife's for the cumulative incidence) "
                  "treat" if len(curves.event_types) > 1 else "This band is Greenwood's: it treats")
-        return [f"{which} the published counts as exact, but {RULES[mechanism]} changed "
-                "them, so it is too narrow, most where few subjects remain (with 100 subjects per group it held the "
-                "truth 60-87% of the time, not 95%); read it as the least uncertainty there is."]
+        out = [f"{which} the published counts as exact, but {RULES[mechanism]} changed "
+               "them, so it is too narrow, most where few subjects remain (with 100 subjects per group it held the "
+               "truth 60-87% of the time, not 95%); read it as the least uncertainty there is."]
+        if mechanism == "suppress-small-cells":
+            out.append("Suppressed cells (shown as '<k') count as 0 here, so from the first of them on the curve misses "
+                       "their events and the number at risk misses their events and censorings: both stay too high "
+                       "late in follow-up (subjects can seem at risk after the last of them has died); do not read the "
+                       "late curve or landmarks as estimates.")
+        elif mechanism == "round":
+            out.append("The number at risk is rebuilt from rounded counts, so its rounding errors add up over time "
+                       "and it can be off by several times the base late in follow-up; the late curve inherits them.")
+        return out
     if mechanism != "random-round":
         return []
     risk = np.asarray(curves.at_risk, float)[trial]

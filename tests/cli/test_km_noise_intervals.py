@@ -368,3 +368,13 @@ def test_a_curve_resting_on_one_half_is_not_called_unidentifiable(capsys):
     assert control["median"] == pytest.approx(7.0)
     pbc = run(capsys, "km", "--data", "pbc", "--mechanism", "round", "--estimand", "cumulative-incidence")
     assert any("infinitesimal jackknife's for the cumulative incidence" in w for w in pbc["warnings"])
+
+
+def test_deterministic_rules_say_what_they_do_to_the_late_counts(capsys):
+    """Suppressed cells count as 0 (veteran's standard arm seems to keep 16 at risk after its last death at 553
+    days), and rounding's errors add up in the number at risk (lung, 20 bins: 15 at 1,000 days against 2)."""
+    sup = run(capsys, "km", "--data", "veteran", "--group", "trt", "--mechanism", "suppress-small-cells")
+    assert any("Suppressed cells" in w and "too high" in w for w in sup["warnings"])
+    rnd = run(capsys, "km", "--data", "lung", "--mechanism", "round", "--grid", "0:1000:20")
+    assert rnd["number_at_risk"]["rows"][0]["at_risk"][-1] == 15
+    assert any("rounding errors add up" in w for w in rnd["warnings"])
