@@ -310,7 +310,7 @@ grid_pick = l1.multiselect(f"Or pick public grid times ({lm_unit}), read exactly
                                 "itself.")
 st.caption(f"Times of the public grid ({lm_unit}): {grid_offer}. The private curve is read on this grid: a time "
            "between grid times is read at the grid time before it, and the table says which.")
-lm_used = np.array([])
+lm_used = lm_times = np.array([])
 try:
     lm_values, lm_times = landmark_times(lm_text, grid_pick, lm_unit)
     on_event_grid = public.grid.kind == "event-times"
@@ -381,7 +381,7 @@ except DpsurvError as exc:
     st.error(str(exc))
 
 # ------------------------------------------------------------------------------------------ readability
-warn_at = list(lm_used) if estimand == cs.SURVIVAL and len(lm_used) else None
+warn_at = list(lm_times) if estimand == cs.SURVIVAL and len(lm_times) else None  # as asked, as the record names them
 warnings = cv.readability_warnings(result, conf_type, warn_at, coarse, unit, gname)
 if warnings:
     st.subheader("Can these private numbers be read?")

@@ -928,9 +928,10 @@ def privacy_card(result: CurveRelease, plan: Plan, released: Released | None, ba
         cost = plan.cost
         if released is not None:
             st.markdown(f"**Released as record {released.record_id}**, "
-                        f"{charge_phrase(released.entry.cost, released=True)}.")
+                        f"{charge_phrase(released.entry.cost, True, released.entry.disclosures)}.")
         else:
-            st.markdown(f"**Preview** (not charged, not for publication). A release {charge_phrase(cost)}.")
+            st.markdown(f"**Preview** (not charged, not for publication). A release "
+                        f"{charge_phrase(cost, False, plan.disclosures)}.")
         if cost.protects == GROUP_LABEL:
             st.markdown("**Protects the group label only**: survival times and events are published as they are "
                         "(label-DP, not record-level DP).")

@@ -15,6 +15,7 @@ from typing import Any
 import streamlit as st
 
 from dpsurv_core.errors import BudgetExceededError, DpsurvError
+from dpsurv_core.privacy.ledger import charged_sentence
 from dpsurv_core.privacy.release import (
     PREVIEW_LABEL,
     Plan,
@@ -37,7 +38,8 @@ def preview_caption(plan: Plan) -> None:
     deterministic = bool(getattr(plan.mechanism, "deterministic", False))  # a disclosure-control rule draws nothing
     what = "the rule applied to the data" if deterministic else "a draw with simulation noise"
     st.caption(f"**{PREVIEW_LABEL.capitalize()}**: {what} that costs nothing and is never "
-               f"exported. Releasing this plan {charge_phrase(plan.cost)}. {uncertainty_sentence(plan)}")
+               f"exported. Releasing this plan {charge_phrase(plan.cost, False, plan.disclosures)}. "
+               f"{uncertainty_sentence(plan)}")
 
 
 # options of a command that say how the release is read (the band type, landmark and RMST times), not what is drawn
@@ -86,7 +88,8 @@ def release_button(plan: Plan, key: str, label: str = "Release") -> Released | N
             st.rerun()
     rel = made.get(pk)
     if rel is not None:
-        st.success(f"Released as record {rel.record_id}: {rel.entry.cost.sentence()}. The numbers below marked "
+        st.success(f"Released as record {rel.record_id}: {charged_sentence(rel.entry.cost, rel.entry.disclosures)}. "
+                   "The numbers below marked "
                    "'released' are the published ones; the record is in the Ledger and report page.")
         for w in rel.warnings:
             st.warning(w)

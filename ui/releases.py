@@ -14,7 +14,7 @@ from typing import Any
 
 import streamlit as st
 
-from dpsurv_core.privacy.ledger import LedgerEntry, Record, entry_from_body
+from dpsurv_core.privacy.ledger import LedgerEntry, Record, charged_sentence, entry_from_body
 from dpsurv_core.report.html import AuditItem
 
 NO_COMMAND = ("This release recorded no command line (it was made before releases kept one), so it cannot be run "
@@ -36,7 +36,7 @@ def audits() -> list[AuditItem]:
 def _about(record: Record) -> tuple[LedgerEntry, str]:
     e = entry_from_body(record.body, record.id, record.time)
     return e, (f"dpsurv release {record.id}: {e.analysis} with {e.mechanism} on {e.dataset}, recorded "
-               f"{record.time.replace('T', ' ')[:19]} UTC; {e.cost.sentence()}")
+               f"{record.time.replace('T', ' ')[:19]} UTC; {charged_sentence(e.cost, e.disclosures)}")
 
 
 def reproduce_shell(record: Record) -> str:

@@ -246,12 +246,13 @@ def build_mechanism(name: str, args: argparse.Namespace, cohort: Cohort, public:
 def released_numbers(rel: CurveRelease, conf_type: str = "log", names: dict[str, str] | None = None,
                      time_unit: str = "", more_warnings: Sequence[str] = (),
                      landmarks: Sequence[float] | None = None, rmst: float | None = None,
-                     rmst_coarse: bool = False, exact_grid: bool = False) -> dict[str, Any]:
+                     rmst_coarse: bool = False, exact_grid: bool | None = None) -> dict[str, Any]:
     """What a curve release publishes, kept with its ledger record: the noisy counts where the mechanism releases
     counts, else the curves (everything else is post-processing of these). Beside them, so that a report built from
     the record shows what ``km`` printed: the ``conf_type`` band (rrr: the de-biased curves with theirs), whether it
     carries the noise and how it was made, the medians and quartiles with their intervals, the survival at the
-    ``landmarks`` (read as ``km`` reads them: at the time itself on an ``exact_grid``) and the RMST to ``rmst`` when
+    ``landmarks`` (read as ``km`` reads them: at the time itself on an ``exact_grid``, the event-times grid) and the
+    RMST to ``rmst`` when
     asked (its interval needs the release's bootstrap draws, which the record does not keep), and the warnings ``km``
     prints (groups called by ``names``)."""
     out: dict[str, Any] = {"groups": list(rel.curves.groups), "time": rel.curves.time.tolist(),
@@ -271,8 +272,12 @@ def released_numbers(rel: CurveRelease, conf_type: str = "log", names: dict[str,
         if debiased:
             out["debiased_survival"] = main.survival[0].tolist()
         out.update({prefix + "lower": _none_where_nan(lo[0]), prefix + "upper": _none_where_nan(up[0])})
-    coarse = (rel.counts is None or rel.counts.grid.kind != "event-times") and not no_noise(rel.cost.epsilon)
+    if exact_grid is None:  # the public grid's kind, read off the released counts (time-indexed has none: pass it)
+        exact_grid = rel.counts is not None and rel.counts.grid.kind == "event-times"
+    coarse = not exact_grid and not no_noise(rel.cost.epsilon)  # as km reads its quantiles
     # NaN (not reached) and infinite limits as null, as km prints them (the record is strict JSON)
+    if len(main.event_types) > 1:  # competing events: the curve, its medians and landmarks are event-free survival
+        out["event_free"] = True
     out["medians"] = [e | {k: _finite_or_none(e[k]) for k in ("median", "median_lower", "median_upper")
                            if e[k] is not None} for e in quantile_entries(main, conf_type, noisy, coarse)]
     if landmarks:

@@ -117,9 +117,11 @@ def with_follow_up_end(rel: CurveRelease, cohort: Cohort, public: PublicParamete
     """A release without noise (epsilon inf: nothing is private) with each curve's last time under observation, so
     that its quantiles follow R's rule at a curve's end as the non-private curves do; a noisy release is returned as
     it is (it does not publish those times), and so is a table kept in an engine (its rows are not read here)."""
-    if rel.cost.epsilon is None or not math.isinf(rel.cost.epsilon) or not _rows_in_memory(cohort):
+    if rel.cost.epsilon is None or not math.isinf(rel.cost.epsilon):
         return rel
-    rel = _kaplan_meier_without_noise(rel, cohort, public)
+    rel = _kaplan_meier_without_noise(rel, cohort, public)  # an engine's table too: the non-private release reads it
+    if not _rows_in_memory(cohort):
+        return rel
 
     def put(c: SurvivalCurves) -> SurvivalCurves:
         end = np.array([_last_time(cohort, g, public) for g in c.groups], float)

@@ -690,7 +690,7 @@ def curve_warnings(curves: SurvivalCurves, lower: np.ndarray, upper: np.ndarray,
                                    f"(+/- {100 * half:.1f} points): the private curves cannot tell these groups apart "
                                    "there; raise epsilon or use fewer, wider bins.")
                         break
-    out += _empty_risk_set_warnings(curves, landmarks, time_unit, trial)
+    out += _empty_risk_set_warnings(curves, landmarks, time_unit, trial, mechanism)
     if raw_label_curves:
         out.append("The curves of the randomized (reported) group labels estimate a mixture of the groups, not each "
                    "group: read the de-biased curves, whose bands carry the label noise.")
@@ -699,33 +699,40 @@ def curve_warnings(curves: SurvivalCurves, lower: np.ndarray, upper: np.ndarray,
 
 
 def _empty_risk_set_warnings(curves: SurvivalCurves, landmarks: list[float] | None, time_unit: str,
-                             trial: int) -> list[str]:
-    """A landmark read where the released counts leave nobody at risk: the curve there is where the noisy counts
-    stopped it, carried on, not an estimate at that time (its band runs from 0 to the last upper limit)."""
+                             trial: int, mechanism: str = "") -> list[str]:
+    """A landmark (as asked, up to the grid's end: later ones have their own sentence) read where the released counts
+    leave nobody at risk: the curve there is where the released counts stopped it, carried on, not an estimate at
+    that time (a noisy release's band runs from 0 to the last upper limit)."""
     risk = np.asarray(curves.at_risk, float)[trial] if curves.at_risk is not None else None
     if not landmarks or risk is None or np.all(np.isnan(risk)):
         return []
     time = np.asarray(curves.time, float)
+    rule = mechanism in DISCLOSURE_CONTROL  # no noise and no epsilon: a rule changed the counts
+    curve, fix = (("released curve", "widen the bins or choose a milder rule") if rule
+                  else ("noisy curve", "raise epsilon or widen the bins"))
     out = []
     for g, name in enumerate(curves.groups):
         empty = np.logical_and.accumulate((np.nan_to_num(risk[g], nan=1.0) <= 0)[::-1])[::-1]  # empty to the end
         if not empty.any():
             continue
         k0 = int(np.argmax(empty))
-        late = [t for t in landmarks if _index_at(time, t) >= k0]
+        # a rule's curve that fell to 0 is exact there (everyone had the event); a noisy 0 is where the noise ended it
+        late = [t for t in landmarks if _index_at(time, t) >= k0 and t <= time[-1] + 1e-9
+                and not (rule and curves.survival[trial, g, _index_at(time, t)] <= 0)]
         if late:
             start = float(time[k0 - 1]) if k0 > 0 else 0.0  # the empty bin's start: time >= t, R's number at risk
             named = len(curves.groups) > 1 or name != "all"
             where, whose = (f" in group {name}", f" of group {name}") if named else ("", "")
             out.append(f"From {_fmt(start, time_unit)} on the released counts leave nobody at risk{where}, so the "
-                       f"survival{whose} at {', '.join(_fmt(t, time_unit) for t in late)} is the value the noisy "
-                       "curve stopped at, carried on, not an estimate at that time; choose an earlier landmark, or "
-                       "raise epsilon or widen the bins.")
+                       f"survival{whose} at {', '.join(_fmt(t, time_unit) for t in late)} is the value the "
+                       f"{curve} stopped at, carried on, not an estimate at that time; choose an earlier landmark, or "
+                       f"{fix}.")
     return out
 
 
 # disclosure control's deterministic rules (their bands are Greenwood's) and what each does to the counts
 RULES = {"round": "rounding", "suppress-small-cells": "small-cell suppression", "smooth-steps": "step smoothing"}
+DISCLOSURE_CONTROL = {*RULES, "random-round", "cell-key"}  # statistical disclosure control: no epsilon
 FEW_AT_RISK = 50
 
 

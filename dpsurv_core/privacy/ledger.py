@@ -111,6 +111,15 @@ def as_run(cost: PrivacyCost, disclosures: Any) -> dict[str, str]:
             "sentence": f"not differentially private as run: {not_dp[1]}"}
 
 
+def charged_sentence(cost: PrivacyCost, disclosures: Any) -> str:
+    """What a release charged and guarantees, in one sentence: the cost's own (``PrivacyCost.sentence``), or, where a
+    disclosure is not DP, the epsilon charged and that the release guarantees nothing (:func:`as_run`)."""
+    run = as_run(cost, disclosures)
+    if run["sentence"] == cost.sentence():
+        return run["sentence"]
+    return f"epsilon = {cost.epsilon:.4g}, but {run['sentence']}"
+
+
 @dataclass
 class LedgerEntry:
     mechanism: str

@@ -21,7 +21,7 @@ from typing import Any
 
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy.catalogue import Entry
-from dpsurv_core.privacy.ledger import NO_CAP, Ledger, LedgerEntry, LedgerStore, PrivacyCost
+from dpsurv_core.privacy.ledger import NO_CAP, Ledger, LedgerEntry, LedgerStore, PrivacyCost, charged_sentence
 from dpsurv_core.privacy.mechanism import Mechanism
 from dpsurv_core.privacy.noise import NoiseSource, ReleaseNoise, SimulationNoise
 
@@ -152,11 +152,13 @@ def not_private_fields() -> dict[str, Any]:
     return {"release": False, "simulation": False, "privacy_note": NOT_PRIVATE_SENTENCE}
 
 
-def charge_phrase(cost: PrivacyCost, released: bool = False) -> str:
+def charge_phrase(cost: PrivacyCost, released: bool = False, disclosures: Any = ()) -> str:
     """What a release charges, as a clause: "would charge epsilon = 1, ..." (``released``: "charged to this data set's
-    ledger: ..."); a disclosure-control release charges no epsilon and is only recorded."""
+    ledger: ..."); a disclosure-control release charges no epsilon and is only recorded; one with a disclosure that
+    is not DP is charged but guarantees nothing (:func:`~dpsurv_core.privacy.ledger.charged_sentence`)."""
     if cost.formal:
-        return ("charged to this data set's ledger: " if released else "would charge ") + cost.sentence()
+        return (("charged to this data set's ledger: " if released else "would charge ")
+                + charged_sentence(cost, disclosures))
     return ("recorded in this data set's ledger, charging no epsilon: " if released
             else "would be recorded, charging no epsilon: ") + cost.sentence()
 

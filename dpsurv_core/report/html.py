@@ -29,7 +29,7 @@ import plotly.offline
 from dpsurv_core import __version__
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy import catalogue
-from dpsurv_core.privacy.ledger import RELEASE, Ledger, LedgerEntry, Record, as_run, entry_from_body
+from dpsurv_core.privacy.ledger import RELEASE, Ledger, LedgerEntry, Record, as_run, charged_sentence, entry_from_body
 from dpsurv_core.report.figures import PALETTE, ledger_figure, outputs_figure, step_xy
 from dpsurv_core.report.files import safe_csv
 from dpsurv_core.report.text import plain_label, timestamp
@@ -255,7 +255,7 @@ def parameter_records(analysis: str, mechanism: str, values: dict[str, float]) -
 _CURVE_KEYS = ("groups", "time")
 _PUBLIC_KEYS = ("edges", "group_labels")  # the public grid: a parameter of the release, not a released number
 # how the bands were made and the warnings: shown beside the numbers, not numbers themselves
-_NOTE_KEYS = ("conf_type", "interval_includes_noise", "interval_method", "warnings")
+_NOTE_KEYS = ("conf_type", "interval_includes_noise", "interval_method", "warnings", "event_free")
 # computed from the released numbers and kept beside them (tests, noise-aware intervals): shown as their own tables
 _DERIVED_KEYS = ("tests", "overall", "test_method", "debiased_tests", "debiased_overall", "debiased_test_method",
                  "test_warnings", "intervals", "medians", "landmarks", "rmst")
@@ -512,16 +512,21 @@ def _curve_summary_tables(out: dict[str, Any]) -> list[tuple[pd.DataFrame, str]]
     which = "de-biased curves, " if "debiased_survival" in out else ""
     noise = "carrying the noise" if out.get("interval_includes_noise") else "sampling error only"
     tables: list[tuple[pd.DataFrame, str]] = []
+    free = out.get("event_free")  # competing events: time to the first event of any type
+    survival = "event-free survival (time to the first event of any type)" if free else "survival"
     if medians := first("medians"):
-        tables.append((median_table(medians, labels), f"Median survival and quartiles ({which}95% intervals {noise})"))
+        tables.append((median_table(medians, labels), f"Median {survival} and quartiles ({which}95% intervals "
+                                                      f"{noise})"))
     if landmarks := first("landmarks"):
         rows = [{"group": name(e), "time asked": e["time_requested"], "time used": e["time_used"],
                  "survival": e["survival"], "95% lower": e["lower"], "95% upper": e["upper"]} for e in landmarks]
-        tables.append((pd.DataFrame(rows), f"Survival at the landmark times ({which}95% intervals {noise})"))
+        tables.append((pd.DataFrame(rows), f"{survival[0].upper() + survival[1:]} at the landmark times ({which}95% "
+                                           f"intervals {noise})"))
     if rmst := first("rmst"):
         rows = [{"group": name(e), "up to": e["time_used"], "RMST": e["rmst"], "95% lower": e["lower"],
                  "95% upper": e["upper"]} for e in rmst]
-        tables.append((pd.DataFrame(rows), f"Restricted mean survival time (95% intervals {noise})"))
+        tables.append((pd.DataFrame(rows), f"Restricted mean {'event-free ' if free else ''}survival time (95% "
+                                           f"intervals {noise})"))
     return tables
 
 
@@ -567,7 +572,7 @@ def _release_sections(rep: Report, items: list[ReleaseItem], kind: str, cohort: 
         rep.add_section(item.title)
         cost = item.entry.cost
         rep.add_text(f"Released {item.entry.time.replace('T', ' ')[:19]} UTC with {item.entry.mechanism}: "
-                     f"{cost.sentence()}.")
+                     f"{charged_sentence(cost, item.disclosures or item.entry.disclosures)}.")
         rep.add_disclosures(item.disclosures or item.entry.disclosures)
         if item.figure is not None:
             rep.add_figure(item.figure)

@@ -378,3 +378,16 @@ def test_deterministic_rules_say_what_they_do_to_the_late_counts(capsys):
     rnd = run(capsys, "km", "--data", "lung", "--mechanism", "round", "--grid", "0:1000:20")
     assert rnd["number_at_risk"]["rows"][0]["at_risk"][-1] == 15
     assert any("rounding errors add up" in w for w in rnd["warnings"])
+
+
+def test_a_competing_risks_record_calls_its_medians_and_landmarks_event_free(capsys, tmp_path):
+    from dpsurv_core.privacy.ledger import RELEASE, LedgerStore
+    from dpsurv_core.report.html import derived_tables, output_records
+
+    path = tmp_path / "ledger.sqlite"
+    run(capsys, "km", "--data", "pbc", "--mechanism", "laplace-counts", "--epsilon", "1", "--estimand",
+        "cumulative-incidence", "--landmarks", "1826", "--ledger", str(path))
+    out = [r for r in LedgerStore(path).records() if r.kind == RELEASE][-1].body["outputs"]
+    captions = [caption for _, caption in derived_tables(out)]
+    assert out["event_free"] is True and captions and all("event-free" in c.lower() for c in captions)
+    assert "event_free" not in {r["quantity"] for r in output_records(out)}

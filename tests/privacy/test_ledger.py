@@ -178,3 +178,13 @@ def test_a_not_dp_disclosure_voids_the_guarantee_read_off_a_record():
     assert voided["protects"] == "nothing formally (not differentially private as run)"
     assert voided["sentence"] == "not differentially private as run: the number of blocks was derived from n"
     assert as_run(PrivacyCost(float("inf")), blocks)["guarantee"] == PrivacyCost(float("inf")).guarantee
+
+
+def test_charged_sentence_says_the_epsilon_and_that_a_not_dp_release_guarantees_nothing():
+    from dpsurv_core.privacy.ledger import PrivacyCost, charged_sentence
+
+    cost = PrivacyCost(1.0)
+    assert charged_sentence(cost, []) == cost.sentence()
+    blocks = [{"parameter": "blocks", "message": "not DP: the number of blocks was derived from n.", "dp": False}]
+    assert charged_sentence(cost, blocks) == ("epsilon = 1, but not differentially private as run: the number of "
+                                              "blocks was derived from n")

@@ -394,3 +394,19 @@ def test_a_disclosure_control_report_does_not_call_its_tables_private(tmp_path):
     assert r.returncode == 0, r.stderr
     html = out.read_text()
     assert "(disclosure control, no formal guarantee, 95% CI)" in html and "(private, 95% CI)" not in html
+
+
+def test_a_report_of_a_not_dp_release_does_not_say_it_protects_the_subject(tmp_path, capsys):
+    from dpsurv_core.cli import main
+    from dpsurv_core.privacy.ledger import RELEASE, LedgerStore
+    from dpsurv_core.report.html import ledger_report
+
+    path = tmp_path / "ledger.sqlite"
+    assert main(["weibull", "--data", "lung", "--mechanism", "saa", "--epsilon", "1", "--ledger", str(path),
+                 "--json"]) == 0  # the block count read off the data: not DP
+    capsys.readouterr()
+    store = LedgerStore(path)
+    (rec,) = [r for r in store.records() if r.kind == RELEASE]
+    page = ledger_report("Release report", "lung", store.ledger(rec.fingerprint), [rec])
+    assert "epsilon = 1, but not differentially private as run" in page
+    assert "epsilon = 1, protecting the subject" not in page
