@@ -314,3 +314,17 @@ def test_spark_chunked_rows_equal_the_in_memory_cohort(tmp_path, spark_session):
     for f in ("time", "event", "group", "subject"):
         np.testing.assert_array_equal(getattr(rows, f), getattr(ref, f))
     assert "in chunks of 7" in rows.warnings[-1]
+
+
+def test_no_noise_on_an_engine_table_is_the_kaplan_meier_curve_as_in_memory(capsys, tmp_path):
+    """epsilon = inf reads a DuckDB table the same way as rows in memory: R's Kaplan-Meier at the grid points and its
+    RMST, not the life table the noisy counts need."""
+    path = tmp_path / "lung.parquet"
+    datasets.load("lung").to_parquet(path)
+    args = ["km", "--data", str(path), "--time", "time", "--event", "status", "--group", "sex", "--mechanism",
+            "laplace-counts", "--epsilon", "inf", "--rmst", "500"]
+    a, b = run(capsys, *args, "--engine", "pandas"), run(capsys, *args, "--engine", "duckdb")
+    for x, y in zip(a["curves"], b["curves"], strict=True):
+        assert x["survival"] == pytest.approx(y["survival"], abs=1e-12)
+    assert a["rmst"][0]["rmst"] == pytest.approx(b["rmst"][0]["rmst"], abs=1e-9)
+    assert a["rmst"][0]["rmst"] == pytest.approx(278.76, abs=0.01)
