@@ -245,6 +245,11 @@ def draw_inference(kind: str, mech, draw, preview: bool):
         lambda: coefficient_inference(mech, draw, nonprivate=preview))
 
 
+def display_name(name: str) -> str:
+    """A coefficient's name as a reader says it (``sex: Female vs Male``, ``age``)."""
+    return cats.names.get(name, plain_label(name))
+
+
 def regression_plan(kind: str) -> Plan:
     """The release plan of one private fit, as ``python -m dpsurv_core regression`` builds it."""
     entry, mech = catalogue.get(catalogue.REGRESSION, kind), mechs[kind]
@@ -267,7 +272,7 @@ def regression_plan(kind: str) -> Plan:
 
     return Plan(entry, mech, cohort.name, choice.fingerprint, compute,
                 lambda rel: release_record(rel, draw_inference(kind, mech, rel, False),
-                                           {n: cats.names.get(n, plain_label(n)) for n in pp.encoding.names}),
+                                           {n: display_name(n) for n in pp.encoding.names}),
                 disclosures,
                 cv.command_line("regression", command, {"range": ranges}), analysis="regression")
 
@@ -343,11 +348,6 @@ if cats.references:
     st.markdown("**Reference levels** (odds and hazard ratios of a category are against it): " + "; ".join(
         f"{markdown_literal(c)}: {markdown_literal(r)}" for c, r in cats.references.items()) + ".")
 glossary.terms("reference level", title="Categories enter as indicators against a reference level")
-
-
-def display_name(name: str) -> str:
-    """A coefficient's name as a reader says it (``sex: Female vs Male``, ``age``)."""
-    return cats.names.get(name, plain_label(name))
 
 
 st.subheader("Coefficient table")

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from dpsurv_core.errors import DpsurvError
-from dpsurv_core.privacy.ledger import NO_FORMAL, NO_NOISE, SUBJECT, PrivacyCost, as_run, not_dp_disclosure
+from dpsurv_core.privacy.ledger import NO_FORMAL, NO_NOISE, SUBJECT, PrivacyCost, not_dp_disclosure, voided
 
 # name -> one-line help; a command's module is imported only when that command runs (start-up time
 # matters: `km` on a large file must beat reading it with pandas and fitting lifelines)
@@ -93,20 +93,18 @@ def not_dp_labels(result: dict[str, Any]) -> None:
     guarantee = str(result.get("guarantee", ""))
     if "guarantee" not in result or guarantee.startswith(NO_NOISE) or guarantee == NO_FORMAL:
         return
-    protects = result.get("protects", SUBJECT)
-    if not_dp_disclosure(result.get("disclosures"), protects) is None:
+    not_dp = not_dp_disclosure(result.get("disclosures"), result.get("protects", SUBJECT))
+    if not_dp is None:
         return
-    # the cost's own epsilon does not matter here: a not-DP disclosure voids any guarantee
-    voided = as_run(PrivacyCost(1.0, protects=protects if isinstance(protects, str) else SUBJECT),
-                    result.get("disclosures"))
-    result["guarantee"] = voided["guarantee"]
+    labels = voided(not_dp)
+    result["guarantee"] = labels["guarantee"]
     if isinstance(result.get("protects"), str):
-        result["protects"] = voided["protects"]
+        result["protects"] = labels["protects"]
     if result.get("private") is True:  # the mechanism is a private one, but this run of it is not
         result["private"] = False
     for key in ("privacy", "cost"):
         if isinstance(result.get(key), str):
-            result[key] = voided["sentence"]
+            result[key] = labels["sentence"]
 
 
 def main(argv: list[str] | None = None) -> int:

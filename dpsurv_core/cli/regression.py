@@ -30,7 +30,7 @@ from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import ADD_REMOVE, APPROXIMATE_MCMC, SUBJECT
 from dpsurv_core.privacy.release import Plan, not_private_fields
 from dpsurv_core.regression.inference import CoefficientInference, coefficient_inference, release_record
-from dpsurv_core.regression.mechanisms import RegressionRelease
+from dpsurv_core.regression.mechanisms import PSGLD, RegressionRelease
 from dpsurv_core.regression.model import fit_cox, fit_nonprivate
 from dpsurv_core.regression.person_period import DEFAULT_INTERVALS, DEFAULT_KNOTS, person_period
 
@@ -217,24 +217,21 @@ def run(args: argparse.Namespace) -> dict:
                                    "(first trial, preview only: it reads the data) is the ordinary Wald p-value of the "
                                    "non-private fit, for comparison")
     else:  # no noise: the private fit is the ridge fit, with the same Wald interval as nonprivate --lambda
-        out.update(ridge_fit_fields(pp, lam, out["estimates"]))
+        out.update(ridge_fit_fields(pp, 0.0 if isinstance(mech, PSGLD) else lam, out["estimates"]))
         out["warnings"] = []
     if mech.cost.guarantee == APPROXIMATE_MCMC:
         out["note"] = "approximate DP (MCMC): the chain only approximates the exponential mechanism's density"
     return out
 
 
-def ridge_fit_fields(pp: Any, lam: float, estimates: list[dict[str, Any]]) -> dict[str, Any]:
+def ridge_fit_fields(pp: Any, ridge: float, estimates: list[dict[str, Any]]) -> dict[str, Any]:
     """A private fit without noise (epsilon = inf) is a non-private fit: the ridge fit with its Lambda (output and
-    objective perturbation) or the maximum-likelihood fit (pSGLD's chain without noise). Beside its coefficients,
-    that fit's Wald intervals and p-values (sampling error only), as ``regression --mechanism nonprivate --lambda L``
-    prints them; none where the coefficients are neither fit's."""
-    for ridge in dict.fromkeys((lam, 0.0)):
-        tab = fit_nonprivate(pp, ridge).table()
-        if all(math.isclose(e["coefficients"][k], v, rel_tol=1e-7, abs_tol=1e-9) for e in estimates
+    objective perturbation; ``ridge`` 0 for pSGLD, whose chain without noise is the maximum-likelihood fit). Beside
+    its coefficients, that fit's Wald intervals and p-values (sampling error only), as ``regression --mechanism
+    nonprivate --lambda L`` prints them; none where the coefficients are not that fit's."""
+    tab = fit_nonprivate(pp, ridge).table()
+    if not all(math.isclose(e["coefficients"][k], v, rel_tol=1e-7, abs_tol=1e-9) for e in estimates
                for k, v in zip(tab.covariate, tab.coefficient)):
-            break
-    else:
         return {"interval_includes_noise": False,
                 "interval_method": "no interval: the fit without noise is not a non-private fit the interval describes"}
     fields = {"lower": dict(zip(tab.covariate, tab.lower)), "upper": dict(zip(tab.covariate, tab.upper))}

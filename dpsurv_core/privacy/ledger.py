@@ -106,6 +106,12 @@ def as_run(cost: PrivacyCost, disclosures: Any) -> dict[str, str]:
     not_dp = None if cost.guarantee in (NO_NOISE, NO_FORMAL) else not_dp_disclosure(disclosures, cost.protects)
     if not_dp is None:
         return {"guarantee": cost.guarantee, "protects": cost.protects, "sentence": cost.sentence()}
+    return voided(not_dp)
+
+
+def voided(not_dp: tuple[str, str]) -> dict[str, str]:
+    """The guarantee, what is protected and the sentence for a release that a not-DP disclosure ``(parameter,
+    reason)`` (:func:`not_dp_disclosure`) leaves with none."""
     return {"guarantee": f"none: not differentially private ({not_dp[0]} read off the data)",
             "protects": "nothing formally (not differentially private as run)",
             "sentence": f"not differentially private as run: {not_dp[1]}"}
