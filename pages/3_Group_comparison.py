@@ -198,7 +198,8 @@ for label, (pair, overall, law) in tables.items():
     df = df.rename(columns={"Chi² non-private": "Chi² non-private, public grid",
                             "p non-private": "p non-private, public grid",
                             "At 0.05 non-private": "At 0.05 non-private, public grid",
-                            f"p {label}": p_col})
+                            f"p {label}": p_col,
+                            f"Chi² {label}": f"Chi² {label}" + (" (noise-adjusted)" if law.cell_variance > 0 else "")})
     every = cs.compare_tests(fine_tests, priv_tests)
     df.insert(1, "Chi² non-private", [cv.fmt_stat(c.statistic_exact) for c in every])
     df.insert(2, "p non-private", [cv.fmt_p(c.p_exact) for c in every])
@@ -229,7 +230,9 @@ st.caption("Chi² is the log-rank statistic (1 degree of freedom per pair; group
            "the flips compare like with like). A private p-value is *calibrated*: its Chi² is compared with the Chi² "
            "that pure noise produces (simulated from the release and the public noise law: free post-processing), "
            "so it keeps its 5% false-alarm rate; \"Chi² needed at 5%\" is the value it must exceed (3.84 without "
-           "noise for a pair). The non-private columns are for the data holder only, not for publication.")
+           "noise for a pair). A *noise-adjusted* Chi² adds the noise's variance to the data's own in its denominator, "
+           "so it stays near an ordinary Chi² at any epsilon. The non-private columns are for the data holder only, "
+           "not for publication.")
 
 text = """
 **The log-rank test** asks whether two (or more) groups of patients have the same survival. At each time a patient

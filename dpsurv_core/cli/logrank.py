@@ -5,11 +5,13 @@ laplace-counts and adaptive-km (noisy counts), rrr (counts per reported group; p
 only), nonprivate (exact, on the data's event times, equal to lifelines). time-indexed releases no
 counts and is refused.
 
-``p_value`` is the calibrated p-value (:mod:`dpsurv_core.curves.logrank_test`): the statistic compared
+``p_value`` is the calibrated p-value (:mod:`dpsurv_core.curves.logrank_test`): ``statistic`` compared
 with its null distribution simulated from the released pooled hazard and the public noise law
-(``null_draws`` draws, seeded from the released values). ``chi2_tail_ignoring_noise`` is the
-chi-square tail of the same statistic, which treats the noisy counts as exact: not a p-value when
-there is noise. Without noise (nonprivate, ``--epsilon inf``) the two are equal.
+(``null_draws`` draws, seeded from the released values). For laplace-counts ``statistic`` is the
+noise-adjusted log-rank statistic (O - E)' (V + V_noise)^-1 (O - E), otherwise the plain one.
+``chi2_tail_ignoring_noise`` is the chi-square tail of the plain statistic of the released counts
+(``statistic_ignoring_noise``), which treats the noisy counts as exact: not a p-value when there is
+noise. Without noise (nonprivate, ``--epsilon inf``) they are all equal.
 """
 
 from __future__ import annotations
@@ -159,6 +161,7 @@ def _numbers(r: logrank_test.CalibratedTest, t: int) -> dict[str, Any]:
     """One test's numbers in one trial (``p_value`` is the calibrated p-value)."""
     p = _finite(float(r.p_value[t]))
     return {"statistic": _finite(float(r.statistic[t])), "p_value": p, "p_value_calibrated": p,
+            "statistic_ignoring_noise": _finite(float(r.statistic_ignoring_noise[t])),
             "chi2_tail_ignoring_noise": _finite(float(r.chi2_tail_ignoring_noise[t])),
             "critical_value_95": _finite(float(r.critical_value[t])), "dof": r.dof, "null_draws": r.null_draws,
             "test_method": r.method}

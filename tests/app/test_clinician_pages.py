@@ -138,6 +138,7 @@ def test_group_page_labels_downloads_and_sdc():
     assert {"Male (preview)", "Female (preview)"} <= chart_names(at)
     labels = downloads(at)
     assert {"Figure as PNG", "Figure as SVG"} <= set(labels) and labels.count("Table as CSV") == len(at.table)
+    at.select_slider(key="gc_epsilon").set_value(0.5).run()  # noise enough for the low-power sentence
     assert "Male vs Female" in " ".join(w.value for w in at.warning)  # the core's warnings name the groups too
     at.selectbox(key="gc_mechanism").set_value("rrr").run()
     assert not at.exception

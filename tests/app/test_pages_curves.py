@@ -243,7 +243,7 @@ def test_group_page_lung_log_rank():
     assert lr.loc[0, "Chi² non-private"] == "10.33"  # Gondara & Wang 2020 Table 3, "No privacy": 10.3
     assert lr.loc[0, "p non-private"] == "0.0013"
     assert lr.loc[0, "Flip?"] in {"same conclusion", "FLIPPED: significant → not significant"}
-    assert "Chi² preview" in lr.columns
+    assert "Chi² preview (noise-adjusted)" in lr.columns  # laplace-counts, the default
     # one epsilon control, and only the mechanisms that publish counts are offered
     assert len([w for w in [*at.select_slider, *at.number_input] if "epsilon" in w.label.lower()]) == 1
     assert at.selectbox(key="gc_mechanism").options == [catalogue.get(catalogue.CURVES, m).name for m in
@@ -270,7 +270,7 @@ def test_group_page_release_is_labelled_log_rank_tests():
     assert body["analysis"] == "log-rank tests" and body["cost"]["epsilon"] == pytest.approx(1.0)
     assert body["command"].startswith("python -m dpsurv_core logrank ") and "--group sex" in body["command"]
     assert body["outputs"]["tests"][0]["group_a"] == "1" and "at_risk" in body["outputs"]
-    assert f"Chi² released, record {recs[0].id}" in table(at, "Test").columns
+    assert f"Chi² released, record {recs[0].id} (noise-adjusted)" in table(at, "Test").columns
     # the record keeps the calibrated test the page shows (not the chi-square tail that ignores the noise)
     kept = body["outputs"]["tests"][0]
     shown = table(at, "Test")

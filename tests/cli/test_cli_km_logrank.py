@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from lifelines import KaplanMeierFitter
 from lifelines.utils import median_survival_times
+from scipy.special import chdtrc
 
 from dpsurv_core.data.cohort import load_bundled
 from tests.cli_run import fails, run
@@ -113,8 +114,10 @@ def test_logrank_repeats_are_vectorised(capsys):
     o = run(capsys, "logrank", *LUNG, "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "1",
             "--grid", "0:1100:20", "--repeat", "3000", "--seed", "5")
     assert len(o["tests"]) == len(o["overall"]) == 3000
-    stats = np.array([t["statistic"] for t in o["tests"]])
+    stats = np.array([t["statistic_ignoring_noise"] for t in o["tests"]])
     assert 5 < np.median(stats) < 15  # around the non-private 10.3 on a 20-bin grid
+    adjusted = np.array([t["statistic"] for t in o["tests"]])  # the noise's variance in its denominator
+    assert np.all(adjusted <= stats + 1e-9) and np.median(adjusted) < 0.8 * np.median(stats)
     o = run(capsys, "logrank", "--data", "kidney", "--group", "disease", "--mechanism", "rrr", "--epsilon", "3",
             "--repeat", "50", "--seed", "5")
     assert len(o["tests"]) == 6 * 50 and o["protects"] == "the group label only"
@@ -221,8 +224,10 @@ def test_logrank_p_value_is_calibrated_for_the_noise(capsys):
     assert o["null_draws"] == t["null_draws"] == 199 and "Monte Carlo" in o["test_method"]
     assert o["interval_includes_noise"] is True and isinstance(o["warnings"], list)
     assert t["p_value"] == t["p_value_calibrated"] and t["p_value"] >= 1 / 200
-    assert t["critical_value_95"] > 3.84  # the noise widens the null distribution
-    assert t["p_value"] > t["chi2_tail_ignoring_noise"] or t["statistic"] < 3.84
+    assert "noise-adjusted" in o["test_method"] and t["statistic"] < t["statistic_ignoring_noise"]
+    assert 2.5 < t["critical_value_95"] < 6.5  # the noise-adjusted statistic stays near chi-square
+    assert t["chi2_tail_ignoring_noise"] == pytest.approx(float(chdtrc(1, t["statistic_ignoring_noise"])))
+    assert t["p_value"] > t["chi2_tail_ignoring_noise"] or t["statistic_ignoring_noise"] < 3.84
     exact = run(capsys, "logrank", *LUNG, "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "inf",
                 "--grid", "0:1100:20", "--seed", "3")
     np_ = run(capsys, "logrank", *LUNG, "--group", "sex", "--mechanism", "nonprivate")

@@ -125,14 +125,14 @@ def test_landmark_and_rmst_after_follow_up_warn(capsys):
 
 
 def test_warnings_name_the_groups_by_their_labels(capsys):
-    o = run(capsys, "logrank", "--data", "lung", "--group", "sex", "--epsilon", "1", "--seed", "1")
+    o = run(capsys, "logrank", "--data", "lung", "--group", "sex", "--epsilon", "0.5", "--seed", "1")
     assert o["warnings"] and all("1 vs 2" not in w for w in o["warnings"])
     assert any("Male vs Female" in w for w in o["warnings"])
 
 
 def test_report_carries_the_noise_aware_band_limits_landmarks_and_warnings(capsys, tmp_path):
     out = tmp_path / "r.html"
-    run(capsys, "report", "--data", "lung", "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "1",
+    run(capsys, "report", "--data", "lung", "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "0.5",
         "--landmarks", "365", "--rmst", "900", "--conf-type", "log-log", "--out", str(out))
     text = html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", re.sub(r"<script.*?</script>", "", out.read_text(), flags=re.S))))
     assert "R's log-log type, including the privacy noise" in text

@@ -3,13 +3,17 @@ benchmarks/logrank_calibration.py), deterministic per release."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lifelines.statistics import logrank_test, multivariate_logrank_test
+from scipy.special import chdtrc
 
 from benchmarks.logrank_calibration import cell, cohorts, nonprivate
+from dpsurv_core.curves import logrank
 from dpsurv_core.curves import logrank_test as lt
 from dpsurv_core.curves.release import context, exact_counts, tile_trials
 from dpsurv_core.data.cohort import Cohort, load_bundled
@@ -81,8 +85,45 @@ def test_same_release_same_p_value_and_p_in_range(lung):
     for a, b in zip(one, two, strict=True):
         np.testing.assert_array_equal(a.p_value, b.p_value)
         assert np.all((a.p_value >= 1 / 100) & (a.p_value <= 1))
-        # the noise widens the null: the simulated 95% point lies above chi-square's 3.84
-        assert np.all(a.critical_value > 3.84)
+        # the noise-adjusted statistic is nearly chi-square: its simulated 95% point stays near 3.84, and the
+        # adjustment only shrinks the plain statistic of the same counts
+        assert np.all((a.critical_value > 2.5) & (a.critical_value < 6.5))
+        assert np.all(a.statistic <= a.statistic_ignoring_noise + 1e-12) and np.all(a.noise_ratio > 0.5)
+        np.testing.assert_allclose(a.chi2_tail_ignoring_noise, chdtrc(a.dof, a.statistic_ignoring_noise))
+
+
+def test_noise_covariance_is_the_variance_the_noise_adds_to_observed_minus_expected():
+    """V_noise against a Monte Carlo: Laplace noise on the event cells of fixed numbers at risk (three groups)."""
+    rng = np.random.default_rng(4)
+    r = rng.integers(5, 60, (3, 8)).astype(float)
+    r[:, -1] = [0.0, 3.0, 0.0]  # a bin with one group left
+    d = np.minimum(rng.integers(0, 6, (3, 8)), r).astype(float)
+    b = 2.0
+    noisy = d + rng.laplace(0.0, b, (200_000, 3, 8))
+    rt = r.sum(0)
+    o_minus_e = (noisy - noisy.sum(1, keepdims=True) * np.where(rt > 0, r / np.where(rt > 0, rt, 1.0), 0.0)).sum(-1)
+    np.testing.assert_allclose(np.cov(o_minus_e.T), logrank.noise_covariance(r, 2 * b * b), rtol=0.03, atol=0.3)
+
+
+def test_noise_adjusted_statistic_is_nearly_pivotal_where_the_plain_one_is_not():
+    """Heavy noise (epsilon 0.3, n = 200, late censoring): the plain statistic's simulated 95% point is several times
+    chi-square's, which ties its null law to the plug-in rates; the adjusted one stays near chi-square's (a little
+    below: clamping at 0 takes some of the noise away)."""
+    rng = np.random.default_rng(8)
+    t, c = rng.exponential(300, 200), rng.uniform(0, 900, 200)
+    cohort = Cohort(np.ceil(np.minimum(t, c)), (t <= c).astype(np.int64), np.where(rng.random(200) < 0.5, "A", "B"))
+    public = PublicParameters(900.0, TimeGrid(np.linspace(0.0, 900.0, 21), "equal", False), group_categories=("A", "B"))
+    mech = build("laplace-counts", 0.3, cohort, public)
+    rel = mech.release(cohort, public, SimulationNoise(2), trials=3)
+    law = lt.noise_law(mech)
+    (adjusted,) = lt.calibrated_tests(rel.counts, law, draws=199, overall=False)
+    (plain,) = lt.calibrated_tests(rel.counts, replace(law, cell_variance=0.0), draws=199, overall=False)
+    assert np.all(plain.critical_value > 3 * 3.84)
+    assert np.all((adjusted.critical_value > 3.84 / 2.5) & (adjusted.critical_value < 3.84 * 1.7))
+    np.testing.assert_array_equal(plain.statistic, adjusted.statistic_ignoring_noise)
+    assert "noise-adjusted" in adjusted.method
+    words = lt.warnings_for(rel.counts, law, [adjusted], 0.3, lt.cell_noise_sd(mech))
+    assert any(w.startswith("Almost no power at epsilon 0.3: the noise's variance") for w in words)
 
 
 def test_randomized_response_raw_needs_no_calibration_but_debiased_does(lung):

@@ -350,7 +350,7 @@ def test_report_command_records_and_ledger_exports_carry_the_tests_and_labels(tm
 
     path = tmp_path / "ledger.sqlite3"
     monkeypatch.setenv("DPSURV_LEDGER", str(path))
-    assert main(["report", "--data", "lung", "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "1",
+    assert main(["report", "--data", "lung", "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "0.5",
                  "--out", str(tmp_path / "r.html")]) == 0
     assert main(["logrank", "--data", "lung", "--group", "sex", "--mechanism", "rrr", "--epsilon", "1", "--json"]) == 0
     store = LedgerStore(path)
@@ -359,7 +359,8 @@ def test_report_command_records_and_ledger_exports_carry_the_tests_and_labels(tm
     assert from_report.body["outputs"]["test_method"].startswith("Monte Carlo")
     _, bundle = export_bundle([from_report], store.ledger(fp), "lung", fp)
     payload = json.loads(bundle)
-    assert any(t["title"].startswith("Log-rank tests (") for t in payload["derived_tables"])
+    lr = next(t for t in payload["derived_tables"] if t["title"].startswith("Log-rank tests ("))
+    assert "noise-adjusted" in lr["title"] and "chi-square (noise-adjusted)" in lr["rows"][0]
     assert any(w.startswith("Almost no power") for w in payload["report_warnings"])
     legend = {t.name for t in outputs_figure(from_report.body["outputs"]).data}
     assert any("Male" in n for n in legend) and not any(n.endswith(": 1") for n in legend)
