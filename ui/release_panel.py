@@ -93,4 +93,23 @@ def release_button(plan: Plan, key: str, label: str = "Release") -> Released | N
                    "'released' are the published ones; the record is in the Ledger and report page.")
         for w in rel.warnings:
             st.warning(w)
+        if (changed := reading_changed(rel.entry.command, plan.command)) is not None:
+            st.info(changed)
     return rel
+
+
+def _readings(command: str) -> dict[str, str]:
+    return dict(m.group(0).split() for m in READING_OPTIONS.finditer(command))
+
+
+def reading_changed(recorded: str, now: str) -> str | None:
+    """One sentence when the release is now read otherwise (band type, landmark or RMST times) than at the Release
+    click, whose readings its record keeps; None when they agree."""
+    before, after = _readings(recorded), _readings(now)
+    if before == after:
+        return None
+    names = {"--conf-type": "band type", "--landmarks": "landmark times", "--rmst": "RMST time"}
+    what = ", ".join(f"{names[k]} {before.get(k, 'none')}" for k in names if before.get(k) != after.get(k))
+    return ("The numbers below are read off the same release with the settings you changed after the Release click "
+            "(free post-processing, no new charge), but its record and reports keep the readings of the click "
+            f"({what}). Set these before releasing to have them recorded.")

@@ -391,8 +391,17 @@ def test_the_record_keeps_what_the_page_prints_beside_the_release():
     med = table(at, "Group")
     m = out["medians"][0]
     assert med.loc[0, label] == cv.fmt_ci_time(m["median"], m["median_lower"], m["median_upper"], "days")
+    assert not [i for i in at.info if "after the Release click" in i.value]
     at.selectbox(key="sc_conf_type").set_value("log").run()  # another reading of the same release
     assert len(releases()) == 1 and f"released, record {rec.id}" in text(at)
+    (note,) = [i.value for i in at.info if "after the Release click" in i.value]  # said not to be the record's
+    assert "band type log-log" in note and "landmark" not in note and "RMST" not in note
+    at.number_input(key="sc_rmst_lung_days").set_value(300.0).run()
+    (note,) = [i.value for i in at.info if "after the Release click" in i.value]
+    assert "band type log-log, RMST time 400" in note
+    at.selectbox(key="sc_conf_type").set_value("log-log").run()
+    at.number_input(key="sc_rmst_lung_days").set_value(400.0).run()  # back to the click's readings: no note
+    assert not [i for i in at.info if "after the Release click" in i.value]
 
 
 def test_cumulative_hazard_chart_draws_and_names_its_band():
