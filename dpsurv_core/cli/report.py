@@ -28,7 +28,7 @@ from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import SUBJECT, not_dp_disclosure
 from dpsurv_core.report.figures import curves_figure
 from dpsurv_core.report.files import write_new
-from dpsurv_core.report.html import Report, band_sentence, export_bundle, median_table
+from dpsurv_core.report.html import Report, band_sentence, export_bundle, landmark_table, median_table, rmst_table
 from dpsurv_core.report.pdf import PdfUnavailable, html_to_pdf, pdf_problem
 
 NAME = "report"
@@ -59,10 +59,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                                         "followed or replaced)")
 
 
-def _nan(v: float | None) -> float:
-    return math.nan if v is None else v
-
-
 def _label(names: dict[str, str], group: str) -> str:
     return names.get(str(group), str(group))
 
@@ -87,17 +83,11 @@ def _curve_sections(rep: Report, release: curves.CurveRelease, cohort, public, a
     entries = km.curve_entries(main, "survival", conf_type, noisy, coarse)
     rep.add_table(median_table(entries, names, cohort.time_unit), f"Median survival ({what}, 95% CI)")
     if args.landmarks:
-        rows = [{"group": _label(names, e["group"]), "time asked": e["time_requested"], "time used": e["time_used"],
-                 "survival": e["survival"], "95% CI lower": _nan(e["lower"]), "95% CI upper": _nan(e["upper"])}
-                for e in km.landmark_entries(main, args.landmarks, conf_type, public.grid.kind == "event-times", noisy)
-                if e["trial"] == 0]
-        rep.add_table(pd.DataFrame(rows), f"Survival at the landmark times ({what}, 95% CI)")
+        entries = km.landmark_entries(main, args.landmarks, conf_type, public.grid.kind == "event-times", noisy)
+        rep.add_table(landmark_table(entries, names), f"Survival at the landmark times ({what}, 95% CI)")
     if args.rmst is not None:
-        rows = [{"group": _label(names, e["group"]), f"up to ({cohort.time_unit})": e["time_used"], "RMST": e["rmst"],
-                 "95% CI lower": _nan(e["lower"]), "95% CI upper": _nan(e["upper"])}
-                for e in km.rmst_entries(km.rmst_curves(release), float(args.rmst), km.rmst_on_grid(release, public))
-                if e["trial"] == 0]
-        rep.add_table(pd.DataFrame(rows), f"Restricted mean survival time ({what}, 95% CI)")
+        entries = km.rmst_entries(km.rmst_curves(release), float(args.rmst), km.rmst_on_grid(release, public))
+        rep.add_table(rmst_table(entries, names, cohort.time_unit), f"Restricted mean survival time ({what}, 95% CI)")
     risk = km.number_at_risk(release.curves.groups, cohort, public, release.counts,
                              release.cost.epsilon if private else math.inf, release.trials)
     if risk is not None:

@@ -503,11 +503,30 @@ def median_table(entries: list[dict[str, Any]], names: dict[str, str], unit: str
     return pd.DataFrame(rows)
 
 
+def landmark_table(entries: list[dict[str, Any]], names: dict[str, str]) -> pd.DataFrame:
+    """Landmark survival (first trial) as ``km --landmarks`` gives it: the time asked, the time used, the 95% limits
+    (NaN where R gives NA)."""
+    return pd.DataFrame([{"group": names.get(str(e["group"]), str(e["group"])), "time asked": e["time_requested"],
+                          "time used": e["time_used"], "survival": e["survival"], "95% CI lower": _nan(e["lower"]),
+                          "95% CI upper": _nan(e["upper"])} for e in entries if e.get("trial", 0) == 0])
+
+
+def rmst_table(entries: list[dict[str, Any]], names: dict[str, str], unit: str = "") -> pd.DataFrame:
+    """Restricted mean survival time (first trial) as ``km --rmst`` gives it, with its 95% limits."""
+    up_to = f"up to ({unit})" if unit else "up to"
+    return pd.DataFrame([{"group": names.get(str(e["group"]), str(e["group"])), up_to: e["time_used"],
+                          "RMST": e["rmst"], "95% CI lower": _nan(e["lower"]), "95% CI upper": _nan(e["upper"])}
+                         for e in entries if e.get("trial", 0) == 0])
+
+
+def _nan(v: float | None) -> float:
+    return math.nan if v is None else v
+
+
 def _curve_summary_tables(out: dict[str, Any]) -> list[tuple[pd.DataFrame, str]]:
     """A curve record's medians and quartiles, landmark survival and RMST with their intervals (first trial), groups
     by their labels, as ``km`` printed them."""
     labels = dict(zip(map(str, out.get("groups") or []), out.get("group_labels") or out.get("groups") or []))
-    name = lambda e: labels.get(str(e.get("group")), str(e.get("group")))  # noqa: E731
     first = lambda key: [e for e in out.get(key) or [] if isinstance(e, dict) and e.get("trial", 0) == 0]  # noqa: E731
     which = "de-biased curves, " if "debiased_survival" in out else ""
     noise = "carrying the noise" if out.get("interval_includes_noise") else "sampling error only"
@@ -518,15 +537,11 @@ def _curve_summary_tables(out: dict[str, Any]) -> list[tuple[pd.DataFrame, str]]
         tables.append((median_table(medians, labels), f"Median {survival} and quartiles ({which}95% intervals "
                                                       f"{noise})"))
     if landmarks := first("landmarks"):
-        rows = [{"group": name(e), "time asked": e["time_requested"], "time used": e["time_used"],
-                 "survival": e["survival"], "95% lower": e["lower"], "95% upper": e["upper"]} for e in landmarks]
-        tables.append((pd.DataFrame(rows), f"{survival[0].upper() + survival[1:]} at the landmark times ({which}95% "
-                                           f"intervals {noise})"))
+        tables.append((landmark_table(landmarks, labels), f"{survival[0].upper() + survival[1:]} at the landmark "
+                                                          f"times ({which}95% intervals {noise})"))
     if rmst := first("rmst"):
-        rows = [{"group": name(e), "up to": e["time_used"], "RMST": e["rmst"], "95% lower": e["lower"],
-                 "95% upper": e["upper"]} for e in rmst]
-        tables.append((pd.DataFrame(rows), f"Restricted mean {'event-free ' if free else ''}survival time (95% "
-                                           f"intervals {noise})"))
+        tables.append((rmst_table(rmst, labels), f"Restricted mean {'event-free ' if free else ''}survival time (95% "
+                                                 f"intervals {noise})"))
     return tables
 
 

@@ -300,7 +300,7 @@ def test_the_ledger_record_keeps_the_medians_landmarks_and_rmst_km_printed(capsy
     assert list(tables["Median survival and quartiles"]["group"]) == ["Male", "Female"]
     rmst = tables["Restricted mean survival time"]
     assert list(rmst["RMST"]) == pytest.approx([e["rmst"] for e in o["rmst"]])
-    assert list(rmst["95% upper"]) == pytest.approx([e["upper"] for e in o["rmst"]])
+    assert list(rmst["95% CI upper"]) == pytest.approx([e["upper"] for e in o["rmst"]])
     lm = tables["Survival at the landmark times"]
     assert list(lm["time used"]) == [e["time_used"] for e in o["landmarks"]]
 
