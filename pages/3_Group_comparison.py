@@ -174,7 +174,8 @@ if result.counts is not None:
             tables[label] = (calibrated[:-1], calibrated[-1], law)
             named_counts, named_tests = cv.named_groups(counts, calibrated, group_col)  # warnings name the groups
             warnings += [w for w in logrank_test.warnings_for(named_counts, law, named_tests, result.cost.epsilon,
-                                                              logrank_test.cell_noise_sd(mechanism) if law.noisy else 0.0)
+                                                              logrank_test.cell_noise_sd(mechanism) if law.noisy else 0.0,
+                                                              cohort.rows_per_subject)
                          if w not in warnings]
     except DpsurvError as exc:
         st.error(str(exc))
@@ -211,11 +212,15 @@ for label, (pair, overall, law) in tables.items():
                     + ("(from the reported, randomized labels)" if label == private_label else "(mixing undone)"))
     cv.show_table(df, f"logrank-{cohort.name}-{label}", f"gc_tests_{len(label)}_{label[:12]}",
                   styled=cv.style_flips(df))
-    st.caption(f"Private p-values: {law.method.format(draws=logrank_test.DEFAULT_DRAWS)}.")
-    flips = [cv.test_label(c, group_col) for c in comparison if c.flipped]
+    st.caption(f"Private p-values: {overall.method}.")
+    flips = [c for c in comparison if c.flipped]
     if flips:
-        st.error(f"Conclusion FLIPPED at the 5% level for {markdown_literal(', '.join(flips))} ({label}): these private numbers would "
-                 "lead a reader to a different conclusion than the real data on the same time grid.", icon="⚠️")
+        lost = [cv.test_label(c, group_col) for c in flips if c.significant_exact]
+        found = [cv.test_label(c, group_col) for c in flips if not c.significant_exact]
+        said = ([f"cannot confirm the difference the exact test finds for {', '.join(lost)}"] if lost else []) + (
+            [f"finds a difference the exact test does not for {', '.join(found)}"] if found else [])
+        st.error(markdown_literal(f"Conclusion FLIPPED at the 5% level ({label}): the private test "
+                                  f"{' and '.join(said)}, on the same time grid."), icon="⚠️")
     elif any(not c.defined for c in comparison):
         st.warning("Some private tests cannot be computed from the released counts (a group has nobody left at risk "
                    "after the noise): no conclusion can be drawn from them. A larger epsilon or fewer groups helps.",
@@ -230,9 +235,10 @@ st.caption("Chi² is the log-rank statistic (1 degree of freedom per pair; group
            "the flips compare like with like). A private p-value is *calibrated*: its Chi² is compared with the Chi² "
            "that pure noise produces (simulated from the release and the public noise law: free post-processing), "
            "so it keeps its 5% false-alarm rate; \"Chi² needed at 5%\" is the value it must exceed (3.84 without "
-           "noise for a pair). A *noise-adjusted* Chi² adds the noise's variance to the data's own in its denominator, "
-           "so it stays near an ordinary Chi² at any epsilon. The non-private columns are for the data holder only, "
-           "not for publication.")
+           "noise for a pair). A *noise-adjusted* Chi² (laplace-counts) adds to its denominator the variance the noise "
+           "would give each bin's deaths, which discounts the bins where noise outweighs deaths; it has a scale of its "
+           "own: compare it with \"Chi² needed at 5%\" beside it, not with the non-private columns. The non-private "
+           "columns are for the data holder only, not for publication.")
 
 text = """
 **The log-rank test** asks whether two (or more) groups of patients have the same survival. At each time a patient
@@ -241,7 +247,7 @@ groups. The sum of these differences gives the statistic (Chi²); a p-value belo
 "the groups survive differently".
 
 **Privacy.** The private version runs the same test on the published noisy counts, so it costs nothing beyond the
-release itself. Noise alone makes the statistic larger, so reading it against the usual chi-square table would
+release itself. Noise alone makes the plain statistic larger, so reading it against the usual chi-square table would
 announce differences that are not there (at epsilon 1 on 20 bins, about half of all releases of two identical groups
 would look "significant"). dpsurv therefore *calibrates* the private p-value: it simulates many releases of groups
 that truly survive alike, with the released overall death rates and the public noise law, and asks how often they

@@ -99,7 +99,8 @@ def release_button(plan: Plan, key: str, label: str = "Release") -> Released | N
 
 
 def _readings(command: str) -> dict[str, str]:
-    return dict(m.group(0).split() for m in READING_OPTIONS.finditer(command))
+    """The reading options of a command line; the band type is R's default, log, when the command leaves it out."""
+    return {"--conf-type": "log"} | dict(m.group(0).split() for m in READING_OPTIONS.finditer(command))
 
 
 def reading_changed(recorded: str, now: str) -> str | None:
@@ -108,8 +109,13 @@ def reading_changed(recorded: str, now: str) -> str | None:
     before, after = _readings(recorded), _readings(now)
     if before == after:
         return None
-    names = {"--conf-type": "band type", "--landmarks": "landmark times", "--rmst": "RMST time"}
-    what = ", ".join(f"{names[k]} {before.get(k, 'none')}" for k in names if before.get(k) != after.get(k))
-    return ("The numbers below are read off the same release with the settings you changed after the Release click "
-            "(free post-processing, no new charge), but its record and reports keep the readings of the click "
-            f"({what}). Set these before releasing to have them recorded.")
+    kept = []
+    if before["--conf-type"] != after["--conf-type"]:
+        kept.append(f"the {before['--conf-type']} band")
+    if before.get("--landmarks") != after.get("--landmarks"):
+        kept.append("the landmark times" if "--landmarks" in before else "no landmark times")
+    if before.get("--rmst") != after.get("--rmst"):
+        kept.append("the RMST time" if "--rmst" in before else "no RMST")
+    return ("The numbers below are read off the same release with settings changed after the Release click (free "
+            f"post-processing, no new charge), but its record and reports keep {', '.join(kept)} of the click. "
+            "Recording these readings takes a new release: a fresh draw, charged again.")

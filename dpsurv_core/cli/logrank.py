@@ -119,7 +119,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     names = group_labels_of(args, counts.groups)
     out["warnings"] = logrank_test.warnings_for(named_groups(counts, names), law,
                                                 logrank_test.with_group_names(results, names), out.get("epsilon_spent"),
-                                                logrank_test.cell_noise_sd(mech) if law.noisy else 0.0)
+                                                logrank_test.cell_noise_sd(mech) if law.noisy else 0.0,
+                                                cohort.rows_per_subject)
     return add_group_labels(out, names)
 
 
@@ -148,7 +149,8 @@ def released_tests(rel: CurveRelease, mech: Any, names: dict[str, str] | None = 
         out[prefix + "test_method"] = results[-1].method
         sd = logrank_test.cell_noise_sd(mech) if law.noisy else 0.0
         out["test_warnings"] += [w for w in logrank_test.warnings_for(
-            named_groups(first, names), law, logrank_test.with_group_names(results, names), rel.cost.epsilon, sd)
+            named_groups(first, names), law, logrank_test.with_group_names(results, names), rel.cost.epsilon, sd,
+            getattr(mech, "rows_per_subject", 1))
             if w not in out["test_warnings"]]
     return out
 

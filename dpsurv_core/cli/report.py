@@ -113,7 +113,8 @@ def _logrank_table(counts, mech, extra=None, names: dict[str, str] | None = None
              "statistic": float(t.statistic[0]), "p-value": float(t.p_value[0]), "test": t.method}
             for t in tests]
     warnings = logrank_test.warnings_for(km.named_groups(counts, names), law, logrank_test.with_group_names(tests, names), epsilon,
-                                         logrank_test.cell_noise_sd(mech) if law.noisy else 0.0)
+                                         logrank_test.cell_noise_sd(mech) if law.noisy else 0.0,
+                                         getattr(mech, "rows_per_subject", 1))
     return pd.DataFrame(rows), warnings
 
 

@@ -8,11 +8,15 @@ degrees of freedom; pairwise tests use only the two groups' counts. With the dis
 times as the grid these equal lifelines' logrank_test / pairwise_logrank_test /
 multivariate_logrank_test. Arrays keep leading trial axes.
 
-With noise of variance sigma^2 on every released event cell, O - E carries the extra covariance
+A calibrated private test may compare a *noise-adjusted* statistic (O - E)' (V + V_noise)^- (O - E)
+with its simulated null law (:func:`noise_adjusted`), where
   V_noise,gh = sigma^2 sum_j (delta_gh - a_gj - a_hj + G a_gj a_hj),   a_gj = r_gj / r_j,
-over bins with someone at risk (the noise on the numbers at risk is second order and left out), and
-the noise-adjusted statistic (O - E)' (V + V_noise)^- (O - E) is close to chi-square whatever the
-hazard (:func:`noise_adjusted`).
+over the bins with someone at risk: the covariance that independent noise of variance sigma^2 on every
+group's events in every such bin would add to O - E with the numbers at risk held fixed. It is not the
+exact noise variance of a release (clamping takes some noise away, the noise that builds up in the
+numbers at risk adds some): it is a fixed, public weighting that discounts bins where the noise
+outweighs the events, so that the statistic's null law depends far less on the rates a simulation
+reads off the noisy counts (docs/coverage-logrank.md).
 
 ``p_value`` here is the chi-square tail: exact for exact counts, but it ignores the noise of a private
 release (the noise widens the statistic's null distribution). Private p-values come from
@@ -75,7 +79,7 @@ def _at_risk_events(counts: BinnedCounts) -> tuple[np.ndarray, np.ndarray]:
 
 
 def noise_covariance(r: np.ndarray, cell_variance: float) -> np.ndarray:
-    """V_noise (..., G, G): the covariance that noise of variance ``cell_variance`` on every event cell adds to O - E."""
+    """V_noise (..., G, G) = sigma^2 sum_j (delta_gh - a_gj - a_hj + G a_gj a_hj) over the bins with someone at risk."""
     rt = r.sum(-2)
     live = rt > 0
     a = np.where(live[..., None, :], r / np.where(live, rt, 1.0)[..., None, :], 0.0)  # (..., G, J)
@@ -87,20 +91,15 @@ def noise_covariance(r: np.ndarray, cell_variance: float) -> np.ndarray:
     return cell_variance * cov
 
 
-def noise_adjusted(counts: BinnedCounts, cell_variance: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(noise-adjusted statistic, plain statistic, noise-to-sampling variance ratio tr V_noise / tr V) over all groups
-    of ``counts``: the statistic a calibrated test of noisy counts compares with its simulated null law."""
+def noise_adjusted(counts: BinnedCounts, cell_variance: float) -> tuple[np.ndarray, np.ndarray]:
+    """(noise-adjusted statistic, plain statistic) over all groups of ``counts``; NaN where the counts leave the
+    plain statistic no variance (no events, or nobody at risk in a group), as the test is undefined there."""
     r, d = _at_risk_events(counts)
     o, e, v = _components(r, d)
     plain = _statistic(o, e, v)
     if cell_variance <= 0:
-        return plain, plain, np.zeros_like(plain)
-    vn = noise_covariance(r, cell_variance)
-    k = v.shape[-1] - 1
-    tv = np.trace(v[..., :k, :k], axis1=-2, axis2=-1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(tv > 0, np.trace(vn[..., :k, :k], axis1=-2, axis2=-1) / np.where(tv > 0, tv, 1.0), np.inf)
-    return _statistic(o, e, v + vn), plain, ratio
+        return plain, plain
+    return np.where(np.isnan(plain), np.nan, _statistic(o, e, v + noise_covariance(r, cell_variance))), plain
 
 
 def overall(counts: BinnedCounts) -> LogRankResult:

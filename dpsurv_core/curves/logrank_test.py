@@ -20,11 +20,12 @@ Gaboardi et al. 2016 for chi-square tests; Wang, Kifer and Lee 2019):
 
 Where the law states the noise variance on one count cell (Laplace noise), T is the noise-adjusted
 statistic (O - E)' (V + V_noise)^- (O - E) of :func:`~dpsurv_core.curves.logrank.noise_adjusted`
-rather than the plain log-rank chi-square. It is nearly pivotal (close to chi-square in any world),
-so the simulated null law depends little on the plug-in rates; bootstrapping a pivot rather than a
-raw statistic is what keeps a parametric bootstrap's level (Hall 1992). With the plain statistic,
-rates read off clamped noisy counts make the simulated cohorts die out too fast and the test
-rejected 7-8% of true nulls at epsilon 0.5 and below (docs/coverage-logrank.md).
+rather than the plain log-rank chi-square. The plain statistic's null law grows with the noise, so
+the test leaned on the rates read off the clamped noisy counts, whose simulated cohorts die out too
+fast, and rejected 7-8% of true nulls at epsilon 0.5 and below with heavy late censoring; the
+adjusted statistic discounts the bins where noise outweighs the events and its null law moves far
+less with the plug-in rates (resampling a statistic that depends less on the unknowns is what keeps a
+parametric bootstrap's level: Hall 1992). Measured in docs/coverage-logrank.md.
 
 Pairwise tests simulate the pair's groups only with the pair's pooled hazard; the overall test all
 groups. Everything is vectorised over release trials and null draws (one (trials x B) axis); the
@@ -93,8 +94,8 @@ class CalibratedTest:
 
     ``statistic`` is the statistic the test compares with its null law (noise-adjusted where the law says
     so); ``statistic_ignoring_noise`` the plain log-rank chi-square of the released counts, whose tail
-    ``chi2_tail_ignoring_noise`` is. ``noise_ratio``: tr V_noise / tr V, the noise's variance on O - E
-    against the data's own (0 without an adjustment).
+    ``chi2_tail_ignoring_noise`` is, and ``plain_critical_value`` its simulated null 95% point (how far the
+    noise spreads the plain statistic: chi-square's 3.84 for a pair without noise).
     """
 
     group_a: str
@@ -107,7 +108,7 @@ class CalibratedTest:
     null_draws: int
     method: str
     statistic_ignoring_noise: np.ndarray
-    noise_ratio: np.ndarray
+    plain_critical_value: np.ndarray
 
     @property
     def label(self) -> str:
@@ -127,7 +128,7 @@ def _laplace_law(mech: Any) -> NoiseLaw:
     if scale <= 0:  # epsilon = inf
         return NoiseLaw(mech.name, "none (epsilon = inf: exact counts)", False, lambda e, r, n: e)
     return NoiseLaw(mech.name, f"{kind} noise of scale {scale:.4g} on every count cell, then clamping", True, apply,
-                    method=ADJUSTED_METHOD, cell_variance=cell_noise_sd(mech) ** 2)
+                    cell_variance=cell_noise_sd(mech) ** 2)
 
 
 def _adaptive_law(mech: Any, extra: dict[str, Any]) -> NoiseLaw:
@@ -213,9 +214,9 @@ def noise_law(mech: Any, extra: dict[str, Any] | None = None, debiased: bool = F
 
 # ------------------------------------------------------------------------------------------ null simulation
 DRAW_LADDER = (999, 499, 199, 99, 39)
-# "almost no power" once the noise's variance exceeds this multiple of the data's own (for a plain statistic: its
-# simulated 95% point beyond (1 + WEAK_RATIO) times chi-square's)
-WEAK_RATIO = 2.0
+# a "weak test" once pure noise moves the plain statistic's 95% point beyond this multiple of chi-square's (noise
+# with about twice the variance of the data's own on O - E)
+WEAK_FACTOR = 3.0
 
 
 def default_draws(trials: int, groups: int, bins: int) -> int:
@@ -280,8 +281,8 @@ def _subset(counts: BinnedCounts, idx: list[int]) -> BinnedCounts:
                    events=counts.events[..., idx, :, :], censored=counts.censored[..., idx, :])
 
 
-def _stat(counts: BinnedCounts, idx: list[int], cell_variance: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(test statistic, plain statistic, noise ratio) of the groups ``idx``."""
+def _stat(counts: BinnedCounts, idx: list[int], cell_variance: float) -> tuple[np.ndarray, np.ndarray]:
+    """(test statistic, plain statistic) of the groups ``idx``."""
     sub = counts if idx == list(range(len(counts.groups))) else _subset(counts, idx)
     return tuple(np.asarray(a, float) for a in logrank.noise_adjusted(sub, cell_variance))  # type: ignore[return-value]
 
@@ -320,7 +321,7 @@ def calibrated_tests(released: BinnedCounts, law: NoiseLaw, draws: int = DEFAULT
         if pair is None and g == 2 and out:  # two groups: the overall test is the pair's test
             out.append(replace(out[0], group_a=", ".join(groups), group_b=None))
             continue
-        stat, plain, ratio = _stat(counts, idx, law.cell_variance if law.noisy else 0.0)
+        stat, plain = _stat(counts, idx, law.cell_variance if law.noisy else 0.0)
         dof = 1 if pair is not None else g - 1
         chi = chdtrc(dof, plain)
         label_a = groups[pair[0]] if pair is not None else ", ".join(groups)
@@ -328,7 +329,7 @@ def calibrated_tests(released: BinnedCounts, law: NoiseLaw, draws: int = DEFAULT
         if not law.noisy:
             crit = np.full(trials, float(chdtri(dof, ALPHA)))
             out.append(CalibratedTest(label_a, label_b, dof, stat, chi, chi, crit, 0,
-                                      law.method if law.method != CALIBRATED_METHOD else EXACT_METHOD, plain, ratio))
+                                      law.method if law.method != CALIBRATED_METHOD else EXACT_METHOD, plain, crit))
             continue
         sim_idx = idx if law.separable else list(range(g))
         key = tuple(sim_idx) if law.separable else (-1, *idx)
@@ -344,11 +345,13 @@ def calibrated_tests(released: BinnedCounts, law: NoiseLaw, draws: int = DEFAULT
                 hi = min(trials, lo + chunk)
                 sim = simulate_null(base, *(a[lo:hi] for a in params), draws, rng.rng)
                 noisy = law.apply(sim, np.repeat(np.arange(lo, hi), draws), rng)
-                parts.append(_stat(noisy, [sim_idx.index(i) for i in idx], law.cell_variance)[0])
-            cache[key] = np.concatenate(parts).reshape(trials, draws)
-        p, crit = _monte_carlo(stat, cache[key])
-        out.append(CalibratedTest(label_a, label_b, dof, stat, p, chi, crit, draws,
-                                  law.method.format(draws=draws), plain, ratio))
+                parts.append(np.stack(_stat(noisy, [sim_idx.index(i) for i in idx], law.cell_variance)))
+            cache[key] = np.concatenate(parts, axis=1).reshape(2, trials, draws)
+        p, crit = _monte_carlo(stat, cache[key][0])
+        plain_crit = np.quantile(np.nan_to_num(cache[key][1], nan=0.0), 1.0 - ALPHA, axis=-1)
+        method = ADJUSTED_METHOD if law.cell_variance > 0 else law.method
+        out.append(CalibratedTest(label_a, label_b, dof, stat, p, chi, crit, draws, method.format(draws=draws), plain,
+                                  plain_crit))
     return out
 
 
@@ -361,7 +364,7 @@ def with_group_names(tests: list[CalibratedTest], names: dict[str, str]) -> list
 
 
 def warnings_for(released: BinnedCounts, law: NoiseLaw, tests: list[CalibratedTest], epsilon: float | None,
-                 cell_sd: float = 0.0) -> list[str]:
+                 cell_sd: float = 0.0, rows_per_subject: int = 1) -> list[str]:
     """Plain sentences for results that cannot be read as they stand (trial 0 of the release)."""
     out: list[str] = []
     counts = _single(released)
@@ -370,27 +373,29 @@ def warnings_for(released: BinnedCounts, law: NoiseLaw, tests: list[CalibratedTe
         noise_sd = cell_sd * math.sqrt(counts.grid.bins)
         few = [grp for grp, e in zip(counts.groups, ev, strict=True) if e < 3.0 * noise_sd]
         if few:
-            out.append(f"Too few events for the noise in {', '.join(few)}: the noise on the event counts (about "
-                       f"{noise_sd:.0f} events over the grid) is more than a third of the events released, so the test "
-                       "can hardly detect anything; use a larger epsilon or fewer, wider bins.")
+            out.append(f"Too few events for the noise in {', '.join(few)}: the noise on a group's total events (a "
+                       f"standard deviation of about {noise_sd:.0f} events) is more than a third of the events "
+                       "released, so the test can hardly detect anything; use a larger epsilon or fewer, wider bins.")
     pairs = [t for t in tests if t.group_b is not None]
     shown = pairs if len(pairs) == 1 else tests  # with two groups the overall test is the pairwise one
     chi95 = {t.dof: float(chdtri(t.dof, ALPHA)) for t in shown}
-    if law.cell_variance > 0:  # a noise-adjusted statistic stays near chi-square: read the noise's share directly
-        weak = [t for t in shown if law.noisy and t.null_draws and float(t.noise_ratio[0]) > WEAK_RATIO]
-        points = "; ".join(f"{t.label}: {float(t.noise_ratio[0]):.3g} times" for t in weak)
-        why = f"the noise's variance on observed minus expected events is more than {WEAK_RATIO:g} times the data's own"
-    else:
-        weak = [t for t in shown if law.noisy and t.null_draws and float(t.critical_value[0]) > (1 + WEAK_RATIO) * chi95[t.dof]]
-        points = "; ".join(f"{t.label}: {float(t.critical_value[0]):.3g} instead of {chi95[t.dof]:.3g}" for t in weak)
-        why = "the noise moves the statistic's 95% point far above chi-square's"
+    weak = [t for t in shown if law.noisy and t.null_draws
+            and float(t.plain_critical_value[0]) > WEAK_FACTOR * chi95[t.dof]]
     if weak:
         eps = "" if epsilon is None else f" at epsilon {epsilon:g}"
         if law.mechanism.endswith("-debiased"):
             eps += " for the tests on the de-biased counts"
+        which = "plain log-rank statistic's (before the noise adjustment)" if law.cell_variance > 0 else "statistic's"
+        points = "; ".join(f"{t.label}: {float(t.plain_critical_value[0]):.3g} instead of {chi95[t.dof]:.3g} (about "
+                           f"{100 * chi95[t.dof] / float(t.plain_critical_value[0]):.0f}%)" for t in weak)
         fix = "a larger epsilon or fewer, wider bins" if epsilon is not None else "fewer, wider bins or a milder rule"
-        out.append(f"Almost no power{eps}: {why} ({points}), so only a very large difference would be detected; "
-                   f"use {fix}.")
+        out.append(f"Weak test{eps}: the noise moves the {which} 95% point far above chi-square's ({points}); the test "
+                   "has roughly the power it would have without noise on the share of the patients in brackets, so "
+                   f"only a large difference will be detected; use {fix}.")
+    if rows_per_subject > 1:
+        out.append(f"Up to {rows_per_subject} rows per patient: the test treats the rows as independent patients, as R's "
+                   "survdiff does, so its p-values are too small when a patient's rows tend to end alike; the privacy "
+                   "noise is scaled for all of a patient's rows.")
     undefined = [t.label for t in shown if np.isnan(t.statistic[0])]
     if undefined:
         out.append(f"No p-value for {', '.join(undefined)}: the released counts leave the statistic no variance "

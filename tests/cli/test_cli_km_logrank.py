@@ -237,7 +237,12 @@ def test_logrank_p_value_is_calibrated_for_the_noise(capsys):
     assert np_["warnings"] == [] and "no noise" in np_["test_method"]
     weak = run(capsys, "logrank", "--data", "kidney", "--group", "disease", "--mechanism", "laplace-counts",
                "--epsilon", "0.5", "--seed", "1", "--null-draws", "99")
-    assert any("Almost no power" in w for w in weak["warnings"])
+    assert any(w.startswith("Weak test at epsilon 0.5") for w in weak["warnings"])
+    assert any(w.startswith("Up to 2 rows per patient") for w in weak["warnings"])
+    # released counts that leave a pair no variance leave its test undefined: no statistic, no p-value, one sentence
+    undefined = [t for t in weak["tests"] if t["p_value"] is None]
+    assert undefined and all(t["statistic"] is None for t in undefined)
+    assert any(w.startswith("No p-value for") and "Polycystic" in w for w in weak["warnings"])
 
 
 def test_a_private_log_rank_preview_shows_the_non_private_p_value_beside_it(capsys):

@@ -138,7 +138,7 @@ def test_report_carries_the_noise_aware_band_limits_landmarks_and_warnings(capsy
     assert "R's log-log type, including the privacy noise" in text
     assert "Survival at the landmark times" in text and "Restricted mean survival time" in text
     assert "Number at risk" in text and "Male" in text and "Female" in text
-    assert "Read with care" in text and "Almost no power" in text
+    assert "Read with care" in text and "Weak test" in text
 
 
 def test_report_refuses_seed_and_repeat(capsys, tmp_path):

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from lifelines.statistics import logrank_test, multivariate_logrank_test
 from scipy.special import chdtrc
 
-from benchmarks.logrank_calibration import cell, cohorts, nonprivate
+from benchmarks.logrank_calibration import cell, cohorts, nonprivate, stack
 from dpsurv_core.curves import logrank
 from dpsurv_core.curves import logrank_test as lt
 from dpsurv_core.curves.release import context, exact_counts, tile_trials
@@ -85,45 +85,49 @@ def test_same_release_same_p_value_and_p_in_range(lung):
     for a, b in zip(one, two, strict=True):
         np.testing.assert_array_equal(a.p_value, b.p_value)
         assert np.all((a.p_value >= 1 / 100) & (a.p_value <= 1))
-        # the noise-adjusted statistic is nearly chi-square: its simulated 95% point stays near 3.84, and the
-        # adjustment only shrinks the plain statistic of the same counts
-        assert np.all((a.critical_value > 2.5) & (a.critical_value < 6.5))
-        assert np.all(a.statistic <= a.statistic_ignoring_noise + 1e-12) and np.all(a.noise_ratio > 0.5)
+        # the noise widens the plain statistic's null law; the adjustment only shrinks the plain statistic
+        assert np.all(a.plain_critical_value > 3.84)
+        assert np.all(a.statistic <= a.statistic_ignoring_noise + 1e-12)
         np.testing.assert_allclose(a.chi2_tail_ignoring_noise, chdtrc(a.dof, a.statistic_ignoring_noise))
 
 
 def test_noise_covariance_is_the_variance_the_noise_adds_to_observed_minus_expected():
-    """V_noise against a Monte Carlo: Laplace noise on the event cells of fixed numbers at risk (three groups)."""
+    """V_noise is what independent noise on every group's events, in every bin with someone at risk, adds to O - E with
+    the numbers at risk held fixed: against a Monte Carlo (three groups)."""
     rng = np.random.default_rng(4)
     r = rng.integers(5, 60, (3, 8)).astype(float)
-    r[:, -1] = [0.0, 3.0, 0.0]  # a bin with one group left
+    r[:, -2:] = [[0.0, 0.0], [9.0, 7.0], [12.0, 0.0]]  # bins with two groups and one group left
     d = np.minimum(rng.integers(0, 6, (3, 8)), r).astype(float)
     b = 2.0
-    noisy = d + rng.laplace(0.0, b, (200_000, 3, 8))
+    noisy = d + rng.laplace(0.0, b, (200_000, 3, 8)) * (r.sum(0) > 0)
     rt = r.sum(0)
     o_minus_e = (noisy - noisy.sum(1, keepdims=True) * np.where(rt > 0, r / np.where(rt > 0, rt, 1.0), 0.0)).sum(-1)
     np.testing.assert_allclose(np.cov(o_minus_e.T), logrank.noise_covariance(r, 2 * b * b), rtol=0.03, atol=0.3)
 
 
-def test_noise_adjusted_statistic_is_nearly_pivotal_where_the_plain_one_is_not():
-    """Heavy noise (epsilon 0.3, n = 200, late censoring): the plain statistic's simulated 95% point is several times
-    chi-square's, which ties its null law to the plug-in rates; the adjusted one stays near chi-square's (a little
-    below: clamping at 0 takes some of the noise away)."""
-    rng = np.random.default_rng(8)
-    t, c = rng.exponential(300, 200), rng.uniform(0, 900, 200)
-    cohort = Cohort(np.ceil(np.minimum(t, c)), (t <= c).astype(np.int64), np.where(rng.random(200) < 0.5, "A", "B"))
+def test_noise_adjusted_statistic_keeps_the_level_where_the_plain_one_does_not():
+    """Heavy noise and late censoring (n = 200, exponential times, uniform censoring to 900 days, epsilon 0.1, 600 null
+    cohorts, 99 null draws): calibrating the plain statistic rejects a true null in 6.7% of releases (7.6% over 2,000
+    in docs/coverage-logrank.md), the noise-adjusted one in 3.7% (binomial s.e. 0.9 points)."""
+    rng = np.random.default_rng(1)
+    data = []
+    for _ in range(600):
+        t, c = rng.exponential(300, 200), rng.uniform(0, 900, 200)
+        data.append(Cohort(np.ceil(np.minimum(t, c)), (t <= c).astype(np.int64),
+                           np.where(rng.random(200) < 0.5, "A", "B")))
     public = PublicParameters(900.0, TimeGrid(np.linspace(0.0, 900.0, 21), "equal", False), group_categories=("A", "B"))
-    mech = build("laplace-counts", 0.3, cohort, public)
-    rel = mech.release(cohort, public, SimulationNoise(2), trials=3)
+    mech = build("laplace-counts", 0.1, data[0], public)
+    noise = SimulationNoise(1)
+    released = stack([mech.release(c, public, noise).counts for c in data])
     law = lt.noise_law(mech)
-    (adjusted,) = lt.calibrated_tests(rel.counts, law, draws=199, overall=False)
-    (plain,) = lt.calibrated_tests(rel.counts, replace(law, cell_variance=0.0), draws=199, overall=False)
-    assert np.all(plain.critical_value > 3 * 3.84)
-    assert np.all((adjusted.critical_value > 3.84 / 2.5) & (adjusted.critical_value < 3.84 * 1.7))
+    (adjusted,) = lt.calibrated_tests(released, law, draws=99, overall=False)
+    (plain,) = lt.calibrated_tests(released, replace(law, cell_variance=0.0), draws=99, overall=False)
+    assert np.mean(adjusted.p_value < 0.05) <= 0.05 < 0.06 <= np.mean(plain.p_value < 0.05)
     np.testing.assert_array_equal(plain.statistic, adjusted.statistic_ignoring_noise)
-    assert "noise-adjusted" in adjusted.method
-    words = lt.warnings_for(rel.counts, law, [adjusted], 0.3, lt.cell_noise_sd(mech))
-    assert any(w.startswith("Almost no power at epsilon 0.3: the noise's variance") for w in words)
+    np.testing.assert_array_equal(plain.plain_critical_value, adjusted.plain_critical_value)
+    assert "noise-adjusted" in adjusted.method and "noise-adjusted" not in plain.method
+    words = lt.warnings_for(released, law, [adjusted], 0.1, lt.cell_noise_sd(mech))
+    assert any(w.startswith("Weak test at epsilon 0.1: the noise moves the plain log-rank statistic's") for w in words)
 
 
 def test_randomized_response_raw_needs_no_calibration_but_debiased_does(lung):

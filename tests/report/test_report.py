@@ -361,7 +361,7 @@ def test_report_command_records_and_ledger_exports_carry_the_tests_and_labels(tm
     payload = json.loads(bundle)
     lr = next(t for t in payload["derived_tables"] if t["title"].startswith("Log-rank tests ("))
     assert "noise-adjusted" in lr["title"] and "chi-square (noise-adjusted)" in lr["rows"][0]
-    assert any(w.startswith("Almost no power") for w in payload["report_warnings"])
+    assert any(w.startswith("Weak test") for w in payload["report_warnings"])
     legend = {t.name for t in outputs_figure(from_report.body["outputs"]).data}
     assert any("Male" in n for n in legend) and not any(n.endswith(": 1") for n in legend)
     from dataclasses import replace
