@@ -94,12 +94,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     trials = counts.n.shape[0]
     draws = args.null_draws or logrank_test.default_draws(trials, len(counts.groups), counts.grid.bins)
     results = logrank_test.calibrated_tests(counts, law, draws=draws)
-    tests = [{"trial": t, "group_a": r.group_a, "group_b": r.group_b, **_numbers(r, t)}
+    tests = [{"trial": t, "group_a": r.group_a, "group_b": r.group_b, **test_numbers(r, t)}
              for r in results[:-1] for t in range(trials)]
     tests.sort(key=lambda d: d["trial"])
     ov = results[-1]
     out["tests"] = tests
-    out["overall"] = [{"trial": t, **_numbers(ov, t)} for t in range(trials)]
+    out["overall"] = [{"trial": t, **test_numbers(ov, t)} for t in range(trials)]
     if out.get("simulation"):  # a preview, for the data holder only: the exact tests on the data's event times beside
         exact = logrank_test.calibrated_tests(
             tile_trials(exact_counts(cohort, event_times_grid(cohort), public), 1),
@@ -144,8 +144,8 @@ def released_tests(rel: CurveRelease, mech: Any, names: dict[str, str] | None = 
         results = logrank_test.calibrated_tests(first, law, draws=draws or logrank_test.default_draws(
             1, len(counts.groups), counts.grid.bins))
         out[prefix + "tests"] = [{"group_a": r.group_a, "group_b": r.group_b, "group_a_label": name(r.group_a),
-                                  "group_b_label": name(r.group_b), **_numbers(r, 0)} for r in results[:-1]]
-        out[prefix + "overall"] = _numbers(results[-1], 0)
+                                  "group_b_label": name(r.group_b), **test_numbers(r, 0)} for r in results[:-1]]
+        out[prefix + "overall"] = test_numbers(results[-1], 0)
         out[prefix + "test_method"] = results[-1].method
         sd = logrank_test.cell_noise_sd(mech) if law.noisy else 0.0
         out["test_warnings"] += [w for w in logrank_test.warnings_for(
@@ -159,7 +159,7 @@ def _finite(v: float) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _numbers(r: logrank_test.CalibratedTest, t: int) -> dict[str, Any]:
+def test_numbers(r: logrank_test.CalibratedTest, t: int) -> dict[str, Any]:
     """One test's numbers in one trial (``p_value`` is the calibrated p-value)."""
     p = _finite(float(r.p_value[t]))
     return {"statistic": _finite(float(r.statistic[t])), "p_value": p, "p_value_calibrated": p,

@@ -28,7 +28,15 @@ from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import SUBJECT, not_dp_disclosure
 from dpsurv_core.report.figures import curves_figure
 from dpsurv_core.report.files import write_new
-from dpsurv_core.report.html import Report, band_sentence, export_bundle, landmark_table, median_table, rmst_table
+from dpsurv_core.report.html import (
+    Report,
+    band_sentence,
+    export_bundle,
+    landmark_table,
+    logrank_tests_table,
+    median_table,
+    rmst_table,
+)
 from dpsurv_core.report.pdf import PdfUnavailable, html_to_pdf, pdf_problem
 
 NAME = "report"
@@ -102,20 +110,20 @@ def _curve_sections(rep: Report, release: curves.CurveRelease, cohort, public, a
 
 
 def _logrank_table(counts, mech, extra=None, names: dict[str, str] | None = None, epsilon: float | None = None
-                   ) -> tuple[pd.DataFrame, list[str]]:
+                   ) -> tuple[pd.DataFrame, list[str], str]:
     """Pairwise and overall log-rank tests, p-values calibrated for the mechanism's public noise (the chi-square
-    tail when there is none), and ``logrank``'s warnings."""
+    tail when there is none), as a report rebuilt from the record shows them; ``logrank``'s warnings; the method."""
+    from dpsurv_core.cli.logrank import test_numbers
+
     names = names or {}
     law = logrank_test.noise_law(mech, extra or {})
     tests = logrank_test.calibrated_tests(counts, law)
-    rows = [{"comparison": (f"{_label(names, t.group_a)} vs {_label(names, t.group_b)}" if t.group_b is not None
-                            else f"overall ({t.dof} df)"),
-             "statistic": float(t.statistic[0]), "p-value": float(t.p_value[0]), "test": t.method}
-            for t in tests]
+    table = logrank_tests_table([{"group_a_label": _label(names, t.group_a), "group_b_label": _label(names, t.group_b),
+                                  **test_numbers(t, 0)} for t in tests[:-1]], test_numbers(tests[-1], 0), tests[-1].method)
     warnings = logrank_test.warnings_for(km.named_groups(counts, names), law, logrank_test.with_group_names(tests, names), epsilon,
                                          logrank_test.cell_noise_sd(mech) if law.noisy else 0.0,
                                          getattr(mech, "rows_per_subject", 1))
-    return pd.DataFrame(rows), warnings
+    return table, warnings, tests[-1].method
 
 
 def run(args: argparse.Namespace) -> dict:
@@ -159,8 +167,8 @@ def run(args: argparse.Namespace) -> dict:
     warnings = _curve_sections(rep, release, cohort, public, args, private=True)
     if release.counts is not None and len(release.curves.groups) > 1:
         rep.add_section("Private log-rank tests")
-        table, lr_warnings = _logrank_table(release.counts, mech, release.extra, names, release.cost.epsilon)
-        rep.add_table(table, "Log-rank tests (private, p-values calibrated for the noise)")
+        table, lr_warnings, method = _logrank_table(release.counts, mech, release.extra, names, release.cost.epsilon)
+        rep.add_table(table, f"Log-rank tests (private: {method})")
         warnings += lr_warnings
     if warnings:
         rep.add_section("Read with care")

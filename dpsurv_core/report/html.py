@@ -545,6 +545,21 @@ def _curve_summary_tables(out: dict[str, Any]) -> list[tuple[pd.DataFrame, str]]
     return tables
 
 
+def logrank_tests_table(tests: list[dict[str, Any]], overall: dict[str, Any] | None, method: str) -> pd.DataFrame:
+    """Pairwise tests and (with more than two groups) the overall test as ``logrank`` gives them: the statistic, the
+    value it must exceed at 5% and the p-value. The chi-square tail of a noisy statistic is no p-value and is left out;
+    a noise-adjusted statistic is named so, as it has a scale of its own."""
+    chi = "chi-square (noise-adjusted)" if "noise-adjusted" in method else "chi-square"
+    p = "p (calibrated for the noise)" if "Monte Carlo" in method else "p"
+    row = lambda what, t: {"comparison": what, chi: t.get("statistic"),  # noqa: E731
+                           "needed at 5%": t.get("critical_value_95"), "df": t.get("dof"), p: t.get("p_value")}
+    label = lambda t, side: t.get(f"group_{side}_label") or t.get(f"group_{side}")  # noqa: E731
+    rows = [row(f"{label(t, 'a')} vs {label(t, 'b')}", t) for t in tests]
+    if overall and len(tests) > 1:
+        rows.append(row("all groups", overall))
+    return pd.DataFrame(rows)
+
+
 def derived_tables(outputs: Any) -> list[tuple[pd.DataFrame, str]]:
     """The tables a record keeps beside its released numbers, computed from them when it was released: the log-rank
     tests calibrated for the noise, a Weibull release's noise-aware intervals, a regression release's coefficients
@@ -555,16 +570,8 @@ def derived_tables(outputs: Any) -> list[tuple[pd.DataFrame, str]]:
         tests = out.get(prefix + "tests")
         if not (out.get(prefix + "test_method") and tests):
             continue
-        # the chi-square tail of the noisy statistic (kept in the JSON) is no p-value: it is left out of a report
-        chi = "chi-square (noise-adjusted)" if "noise-adjusted" in str(out[prefix + "test_method"]) else "chi-square"
-        rows = [{"comparison": f"{t.get('group_a_label', t['group_a'])} vs {t.get('group_b_label', t['group_b'])}",
-                 chi: t["statistic"], "df": t["dof"], "p (calibrated for the noise)": t["p_value"]}
-                for t in tests]
-        if out.get(prefix + "overall") and len(tests) > 1:
-            o = out[prefix + "overall"]
-            rows.append({"comparison": "all groups", chi: o["statistic"], "df": o["dof"],
-                         "p (calibrated for the noise)": o["p_value"]})
-        tables.append((pd.DataFrame(rows), f"{what} ({out[prefix + 'test_method']})"))
+        method = str(out[prefix + "test_method"])
+        tables.append((logrank_tests_table(tests, out.get(prefix + "overall"), method), f"{what} ({method})"))
     tables += _curve_summary_tables(out)
     intervals = out.get("intervals")
     if isinstance(intervals, list) and intervals and isinstance(intervals[0], dict):
