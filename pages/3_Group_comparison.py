@@ -119,7 +119,7 @@ try:
     command = {**cv.data_options(choice, group=group_spec), "mechanism": mech_name, "epsilon": epsilon,
                **cv.grid_options(choice, public), **sdc_options}
     plan = cv.curve_plan(entry, mechanism, cohort, public, "logrank", command, analysis="log-rank tests",
-                         extra=extra_disclosures, outputs=cv.logrank_outputs(mechanism, group_col))
+                         extra=extra_disclosures, outputs=cv.logrank_outputs(mechanism, group_col, unit))
     result, released, private_label = cv.explore_or_release(plan, "logrank", "Release these tests",
                                                              disclosures=lambda r: r.disclosures)
 except DpsurvError as exc:

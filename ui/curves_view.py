@@ -805,12 +805,13 @@ def curve_outputs(public: PublicParameters, conf_type: str, landmarks: Sequence[
     return outputs
 
 
-def logrank_outputs(mechanism: Any, group_column: str | None) -> Callable[[CurveRelease], dict[str, Any]]:
+def logrank_outputs(mechanism: Any, group_column: str | None, unit: str = "") -> Callable[[CurveRelease], dict[str, Any]]:
     """What a log-rank release publishes, for its ledger record: the released counts (and curves) and, as ``logrank``
-    prints them, the tests calibrated for the noise with their warnings (groups by their value labels)."""
+    prints them, the tests calibrated for the noise with their warnings (groups by their value labels, times in
+    ``unit``)."""
     def outputs(rel: CurveRelease) -> dict[str, Any]:
         names = {str(g): group_name(g, group_column) for g in rel.curves.groups}
-        return released_numbers(rel, names=names) | released_tests(rel, mechanism, names)
+        return released_numbers(rel, names=names, time_unit=unit) | released_tests(rel, mechanism, names)
 
     return outputs
 

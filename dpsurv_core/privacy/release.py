@@ -103,6 +103,10 @@ def uncertainty_sentence(plan: Plan) -> str:
         return ("Statistical disclosure control: the intervals beside these numbers are sampling intervals from the "
                 "altered counts; they do not account for the suppression, rounding or perturbation, and no formal "
                 "guarantee protects the patients.")
+    if tests and plan.private and plan.entry.id == "rrr":
+        return ("Randomized response: the tests on the reported groups need no calibration (labels swapped at random "
+                "leave the statistic's null distribution unchanged); the tests on the de-biased counts are calibrated "
+                "by simulating the label swaps, so both keep their 5% level.")
     if tests and plan.private:
         return ("The private p-values are calibrated for the noise: each statistic is compared with its null "
                 "distribution simulated with the public noise law, so a test keeps its 5% level.")

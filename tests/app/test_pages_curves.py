@@ -257,6 +257,7 @@ def test_group_page_lung_log_rank():
         assert not at.exception
         assert len([t for t in at.table if t.value.columns[0] == "Test"]) == 2  # raw and de-biased
         assert any("group label only" in m.value for m in at.markdown)
+        assert "reported groups need no calibration" in text(at)  # the preview caption agrees with the raw table
     assert releases() == []
 
 
