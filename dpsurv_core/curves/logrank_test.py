@@ -392,6 +392,10 @@ def warnings_for(released: BinnedCounts, law: NoiseLaw, tests: list[CalibratedTe
         out.append(f"Weak test{eps}: the noise moves the {which} 95% point far above chi-square's ({points}); the test "
                    "has roughly the power it would have without noise on the share of the patients in brackets, so "
                    f"only a large difference will be detected; use {fix}.")
+    if len(pairs) > 1:
+        out.append(f"{len(pairs)} pairwise tests, each at the 5% level: even when no group differs, one of them falls "
+                   f"below 0.05 by chance more often than 1 time in 20; read them after the overall test, or against "
+                   f"0.05 / {len(pairs)} = {ALPHA / len(pairs):.2g} (Bonferroni).")
     if rows_per_subject > 1:
         out.append(f"Up to {rows_per_subject} rows per patient: the test treats the rows as independent patients, as R's "
                    "survdiff does, so its p-values are too small when a patient's rows tend to end alike; the privacy "
