@@ -174,8 +174,7 @@ if result.counts is not None:
             tables[label] = (calibrated[:-1], calibrated[-1], law)
             named_counts, named_tests = cv.named_groups(counts, calibrated, group_col)  # warnings name the groups
             warnings += [w for w in logrank_test.warnings_for(named_counts, law, named_tests, result.cost.epsilon,
-                                                              logrank_test.cell_noise_sd(mechanism) if law.noisy else 0.0,
-                                                              cohort.rows_per_subject)
+                                                              mechanism, general=not debiased)
                          if w not in warnings]
     except DpsurvError as exc:
         st.error(str(exc))

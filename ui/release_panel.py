@@ -116,6 +116,7 @@ def reading_changed(recorded: str, now: str) -> str | None:
         kept.append("the landmark times" if "--landmarks" in before else "no landmark times")
     if before.get("--rmst") != after.get("--rmst"):
         kept.append("the RMST time" if "--rmst" in before else "no RMST")
+    said = kept[0] if len(kept) == 1 else ", ".join(kept[:-1]) + " and " + kept[-1]
     return ("The numbers below are read off the same release with settings changed after the Release click (free "
-            f"post-processing, no new charge), but its record and reports keep {', '.join(kept)} of the click. "
+            f"post-processing, no new charge), but its record and reports keep the click's readings: {said}. "
             "Recording these readings takes a new release: a fresh draw, charged again.")

@@ -60,11 +60,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    if not catalogue.get(catalogue.CURVES, args.mechanism).private:
+    private = catalogue.get(catalogue.CURVES, args.mechanism).private
+    if not private:
         cohort, public, extra = load(args)
         grid = event_times_grid(cohort)
         counts = tile_trials(exact_counts(cohort, grid, public), 1)
-        mech = catalogue.get(catalogue.CURVES, args.mechanism).build()
+        mech = catalogue.get(catalogue.CURVES, args.mechanism).build(rows_per_subject=cohort.rows_per_subject)
         law = logrank_test.noise_law(mech)
         out = {"mechanism": mech.name, "epsilon_spent": mech.cost.epsilon, "protects": mech.cost.protects,
                "neighbouring": mech.cost.neighbouring, "cost": mech.cost.sentence(), "parameters": {},
@@ -94,12 +95,26 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     trials = counts.n.shape[0]
     draws = args.null_draws or logrank_test.default_draws(trials, len(counts.groups), counts.grid.bins)
     results = logrank_test.calibrated_tests(counts, law, draws=draws)
-    tests = [{"trial": t, "group_a": r.group_a, "group_b": r.group_b, **test_numbers(r, t)}
+    tests = [{"trial": t, "group_a": r.group_a, "group_b": r.group_b, **calibrated_fields(r, t)}
              for r in results[:-1] for t in range(trials)]
     tests.sort(key=lambda d: d["trial"])
     ov = results[-1]
     out["tests"] = tests
-    out["overall"] = [{"trial": t, **test_numbers(ov, t)} for t in range(trials)]
+    out["overall"] = [{"trial": t, **calibrated_fields(ov, t)} for t in range(trials)]
+    names = group_labels_of(args, counts.groups)
+    more_warnings: list[str] = []
+    debiased_counts = rel.extra.get("debiased_counts") if private else None
+    if debiased_counts is not None:  # rrr: the tests on the de-biased counts too, as the page and the record show
+        deb_law = logrank_test.noise_law(mech, rel.extra, debiased=True)
+        deb = logrank_test.calibrated_tests(debiased_counts, deb_law, draws=draws)
+        out["debiased_tests"] = sorted(({"trial": t, "group_a": r.group_a, "group_b": r.group_b,
+                                         **calibrated_fields(r, t)} for r in deb[:-1] for t in range(trials)),
+                                       key=lambda d: d["trial"])
+        out["debiased_overall"] = [{"trial": t, **calibrated_fields(deb[-1], t)} for t in range(trials)]
+        out["debiased_test_method"] = deb[-1].method
+        more_warnings = logrank_test.warnings_for(named_groups(debiased_counts, names), deb_law,
+                                                  logrank_test.with_group_names(deb, names), out.get("epsilon_spent"),
+                                                  mech, general=False)
     if out.get("simulation"):  # a preview, for the data holder only: the exact tests on the data's event times beside
         exact = logrank_test.calibrated_tests(
             tile_trials(exact_counts(cohort, event_times_grid(cohort), public), 1),
@@ -116,11 +131,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out["null_draws"] = ov.null_draws
     out["noise_law"] = law.description
     out["interval_includes_noise"] = bool(law.noisy)  # the p-values carry the noise; exact tests where there is none
-    names = group_labels_of(args, counts.groups)
     out["warnings"] = logrank_test.warnings_for(named_groups(counts, names), law,
                                                 logrank_test.with_group_names(results, names), out.get("epsilon_spent"),
-                                                logrank_test.cell_noise_sd(mech) if law.noisy else 0.0,
-                                                cohort.rows_per_subject)
+                                                mech)
+    out["warnings"] += [w for w in more_warnings if w not in out["warnings"]]
     return add_group_labels(out, names)
 
 
@@ -144,13 +158,12 @@ def released_tests(rel: CurveRelease, mech: Any, names: dict[str, str] | None = 
         results = logrank_test.calibrated_tests(first, law, draws=draws or logrank_test.default_draws(
             1, len(counts.groups), counts.grid.bins))
         out[prefix + "tests"] = [{"group_a": r.group_a, "group_b": r.group_b, "group_a_label": name(r.group_a),
-                                  "group_b_label": name(r.group_b), **test_numbers(r, 0)} for r in results[:-1]]
-        out[prefix + "overall"] = test_numbers(results[-1], 0)
+                                  "group_b_label": name(r.group_b), **calibrated_fields(r, 0)} for r in results[:-1]]
+        out[prefix + "overall"] = calibrated_fields(results[-1], 0)
         out[prefix + "test_method"] = results[-1].method
-        sd = logrank_test.cell_noise_sd(mech) if law.noisy else 0.0
         out["test_warnings"] += [w for w in logrank_test.warnings_for(
-            named_groups(first, names), law, logrank_test.with_group_names(results, names), rel.cost.epsilon, sd,
-            getattr(mech, "rows_per_subject", 1))
+            named_groups(first, names), law, logrank_test.with_group_names(results, names), rel.cost.epsilon, mech,
+            general=not debiased)
             if w not in out["test_warnings"]]
     return out
 
@@ -159,7 +172,7 @@ def _finite(v: float) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def test_numbers(r: logrank_test.CalibratedTest, t: int) -> dict[str, Any]:
+def calibrated_fields(r: logrank_test.CalibratedTest, t: int) -> dict[str, Any]:
     """One test's numbers in one trial (``p_value`` is the calibrated p-value)."""
     p = _finite(float(r.p_value[t]))
     return {"statistic": _finite(float(r.statistic[t])), "p_value": p, "p_value_calibrated": p,

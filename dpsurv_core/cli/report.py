@@ -20,7 +20,6 @@ from dpsurv_core.audit import comparison
 from dpsurv_core.audit.figures import comparison_section, report_section
 from dpsurv_core.cli import km
 from dpsurv_core.cli.common import add_data_options, add_release_options, run_plan, store_from_args
-from dpsurv_core.curves import logrank_test
 from dpsurv_core.curves import release as curves
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES
 from dpsurv_core.errors import ParameterError
@@ -33,7 +32,7 @@ from dpsurv_core.report.html import (
     band_sentence,
     export_bundle,
     landmark_table,
-    logrank_tests_table,
+    logrank_tables,
     median_table,
     rmst_table,
 )
@@ -109,23 +108,6 @@ def _curve_sections(rep: Report, release: curves.CurveRelease, cohort, public, a
     return warnings + km.beyond_follow_up(public, args.landmarks or [], args.rmst, cohort.time_unit)
 
 
-def _logrank_table(counts, mech, extra=None, names: dict[str, str] | None = None, epsilon: float | None = None
-                   ) -> tuple[pd.DataFrame, list[str], str]:
-    """Pairwise and overall log-rank tests, p-values calibrated for the mechanism's public noise (the chi-square
-    tail when there is none), as a report rebuilt from the record shows them; ``logrank``'s warnings; the method."""
-    from dpsurv_core.cli.logrank import test_numbers
-
-    names = names or {}
-    law = logrank_test.noise_law(mech, extra or {})
-    tests = logrank_test.calibrated_tests(counts, law)
-    table = logrank_tests_table([{"group_a_label": _label(names, t.group_a), "group_b_label": _label(names, t.group_b),
-                                  **test_numbers(t, 0)} for t in tests[:-1]], test_numbers(tests[-1], 0), tests[-1].method)
-    warnings = logrank_test.warnings_for(km.named_groups(counts, names), law, logrank_test.with_group_names(tests, names), epsilon,
-                                         logrank_test.cell_noise_sd(mech) if law.noisy else 0.0,
-                                         getattr(mech, "rows_per_subject", 1))
-    return table, warnings, tests[-1].method
-
-
 def run(args: argparse.Namespace) -> dict:
     out = Path(args.out)
     fmt = SUFFIXES.get(out.suffix.lower())
@@ -167,9 +149,10 @@ def run(args: argparse.Namespace) -> dict:
     warnings = _curve_sections(rep, release, cohort, public, args, private=True)
     if release.counts is not None and len(release.curves.groups) > 1:
         rep.add_section("Private log-rank tests")
-        table, lr_warnings, method = _logrank_table(release.counts, mech, release.extra, names, release.cost.epsilon)
-        rep.add_table(table, f"Log-rank tests (private: {method})")
-        warnings += lr_warnings
+        tested = released_tests(release, mech, names)  # as the release's record keeps them
+        for table, caption in logrank_tables(tested):
+            rep.add_table(table, caption)
+        warnings += tested.get("test_warnings", [])
     if warnings:
         rep.add_section("Read with care")
         for w in dict.fromkeys(warnings):
@@ -187,8 +170,9 @@ def run(args: argparse.Namespace) -> dict:
                       "Error of the private curve on the public grid")
         _curve_sections(rep, exact, cohort, public, args, private=False)
         if exact.counts is not None and len(exact.curves.groups) > 1:
-            rep.add_table(_logrank_table(exact.counts, curves.NonPrivate(), names=names)[0],
-                          "Log-rank tests (non-private, exact counts on the grid)")
+            for table, caption in logrank_tables(released_tests(exact, curves.NonPrivate(), names)):
+                rep.add_table(table, caption.replace("Log-rank tests (", "Log-rank tests (non-private, exact counts on "
+                                                                        "the grid: ", 1))
     if args.review:
         report_section(rep, cohort, public, mech, names=names)
         entry = catalogue.get(catalogue.CURVES, args.mechanism)

@@ -348,6 +348,7 @@ def calibrated_tests(released: BinnedCounts, law: NoiseLaw, draws: int = DEFAULT
                 parts.append(np.stack(_stat(noisy, [sim_idx.index(i) for i in idx], law.cell_variance)))
             cache[key] = np.concatenate(parts, axis=1).reshape(2, trials, draws)
         p, crit = _monte_carlo(stat, cache[key][0])
+        crit = np.where(np.isfinite(stat), crit, np.nan)  # an undefined test has no value to exceed
         plain_crit = np.quantile(np.nan_to_num(cache[key][1], nan=0.0), 1.0 - ALPHA, axis=-1)
         method = ADJUSTED_METHOD if law.cell_variance > 0 else law.method
         out.append(CalibratedTest(label_a, label_b, dof, stat, p, chi, crit, draws, method.format(draws=draws), plain,
@@ -364,45 +365,52 @@ def with_group_names(tests: list[CalibratedTest], names: dict[str, str]) -> list
 
 
 def warnings_for(released: BinnedCounts, law: NoiseLaw, tests: list[CalibratedTest], epsilon: float | None,
-                 cell_sd: float = 0.0, rows_per_subject: int = 1) -> list[str]:
-    """Plain sentences for results that cannot be read as they stand (trial 0 of the release)."""
+                 mech: Any = None, general: bool = True) -> list[str]:
+    """Plain sentences for results that cannot be read as they stand (trial 0 of the release of ``mech``, whose noise
+    and rows per patient they speak of); ``general``: with the sentences that hold for any reading of the release
+    (several pairwise tests, several rows per patient), False for a second reading such as rrr's de-biased counts."""
     out: list[str] = []
     counts = _single(released)
-    if law.noisy and cell_sd > 0:
+    pairs = [t for t in tests if t.group_b is not None]
+    shown = pairs if len(pairs) == 1 else tests  # with two groups the overall test is the pair's
+    defined = [t for t in shown if not np.isnan(t.statistic[0])]
+    chi95 = {t.dof: float(chdtri(t.dof, ALPHA)) for t in shown}
+    weak = [t for t in defined if law.noisy and t.null_draws
+            and float(t.plain_critical_value[0]) > WEAK_FACTOR * chi95[t.dof]]
+    fix = "a larger epsilon or fewer, wider bins" if epsilon is not None else "fewer, wider bins or a milder rule"
+    if weak:
+        eps = "" if epsilon is None else f" at epsilon {epsilon:g}"
+        if law.mechanism.endswith("-debiased"):
+            eps += " for the tests on the de-biased counts"
+        # the plain statistic's simulated 95% point over chi-square's is about 1 + noise variance / the data's own
+        share = {t.label: chi95[t.dof] / float(t.plain_critical_value[0]) for t in weak}
+        points = "; ".join(f"{label}: noise {1 / f - 1:.0f} times the data's own variation, power as with about "
+                           f"{100 * f:.0f}% of the patients" for label, f in share.items())
+        out.append(f"Weak test{eps}: the noise outweighs the data in these comparisons ({points}), so only a large "
+                   f"difference will be detected; use {fix}.")
+    cell_sd = cell_noise_sd(mech) if (law.noisy and mech is not None) else 0.0
+    if cell_sd > 0 and not weak:
         ev = np.asarray(counts.events_total, float)[0].sum(-1)  # (G,)
         noise_sd = cell_sd * math.sqrt(counts.grid.bins)
         few = [grp for grp, e in zip(counts.groups, ev, strict=True) if e < 3.0 * noise_sd]
         if few:
             out.append(f"Too few events for the noise in {', '.join(few)}: the noise on a group's total events (a "
                        f"standard deviation of about {noise_sd:.0f} events) is more than a third of the events "
-                       "released, so the test can hardly detect anything; use a larger epsilon or fewer, wider bins.")
-    pairs = [t for t in tests if t.group_b is not None]
-    shown = pairs if len(pairs) == 1 else tests  # with two groups the overall test is the pairwise one
-    chi95 = {t.dof: float(chdtri(t.dof, ALPHA)) for t in shown}
-    weak = [t for t in shown if law.noisy and t.null_draws
-            and float(t.plain_critical_value[0]) > WEAK_FACTOR * chi95[t.dof]]
-    if weak:
-        eps = "" if epsilon is None else f" at epsilon {epsilon:g}"
-        if law.mechanism.endswith("-debiased"):
-            eps += " for the tests on the de-biased counts"
-        which = "plain log-rank statistic's (before the noise adjustment)" if law.cell_variance > 0 else "statistic's"
-        points = "; ".join(f"{t.label}: {float(t.plain_critical_value[0]):.3g} instead of {chi95[t.dof]:.3g} (about "
-                           f"{100 * chi95[t.dof] / float(t.plain_critical_value[0]):.0f}%)" for t in weak)
-        fix = "a larger epsilon or fewer, wider bins" if epsilon is not None else "fewer, wider bins or a milder rule"
-        out.append(f"Weak test{eps}: the noise moves the {which} 95% point far above chi-square's ({points}); the test "
-                   "has roughly the power it would have without noise on the share of the patients in brackets, so "
-                   f"only a large difference will be detected; use {fix}.")
-    if len(pairs) > 1:
-        out.append(f"{len(pairs)} pairwise tests, each at the 5% level: even when no group differs, one of them falls "
-                   f"below 0.05 by chance more often than 1 time in 20; read them after the overall test, or against "
-                   f"0.05 / {len(pairs)} = {ALPHA / len(pairs):.2g} (Bonferroni).")
-    if rows_per_subject > 1:
-        out.append(f"Up to {rows_per_subject} rows per patient: the test treats the rows as independent patients, as R's "
-                   "survdiff does, so its p-values are too small when a patient's rows tend to end alike; the privacy "
-                   "noise is scaled for all of a patient's rows.")
+                       f"released, so the test can hardly detect anything; use {fix}.")
+    defined_pairs = [t for t in pairs if not np.isnan(t.statistic[0])]
+    if general and len(defined_pairs) > 1:
+        k = len(defined_pairs)
+        out.append(f"{k} pairwise tests, each at the 5% level: even when no group differs, the chance that at least "
+                   f"one of them falls below 0.05 is more than 1 in 20; read them after the overall test, or against "
+                   f"0.05 / {k} = {ALPHA / k:.2g} (Bonferroni).")
+    rows = int(getattr(mech, "rows_per_subject", 1) or 1)
+    if general and rows > 1:
+        out.append(f"Up to {rows} rows per patient: the test treats the rows as independent patients, as R's survdiff "
+                   "does, so its p-values are too small when a patient's rows tend to end alike.")
     undefined = [t.label for t in shown if np.isnan(t.statistic[0])]
     if undefined:
-        out.append(f"No p-value for {', '.join(undefined)}: the released counts leave the statistic no variance "
+        where = " on the de-biased counts" if law.mechanism.endswith("-debiased") else ""
+        out.append(f"No p-value{where} for {', '.join(undefined)}: the released counts leave the statistic no variance "
                    "(no events or no one at risk in the compared groups).")
     return out
 

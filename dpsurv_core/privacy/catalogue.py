@@ -282,7 +282,9 @@ def _opts(entry: Entry, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _curve_nonprivate(entry: Entry, epsilon: float | None, params: dict[str, Any]) -> Mechanism:
-    return entry.mechanism_class()()
+    mech = entry.mechanism_class()()
+    mech.rows_per_subject = int(params.get("rows_per_subject", 1))  # what its tests say about several rows per patient
+    return mech
 
 
 def _laplace_counts(entry: Entry, epsilon: float | None, params: dict[str, Any]) -> Mechanism:
@@ -321,7 +323,9 @@ def _rrr(entry: Entry, epsilon: float | None, params: dict[str, Any]) -> Mechani
     cats = params.get("categories")
     if not cats or len(cats) < 2:
         raise ParameterError("rrr randomizes the group label: choose a group column with two or more groups.")
-    return entry.mechanism_class()(_eps(epsilon), tuple(cats))
+    mech = entry.mechanism_class()(_eps(epsilon), tuple(cats))
+    mech.rows_per_subject = int(params.get("rows_per_subject", 1))  # what its tests say about several rows per patient
+    return mech
 
 
 def _weibull(entry: Entry, epsilon: float | None, params: dict[str, Any]) -> Mechanism:

@@ -523,7 +523,7 @@ def _nan(v: float | None) -> float:
     return math.nan if v is None else v
 
 
-def _curve_summary_tables(out: dict[str, Any]) -> list[tuple[pd.DataFrame, str]]:
+def _curve_summary_tables(out: dict[str, Any], time_unit: str = "") -> list[tuple[pd.DataFrame, str]]:
     """A curve record's medians and quartiles, landmark survival and RMST with their intervals (first trial), groups
     by their labels, as ``km`` printed them."""
     labels = dict(zip(map(str, out.get("groups") or []), out.get("group_labels") or out.get("groups") or []))
@@ -534,13 +534,13 @@ def _curve_summary_tables(out: dict[str, Any]) -> list[tuple[pd.DataFrame, str]]
     free = out.get("event_free")  # competing events: time to the first event of any type
     survival = "event-free survival (time to the first event of any type)" if free else "survival"
     if medians := first("medians"):
-        tables.append((median_table(medians, labels), f"Median {survival} and quartiles ({which}95% intervals "
+        tables.append((median_table(medians, labels, time_unit), f"Median {survival} and quartiles ({which}95% intervals "
                                                       f"{noise})"))
     if landmarks := first("landmarks"):
         tables.append((landmark_table(landmarks, labels), f"{survival[0].upper() + survival[1:]} at the landmark "
                                                           f"times ({which}95% intervals {noise})"))
     if rmst := first("rmst"):
-        tables.append((rmst_table(rmst, labels), f"Restricted mean {'event-free ' if free else ''}survival time (95% "
+        tables.append((rmst_table(rmst, labels, time_unit), f"Restricted mean {'event-free ' if free else ''}survival time (95% "
                                                  f"intervals {noise})"))
     return tables
 
@@ -550,7 +550,7 @@ def logrank_tests_table(tests: list[dict[str, Any]], overall: dict[str, Any] | N
     value it must exceed at 5% and the p-value. The chi-square tail of a noisy statistic is no p-value and is left out;
     a noise-adjusted statistic is named so, as it has a scale of its own."""
     chi = "chi-square (noise-adjusted)" if "noise-adjusted" in method else "chi-square"
-    p = "p (calibrated for the noise)" if "Monte Carlo" in method else "p"
+    p = "p (calibrated)" if "Monte Carlo" in method else "p"
     row = lambda what, t: {"comparison": what, chi: t.get("statistic"),  # noqa: E731
                            "needed at 5%": t.get("critical_value_95"), "df": t.get("dof"), p: t.get("p_value")}
     label = lambda t, side: t.get(f"group_{side}_label") or t.get(f"group_{side}")  # noqa: E731
@@ -560,11 +560,9 @@ def logrank_tests_table(tests: list[dict[str, Any]], overall: dict[str, Any] | N
     return pd.DataFrame(rows)
 
 
-def derived_tables(outputs: Any) -> list[tuple[pd.DataFrame, str]]:
-    """The tables a record keeps beside its released numbers, computed from them when it was released: the log-rank
-    tests calibrated for the noise, a Weibull release's noise-aware intervals, a regression release's coefficients
-    with their ratios, intervals and calibrated p-values."""
-    out = outputs if isinstance(outputs, dict) else {}
+def logrank_tables(out: dict[str, Any]) -> list[tuple[pd.DataFrame, str]]:
+    """The log-rank tables of a record's outputs (``logrank``'s fields: ``tests``, ``overall``, ``test_method``, and
+    rrr's ``debiased_`` ones), each captioned with its method."""
     tables: list[tuple[pd.DataFrame, str]] = []
     for prefix, what in (("", "Log-rank tests"), ("debiased_", "Log-rank tests on the de-biased counts")):
         tests = out.get(prefix + "tests")
@@ -572,7 +570,16 @@ def derived_tables(outputs: Any) -> list[tuple[pd.DataFrame, str]]:
             continue
         method = str(out[prefix + "test_method"])
         tables.append((logrank_tests_table(tests, out.get(prefix + "overall"), method), f"{what} ({method})"))
-    tables += _curve_summary_tables(out)
+    return tables
+
+
+def derived_tables(outputs: Any, time_unit: str = "") -> list[tuple[pd.DataFrame, str]]:
+    """The tables a record keeps beside its released numbers, computed from them when it was released: the log-rank
+    tests calibrated for the noise, a Weibull release's noise-aware intervals, a regression release's coefficients
+    with their ratios, intervals and calibrated p-values."""
+    out = outputs if isinstance(outputs, dict) else {}
+    tables = logrank_tables(out)
+    tables += _curve_summary_tables(out, time_unit)
     intervals = out.get("intervals")
     if isinstance(intervals, list) and intervals and isinstance(intervals[0], dict):
         first = intervals[0]
@@ -590,7 +597,7 @@ def derived_tables(outputs: Any) -> list[tuple[pd.DataFrame, str]]:
     return tables
 
 
-def _release_sections(rep: Report, items: list[ReleaseItem], kind: str, cohort: Any) -> None:
+def _release_sections(rep: Report, items: list[ReleaseItem], kind: str, cohort: Any, time_unit: str = "") -> None:
     for item in items:
         rep.add_section(item.title)
         cost = item.entry.cost
@@ -608,7 +615,7 @@ def _release_sections(rep: Report, items: list[ReleaseItem], kind: str, cohort: 
                 rep.add_text(f"95% intervals that carry the privacy noise: {out['interval_method']}.", "note")
         for w in [*(out.get("warnings") or []), *(out.get("test_warnings") or [])]:
             rep.add_text(f"Read with care: {w}", "warning")
-        for frame, caption in derived_tables(out):
+        for frame, caption in derived_tables(out, time_unit):
             rep.add_table(frame, caption)
         table = records_table(item.records)
         if not table.empty:
@@ -662,7 +669,7 @@ def ledger_report(title: str, dataset: str, ledger: Ledger, records: list[Record
     for a review the non-private comparisons (with ``cohort``, the data as mapped now), marked confidential."""
     items = [record_item(r, time_unit) for r in records]
     rep = Report(title, dataset, ledger, kind, [i.entry for i in items])
-    _release_sections(rep, items, kind, cohort)
+    _release_sections(rep, items, kind, cohort, time_unit)
     _audit_sections(rep, audits, kind)
     if not items and not audits:
         rep.add_section("Results")

@@ -396,10 +396,10 @@ def test_the_record_keeps_what_the_page_prints_beside_the_release():
     at.selectbox(key="sc_conf_type").set_value("log").run()  # another reading of the same release
     assert len(releases()) == 1 and f"released, record {rec.id}" in text(at)
     (note,) = [i.value for i in at.info if "after the Release click" in i.value]  # said not to be the record's
-    assert "keep the log-log band of the click" in note and "landmark" not in note and "RMST" not in note
+    assert "keep the click's readings: the log-log band." in note and "landmark" not in note and "RMST" not in note
     at.number_input(key="sc_rmst_lung_days").set_value(300.0).run()
     (note,) = [i.value for i in at.info if "after the Release click" in i.value]
-    assert "keep the log-log band, the RMST time of the click" in note and "charged again" in note
+    assert "keep the click's readings: the log-log band and the RMST time." in note and "charged again" in note
     at.selectbox(key="sc_conf_type").set_value("log-log").run()
     at.number_input(key="sc_rmst_lung_days").set_value(400.0).run()  # back to the click's readings: no note
     assert not [i for i in at.info if "after the Release click" in i.value]
@@ -422,4 +422,4 @@ def test_reading_note_names_the_default_band_the_record_keeps():
     recorded = "python -m dpsurv_core km --data lung --epsilon 1"  # R's default log band: no --conf-type
     assert reading_changed(recorded, recorded + " --conf-type log") is None
     note = reading_changed(recorded, recorded + " --conf-type plain --landmarks 365")
-    assert "keep the log band, no landmark times of the click" in note
+    assert "keep the click's readings: the log band and no landmark times." in note

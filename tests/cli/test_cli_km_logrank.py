@@ -121,6 +121,9 @@ def test_logrank_repeats_are_vectorised(capsys):
     o = run(capsys, "logrank", "--data", "kidney", "--group", "disease", "--mechanism", "rrr", "--epsilon", "3",
             "--repeat", "50", "--seed", "5")
     assert len(o["tests"]) == 6 * 50 and o["protects"] == "the group label only"
+    # the tests on the de-biased counts too, as the Group comparison page and the release's record show them
+    assert len(o["debiased_tests"]) == 6 * 50 and len(o["debiased_overall"]) == 50
+    assert o["debiased_test_method"].startswith("Monte Carlo") and "calibration is needed" in o["test_method"]
 
 
 @pytest.mark.parametrize("argv,words", [
@@ -239,7 +242,8 @@ def test_logrank_p_value_is_calibrated_for_the_noise(capsys):
                "--epsilon", "0.5", "--seed", "1", "--null-draws", "99")
     assert any(w.startswith("Weak test at epsilon 0.5") for w in weak["warnings"])
     assert any(w.startswith("Up to 2 rows per patient") for w in weak["warnings"])
-    assert any(w.startswith("6 pairwise tests, each at the 5% level") and "0.0083 (Bonferroni)" in w
+    # the three pairs with a p-value (the PKD pairs have none), each at 5%
+    assert any(w.startswith("3 pairwise tests, each at the 5% level") and "0.05 / 3 = 0.017 (Bonferroni)" in w
                for w in weak["warnings"])
     # released counts that leave a pair no variance leave its test undefined: no statistic, no p-value, one sentence
     undefined = [t for t in weak["tests"] if t["p_value"] is None]

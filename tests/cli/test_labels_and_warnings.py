@@ -141,6 +141,24 @@ def test_report_carries_the_noise_aware_band_limits_landmarks_and_warnings(capsy
     assert "Read with care" in text and "Weak test" in text
 
 
+def test_report_shows_the_log_rank_tables_its_record_keeps(capsys, tmp_path, monkeypatch):
+    """rrr: the report command prints the tests on the de-biased counts and their sentences, as a report rebuilt from
+    its ledger record does (one path: the record's tests)."""
+    monkeypatch.setenv("DPSURV_LEDGER", str(tmp_path / "l.db"))
+    out = tmp_path / "r.html"
+    run(capsys, "report", "--data", "lung", "--group", "sex", "--mechanism", "rrr", "--epsilon", "1", "--out", str(out))
+    text = html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", re.sub(r"<script.*?</script>", "", out.read_text(), flags=re.S))))
+    from dpsurv_core.privacy.ledger import LedgerStore
+    from dpsurv_core.report.html import logrank_tables
+
+    store = LedgerStore(tmp_path / "l.db")
+    (rec,) = store.release_records(store.records()[0].fingerprint)
+    captions = [c for _, c in logrank_tables(rec.body["outputs"])]
+    assert len(captions) == 2 and all(c in text for c in captions)
+    assert "Log-rank tests on the de-biased counts" in text
+    assert all(w in text for w in rec.body["outputs"]["test_warnings"])
+
+
 def test_report_refuses_seed_and_repeat(capsys, tmp_path):
     code = main(["report", "--data", "lung", "--out", str(tmp_path / "r.html"), "--seed", "1", "--json"])
     assert code == 2

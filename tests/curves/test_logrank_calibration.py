@@ -126,8 +126,8 @@ def test_noise_adjusted_statistic_keeps_the_level_where_the_plain_one_does_not()
     np.testing.assert_array_equal(plain.statistic, adjusted.statistic_ignoring_noise)
     np.testing.assert_array_equal(plain.plain_critical_value, adjusted.plain_critical_value)
     assert "noise-adjusted" in adjusted.method and "noise-adjusted" not in plain.method
-    words = lt.warnings_for(released, law, [adjusted], 0.1, lt.cell_noise_sd(mech))
-    assert any(w.startswith("Weak test at epsilon 0.1: the noise moves the plain log-rank statistic's") for w in words)
+    words = lt.warnings_for(released, law, [adjusted], 0.1, mech)
+    assert any(w.startswith("Weak test at epsilon 0.1: the noise outweighs the data") for w in words)
 
 
 def test_randomized_response_raw_needs_no_calibration_but_debiased_does(lung):

@@ -219,8 +219,8 @@ def test_report_command_writes_report_and_bundle(tmp_path):
     assert "Median survival (private, 95% CI)" in titles
     medians = next(t for t in bundle["derived_tables"] if t["title"].startswith("Median survival"))["rows"]
     assert [m["group"] for m in medians] == ["Male", "Female"] and all("95% CI upper" in m for m in medians)
-    assert any(t["title"].startswith("Log-rank tests (private: Monte Carlo test of the noise-adjusted")
-               and 0 <= t["rows"][0]["p (calibrated for the noise)"] <= 1 and t["rows"][0]["needed at 5%"] > 0
+    assert any(t["title"].startswith("Log-rank tests (Monte Carlo test of the noise-adjusted")
+               and 0 <= t["rows"][0]["p (calibrated)"] <= 1 and t["rows"][0]["needed at 5%"] > 0
                for t in bundle["derived_tables"])
     assert isinstance(bundle["report_warnings"], list)
     from html import escape
@@ -306,7 +306,7 @@ def test_ledger_report_keeps_the_tests_intervals_and_warnings_each_command_print
     assert {r["covariate"]: r["p_value"] for r in rg["intervals"]} == printed["regression"]["estimates"][0]["p_value"]
     assert "p_value_nonprivate" not in rg["intervals"][0]  # a release never reads the data beside it
     page = ledger_report("Release report", "lung", store.ledger(fp), [logrank, weibull, regression])
-    assert "Log-rank tests (Monte Carlo test" in page and "p (calibrated for the noise)" in page
+    assert "Log-rank tests (Monte Carlo test" in page and "p (calibrated)" in page
     assert "ignoring the noise" not in page  # the noisy statistic's chi-square tail is no p-value
     assert "Weibull parameters with 95% intervals that carry the noise" in page
     assert "Coefficients with 95% intervals that carry the noise" in page
