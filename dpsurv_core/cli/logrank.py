@@ -95,22 +95,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     trials = counts.n.shape[0]
     draws = args.null_draws or logrank_test.default_draws(trials, len(counts.groups), counts.grid.bins)
     results = logrank_test.calibrated_tests(counts, law, draws=draws)
-    tests = [{"trial": t, "group_a": r.group_a, "group_b": r.group_b, **calibrated_fields(r, t)}
-             for r in results[:-1] for t in range(trials)]
-    tests.sort(key=lambda d: d["trial"])
     ov = results[-1]
+    tests, out["overall"] = trial_fields(results, trials)
     out["tests"] = tests
-    out["overall"] = [{"trial": t, **calibrated_fields(ov, t)} for t in range(trials)]
     names = group_labels_of(args, counts.groups)
     more_warnings: list[str] = []
     debiased_counts = rel.extra.get("debiased_counts") if private else None
     if debiased_counts is not None:  # rrr: the tests on the de-biased counts too, as the page and the record show
         deb_law = logrank_test.noise_law(mech, rel.extra, debiased=True)
         deb = logrank_test.calibrated_tests(debiased_counts, deb_law, draws=draws)
-        out["debiased_tests"] = sorted(({"trial": t, "group_a": r.group_a, "group_b": r.group_b,
-                                         **calibrated_fields(r, t)} for r in deb[:-1] for t in range(trials)),
-                                       key=lambda d: d["trial"])
-        out["debiased_overall"] = [{"trial": t, **calibrated_fields(deb[-1], t)} for t in range(trials)]
+        out["debiased_tests"], out["debiased_overall"] = trial_fields(deb, trials)
         out["debiased_test_method"] = deb[-1].method
         more_warnings = logrank_test.warnings_for(named_groups(debiased_counts, names), deb_law,
                                                   logrank_test.with_group_names(deb, names), out.get("epsilon_spent"),
@@ -170,6 +164,14 @@ def released_tests(rel: CurveRelease, mech: Any, names: dict[str, str] | None = 
 
 def _finite(v: float) -> float | None:
     return v if math.isfinite(v) else None
+
+
+def trial_fields(results: list[logrank_test.CalibratedTest], trials: int) -> tuple[list[dict[str, Any]],
+                                                                                list[dict[str, Any]]]:
+    """(each pairwise test per trial, ordered by trial; the overall test per trial) as ``logrank --json`` prints them."""
+    pairs = sorted(({"trial": t, "group_a": r.group_a, "group_b": r.group_b, **calibrated_fields(r, t)}
+                    for r in results[:-1] for t in range(trials)), key=lambda d: d["trial"])
+    return pairs, [{"trial": t, **calibrated_fields(results[-1], t)} for t in range(trials)]
 
 
 def calibrated_fields(r: logrank_test.CalibratedTest, t: int) -> dict[str, Any]:

@@ -30,8 +30,8 @@ from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import ADD_REMOVE, APPROXIMATE_MCMC, SUBJECT
 from dpsurv_core.privacy.release import Plan, not_private_fields
 from dpsurv_core.regression.inference import CoefficientInference, coefficient_inference, release_record
-from dpsurv_core.regression.mechanisms import PSGLD, RegressionRelease
-from dpsurv_core.regression.model import fit_cox, fit_nonprivate
+from dpsurv_core.regression.mechanisms import RegressionRelease
+from dpsurv_core.regression.model import fit_cox, fit_nonprivate, wald_fit
 from dpsurv_core.regression.person_period import DEFAULT_INTERVALS, DEFAULT_KNOTS, person_period
 
 interval_count = number(int, lambda v: 2 <= v <= MAX_INTERVALS, f"T must be between 2 and {MAX_INTERVALS}",
@@ -217,23 +217,19 @@ def run(args: argparse.Namespace) -> dict:
                                    "(first trial, preview only: it reads the data) is the ordinary Wald p-value of the "
                                    "non-private fit, for comparison")
     else:  # no noise: the private fit is the ridge fit, with the same Wald interval as nonprivate --lambda
-        out.update(ridge_fit_fields(pp, 0.0 if isinstance(mech, PSGLD) else lam, out["estimates"]))
+        out.update(ridge_fit_fields(pp, mech.ridge_without_noise, rel.W[0], out["estimates"]))
         out["warnings"] = []
     if mech.cost.guarantee == APPROXIMATE_MCMC:
         out["note"] = "approximate DP (MCMC): the chain only approximates the exponential mechanism's density"
     return out
 
 
-def ridge_fit_fields(pp: Any, ridge: float, estimates: list[dict[str, Any]]) -> dict[str, Any]:
-    """A private fit without noise (epsilon = inf) is a non-private fit: the ridge fit with its Lambda (output and
+def ridge_fit_fields(pp: Any, ridge: float, w: Any, estimates: list[dict[str, Any]]) -> dict[str, Any]:
+    """A private fit without noise (epsilon = inf) is a non-private fit: the ridge fit ``w`` with its Lambda (output and
     objective perturbation; ``ridge`` 0 for pSGLD, whose chain without noise is the maximum-likelihood fit). Beside
     its coefficients, that fit's Wald intervals and p-values (sampling error only), as ``regression --mechanism
-    nonprivate --lambda L`` prints them; none where the coefficients are not that fit's."""
-    tab = fit_nonprivate(pp, ridge).table()
-    if not all(math.isclose(e["coefficients"][k], v, rel_tol=1e-7, abs_tol=1e-9) for e in estimates
-               for k, v in zip(tab.covariate, tab.coefficient)):
-        return {"interval_includes_noise": False,
-                "interval_method": "no interval: the fit without noise is not a non-private fit the interval describes"}
+    nonprivate --lambda L`` prints them."""
+    tab = wald_fit(pp, w, ridge).table()
     fields = {"lower": dict(zip(tab.covariate, tab.lower)), "upper": dict(zip(tab.covariate, tab.upper))}
     if "p_value" in tab:
         fields["p_value"] = dict(zip(tab.covariate, tab.p_value))

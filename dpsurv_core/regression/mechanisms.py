@@ -196,6 +196,11 @@ class _RegressionMechanism(Mechanism):
     def cost(self) -> PrivacyCost:
         return PrivacyCost(self.epsilon, guarantee=self.guarantee)
 
+    @property
+    def ridge_without_noise(self) -> float:
+        """The ridge Lambda of the fit a release without noise (epsilon = inf) gives: the mechanism's own."""
+        return float(self.lam)
+
     def _check(self, pp: PersonPeriod) -> None:
         if DesignBounds.of(pp) != self.bounds:
             raise ParameterError("The mechanism was calibrated for another design: rebuild it for these data.")
@@ -410,6 +415,11 @@ class PSGLD(_RegressionMechanism):
     name = "pSGLD posterior sampling"
     interval_includes_noise = True  # dpsurv_core.regression.inference
     guarantee = APPROXIMATE_MCMC
+
+    @property
+    def ridge_without_noise(self) -> float:
+        """Without noise the chain is the maximum-likelihood fit (no ridge)."""
+        return 0.0
 
     def __init__(self, epsilon: float, bounds: DesignBounds, bound_B: float | None = None, prior_sd: float = 20.0,
                  epochs: int = 60, burn_in: int = 30, batch: int | None = None, step: float = 8.0, step_decay: float = 100.0,

@@ -133,7 +133,12 @@ def fit_nonprivate(pp: PersonPeriod, lam: float = 0.0) -> Fit:
     """Minimiser w* of J by L-BFGS, with sandwich standard errors (H + n Lambda I)^-1 H (H + n Lambda I)^-1
     (the inverse observed information when Lambda = 0)."""
     lam = check_lambda(lam)
-    w = minimise(pp, lam)
+    return wald_fit(pp, minimise(pp, lam), lam)
+
+
+def wald_fit(pp: PersonPeriod, w: np.ndarray, lam: float = 0.0) -> Fit:
+    """The fit at ``w`` (the minimiser of J with ridge ``lam``) with its sandwich standard errors
+    (H + n Lambda I)^-1 H (H + n Lambda I)^-1, H the observed information at w."""
     H = hessian(w, pp)
     A = H + pp.n_public * lam * np.eye(pp.dim)
     try:
