@@ -95,6 +95,10 @@ class NonPrivate(Mechanism):
 
     def release(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource | None = None, trials: int = 1,
                 competing: bool = False) -> CurveRelease:
+        return with_follow_up_end(self._exact(cohort, public, competing), cohort, public)
+
+    def _exact(self, cohort: Cohort, public: PublicParameters, competing: bool) -> CurveRelease:
+        """The exact curves at the grid points and at every event time, without each curve's end of follow-up."""
         grid = event_times_grid(cohort, competing)
         exact = estimate(tile_trials(exact_counts(cohort, grid, public, competing), 1))
         curves = at_grid(exact, public.grid.points)
@@ -107,10 +111,9 @@ class NonPrivate(Mechanism):
         counts = exact_counts(cohort, public.grid, public, competing)
         # the curves at every event time too: an area (RMST) is the integral of the step curve there, not of the grid's;
         # each group's last time under observation with both (R's end of the curve)
-        rel = CurveRelease(self.name, self.cost, {}, [Disclosure("release", "not DP: exact, non-private estimates.",
-                                                                dp=False)],
-                           curves, tile_trials(counts, 1), "none", extra={"event_time_curves": exact})
-        return with_follow_up_end(rel, cohort, public)
+        return CurveRelease(self.name, self.cost, {}, [Disclosure("release", "not DP: exact, non-private estimates.",
+                                                                 dp=False)],
+                            curves, tile_trials(counts, 1), "none", extra={"event_time_curves": exact})
 
 
 def with_follow_up_end(rel: CurveRelease, cohort: Cohort, public: PublicParameters) -> CurveRelease:
@@ -139,7 +142,7 @@ def _kaplan_meier_without_noise(rel: CurveRelease, cohort: Cohort, public: Publi
             or "event_time_curves" in rel.extra):
         return rel
     competing = len(rel.curves.event_types) > 1
-    exact = NonPrivate().release(cohort, public, competing=competing)
+    exact = NonPrivate()._exact(cohort, public, competing)  # the caller adds each curve's end of follow-up
     trials = rel.curves.survival.shape[0]
     c = exact.curves
     rep = lambda a: np.repeat(a, trials, axis=0) if isinstance(a, np.ndarray) and a.ndim > 1 else a  # noqa: E731

@@ -51,6 +51,7 @@ from scipy.special import ndtri
 from dpsurv_core.curves.counts import BinnedCounts
 from dpsurv_core.curves.kaplan_meier import SurvivalCurves, confidence_limits, estimate, greenwood_bands, quantile_r
 from dpsurv_core.errors import ParameterError
+from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.noise import SimulationNoise
 
 DEFAULT_DRAWS = 200
@@ -707,7 +708,7 @@ def _empty_risk_set_warnings(curves: SurvivalCurves, landmarks: list[float] | No
     if not landmarks or risk is None or np.all(np.isnan(risk)):
         return []
     time = np.asarray(curves.time, float)
-    rule = mechanism in DISCLOSURE_CONTROL  # no noise and no epsilon: a rule changed the counts
+    rule = mechanism in catalogue.disclosure_ids(catalogue.CURVES)  # no epsilon: a rule changed the counts
     curve, fix = (("released curve", "widen the bins or choose a milder rule") if rule
                   else ("noisy curve", "raise epsilon or widen the bins"))
     out = []
@@ -732,7 +733,6 @@ def _empty_risk_set_warnings(curves: SurvivalCurves, landmarks: list[float] | No
 
 # disclosure control's deterministic rules (their bands are Greenwood's) and what each does to the counts
 RULES = {"round": "rounding", "suppress-small-cells": "small-cell suppression", "smooth-steps": "step smoothing"}
-DISCLOSURE_CONTROL = {*RULES, "random-round", "cell-key"}  # statistical disclosure control: no epsilon
 FEW_AT_RISK = 50
 
 
