@@ -11,7 +11,7 @@ import streamlit as st
 from dpsurv_core.cli.km import rmst_curves, rmst_on_grid
 from dpsurv_core.curves import summary as cs
 from dpsurv_core.curves.release import context
-from dpsurv_core.data.summary import TIME_UNITS, time_factor
+from dpsurv_core.data.summary import TIME_UNITS, factor_or_one
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.report.text import markdown_literal
@@ -110,8 +110,7 @@ LM_UNIT_KEY = f"sc_lm_unit_{cohort.name}_{unit}"
 def landmark_keys(lm_unit: str) -> tuple[str, str, str]:
     """(the typed times' key, their default text, the grid picker's key) in ``lm_unit``: another unit has its own
     defaults, not a reread (1, 2, 3 years become 365.25, 730.5, 1,095.75 days, not 1, 2, 3 days)."""
-    to_lm = (time_factor(LM_DEFAULT_UNIT, lm_unit) if LM_DEFAULT_UNIT in TIME_UNITS and lm_unit in TIME_UNITS
-             else 1.0)
+    to_lm = factor_or_one(LM_DEFAULT_UNIT, lm_unit)
     return (f"sc_lm_{cohort.name}_{unit}_{lm_unit}", ", ".join(f"{v * to_lm:.6g}" for v in LM_DEFAULTS),
             f"sc_lm_pick_{cohort.name}_{unit}_{lm_unit}")
 
@@ -119,14 +118,13 @@ def landmark_keys(lm_unit: str) -> tuple[str, str, str]:
 def landmark_times(lm_text: str, grid_pick: list[float], lm_unit: str) -> tuple[list[float], np.ndarray]:
     """(the times as asked, in ``lm_unit``; the same times in the page's unit): grid times picked replace the
     typed ones and are taken exactly (the typed text rounds them)."""
-    known = unit in TIME_UNITS and lm_unit in TIME_UNITS
-    lm_factor = time_factor(unit, lm_unit) if known else 1.0
+    lm_factor = factor_or_one(unit, lm_unit)
     if grid_pick:
         lm_times = np.array([public.grid.points[int(np.argmin(np.abs(public.grid.points * lm_factor - v)))]
                              for v in sorted(set(grid_pick))])
         return [float(f"{t * lm_factor:.6g}") for t in lm_times], lm_times
     lm_values = cs.parse_times(lm_text)
-    return lm_values, np.array(lm_values) * (time_factor(lm_unit, unit) if known else 1.0)
+    return lm_values, np.array(lm_values) * factor_or_one(lm_unit, unit)
 
 
 def asked_now() -> tuple[float, list[float]]:
@@ -298,7 +296,7 @@ st.subheader(f"Landmark {estimand}")
 l1, l2 = st.columns([2, 1])
 lm_unit = l2.selectbox("Unit of the landmark times", list(TIME_UNITS), index=list(TIME_UNITS).index(LM_DEFAULT_UNIT)
                        if LM_DEFAULT_UNIT in TIME_UNITS else 0, key=LM_UNIT_KEY)
-lm_factor = time_factor(unit, lm_unit) if unit in TIME_UNITS else 1.0
+lm_factor = factor_or_one(unit, lm_unit)
 grid_offer = ", ".join(f"{t * lm_factor:.4g}" for t in public.grid.points)
 lm_text_key, lm_default_text, lm_pick_key = landmark_keys(lm_unit)
 lm_text = l1.text_input("Landmark times (comma-separated)", value=lm_default_text, key=lm_text_key,

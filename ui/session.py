@@ -126,10 +126,9 @@ def public_parameters(cohort: Cohort | None = None) -> PublicParameters:
 def source_factor(c: DataChoice) -> float:
     """Multiply a time in the unit the pages show by this to get it in the unit the file stores (1 when they agree
     or either is not a unit dpsurv knows): what the command line, which reads the file's own unit, is given."""
-    from dpsurv_core.data.summary import DAYS_PER, time_factor
+    from dpsurv_core.data.summary import factor_or_one
 
-    src = c.source_unit or c.time_unit
-    return time_factor(c.time_unit, src) if c.time_unit in DAYS_PER and src in DAYS_PER else 1.0
+    return factor_or_one(c.time_unit, c.source_unit or c.time_unit)
 
 
 def analysis_inputs() -> tuple[Cohort, DataChoice, PublicParameters]:

@@ -31,6 +31,11 @@ def time_factor(from_unit: str, to_unit: str) -> float:
     return DAYS_PER[from_unit] / DAYS_PER[to_unit]
 
 
+def factor_or_one(from_unit: str, to_unit: str) -> float:
+    """:func:`time_factor`, or 1 when either is not a unit dpsurv knows (a data set's own label, kept as it is)."""
+    return time_factor(from_unit, to_unit) if from_unit in DAYS_PER and to_unit in DAYS_PER else 1.0
+
+
 def convert_times(values: np.ndarray | pd.Series, from_unit: str, to_unit: str) -> np.ndarray | pd.Series:
     """``values`` (numbers in ``from_unit``) expressed in ``to_unit``; non-numbers are left to validation."""
     f = time_factor(from_unit, to_unit)

@@ -14,6 +14,7 @@ from dpsurv_core.data.summary import (
     cohort_summary,
     convert_times,
     event_type_counts,
+    factor_or_one,
     median_followup,
     time_factor,
 )
@@ -84,6 +85,8 @@ def test_time_units():
     assert time_factor("months", "days") == pytest.approx(30.4375)
     with pytest.raises(ParameterError, match="fortnights"):
         time_factor("days", "fortnights")
+    assert factor_or_one("years", "days") == 365.25
+    assert factor_or_one("days", "fortnights") == factor_or_one("visits", "years") == 1.0
     assert np.allclose(convert_times(np.array([365.25, 730.5]), "days", "years"), [1.0, 2.0])
     s = convert_times(pd.Series([7, 14]), "days", "weeks")
     assert s.tolist() == [1.0, 2.0]
