@@ -243,18 +243,51 @@ def build_mechanism(name: str, args: argparse.Namespace, cohort: Cohort, public:
     return entry, entry.build(args.epsilon, **context(cohort, public), **options)
 
 
+def readings(rel: CurveRelease, conf_type: str = "log", names: dict[str, str] | None = None, time_unit: str = "",
+             more_warnings: Sequence[str] = (), landmarks: Sequence[float] | None = None, rmst: float | None = None,
+             rmst_coarse: bool = False, exact_grid: bool | None = None) -> dict[str, Any]:
+    """How ``km`` reads a curve release, the same in its printout and in the ledger record: the ``conf_type`` band,
+    whether it carries the noise and how it was made, the survival at the ``landmarks`` (at the time itself on an
+    ``exact_grid``, the event-times grid), the RMST to ``rmst`` when asked, and the warnings (groups called by
+    ``names``; ``more_warnings`` after them)."""
+    if exact_grid is None:  # the public grid's kind, read off the released counts (time-indexed has none: pass it)
+        exact_grid = rel.counts is not None and rel.counts.grid.kind == "event-times"
+    coarse = not exact_grid and not no_noise(rel.cost.epsilon)  # as km reads its quantiles
+    main = band_curves(rel)
+    noisy = includes_noise(rel)
+    lo, up = conf_bands(main, conf_type, noisy)
+    out: dict[str, Any] = {"conf_type": conf_type, "interval_includes_noise": noisy,
+                           "interval_method": interval_method(rel, conf_type)}
+    if landmarks:
+        out["landmarks"] = landmark_entries(main, list(landmarks), conf_type, exact_grid, noisy)
+    if rmst is not None:
+        out["rmst"] = rmst_entries(rmst_curves(rel), float(rmst), rmst_coarse)
+    out["warnings"] = curve_warnings(named_groups(main, names), lo, up, rel.mechanism,
+                                     list(landmarks) if landmarks else None, coarse, time_unit,
+                                     private=not no_noise(rel.cost.epsilon),
+                                     raw_label_curves="debiased_curves" in rel.extra) + list(more_warnings)
+    return out
+
+
+def reading_options(args: argparse.Namespace, rel: CurveRelease, cohort: Cohort, public: PublicParameters
+                    ) -> dict[str, Any]:
+    """The options of :func:`readings` as ``km``'s command line gives them."""
+    landmarks, rmst = getattr(args, "landmarks", None), getattr(args, "rmst", None)
+    return {"conf_type": getattr(args, "conf_type", "log"), "names": group_labels_of(args, rel.curves.groups),
+            "time_unit": cohort.time_unit,
+            "more_warnings": beyond_follow_up(public, landmarks or [], rmst, cohort.time_unit),
+            "landmarks": landmarks, "rmst": rmst, "rmst_coarse": rmst_on_grid(rel, public),
+            "exact_grid": public.grid.kind == "event-times"}
+
+
 def released_numbers(rel: CurveRelease, conf_type: str = "log", names: dict[str, str] | None = None,
                      time_unit: str = "", more_warnings: Sequence[str] = (),
                      landmarks: Sequence[float] | None = None, rmst: float | None = None,
                      rmst_coarse: bool = False, exact_grid: bool | None = None) -> dict[str, Any]:
     """What a curve release publishes, kept with its ledger record: the noisy counts where the mechanism releases
     counts, else the curves (everything else is post-processing of these). Beside them, so that a report built from
-    the record shows what ``km`` printed: the ``conf_type`` band (rrr: the de-biased curves with theirs), whether it
-    carries the noise and how it was made, the medians and quartiles with their intervals, the survival at the
-    ``landmarks`` (read as ``km`` reads them: at the time itself on an ``exact_grid``, the event-times grid) and the
-    RMST to ``rmst`` when
-    asked (its interval needs the release's bootstrap draws, which the record does not keep), and the warnings ``km``
-    prints (groups called by ``names``)."""
+    the record shows what ``km`` printed: the medians and quartiles with their intervals and :func:`readings` (the
+    RMST's interval needs the release's bootstrap draws, which the record does not keep)."""
     out: dict[str, Any] = {"groups": list(rel.curves.groups), "time": rel.curves.time.tolist(),
                            "survival": rel.curves.survival[0].tolist()}
     if names:
@@ -272,26 +305,15 @@ def released_numbers(rel: CurveRelease, conf_type: str = "log", names: dict[str,
         if debiased:
             out["debiased_survival"] = main.survival[0].tolist()
         out.update({prefix + "lower": _none_where_nan(lo[0]), prefix + "upper": _none_where_nan(up[0])})
-    if exact_grid is None:  # the public grid's kind, read off the released counts (time-indexed has none: pass it)
+    if exact_grid is None:
         exact_grid = rel.counts is not None and rel.counts.grid.kind == "event-times"
-    coarse = not exact_grid and not no_noise(rel.cost.epsilon)  # as km reads its quantiles
+    coarse = not exact_grid and not no_noise(rel.cost.epsilon)
     # NaN (not reached) and infinite limits as null, as km prints them (the record is strict JSON)
     if len(main.event_types) > 1:  # competing events: the curve, its medians and landmarks are event-free survival
         out["event_free"] = True
     out["medians"] = [e | {k: _finite_or_none(e[k]) for k in ("median", "median_lower", "median_upper")
                            if e[k] is not None} for e in quantile_entries(main, conf_type, noisy, coarse)]
-    if landmarks:
-        out["landmarks"] = landmark_entries(main, list(landmarks), conf_type, exact_grid, noisy)
-    if rmst is not None:
-        out["rmst"] = rmst_entries(rmst_curves(rel), float(rmst), rmst_coarse)
-    named = named_groups(main, names)
-    out.update({"conf_type": conf_type, "interval_includes_noise": noisy,
-                "interval_method": interval_method(rel, conf_type),
-                "warnings": curve_warnings(named, lo, up, rel.mechanism, list(landmarks) if landmarks else None, coarse,
-                                           time_unit, private=not no_noise(rel.cost.epsilon),
-                                           raw_label_curves=debiased)
-                                + list(more_warnings)})
-    return out
+    return out | readings(rel, conf_type, names, time_unit, more_warnings, landmarks, rmst, rmst_coarse, exact_grid)
 
 
 def plan(args: argparse.Namespace, competing: bool = False, analysis: str = "survival curves", min_groups: int = 1,
@@ -313,11 +335,7 @@ def plan(args: argparse.Namespace, competing: bool = False, analysis: str = "sur
         return rel
 
     def outputs(rel: CurveRelease) -> dict[str, Any]:
-        out = released_numbers(
-            rel, getattr(args, "conf_type", "log"), group_labels_of(args, rel.curves.groups), cohort.time_unit,
-            beyond_follow_up(public, getattr(args, "landmarks", None) or [], getattr(args, "rmst", None),
-                             cohort.time_unit), getattr(args, "landmarks", None), getattr(args, "rmst", None),
-            rmst_on_grid(rel, public), public.grid.kind == "event-times")
+        out = released_numbers(rel, **reading_options(args, rel, cohort, public))
         return out | (tests(rel, mech) if tests is not None else {})
 
     p = Plan(entry, mech, cohort.name, dataset_fingerprint(args) if needs_fingerprint(args, entry) else "",
@@ -674,9 +692,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     conf_type = getattr(args, "conf_type", "log")
     noisy_band = includes_noise(rel)
     coarse = public.grid.kind != "event-times" and not no_noise(rel.cost.epsilon)
-    out["conf_type"] = conf_type
-    out["interval_includes_noise"] = noisy_band
-    out["interval_method"] = interval_method(rel, conf_type)
     out["median_note"] = ("median and quartiles as R's quantile.survfit: first time the curve is <= 1 - p, the midpoint "
                           "where it equals 1 - p over an interval (null: not reached); their CI from the band the "
                           "same way" + ("; on the public grid the curve is known at grid points only, so each limit "
@@ -703,19 +718,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from_rows = rel.mechanism == NonPrivate.name or "event_time_curves" in rel.extra
     out["counts_definition"] = counts_definition(public.grid.kind == "event-times", rel.counts is not None,
                                                  not no_noise(rel.cost.epsilon), from_rows)
-    main = band_curves(rel)
-    landmarks = getattr(args, "landmarks", None)
-    if landmarks:
-        out["landmarks"] = landmark_entries(main, landmarks, conf_type, public.grid.kind == "event-times", noisy_band)
-    if getattr(args, "rmst", None) is not None:
-        out["rmst"] = rmst_entries(rmst_curves(rel), float(args.rmst), rmst_on_grid(rel, public))
-    lo, up = conf_bands(main, conf_type, noisy_band)
-    names = group_labels_of(args, rel.curves.groups)
-    named = named_groups(main, names)
-    out["warnings"] = curve_warnings(named, lo, up, rel.mechanism, landmarks or None, coarse,
-                                     time_unit=cohort.time_unit, private=not no_noise(rel.cost.epsilon),
-                                     raw_label_curves="debiased_curves" in rel.extra)
-    out["warnings"] += beyond_follow_up(public, landmarks or [], getattr(args, "rmst", None), cohort.time_unit)
+    options = reading_options(args, rel, cohort, public)
+    out.update(readings(rel, **options))
+    names = options["names"]
     return add_group_labels(out, names)
 
 
