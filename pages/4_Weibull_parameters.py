@@ -12,7 +12,7 @@ from plotly.subplots import make_subplots
 
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
-from dpsurv_core.privacy.ledger import NO_NOISE, SUBJECT, as_run
+from dpsurv_core.privacy.ledger import NO_NOISE, SUBJECT, as_run, charged_sentence
 from dpsurv_core.privacy.release import Plan, cli_command
 from dpsurv_core.report.text import markdown_literal
 from dpsurv_core.weibull.inference import (
@@ -275,10 +275,8 @@ for name in chosen:
         mech = mechs[name]
         split = f"(epsilon/2 = {mech.epsilon_shape:g} for the shape, {mech.epsilon_scale:g} for the scale)"
         guarantee = as_run(mech.cost, plan.disclosures)
-        voided = guarantee["sentence"] != mech.cost.sentence()  # a disclosure that is not DP (blocks read off the data)
         cost = rel.entry.cost if rel is not None else mech.cost
-        charge = (f"epsilon = {cost.epsilon:.4g} {split}, but **{guarantee['sentence']}**" if voided
-                  else f"{cost.sentence()} {split}")
+        charge = f"{charged_sentence(cost, plan.disclosures)} {split}"
         if rel is not None:
             records[name] = rel.record_id
             st.markdown(f"**{LABELS[name]}** released as record {rel.record_id}, charged to this data set's ledger: "
