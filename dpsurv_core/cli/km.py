@@ -245,11 +245,13 @@ def build_mechanism(name: str, args: argparse.Namespace, cohort: Cohort, public:
 
 def readings(rel: CurveRelease, conf_type: str = "log", names: dict[str, str] | None = None, time_unit: str = "",
              more_warnings: Sequence[str] = (), landmarks: Sequence[float] | None = None, rmst: float | None = None,
-             rmst_coarse: bool = False, exact_grid: bool | None = None) -> dict[str, Any]:
-    """How ``km`` reads a curve release, the same in its printout and in the ledger record: the ``conf_type`` band,
-    whether it carries the noise and how it was made, the survival at the ``landmarks`` (at the time itself on an
-    ``exact_grid``, the event-times grid), the RMST to ``rmst`` when asked, and the warnings (groups called by
-    ``names``; ``more_warnings`` after them)."""
+             rmst_coarse: bool = False, exact_grid: bool | None = None, raw_labels_shown: bool = True
+             ) -> dict[str, Any]:
+    """How ``km`` reads a curve release, the same in its printout, its ledger record and its report: the
+    ``conf_type`` band, whether it carries the noise and how it was made, the survival at the ``landmarks`` (at the
+    time itself on an ``exact_grid``, the event-times grid), the RMST to ``rmst`` when asked, and the warnings
+    (groups called by ``names``; ``more_warnings`` after them; rrr's reported-label curves are warned about where
+    they are shown, ``raw_labels_shown``)."""
     if exact_grid is None:  # the public grid's kind, read off the released counts (time-indexed has none: pass it)
         exact_grid = rel.counts is not None and rel.counts.grid.kind == "event-times"
     coarse = not exact_grid and not no_noise(rel.cost.epsilon)  # as km reads its quantiles
@@ -265,7 +267,8 @@ def readings(rel: CurveRelease, conf_type: str = "log", names: dict[str, str] | 
     out["warnings"] = curve_warnings(named_groups(main, names), lo, up, rel.mechanism,
                                      list(landmarks) if landmarks else None, coarse, time_unit,
                                      private=not no_noise(rel.cost.epsilon),
-                                     raw_label_curves="debiased_curves" in rel.extra) + list(more_warnings)
+                                     raw_label_curves=raw_labels_shown and "debiased_curves" in rel.extra
+                                     ) + list(more_warnings)
     return out
 
 

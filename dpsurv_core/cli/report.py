@@ -89,23 +89,20 @@ def _curve_sections(rep: Report, release: curves.CurveRelease, cohort, public, a
     rep.add_text(sentence, "note")
     entries = km.curve_entries(main, "survival", conf_type, noisy, coarse)
     rep.add_table(median_table(entries, names, cohort.time_unit), f"Median survival ({what}, 95% CI)")
-    if args.landmarks:
-        entries = km.landmark_entries(main, args.landmarks, conf_type, public.grid.kind == "event-times", noisy)
-        rep.add_table(landmark_table(entries, names), f"Survival at the landmark times ({what}, 95% CI)")
-    if args.rmst is not None:
-        entries = km.rmst_entries(km.rmst_curves(release), float(args.rmst), km.rmst_on_grid(release, public))
-        rep.add_table(rmst_table(entries, names, cohort.time_unit), f"Restricted mean survival time ({what}, 95% CI)")
+    # the report shows rrr's de-biased curves only: no sentence on its reported-label curves
+    read = km.readings(release, **km.reading_options(args, release, cohort, public), raw_labels_shown=False)
+    if "landmarks" in read:
+        rep.add_table(landmark_table(read["landmarks"], names), f"Survival at the landmark times ({what}, 95% CI)")
+    if "rmst" in read:
+        rep.add_table(rmst_table(read["rmst"], names, cohort.time_unit),
+                      f"Restricted mean survival time ({what}, 95% CI)")
     risk = km.number_at_risk(release.curves.groups, cohort, public, release.counts,
                              release.cost.epsilon if private else math.inf, release.trials)
     if risk is not None:
         table = pd.DataFrame([[_label(names, r["group"]), *r["at_risk"]] for r in risk["rows"] if r["trial"] == 0],
                              columns=["group", *[f"{t:.4g}" for t in risk["times"]]])
         rep.add_table(table, f"Number at risk ({risk['definition']})")
-    warnings = km.curve_warnings(replace(main, groups=labelled.groups), lo, up, release.mechanism,
-                                 args.landmarks or None, coarse,
-                                 time_unit=cohort.time_unit, private=private,
-                                 raw_label_curves=False)  # the report shows rrr's de-biased curves only
-    return warnings + km.beyond_follow_up(public, args.landmarks or [], args.rmst, cohort.time_unit)
+    return read["warnings"]
 
 
 def run(args: argparse.Namespace) -> dict:
