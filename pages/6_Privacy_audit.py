@@ -276,19 +276,21 @@ with tab_audit:
     st.subheader("Result")
     eps = result.cost.epsilon
     formal = eps is not None
-    allowed = f"{100 * advantage_bound(eps):.0f}%" if formal else "no bound (no formal guarantee)"
+    bounded = formal and math.isfinite(eps)
+    no_bound = "no noise: not private" if formal else "no formal guarantee"
+    allowed = (f"an epsilon-DP release allows at most {100 * advantage_bound(eps):.0f}%" if bounded
+               else f"no bound: {no_bound}")
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Attacker's advantage (strongest attack)", f"{100 * max(att.advantage, 0):.0f}%",
               help=f"95% interval {100 * att.advantage_lower:.0f}% to {100 * att.advantage_upper:.0f}%. TPR - FPR of the "
                    "strongest distinguishing test, its threshold chosen on the fitting half and measured on the "
-                   f"{att.runs} held-out runs per data set (TPR {att.adv_tpr:.3f}, FPR {att.adv_fpr:.3f}). An epsilon-DP "
-                   f"release allows at most {allowed}.")
-    m1.caption(f"95% CI {100 * att.advantage_lower:.0f}% to {100 * att.advantage_upper:.0f}%; "
-               f"allowed at most {allowed}")
+                   f"{att.runs} held-out runs per data set (TPR {att.adv_tpr:.3f}, FPR {att.adv_fpr:.3f}); "
+                   f"{allowed}.")
+    m1.caption(f"95% CI {100 * att.advantage_lower:.0f}% to {100 * att.advantage_upper:.0f}%; {allowed}")
     m2.metric("AUC of the attack", f"{att.auc:.2f}",
               help="Area under the held-out ROC of the strongest attack's score (the Mann-Whitney statistic): 0.5 is a "
                    "coin toss, 1 tells the two data sets apart every time.")
-    m3.metric("Charged epsilon", "none: no formal guarantee" if not formal else "not private" if math.isinf(eps)
+    m3.metric("Charged epsilon", "none: no formal guarantee" if not formal else "no noise: not private" if math.isinf(eps)
               else f"{eps:.3g}",
               help=result.cost.sentence())
     m4.metric("Empirical epsilon lower bound", "infinite" if result.certain else f"{att.epsilon_lower:.2f}",

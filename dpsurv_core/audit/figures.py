@@ -103,12 +103,13 @@ def summary_table(result: AuditResult, label: Callable[[str], str] = str) -> pd.
     rows = [("attacker's advantage, strongest attack (95% CI)",
              f"{a.advantage:.3f} ({a.advantage_lower:.3f} to {a.advantage_upper:.3f})"),
             ("advantage an epsilon-DP release allows at most",
-             "no bound: no formal guarantee" if eps is None else f"{advantage_bound(eps):.3f}"),
+             "no bound: no formal guarantee" if eps is None else "no bound: no noise, not private"
+             if math.isinf(eps) else f"{advantage_bound(eps):.3f}"),
             ("AUC of the strongest attack (Mann-Whitney)", f"{a.auc:.3f}"),
             ("strongest attack: true / false positive rate", f"{a.adv_tpr:.3f} / {a.adv_fpr:.3f}"),
             ("strongest attack: score", a.adv_score),
             ("epsilon charged by the mechanism", "none: no formal guarantee" if eps is None
-             else "not private" if math.isinf(eps) else f"{eps:.4g}"),
+             else "no noise: not private" if math.isinf(eps) else f"{eps:.4g}"),
             ("empirical epsilon lower bound (95%)", "infinite: the two releases never coincide" if result.certain
              else f"{a.epsilon_lower:.3f}"),
             ("within the charge", "no charge to be within" if result.within_charge is None

@@ -437,7 +437,9 @@ def test_page_regression_and_non_private_release():
     at.button(key="au_run").click().run()
     assert not at.exception
     m = _metrics(at)
-    assert m["Charged epsilon"] == "not private"
+    assert m["Charged epsilon"] == "no noise: not private"
+    # no bound on the advantage without noise (not "at most 100%")
+    assert any("no bound: no noise: not private" in c.value for c in at.caption)
     # a deterministic release that the target changes: the outputs never overlap, the empirical epsilon is infinite
     assert m["Empirical epsilon lower bound"] == "infinite"
     # told apart every time: a red box, never a green one beside the red "do not publish"

@@ -106,3 +106,10 @@ def test_headline_is_at_least_the_epsilon_test_advantage_on_lung(lung):
     table = dict(figures.summary_table(res).itertuples(index=False))
     assert table["attacker's advantage, strongest attack (95% CI)"].startswith(f"{a.advantage:.3f} (")
     assert table["empirical epsilon lower bound (95%)"] == f"{a.epsilon_lower:.3f}"
+
+
+def test_summary_without_noise_claims_no_bound(lung):
+    """epsilon inf: the table says "no noise: not private" and names no bound on the advantage (not "1.000")."""
+    table = dict(figures.summary_table(_audit(lung, "laplace-counts", math.inf, 200, seed=0)).itertuples(index=False))
+    assert table["epsilon charged by the mechanism"] == "no noise: not private"
+    assert table["advantage an epsilon-DP release allows at most"] == "no bound: no noise, not private"
