@@ -608,6 +608,14 @@ def _fmt(t: float, unit: str) -> str:
     return f"{t:.4g} {unit}".strip()
 
 
+def _asked_and_used(time: np.ndarray, when: float, unit: str) -> str:
+    """A landmark as the tables name it: the time asked, and the grid point it is read at when that differs."""
+    k = _index_at(time, when)
+    if k < 0 or np.isclose(time[k], when, rtol=0, atol=1e-9):
+        return _fmt(when, unit)
+    return f"{_fmt(when, unit)} (read at {_fmt(float(time[k]), unit)})"
+
+
 def _index_at(time: np.ndarray, when: float) -> int:
     """The grid point a value at ``when`` is read at (the last point at or before it; -1 before the first)."""
     on = np.flatnonzero(np.isclose(time, when, rtol=0, atol=1e-9))
@@ -725,7 +733,8 @@ def _empty_risk_set_warnings(curves: SurvivalCurves, landmarks: list[float] | No
             named = len(curves.groups) > 1 or name != "all"
             where, whose = (f" in group {name}", f" of group {name}") if named else ("", "")
             out.append(f"From {_fmt(start, time_unit)} on the released counts leave nobody at risk{where}, so the "
-                       f"survival{whose} at {', '.join(_fmt(t, time_unit) for t in late)} is the value the "
+                       f"survival{whose} at {', '.join(_asked_and_used(time, t, time_unit) for t in late)} is the "
+                       f"value the "
                        f"{curve} stopped at, carried on, not an estimate at that time; choose an earlier landmark, or "
                        f"{fix}.")
     return out

@@ -351,7 +351,9 @@ def test_a_landmark_where_the_release_leaves_nobody_at_risk_is_said_to_be_carrie
     o = run(capsys, "km", "--data", "lung", "--mechanism", "laplace-counts", "--epsilon", "1", "--seed", "123",
             "--landmarks", "365,730,1095")
     (w,) = [w for w in o["warnings"] if "nobody at risk" in w]
-    assert w.startswith("From 660 days on") and "730 days, 1095 days" in w and "365 days" not in w
+    # each landmark named as the table names it: the time asked and the grid point it is read at
+    assert w.startswith("From 660 days on") and "730 days (read at 715 days), 1095 days (read at 1045 days)" in w
+    assert "365 days" not in w
     assert o["number_at_risk"]["rows"][0]["at_risk"][6] == 0  # at 660 days, time >= t
     o = run(capsys, "km", "--data", "lung", "--mechanism", "laplace-counts", "--epsilon", "1", "--seed", "123",
             "--landmarks", "365")
