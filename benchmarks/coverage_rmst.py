@@ -24,7 +24,7 @@ from dpsurv_core.curves.uncertainty import rmst_interval
 from dpsurv_core.privacy.noise import SimulationNoise
 
 CELLS = (("nonprivate", float("inf")), ("laplace-counts", 0.5), ("laplace-counts", 1.0), ("laplace-counts", 2.0),
-         ("adaptive-km", 1.0), ("rrr", 1.0))
+         ("adaptive-km", 0.5), ("adaptive-km", 1.0), ("adaptive-km", 2.0), ("rrr", 1.0))
 
 
 def target() -> tuple[float, np.ndarray]:

@@ -35,8 +35,9 @@ Design (four ideas, each measured against ``laplace-counts``; see benchmarks/km_
    epsilon 0.5) and the delta method large ones (91.5% at n = 2,000, epsilon 0.5); the larger of the
    two covers 94-98.5% in both. The curve inside a merged bin is an interpolation (its truth may bend
    anywhere between the bin's ends), so there the band runs from the lower limit at the bin's end to
-   the upper limit at its start (:func:`dpsurv_core.curves.uncertainty.widen_between`). Coverage:
-   docs/coverage-curves.md.
+   the upper limit at its start (:func:`dpsurv_core.curves.uncertainty.widen_between`). The RMST's error bar
+   likewise takes the larger of the bootstrap's and the delta method's, whose noise part carries the curve's noise
+   covariance (:func:`noise_covariance`) to the area. Coverage: docs/coverage-curves.md.
 
 Privacy (add/remove one subject, m rows per subject; epsilon_1 = rho epsilon, epsilon_2 = epsilon - epsilon_1)
 
@@ -278,7 +279,8 @@ class AdaptiveKM(Mechanism):
             lo, up = widen_between(lo, up, known)
             lo_lin, up_lin = widen_between(lo_lin, up_lin, known)
             curves = replace(curves, lower=lo, upper=up, lower_linear=lo_lin, upper_linear=up_lin,
-                             interval_method=method, known_at=known)
+                             interval_method=method, known_at=known,
+                             noise_covariance=noise_covariance(fine, kept, ev, ce, s, a, self.cell_variance))
         starts, ends = _block_bounds(kept)
         notes = [f"Charged epsilon {self.cost.epsilon:g} = {self.selection_epsilon:g} (choice of bins) + "
                  f"{self.counts_epsilon:g} (one-cell-per-subject counts).",
@@ -434,6 +436,42 @@ def noise_log_variance(ev: np.ndarray, ce: np.ndarray, s: np.ndarray, kept: np.n
     idx = np.broadcast_to(blk[:, None, :], dt.shape)
     before = np.take_along_axis(np.cumsum(var_log, -1) - var_log, idx, -1)
     return before + elapsed[:, None, :] ** 2 * np.take_along_axis(var_log, idx, -1)
+
+
+def noise_covariance(template: BinnedCounts, kept: np.ndarray, ev: np.ndarray, ce: np.ndarray, s: np.ndarray, a: float,
+                     cell_variance: float, step: float = 0.5, chunk: int = 32) -> np.ndarray:
+    """Delta-method covariance of the survival curve at the public grid points due to the noise: (R, G, J, J).
+
+    S is a function of the released cells (d_gkB, c_gB, s_g; :func:`derive_fine_counts`, then Kaplan-Meier), each
+    with independent noise of variance v, so Cov(S_i, S_j) ~ v sum_cells dS_i/dx dS_j/dx. The derivatives are
+    central differences of +/- ``step`` (one-sided at a cell clamped to 0); cells of padded bins carry no noise.
+    A linear functional of the curve (the RMST, ``w . S``) then has noise variance w' Cov w. ``template``: the
+    released counts (their grid, groups and event types)."""
+    from dpsurv_core.curves.kaplan_meier import estimate
+
+    r_count, g, k, j = ev.shape
+    m = g * k * j + g * j + g  # cells per trial: events, censorings, beyond the grid
+    eye = np.eye(m)
+    noised = np.concatenate([np.broadcast_to(_valid_blocks(kept)[:, None, None, :], (r_count, g, k, j)).reshape(
+        r_count, -1), np.broadcast_to(_valid_blocks(kept)[:, None, :], (r_count, g, j)).reshape(r_count, -1),
+        np.ones((r_count, g), bool)], axis=-1)  # (R, m)
+    out = np.zeros((r_count, g, j, j))
+    for lo in range(0, r_count, chunk):  # trials in chunks (a simulation of many trials), each vectorised
+        rows = slice(lo, min(lo + chunk, r_count))
+        x = np.concatenate([ev[rows].reshape(-1, g * k * j), ce[rows].reshape(-1, g * j), s[rows]], axis=-1)
+        up = x[:, None, :] + step * eye  # (r, m, m)
+        down = np.maximum(x[:, None, :] - step * eye, 0.0)
+        width = (up - down)[:, np.arange(m), np.arange(m)]  # (r, m): 2 step, or step where the cell is 0
+        cells = np.concatenate([up, down], axis=1).reshape(-1, m)  # (r 2m, m)
+        n_rows = cells.shape[0]
+        e2 = cells[:, :g * k * j].reshape(n_rows, g, k, j)
+        c2 = cells[:, g * k * j:g * k * j + g * j].reshape(n_rows, g, j)
+        s2 = cells[:, -g:]
+        fine = derive_fine_counts(template, np.repeat(kept[rows], 2 * m, axis=0), e2, c2, s2, a)
+        surv = estimate(fine).survival.reshape(-1, 2, m, g, j)
+        grad = (surv[:, 0] - surv[:, 1]) / width[..., None, None] * noised[rows][..., None, None]  # (r, m, G, J)
+        out[rows] = cell_variance * np.einsum("rmgi,rmgj->rgij", grad, grad)
+    return out
 
 
 def bands(survival: np.ndarray, variance: np.ndarray, alpha: float) -> tuple[np.ndarray, ...]:

@@ -58,6 +58,9 @@ class SurvivalCurves:
     # the draws' mean offset from the released curve is part of the RMST's error (clamped noisy counts bias the release
     # and its draws alike); False where the plug-in world itself offsets the draws (adaptive-km)
     draws_offset_is_error: bool = True
+    # (..., G, J, J) the delta method's covariance of S due to the noise (adaptive-km): the RMST's error is then at
+    # least R's sampling error plus w' Cov w (dpsurv_core.curves.uncertainty.rmst_interval)
+    noise_covariance: np.ndarray | None = None
     # (..., G) each curve's last time under observation (event or censoring), for R's quantile at the end of a curve
     # that stays at q; known to the non-private curves only (a private release does not publish it)
     follow_up_end: np.ndarray | None = None
@@ -101,20 +104,27 @@ class SurvivalCurves:
         S(0) = 1 (the life-table convention; Collett 2015) and held after the last point; the step curve would
         overstate the area by about half a bin times the drop in each bin.
         """
-        if not linear:
-            t = np.clip(np.asarray(self.time, float), 0.0, horizon)
-            widths = np.diff(np.concatenate([[0.0], t, [horizon]]))
-            values = np.concatenate([np.ones(self.survival.shape[:-1] + (1,)), self.survival], axis=-1)
-            return (values * widths).sum(-1)
-        x = np.concatenate([[0.0], np.maximum(np.asarray(self.time, float), 0.0)])
-        y = np.concatenate([np.ones(self.survival.shape[:-1] + (1,)), self.survival], axis=-1)
-        a, b = x[:-1], x[1:]
-        a_h, b_h = np.minimum(a, horizon), np.minimum(b, horizon)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            frac = np.where(b > a, (b_h - a) / (b - a), 0.0)
-        y_end = y[..., :-1] + (y[..., 1:] - y[..., :-1]) * np.clip(frac, 0.0, 1.0)
-        inside = ((b_h - a_h) * (y[..., :-1] + y_end) / 2.0).sum(-1)
-        return inside + max(horizon - x[-1], 0.0) * y[..., -1]
+        return restricted_mean(self.time, self.survival, horizon, linear)
+
+
+def restricted_mean(time: np.ndarray, survival: np.ndarray, horizon: float, linear: bool = False) -> np.ndarray:
+    """Area under the curve ``survival`` (..., J) known at ``time`` (J,) from 0 to ``horizon``, 1 before the first
+    point: the step curve's, or read linearly between the points from S(0) = 1 (``linear``); see
+    :meth:`SurvivalCurves.rmst`."""
+    if not linear:
+        t = np.clip(np.asarray(time, float), 0.0, horizon)
+        widths = np.diff(np.concatenate([[0.0], t, [horizon]]))
+        values = np.concatenate([np.ones(survival.shape[:-1] + (1,)), survival], axis=-1)
+        return (values * widths).sum(-1)
+    x = np.concatenate([[0.0], np.maximum(np.asarray(time, float), 0.0)])
+    y = np.concatenate([np.ones(survival.shape[:-1] + (1,)), survival], axis=-1)
+    a, b = x[:-1], x[1:]
+    a_h, b_h = np.minimum(a, horizon), np.minimum(b, horizon)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = np.where(b > a, (b_h - a) / (b - a), 0.0)
+    y_end = y[..., :-1] + (y[..., 1:] - y[..., :-1]) * np.clip(frac, 0.0, 1.0)
+    inside = ((b_h - a_h) * (y[..., :-1] + y_end) / 2.0).sum(-1)
+    return inside + max(horizon - x[-1], 0.0) * y[..., -1]
 
 
 def first_crossing(time: np.ndarray, curve: np.ndarray, q: float = 0.5) -> np.ndarray:

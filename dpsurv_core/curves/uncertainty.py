@@ -49,7 +49,14 @@ import numpy as np
 from scipy.special import ndtri
 
 from dpsurv_core.curves.counts import BinnedCounts
-from dpsurv_core.curves.kaplan_meier import SurvivalCurves, confidence_limits, estimate, greenwood_bands, quantile_r
+from dpsurv_core.curves.kaplan_meier import (
+    SurvivalCurves,
+    confidence_limits,
+    estimate,
+    greenwood_bands,
+    quantile_r,
+    restricted_mean,
+)
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.noise import SimulationNoise
@@ -341,20 +348,26 @@ def rmst_interval(curves: SurvivalCurves, horizon: float, coarse: bool = False
     RMST exp(-/+ z e / RMST), e the draws' root mean squared error about the released RMST,
     e^2 = var_b(RMST*) + (mean_b(RMST*) - RMST)^2 (the spread alone, sd_b, where ``draws_offset_is_error`` is
     False). A private curve at n = 200 is biased low by clamping, its RMST skewed down and its draws lower still:
-    the log scale and the offset carry that bias, which the spread alone missed (docs/coverage-curves.md);
-    without (exact counts): R's print.survfit rule, var = sum_j A_j^2 d_j / (r_j (r_j - d_j)) with A_j the area
-    under the curve from t_j to the horizon; time-indexed (a band, no draws): the areas under its band.
-    ``coarse``: the curve is known at public grid points only, and every area reads it linearly between them
-    (:meth:`SurvivalCurves.rmst`); a bin's events fall inside it, so A_j runs from the bin's middle (on lung to 500
-    days, 20 bins: se 11.26 against R's 11.25 on the exact times; from the bin's end, 9.8)."""
+    the log scale and the offset carry that bias, which the spread alone missed (docs/coverage-curves.md). With
+    the curve's noise covariance (adaptive-km), e is at least the delta method's, e^2 = R's sampling variance +
+    w' Cov w (:func:`rmst_weights`), as its curve bands take the larger of the two variances;
+    without noise (exact counts): R's print.survfit rule (:func:`rmst_sampling_variance`); time-indexed (a band, no
+    draws): the areas under its band. ``coarse``: the curve is known at public grid points only, and every area
+    reads it linearly between them (:meth:`SurvivalCurves.rmst`)."""
     z = ndtri(1 - curves.alpha / 2)
     value = curves.rmst(horizon, coarse)
-    if curves.rmst_draws is not None:
-        draws = replace(curves, survival=curves.rmst_draws).rmst(horizon, coarse)
-        sd = draws.std(axis=1, ddof=1)
-        if curves.draws_offset_is_error:
-            sd = np.sqrt(sd ** 2 + (draws.mean(axis=1) - value) ** 2)
-        with np.errstate(divide="ignore", invalid="ignore"):
+    if curves.rmst_draws is not None or curves.noise_covariance is not None:
+        sd = np.zeros_like(value)
+        if curves.rmst_draws is not None:
+            draws = replace(curves, survival=curves.rmst_draws).rmst(horizon, coarse)
+            sd = draws.std(axis=1, ddof=1)
+            if curves.draws_offset_is_error:
+                sd = np.sqrt(sd ** 2 + (draws.mean(axis=1) - value) ** 2)
+        if curves.noise_covariance is not None:
+            w = rmst_weights(curves.time, horizon, coarse)
+            noise = np.einsum("i,...ij,j->...", w, curves.noise_covariance, w)
+            sd = np.maximum(sd, np.sqrt(rmst_sampling_variance(curves, horizon, coarse, value) + noise))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             spread = np.where(value > 0, np.exp(z * sd / value), np.inf)
         return value, np.where(value > 0, value / spread, 0.0), np.minimum(value * spread, horizon)
     if np.all(np.isnan(curves.greenwood)):
@@ -364,20 +377,35 @@ def rmst_interval(curves: SurvivalCurves, horizon: float, coarse: bool = False
         lo = replace(curves, survival=np.nan_to_num(curves.lower, nan=0.0)).rmst(horizon, coarse)
         up = replace(curves, survival=np.nan_to_num(curves.upper, nan=1.0)).rmst(horizon, coarse)
         return value, lo, up
+    sd = np.sqrt(rmst_sampling_variance(curves, horizon, coarse, value))
+    return value, np.maximum(value - z * sd, 0.0), np.minimum(value + z * sd, horizon)
+
+
+def rmst_sampling_variance(curves: SurvivalCurves, horizon: float, coarse: bool, value: np.ndarray) -> np.ndarray:
+    """R's print.survfit variance of the RMST to ``horizon``, sum_j A_j^2 d_j / (r_j (r_j - d_j)), A_j the area under
+    the curve from t_j to the horizon (``value``: the RMST itself). ``coarse``: the curve is read linearly between
+    public grid points and a bin's events fall inside it, so A_j runs from the bin's middle (on lung to 500 days,
+    20 bins: se 11.26 against R's 11.25 on the exact times; from the bin's end, 9.8)."""
     t = np.clip(np.asarray(curves.time, float), 0.0, horizon)
-    if coarse:  # a bin's events fall inside it: A_j from the bin's middle, the curve read linearly as the area is
-        mid = (np.concatenate([[0.0], t[:-1]]) + t) / 2.0  # (a loop over the public grid's points)
+    if coarse:  # a loop over the public grid's points
+        mid = (np.concatenate([[0.0], t[:-1]]) + t) / 2.0
         area_after = value[..., None] - np.stack([curves.rmst(float(m), True) for m in mid], axis=-1)
     else:
         widths = np.diff(np.concatenate([t, [horizon]]))  # from t_j to the next point (or the horizon)
         area_after = np.cumsum((curves.survival * widths)[..., ::-1], axis=-1)[..., ::-1]  # A_j = int_{t_j}^h S
     r, d = curves.at_risk, curves.events
-    term = np.zeros_like(r)
-    np.divide(d, r * (r - d), out=term, where=(r > d) & (r > 0))
+    term = np.zeros_like(r, dtype=float)
+    # no term where everyone at risk has the event (R's rule; derived counts meet it to rounding, r - d ~ 1e-15)
+    np.divide(d, r * (r - d), out=term, where=(r - d > 1e-9 * np.maximum(r, 1.0)) & (r > 0))
     inside = curves.time <= horizon
-    var = (np.where(inside, area_after, 0.0) ** 2 * term).sum(-1)
-    sd = np.sqrt(var)
-    return value, np.maximum(value - z * sd, 0.0), np.minimum(value + z * sd, horizon)
+    return (np.where(inside, area_after, 0.0) ** 2 * term).sum(-1)
+
+
+def rmst_weights(time: np.ndarray, horizon: float, coarse: bool) -> np.ndarray:
+    """w (J,) with RMST = const + w . S for a curve known at ``time`` (the RMST is linear in the curve)."""
+    j = len(time)
+    vals = restricted_mean(np.asarray(time, float), np.vstack([np.zeros(j), np.eye(j)]), horizon, coarse)
+    return vals[1:] - vals[0]
 
 
 # ------------------------------------------------------------------------------------------ time-indexed

@@ -226,3 +226,18 @@ def test_time_indexed_band_with_a_declared_size_carries_the_sampling_error():
     assert np.all((up - lo)[..., mid] > 0.12) and np.all((up - lo)[..., mid] < 0.3)
     assert np.all((up - lo)[..., mid] > 2 * (up0 - lo0)[..., mid])
     assert np.all(lo <= released) and np.all(released <= up)
+
+
+@given(st.integers(0, 2**32 - 1), st.floats(1.0, 2000.0), st.booleans())
+@settings(max_examples=40, deadline=None)
+def test_rmst_is_linear_in_the_curve(seed, horizon, linear):
+    """RMST = const + w . S on any grid, step or linear reading (what carries a curve's covariance to the RMST)."""
+    from dpsurv_core.curves.kaplan_meier import restricted_mean
+    from dpsurv_core.curves.uncertainty import rmst_weights
+
+    rng = np.random.default_rng(seed)
+    time = np.sort(rng.uniform(1.0, 1500.0, 12))
+    s = np.sort(rng.uniform(0.0, 1.0, (3, 12)), axis=-1)[:, ::-1]
+    w = rmst_weights(time, horizon, linear)
+    const = restricted_mean(time, np.zeros((1, 12)), horizon, linear)[0]
+    np.testing.assert_allclose(restricted_mean(time, s, horizon, linear), const + s @ w, rtol=1e-10, atol=1e-9)
