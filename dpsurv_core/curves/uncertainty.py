@@ -220,18 +220,24 @@ def bootstrap_curves(mechanism: Any, released: BinnedCounts, estimator_actuarial
     return Bootstrap(s, cif, b)
 
 
-def log_variance_from(survival: np.ndarray, draws: np.ndarray) -> np.ndarray:
-    """var(log S) (R, G, J) by the delta method from the draws' spread: var_b(S*) / S^2 (inf where S = 0)."""
+def log_variance_from(survival: np.ndarray, draws: np.ndarray, offset: bool = False) -> np.ndarray:
+    """var(log S) (R, G, J) by the delta method from the draws: var_b(S*) / S^2, or their mean squared error about the
+    released curve, (var_b(S*) + (mean_b(S*) - S)^2) / S^2, with ``offset`` (inf where S = 0)."""
     var = draws.var(axis=1, ddof=1)
+    if offset:
+        var = var + (draws.mean(axis=1) - survival) ** 2
     with np.errstate(divide="ignore", invalid="ignore"):
         out = var / survival ** 2
     return np.where(survival > 0, out, np.inf)
 
 
-def with_bootstrap_bands(curves: SurvivalCurves, boot: Bootstrap, method: str | None = None) -> SurvivalCurves:
+def with_bootstrap_bands(curves: SurvivalCurves, boot: Bootstrap, method: str | None = None, offset: bool = False
+                         ) -> SurvivalCurves:
     """The release's curves with bands from the bootstrap variance (log-log and plain, as ``estimate`` names them);
-    where nobody is left at risk the band runs from 0 to the last upper limit before."""
-    v = log_variance_from(curves.survival, boot.survival)
+    where nobody is left at risk the band runs from 0 to the last upper limit before. ``offset``: from the draws'
+    mean squared error about the released curve instead (random rounding, whose plug-in world offsets the draws by
+    about the release's own bias late in follow-up)."""
+    v = log_variance_from(curves.survival, boot.survival, offset)
     v = np.where(np.isfinite(v), v, curves.greenwood)
     lo, up, lo_lin, up_lin = greenwood_bands(curves.survival, v, curves.alpha)
     stopped = (curves.lower == 0) & (curves.upper == 1) & (curves.at_risk <= 0)
@@ -245,7 +251,9 @@ def with_bootstrap_bands(curves: SurvivalCurves, boot: Bootstrap, method: str | 
     return replace(curves, lower=np.where(stopped, 0.0, lo), upper=cap(up),
                    lower_linear=np.where(stopped, 0.0, lo_lin), upper_linear=cap(up_lin),
                    interval_variance=v, incidence_variance=cif_var, rmst_draws=boot.survival,
-                   interval_method=method or BOOTSTRAP_METHOD.format(draws=boot.draws))
+                   interval_method=method or BOOTSTRAP_METHOD.format(draws=boot.draws)
+                   + ("; their mean squared error about the released curve (the draws' offset included)" if offset
+                      else ""))
 
 
 def carry_upper(survival: np.ndarray, upper: np.ndarray) -> np.ndarray:

@@ -335,3 +335,19 @@ def test_differencing_random_rounding_still_claims_nothing_certain():
     pub = public(c, [0, 10, 20, 30, 40])
     d = differencing(RandomRound(5), c, pub, row=3)
     assert "does not say with certainty" in d.sentence and d.revealed["presence"] is None
+
+
+def test_random_perturbations_read_the_draws_mean_squared_error_about_the_release():
+    """Random rounding's band: var(log S) = (var(S*) + (mean S* - S)^2) / S^2 from its bootstrap draws (the world drawn
+    from rounded counts sits off the release late in follow-up); the method says so."""
+    from dpsurv_core.data.cohort import load_bundled
+
+    c = load_bundled("lung")
+    pub = PublicParameters.derive(c, horizon=1100, bins=20)
+    curves = RandomRound(5).release(c, pub, SimulationNoise(2)).curves
+    s, draws = curves.survival[0], curves.rmst_draws[0]
+    mse = draws.var(axis=0, ddof=1) + (draws.mean(axis=0) - s) ** 2
+    live = s > 0
+    np.testing.assert_allclose(curves.interval_variance[0][live], (mse / s**2)[live], rtol=1e-10)
+    assert np.any((draws.mean(axis=0) - s)[live] ** 2 > 0.05 * draws.var(axis=0, ddof=1)[live])  # the offset counts
+    assert "mean squared error" in curves.interval_method
