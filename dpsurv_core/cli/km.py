@@ -260,8 +260,10 @@ def readings(rel: CurveRelease, conf_type: str = "log", names: dict[str, str] | 
     lo, up = conf_bands(main, conf_type, noisy)
     out: dict[str, Any] = {"conf_type": conf_type, "interval_includes_noise": noisy,
                            "interval_method": interval_method(rel, conf_type)}
+    exact = every_event_time(rel)
     if landmarks:
-        out["landmarks"] = landmark_entries(main, list(landmarks), conf_type, exact_grid, noisy)
+        out["landmarks"] = (landmark_entries(main, list(landmarks), conf_type, exact_grid, noisy) if exact is None
+                            else landmark_entries(exact, list(landmarks), conf_type, True))
     if rmst is not None:
         out["rmst"] = rmst_entries(rmst_curves(rel), float(rmst), rmst_coarse)
     out["warnings"] = curve_warnings(named_groups(main, names), lo, up, rel.mechanism,
@@ -315,7 +317,9 @@ def released_numbers(rel: CurveRelease, conf_type: str = "log", names: dict[str,
     if len(main.event_types) > 1:  # competing events: the curve, its medians and landmarks are event-free survival
         out["event_free"] = True
     out["medians"] = [e | {k: _finite_or_none(e[k]) for k in ("median", "median_lower", "median_upper")
-                           if e[k] is not None} for e in quantile_entries(main, conf_type, noisy, coarse)]
+                           if e[k] is not None}
+                      for e in (quantile_entries(main, conf_type, noisy, coarse) if quantile_curves(rel, main) is None
+                                else quantile_entries(quantile_curves(rel, main), conf_type))]
     return out | readings(rel, conf_type, names, time_unit, more_warnings, landmarks, rmst, rmst_coarse, exact_grid)
 
 
@@ -405,6 +409,20 @@ QUANTILE_PROBS = (0.25, 0.5, 0.75)
 def band_curves(rel: CurveRelease) -> SurvivalCurves:
     """The curves whose band the release stands behind: rrr's de-biased curves, else the curves."""
     return rel.extra.get("debiased_curves", rel.curves)
+
+
+def every_event_time(rel: CurveRelease) -> SurvivalCurves | None:
+    """A release without noise keeps the curves at every event time (R's survfit): its medians, quartiles, landmarks
+    and RMST are read there, as R reads them, so that switching the noise off reproduces the non-private numbers.
+    None for a noisy release, which is known at the public grid's points only."""
+    return rel.extra.get("event_time_curves")
+
+
+def quantile_curves(rel: CurveRelease, curves: SurvivalCurves) -> SurvivalCurves | None:
+    """Where ``curves``' medians and quartiles are read instead of on themselves: every event time without noise
+    (:func:`every_event_time`); None for a noisy release."""
+    exact = every_event_time(rel)
+    return None if exact is None or exact.survival.shape[:2] != curves.survival.shape[:2] else exact
 
 
 def rmst_curves(rel: CurveRelease) -> SurvivalCurves:
@@ -535,11 +553,13 @@ def quantile_entries(curves: SurvivalCurves, conf_type: str = "log", with_noise:
 
 
 def curve_entries(curves: SurvivalCurves, estimand: str, conf_type: str = "log", with_noise: bool = False,
-                  coarse_grid: bool = False, **flags: Any) -> list[dict[str, Any]]:
+                  coarse_grid: bool = False, quantiles_from: SurvivalCurves | None = None, **flags: Any
+                  ) -> list[dict[str, Any]]:
     """One dict per trial and group (arrays are (trials, G, J)); quantities the mechanism does not
     release (bands, at-risk and event counts of time-indexed) are null, and so are limits where R gives NA.
     ``coarse_grid``: the curve is known at public grid points only, so a quantile's limits are where the bands, read
-    linearly between the grid points, cross (:func:`dpsurv_core.curves.uncertainty.quantile_limits`)."""
+    linearly between the grid points, cross (:func:`dpsurv_core.curves.uncertainty.quantile_limits`).
+    ``quantiles_from``: curves without noise at every event time, where the medians and quartiles are read instead."""
     s = curves.survival.tolist()
     lo_arr, up_arr = conf_bands(curves, conf_type, with_noise)
     no_band = bool(np.all(np.isnan(curves.lower)))
@@ -547,7 +567,8 @@ def curve_entries(curves: SurvivalCurves, estimand: str, conf_type: str = "log",
     up = None if no_band else np.where(np.isnan(up_arr), None, up_arr).tolist()
     lol, upl = _nullable(curves.lower_linear), _nullable(curves.upper_linear)
     risk, ev = _nullable(curves.at_risk), _nullable(curves.events)
-    summaries = quantile_entries(curves, conf_type, with_noise, coarse_grid)
+    summaries = (quantile_entries(curves, conf_type, with_noise, coarse_grid) if quantiles_from is None
+                 else quantile_entries(quantiles_from, conf_type))
     hazard = curves.cumulative_hazard.tolist() if estimand == "cumulative-hazard" else None
     haz_lo = haz_up = None
     if hazard is not None and not no_band:
@@ -710,12 +731,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if "table" in rel.extra:  # disclosure control: the released table as published ("<5" for suppressed cells)
         out["released_table"] = rel.extra["table"]
     if "debiased_curves" in rel.extra:
-        out["curves"] = (curve_entries(rel.curves, args.estimand, conf_type, noisy_band, coarse, debiased=False,
-                                       interval_includes_noise=False)
-                         + curve_entries(rel.extra["debiased_curves"], args.estimand, conf_type, noisy_band, coarse,
-                                         debiased=True, interval_includes_noise=noisy_band))
+        debiased = rel.extra["debiased_curves"]
+        out["curves"] = (curve_entries(rel.curves, args.estimand, conf_type, noisy_band, coarse,
+                                       quantile_curves(rel, rel.curves), debiased=False, interval_includes_noise=False)
+                         + curve_entries(debiased, args.estimand, conf_type, noisy_band, coarse,
+                                         quantile_curves(rel, debiased), debiased=True,
+                                         interval_includes_noise=noisy_band))
     else:
-        out["curves"] = curve_entries(rel.curves, args.estimand, conf_type, noisy_band, coarse)
+        out["curves"] = curve_entries(rel.curves, args.estimand, conf_type, noisy_band, coarse,
+                                      quantile_curves(rel, rel.curves))
     out["number_at_risk"] = number_at_risk(rel.curves.groups, cohort, public, rel.counts, rel.cost.epsilon, rel.trials)
     # without noise every count mechanism's curves are the non-private ones (read off the rows at each time)
     from_rows = rel.mechanism == NonPrivate.name or "event_time_curves" in rel.extra

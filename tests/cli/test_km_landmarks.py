@@ -75,10 +75,20 @@ def test_landmarks_on_event_times_are_exact(capsys):
 
 
 def test_landmarks_on_a_public_grid(capsys):
-    """Grid 0:1100:20 has points 55, 110, ...: 330 is a point, 365 is read at 330 and 1 before the first point."""
+    """Grid 0:1100:20 has points 55, 110, ...: a private curve is read at 330 for 365 and at 0 for 10; without noise
+    the curve at every event time is kept, so each time is read where it was asked, as R's summary(fit, times = t)
+    (lifelines agrees: S(365) = 0.4092, S(10) = 1 - 1/228)."""
     o = run(capsys, "km", *LUNG, "--mechanism", "nonprivate", "--grid", "0:1100:20", "--landmarks", "10,330,365")
-    (curve,) = o["curves"]
     by_time = {r["time_requested"]: r for r in o["landmarks"]}
+    assert [by_time[t]["time_used"] for t in (10.0, 330.0, 365.0)] == [10.0, 330.0, 365.0]
+    kmf = KaplanMeierFitter().fit(load_bundled("lung").time, load_bundled("lung").event)
+    for t in (10.0, 330.0, 365.0):
+        assert by_time[t]["survival"] == pytest.approx(float(kmf.predict(t)), abs=1e-12)
+    assert by_time[10.0]["survival"] == pytest.approx(1 - 1 / 228)
+    p = run(capsys, "km", *LUNG, "--mechanism", "laplace-counts", "--epsilon", "1", "--seed", "2", "--grid", "0:1100:20",
+            "--landmarks", "10,330,365")
+    (curve,) = p["curves"]
+    by_time = {r["time_requested"]: r for r in p["landmarks"]}
     assert by_time[330.0]["time_used"] == 330.0 and by_time[365.0]["time_used"] == 330.0
     k = curve["time"].index(330.0)
     for t in (330.0, 365.0):
@@ -186,3 +196,26 @@ def test_number_at_risk_from_released_counts(capsys):
     assert "released binned counts" in o["number_at_risk"]["definition"] and len(o["number_at_risk"]["rows"]) == 2
     ti = run(capsys, "km", *LUNG, "--mechanism", "time-indexed", "--grid", "0:1100:20", "--seed", "4")
     assert ti["number_at_risk"] is None
+
+
+@pytest.mark.parametrize("mechanism", ["laplace-counts", "adaptive-km", "rrr", "time-indexed", "random-round"])
+def test_without_noise_medians_quartiles_and_landmarks_are_rs(capsys, mechanism):
+    """Noise switched off on the 20-bin grid: the median, quartiles and their limits, and a landmark between grid
+    points, are read at every event time as R's (median 310 days, 285 to 363 for the whole of lung; S(365) 0.409),
+    not off the grid (330, 330 to 385; S(330)). Disclosure control has no epsilon: it stays on the grid."""
+    exact = run(capsys, "km", *LUNG, "--group", "sex", "--mechanism", "nonprivate", "--landmarks", "365,500")
+    args = ["--epsilon", "inf"] if mechanism != "random-round" else ["--seed", "1"]
+    o = run(capsys, "km", *LUNG, "--group", "sex", "--mechanism", mechanism, *args, "--landmarks", "365,500")
+    want = {(c["group"]): c for c in exact["curves"]}
+    got = [c for c in o["curves"] if c.get("debiased", True)]
+    assert len(got) == 2
+    for c in got:
+        keys = ("median", "median_lower", "median_upper", "quantiles")
+        if mechanism == "random-round":
+            assert c["median"] != want[c["group"]]["median"] or c["quantiles"] != want[c["group"]]["quantiles"]
+        else:
+            assert {k: c[k] for k in keys} == {k: want[c["group"]][k] for k in keys}
+    if mechanism != "random-round":
+        assert [(e["time_used"], e["survival"], e["lower"], e["upper"]) for e in o["landmarks"]] == \
+            [(e["time_used"], e["survival"], e["lower"], e["upper"]) for e in exact["landmarks"]]
+        assert [e["time_used"] for e in o["landmarks"]][:2] == [365.0, 500.0]
