@@ -11,7 +11,8 @@ with its null distribution simulated from the released pooled hazard and the pub
 noise-adjusted log-rank statistic (O - E)' (V + V_noise)^-1 (O - E), otherwise the plain one.
 ``chi2_tail_ignoring_noise`` is the chi-square tail of the plain statistic of the released counts
 (``statistic_ignoring_noise``), which treats the noisy counts as exact: not a p-value when there is
-noise. Without noise (nonprivate, ``--epsilon inf``) they are all equal.
+noise. Without noise (nonprivate, ``--epsilon inf``) they are all equal, and the test is R's survdiff on the data's
+event times.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from dpsurv_core.cli.km import (
     header,
     load,
     named_groups,
+    no_noise,
     number_at_risk,
     release,
     set_group_help,
@@ -92,15 +94,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise ParameterError("A log-rank test needs at least two groups: choose a --group column with two or more values.")
     out["number_at_risk"] = number_at_risk(counts.groups, cohort, public, counts,
                                            out.get("epsilon_spent"), counts.n.shape[0] if counts.n.ndim > 1 else 1)
-    trials = counts.n.shape[0]
-    draws = args.null_draws or logrank_test.default_draws(trials, len(counts.groups), counts.grid.bins)
-    results = logrank_test.calibrated_tests(counts, law, draws=draws)
+    tested = counts
+    if private and no_noise(rel.cost.epsilon):  # noise switched off: R's survdiff on the data's event times, as the
+        # non-private test (the binned counts' test moves with the bins and with how a bin's censorings are counted)
+        tested = tile_trials(exact_counts(cohort, event_times_grid(cohort), public), 1)
+        law = logrank_test.noise_law(catalogue.get(catalogue.CURVES, "nonprivate").build())
+    trials = tested.n.shape[0]
+    draws = args.null_draws or logrank_test.default_draws(trials, len(tested.groups), tested.grid.bins)
+    results = logrank_test.calibrated_tests(tested, law, draws=draws)
     ov = results[-1]
     tests, out["overall"] = trial_fields(results, trials)
     out["tests"] = tests
     names = group_labels_of(args, counts.groups)
     more_warnings: list[str] = []
-    debiased_counts = rel.extra.get("debiased_counts") if private else None
+    debiased_counts = rel.extra.get("debiased_counts") if private and tested is counts else None
     if debiased_counts is not None:  # rrr: the tests on the de-biased counts too, as the page and the record show
         deb_law = logrank_test.noise_law(mech, rel.extra, debiased=True)
         deb = logrank_test.calibrated_tests(debiased_counts, deb_law, draws=draws)
@@ -125,7 +132,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out["null_draws"] = ov.null_draws
     out["noise_law"] = law.description
     out["interval_includes_noise"] = bool(law.noisy)  # the p-values carry the noise; exact tests where there is none
-    out["warnings"] = logrank_test.warnings_for(named_groups(counts, names), law,
+    out["warnings"] = logrank_test.warnings_for(named_groups(tested, names), law,
                                                 logrank_test.with_group_names(results, names), out.get("epsilon_spent"),
                                                 mech)
     out["warnings"] += [w for w in more_warnings if w not in out["warnings"]]

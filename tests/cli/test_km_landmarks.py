@@ -219,3 +219,19 @@ def test_without_noise_medians_quartiles_and_landmarks_are_rs(capsys, mechanism)
         assert [(e["time_used"], e["survival"], e["lower"], e["upper"]) for e in o["landmarks"]] == \
             [(e["time_used"], e["survival"], e["lower"], e["upper"]) for e in exact["landmarks"]]
         assert [e["time_used"] for e in o["landmarks"]][:2] == [365.0, 500.0]
+
+
+@pytest.mark.parametrize("mechanism", ["laplace-counts", "adaptive-km", "rrr"])
+def test_without_noise_the_log_rank_test_is_rs_survdiff(capsys, mechanism):
+    """leukemia by x on the 20-bin grid, noise switched off: chi-square 3.396 on the data's event times (R's survdiff,
+    lifelines' logrank_test), as the non-private test, not the binned counts' 1.87 or 2.24."""
+    from lifelines.statistics import logrank_test
+
+    exact = run(capsys, "logrank", "--data", "leukemia", "--group", "x", "--mechanism", "nonprivate")
+    o = run(capsys, "logrank", "--data", "leukemia", "--group", "x", "--mechanism", mechanism, "--epsilon", "inf")
+    assert o["overall"][0]["statistic"] == pytest.approx(exact["overall"][0]["statistic"], rel=1e-12)
+    assert o["tests"][0]["p_value"] == pytest.approx(exact["tests"][0]["p_value"], rel=1e-12)
+    c = load_bundled("leukemia", group="x")
+    a, b = (c.group == g for g in sorted(set(c.group)))
+    want = logrank_test(c.time[a], c.time[b], c.event[a], c.event[b]).test_statistic
+    assert o["overall"][0]["statistic"] == pytest.approx(want, rel=1e-9) and want == pytest.approx(3.396, abs=1e-3)
