@@ -23,7 +23,7 @@ from dpsurv_core.audit.runner import ANALYSES, FAMILIES, AuditResult, audit, mak
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
-from dpsurv_core.privacy.ledger import APPROXIMATE_MCMC, GROUP_LABEL
+from dpsurv_core.privacy.ledger import APPROXIMATE_MCMC, GROUP_LABEL, charged_sentence
 from dpsurv_core.report.text import markdown_literal
 from ui import curves_view as cv
 from ui import releases, session
@@ -276,8 +276,9 @@ with tab_audit:
     st.subheader("Result")
     eps = result.cost.epsilon
     formal = eps is not None
-    bounded = formal and math.isfinite(eps)
-    no_bound = "no noise: not private" if formal else "no formal guarantee"
+    bounded = formal and math.isfinite(eps) and result.formal_guarantee
+    no_bound = ("no formal guarantee" if not formal else "no noise: not private" if math.isinf(eps)
+                else result.as_run["sentence"])  # a disclosure that is not DP voids the charge's guarantee
     allowed = (f"an epsilon-DP release allows at most {100 * advantage_bound(eps):.0f}%" if bounded
                else f"no bound: {no_bound}")
     m1, m2, m3, m4 = st.columns(4)
@@ -292,7 +293,7 @@ with tab_audit:
                    "coin toss, 1 tells the two data sets apart every time.")
     m3.metric("Charged epsilon", "none: no formal guarantee" if not formal else "no noise: not private" if math.isinf(eps)
               else f"{eps:.3g}",
-              help=result.cost.sentence())
+              help=charged_sentence(result.cost, result.disclosures))
     m4.metric("Empirical epsilon lower bound", "infinite" if result.certain else f"{att.epsilon_lower:.2f}",
               delta=None if not formal or math.isinf(eps) else ("within the charge" if result.within_charge
                                                                else "ABOVE the charge"),
@@ -305,6 +306,8 @@ with tab_audit:
     show_figure(cv.recolour(epsilon_figure(result)), f"audit-epsilon-{cohort.name}-{mechanism}", "au_eps_fig")
     if result.certain and (not formal or math.isinf(eps)):  # nothing hid the target: told apart every time
         st.error(result.sentence())
+    elif formal and math.isfinite(eps) and not result.formal_guarantee:  # charged, but a not-DP disclosure voids it
+        st.warning(result.sentence())
     elif not formal or math.isinf(eps) or result.within_charge:
         st.success(result.sentence())
     else:
@@ -315,7 +318,7 @@ with tab_audit:
                    "For a guarantee about whether a patient took part at all, audit a mechanism that protects the "
                    "subject (laplace-counts or adaptive-km).")
     elif formal and not math.isinf(eps):
-        st.caption(f"Charged: {result.cost.sentence()}. The audit compares the data with and without the target patient, "
+        st.caption(f"Charged: {charged_sentence(result.cost, result.disclosures)}. The audit compares the data with and without the target patient, "
                    "the same neighbouring definition.")
     if result.cost.guarantee == APPROXIMATE_MCMC:
         st.warning(f"The guarantee is {result.cost.guarantee}: it holds only if the sampler has converged. Check the "

@@ -104,7 +104,8 @@ def summary_table(result: AuditResult, label: Callable[[str], str] = str) -> pd.
              f"{a.advantage:.3f} ({a.advantage_lower:.3f} to {a.advantage_upper:.3f})"),
             ("advantage an epsilon-DP release allows at most",
              "no bound: no formal guarantee" if eps is None else "no bound: no noise, not private"
-             if math.isinf(eps) else f"{advantage_bound(eps):.3f}"),
+             if math.isinf(eps) else f"no bound: {result.as_run['sentence']}" if not result.formal_guarantee
+             else f"{advantage_bound(eps):.3f}"),
             ("AUC of the strongest attack (Mann-Whitney)", f"{a.auc:.3f}"),
             ("strongest attack: true / false positive rate", f"{a.adv_tpr:.3f} / {a.adv_fpr:.3f}"),
             ("strongest attack: score", a.adv_score),

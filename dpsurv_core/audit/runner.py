@@ -48,7 +48,7 @@ from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy import catalogue
-from dpsurv_core.privacy.ledger import CHANGE_LABEL, EXACT, GROUP_LABEL, PrivacyCost
+from dpsurv_core.privacy.ledger import CHANGE_LABEL, EXACT, GROUP_LABEL, PrivacyCost, as_run
 from dpsurv_core.privacy.noise import SimulationNoise
 
 ANALYSES = ("km", "logrank", "weibull", "regression")
@@ -79,6 +79,17 @@ class AuditResult:
     certain: bool = False  # the neighbouring outputs never overlap: the attack is right every time (epsilon infinite)
     exposure: Any = None  # dpsurv_core.audit.exposure.Exposure (curve and log-rank audits)
     differencing: Any = None  # dpsurv_core.audit.exposure.Differencing (curve and log-rank audits)
+    disclosures: list = field(default_factory=list)  # the release's, as the analysis's command prints them
+
+    @property
+    def as_run(self) -> dict[str, str]:
+        """The guarantee, what it protects and its sentence for the release as run (:func:`as_run`): a disclosure
+        that is not DP (n or the blocks read off the data) leaves it with none, whatever the epsilon charged."""
+        return as_run(self.cost, self.disclosures)
+
+    @property
+    def formal_guarantee(self) -> bool:
+        return bool(self.cost.private) and self.as_run["guarantee"] == self.cost.guarantee
 
     @property
     def epsilon_charged(self) -> float | None:
@@ -108,10 +119,11 @@ class AuditResult:
         return {
             "analysis": self.analysis, "mechanism": self.mechanism, "dataset": self.dataset,
             "n_subjects": self.n_subjects, "epsilon_charged": self.cost.epsilon, "delta": self.cost.delta,
-            "guarantee": self.cost.guarantee, "protects": self.cost.protects, "neighbouring": self.cost.neighbouring,
+            "guarantee": self.as_run["guarantee"], "protects": self.as_run["protects"],
+            "neighbouring": self.cost.neighbouring,
             "empirical_epsilon_lower": None if self.certain else a.epsilon_lower,
             "empirical_epsilon_lower_from_runs": a.epsilon_lower, "distinguishable_with_certainty": self.certain,
-            "formal_guarantee": self.cost.private,
+            "formal_guarantee": self.formal_guarantee,
             "exposed_share": None if self.exposure is None else self.exposure.share,
             "exposure": None if self.exposure is None else self.exposure.to_dict(),
             "differencing": None if self.differencing is None else self.differencing.to_dict(),
@@ -157,6 +169,9 @@ def plain_sentence(result: AuditResult) -> str:
                 "else's record can learn.")
     if math.isinf(eps):
         return f"{found}; this release is not private, so no guarantee limits an attacker who knows everyone else's record."
+    if not result.formal_guarantee:
+        return (f"{found}; as run this release is {result.as_run['sentence']}, so no guarantee limits what an attacker "
+                "who knows everyone else's record can learn, whatever the epsilon charged.")
     approx = " if the sampler had converged" if result.cost.guarantee != EXACT else ""
     return (f"{found}; the guarantee of epsilon {eps:g}{approx} is that an attacker who knows everyone else's record "
             f"could tell {what} with at most {100 * advantage_bound(eps):.0f}% advantage.")
@@ -193,6 +208,10 @@ class Adapter:
 
     def default_target(self) -> Target:
         raise NotImplementedError
+
+    def disclosures(self) -> list:
+        """What the release discloses besides its output (public parameters read off the data, ...)."""
+        return list(self.public.disclosures())
 
     def target(self, row: int | None) -> Target:
         if row is None:
@@ -364,6 +383,9 @@ class WeibullAdapter(Adapter):
     def default_target(self) -> Target:
         return select_weibull_target(self.cohort, self.sample)
 
+    def disclosures(self) -> list:
+        return [*self.public.disclosures(), *self.mechanism.disclosures(self.sample)]
+
     def _run(self, cohort: Cohort, noise: SimulationNoise, trials: int) -> tuple[np.ndarray, np.ndarray]:
         from dpsurv_core.weibull.model import survival_curve
 
@@ -449,6 +471,9 @@ class RegressionAdapter(Adapter):
 
     def _complete(self) -> np.ndarray:
         return self.cohort.covariates[list(self.covariates)].notna().all(axis=1).to_numpy()
+
+    def disclosures(self) -> list:
+        return [*self.public.disclosures(), *self.pp.disclosures]
 
     def check_target(self, row: int) -> None:
         if not self._complete()[row]:
@@ -542,7 +567,8 @@ def audit(adapter: Adapter, trials: int = DEFAULT_TRIALS, seed: int = 0, target_
     _tick(progress, 1.0, "done")
     c = adapter.cohort
     return AuditResult(adapter.analysis, adapter.mechanism_name, adapter.cost, target, trials, int(seed), attack,
-                       infl, per, rel.grid_points, c.name, c.n_subjects, notes, certain, expo, diff)
+                       infl, per, rel.grid_points, c.name, c.n_subjects, notes, certain, expo, diff,
+                       adapter.disclosures())
 
 
 def _never_overlap(a: np.ndarray, b: np.ndarray) -> bool:

@@ -488,3 +488,18 @@ def test_differencing_sentence_names_the_group_by_its_label():
     assert d.named({"2": "Female"}.get) == ("The two releases differ in one event cell in group Female: the removed "
                                             "person had an event.")
     assert Differencing(3, [], {"group": None}, "identical").named(str.upper) == "identical"
+
+
+def test_audit_states_the_guarantee_as_run(capsys):
+    """Output perturbation with n read off the data (not DP) and saa with its blocks read off the data: the audit
+    says what the release command says, no guarantee, not "exact"; with n declared the guarantee stands."""
+    for extra in (["--analysis", "regression", "--mechanism", "output", "--covariates", "age,sex"],
+                  ["--analysis", "weibull", "--mechanism", "saa"]):
+        code, out, _ = run_cli(LUNG_ARGS + extra + ["--trials", "100"], capsys)
+        assert code == 0 and out["guarantee"].startswith("none: not differentially private")
+        assert out["formal_guarantee"] is False and "not differentially private as run" in out["sentence"]
+        assert "guarantee of epsilon" not in out["sentence"]
+    code, out, _ = run_cli(LUNG_ARGS + ["--analysis", "regression", "--mechanism", "output", "--covariates", "age,sex",
+                                        "--n-public", "228", "--trials", "100"], capsys)
+    assert code == 0 and out["guarantee"] == "exact" and out["formal_guarantee"] is True
+    assert "the guarantee of epsilon 1 is that" in out["sentence"]
