@@ -269,8 +269,8 @@ def readings(rel: CurveRelease, conf_type: str = "log", names: dict[str, str] | 
     out["warnings"] = curve_warnings(named_groups(main, names), lo, up, rel.mechanism,
                                      list(landmarks) if landmarks else None, coarse, time_unit,
                                      private=not no_noise(rel.cost.epsilon),
-                                     raw_label_curves=raw_labels_shown and "debiased_curves" in rel.extra
-                                     ) + list(more_warnings)
+                                     raw_label_curves=raw_labels_shown and "debiased_curves" in rel.extra,
+                                     count_noise=count_noise(rel)) + list(more_warnings)
     return out
 
 
@@ -409,6 +409,13 @@ QUANTILE_PROBS = (0.25, 0.5, 0.75)
 def band_curves(rel: CurveRelease) -> SurvivalCurves:
     """The curves whose band the release stands behind: rrr's de-biased curves, else the curves."""
     return rel.extra.get("debiased_curves", rel.curves)
+
+
+def count_noise(rel: CurveRelease) -> tuple[float, bool] | None:
+    """(scale, discrete) of the Laplace noise on each released count cell, for the sentence on clamping's bias
+    (laplace-counts; None for the other mechanisms)."""
+    scale = rel.parameters.get("scale") if rel.mechanism == "laplace-counts" else None
+    return (float(scale), rel.parameters.get("noise") == "discrete Laplace") if scale else None
 
 
 def every_event_time(rel: CurveRelease) -> SurvivalCurves | None:

@@ -41,6 +41,7 @@ quantile's limits on a public grid are where the bands, read linearly between th
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
@@ -660,11 +661,13 @@ def _index_at(time: np.ndarray, when: float) -> int:
 
 def curve_warnings(curves: SurvivalCurves, lower: np.ndarray, upper: np.ndarray, mechanism: str,
                    landmarks: list[float] | None = None, coarse: bool = False, time_unit: str = "",
-                   private: bool = True, raw_label_curves: bool = False, trial: int = 0) -> list[str]:
+                   private: bool = True, raw_label_curves: bool = False, trial: int = 0,
+                   count_noise: tuple[float, bool] | None = None) -> list[str]:
     """Plain sentences for results that cannot be read (first trial), each saying what to do next: a band from near
     0 to near 1, a median that is not identifiable or has no upper limit, an error bar larger than the difference between groups, a
     time-indexed median where the truth may not be reached, a time-indexed band without the sampling error (no group
-    size declared), rrr's reported-label curves. With competing events (several event types) the curve counts every
+    size declared), rrr's reported-label curves, a curve that clamping its noisy counts at 0 pulls below its band
+    (``count_noise``: the scale of the Laplace noise on each count cell and whether it is discrete). With competing events (several event types) the curve counts every
     event type, and the sentences say so (its median is the event-free median, not the median survival)."""
     if not private:
         return []
@@ -735,11 +738,61 @@ def curve_warnings(curves: SurvivalCurves, lower: np.ndarray, upper: np.ndarray,
                                    f"(+/- {100 * half:.1f} points): the private curves cannot tell these groups apart "
                                    "there; raise epsilon or use fewer, wider bins.")
                         break
+    if count_noise is not None and has_band and count_noise[0] > 0:
+        out += _clamping_warnings(curves, np.asarray(upper, float), count_noise, time_unit, trial, event_free)
     out += _empty_risk_set_warnings(curves, landmarks, time_unit, trial, mechanism)
     if raw_label_curves:
         out.append("The curves of the randomized (reported) group labels estimate a mixture of the groups, not each "
                    "group: read the de-biased curves, whose bands carry the label noise.")
     out += _disclosure_control_warnings(curves, mechanism, time_unit, trial)
+    return out
+
+
+def clamping_bias(counts: np.ndarray, scale: float, discrete: bool = True) -> np.ndarray:
+    """E[max(0, d + N)] - d, what clamping a noisy count at 0 adds on average to a true count d: p^(d+1) / (1 - p^2)
+    for discrete Laplace noise of ``scale`` (P(N = k) proportional to p^|k|, p = exp(-1/scale)), (scale / 2)
+    exp(-d / scale) for continuous Laplace."""
+    d = np.maximum(np.asarray(counts, float), 0.0)
+    if scale <= 0:
+        return np.zeros_like(d)
+    if not discrete:
+        return scale / 2.0 * np.exp(-d / scale)
+    p = math.exp(-1.0 / scale)
+    return p ** (d + 1.0) / (1.0 - p * p)
+
+
+def _clamping_warnings(curves: SurvivalCurves, upper: np.ndarray, count_noise: tuple[float, bool], time_unit: str,
+                       trial: int, event_free: bool) -> list[str]:
+    """Where clamping the noisy event counts at 0 alone biases a curve below its band. The hazard in bin j is biased
+    up by about b(d_j) / r_j (:func:`clamping_bias` at the released counts, which are themselves pulled up, so this
+    is an underestimate), the curve down by the factor exp(-B), B = sum_{j <= k} b(d_j) / r_j: the sentence fires at
+    the first point (survival at least 25%: later the few left at risk make the estimate too rough) where the curve
+    corrected by exp(B) lies above the band's upper limit."""
+    scale, discrete = count_noise
+    d = np.asarray(curves.events, float)[trial]
+    r = np.asarray(curves.at_risk, float)[trial]
+    s = curves.survival[trial]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        step = np.where(r >= 1, clamping_bias(d, scale, discrete) / r, 0.0)
+    corrected = np.minimum(s * np.exp(np.cumsum(step, axis=-1)), 1.0)
+    time = np.asarray(curves.time, float)
+    p = math.exp(-1.0 / scale)
+    sd = math.sqrt(2.0 * p) / (1.0 - p) if discrete else math.sqrt(2.0) * scale  # the noise's standard deviation
+    out = []
+    for g, name in enumerate(curves.groups):
+        off = (s[g] >= 0.25) & (corrected[g] > np.nan_to_num(upper[trial, g], nan=1.0) + 1e-9)
+        if not off.any():
+            continue
+        k = int(np.argmax(off))
+        whose = "the curve" if (len(curves.groups) == 1 and name == "all") else f"the curve of group {name}"
+        if event_free:
+            whose = whose.replace("the curve", "the event-free curve")
+        out.append(f"At {_fmt(time[k], time_unit)} clamping the noisy event counts at 0 alone pulls {whose} down: "
+                   f"{100 * s[g, k]:.1f}% here, against about {100 * corrected[g, k]:.1f}% or more without that bias, "
+                   f"above the band's upper limit ({100 * float(upper[trial, g, k]):.1f}%). The band does not carry "
+                   "this bias, so neither it nor the median and landmarks read from it can be trusted from there on. "
+                   f"Choose fewer, wider bins (each holding several times the noise's +/- {sd:.1f} events), or "
+                   "adaptive-km, which merges sparse bins, or raise epsilon.")
     return out
 
 
