@@ -10,7 +10,7 @@ import streamlit as st
 
 from dpsurv_core.cli.km import rmst_curves, rmst_on_grid
 from dpsurv_core.curves import summary as cs
-from dpsurv_core.curves.release import context
+from dpsurv_core.curves.release import context, risk_counts
 from dpsurv_core.data.summary import TIME_UNITS, factor_or_one
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
@@ -211,7 +211,7 @@ for note in cv.figure_notes(fine.curves, read, estimand, estimand in (cs.SURVIVA
 st.markdown("**Number at risk**")
 times = cs.table_times(public.grid)
 exact_risk = cv.exact_at_risk(work, on_grid.counts, times)
-priv_risk = cs.at_risk_at(result.counts, times)[0] if has_counts else None
+priv_risk = cs.at_risk_at(risk_counts(result), times)[0] if has_counts else None
 if has_counts and result.counts.groups != on_grid.counts.groups:
     priv_risk = None
 cv.show_table(cv.at_risk_table(times, exact_risk, priv_risk, on_grid.counts.groups, group_col if split else None, unit,

@@ -10,7 +10,7 @@ from streamlit.errors import StreamlitAPIException
 
 from dpsurv_core.curves import logrank, logrank_test
 from dpsurv_core.curves import summary as cs
-from dpsurv_core.curves.release import context, exact_counts, tile_trials
+from dpsurv_core.curves.release import context, exact_counts, risk_counts, tile_trials
 from dpsurv_core.data.cohort import validate
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
@@ -145,7 +145,7 @@ for note in cv.figure_notes(fine.curves, result.curves, cs.SURVIVAL, False, unit
     st.caption(note)
 st.markdown("**Number at risk**")
 risk_times = cs.table_times(public.grid)
-risk_private = cs.at_risk_at(result.counts, risk_times)[0] if result.counts is not None else None
+risk_private = cs.at_risk_at(risk_counts(result), risk_times)[0] if result.counts is not None else None
 if result.counts is not None and result.counts.groups != on_grid.counts.groups:
     risk_private = None
 cv.show_table(cv.at_risk_table(risk_times, cv.exact_at_risk(cohort, on_grid.counts, risk_times), risk_private,

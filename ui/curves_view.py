@@ -507,7 +507,8 @@ def at_risk_table(times: np.ndarray, exact: np.ndarray, private: np.ndarray | No
         rows.append([f"{v:,.0f}" for v in exact[gi]])
         index.append(f"{name}, non-private")
         if show_private:
-            rows.append([NOT_RELEASED] * len(times) if private is None else [f"{v:,.0f}" for v in private[gi]])
+            rows.append([NOT_RELEASED] * len(times) if private is None
+                        else [NOT_RELEASED if np.isnan(v) else f"{v:,.0f}" for v in private[gi]])
             index.append(f"{name}, {private_label}")
     return pd.DataFrame(rows, index=index, columns=cols)
 

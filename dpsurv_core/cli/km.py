@@ -40,7 +40,14 @@ from dpsurv_core.cli.common import (
     unit_float,
 )
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES, SurvivalCurves, confidence_limits, cumhaz_limits, quantile_r
-from dpsurv_core.curves.release import CurveRelease, NonPrivate, context, event_times_grid, with_follow_up_end
+from dpsurv_core.curves.release import (
+    CurveRelease,
+    NonPrivate,
+    context,
+    event_times_grid,
+    risk_counts,
+    with_follow_up_end,
+)
 from dpsurv_core.curves.summary import at_risk_at, at_risk_exact, parse_times, risk_table, table_times
 from dpsurv_core.curves.time_indexed import EDGE_MODES, parse_shares, parse_sizes
 from dpsurv_core.curves.uncertainty import (
@@ -747,7 +754,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     else:
         out["curves"] = curve_entries(rel.curves, args.estimand, conf_type, noisy_band, coarse,
                                       quantile_curves(rel, rel.curves))
-    out["number_at_risk"] = number_at_risk(rel.curves.groups, cohort, public, rel.counts, rel.cost.epsilon, rel.trials)
+    out["number_at_risk"] = number_at_risk(rel.curves.groups, cohort, public, risk_counts(rel), rel.cost.epsilon,
+                                           rel.trials)
     # without noise every count mechanism's curves are the non-private ones (read off the rows at each time)
     from_rows = rel.mechanism == NonPrivate.name or "event_time_curves" in rel.extra
     out["counts_definition"] = counts_definition(public.grid.kind == "event-times", rel.counts is not None,

@@ -39,7 +39,7 @@ from dpsurv_core.cli.km import (
     set_group_help,
 )
 from dpsurv_core.curves import logrank_test
-from dpsurv_core.curves.release import CurveRelease, event_times_grid, exact_counts, tile_trials
+from dpsurv_core.curves.release import CurveRelease, event_times_grid, exact_counts, risk_counts, tile_trials
 from dpsurv_core.data.public import Disclosure
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy import catalogue
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         out["notes"] = [n for n in out.get("notes", []) if "bands" not in n.lower()]
     if len(counts.groups) < 2:
         raise ParameterError("A log-rank test needs at least two groups: choose a --group column with two or more values.")
-    out["number_at_risk"] = number_at_risk(counts.groups, cohort, public, counts,
+    out["number_at_risk"] = number_at_risk(counts.groups, cohort, public, risk_counts(rel) if private else counts,
                                            out.get("epsilon_spent"), counts.n.shape[0] if counts.n.ndim > 1 else 1)
     tested = counts
     if private and no_noise(rel.cost.epsilon):  # noise switched off: R's survdiff on the data's event times, as the

@@ -96,7 +96,7 @@ def _curve_sections(rep: Report, release: curves.CurveRelease, cohort, public, a
     if "rmst" in read:
         rep.add_table(rmst_table(read["rmst"], names, cohort.time_unit),
                       f"Restricted mean survival time ({what}, 95% CI)")
-    risk = km.number_at_risk(release.curves.groups, cohort, public, release.counts,
+    risk = km.number_at_risk(release.curves.groups, cohort, public, curves.risk_counts(release),
                              release.cost.epsilon if private else math.inf, release.trials)
     if risk is not None:
         table = pd.DataFrame([[_label(names, r["group"]), *r["at_risk"]] for r in risk["rows"] if r["trial"] == 0],

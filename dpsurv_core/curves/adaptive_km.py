@@ -296,7 +296,10 @@ class AdaptiveKM(Mechanism):
         extra = {"kept": kept, "selection_counts": selection_noisy, "block_events": ev, "block_censored": ce,
                  "beyond_grid": s, "block_start": grid.edges[np.minimum(starts, grid.bins)],
                  "block_end": grid.edges[ends + 1], "blocks": valid.sum(-1), "actuarial": a,
-                 "widths": widths, "noise_log_variance": noise_var}
+                 "widths": widths, "noise_log_variance": noise_var,
+                 # the number at risk at t (time >= t): the block counts spread over the public bins without the
+                 # actuarial shift of censorings (at a merged bin's ends, n minus the released counts before it)
+                 "risk_counts": derive_fine_counts(fine, kept, ev, ce, s, 0.0) if a else fine}
         return CurveRelease(self.name, self.cost, self.parameters(), disclosures, curves, fine, noise.describe(),
                             notes, extra)
 

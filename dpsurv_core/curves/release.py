@@ -43,6 +43,13 @@ class CurveRelease:
         return int(self.curves.survival.shape[0])
 
 
+def risk_counts(rel: CurveRelease) -> BinnedCounts | None:
+    """The released counts a number-at-risk table reads: adaptive-km's counts derived without the life table's shift
+    of half a bin's censorings into the next bin (which its curve needs, but which would keep them at risk a bin too
+    long), else the release's counts (None when it has none)."""
+    return rel.extra.get("risk_counts", rel.counts)
+
+
 def groups_of(cohort: Cohort, public: PublicParameters) -> tuple[str, ...] | None:
     """The public group categories when the cohort has a group column, else None (one group)."""
     has_group = getattr(cohort, "has_group", None)  # a cohort kept in an engine says so without reading rows

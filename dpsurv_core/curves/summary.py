@@ -121,13 +121,15 @@ def at_risk_at(counts: BinnedCounts, times: np.ndarray) -> np.ndarray:
     """Number at risk at each time (..., G, T): n minus events and censorings in bins ending at or before it.
 
     Read from the (released) counts alone, so it is free post-processing; between grid edges it is the
-    value at the last edge at or before the time.
+    value at the last edge at or before the time. A grid that starts after 0 bins the rows with earlier times into
+    its first bin, so before its second edge the counts cannot tell who is still at risk: NaN there.
     """
     edges = counts.grid.edges
     gone = np.cumsum(counts.events_total + counts.censored, axis=-1)
     gone = np.concatenate([np.zeros(gone.shape[:-1] + (1,)), gone], axis=-1)
     k = np.clip(np.searchsorted(edges, np.asarray(times, float), side="right") - 1, 0, edges.size - 1)
-    return np.maximum(counts.n[..., None] - gone[..., k], 0.0)
+    known = (k >= 1) | (edges[0] <= 0)
+    return np.where(known, np.maximum(counts.n[..., None] - gone[..., k], 0.0), np.nan)
 
 
 def at_risk_display(values: np.ndarray) -> np.ndarray:
@@ -135,7 +137,7 @@ def at_risk_display(values: np.ndarray) -> np.ndarray:
     rising over time (a running minimum), as a number at risk must be. Post-processing of released values (free);
     exact numbers at risk are left unchanged by it."""
     v = np.asarray(values, float)
-    return np.minimum.accumulate(np.maximum(np.rint(v), 0.0), axis=-1)
+    return np.fmin.accumulate(np.maximum(np.rint(v), 0.0), axis=-1)  # fmin: an unknown (NaN) value stays unknown
 
 
 AT_RISK_DEFINITION = ("number at risk at time t: rows (subjects, with one row each) with time >= t, as R's summary.survfit(times = t) n.risk "
@@ -167,7 +169,9 @@ def risk_table(times: np.ndarray, groups: tuple[str, ...], values: np.ndarray | 
     ``altered``: read from noisy or altered released counts."""
     if values is None:
         return None
-    rows = [{"trial": t, "group": g, "at_risk": values[t, k].tolist()}
+    if altered:  # noisy or altered counts: whole, non-negative and non-increasing, as a number at risk must be
+        values = at_risk_display(values)
+    rows = [{"trial": t, "group": g, "at_risk": [None if np.isnan(v) else v for v in values[t, k].tolist()]}
             for t in range(values.shape[0]) for k, g in enumerate(groups)]
     definition = AT_RISK_DEFINITION + ("" if exact else "; " + AT_RISK_FROM_COUNTS)
     return {"times": np.asarray(times, float).tolist(), "rows": rows,

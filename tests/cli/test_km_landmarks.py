@@ -235,3 +235,19 @@ def test_without_noise_the_log_rank_test_is_rs_survdiff(capsys, mechanism):
     a, b = (c.group == g for g in sorted(set(c.group)))
     want = logrank_test(c.time[a], c.time[b], c.event[a], c.event[b]).test_statistic
     assert o["overall"][0]["statistic"] == pytest.approx(want, rel=1e-9) and want == pytest.approx(3.396, abs=1e-3)
+
+
+def test_number_at_risk_from_counts_is_whole_and_unknown_before_a_late_grid_start(capsys):
+    """adaptive-km with almost no noise: its table is R's n.risk read at the merged bins (133, 80, 9 at 220, 330 and
+    770 days), whole numbers, not the curve's derived counts that keep half a bin's censorings at risk (139.5, 85,
+    9.5); a grid starting at 100 days bins everyone earlier into its first bin, so the counts cannot give the number
+    at risk at 100 (null, not everyone)."""
+    o = run(capsys, "km", *LUNG, "--mechanism", "adaptive-km", "--epsilon", "1000", "--seed", "1")
+    table = o["number_at_risk"]
+    (row,) = table["rows"]
+    at = dict(zip(table["times"], row["at_risk"]))
+    assert (at[220.0], at[330.0], at[770.0]) == (133.0, 80.0, 9.0)
+    assert all(float(v).is_integer() for v in row["at_risk"])
+    o = run(capsys, "logrank", *LUNG, "--group", "sex", "--grid", "100:1000:9", "--mechanism", "laplace-counts",
+            "--epsilon", "1000", "--seed", "1")
+    assert all(r["at_risk"][0] is None and r["at_risk"][1] is not None for r in o["number_at_risk"]["rows"])
