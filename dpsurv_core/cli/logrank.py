@@ -125,13 +125,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if d["trial"] == 0:
                 d["p_value_nonprivate"] = by_pair.get((d["group_a"], d["group_b"]))
         out["overall"][0]["p_value_nonprivate"] = by_pair.get((exact[-1].group_a, exact[-1].group_b))
-        out["p_value_note"] = ("p_value: the log-rank test calibrated for the privacy noise; p_value_nonprivate (first "
+        out["p_value_note"] = ("p_value: the private log-rank test, which keeps its level with the privacy noise ("
+                               + ("calibrated by simulating the release's public law, its noise or rule" if law.noisy
+                                  else "no calibration needed: "
+                                  "randomizing the labels leaves the statistic's null distribution unchanged")
+                               + "); p_value_nonprivate (first "
                                "trial, preview only: it reads the data) is the exact test on the data's event times, as "
                                "R's survdiff, for comparison")
     out["test_method"] = ov.method
     out["null_draws"] = ov.null_draws
     out["noise_law"] = law.description
-    out["interval_includes_noise"] = bool(law.noisy)  # the p-values carry the noise; exact tests where there is none
+    # the p-values carry the noise (rrr's without calibration: see test_method); exact tests where there is none
+    out["interval_includes_noise"] = bool(law.noisy) or (private and not no_noise(out.get("epsilon_spent")))
     out["warnings"] = logrank_test.warnings_for(named_groups(tested, names), law,
                                                 logrank_test.with_group_names(results, names), out.get("epsilon_spent"),
                                                 mech)

@@ -264,3 +264,14 @@ def test_a_private_log_rank_preview_shows_the_non_private_p_value_beside_it(caps
     exact = run(capsys, "logrank", "--data", "lung", "--group", "sex", "--mechanism", "nonprivate")
     assert "p_value_nonprivate" not in exact["tests"][0] and "estimates without" not in exact["number_at_risk"]["definition"]
     assert exact["neighbouring"] == "none"
+
+
+def test_rrr_log_rank_release_says_its_p_values_carry_the_label_noise(capsys):
+    """rrr: a private release whose raw tests keep their level without calibration; the JSON says the p-values
+    include the noise and the note says why no calibration is needed (not 'calibrated')."""
+    o = run(capsys, "logrank", "--data", "lung", "--group", "sex", "--mechanism", "rrr", "--epsilon", "1", "--seed", "4")
+    assert o["interval_includes_noise"] is True
+    assert "no calibration needed" in o["p_value_note"] and "calibrated by" not in o["p_value_note"]
+    o = run(capsys, "logrank", "--data", "lung", "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "1",
+            "--seed", "4")
+    assert o["interval_includes_noise"] is True and "calibrated by simulating" in o["p_value_note"]
