@@ -385,7 +385,7 @@ def header(rel: CurveRelease, cohort: Cohort, public: PublicParameters, extra: l
            "trials": rel.trials}
     if no_noise(rel.cost.epsilon):
         out.update(NO_NOISE_FIELDS)
-        out["noise"] = "none" if rel.noise == "none" else f"none (epsilon = inf; {rel.noise})"
+        out["noise"] = "none" if rel.noise == "none" else "none (epsilon = inf: nothing is drawn)"
     return out
 
 

@@ -279,3 +279,10 @@ def test_the_audit_target_s_group_has_its_label(capsys):
              "--trials", "20", "--seed", "1")
     assert rr["target"]["new_group"] is not None
     assert f"group label to {rr['target']['new_group_label']}" in rr["target"]["why"]
+
+
+def test_infinite_epsilon_names_no_simulation(capsys):
+    """--epsilon inf draws nothing: its noise field says so, not a simulation's seed (it is not a simulation)."""
+    o = run(capsys, "km", "--data", "lung", "--mechanism", "laplace-counts", "--epsilon", "inf")
+    assert o["noise"] == "none (epsilon = inf: nothing is drawn)" and o["simulation"] is False
+    assert run(capsys, "km", "--data", "lung", "--mechanism", "nonprivate")["noise"] == "none"
