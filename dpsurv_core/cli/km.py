@@ -287,7 +287,7 @@ def reading_options(args: argparse.Namespace, rel: CurveRelease, cohort: Cohort,
     landmarks, rmst = getattr(args, "landmarks", None), getattr(args, "rmst", None)
     return {"conf_type": getattr(args, "conf_type", "log"), "names": group_labels_of(args, rel.curves.groups),
             "time_unit": cohort.time_unit,
-            "more_warnings": beyond_follow_up(public, landmarks or [], rmst, cohort.time_unit),
+            "more_warnings": beyond_follow_up(public, landmarks or [], rmst, cohort.time_unit, follow_up_ends(rel)),
             "landmarks": landmarks, "rmst": rmst, "rmst_coarse": rmst_on_grid(rel, public),
             "exact_grid": public.grid.kind == "event-times"}
 
@@ -423,6 +423,15 @@ def count_noise(rel: CurveRelease) -> tuple[float, bool] | None:
     (laplace-counts; None for the other mechanisms)."""
     scale = rel.parameters.get("scale") if rel.mechanism == "laplace-counts" else None
     return (float(scale), rel.parameters.get("noise") == "discrete Laplace") if scale else None
+
+
+def follow_up_ends(rel: CurveRelease) -> dict[str, float] | None:
+    """Each group's last time under observation, known without noise only (None for a noisy release)."""
+    exact = every_event_time(rel)
+    if exact is None or exact.follow_up_end is None:
+        return None
+    return {str(g): float(exact.follow_up_end[0, k]) for k, g in enumerate(exact.groups)
+            if np.isfinite(exact.follow_up_end[0, k])}
 
 
 def every_event_time(rel: CurveRelease) -> SurvivalCurves | None:
@@ -766,12 +775,30 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return add_group_labels(out, names)
 
 
-def beyond_follow_up(public: PublicParameters, landmarks: list[float], rmst: float | None, unit: str) -> list[str]:
+def beyond_follow_up(public: PublicParameters, landmarks: list[float], rmst: float | None, unit: str,
+                     ends: dict[str, float] | None = None) -> list[str]:
     """Sentences for a landmark before the public grid's first point or after its horizon, or an RMST time after the
-    horizon, where the curve is not estimated."""
+    horizon, where the curve is not estimated. ``ends``: without noise, each group's last time under observation
+    (:func:`follow_up_ends`): the curve is read at every event time, so no landmark is early, and one is late after
+    its group's own end of follow-up (R's summary(fit, times = t) gives no row there)."""
     end = float(public.horizon)
     fmt = lambda t: f"{t:.4g} {unit}".strip()  # noqa: E731
     out = []
+    if ends is not None:
+        for g, last in ends.items():
+            late = [t for t in landmarks if t > last]
+            if late:
+                whose = "The data are" if g == "all" else f"Group {g} is"
+                out.append(f"{whose} last followed at {fmt(last)}, so the survival shown at "
+                           f"{', '.join(fmt(t) for t in late)} is the curve carried on past its end of follow-up, not "
+                           f"an estimate at that time (R's summary gives no row there); choose landmarks up to "
+                           f"{fmt(last)}.")
+        end = max(ends.values(), default=end)
+        if rmst is not None and rmst > end:
+            out.append(f"The RMST to {fmt(rmst)} runs past the last time under observation ({fmt(end)}): the curve is "
+                       f"held flat after it, so that part of the area is an assumption, not an estimate; choose a time "
+                       f"up to {fmt(end)}.")
+        return out
     first = float(public.grid.points[0])
     early = [t for t in landmarks if t < first] if public.grid.kind != "event-times" else []
     if early:

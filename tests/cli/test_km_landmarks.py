@@ -251,3 +251,14 @@ def test_number_at_risk_from_counts_is_whole_and_unknown_before_a_late_grid_star
     o = run(capsys, "logrank", *LUNG, "--group", "sex", "--grid", "100:1000:9", "--mechanism", "laplace-counts",
             "--epsilon", "1000", "--seed", "1")
     assert all(r["at_risk"][0] is None and r["at_risk"][1] is not None for r in o["number_at_risk"]["rows"])
+
+
+def test_without_noise_a_landmark_past_a_groups_follow_up_is_said_to_be_carried_on(capsys):
+    """Non-private lung by sex: group 2 is last followed at 965 days, so S at 1,000 days is the curve carried on (R's
+    summary(fit, times = 1000) gives no row); 10 days is read at the time itself (no 'before the grid' sentence)."""
+    o = run(capsys, "km", *LUNG, "--group", "sex", "--mechanism", "nonprivate", "--landmarks", "10,1000")
+    (w,) = o["warnings"]
+    assert w.startswith("Group 2 is last followed at 965 days") and "1000 days" in w and "public grid" not in w
+    o = run(capsys, "km", *LUNG, "--mechanism", "laplace-counts", "--epsilon", "inf", "--landmarks", "10,1050")
+    (w,) = o["warnings"]
+    assert w.startswith("The data are last followed at 1022 days")
