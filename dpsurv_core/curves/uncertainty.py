@@ -708,6 +708,11 @@ def curve_warnings(curves: SurvivalCurves, lower: np.ndarray, upper: np.ndarray,
             out.append(f"The time-indexed median of {label} ({_fmt(med, time_unit)}) may be an artefact of the "
                        "clipping and noise: the band still allows a survival above 0.5 at the end of the grid, so the "
                        "true median may not be reached; use a counts mechanism or raise epsilon.")
+        elif has_band and not np.isfinite(med) and np.any(np.nan_to_num(lo[g], nan=1.0) < 0.5):
+            med_lo, _ = quantile_limits(time, lo[g], up[g], 0.5, coarse, s[g])
+            out.append(f"The {median} of {label} is not reached on the noisy curve, but its band falls below 0.5 from "
+                       f"{_fmt(float(med_lo), time_unit)} on: the true {median} may well be reached; report it as "
+                       f"'not reached' only with that lower limit, or raise epsilon.")
         elif has_band and np.isfinite(med):
             _, med_up = quantile_limits(time, lo[g], up[g], 0.5, coarse, s[g])
             if not np.isfinite(med_up):

@@ -393,3 +393,13 @@ def test_a_competing_risks_record_calls_its_medians_and_landmarks_event_free(cap
     captions = [caption for _, caption in derived_tables(out)]
     assert out["event_free"] is True and captions and all("event-free" in c.lower() for c in captions)
     assert "event_free" not in {r["quantity"] for r in output_records(out)}
+
+
+def test_a_median_the_noise_leaves_not_reached_says_the_truth_may_be_reached(capsys):
+    """gehan at epsilon 0.1 (seed 3): both noisy curves stay above 0.5 (median 'not reached') while their bands fall
+    below it from about 1.1 and 1.9 weeks (R's medians: 23 and 8 weeks); a sentence says the median may be reached."""
+    o = run(capsys, "km", "--data", "gehan", "--group", "treat", "--mechanism", "laplace-counts", "--epsilon", "0.1",
+            "--seed", "3")
+    assert all(c["median"] is None and c["median_lower"] is not None for c in o["curves"])
+    hits = [w for w in o["warnings"] if "is not reached on the noisy curve" in w]
+    assert len(hits) == 2 and "from 1.878 weeks on" in hits[1]
