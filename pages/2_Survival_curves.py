@@ -283,7 +283,8 @@ with col_b:
             pi = list(read.groups).index(g)
             row[f"{Private} ({unit})"] = cv.fmt_time(r_p[pi], unit)
             row[f"{Private} 95% CI"] = cv.fmt_interval(r_p_lo[pi], r_p_up[pi], unit)
-            row["Difference"] = cv.fmt_time(r_p[pi] - r_e[gi], unit, difference=True)
+            # the error of the private RMST, not a difference between groups
+            row[f"{Private} minus non-private ({unit})"] = cv.fmt_time(r_p[pi] - r_e[gi], unit, difference=True)
         rows.append(row)
     cv.show_table(pd.DataFrame(rows), f"rmst-{cohort.name}", "sc_rmst")
     st.caption("Computed to the time asked (the area under the curve needs no grid point there"

@@ -69,7 +69,7 @@ def test_default_lung_page_shows_exact_numbers_and_a_labelled_preview():
     assert landmark.loc[0, "Time"] == "1 year, read at 330 days"  # the public grid's point before 365 days
     assert landmark.loc[0, "Non-private (95% CI)"] == "48.3% (41.8% to 55.8%)"  # both columns read at 330 days
     assert "Preview (95% CI)" in landmark.columns
-    rmst = [t.value for t in at.table if "Difference" in t.value.columns][0]
+    rmst = [t.value for t in at.table if "Preview minus non-private (days)" in t.value.columns][0]
     assert rmst.loc[0, "Non-private (days)"] == "380"
     words = text(at)
     assert "Preview, not for publication" in words  # the preview's mark, with what a release would charge
