@@ -11,6 +11,7 @@ from streamlit.errors import StreamlitAPIException
 from dpsurv_core.curves import logrank, logrank_test
 from dpsurv_core.curves import summary as cs
 from dpsurv_core.curves.release import context, exact_counts, risk_counts, tile_trials
+from dpsurv_core.curves.uncertainty import at_risk_notes
 from dpsurv_core.data.cohort import validate
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
@@ -153,6 +154,8 @@ cv.show_table(cv.at_risk_table(risk_times, cv.exact_at_risk(cohort, on_grid.coun
               f"number-at-risk-{cohort.name}", "gc_risk", index=True)
 st.caption(f"Times in {unit}. The {private_label} rows are computed from the released counts, rounded to whole "
            "patients, never below zero and never rising over time (free post-processing of the release).")
+for note in at_risk_notes(mech_name):
+    st.caption(note)
 
 # ------------------------------------------------------------------------------------------ tests
 exact_tests = logrank.pairwise(fine.counts)
@@ -194,7 +197,7 @@ for label, (pair, overall, law) in tables.items():
     priv_tests = [*pair, overall] if len(groups) > 2 else pair
     comparison = cs.compare_tests(same_grid, priv_tests)  # flips: private against the exact test on the same grid
     df = cv.logrank_table(comparison, private_label=label, group_column=group_col)
-    p_col = f"p {label} " + ("(calibrated for the noise)" if law.noisy else "(chi-square: no calibration needed)")
+    p_col = f"p {label} " + ("(calibrated)" if law.noisy else "(chi-square: no calibration needed)")
     df = df.rename(columns={"Chi² non-private": "Chi² non-private, public grid",
                             "p non-private": "p non-private, public grid",
                             "At 0.05 non-private": "At 0.05 non-private, public grid",

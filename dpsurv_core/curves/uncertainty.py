@@ -849,17 +849,27 @@ def _disclosure_control_warnings(curves: SurvivalCurves, mechanism: str, time_un
         out = [f"{which} the published counts as exact, but {RULES[mechanism]} changed "
                "them, so it is too narrow, most where few subjects remain (with 100 subjects per group it held the "
                "truth 60-87% of the time, not 95%); read it as the least uncertainty there is."]
-        if mechanism == "suppress-small-cells":
-            out.append("Suppressed cells (shown as '<k') count as 0 here, so from the first of them on the curve misses "
-                       "their events and the number at risk misses their events and censorings: both stay too high "
-                       "late in follow-up (subjects can seem at risk after the last of them has died); do not read the "
-                       "late curve or landmarks as estimates.")
-        elif mechanism == "round":
-            out.append("The number at risk is rebuilt from rounded counts, so its rounding errors add up over time "
-                       "and it can be off by several times the base late in follow-up; the late curve inherits them.")
-        return out
+        return out + at_risk_notes(mechanism)
     if mechanism != "random-round":
         return []
+    return _random_rounding_warnings(curves, time_unit, trial)
+
+
+def at_risk_notes(mechanism: str) -> list[str]:
+    """What a deterministic disclosure-control rule does to the number at risk read from its released counts (the
+    Survival curves and Group comparison pages show them under that table; ``km`` among its warnings)."""
+    if mechanism == "suppress-small-cells":
+        return ["Suppressed cells (shown as '<k') count as 0 here, so from the first of them on the curve misses "
+                "their events and the number at risk misses their events and censorings: both stay too high late in "
+                "follow-up (subjects can seem at risk after the last of them has died); do not read the late curve or "
+                "landmarks as estimates."]
+    if mechanism == "round":
+        return ["The number at risk is rebuilt from rounded counts, so its rounding errors add up over time and it can "
+                "be off by several times the base late in follow-up; the late curve inherits them."]
+    return []
+
+
+def _random_rounding_warnings(curves: SurvivalCurves, time_unit: str, trial: int) -> list[str]:
     risk = np.asarray(curves.at_risk, float)[trial]
     few = (risk < FEW_AT_RISK) & (np.asarray(curves.survival, float)[trial] > 0)
     if not few.any():
