@@ -14,7 +14,7 @@ from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import NO_NOISE, SUBJECT, as_run, charged_sentence
 from dpsurv_core.privacy.release import Plan, cli_command
-from dpsurv_core.report.text import markdown_literal
+from dpsurv_core.report.text import markdown_literal, time_in
 from dpsurv_core.weibull.inference import (
     censoring_disclosure,
     censoring_share,
@@ -131,6 +131,11 @@ blocks = blocks_in or None
 
 # Process-wide caches hold bundled (public) data only; an upload's results stay in this session (ui.cache).
 @st.cache_data(show_spinner=False, max_entries=32)
+
+def _span(lower: float, upper: float) -> str:
+    """A scale interval as clinicians read times: "0 to 11,000 days", not "0 to 1.1e+04"."""
+    return f"{time_in(lower, unit).removesuffix(' ' + unit)} to {time_in(upper, unit)}"
+
 def _lifelines_shared(name: str, t: np.ndarray, d: np.ndarray, horizon: float, omega: float):
     return lifelines_fit(WeibullSample(t, d, horizon, omega))
 
@@ -294,8 +299,7 @@ for name in chosen:
             intervals[name] = _intervals(*_interval_args(name, epsilon, est0))
         iv = intervals[name]
         st.markdown(f"95% intervals carrying the privacy noise: shape {iv['shape']['lower']:.3g} to "
-                    f"{iv['shape']['upper']:.3g}; scale {iv['scale']['lower']:,.4g} to {iv['scale']['upper']:,.4g} "
-                    f"{unit}.")
+                    f"{iv['shape']['upper']:.3g}; scale {_span(iv['scale']['lower'], iv['scale']['upper'])}.")
         for sentence in iv["warnings"]:
             st.warning(markdown_literal(next_step(sentence, name)), icon="⚠️")
         st.caption(f"How: {iv['method']}.")
@@ -346,7 +350,7 @@ rows = [
      "Scale / T_max": mle.scale_normalised, "Epsilon": f"none ({NO_NOISE})",
      **({} if (wald := wald_intervals(sample, mle.shape, mle.scale_normalised, horizon)) is None else {
          "Shape 95% interval": f"{wald.shape.lower:.3g} to {wald.shape.upper:.3g}",
-         "Scale 95% interval": f"{wald.scale.lower:,.4g} to {wald.scale.upper:,.4g}"})},
+         "Scale 95% interval": _span(wald.scale.lower, wald.scale.upper)})},
 ]
 for name, est in results.items():
     protects = guarantees[name]["protects"]
@@ -356,8 +360,7 @@ for name, est in results.items():
     rows.append({"Estimate": f"{LABELS[name]}, {labels[name]}", "Shape p": float(est.shape[0]),
                  "Shape 95% interval": "" if iv is None else f"{iv['shape']['lower']:.3g} to {iv['shape']['upper']:.3g}",
                  f"Scale ({unit})": float(est.scale[0]),
-                 "Scale 95% interval": "" if iv is None else
-                 f"{iv['scale']['lower']:,.4g} to {iv['scale']['upper']:,.4g}",
+                 "Scale 95% interval": "" if iv is None else _span(iv["scale"]["lower"], iv["scale"]["upper"]),
                  "Scale / T_max": float(est.scale_normalised[0]),
                  "Epsilon": f"{cost}, charged" if name in records else f"{cost} if released; preview: none"})
 table = pd.DataFrame(rows)

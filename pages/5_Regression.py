@@ -365,7 +365,9 @@ def _num(v: float) -> str:
         return "> 10⁶"  # a ratio this far from 1 is noise, not a clinical effect: see the caption
     if v < 1e-6:
         return "< 10⁻⁶"
-    return f"{v:.3g}"
+    if v >= 1000:  # 68,000, not 6.8e+04
+        return f"{v:,.0f}"
+    return "< 0.001" if v < 1e-3 else f"{v:.3g}"
 
 
 def _ratio_ci(r: pd.Series) -> str:

@@ -378,7 +378,12 @@ def coefficient_inference(mech: _RegressionMechanism, release: RegressionRelease
 
 def _ratio(x: float) -> str:
     """A ratio in three significant figures, with more where that would print a limit near 1 as exactly 1 (1.0037
-    is not 1: the sentence says the interval includes 1, so its end must not look like 1 itself)."""
+    is not 1: the sentence says the interval includes 1, so its end must not look like 1 itself); beyond 1/1,000 and
+    1,000 in words ("below 0.001", "above 1,000"), not 1.17e-48."""
+    if x < 1e-3:
+        return "below 0.001"
+    if x > 1e3:
+        return "above 1,000"
     text = f"{x:.3g}"
     return f"{x:.5g}" if text == "1" and x != 1.0 else text
 

@@ -213,7 +213,8 @@ def test_the_next_epsilons_intervals_start_in_the_background_and_equal_an_uncach
     fresh = weibull_intervals(mech, est, sample.n, censoring_share(sample)).to_dict()
     assert prefetched == fresh  # the prefetched result is the uncached one, number for number
     assert row["Shape 95% interval"] == f"{fresh['shape']['lower']:.3g} to {fresh['shape']['upper']:.3g}"
-    assert row["Scale 95% interval"] == f"{fresh['scale']['lower']:,.4g} to {fresh['scale']['upper']:,.4g}"
+    # a time as clinicians read it: whole days from 100 on, never 1.1e+04
+    assert row["Scale 95% interval"] == f"{fresh['scale']['lower']:,.0f} to {fresh['scale']['upper']:,.0f} days"
     # after the move the neighbours of 0.8 are wanted: 0.5 started, 1.0 is the first view's own result
     keys = {key[1][1] for key in at.session_state["_prefetch"] if key[0] == "wb_intervals"}
     assert {0.5, 0.8, 1.0} <= keys
