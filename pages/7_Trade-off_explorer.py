@@ -282,7 +282,7 @@ with st.expander("All numbers (for the data holder only)"):
     st.download_button("Download as CSV", safe_csv(table).encode(), file_name=f"tradeoff_{analysis}.csv",
                        mime="text/csv", key="to_csv")
 with st.expander("The non-private reference (confidential: exact numbers from the data)"):
-    ref = pd.DataFrame({"Quantity": list(ctx.reference_values), "Value": list(ctx.reference_values.values())})
+    ref = tv.reference_table(ctx.reference_values, session.group_label)
     show_table(ref, f"tradeoff-reference-{analysis}-{cohort.name}", "to_reference", hide_index=True, width="stretch")
 
 # ------------------------------------------------------------------------------------------ explainer

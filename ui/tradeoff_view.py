@@ -6,7 +6,8 @@ Drawing only: every number comes from :mod:`dpsurv_core.tradeoff` (a tidy table 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -178,3 +179,19 @@ def summary_table(table: pd.DataFrame, epsilons: Sequence[float], unit: str = "d
             row[f"epsilon {e:g}"] = "—" if math.isnan(v) else f"{v:{st.fmt}}{st.suffix}"
         out.append(row)
     return pd.DataFrame(out)
+
+
+BINNING = "binning alone changes a conclusion (1 = yes)"
+
+
+def reference_table(values: dict[str, float], name: Callable[[str], str]) -> pd.DataFrame:
+    """The non-private reference as the page shows it: groups by their labels (``name`` maps a group code), the
+    binning flag as yes / no, numbers to four significant digits (text: one column of one type)."""
+    def quantity(key: str) -> str:
+        key = re.sub(r"(\S+) vs (\S+)$", lambda m: f"{name(m.group(1))} vs {name(m.group(2))}", key)
+        key = re.sub(r"overall \((.*)\)$", lambda m: "overall (" + ", ".join(
+            name(g.strip()) for g in m.group(1).split(",")) + ")", key)
+        return "binning alone changes a conclusion" if key == BINNING else key
+
+    shown = [("yes" if v else "no") if k == BINNING else f"{v:.4g}" for k, v in values.items()]
+    return pd.DataFrame({"Quantity": [quantity(k) for k in values], "Value": shown})

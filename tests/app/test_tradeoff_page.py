@@ -117,6 +117,10 @@ def test_other_analyses_render():
     assert {t["name"] for t in figure(at)["data"] if t.get("name")} == \
         {tv.mechanism_label(m, "logrank") for m in tradeoff.defaults(tradeoff.TEST_MECHANISMS)}
     assert all(v.endswith("%") for v in summary(at)["epsilon 10"])
+    # the non-private reference names the groups by their labels and says yes / no, not "1 = yes"
+    ref = next(t.value for t in at.dataframe if "Quantity" in t.value.columns)
+    assert "p Male vs Female" in set(ref["Quantity"]) and "binning alone changes a conclusion" in set(ref["Quantity"])
+    assert not any("1 = yes" in q for q in ref["Quantity"])
     at.selectbox(key="to_analysis").set_value("weibull")
     full_study(run(at))
     fig = figure(at)
