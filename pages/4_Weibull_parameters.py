@@ -129,13 +129,13 @@ with st.expander("Public settings of the Weibull mechanisms", expanded=False):
 blocks = blocks_in or None
 
 
-# Process-wide caches hold bundled (public) data only; an upload's results stay in this session (ui.cache).
-@st.cache_data(show_spinner=False, max_entries=32)
-
 def _span(lower: float, upper: float) -> str:
     """A scale interval as clinicians read times: "0 to 11,000 days", not "0 to 1.1e+04"."""
     return f"{time_in(lower, unit).removesuffix(' ' + unit)} to {time_in(upper, unit)}"
 
+
+# Process-wide caches hold bundled (public) data only; an upload's results stay in this session (ui.cache).
+@st.cache_data(show_spinner=False, max_entries=32)
 def _lifelines_shared(name: str, t: np.ndarray, d: np.ndarray, horizon: float, omega: float):
     return lifelines_fit(WeibullSample(t, d, horizon, omega))
 
