@@ -8,9 +8,8 @@ import pandas as pd
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-from dpsurv_core.curves import logrank, logrank_test
 from dpsurv_core.curves import summary as cs
-from dpsurv_core.curves.release import context, exact_counts, risk_counts, tile_trials
+from dpsurv_core.curves.release import context, risk_counts
 from dpsurv_core.curves.uncertainty import at_risk_notes
 from dpsurv_core.data.cohort import validate
 from dpsurv_core.errors import DpsurvError
@@ -158,30 +157,13 @@ for note in at_risk_notes(mech_name):
     st.caption(note)
 
 # ------------------------------------------------------------------------------------------ tests
-exact_tests = logrank.pairwise(fine.counts)
-exact_overall = logrank.overall(fine.counts)
-grid_counts = tile_trials(exact_counts(cohort, public.grid, public), 1)  # like with like: the same public grid
-grid_tests = [*logrank.pairwise(grid_counts), logrank.overall(grid_counts)]
-tables = {}
-warnings: list[str] = []
-if result.counts is not None:
-    readings = {private_label: (result.counts, False)}
-    if "debiased_counts" in result.extra:
-        readings[f"{private_label}, de-biased"] = (result.extra["debiased_counts"], True)
-    try:
-        for label, (counts, debiased) in readings.items():
-            law = logrank_test.noise_law(mechanism, result.extra, debiased)
-            # as many null draws as the release's record keeps (the same p-values)
-            calibrated = logrank_test.calibrated_tests(counts, law, draws=logrank_test.default_draws(
-                1, len(counts.groups), counts.grid.bins))
-            tables[label] = (calibrated[:-1], calibrated[-1], law)
-            named_counts, named_tests = cv.named_groups(counts, calibrated, group_col)  # warnings name the groups
-            warnings += [w for w in logrank_test.warnings_for(named_counts, law, named_tests, result.cost.epsilon,
-                                                              mechanism, general=not debiased)
-                         if w not in warnings]
-    except DpsurvError as exc:
-        st.error(str(exc))
-        st.stop()
+try:
+    tests = cv.group_tests(cohort, public, fine, result, mechanism, group_col, private_label)
+except DpsurvError as exc:
+    st.error(str(exc))
+    st.stop()
+exact_tests, exact_overall, grid_tests = tests.exact, tests.exact_overall, tests.on_grid
+tables, warnings = tests.private, tests.warnings
 
 st.subheader("Log-rank tests")
 if not tables:

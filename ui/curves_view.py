@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -34,9 +34,10 @@ from dpsurv_core.cli.km import (
     rmst_on_grid,
 )
 from dpsurv_core.cli.logrank import released_tests
+from dpsurv_core.curves import logrank, logrank_test
 from dpsurv_core.curves import summary as cs
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES, SurvivalCurves, quantile_r
-from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, with_follow_up_end
+from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, exact_counts, tile_trials, with_follow_up_end
 from dpsurv_core.curves.time_indexed import parse_shares, parse_sizes
 from dpsurv_core.curves.uncertainty import (
     curve_warnings,
@@ -554,6 +555,43 @@ def test_label(r: cs.TestComparison, group_column: str | None) -> str:
     if r.group_b is None:
         return f"overall ({len(r.group_a.split(', '))} groups)"
     return f"{group_name(r.group_a, group_column)} vs {group_name(r.group_b, group_column)}"
+
+
+@dataclass(frozen=True)
+class GroupTests:
+    """The Group comparison page's log-rank tests: non-private on every event time (``exact``, ``exact_overall``)
+    and on the public grid (``on_grid``: pairs, then overall), and per private reading (the release; rrr's de-biased
+    counts too) label -> (pairwise, overall, noise law), with the sentences the core writes about them."""
+
+    exact: list[Any]
+    exact_overall: Any
+    on_grid: list[Any]
+    private: dict[str, tuple[list[Any], Any, Any]]
+    warnings: list[str]
+
+
+def group_tests(cohort: Any, public: PublicParameters, fine: CurveRelease, result: CurveRelease, mechanism: Any,
+                group_column: str | None, private_label: str) -> GroupTests:
+    """The calibrated private tests of ``result`` (as many null draws as its ledger record keeps, so the same
+    p-values) beside the non-private ones (``fine``: the exact counts on every event time)."""
+    grid_counts = tile_trials(exact_counts(cohort, public.grid, public), 1)  # like with like: the same public grid
+    on_grid = [*logrank.pairwise(grid_counts), logrank.overall(grid_counts)]
+    private: dict[str, tuple[list[Any], Any, Any]] = {}
+    warnings: list[str] = []
+    if result.counts is not None:
+        readings = {private_label: (result.counts, False)}
+        if "debiased_counts" in result.extra:
+            readings[f"{private_label}, de-biased"] = (result.extra["debiased_counts"], True)
+        for label, (counts, debiased) in readings.items():
+            law = logrank_test.noise_law(mechanism, result.extra, debiased)
+            calibrated = logrank_test.calibrated_tests(counts, law, draws=logrank_test.default_draws(
+                1, len(counts.groups), counts.grid.bins))
+            private[label] = (calibrated[:-1], calibrated[-1], law)
+            named_counts, named_tests = named_groups(counts, calibrated, group_column)  # sentences name the groups
+            warnings += [w for w in logrank_test.warnings_for(named_counts, law, named_tests, result.cost.epsilon,
+                                                              mechanism, general=not debiased)
+                         if w not in warnings]
+    return GroupTests(logrank.pairwise(fine.counts), logrank.overall(fine.counts), on_grid, private, warnings)
 
 
 def logrank_table(rows: list[cs.TestComparison], private_label: str = "private",
