@@ -295,8 +295,8 @@ with tab_audit:
               else f"{eps:.3g}",
               help=charged_sentence(result.cost, result.disclosures))
     m4.metric("Empirical epsilon lower bound", "infinite" if result.certain else f"{att.epsilon_lower:.2f}",
-              delta=None if not formal or math.isinf(eps) else ("within the charge" if result.within_charge
-                                                               else "ABOVE the charge"),
+              delta=None if result.within_charge is None else ("within the charge" if result.within_charge
+                                                                 else "ABOVE the charge"),
               delta_color="off" if result.within_charge else "inverse",
               help="95% lower bound: the true privacy loss is at least this large (95% confidence). Point estimate of the "
                    "attack: " + ("infinite" if math.isinf(att.epsilon_point) else f"{att.epsilon_point:.2f}")

@@ -19,7 +19,7 @@ never charged to a ledger, and its numbers (which come from the raw data) must n
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,8 +102,9 @@ class AuditResult:
 
     @property
     def within_charge(self) -> bool | None:
-        """None for disclosure control and without noise (there is no charge to be within)."""
-        if self.cost.epsilon is None or not self.cost.private:
+        """None for disclosure control, without noise and where a disclosure that is not DP voids the charge's
+        guarantee (there is no guarantee to be within)."""
+        if self.cost.epsilon is None or not self.cost.private or not self.formal_guarantee:
             return None
         return self.empirical_epsilon <= self.cost.epsilon
 
@@ -135,7 +136,7 @@ class AuditResult:
             "advantage_tpr": a.adv_tpr, "advantage_fpr": a.adv_fpr, "advantage_tpr_ci": list(a.adv_tpr_ci),
             "advantage_fpr_ci": list(a.adv_fpr_ci), "advantage_threshold": a.adv_threshold,
             "advantage_score": a.adv_score, "epsilon_test_advantage": a.epsilon_test_advantage,
-            "advantage_bound": None if self.cost.epsilon is None else advantage_bound(self.cost.epsilon), "auc": a.auc,
+            "advantage_bound": advantage_bound(self.cost.epsilon) if self.formal_guarantee else None, "auc": a.auc,
             "roc": {"fpr": a.roc_fpr, "tpr": a.roc_tpr},
             "influential_points": infl, "influential_points_per_trial": per, "influential_thresholds": list(THRESHOLDS),
             "grid_points": self.grid_points, "sentence": self.sentence(),
@@ -170,8 +171,8 @@ def plain_sentence(result: AuditResult) -> str:
     if math.isinf(eps):
         return f"{found}; this release is not private, so no guarantee limits an attacker who knows everyone else's record."
     if not result.formal_guarantee:
-        return (f"{found}; as run this release is {result.as_run['sentence']}, so no guarantee limits what an attacker "
-                "who knows everyone else's record can learn, whatever the epsilon charged.")
+        return (f"{found}. This release is {result.as_run['sentence']}. No guarantee limits what an attacker who knows "
+                "everyone else's record can learn, whatever the epsilon charged.")
     approx = " if the sampler had converged" if result.cost.guarantee != EXACT else ""
     return (f"{found}; the guarantee of epsilon {eps:g}{approx} is that an attacker who knows everyone else's record "
             f"could tell {what} with at most {100 * advantage_bound(eps):.0f}% advantage.")
@@ -536,8 +537,10 @@ class RegressionAdapter(Adapter):
 
 # ------------------------------------------------------------------------------------------- driver
 def audit(adapter: Adapter, trials: int = DEFAULT_TRIALS, seed: int = 0, target_row: int | None = None,
-          progress: Progress | None = None) -> AuditResult:
-    """Run the audit: target, R releases on D and D', influential points and the distinguishing attack."""
+          progress: Progress | None = None, disclosures: Sequence[Any] = ()) -> AuditResult:
+    """Run the audit: target, R releases on D and D', influential points and the distinguishing attack.
+    ``disclosures``: what loading the data disclosed (groups cut at a value read off the data, ...), before the
+    analysis's own (:meth:`Adapter.disclosures`); the guarantee as run reads them all."""
     trials = int(trials)
     if not 4 <= trials <= MAX_TRIALS:
         raise ParameterError(f"--trials must be between 4 and {MAX_TRIALS}, got {trials}.")
@@ -568,7 +571,7 @@ def audit(adapter: Adapter, trials: int = DEFAULT_TRIALS, seed: int = 0, target_
     c = adapter.cohort
     return AuditResult(adapter.analysis, adapter.mechanism_name, adapter.cost, target, trials, int(seed), attack,
                        infl, per, rel.grid_points, c.name, c.n_subjects, notes, certain, expo, diff,
-                       adapter.disclosures())
+                       [*disclosures, *adapter.disclosures()])
 
 
 def _never_overlap(a: np.ndarray, b: np.ndarray) -> bool:

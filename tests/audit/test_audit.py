@@ -468,7 +468,7 @@ def test_regression_audit_scores_the_released_information_matrix_too(lung):
     coordinates), name the matrix as its own statistic, and the strongest attack stays within the charge."""
     cohort, public = lung
     adapter = runner.make_adapter("regression", "objective", 1.0, cohort, public, covariates=("age", "sex"),
-                                  information_share=0.2)
+                                  information_share=0.2, n_public=228)  # n declared: the guarantee stands
     assert adapter.mechanism.information_share == 0.2
     d = adapter.pp.dim
     rel = adapter.releases(adapter.default_target(), 40, seed=3)
@@ -498,7 +498,13 @@ def test_audit_states_the_guarantee_as_run(capsys):
         code, out, _ = run_cli(LUNG_ARGS + extra + ["--trials", "100"], capsys)
         assert code == 0 and out["guarantee"].startswith("none: not differentially private")
         assert out["formal_guarantee"] is False and "not differentially private as run" in out["sentence"]
-        assert "guarantee of epsilon" not in out["sentence"]
+        assert "guarantee of epsilon" not in out["sentence"] and "as run this release" not in out["sentence"]
+        assert out["within_charge"] is None and out["advantage_bound"] is None  # no guarantee to be within
+        assert any(d["dp"] is False for d in out["disclosures"])
+    # a group cut at the data's median, disclosed while loading the data, voids it too
+    code, out, _ = run_cli(LUNG_ARGS + ["--analysis", "km", "--mechanism", "laplace-counts", "--group", "age:median",
+                                        "--trials", "40"], capsys)
+    assert code == 0 and out["formal_guarantee"] is False and out["guarantee"].startswith("none: not differentially")
     code, out, _ = run_cli(LUNG_ARGS + ["--analysis", "regression", "--mechanism", "output", "--covariates", "age,sex",
                                         "--n-public", "228", "--trials", "100"], capsys)
     assert code == 0 and out["guarantee"] == "exact" and out["formal_guarantee"] is True
