@@ -442,38 +442,44 @@ def noise_log_variance(ev: np.ndarray, ce: np.ndarray, s: np.ndarray, kept: np.n
 
 
 def noise_covariance(template: BinnedCounts, kept: np.ndarray, ev: np.ndarray, ce: np.ndarray, s: np.ndarray, a: float,
-                     cell_variance: float, step: float = 0.5, chunk: int = 32) -> np.ndarray:
+                     cell_variance: float, step: float = 0.5, max_cells: int = 400_000) -> np.ndarray:
     """Delta-method covariance of the survival curve at the public grid points due to the noise: (R, G, J, J).
 
     S is a function of the released cells (d_gkB, c_gB, s_g; :func:`derive_fine_counts`, then Kaplan-Meier), each
     with independent noise of variance v, so Cov(S_i, S_j) ~ v sum_cells dS_i/dx dS_j/dx. The derivatives are
-    central differences of +/- ``step`` (one-sided at a cell clamped to 0); cells of padded bins carry no noise.
-    A linear functional of the curve (the RMST, ``w . S``) then has noise variance w' Cov w. ``template``: the
-    released counts (their grid, groups and event types)."""
+    central differences of +/- ``step`` (one-sided at a cell clamped to 0), one released cell at a time: only the
+    merged bins' cells carry noise (padded positions do not), so a fine grid that merged into few bins costs few
+    derivations. A linear functional of the curve (the RMST, ``w . S``) then has noise variance w' Cov w.
+    ``template``: the released counts (their grid, groups and event types)."""
     from dpsurv_core.curves.kaplan_meier import estimate
 
     r_count, g, k, j = ev.shape
-    m = g * k * j + g * j + g  # cells per trial: events, censorings, beyond the grid
-    eye = np.eye(m)
-    noised = np.concatenate([np.broadcast_to(_valid_blocks(kept)[:, None, None, :], (r_count, g, k, j)).reshape(
-        r_count, -1), np.broadcast_to(_valid_blocks(kept)[:, None, :], (r_count, g, j)).reshape(r_count, -1),
-        np.ones((r_count, g), bool)], axis=-1)  # (R, m)
     out = np.zeros((r_count, g, j, j))
-    for lo in range(0, r_count, chunk):  # trials in chunks (a simulation of many trials), each vectorised
-        rows = slice(lo, min(lo + chunk, r_count))
-        x = np.concatenate([ev[rows].reshape(-1, g * k * j), ce[rows].reshape(-1, g * j), s[rows]], axis=-1)
-        up = x[:, None, :] + step * eye  # (r, m, m)
-        down = np.maximum(x[:, None, :] - step * eye, 0.0)
-        width = (up - down)[:, np.arange(m), np.arange(m)]  # (r, m): 2 step, or step where the cell is 0
-        cells = np.concatenate([up, down], axis=1).reshape(-1, m)  # (r 2m, m)
-        n_rows = cells.shape[0]
-        e2 = cells[:, :g * k * j].reshape(n_rows, g, k, j)
-        c2 = cells[:, g * k * j:g * k * j + g * j].reshape(n_rows, g, j)
-        s2 = cells[:, -g:]
-        fine = derive_fine_counts(template, np.repeat(kept[rows], 2 * m, axis=0), e2, c2, s2, a)
-        surv = estimate(fine).survival.reshape(-1, 2, m, g, j)
-        grad = (surv[:, 0] - surv[:, 1]) / width[..., None, None] * noised[rows][..., None, None]  # (r, m, G, J)
-        out[rows] = cell_variance * np.einsum("rmgi,rmgj->rgij", grad, grad)
+    blocks = kept.sum(-1).astype(int)  # merged bins per trial: cells 0 .. blocks - 1 are noised
+    for r in range(r_count):  # trials one by one (each its own merged bins), the cells of one vectorised
+        nb = int(blocks[r])
+        cells = ([("e", gg, kk, b) for gg in range(g) for kk in range(k) for b in range(nb)]
+                 + [("c", gg, 0, b) for gg in range(g) for b in range(nb)] + [("s", gg, 0, 0) for gg in range(g)])
+        m = len(cells)
+        grads = np.zeros((m, g, j))
+        per = max(1, max_cells // max(1, 2 * g * k * j))  # cells per batch, within the memory bound
+        for lo in range(0, m, per):
+            batch = cells[lo:lo + per]
+            n = len(batch)
+            e2 = np.repeat(ev[r:r + 1], 2 * n, axis=0).astype(float)
+            c2 = np.repeat(ce[r:r + 1], 2 * n, axis=0).astype(float)
+            s2 = np.repeat(s[r:r + 1], 2 * n, axis=0).astype(float)
+            width = np.zeros(n)
+            for i, (kind, gg, kk, b) in enumerate(batch):
+                arr, idx = (e2, (gg, kk, b)) if kind == "e" else (c2, (gg, b)) if kind == "c" else (s2, (gg,))
+                x = float(arr[(i, *idx)])
+                arr[(i, *idx)] = x + step
+                arr[(n + i, *idx)] = max(x - step, 0.0)
+                width[i] = x + step - max(x - step, 0.0)
+            fine = derive_fine_counts(template, np.repeat(kept[r:r + 1], 2 * n, axis=0), e2, c2, s2, a)
+            surv = estimate(fine).survival
+            grads[lo:lo + n] = (surv[:n] - surv[n:]) / width[:, None, None]
+        out[r] = cell_variance * np.einsum("mgi,mgj->gij", grads, grads)
     return out
 
 

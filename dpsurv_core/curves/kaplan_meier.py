@@ -82,8 +82,10 @@ class SurvivalCurves:
             return self
         j = int(keep.sum())
         cut = {f.name: getattr(self, f.name)[..., :j] for f in fields(self)
-               if f.name not in ("time", "groups", "event_types", "alpha", "follow_up_end")
+               if f.name not in ("time", "groups", "event_types", "alpha", "follow_up_end", "noise_covariance")
                and isinstance(getattr(self, f.name), np.ndarray) and getattr(self, f.name).shape[-1:] == keep.shape}
+        if self.noise_covariance is not None:  # (..., G, J, J): both time axes
+            cut["noise_covariance"] = self.noise_covariance[..., :j, :j]
         end = None if self.follow_up_end is None else np.minimum(self.follow_up_end, horizon)
         return replace(self, time=np.asarray(self.time, float)[:j], follow_up_end=end, **cut)
 
