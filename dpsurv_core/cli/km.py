@@ -285,9 +285,10 @@ def reading_options(args: argparse.Namespace, rel: CurveRelease, cohort: Cohort,
                     ) -> dict[str, Any]:
     """The options of :func:`readings` as ``km``'s command line gives them."""
     landmarks, rmst = getattr(args, "landmarks", None), getattr(args, "rmst", None)
-    return {"conf_type": getattr(args, "conf_type", "log"), "names": group_labels_of(args, rel.curves.groups),
-            "time_unit": cohort.time_unit,
-            "more_warnings": beyond_follow_up(public, landmarks or [], rmst, cohort.time_unit, follow_up_ends(rel)),
+    names = group_labels_of(args, rel.curves.groups)
+    return {"conf_type": getattr(args, "conf_type", "log"), "names": names, "time_unit": cohort.time_unit,
+            "more_warnings": beyond_follow_up(public, landmarks or [], rmst, cohort.time_unit,
+                                              follow_up_ends(rel, names)),
             "landmarks": landmarks, "rmst": rmst, "rmst_coarse": rmst_on_grid(rel, public),
             "exact_grid": public.grid.kind == "event-times"}
 
@@ -425,12 +426,14 @@ def count_noise(rel: CurveRelease) -> tuple[float, bool] | None:
     return (float(scale), rel.parameters.get("noise") == "discrete Laplace") if scale else None
 
 
-def follow_up_ends(rel: CurveRelease) -> dict[str, float] | None:
-    """Each group's last time under observation, known without noise only (None for a noisy release)."""
+def follow_up_ends(rel: CurveRelease, names: dict[str, str] | None = None) -> dict[str, float] | None:
+    """Each group's last time under observation (at most the horizon), known without noise only (None for a noisy
+    release); groups called by ``names``."""
     exact = every_event_time(rel)
     if exact is None or exact.follow_up_end is None:
         return None
-    return {str(g): float(exact.follow_up_end[0, k]) for k, g in enumerate(exact.groups)
+    names = names or {}
+    return {names.get(str(g), str(g)): float(exact.follow_up_end[0, k]) for k, g in enumerate(exact.groups)
             if np.isfinite(exact.follow_up_end[0, k])}
 
 
@@ -789,13 +792,16 @@ def beyond_follow_up(public: PublicParameters, landmarks: list[float], rmst: flo
             late = [t for t in landmarks if t > last]
             if late:
                 whose = "The data are" if g == "all" else f"Group {g} is"
-                out.append(f"{whose} last followed at {fmt(last)}, so the survival shown at "
+                at_horizon = last >= float(public.horizon) - 1e-9
+                out.append((f"Follow-up ends at the horizon ({fmt(last)})" if at_horizon
+                            else f"{whose} last followed at {fmt(last)}") + ", so the survival shown at "
                            f"{', '.join(fmt(t) for t in late)} is the curve carried on past its end of follow-up, not "
                            f"an estimate at that time (R's summary gives no row there); choose landmarks up to "
                            f"{fmt(last)}.")
         end = max(ends.values(), default=end)
         if rmst is not None and rmst > end:
-            out.append(f"The RMST to {fmt(rmst)} runs past the last time under observation ({fmt(end)}): the curve is "
+            what = "the horizon" if end >= float(public.horizon) - 1e-9 else "the last time under observation"
+            out.append(f"The RMST to {fmt(rmst)} runs past {what} ({fmt(end)}): the curve is "
                        f"held flat after it, so that part of the area is an assumption, not an estimate; choose a time "
                        f"up to {fmt(end)}.")
         return out

@@ -120,7 +120,8 @@ class NonPrivate(Mechanism):
         # each group's last time under observation with both (R's end of the curve)
         return CurveRelease(self.name, self.cost, {}, [Disclosure("release", "not DP: exact, non-private estimates.",
                                                                  dp=False)],
-                            curves, tile_trials(counts, 1), "none", extra={"event_time_curves": exact})
+                            curves, tile_trials(counts, 1), "none",
+                            extra={"event_time_curves": exact.up_to(float(public.horizon))})  # follow-up ends there
 
 
 def with_follow_up_end(rel: CurveRelease, cohort: Cohort, public: PublicParameters) -> CurveRelease:

@@ -258,7 +258,23 @@ def test_without_noise_a_landmark_past_a_groups_follow_up_is_said_to_be_carried_
     summary(fit, times = 1000) gives no row); 10 days is read at the time itself (no 'before the grid' sentence)."""
     o = run(capsys, "km", *LUNG, "--group", "sex", "--mechanism", "nonprivate", "--landmarks", "10,1000")
     (w,) = o["warnings"]
-    assert w.startswith("Group 2 is last followed at 965 days") and "1000 days" in w and "public grid" not in w
+    assert w.startswith("Group Female is last followed at 965 days") and "1000 days" in w and "public grid" not in w
     o = run(capsys, "km", *LUNG, "--mechanism", "laplace-counts", "--epsilon", "inf", "--landmarks", "10,1050")
     (w,) = o["warnings"]
     assert w.startswith("The data are last followed at 1022 days")
+
+
+def test_without_noise_follow_up_ends_at_a_declared_horizon(capsys):
+    """--horizon 500 on lung (data to 1,022 days), noise off: a landmark at 800 days carries the curve at the horizon
+    (S = 0.293, not the 0.078 read past it), the RMST to 700 holds the curve flat after 500, and the sentences say
+    follow-up ends at the horizon (not that the data end there)."""
+    o = run(capsys, "km", *LUNG, "--mechanism", "laplace-counts", "--epsilon", "inf", "--horizon", "500",
+            "--landmarks", "300,800", "--rmst", "700")
+    late = o["landmarks"][1]
+    assert late["survival"] == pytest.approx(0.2933, abs=5e-4)
+    assert any(w.startswith("Follow-up ends at the horizon (500 days)") for w in o["warnings"])
+    assert any("runs past the horizon (500 days)" in w for w in o["warnings"])
+    area = o["rmst"][0]["rmst"]
+    exact = run(capsys, "km", *LUNG, "--mechanism", "laplace-counts", "--epsilon", "inf", "--horizon", "500",
+                "--rmst", "500")["rmst"][0]["rmst"]
+    assert area == pytest.approx(exact + 200 * late["survival"], rel=1e-9)  # flat after the horizon
