@@ -297,9 +297,9 @@ class AdaptiveKM(Mechanism):
                  "beyond_grid": s, "block_start": grid.edges[np.minimum(starts, grid.bins)],
                  "block_end": grid.edges[ends + 1], "blocks": valid.sum(-1), "actuarial": a,
                  "widths": widths, "noise_log_variance": noise_var,
-                 # the number at risk at t (time >= t): the block counts spread over the public bins without the
-                 # actuarial shift of censorings (at a merged bin's ends, n minus the released counts before it)
-                 "risk_counts": derive_fine_counts(fine, kept, ev, ce, s, 0.0) if a else fine}
+                 # the number at risk at t (time >= t): at a merged bin's ends n minus the released counts before
+                 # it, linear in time inside it (the curve's derived counts shift half a bin's censorings)
+                 "risk_counts": spread_counts(fine, kept, ev, ce, s)}
         return CurveRelease(self.name, self.cost, self.parameters(), disclosures, curves, fine, noise.describe(),
                             notes, extra)
 
@@ -345,6 +345,23 @@ def _block_sums(x: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarr
 
 def _block_of(kept: np.ndarray) -> np.ndarray:
     return np.cumsum(kept, -1) - kept
+
+
+def spread_counts(template: BinnedCounts, kept: np.ndarray, ev: np.ndarray, ce: np.ndarray, s: np.ndarray
+                  ) -> BinnedCounts:
+    """The released block counts spread over the public bins in proportion to their widths (post-processing): every
+    cell of a merged bin B split as its public bins' share of B's width, n = s + sum d + sum c. At B's ends the
+    number at risk read from them is n minus the released counts before, as R's n.risk (time >= t) would be."""
+    w = np.diff(template.grid.edges)
+    starts, ends = _block_bounds(kept)
+    blk = _block_of(kept)
+    cw = np.concatenate([[0.0], np.cumsum(w)])
+    wb = np.where(_valid_blocks(kept), cw[ends + 1] - cw[starts], 1.0)
+    frac = w[None, :] / np.take_along_axis(wb, blk, -1)  # (R, J)
+    events = np.take_along_axis(ev, np.broadcast_to(blk[:, None, None, :], ev.shape), -1) * frac[:, None, None, :]
+    censored = np.take_along_axis(ce, np.broadcast_to(blk[:, None, :], ce.shape), -1) * frac[:, None, :]
+    n = s + ev.sum((-2, -1)) + ce.sum(-1)
+    return BinnedCounts(template.grid, template.groups, n, events, censored, template.event_types)
 
 
 def derive_fine_counts(exact: BinnedCounts, kept: np.ndarray, ev: np.ndarray, ce: np.ndarray, s: np.ndarray,

@@ -441,3 +441,24 @@ def test_rmst_error_is_at_least_the_delta_methods():
     np.testing.assert_allclose(lo, value * np.exp(-ndtri(0.975) * e / value), rtol=1e-12)
     _, lo_draws, _ = rmst_interval(replace(c, noise_covariance=None), 600.0, True)
     assert np.all(lo <= lo_draws + 1e-12)
+
+
+@pytest.mark.parametrize("eps", [0.5, 2.0])
+def test_number_at_risk_at_merged_bin_ends_is_n_minus_the_released_counts_before(eps):
+    """The number-at-risk table reads counts spread over the public bins by width: at each merged bin's end it is the
+    derived n minus every released event and censoring up to there (R's n.risk from the released block counts), not
+    the curve's derived counts (which shift half a bin's censorings and run 1-2 subjects off)."""
+    from dpsurv_core.curves.release import risk_counts
+    from dpsurv_core.curves.summary import at_risk_at
+
+    cohort = load_bundled("lung")
+    public = PublicParameters.derive(cohort, horizon=1100, bins=20)
+    rel = AdaptiveKM(eps).release(cohort, public, SimulationNoise(1))
+    x = rel.extra
+    kept = x["kept"][0]
+    assert kept.sum() < 20  # some bins merged
+    ev, ce, s = x["block_events"][0], x["block_censored"][0], x["beyond_grid"][0]
+    n = s + ev.sum() + ce.sum()
+    want = [float(n.sum()) - ev[..., :b + 1].sum() - ce[..., :b + 1].sum() for b in range(int(kept.sum()))]
+    got = at_risk_at(risk_counts(rel), public.grid.edges[np.flatnonzero(kept) + 1])[0, 0]
+    np.testing.assert_allclose(got, want, atol=1e-9)
