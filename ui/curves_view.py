@@ -62,6 +62,9 @@ from ui.downloads import table_download
 COLOURS = palette.COLOURS  # Okabe-Ito (colour-blind safe)
 EPSILONS = [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 7.5, 10.0]
 NOT_RELEASED = "not released"
+# a grid that starts after 0 bins everyone earlier into its first bin: counts cannot say who is at risk before its
+# second edge
+UNKNOWN_AT_RISK = "unknown (grid starts later)"
 CONF_TYPE_NAMES = {"plain": "plain (S ± 1.96 SE)", "log": "log (R's default)", "log-log": "log-log (lifelines' default)",
                    "logit": "logit", "arcsin": "arcsin"}
 QUANTILES = (0.25, 0.5, 0.75)
@@ -505,11 +508,11 @@ def at_risk_table(times: np.ndarray, exact: np.ndarray, private: np.ndarray | No
     rows, index = [], []
     for gi, g in enumerate(groups):
         name = group_name(g, group_column)
-        rows.append([f"{v:,.0f}" for v in exact[gi]])
+        rows.append([UNKNOWN_AT_RISK if np.isnan(v) else f"{v:,.0f}" for v in exact[gi]])
         index.append(f"{name}, non-private")
         if show_private:
             rows.append([NOT_RELEASED] * len(times) if private is None
-                        else [NOT_RELEASED if np.isnan(v) else f"{v:,.0f}" for v in private[gi]])
+                        else [UNKNOWN_AT_RISK if np.isnan(v) else f"{v:,.0f}" for v in private[gi]])
             index.append(f"{name}, {private_label}")
     return pd.DataFrame(rows, index=index, columns=cols)
 

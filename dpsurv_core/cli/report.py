@@ -99,7 +99,8 @@ def _curve_sections(rep: Report, release: curves.CurveRelease, cohort, public, a
     risk = km.number_at_risk(release.curves.groups, cohort, public, curves.risk_counts(release),
                              release.cost.epsilon if private else math.inf, release.trials)
     if risk is not None:
-        table = pd.DataFrame([[_label(names, r["group"]), *r["at_risk"]] for r in risk["rows"] if r["trial"] == 0],
+        table = pd.DataFrame([[_label(names, r["group"]), *("unknown" if v is None else f"{v:,.0f}" for v in r["at_risk"])]
+                              for r in risk["rows"] if r["trial"] == 0],
                              columns=["group", *[f"{t:.4g}" for t in risk["times"]]])
         rep.add_table(table, f"Number at risk ({risk['definition']})")
     return read["warnings"]

@@ -412,3 +412,18 @@ def test_a_report_of_a_not_dp_release_does_not_say_it_protects_the_subject(tmp_p
     page = ledger_report("Release report", "lung", store.ledger(rec.fingerprint), [rec])
     assert "epsilon = 1, but not differentially private as run" in page
     assert "epsilon = 1, protecting the subject" not in page
+
+
+def test_report_says_unknown_where_counts_cannot_give_the_number_at_risk(tmp_path):
+    """A grid from 100 days bins everyone earlier into its first bin: the report's number-at-risk table says
+    'unknown' there (not 'None'), and whole numbers after."""
+    out = tmp_path / "late.html"
+    r = _cli("report", "--data", "lung", "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "1",
+             "--grid", "100:1000:9", "--out", str(out), "--json")
+    assert r.returncode == 0, r.stderr
+    html = out.read_text()
+    section = html[html.index("Number at risk ("):]
+    section = section[:section.index("</table>")]
+    cells = re.findall(r"<td>([^<]*)</td>", section)
+    assert cells.count("unknown") == 2 and "None" not in cells  # one per group, at 100 days
+    assert all(c.replace(",", "").isdigit() for c in cells if c not in ("unknown", "Male", "Female"))
