@@ -23,8 +23,8 @@ from plotly.subplots import make_subplots
 from dpsurv_core.cli.km import (
     band_curves,
     beyond_follow_up,
+    clamping_of,
     conf_bands,
-    count_noise,
     hazard_band,
     includes_noise,
     interval_method,
@@ -404,7 +404,7 @@ def readability_warnings(result: CurveRelease, conf_type: str, landmarks: Sequen
         curves = replace(curves, groups=tuple(g if g == "all" else name(g) for g in curves.groups))
     return curve_warnings(curves, lo, hi, result.mechanism, list(landmarks) if landmarks is not None else None,
                           coarse, unit, private=not no_noise(result.cost.epsilon),
-                          raw_label_curves="debiased_curves" in result.extra, count_noise=count_noise(result))
+                          raw_label_curves="debiased_curves" in result.extra, clamping=clamping_of(result))
 
 
 def landmark_times_used(curves: SurvivalCurves, times: Sequence[float], exact_grid: bool) -> list[float]:

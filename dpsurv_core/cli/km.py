@@ -52,12 +52,15 @@ from dpsurv_core.curves.summary import at_risk_at, at_risk_exact, parse_times, r
 from dpsurv_core.curves.time_indexed import EDGE_MODES, parse_shares, parse_sizes
 from dpsurv_core.curves.uncertainty import (
     RULES,
+    ClampingBias,
     carry_upper,
     curve_warnings,
     incidence_band,
+    laplace_clamping,
     monotone_band,
     quantile_limits,
     rmst_interval,
+    rrr_clamping,
     widen_between,
 )
 from dpsurv_core.data import datasets, grouping
@@ -277,7 +280,7 @@ def readings(rel: CurveRelease, conf_type: str = "log", names: dict[str, str] | 
                                      list(landmarks) if landmarks else None, coarse, time_unit,
                                      private=not no_noise(rel.cost.epsilon),
                                      raw_label_curves=raw_labels_shown and "debiased_curves" in rel.extra,
-                                     count_noise=count_noise(rel)) + list(more_warnings)
+                                     clamping=clamping_of(rel)) + list(more_warnings)
     return out
 
 
@@ -419,11 +422,18 @@ def band_curves(rel: CurveRelease) -> SurvivalCurves:
     return rel.extra.get("debiased_curves", rel.curves)
 
 
-def count_noise(rel: CurveRelease) -> tuple[float, bool] | None:
-    """(scale, discrete) of the Laplace noise on each released count cell, for the sentence on clamping's bias
-    (laplace-counts; None for the other mechanisms)."""
-    scale = rel.parameters.get("scale") if rel.mechanism == "laplace-counts" else None
-    return (float(scale), rel.parameters.get("noise") == "discrete Laplace") if scale else None
+def clamping_of(rel: CurveRelease) -> ClampingBias | None:
+    """What clamping negative released event counts at 0 adds to each event cell of the curves the band stands behind,
+    for the sentence on its bias: laplace-counts (Laplace noise on every cell) and rrr's de-biased counts; None for
+    the other mechanisms and without noise."""
+    if no_noise(rel.cost.epsilon):
+        return None
+    if rel.mechanism == "laplace-counts" and rel.counts is not None and rel.parameters.get("scale"):
+        return laplace_clamping(rel.counts.events, float(rel.parameters["scale"]),
+                                rel.parameters.get("noise") == "discrete Laplace")
+    if "debiased_counts" in rel.extra and "matrix" in rel.extra:
+        return rrr_clamping(rel.extra["debiased_counts"].events, np.asarray(rel.extra["matrix"], float))
+    return None
 
 
 def follow_up_ends(rel: CurveRelease, names: dict[str, str] | None = None) -> dict[str, float] | None:

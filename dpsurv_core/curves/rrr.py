@@ -210,4 +210,5 @@ class RandomizedResponse(Mechanism):
                          "(the survival of the mixture of groups the randomized labels define), not for each group.")
         return CurveRelease(self.name, self.cost, self.parameters(), disclosures, estimate(reported, actuarial=a, noisy=self.p < 1), reported,
                             noise.describe(), notes,
-                            extra={"debiased_curves": debiased_curves, "debiased_counts": debiased})
+                            extra={"debiased_curves": debiased_curves, "debiased_counts": debiased,
+                                   "matrix": self.matrix})  # public: P[h, g] = Pr(report g | true group h)

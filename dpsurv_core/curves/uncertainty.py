@@ -662,12 +662,12 @@ def _index_at(time: np.ndarray, when: float) -> int:
 def curve_warnings(curves: SurvivalCurves, lower: np.ndarray, upper: np.ndarray, mechanism: str,
                    landmarks: list[float] | None = None, coarse: bool = False, time_unit: str = "",
                    private: bool = True, raw_label_curves: bool = False, trial: int = 0,
-                   count_noise: tuple[float, bool] | None = None) -> list[str]:
+                   clamping: ClampingBias | None = None) -> list[str]:
     """Plain sentences for results that cannot be read (first trial), each saying what to do next: a band from near
     0 to near 1, a median that is not identifiable or has no upper limit, an error bar larger than the difference between groups, a
     time-indexed median where the truth may not be reached, a time-indexed band without the sampling error (no group
-    size declared), rrr's reported-label curves, a curve that clamping its noisy counts at 0 pulls below its band
-    (``count_noise``: the scale of the Laplace noise on each count cell and whether it is discrete). With competing events (several event types) the curve counts every
+    size declared), rrr's reported-label curves, a curve that clamping its released counts at 0 pulls below its band
+    (``clamping``: what clamping adds to each event cell). With competing events (several event types) the curve counts every
     event type, and the sentences say so (its median is the event-free median, not the median survival)."""
     if not private:
         return []
@@ -743,8 +743,8 @@ def curve_warnings(curves: SurvivalCurves, lower: np.ndarray, upper: np.ndarray,
                                    f"(+/- {100 * half:.1f} points): the private curves cannot tell these groups apart "
                                    "there; raise epsilon or use fewer, wider bins.")
                         break
-    if count_noise is not None and has_band and count_noise[0] > 0:
-        out += _clamping_warnings(curves, np.asarray(upper, float), count_noise, time_unit, trial, event_free)
+    if clamping is not None and has_band:
+        out += _clamping_warnings(curves, np.asarray(upper, float), clamping, time_unit, trial, event_free)
     out += _empty_risk_set_warnings(curves, landmarks, time_unit, trial, mechanism)
     if raw_label_curves:
         out.append("The curves of the randomized (reported) group labels estimate a mixture of the groups, not each "
@@ -766,23 +766,59 @@ def clamping_bias(counts: np.ndarray, scale: float, discrete: bool = True) -> np
     return p ** (d + 1.0) / (1.0 - p * p)
 
 
-def _clamping_warnings(curves: SurvivalCurves, upper: np.ndarray, count_noise: tuple[float, bool], time_unit: str,
+@dataclass(frozen=True)
+class ClampingBias:
+    """What setting negative released event counts to 0 adds on average to each (..., G, J) event cell of the curves
+    a band stands behind (:func:`laplace_clamping`, :func:`rrr_clamping`), with the sentence's words: what was
+    clamped and the size of the noise on one cell."""
+
+    events: np.ndarray
+    what: str
+    noise_sd: float
+
+
+def laplace_clamping(events: np.ndarray, scale: float, discrete: bool = True) -> ClampingBias:
+    """laplace-counts: every event type's cell (..., G, K, J) clamped on its own, :func:`clamping_bias` each."""
+    p = math.exp(-1.0 / scale) if scale > 0 else 0.0
+    sd = (math.sqrt(2.0 * p) / (1.0 - p) if discrete else math.sqrt(2.0) * scale) if scale > 0 else 0.0
+    return ClampingBias(clamping_bias(events, scale, discrete).sum(-2), "clamping the noisy event counts at 0", sd)
+
+
+def rrr_clamping(debiased_events: np.ndarray, matrix: np.ndarray) -> ClampingBias:
+    """rrr: de-biasing solves P^T x = reported, x = A r with A = (P^T)^-1, and sets negative cells to 0. With x_h
+    true subjects of group h in a cell reporting by row h of P (a multinomial), Var(x_g) = (A S A^T)_gg, S = sum_h x_h
+    (diag(p_h) - p_h p_h^T); x_g is about normal, so clamping adds sd (phi(z) - z Phi(-z)), z = x_g / sd (Johnson,
+    Kotz and Balakrishnan 1994), evaluated at the released (clamped) cells: an underestimate."""
+    from scipy.stats import norm
+
+    x = np.maximum(np.asarray(debiased_events, float), 0.0)  # (..., G, K, J)
+    a = np.linalg.inv(matrix.T)
+    p = np.asarray(matrix, float)
+    outer = np.einsum("ha,hb->hab", p, p)
+    diag = np.einsum("ha,ab->hab", p, np.eye(p.shape[0]))
+    cov = np.einsum("...hkj,hab->...kjab", x, diag - outer)  # (..., K, J, G, G) of the reported counts
+    var = np.einsum("ga,...kjab,gb->...gkj", a, cov, a)
+    sd = np.sqrt(np.maximum(var, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(sd > 0, x / sd, np.inf)
+        bias = np.where(sd > 0, sd * (norm.pdf(z) - z * norm.sf(z)), 0.0)
+    typical = float(np.sqrt(np.mean(var))) if var.size else 0.0
+    return ClampingBias(bias.sum(-2), "de-biasing the randomized labels and setting negative counts to 0", typical)
+
+
+def _clamping_warnings(curves: SurvivalCurves, upper: np.ndarray, clamp: ClampingBias, time_unit: str,
                        trial: int, event_free: bool) -> list[str]:
-    """Where clamping the noisy event counts at 0 alone biases a curve below its band. The hazard in bin j is biased
-    up by about b(d_j) / r_j (:func:`clamping_bias` at the released counts, which are themselves pulled up, so this
-    is an underestimate), the curve down by the factor exp(-B), B = sum_{j <= k} b(d_j) / r_j: the sentence fires at
-    the first point (survival at least 25%: later the few left at risk make the estimate too rough) where the curve
-    corrected by exp(B) lies above the band's upper limit."""
-    scale, discrete = count_noise
-    d = np.asarray(curves.events, float)[trial]
+    """Where clamping released event counts at 0 alone biases a curve below its band. The hazard in bin j is biased
+    up by about b_j / r_j (``clamp.events``, at the released counts, which are themselves pulled up, so this is an
+    underestimate), the curve down by the factor exp(-B), B = sum_{j <= k} b_j / r_j: the sentence fires at the first
+    point (survival at least 25%: later the few left at risk make the estimate too rough) where the curve corrected
+    by exp(B) lies above the band's upper limit."""
     r = np.asarray(curves.at_risk, float)[trial]
     s = curves.survival[trial]
     with np.errstate(divide="ignore", invalid="ignore"):
-        step = np.where(r >= 1, clamping_bias(d, scale, discrete) / r, 0.0)
+        step = np.where(r >= 1, np.asarray(clamp.events, float)[trial] / r, 0.0)
     corrected = np.minimum(s * np.exp(np.cumsum(step, axis=-1)), 1.0)
     time = np.asarray(curves.time, float)
-    p = math.exp(-1.0 / scale)
-    sd = math.sqrt(2.0 * p) / (1.0 - p) if discrete else math.sqrt(2.0) * scale  # the noise's standard deviation
     out = []
     for g, name in enumerate(curves.groups):
         off = (s[g] >= 0.25) & (corrected[g] > np.nan_to_num(upper[trial, g], nan=1.0) + 1e-9)
@@ -792,12 +828,12 @@ def _clamping_warnings(curves: SurvivalCurves, upper: np.ndarray, count_noise: t
         whose = "the curve" if (len(curves.groups) == 1 and name == "all") else f"the curve of group {name}"
         if event_free:
             whose = whose.replace("the curve", "the event-free curve")
-        out.append(f"At {_fmt(time[k], time_unit)} clamping the noisy event counts at 0 alone pulls {whose} down: "
+        out.append(f"At {_fmt(time[k], time_unit)} {clamp.what} alone pulls {whose} down: "
                    f"{100 * s[g, k]:.1f}% here, against about {100 * corrected[g, k]:.1f}% or more without that bias, "
                    f"above the band's upper limit ({100 * float(upper[trial, g, k]):.1f}%). The band does not carry "
                    "this bias, so neither it nor the median and landmarks read from it can be trusted from there on. "
-                   f"Choose fewer, wider bins (each holding several times the noise's +/- {sd:.1f} events), or "
-                   "adaptive-km, which merges sparse bins, or raise epsilon.")
+                   f"Choose fewer, wider bins (each holding several times the noise's +/- {clamp.noise_sd:.1f} "
+                   "events), or adaptive-km, which merges sparse bins, or raise epsilon.")
     return out
 
 
