@@ -816,7 +816,7 @@ def beyond_follow_up(public: PublicParameters, landmarks: list[float], rmst: flo
                        f"up to {fmt(end)}.")
         return out
     first = float(public.grid.points[0])
-    early = [t for t in landmarks if t < first] if public.grid.kind != "event-times" else []
+    early = [t for t in landmarks if 0 < t < first] if public.grid.kind != "event-times" else []  # 0: S = 1 exactly
     if early:
         out.append(f"The landmark time {', '.join(fmt(t) for t in early)} is before the first point of the public grid "
                    f"({fmt(first)}), so the survival shown is the curve at time 0 (100%, with no uncertainty), not an "

@@ -246,7 +246,8 @@ def default_landmarks(horizon: float, unit: str) -> tuple[list[float], str]:
 
 
 def parse_times(text: str) -> list[float]:
-    """Comma- or space-separated positive times, e.g. ``"1, 3, 5"``."""
+    """Comma- or space-separated times, 0 or more, e.g. ``"1, 3, 5"`` (0 is the start: survival 1, as R's
+    summary(fit, times = 0))."""
     parts = [p for p in text.replace(";", ",").replace(" ", ",").split(",") if p.strip()]
     try:
         values = [float(p) for p in parts]
@@ -254,6 +255,6 @@ def parse_times(text: str) -> list[float]:
         raise ParameterError(f"{text!r} is not a list of times: type numbers separated by commas, e.g. 1, 3, 5.") from None
     if not values:
         raise ParameterError("Type at least one landmark time, e.g. 1, 3, 5.")
-    if any(not (v > 0) or not math.isfinite(v) for v in values):
-        raise ParameterError("Landmark times must be positive numbers, e.g. 1, 3, 5.")
+    if any(not (v >= 0) or not math.isfinite(v) for v in values):
+        raise ParameterError("Landmark times must be numbers from 0 on, e.g. 1, 3, 5.")
     return sorted(set(values))

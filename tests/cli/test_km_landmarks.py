@@ -110,6 +110,17 @@ def test_landmarks_repeat_and_log_log_at_start(capsys):
 def test_bad_landmarks(capsys):
     assert main(["km", *LUNG, "--landmarks", "soon", "--json"]) == 2
     assert "not a list of times" in capsys.readouterr().err
+    assert main(["km", *LUNG, "--landmarks", "-5", "--json"]) == 2
+    assert "from 0 on" in capsys.readouterr().err
+
+
+def test_a_landmark_at_zero_is_the_start(capsys):
+    """R's summary(fit, times = 0): survival 1 with the interval [1, 1] (log type), and no 'before the grid' sentence."""
+    for args in (["--mechanism", "nonprivate"], ["--mechanism", "laplace-counts", "--epsilon", "1", "--seed", "2"]):
+        o = run(capsys, "km", *LUNG, *args, "--landmarks", "0,365")
+        start = o["landmarks"][0]
+        assert (start["time_requested"], start["survival"], start["lower"], start["upper"]) == (0.0, 1.0, 1.0, 1.0)
+        assert not any("before the first point" in w for w in o["warnings"])
 
 
 def test_noise_aware_band_converted_with_its_total_variance():

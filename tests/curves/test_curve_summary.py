@@ -112,8 +112,9 @@ def test_parse_times():
     assert cs.parse_times("5, 1 3") == [1.0, 3.0, 5.0]
     with pytest.raises(ParameterError, match="not a list of times"):
         cs.parse_times("1, two")
-    with pytest.raises(ParameterError, match="positive"):
+    with pytest.raises(ParameterError, match="from 0 on"):
         cs.parse_times("-1")
+    assert cs.parse_times("0, 1") == [0.0, 1.0]  # the start, as R's summary(fit, times = 0)
 
 
 def test_fingerprint_tracks_the_data():
