@@ -113,7 +113,9 @@ def summary_table(result: AuditResult, label: Callable[[str], str] = str) -> pd.
              else "no noise: not private" if math.isinf(eps) else f"{eps:.4g}"),
             ("empirical epsilon lower bound (95%)", "infinite: the two releases never coincide" if result.certain
              else f"{a.epsilon_lower:.3f}"),
-            ("within the charge", "no charge to be within" if result.within_charge is None
+            ("within the charge", ("no guarantee to be within: a disclosure that is not DP voids it"
+                                   if eps is not None and math.isfinite(eps) and not result.formal_guarantee
+                                   else "no charge to be within") if result.within_charge is None
              else "yes" if result.within_charge else "NO: a bug to fix"),
             ("epsilon test: true positive rate (95% CI)", f"{a.tpr:.3f} ({a.tpr_ci[0]:.3f} to {a.tpr_ci[1]:.3f})"),
             ("epsilon test: false positive rate (95% CI)", f"{a.fpr:.3f} ({a.fpr_ci[0]:.3f} to {a.fpr_ci[1]:.3f})"),

@@ -571,7 +571,16 @@ def audit(adapter: Adapter, trials: int = DEFAULT_TRIALS, seed: int = 0, target_
     c = adapter.cohort
     return AuditResult(adapter.analysis, adapter.mechanism_name, adapter.cost, target, trials, int(seed), attack,
                        infl, per, rel.grid_points, c.name, c.n_subjects, notes, certain, expo, diff,
-                       [*disclosures, *adapter.disclosures()])
+                       _unique([*disclosures, *adapter.disclosures()]))
+
+
+def _unique(disclosures: list[Any]) -> list[Any]:
+    """Each disclosure once (the data's and the analysis's lists can both name a covariate range)."""
+    seen: dict[str, Any] = {}
+    for d in disclosures:
+        key = repr(sorted((d if isinstance(d, dict) else d.to_dict()).items()))
+        seen.setdefault(key, d)
+    return list(seen.values())
 
 
 def _never_overlap(a: np.ndarray, b: np.ndarray) -> bool:

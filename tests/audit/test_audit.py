@@ -509,3 +509,11 @@ def test_audit_states_the_guarantee_as_run(capsys):
                                         "--n-public", "228", "--trials", "100"], capsys)
     assert code == 0 and out["guarantee"] == "exact" and out["formal_guarantee"] is True
     assert "the guarantee of epsilon 1 is that" in out["sentence"]
+
+
+def test_audit_lists_each_disclosure_once(capsys):
+    """A regression audit's data and its design both name the covariate ranges: listed once each."""
+    code, out, _ = run_cli(LUNG_ARGS + ["--analysis", "regression", "--mechanism", "output", "--covariates", "age,sex",
+                                        "--trials", "20"], capsys)
+    keys = [(d["parameter"], d["message"]) for d in out["disclosures"]]
+    assert code == 0 and len(keys) == len(set(keys)) and any(p == "n" for p, _ in keys)
