@@ -662,6 +662,7 @@ def number_at_risk(groups: tuple[str, ...], cohort: Cohort, public: PublicParame
     """Number at risk (time >= t, R's convention) on a coarse table of grid edges, shared by km and logrank: from the
     data when nothing is private (no noise), else from the released counts (null when the mechanism has none)."""
     times = table_times(public.grid)
+    times = times[times <= float(public.horizon) + 1e-9] if np.any(times <= float(public.horizon)) else times
     # R counts rows (several per subject too: kidney's two infections each); a table kept in an engine keeps its
     # earlier rule (rows read only with one row per subject)
     if no_noise(epsilon) and (not hasattr(cohort, "time_table") or cohort.rows_per_subject == 1):
@@ -798,16 +799,19 @@ def beyond_follow_up(public: PublicParameters, landmarks: list[float], rmst: flo
     fmt = lambda t: f"{t:.4g} {unit}".strip()  # noqa: E731
     out = []
     if ends is not None:
+        said_horizon = False
         for g, last in ends.items():
             late = [t for t in landmarks if t > last]
-            if late:
-                whose = "The data are" if g == "all" else f"Group {g} is"
-                at_horizon = last >= float(public.horizon) - 1e-9
-                out.append((f"Follow-up ends at the horizon ({fmt(last)})" if at_horizon
-                            else f"{whose} last followed at {fmt(last)}") + ", so the survival shown at "
-                           f"{', '.join(fmt(t) for t in late)} is the curve carried on past its end of follow-up, not "
-                           f"an estimate at that time (R's summary gives no row there); choose landmarks up to "
-                           f"{fmt(last)}.")
+            at_horizon = last >= float(public.horizon) - 1e-9
+            if not late or (at_horizon and said_horizon):  # the horizon ends every group's follow-up: said once
+                continue
+            said_horizon = said_horizon or at_horizon
+            whose = "The data are" if g == "all" else f"Group {g} is"
+            out.append((f"Follow-up ends at the horizon ({fmt(last)})" if at_horizon
+                        else f"{whose} last followed at {fmt(last)}") + ", so the survival shown at "
+                       f"{', '.join(fmt(t) for t in late)} is the curve carried on past its end of follow-up, not "
+                       f"an estimate at that time (R's summary gives no row there); choose landmarks up to "
+                       f"{fmt(last)}.")
         end = max(ends.values(), default=end)
         if rmst is not None and rmst > end:
             what = "the horizon" if end >= float(public.horizon) - 1e-9 else "the last time under observation"
@@ -816,7 +820,8 @@ def beyond_follow_up(public: PublicParameters, landmarks: list[float], rmst: flo
                        f"up to {fmt(end)}.")
         return out
     first = float(public.grid.points[0])
-    early = [t for t in landmarks if 0 < t < first] if public.grid.kind != "event-times" else []  # 0: S = 1 exactly
+    # 0 is the start: a private curve there is 1 (events at time 0, if any, are in the first bin)
+    early = [t for t in landmarks if 0 < t < first] if public.grid.kind != "event-times" else []
     if early:
         out.append(f"The landmark time {', '.join(fmt(t) for t in early)} is before the first point of the public grid "
                    f"({fmt(first)}), so the survival shown is the curve at time 0 (100%, with no uncertainty), not an "

@@ -107,8 +107,9 @@ class NonPrivate(Mechanism):
     def _exact(self, cohort: Cohort, public: PublicParameters, competing: bool) -> CurveRelease:
         """The exact curves at the grid points and at every event time, without each curve's end of follow-up."""
         grid = event_times_grid(cohort, competing)
-        exact = estimate(tile_trials(exact_counts(cohort, grid, public, competing), 1))
-        curves = at_grid(exact, public.grid.points)
+        horizon = float(public.horizon)  # a declared horizon ends follow-up: every curve stops there
+        exact = _until(estimate(tile_trials(exact_counts(cohort, grid, public, competing), 1)), horizon)
+        curves = _until(at_grid(exact, public.grid.points), horizon)
         if isinstance(cohort, Cohort) and cohort.rows_per_subject == 1:
             from dpsurv_core.curves.summary import at_risk_exact
 
@@ -121,7 +122,12 @@ class NonPrivate(Mechanism):
         return CurveRelease(self.name, self.cost, {}, [Disclosure("release", "not DP: exact, non-private estimates.",
                                                                  dp=False)],
                             curves, tile_trials(counts, 1), "none",
-                            extra={"event_time_curves": exact.up_to(float(public.horizon))})  # follow-up ends there
+                            extra={"event_time_curves": exact})
+
+
+def _until(curves: SurvivalCurves, horizon: float) -> SurvivalCurves:
+    """``curves`` up to the horizon (:meth:`SurvivalCurves.up_to`), whole when no point falls before it."""
+    return curves.up_to(horizon) if np.any(np.asarray(curves.time, float) <= horizon) else curves
 
 
 def with_follow_up_end(rel: CurveRelease, cohort: Cohort, public: PublicParameters) -> CurveRelease:

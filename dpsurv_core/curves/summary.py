@@ -246,8 +246,8 @@ def default_landmarks(horizon: float, unit: str) -> tuple[list[float], str]:
 
 
 def parse_times(text: str) -> list[float]:
-    """Comma- or space-separated times, 0 or more, e.g. ``"1, 3, 5"`` (0 is the start: survival 1, as R's
-    summary(fit, times = 0))."""
+    """Comma- or space-separated times, 0 or more, e.g. ``"1, 3, 5"`` (0 is the start, read as R's summary(fit,
+    times = 0): survival 1 unless events happen at time 0)."""
     parts = [p for p in text.replace(";", ",").replace(" ", ",").split(",") if p.strip()]
     try:
         values = [float(p) for p in parts]

@@ -289,3 +289,16 @@ def test_without_noise_follow_up_ends_at_a_declared_horizon(capsys):
     exact = run(capsys, "km", *LUNG, "--mechanism", "laplace-counts", "--epsilon", "inf", "--horizon", "500",
                 "--rmst", "500")["rmst"][0]["rmst"]
     assert area == pytest.approx(exact + 200 * late["survival"], rel=1e-9)  # flat after the horizon
+
+
+def test_a_declared_horizon_ends_the_non_private_curve_too(capsys):
+    """nonprivate, --horizon 200 on lung: the printed curve, its median, landmarks, RMST and number-at-risk table all
+    stop at 200 days (the median is not reached there: S(199) = 0.68), and two groups ending at the horizon get one
+    sentence, not one each."""
+    o = run(capsys, "km", *LUNG, "--mechanism", "nonprivate", "--horizon", "200", "--landmarks", "150,300")
+    (c,) = o["curves"]
+    assert max(c["time"]) <= 200 and c["median"] is None
+    assert o["landmarks"][1]["survival"] == pytest.approx(c["survival"][-1]) == pytest.approx(0.68, abs=5e-3)
+    assert max(o["number_at_risk"]["times"]) <= 200
+    o = run(capsys, "km", *LUNG, "--group", "sex", "--mechanism", "nonprivate", "--horizon", "500", "--landmarks", "600")
+    assert [w.startswith("Follow-up ends at the horizon (500 days)") for w in o["warnings"]] == [True]
