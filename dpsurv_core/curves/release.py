@@ -108,8 +108,8 @@ class NonPrivate(Mechanism):
         """The exact curves at the grid points and at every event time, without each curve's end of follow-up."""
         grid = event_times_grid(cohort, competing)
         horizon = float(public.horizon)  # a declared horizon ends follow-up: every curve stops there
-        exact = _until(estimate(tile_trials(exact_counts(cohort, grid, public, competing), 1)), horizon)
-        curves = _until(at_grid(exact, public.grid.points), horizon)
+        exact = until(estimate(tile_trials(exact_counts(cohort, grid, public, competing), 1)), horizon)
+        curves = until(at_grid(exact, public.grid.points), horizon)
         if isinstance(cohort, Cohort) and cohort.rows_per_subject == 1:
             from dpsurv_core.curves.summary import at_risk_exact
 
@@ -125,7 +125,7 @@ class NonPrivate(Mechanism):
                             extra={"event_time_curves": exact})
 
 
-def _until(curves: SurvivalCurves, horizon: float) -> SurvivalCurves:
+def until(curves: SurvivalCurves, horizon: float) -> SurvivalCurves:
     """``curves`` up to the horizon (:meth:`SurvivalCurves.up_to`), whole when no point falls before it."""
     return curves.up_to(horizon) if np.any(np.asarray(curves.time, float) <= horizon) else curves
 

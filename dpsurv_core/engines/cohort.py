@@ -137,7 +137,15 @@ class EngineCohort(Cohort):
         (the engine refuses that grid), the estimate is the exact one on the public grid's counts, and a note in the
         release says so."""
         from dpsurv_core.curves.kaplan_meier import estimate
-        from dpsurv_core.curves.release import CurveRelease, NonPrivate, at_grid, exact_counts, groups_of, tile_trials
+        from dpsurv_core.curves.release import (
+            CurveRelease,
+            NonPrivate,
+            at_grid,
+            exact_counts,
+            groups_of,
+            tile_trials,
+            until,
+        )
         from dpsurv_core.data.public import Disclosure
 
         grid = public.grid
@@ -159,7 +167,9 @@ class EngineCohort(Cohort):
         else:
             curves = at_grid(cache[key], grid.points)
         mech = NonPrivate()
-        extra = {} if isinstance(cache[key], ParameterError) else {"event_time_curves": cache[key]}  # for an RMST
+        # for an RMST, the medians and landmarks; a declared horizon ends follow-up, as for rows in memory
+        extra = {} if isinstance(cache[key], ParameterError) else {
+            "event_time_curves": until(cache[key], float(public.horizon))}
         return CurveRelease(mech.name, mech.cost, {}, [Disclosure("release", "not DP: exact, non-private estimates.",
                                                                   dp=False)], curves, on_grid, "none", notes, extra)
 
