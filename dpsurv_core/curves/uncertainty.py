@@ -774,21 +774,23 @@ class ClampingBias:
 
     events: np.ndarray
     what: str
-    noise_sd: float
+    noise_sd: np.ndarray  # (..., G, J): the standard deviation of the noise on one event cell there
 
 
 def laplace_clamping(events: np.ndarray, scale: float, discrete: bool = True) -> ClampingBias:
     """laplace-counts: every event type's cell (..., G, K, J) clamped on its own, :func:`clamping_bias` each."""
     p = math.exp(-1.0 / scale) if scale > 0 else 0.0
     sd = (math.sqrt(2.0 * p) / (1.0 - p) if discrete else math.sqrt(2.0) * scale) if scale > 0 else 0.0
-    return ClampingBias(clamping_bias(events, scale, discrete).sum(-2), "clamping the noisy event counts at 0", sd)
+    bias = clamping_bias(events, scale, discrete).sum(-2)
+    return ClampingBias(bias, "clamping the noisy event counts at 0", np.full(bias.shape, sd))
 
 
 def rrr_clamping(debiased_events: np.ndarray, matrix: np.ndarray) -> ClampingBias:
     """rrr: de-biasing solves P^T x = reported, x = A r with A = (P^T)^-1, and sets negative cells to 0. With x_h
     true subjects of group h in a cell reporting by row h of P (a multinomial), Var(x_g) = (A S A^T)_gg, S = sum_h x_h
     (diag(p_h) - p_h p_h^T); x_g is about normal, so clamping adds sd (phi(z) - z Phi(-z)), z = x_g / sd (Johnson,
-    Kotz and Balakrishnan 1994), evaluated at the released (clamped) cells: an underestimate."""
+    Kotz and Balakrishnan 1994), evaluated at the released (clamped) cells: an underestimate (more so with several
+    rows per subject, whose rows report one label together)."""
     from scipy.stats import norm
 
     x = np.maximum(np.asarray(debiased_events, float), 0.0)  # (..., G, K, J)
@@ -802,8 +804,8 @@ def rrr_clamping(debiased_events: np.ndarray, matrix: np.ndarray) -> ClampingBia
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(sd > 0, x / sd, np.inf)
         bias = np.where(sd > 0, sd * (norm.pdf(z) - z * norm.sf(z)), 0.0)
-    typical = float(np.sqrt(np.mean(var))) if var.size else 0.0
-    return ClampingBias(bias.sum(-2), "de-biasing the randomized labels and setting negative counts to 0", typical)
+    return ClampingBias(bias.sum(-2), "de-biasing the randomized labels and setting negative counts to 0",
+                        np.sqrt(var.sum(-2)))
 
 
 def _clamping_warnings(curves: SurvivalCurves, upper: np.ndarray, clamp: ClampingBias, time_unit: str,
@@ -832,8 +834,9 @@ def _clamping_warnings(curves: SurvivalCurves, upper: np.ndarray, clamp: Clampin
                    f"{100 * s[g, k]:.1f}% here, against about {100 * corrected[g, k]:.1f}% or more without that bias, "
                    f"above the band's upper limit ({100 * float(upper[trial, g, k]):.1f}%). The band does not carry "
                    "this bias, so neither it nor the median and landmarks read from it can be trusted from there on. "
-                   f"Choose fewer, wider bins (each holding several times the noise's +/- {clamp.noise_sd:.1f} "
-                   "events), or adaptive-km, which merges sparse bins, or raise epsilon.")
+                   "Choose fewer, wider bins (each holding several times the noise's +/- "
+                   f"{float(np.asarray(clamp.noise_sd)[trial, g, k]):.1f} events there), or adaptive-km, which merges "
+                   "sparse bins, or raise epsilon.")
     return out
 
 
