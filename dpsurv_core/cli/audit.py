@@ -21,7 +21,6 @@ from typing import Any
 
 from dpsurv_core.audit import runner as core
 from dpsurv_core.cli.common import add_data_options, epsilon_value, positive_float, positive_int, row_number, split_list
-from dpsurv_core.privacy.ledger import charged_sentence
 
 NAME = "audit"
 HELP = ("privacy audit: the strongest membership attack's advantage and AUC, and an empirical epsilon lower bound "
@@ -109,7 +108,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     adapter = core.make_adapter(args.analysis, args.mechanism, args.epsilon, cohort, public, **options_from_args(args))
     result = core.audit(adapter, trials=args.trials, seed=args.seed, target_row=args.target, disclosures=extra)
     out = {"command": NAME, **result.to_dict()}
-    out["cost"] = charged_sentence(result.cost, result.disclosures)
+    out["cost"] = result.cost.sentence()  # worded as run (voided by a not-DP disclosure) with every command's labels
     out["disclosures"] = [d.to_dict() for d in result.disclosures]
     out["grid"] = {"kind": public.grid.kind, "bins": public.grid.bins, "points": public.grid.points}
     out["horizon"] = public.horizon
