@@ -36,6 +36,7 @@ def toy(seed: int, n: int, extra: tuple | None = None, drop: int | None = None):
     df = pd.DataFrame({"t": rng.uniform(0.01, 1.2, n), "d": rng.integers(0, 2, n),
                        "a": rng.uniform(0, 10, n), "b": rng.integers(0, 2, n).astype(float)})
     df.loc[0, "b"], df.loc[1, "b"] = 0.0, 1.0
+    df.loc[2, "d"] = 1  # an event that no replaced or removed subject takes away (seed 305, n = 12 had one only)
     if extra is not None:
         df.loc[n - 1] = extra
     if drop is not None:
