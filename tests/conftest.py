@@ -19,7 +19,10 @@ from hypothesis import HealthCheck, settings
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "tests" / "artifacts"
 
-settings.register_profile("ci", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# derandomize: every run tries the same examples, so a green CI stays green on a clean clone; a rare counterexample
+# is found by running with another profile or seed, then kept as a fixed case
+settings.register_profile("ci", max_examples=40, deadline=None, derandomize=True,
+                          suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ci")
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
