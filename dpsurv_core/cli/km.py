@@ -329,8 +329,7 @@ def released_numbers(rel: CurveRelease, conf_type: str = "log", names: dict[str,
         out["event_free"] = True
     out["medians"] = [e | {k: _finite_or_none(e[k]) for k in ("median", "median_lower", "median_upper")
                            if e[k] is not None}
-                      for e in (quantile_entries(main, conf_type, noisy, coarse) if quantile_curves(rel, main) is None
-                                else quantile_entries(quantile_curves(rel, main), conf_type))]
+                      for e in read_quantiles(main, quantile_curves(rel, main), conf_type, noisy, coarse)]
     return out | readings(rel, conf_type, names, time_unit, more_warnings, landmarks, rmst, rmst_coarse, exact_grid)
 
 
@@ -588,6 +587,15 @@ def quantile_entries(curves: SurvivalCurves, conf_type: str = "log", with_noise:
             for t in range(trials) for g in range(groups)]
 
 
+def read_quantiles(curves: SurvivalCurves, exact: SurvivalCurves | None, conf_type: str, with_noise: bool,
+                   coarse_grid: bool) -> list[dict[str, Any]]:
+    """:func:`quantile_entries` of ``curves``, or of ``exact`` (the curves at every event time, without noise) where
+    there are such curves: there the quantiles are R's."""
+    if exact is None:
+        return quantile_entries(curves, conf_type, with_noise, coarse_grid)
+    return quantile_entries(exact, conf_type)
+
+
 def curve_entries(curves: SurvivalCurves, estimand: str, conf_type: str = "log", with_noise: bool = False,
                   coarse_grid: bool = False, quantiles_from: SurvivalCurves | None = None, **flags: Any
                   ) -> list[dict[str, Any]]:
@@ -603,8 +611,7 @@ def curve_entries(curves: SurvivalCurves, estimand: str, conf_type: str = "log",
     up = None if no_band else np.where(np.isnan(up_arr), None, up_arr).tolist()
     lol, upl = _nullable(curves.lower_linear), _nullable(curves.upper_linear)
     risk, ev = _nullable(curves.at_risk), _nullable(curves.events)
-    summaries = (quantile_entries(curves, conf_type, with_noise, coarse_grid) if quantiles_from is None
-                 else quantile_entries(quantiles_from, conf_type))
+    summaries = read_quantiles(curves, quantiles_from, conf_type, with_noise, coarse_grid)
     hazard = curves.cumulative_hazard.tolist() if estimand == "cumulative-hazard" else None
     haz_lo = haz_up = None
     if hazard is not None and not no_band:
