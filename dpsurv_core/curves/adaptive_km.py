@@ -77,12 +77,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from dpsurv_core.curves.counts import BinnedCounts
-from dpsurv_core.curves.kaplan_meier import estimate, greenwood_bands
+from dpsurv_core.curves.kaplan_meier import DeferredArray, estimate, greenwood_bands
 from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, exact_counts
 from dpsurv_core.curves.uncertainty import bootstrap_curves, monotone_band, widen_between, with_bootstrap_bands
 from dpsurv_core.data.cohort import Cohort
@@ -280,7 +281,8 @@ class AdaptiveKM(Mechanism):
             lo_lin, up_lin = widen_between(lo_lin, up_lin, known)
             curves = replace(curves, lower=lo, upper=up, lower_linear=lo_lin, upper_linear=up_lin,
                              interval_method=method, known_at=known,
-                             noise_covariance=noise_covariance(fine, kept, ev, ce, s, a, self.cell_variance))
+                             noise_covariance=DeferredArray(partial(noise_covariance, fine, kept, ev, ce, s, a,
+                                                                    self.cell_variance)))
         starts, ends = _block_bounds(kept)
         notes = [f"Charged epsilon {self.cost.epsilon:g} = {self.selection_epsilon:g} (choice of bins) + "
                  f"{self.counts_epsilon:g} (one-cell-per-subject counts).",

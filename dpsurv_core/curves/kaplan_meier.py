@@ -21,11 +21,37 @@ Arrays keep the counts' leading trial axes: (..., G, J).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
 from dpsurv_core.curves.counts import BinnedCounts
+
+
+class DeferredArray:
+    """An array computed when first read, then kept: adaptive-km's noise covariance (R, G, J, J), which an RMST
+    interval needs and a band does not. ``compute`` must be picklable (a ``functools.partial`` of a module-level
+    function) so that a release stays cacheable; ``size`` keeps the first grid points on the last two axes."""
+
+    def __init__(self, compute: Callable[[], np.ndarray], size: int | None = None) -> None:
+        self._compute, self._size, self._value = compute, size, None
+
+    def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
+        if self._value is None:
+            full = np.asarray(self._compute())
+            self._value = full if self._size is None else full[..., :self._size, :self._size]
+        return self._value if dtype is None else self._value.astype(dtype)
+
+    def __getitem__(self, key: object) -> np.ndarray:
+        return np.asarray(self)[key]
+
+    def first(self, size: int) -> DeferredArray:
+        """The covariance at the first ``size`` grid points (still computed only when read)."""
+        cut = DeferredArray(self._compute, size if self._size is None else min(size, self._size))
+        if self._value is not None:
+            cut._value = self._value[..., :size, :size]
+        return cut
 
 
 @dataclass(frozen=True)
@@ -60,7 +86,7 @@ class SurvivalCurves:
     draws_offset_is_error: bool = True
     # (..., G, J, J) the delta method's covariance of S due to the noise (adaptive-km): the RMST's error is then at
     # least R's sampling error plus w' Cov w (dpsurv_core.curves.uncertainty.rmst_interval)
-    noise_covariance: np.ndarray | None = None
+    noise_covariance: np.ndarray | DeferredArray | None = None
     # (..., G) each curve's last time under observation (event or censoring), for R's quantile at the end of a curve
     # that stays at q; known to the non-private curves only (a private release does not publish it)
     follow_up_end: np.ndarray | None = None
@@ -84,7 +110,9 @@ class SurvivalCurves:
         cut = {f.name: getattr(self, f.name)[..., :j] for f in fields(self)
                if f.name not in ("time", "groups", "event_types", "alpha", "follow_up_end", "noise_covariance")
                and isinstance(getattr(self, f.name), np.ndarray) and getattr(self, f.name).shape[-1:] == keep.shape}
-        if self.noise_covariance is not None:  # (..., G, J, J): both time axes
+        if isinstance(self.noise_covariance, DeferredArray):  # (..., G, J, J): both time axes
+            cut["noise_covariance"] = self.noise_covariance.first(j)
+        elif self.noise_covariance is not None:
             cut["noise_covariance"] = self.noise_covariance[..., :j, :j]
         end = None if self.follow_up_end is None else np.minimum(self.follow_up_end, horizon)
         return replace(self, time=np.asarray(self.time, float)[:j], follow_up_end=end, **cut)

@@ -374,7 +374,7 @@ def rmst_interval(curves: SurvivalCurves, horizon: float, coarse: bool = False
                 sd = np.sqrt(sd ** 2 + (draws.mean(axis=1) - value) ** 2)
         if curves.noise_covariance is not None:
             w = rmst_weights(curves.time, horizon, coarse)
-            noise = np.einsum("i,...ij,j->...", w, curves.noise_covariance, w)
+            noise = np.einsum("i,...ij,j->...", w, np.asarray(curves.noise_covariance), w)
             sd = np.maximum(sd, np.sqrt(rmst_sampling_variance(curves, horizon, coarse, value) + noise))
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             spread = np.where(value > 0, np.exp(z * sd / value), np.inf)

@@ -462,3 +462,37 @@ def test_number_at_risk_at_merged_bin_ends_is_n_minus_the_released_counts_before
     want = [float(n.sum()) - ev[..., :b + 1].sum() - ce[..., :b + 1].sum() for b in range(int(kept.sum()))]
     got = at_risk_at(risk_counts(rel), public.grid.edges[np.flatnonzero(kept) + 1])[0, 0]
     np.testing.assert_allclose(got, want, atol=1e-9)
+
+
+def test_noise_covariance_is_computed_only_when_read():
+    """The covariance is deferred (a band needs none), computed once, survives pickling (the app caches releases)
+    and, cut to a horizon, equals the full covariance cut on both time axes."""
+    import pickle
+
+    from dpsurv_core.curves import adaptive_km
+
+    cohort = load_bundled("lung")
+    public = PublicParameters.derive(cohort, horizon=1100, bins=20)
+    calls = []
+    real = adaptive_km.noise_covariance
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    adaptive_km.noise_covariance = counted
+    try:
+        rel = AdaptiveKM(1.0).release(cohort, public, SimulationNoise(5))
+        assert calls == []
+        full = np.asarray(rel.curves.noise_covariance)
+        np.asarray(rel.curves.noise_covariance)
+        assert len(calls) == 1
+    finally:
+        adaptive_km.noise_covariance = real
+    copy = pickle.loads(pickle.dumps(AdaptiveKM(1.0).release(cohort, public, SimulationNoise(5)).curves))
+    np.testing.assert_array_equal(np.asarray(copy.noise_covariance), full)
+    cut = rel.curves.up_to(500.0)
+    j = len(cut.time)
+    assert j < 20
+    np.testing.assert_array_equal(np.asarray(cut.noise_covariance), full[..., :j, :j])
+    np.testing.assert_array_equal(np.asarray(copy.up_to(500.0).noise_covariance), full[..., :j, :j])
