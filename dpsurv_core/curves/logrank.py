@@ -102,13 +102,26 @@ def noise_adjusted(counts: BinnedCounts, cell_variance: float) -> tuple[np.ndarr
     return np.where(np.isnan(plain), np.nan, _statistic(o, e, v + noise_covariance(r, cell_variance))), plain
 
 
+def degrees_of_freedom(counts: BinnedCounts) -> int:
+    """R's survdiff rule: the groups with a positive expected count, less one (a group with nobody at risk at any
+    event time adds nothing to the statistic); the largest over the leading trials."""
+    r, d = _at_risk_events(counts)
+    expected = _components(r, d)[1]
+    return int(max(0, ((expected > 0).sum(-1) - 1).max()))
+
+
+def chi_square_p(dof: int, statistic: np.ndarray) -> np.ndarray:
+    """Upper chi-square tail; no p-value (NaN) without a degree of freedom."""
+    return chdtrc(dof, statistic) if dof > 0 else np.full(np.shape(statistic), np.nan)
+
+
 def overall(counts: BinnedCounts) -> LogRankResult:
-    """k-group log-rank test over all groups of ``counts``."""
+    """k-group log-rank test over all groups of ``counts``, on R's degrees of freedom (:func:`degrees_of_freedom`)."""
     r, d = _at_risk_events(counts)
     o, e, v = _components(r, d)
     stat = _statistic(o, e, v)
-    dof = len(counts.groups) - 1
-    return LogRankResult(", ".join(counts.groups), None, stat, chdtrc(dof, stat), dof, o, e)
+    dof = degrees_of_freedom(counts)
+    return LogRankResult(", ".join(counts.groups), None, stat, chi_square_p(dof, stat), dof, o, e)
 
 
 def pairwise(counts: BinnedCounts) -> list[LogRankResult]:

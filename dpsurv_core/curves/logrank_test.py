@@ -43,7 +43,7 @@ from itertools import combinations
 from typing import Any
 
 import numpy as np
-from scipy.special import chdtrc, chdtri
+from scipy.special import chdtri
 
 from dpsurv_core.curves import logrank
 from dpsurv_core.curves.counts import BinnedCounts, post_process
@@ -322,12 +322,12 @@ def calibrated_tests(released: BinnedCounts, law: NoiseLaw, draws: int = DEFAULT
             out.append(replace(out[0], group_a=", ".join(groups), group_b=None))
             continue
         stat, plain = _stat(counts, idx, law.cell_variance if law.noisy else 0.0)
-        dof = 1 if pair is not None else g - 1
-        chi = chdtrc(dof, plain)
+        dof = logrank.degrees_of_freedom(_subset(counts, idx))  # R's: groups with a positive expected count, less one
+        chi = logrank.chi_square_p(dof, plain)
         label_a = groups[pair[0]] if pair is not None else ", ".join(groups)
         label_b = groups[pair[1]] if pair is not None else None
         if not law.noisy:
-            crit = np.full(trials, float(chdtri(dof, ALPHA)))
+            crit = np.full(trials, float(chdtri(dof, ALPHA)) if dof > 0 else np.nan)
             out.append(CalibratedTest(label_a, label_b, dof, stat, chi, chi, crit, 0,
                                       law.method if law.method != CALIBRATED_METHOD else EXACT_METHOD, plain, crit))
             continue

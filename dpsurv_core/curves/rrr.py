@@ -46,8 +46,8 @@ def keep_probability(epsilon: float, k: int) -> float:
     """p = (e^eps - 1) / (e^eps - 1 + k); 1 for epsilon = inf."""
     if math.isinf(epsilon):
         return 1.0
-    em1 = math.expm1(epsilon)
-    return em1 / (em1 + k)
+    # written as 1 / (1 + k / (e^eps - 1)) with e^-eps, which does not overflow at large epsilon
+    return 1.0 / (1.0 + k * math.exp(-epsilon) / -math.expm1(-epsilon))
 
 
 def epsilon_of(p: float, k: int) -> float:

@@ -275,3 +275,31 @@ def test_rrr_log_rank_release_says_its_p_values_carry_the_label_noise(capsys):
     o = run(capsys, "logrank", "--data", "lung", "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "1",
             "--seed", "4")
     assert o["interval_includes_noise"] is True and "calibrated by simulating" in o["p_value_note"]
+
+
+def test_log_rank_degrees_of_freedom_follow_r_when_a_group_has_no_expected_events(tmp_path):
+    """R's survdiff drops a group with no expected events from the degrees of freedom: a third group censored before
+    the first event leaves chi-square 8.6335 on 1 df (p 0.00330), not 2 df (p 0.0133); its pairs have no test."""
+    import json as _json
+
+    rows = ["time,status,grp"] + [f"{t},{s},a" for t, s in ((1, 1), (2, 0), (3, 1), (4, 1), (5, 1))] \
+        + [f"{t},{s},b" for t, s in ((6, 0), (7, 1), (8, 1), (9, 0), (10, 0))] \
+        + [f"{t},0,c" for t in (0.5, 0.6, 0.7, 0.8, 0.9)]
+    path = tmp_path / "zero_expected.csv"
+    path.write_text("\n".join(rows) + "\n")
+    r = _run("logrank", "--data", str(path), "--time", "time", "--event", "status", "--group", "grp",
+             "--mechanism", "nonprivate")
+    out = _json.loads(r.stdout)
+    overall = out["overall"][0]
+    assert overall["dof"] == 1
+    assert abs(overall["statistic"] - 8.6335) < 1e-3 and abs(overall["p_value"] - 0.0033004) < 1e-6
+    pairs = {(t["group_a"], t["group_b"]): t for t in out["tests"]}
+    assert pairs[("a", "b")]["dof"] == 1 and abs(pairs[("a", "b")]["p_value"] - 0.0033004) < 1e-6
+    assert pairs[("a", "c")]["p_value"] is None and pairs[("b", "c")]["p_value"] is None
+
+
+def test_rrr_keep_probability_does_not_overflow_at_large_epsilon():
+    from dpsurv_core.curves.rrr import keep_probability
+
+    assert keep_probability(800.0, 2) == 1.0 and keep_probability(1e6, 3) == 1.0
+    assert math.isclose(keep_probability(700.0, 2), 1.0 / (1.0 + 2.0 * math.exp(-700.0)))
