@@ -87,7 +87,7 @@ def _curve_sections(rep: Report, release: curves.CurveRelease, cohort, public, a
     sentence = band_sentence(conf_type, noisy, method)
     rep.add_figure(curves_figure({what: labelled}, cohort.time_unit, title=sentence.split(". ")[0]))
     rep.add_text(sentence, "note")
-    entries = km.curve_entries(main, "survival", conf_type, noisy, coarse)
+    entries = km.curve_entries(main, "survival", conf_type, noisy, coarse, km.quantile_curves(release, main))
     rep.add_table(median_table(entries, names, cohort.time_unit), f"Median survival ({what}, 95% CI)")
     # the report shows rrr's de-biased curves only: no sentence on its reported-label curves
     read = km.readings(release, **km.reading_options(args, release, cohort, public), raw_labels_shown=False)

@@ -495,10 +495,10 @@ def median_table(entries: list[dict[str, Any]], names: dict[str, str], unit: str
         row = {"group": names.get(str(e["group"]), str(e["group"])), f"median{unit}": fmt(e["median"]),
                "95% CI lower": fmt(e["median_lower"]), "95% CI upper": fmt(e["median_upper"])}
         for p, name in ((0.25, "first quartile"), (0.75, "third quartile")):
-            if p in q:
+            if p in q:  # one column whether or not a group's limits exist ("no interval" where R gives NA)
                 limits = (f" ({fmt(q[p].get('lower'))} to {fmt(q[p].get('upper'))})"
-                          if q[p].get("lower") is not None or q[p].get("upper") is not None else "")
-                row[f"{name}{unit} (95% CI)" if limits else f"{name}{unit}"] = fmt(q[p].get("time")) + limits
+                          if q[p].get("lower") is not None or q[p].get("upper") is not None else " (no interval)")
+                row[f"{name}{unit} (95% CI)"] = fmt(q[p].get("time")) + limits
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -251,6 +251,10 @@ def test_report_command_review_is_confidential(tmp_path):
     names = set(re.findall(r'"name":"((?:private|non-private): [^"]*)"', html))
     assert {"private: Male", "private: Female", "non-private: Male", "non-private: Female"} <= names
     assert not any(n.endswith((": 1", ": 2")) for n in names)
+    # the non-private medians are R's (read at every event time), not read off the public grid (275 and 440 before)
+    text = " ".join(re.sub(r"<[^>]+>", " ", html).split())
+    section = text[text.index("Median survival (non-private, 95% CI)"):]
+    assert "Male 270 212 310" in section[:400] and "Female 426 348 550" in section[:400]
 
 
 @pytest.mark.slow
@@ -387,6 +391,11 @@ def test_median_table_gives_the_quartiles_limits():
     assert row["first quartile (days) (95% CI)"] == "200 (84.5 to 200)"
     assert row["third quartile (days) (95% CI)"] == "550 (460 to not reached)"
     assert row["median (days)"] == "270" and row["group"] == "Male"
+    # a group whose quartile has no limits stays in the same column (no second, limitless column)
+    bare = {**entry, "group": "2", "quantiles": [{"probability": 0.25, "time": 7.0, "lower": None, "upper": None}]}
+    table = median_table([entry, bare], {"1": "Male", "2": "Female"}, "days")
+    assert "first quartile (days)" not in table.columns
+    assert table.iloc[1]["first quartile (days) (95% CI)"] == "7 (no interval)"
 
 
 @pytest.mark.slow
