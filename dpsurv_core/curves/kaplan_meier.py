@@ -295,8 +295,9 @@ def estimate(counts: BinnedCounts, alpha: float = 0.05, actuarial: float = 0.0,
     greenwood = np.cumsum(gw_term, axis=-1)
     lower, upper, lower_lin, upper_lin = greenwood_bands(survival, greenwood, alpha)
     # a noisy release that leaves nobody at risk carries no information from there on: its band is [0, 1],
-    # not a zero-width interval that would look certain
-    stopped = np.logical_or.accumulate(~live, axis=-1) & noisy
+    # not a zero-width interval that would look certain; where the curve has already reached 0 R's rule stands (no
+    # interval), and a noise-aware band replaces it (uncertainty.with_bootstrap_bands: 0 to the last upper limit)
+    stopped = np.logical_or.accumulate(~live, axis=-1) & noisy & (survival > 0)
     lower, lower_lin = np.where(stopped, 0.0, lower), np.where(stopped, 0.0, lower_lin)
     upper, upper_lin = np.where(stopped, 1.0, upper), np.where(stopped, 1.0, upper_lin)
     cumhaz = np.cumsum(hazard, axis=-1)

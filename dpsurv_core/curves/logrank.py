@@ -102,26 +102,29 @@ def noise_adjusted(counts: BinnedCounts, cell_variance: float) -> tuple[np.ndarr
     return np.where(np.isnan(plain), np.nan, _statistic(o, e, v + noise_covariance(r, cell_variance))), plain
 
 
-def degrees_of_freedom(counts: BinnedCounts) -> int:
-    """R's survdiff rule: the groups with a positive expected count, less one (a group with nobody at risk at any
-    event time adds nothing to the statistic); the largest over the leading trials."""
+def degrees_of_freedom(counts: BinnedCounts) -> np.ndarray:
+    """R's survdiff rule, per leading trial (...,): the groups with a positive expected count, less one (a group with
+    nobody at risk at any event time adds nothing to the statistic)."""
     r, d = _at_risk_events(counts)
     expected = _components(r, d)[1]
-    return int(max(0, ((expected > 0).sum(-1) - 1).max()))
+    return np.maximum((expected > 0).sum(-1) - 1, 0)
 
 
-def chi_square_p(dof: int, statistic: np.ndarray) -> np.ndarray:
+def chi_square_p(dof: np.ndarray | int, statistic: np.ndarray) -> np.ndarray:
     """Upper chi-square tail; no p-value (NaN) without a degree of freedom."""
-    return chdtrc(dof, statistic) if dof > 0 else np.full(np.shape(statistic), np.nan)
+    dof = np.broadcast_to(np.asarray(dof), np.shape(statistic))
+    with np.errstate(invalid="ignore"):
+        return np.where(dof > 0, chdtrc(np.maximum(dof, 1), statistic), np.nan)
 
 
 def overall(counts: BinnedCounts) -> LogRankResult:
-    """k-group log-rank test over all groups of ``counts``, on R's degrees of freedom (:func:`degrees_of_freedom`)."""
+    """k-group log-rank test over all groups of ``counts``, on R's degrees of freedom (:func:`degrees_of_freedom`;
+    no test where no two groups have expected events)."""
     r, d = _at_risk_events(counts)
     o, e, v = _components(r, d)
-    stat = _statistic(o, e, v)
     dof = degrees_of_freedom(counts)
-    return LogRankResult(", ".join(counts.groups), None, stat, chi_square_p(dof, stat), dof, o, e)
+    stat = np.where(dof > 0, _statistic(o, e, v), np.nan)
+    return LogRankResult(", ".join(counts.groups), None, stat, chi_square_p(dof, stat), int(dof.max(initial=0)), o, e)
 
 
 def pairwise(counts: BinnedCounts) -> list[LogRankResult]:

@@ -322,8 +322,9 @@ def calibrated_tests(released: BinnedCounts, law: NoiseLaw, draws: int = DEFAULT
             out.append(replace(out[0], group_a=", ".join(groups), group_b=None))
             continue
         stat, plain = _stat(counts, idx, law.cell_variance if law.noisy else 0.0)
-        dof = logrank.degrees_of_freedom(_subset(counts, idx))  # R's: groups with a positive expected count, less one
-        chi = logrank.chi_square_p(dof, plain)
+        dofs = logrank.degrees_of_freedom(_subset(counts, idx))  # R's: groups with a positive expected count, less one
+        dof = int(dofs.max(initial=0))
+        chi = logrank.chi_square_p(dofs, plain)
         label_a = groups[pair[0]] if pair is not None else ", ".join(groups)
         label_b = groups[pair[1]] if pair is not None else None
         if not law.noisy:

@@ -687,7 +687,8 @@ def curve_warnings(curves: SurvivalCurves, lower: np.ndarray, upper: np.ndarray,
         if has_band:
             # where S = 0 a band of exact counts is R's NA (or [0, 1] once nobody is left): no interval, not a wide
             # one; a noise-aware band there runs from 0 to the last upper limit and still says something
-            no_interval = (s[g] <= 0) & (np.isnan(up[g]) | (curves.interval_method is None))
+            no_interval = (((s[g] <= 0) & (np.isnan(up[g]) | (curves.interval_method is None)))
+                           | (np.isnan(lo[g]) & np.isnan(up[g])))  # R's NA (S = 0, or S = 1 on some types)
             wide = (np.nan_to_num(lo[g], nan=0.0) <= 0.05) & (np.nan_to_num(up[g], nan=1.0) >= 0.95) & ~no_interval
             informative = informative or not wide.all()
             tail = np.logical_and.accumulate(wide[::-1])[::-1]  # wide from there to the end
@@ -842,12 +843,14 @@ def _clamping_warnings(curves: SurvivalCurves, upper: np.ndarray, clamp: Clampin
 
 def _empty_risk_set_warnings(curves: SurvivalCurves, landmarks: list[float] | None, time_unit: str,
                              trial: int, mechanism: str = "") -> list[str]:
-    """A landmark (as asked, up to the grid's end: later ones have their own sentence) read where the released counts
-    leave nobody at risk: the curve there is where the released counts stopped it, carried on, not an estimate at
-    that time (a noisy release's band runs from 0 to the last upper limit)."""
+    """Where the released counts leave nobody at risk before the grid's last bin, one sentence per group: for the
+    landmarks read there (as asked, up to the grid's end: later ones have their own sentence), or else for the curve
+    itself. The curve there is where the released counts stopped it, carried on, not an estimate at that time (a noisy
+    release's band runs from 0 to the last upper limit)."""
     risk = np.asarray(curves.at_risk, float)[trial] if curves.at_risk is not None else None
-    if not landmarks or risk is None or np.all(np.isnan(risk)):
+    if risk is None or np.all(np.isnan(risk)):
         return []
+    landmarks = landmarks or []
     time = np.asarray(curves.time, float)
     rule = mechanism in catalogue.disclosure_ids(catalogue.CURVES)  # no epsilon: a rule changed the counts
     curve, fix = (("released curve", "widen the bins or choose a milder rule") if rule
@@ -861,14 +864,21 @@ def _empty_risk_set_warnings(curves: SurvivalCurves, landmarks: list[float] | No
         # a rule's curve that fell to 0 is exact there (everyone had the event); a noisy 0 is where the noise ended it
         late = [t for t in landmarks if _index_at(time, t) >= k0 and t <= time[-1] + 1e-9
                 and not (rule and curves.survival[trial, g, _index_at(time, t)] <= 0)]
+        start = float(time[k0 - 1]) if k0 > 0 else 0.0  # the empty bin's start: time >= t, R's number at risk
+        named = len(curves.groups) > 1 or name != "all"
+        where, whose = (f" in group {name}", f" of group {name}") if named else ("", "")
         if late:
-            start = float(time[k0 - 1]) if k0 > 0 else 0.0  # the empty bin's start: time >= t, R's number at risk
-            named = len(curves.groups) > 1 or name != "all"
-            where, whose = (f" in group {name}", f" of group {name}") if named else ("", "")
             out.append(f"From {_fmt(start, time_unit)} on the released counts leave nobody at risk{where}, so the "
                        f"survival{whose} at {', '.join(_asked_and_used(time, t, time_unit) for t in late)} is the "
                        f"value the "
                        f"{curve} stopped at, carried on, not an estimate at that time; choose an earlier landmark, or "
+                       f"{fix}.")
+        elif k0 < time.size - 1 and not (rule and curves.survival[trial, g, k0] <= 0):
+            # more than the last bin: the curve drawn to the grid's end holds there a value nothing estimates
+            value = 100.0 * float(curves.survival[trial, g, k0])
+            out.append(f"From {_fmt(start, time_unit)} on the released counts leave nobody at risk{where}, so the "
+                       f"curve{whose} from there to the end of the grid is the value the {curve} stopped at "
+                       f"({value:.0f}%), carried on, not an estimate; read it only up to {_fmt(start, time_unit)}, or "
                        f"{fix}.")
     return out
 
@@ -888,6 +898,14 @@ def _disclosure_control_warnings(curves: SurvivalCurves, mechanism: str, time_un
         out = [f"{which} the published counts as exact, but {RULES[mechanism]} changed "
                "them, so it is too narrow, most where few subjects remain (with 100 subjects per group it held the "
                "truth 60-87% of the time, not 95%); read it as the least uncertainty there is."]
+        events = np.asarray(curves.events, float)[trial]
+        events = events.reshape(events.shape[0], -1).sum(-1)  # per group, over bins (and event types)
+        gone = [str(name) for g, name in enumerate(curves.groups) if events[g] <= 0]
+        if gone:
+            whose = f"group {gone[0]}" if len(gone) == 1 else "groups " + ", ".join(gone)
+            out.append(f"The released counts of {whose} hold no events at all ({RULES[mechanism]} takes a bin's few "
+                       "events to 0), so its curve stays at 100% and its band and RMST interval have no width: they say "
+                       "nothing about its survival; widen the bins or pool groups.")
         return out + at_risk_notes(mechanism)
     if mechanism != "random-round":
         return []

@@ -357,7 +357,9 @@ def test_a_landmark_where_the_release_leaves_nobody_at_risk_is_said_to_be_carrie
     assert o["number_at_risk"]["rows"][0]["at_risk"][6] == 0  # at 660 days, time >= t
     o = run(capsys, "km", "--data", "lung", "--mechanism", "laplace-counts", "--epsilon", "1", "--seed", "123",
             "--landmarks", "365")
-    assert not any("nobody at risk" in w for w in o["warnings"])
+    # no landmark is read there, but the curve drawn on to the grid's end is: one sentence says where to stop reading
+    (w,) = [w for w in o["warnings"] if "nobody at risk" in w]
+    assert w.startswith("From 660 days on") and "365" not in w and "read it only up to 660 days" in w
 
 
 def test_a_curve_resting_on_one_half_is_not_called_unidentifiable(capsys):
@@ -403,3 +405,19 @@ def test_a_median_the_noise_leaves_not_reached_says_the_truth_may_be_reached(cap
     assert all(c["median"] is None and c["median_lower"] is not None for c in o["curves"])
     hits = [w for w in o["warnings"] if "is not reached on the noisy curve" in w]
     assert len(hits) == 2 and "from 1.878 weeks on" in hits[1]
+
+
+def test_a_rule_s_curve_at_zero_has_no_interval_and_a_curve_without_events_is_not_called_wide(capsys):
+    """R's rule where S = 0 holds after the risk set empties too (no [0, 1] band, and no error bar read from one);
+    a group whose events the rule removed has no band (log-log at S = 1), which is no interval, not a wide one."""
+    o = run(capsys, "km", "--data", "lung", "--group", "sex", "--mechanism", "round", "--seed", "5",
+            "--landmarks", "900")
+    female = [x for x in o["landmarks"] if x["group"] == "2"][0]
+    assert female["survival"] == 0.0 and female["lower"] is None and female["upper"] is None
+    assert not any("smaller than the error bar" in w for w in o["warnings"])
+    o = run(capsys, "km", "--data", "leukemia", "--group", "x", "--mechanism", "round", "--seed", "1",
+            "--conf-type", "log-log", "--rmst", "40")
+    assert not any("spans almost 0 to 1" in w for w in o["warnings"])
+    maintained = [x for x in o["rmst"] if x["group"] == "Maintained"][0]
+    assert maintained["lower"] == maintained["upper"] == 40.0  # Greenwood's, on counts that hold no events
+    assert any(w.startswith("The released counts of group Maintained hold no events at all") for w in o["warnings"])
