@@ -819,6 +819,13 @@ def beyond_follow_up(public: PublicParameters, landmarks: list[float], rmst: flo
                        f"{', '.join(fmt(t) for t in late)} is the curve carried on past its end of follow-up, not "
                        f"an estimate at that time (R's summary gives no row there); choose landmarks up to "
                        f"{fmt(last)}.")
+        past = {g: last for g, last in ends.items() if rmst is not None and rmst > last}
+        if past and len(past) < len(ends):  # some groups' follow-up ends before the time asked, not every group's
+            named = ", ".join(f"group {g} ({fmt(last)})" for g, last in past.items())
+            its = "its curve is" if len(past) == 1 else "each such curve is"
+            out.append(f"The RMST to {fmt(rmst)} runs past the last follow-up of {named}: {its} held at its last value "
+                       f"after it, so that part of its area is an assumption, not an estimate; choose a time up to "
+                       f"{fmt(min(past.values()))}.")
         end = max(ends.values(), default=end)
         if rmst is not None and rmst > end:
             what = "the horizon" if end >= float(public.horizon) - 1e-9 else "the last time under observation"

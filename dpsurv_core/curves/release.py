@@ -46,8 +46,9 @@ class CurveRelease:
 def risk_counts(rel: CurveRelease) -> BinnedCounts | None:
     """The released counts a number-at-risk table reads: adaptive-km's counts derived without the life table's shift
     of half a bin's censorings into the next bin (which its curve needs, but which would keep them at risk a bin too
-    long), else the release's counts (None when it has none)."""
-    return rel.extra.get("risk_counts", rel.counts)
+    long), rrr's de-biased counts (which estimate each true group's, as its de-biased curves do; the reported labels'
+    counts mix the groups), else the release's counts (None when it has none)."""
+    return rel.extra.get("risk_counts", rel.extra.get("debiased_counts", rel.counts))
 
 
 def groups_of(cohort: Cohort, public: PublicParameters) -> tuple[str, ...] | None:

@@ -302,3 +302,16 @@ def test_a_declared_horizon_ends_the_non_private_curve_too(capsys):
     assert max(o["number_at_risk"]["times"]) <= 200
     o = run(capsys, "km", *LUNG, "--group", "sex", "--mechanism", "nonprivate", "--horizon", "500", "--landmarks", "600")
     assert [w.startswith("Follow-up ends at the horizon (500 days)") for w in o["warnings"]] == [True]
+
+
+def test_an_rmst_past_one_group_s_follow_up_says_so(capsys):
+    """lung by sex: women are last followed at 965 days, so their RMST to 1,000 days holds the curve flat for 35 days;
+    men are followed to 1,022 days (no sentence for them); rrr's number at risk is read from its de-biased counts."""
+    o = run(capsys, "km", *LUNG, "--group", "sex", "--mechanism", "nonprivate", "--rmst", "1000")
+    (w,) = [w for w in o["warnings"] if w.startswith("The RMST to 1000 days")]
+    assert "group Female (965 days)" in w and "Male" not in w and "up to 965 days" in w
+    o = run(capsys, "km", *LUNG, "--group", "sex", "--mechanism", "nonprivate", "--rmst", "900")
+    assert not any("RMST" in w for w in o["warnings"])
+    o = run(capsys, "km", *LUNG, "--group", "sex", "--mechanism", "rrr", "--epsilon", "1", "--seed", "5")
+    first = {r["group"]: r["at_risk"][0] for r in o["number_at_risk"]["rows"]}
+    assert abs(first["1"] - 138) <= 10 and abs(first["2"] - 90) <= 10  # the true groups', not the reported labels'
