@@ -288,11 +288,17 @@ def _stat(counts: BinnedCounts, idx: list[int], cell_variance: float) -> tuple[n
 
 
 def _monte_carlo(observed: np.ndarray, null: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(p (R,), 95% critical value (R,)) from T (R,) and null draws (R, B); undefined statistics count as 0."""
+    """(p (R,), 95% critical value (R,)) from T (R,) and null draws (R, B); undefined statistics count as 0.
+
+    p = (1 + #{T* >= T}) / (B + 1), and the critical value is the value T must exceed for p <= alpha: the (m + 1)-th
+    largest draw, m = floor(alpha (B + 1)) - 1 (with ties among the draws, as a rule's rounded counts give, a statistic
+    equal to it is not significant; a quantile between draws would say it was)."""
     t = np.nan_to_num(null, nan=0.0)
-    p = (1.0 + (t >= observed[:, None] - 1e-12 * np.abs(observed[:, None])).sum(-1)) / (t.shape[-1] + 1.0)
+    b = t.shape[-1]
+    p = (1.0 + (t >= observed[:, None] - 1e-12 * np.abs(observed[:, None])).sum(-1)) / (b + 1.0)
     p = np.where(np.isfinite(observed), p, np.nan)
-    return p, np.quantile(t, 1.0 - ALPHA, axis=-1)
+    m = max(int(np.floor(ALPHA * (b + 1) + 1e-9)) - 1, 0)
+    return p, np.sort(t, axis=-1)[:, b - 1 - m]
 
 
 def calibrated_tests(released: BinnedCounts, law: NoiseLaw, draws: int = DEFAULT_DRAWS, overall: bool = True,

@@ -162,3 +162,18 @@ def test_null_rejection_rate_keeps_the_level(name):
     assert calibrated <= 0.09
     assert naive >= 0.09 and naive >= 2 * calibrated
     assert float(nonprivate(data, public).mean()) <= 0.09  # the binned non-private test keeps its level too
+
+
+def test_critical_value_is_what_the_statistic_must_exceed_even_with_ties():
+    """A statistic beats the Monte Carlo critical value exactly when its p-value is at most 5%, also when the null
+    draws tie (a rounding rule's counts give a discrete statistic: leukemia's 19.11 equalled the 95% quantile of
+    its null draws but had p = 0.077)."""
+    from dpsurv_core.curves.logrank_test import _monte_carlo
+
+    rng = np.random.default_rng(0)
+    null = np.round(rng.chisquare(1, (300, 999)), 1)
+    null[:100, 900:] = 4.0  # an atom at the tail
+    observed = np.concatenate([np.round(rng.chisquare(1, 200) * 3, 1), np.full(100, 4.0)])
+    p, crit = _monte_carlo(observed, null)
+    assert np.array_equal(observed > crit, p <= 0.05)
+    assert np.all(p[200:][observed[200:] == crit[200:]] > 0.05)
