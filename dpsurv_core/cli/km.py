@@ -268,7 +268,9 @@ def readings(rel: CurveRelease, conf_type: str = "log", names: dict[str, str] | 
     main = band_curves(rel)
     noisy = includes_noise(rel)
     lo, up = conf_bands(main, conf_type, noisy)
-    out: dict[str, Any] = {"conf_type": conf_type, "interval_includes_noise": noisy,
+    # a band without a variance (time-indexed's inversion) is no conf.type: null, as its interval_method says
+    applies = not (main.interval_method is not None and np.all(np.isnan(main.greenwood)))
+    out: dict[str, Any] = {"conf_type": conf_type if applies else None, "interval_includes_noise": noisy,
                            "interval_method": interval_method(rel, conf_type)}
     exact = every_event_time(rel)
     if landmarks:

@@ -290,7 +290,7 @@ class AdaptiveKM(Mechanism):
                  + ("half of each bin's censorings count as at risk (life-table)." if a else
                     "censorings leave before the bin's events (Kaplan-Meier).")]
         if self.noise_in_bands and self.counts_scale > 0:
-            notes.append("The bands add the noise's variance of log S (delta method) to Greenwood's.")
+            notes.append("The bands carry the noise: " + curves.interval_method + ".")
         disclosures = list(public.disclosures(CURVE_PARAMETERS))
         if self.selects:
             disclosures.append(Disclosure("bins", f"The bins were merged from the public grid at noisy event counts "
