@@ -1,7 +1,8 @@
 """``budget``: a data set's privacy budget in the ledger database.
 
 ``set`` gives a data set with no cap its cap; ``raise`` is a separate recorded act with a reason;
-``lower`` is always allowed; ``show`` prints the cap, the composed spend and every release;
+``lower`` is always allowed; ``show`` prints the chain's status (with a warning when it is broken), the cap, the
+composed spend and every release as run (its guarantee given its disclosures, which are listed);
 ``verify`` walks the hash chain (exit 0 intact, 1 naming the first bad record); ``allow-label-only``
 records, with a reason, that label-only releases (which leave the subject unprotected) may be made
 under the cap; ``allow-disclosure-control`` does the same for statistical disclosure control (suppression, rounding,
@@ -16,7 +17,7 @@ from typing import Any
 from dpsurv_core.cli.common import add_ledger_options, dataset_fingerprint, positive_float, store_from_args
 from dpsurv_core.data import datasets
 from dpsurv_core.errors import ParameterError
-from dpsurv_core.privacy.ledger import NO_CAP, RELEASE, SUBJECT
+from dpsurv_core.privacy.ledger import NO_CAP, RELEASE, SUBJECT, ChainBrokenError
 
 NAME = "budget"
 HELP = "a data set's privacy budget: set, raise, lower, show, verify"
@@ -35,22 +36,38 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _show(store, fp: str, name: str) -> dict[str, Any]:
-    ledger = store.ledger(fp)
+    chain = store.verify()
+    try:
+        ledger = store.ledger(fp)
+    except (ValueError, TypeError, KeyError):  # a record edited into something that no longer reads
+        if chain.ok:
+            raise
+        raise ChainBrokenError(chain) from None
     records = store.records(fp)
-    releases = [{"id": e.record_id, "mechanism": e.mechanism, "analysis": e.analysis, "epsilon": e.cost.epsilon,
-                 "delta": e.cost.delta, "protects": e.cost.protects, "neighbouring": e.cost.neighbouring,
-                 "guarantee": e.cost.guarantee, "time": e.time, "dataset": e.dataset, "reproduce": e.command}
-                for e in ledger.entries]
+    releases = []
+    for e in ledger.entries:  # each as run: the guarantee its disclosures leave (the reasons subject_guarantee gives)
+        run = e.as_run()
+        releases.append({"id": e.record_id, "mechanism": e.mechanism, "analysis": e.analysis, "epsilon": e.cost.epsilon,
+                         "delta": e.cost.delta, "charged_to": e.cost.protects if e.cost.formal else None,
+                         "protects": run["protects"], "neighbouring": e.cost.neighbouring,
+                         "guarantee": run["guarantee"], "privacy": run["sentence"],
+                         "subject_protected": run["subject_protected"],
+                         "subject_unprotected_because": run["subject_unprotected_because"],
+                         "disclosures": run["disclosures"], "time": e.time, "dataset": e.dataset,
+                         "reproduce": e.command})
     acts = [{"id": r.id, "kind": r.kind, "time": r.time, **{k: r.body.get(k) for k in ("cap", "previous", "reason")}}
             for r in records if r.kind != RELEASE]
-    return {"dataset": name, "fingerprint": fp, "ledger_path": str(store.path), "cap": ledger.cap,
+    warning = chain.warning()
+    return {"dataset": name, "fingerprint": fp, "ledger_path": str(store.path),
+            "chain": chain.status, "chain_message": chain.message, "cap": ledger.cap,
             "spent": ledger.spent(SUBJECT), "remaining": None if ledger.cap is None else ledger.remaining(SUBJECT),
             "totals": ledger.totals(), "subject_guarantee": ledger.subject_guarantee(),
             "budget": ledger.cap_sentence if ledger.cap is not None else NO_CAP,
             "label_only_allowed": ledger.label_only_allowed,
             "disclosure_control_allowed": ledger.disclosure_control_allowed,
             "disclosure_control_releases": len(ledger.disclosure_control()),
-            "releases": releases, "cap_history": acts, "head": store.head()}
+            "releases": releases, "cap_history": acts, "head": store.head(),
+            "warnings": [warning] if warning else []}
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from dpsurv_core.data.io import read_columns
 from dpsurv_core.data.public import PublicParameters, TimeGrid
 from dpsurv_core.engines.source import ENGINE_MB_ENV, ENGINES, Source, check_exists, choose_engine, engine_mb
 from dpsurv_core.engines.source import parse as parse_source
-from dpsurv_core.errors import BudgetExceededError, DataError, ParameterError
+from dpsurv_core.errors import DataError, ParameterError
 from dpsurv_core.privacy.ledger import LEDGER_ENV, LedgerStore, default_path
 from dpsurv_core.privacy.noise import NoiseSource, ReleaseNoise, SimulationNoise
 from dpsurv_core.privacy.release import Plan, Released, not_private_fields, simulation_fields
@@ -115,7 +115,8 @@ def add_ledger_options(p: argparse.ArgumentParser, cap: bool = False) -> None:
     g.add_argument("--ledger", metavar="PATH", help=f"ledger database (default ${LEDGER_ENV} or {default_path()})")
     if cap:
         g.add_argument("--cap", type=positive_float, metavar="E",
-                       help="set the data set's budget cap if it has none (raising an existing cap is `budget raise`)")
+                       help="set the data set's budget cap if it has none; a different existing cap is refused "
+                            "(change it with `budget lower` or `budget raise --reason`)")
 
 
 def split_list(text: str | None) -> tuple[str, ...]:
@@ -301,25 +302,6 @@ def reproduce_command(args: argparse.Namespace) -> str:
     return "python -m dpsurv_core " + shlex.join(out) + " --json"
 
 
-def apply_cap(args: argparse.Namespace, store: LedgerStore, fingerprint: str, dataset: str) -> None:
-    """--cap on a release: sets the cap of a data set that has none, lowers one above it, refuses to raise one."""
-    cap = getattr(args, "cap", None)
-    if cap is None:
-        return
-    current = store.ledger(fingerprint).cap
-    if current is None:
-        try:
-            store.set_cap(fingerprint, cap, dataset, reason="set with the first release")
-            return
-        except BudgetExceededError:  # another process set a cap in the meantime: treat --cap against that one
-            current = store.ledger(fingerprint).cap
-    if cap < current:
-        store.lower_cap(fingerprint, cap, dataset=dataset)
-    elif cap > current:
-        raise ParameterError(f"This data set's cap is epsilon {current:.4g}; raising it to {cap:.4g} is a separate "
-                             "recorded act: run `python -m dpsurv_core budget raise --data D --cap C --reason TEXT`.")
-
-
 def run_plan(args: argparse.Namespace, plan: Plan) -> tuple[Any, dict[str, Any]]:
     """Run a plan as the options say: a seeded simulation (--seed), a non-private computation (no noise), or a
     release through the protocol. Returns the result and the JSON fields that say which it was."""
@@ -329,8 +311,7 @@ def run_plan(args: argparse.Namespace, plan: Plan) -> tuple[Any, dict[str, Any]]
     if args.seed is not None:
         return plan.compute(SimulationNoise(args.seed), args.repeat), simulation_fields(args.seed, args.repeat)
     store = store_from_args(args)
-    apply_cap(args, store, plan.fingerprint, plan.dataset)
-    released: Released = run_release(plan, store)
+    released: Released = run_release(plan, store, cap=getattr(args, "cap", None))  # --cap: set only if none is set
     fields = released.summary()
     fields["ledger_path"] = str(store.path)
     fields["reproduce"] = plan.command

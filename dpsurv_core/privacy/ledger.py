@@ -9,7 +9,8 @@ about the subject, so it is never added to the subject-level total.
 is the persistent ledger: an SQLite database (default path :func:`default_path`, replaced by the
 environment variable ``DPSURV_LEDGER``) shared by the app and the command line. Its records are
 append-only and hash-chained: each holds the SHA-256 of its own content and of the record before,
-so an edited or deleted record breaks the chain (:meth:`LedgerStore.verify`).
+so an edited or deleted record breaks the chain (:meth:`LedgerStore.verify`), and a release walks the chain inside
+its check-and-charge transaction and is refused (:class:`ChainBrokenError`) when it is broken.
 """
 
 from __future__ import annotations
@@ -19,14 +20,14 @@ import json
 import math
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from dpsurv_core.errors import BudgetExceededError, ParameterError
+from dpsurv_core.errors import BudgetExceededError, DpsurvError, ParameterError
 
 ADD_REMOVE = "add/remove one subject"
 CHANGE_LABEL = "change one subject's group label"
@@ -144,6 +145,21 @@ class LedgerEntry:
         out = asdict(self)
         out["cost"] = asdict(self.cost)
         return out
+
+    def as_run(self) -> dict[str, Any]:
+        """What this release guarantees as it was run, for a listing of records: the guarantee and what it protects
+        (:func:`as_run`: none where a disclosure was not DP; "label only" for a label-only release), the sentence
+        saying what was charged (:func:`charged_sentence`), whether the subject is still protected and, if not, why
+        (:meth:`voids_subject_guarantee`, the reason :meth:`Ledger.subject_guarantee` gives), and the disclosures."""
+        run = as_run(self.cost, self.disclosures)
+        guarantee = run["guarantee"]
+        if guarantee == self.cost.guarantee and self.cost.private and self.cost.protects != SUBJECT:
+            guarantee = f"label only ({guarantee}): protects {self.cost.protects}, not the subject"
+        void = self.voids_subject_guarantee()
+        return {"guarantee": guarantee, "protects": run["protects"],
+                "sentence": charged_sentence(self.cost, self.disclosures) if self.cost.formal else self.cost.sentence(),
+                "subject_protected": void is None, "subject_unprotected_because": void,
+                "disclosures": list(self.disclosures)}
 
     def voids_subject_guarantee(self) -> str | None:
         """Why this release leaves the subject without a DP guarantee, or None if it does not."""
@@ -373,6 +389,53 @@ class Verification:
     first_bad: int | None = None
     message: str = ""
 
+    @property
+    def status(self) -> str:
+        """"intact", or "broken at record N"."""
+        return "intact" if self.ok else f"broken at record {self.first_bad}"
+
+    def warning(self) -> str | None:
+        """One sentence for a reader of the ledger when the chain is broken (None when it is intact)."""
+        if self.ok:
+            return None
+        return (f"The ledger's hash chain is {self.status} ({self.message}), so the cap, totals and releases read from "
+                "it may have been altered and every release is refused: run `python -m dpsurv_core budget verify` and "
+                "restore the ledger from a copy you trust.")
+
+
+class ChainBrokenError(DpsurvError):
+    """The ledger's hash chain is broken: a release is refused before anything is computed or charged."""
+
+    def __init__(self, verification: Verification) -> None:
+        super().__init__(
+            f"The ledger's hash chain is {verification.status} ({verification.message}), so its totals cannot be "
+            "trusted and no release is made: run `python -m dpsurv_core budget verify` and restore the ledger from a "
+            "copy you trust.")
+        self.verification = verification
+
+
+def walk_chain(rows: Iterable[tuple]) -> Verification:
+    """Walk rows ``(id, time, fingerprint, kind, body, prev_hash, hash)`` in id order: ids contiguous from 1, each
+    ``prev_hash`` the hash before, each ``hash`` recomputed (about 10 ms per 1,000 records of 7 kB each)."""
+    prev, n, bad = GENESIS, 0, None
+    for expected, (rid, time, fp, kind, body, prev_hash, h) in enumerate(rows, start=1):
+        n = expected
+        if bad is not None:
+            continue  # count the rest, report the first
+        if rid != expected:
+            bad = (expected, f"record {expected} is missing (deleted)")
+        elif prev_hash != prev:
+            bad = (rid, f"record {rid} does not follow record {rid - 1} (a record before it was edited or deleted)")
+        elif record_hash(prev_hash, rid, time, fp, kind, body) != h:
+            bad = (rid, f"record {rid} was edited after it was written")
+        prev = h
+    if bad is not None:
+        return Verification(False, n, bad[0], bad[1])
+    return Verification(True, n, None, f"{n} record(s), chain intact, head {prev[:16]}")
+
+
+_CHAIN_QUERY = "SELECT id, time, fingerprint, kind, body, prev_hash, hash FROM records ORDER BY id"
+
 
 class LedgerStore:
     """The persistent, hash-chained ledger shared by every process that opens the same file."""
@@ -448,20 +511,10 @@ class LedgerStore:
         return row[0] if row else GENESIS
 
     def verify(self) -> Verification:
-        """Walk the chain: ids contiguous from 1, each ``prev_hash`` the hash before, each ``hash`` recomputed."""
+        """Walk the chain (:func:`walk_chain`): ids contiguous from 1, each ``prev_hash`` the hash before, each
+        ``hash`` recomputed."""
         with self._connect() as con:
-            rows = con.execute("SELECT id, time, fingerprint, kind, body, prev_hash, hash FROM records ORDER BY id").fetchall()
-        prev = GENESIS
-        for expected, (rid, time, fp, kind, body, prev_hash, h) in enumerate(rows, start=1):
-            if rid != expected:
-                return Verification(False, len(rows), expected, f"record {expected} is missing (deleted)")
-            if prev_hash != prev:
-                return Verification(False, len(rows), rid, f"record {rid} does not follow record {rid - 1} "
-                                                            "(a record before it was edited or deleted)")
-            if record_hash(prev_hash, rid, time, fp, kind, body) != h:
-                return Verification(False, len(rows), rid, f"record {rid} was edited after it was written")
-            prev = h
-        return Verification(True, len(rows), None, f"{len(rows)} record(s), chain intact, head {prev[:16]}")
+            return walk_chain(con.execute(_CHAIN_QUERY))
 
     # ----------------------------------------------------------------------------------------- writing
     @contextmanager
@@ -471,7 +524,14 @@ class LedgerStore:
         con = self._connect()
         try:
             con.execute("BEGIN IMMEDIATE")
-            tx = Transaction(con, fingerprint, self._view(self._rows(con, fingerprint)))
+            try:
+                view = self._view(self._rows(con, fingerprint))
+            except (ValueError, TypeError, KeyError):  # a record that no longer reads: say where the chain breaks
+                chain = walk_chain(con.execute(_CHAIN_QUERY))
+                if not chain.ok:
+                    raise ChainBrokenError(chain) from None
+                raise
+            tx = Transaction(con, fingerprint, view)
             yield tx
             con.execute("COMMIT")
         except BaseException:
@@ -554,6 +614,45 @@ class Transaction:
 
     def __init__(self, con: sqlite3.Connection, fingerprint: str, ledger: Ledger) -> None:
         self.con, self.fingerprint, self.ledger = con, fingerprint, ledger
+        self._chain: Verification | None = None
+
+    def verify(self) -> Verification:
+        """The whole chain walked inside this transaction's write lock (once per transaction)."""
+        if self._chain is None:
+            self._chain = walk_chain(self.con.execute(_CHAIN_QUERY))
+        return self._chain
+
+    def check_chain(self) -> None:
+        """Refuse (:class:`ChainBrokenError`) to build on a broken chain: its totals cannot be trusted."""
+        chain = self.verify()
+        if not chain.ok:
+            raise ChainBrokenError(chain)
+
+    def check(self, entry: LedgerEntry) -> None:
+        """The chain first (:meth:`check_chain`), then the cap (:meth:`Ledger.check`)."""
+        self.check_chain()
+        self.ledger.check(entry)
+
+    def use_cap(self, cap: float | None, dataset: str = "") -> bool:
+        """``--cap`` on a release: set the cap of a data set that has none (returns True: recorded in this
+        transaction, so a refused release undoes it); the same cap again is no act; any other cap is refused before
+        anything is recorded (changing a cap is `budget lower` or `budget raise --reason`)."""
+        if cap is None:
+            return False
+        _check_cap(cap)
+        current = self.ledger.cap
+        if current is None:
+            self.append(CAP_SET, {"cap": cap, "dataset": dataset, "reason": "set with the first release"})
+            self.ledger.cap = cap
+            return True
+        if not math.isclose(cap, current, rel_tol=1e-12, abs_tol=0.0):
+            act = (f"lowering the cap is its own recorded act (`python -m dpsurv_core budget lower --data D --cap "
+                   f"{cap:g}`)" if cap < current else "raising the cap is its own recorded act with a reason (`python "
+                   f"-m dpsurv_core budget raise --data D --cap {cap:g} --reason TEXT`)")
+            raise ParameterError(f"This data set's cap is already epsilon {current:.4g}, so this release refuses --cap "
+                                 f"{cap:.4g} and records nothing: {act}, or drop --cap to release under the cap "
+                                 f"{current:.4g}.")
+        return False
 
     def append(self, kind: str, body: dict[str, Any]) -> int:
         last = self.con.execute("SELECT id, hash FROM records ORDER BY id DESC LIMIT 1").fetchone()
@@ -566,8 +665,9 @@ class Transaction:
         return rid
 
     def charge(self, entry: LedgerEntry, outputs: Any = None) -> int:
-        """Check ``entry`` against the cap and append it (with the released ``outputs``); returns its record id."""
-        self.ledger.check(entry)
+        """Check ``entry`` against the chain and the cap and append it (with the released ``outputs``); returns its
+        record id."""
+        self.check(entry)
         body = entry.to_dict()
         body.pop("record_id", None)
         body["outputs"] = outputs

@@ -2,7 +2,8 @@
 
     plan (mechanism, public parameters, epsilon)
       -> cost, computed by the mechanism object from its parameters
-      -> atomic check against the data set's budget (the ledger database's write lock is taken here)
+      -> atomic check against the data set's budget (the ledger database's write lock is taken here; the hash
+         chain is walked first, and a broken chain refuses the release)
       -> noise drawn from the release source (OpenDP samplers / OS entropy; never a seed)
       -> charge recorded (hash-chained), in the same transaction as the check
       -> result, with its record id
@@ -19,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dpsurv_core.errors import ParameterError
+from dpsurv_core.errors import BudgetExceededError, ParameterError
 from dpsurv_core.privacy.catalogue import Entry
 from dpsurv_core.privacy.ledger import NO_CAP, Ledger, LedgerEntry, LedgerStore, PrivacyCost, charged_sentence
 from dpsurv_core.privacy.mechanism import Mechanism
@@ -124,9 +125,13 @@ def uncertainty_sentence(plan: Plan) -> str:
             "several previews to see how much the noise moves them.")
 
 
-def release(plan: Plan, store: LedgerStore, noise: Callable[[], NoiseSource] = ReleaseNoise) -> Released:
-    """Run ``plan`` as a release: check, draw, charge, atomically. Raises ``BudgetExceededError`` (nothing computed)
-    when the cost would take the data set past its cap."""
+def release(plan: Plan, store: LedgerStore, noise: Callable[[], NoiseSource] = ReleaseNoise,
+            cap: float | None = None) -> Released:
+    """Run ``plan`` as a release: check, draw, charge, atomically. Before any noise is drawn, inside the ledger's write
+    lock: the hash chain is walked (``ChainBrokenError`` when it is broken), ``cap`` (``--cap``) sets the cap of a
+    data set that has none and refuses one that differs from the cap it has (``ParameterError``), and the cost is
+    checked against the cap (``BudgetExceededError``). A refused release computes nothing and records nothing, not
+    even the cap ``cap`` would have set."""
     if not plan.private:
         raise ParameterError(f"{plan.entry.name} adds no noise, so it is not a release: its numbers are for the data "
                              "holder's eyes only. Choose a private mechanism and a finite epsilon to release.")
@@ -136,7 +141,15 @@ def release(plan: Plan, store: LedgerStore, noise: Callable[[], NoiseSource] = R
                              "preview it.")
     entry = plan.ledger_entry()
     with store.transaction(plan.fingerprint) as tx:
-        tx.ledger.check(entry)  # before any noise is drawn or any private number computed
+        tx.check_chain()  # a broken chain: its totals cannot be trusted, so nothing is built on it
+        cap_set_now = tx.use_cap(cap, plan.dataset)
+        try:
+            tx.check(entry)  # before any noise is drawn or any private number computed
+        except BudgetExceededError as exc:
+            if not cap_set_now:
+                raise
+            raise BudgetExceededError(f"{exc} Nothing was recorded, not even the cap {cap:.4g} that --cap would "
+                                      "have set.") from None
         result = plan.compute(noise(), 1)
         rid = tx.charge(entry, outputs=plan.outputs(result))
         ledger = tx.ledger
