@@ -21,11 +21,20 @@ from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import APPROXIMATE_MCMC, EXACT, NO_NOISE
 from dpsurv_core.privacy.noise import SimulationNoise
 from dpsurv_core.privacy.release import Plan
-from dpsurv_core.regression.inference import coefficient_inference, inference_table, nonprivate_fit, release_record
+from dpsurv_core.regression.inference import (
+    RATIO_KIND,
+    coefficient_inference,
+    format_ratio,
+    format_ratio_ci,
+    inference_table,
+    nonprivate_fit,
+    plain_number,
+    release_record,
+)
 from dpsurv_core.regression.mechanisms import OutputPerturbation, lambda_study, mre_study
 from dpsurv_core.regression.model import fit_cox, minimise
 from dpsurv_core.regression.person_period import PersonPeriod, person_period
-from dpsurv_core.report.text import hazard_ratio_ci, markdown_literal, p_value, plain_label
+from dpsurv_core.report.text import markdown_literal, p_value, plain_label
 from ui import curves_view as cv
 from ui import glossary, palette, session
 from ui.cache import by_data, digest, session_cache
@@ -239,10 +248,10 @@ def draw_inference(kind: str, mech, draw, preview: bool):
     (a rerun showing the same draw, and the record of a release and its display, compute it once)."""
     return session_cache(
         ("coefficient-inference", choice.fingerprint, kind, repr(mech.parameters()), preview,
-         tuple(draw.pp.encoding.names), digest(draw.W, draw.pp.encoding.to_original,
-                                               draw.diagnostics.get("information", 0),
-                                               draw.diagnostics.get("draws_W", 0))),
-        lambda: coefficient_inference(mech, draw, nonprivate=preview))
+         tuple(draw.pp.encoding.names), repr(sorted(cats.names.items())),
+         digest(draw.W, draw.pp.encoding.to_original, draw.diagnostics.get("information", 0),
+                draw.diagnostics.get("draws_W", 0))),
+        lambda: coefficient_inference(mech, draw, nonprivate=preview, labels=cats.names))
 
 
 def display_name(name: str) -> str:
@@ -282,10 +291,8 @@ NEXT_STEP_NO_LAMBDA = "spend more epsilon or use a larger cohort before reading 
 
 
 def readable(sentence: str, kind: str = "") -> str:
-    """A warning of the core with the coefficients named as readers say them, ending with what to do next (this
-    page releases one pSGLD draw: several draws are the command line's --draws)."""
-    for name, display in cats.names.items():
-        sentence = sentence.replace(name, display)
+    """A warning of the core (its coefficients already named as readers say them, ``sex: Female vs Male``) ending
+    with what to do next (this page releases one pSGLD draw: several draws are the command line's --draws)."""
     sentence = sentence.replace("(--draws, epsilon split", "(pSGLD draws released, in the model settings above; "
                                                         "--draws on the command line; epsilon split")
     if not any(w in sentence for w in ("spend", "raise", "use a larger", "choose", "remove", "declare")):
@@ -311,10 +318,10 @@ for kind in chosen:
             kind_word = "none: not DP, because of the disclosure marked not DP below"
         extra = ""
         if hasattr(mech, "sensitivity"):
-            extra = f"; sensitivity 2 c1/(n Lambda) = {mech.sensitivity:.3g}"
+            extra = f"; sensitivity 2 c1/(n Lambda) = {plain_number(mech.sensitivity)}"
         elif hasattr(mech, "epsilon_prime"):
-            extra = f"; epsilon' = {mech.epsilon_prime:.3g} for the noise" + \
-                (f", extra ridge {mech.extra_ridge:.3g}" if mech.extra_ridge else "")
+            extra = f"; epsilon' = {plain_number(mech.epsilon_prime)} for the noise" + \
+                (f", extra ridge {plain_number(mech.extra_ridge)}" if mech.extra_ridge else "")
         if rel is not None:
             head = f"**{LABELS[kind]}** released as record {rel.record_id}, charged: {rel.entry.cost.sentence()}."
         else:
@@ -351,34 +358,20 @@ glossary.terms("reference level", title="Categories enter as indicators against 
 
 
 st.subheader("Coefficient table")
-parts = [np_table.assign(estimate=FIT.name, ratio="odds ratio", epsilon=f"none ({NO_NOISE})"),
+parts = [np_table.assign(estimate=FIT.name, ratio=RATIO_KIND, epsilon=f"none ({NO_NOISE})"),
          cox_table.assign(estimate=COX.name, ratio="hazard ratio", epsilon=f"none ({NO_NOISE})")]
 for kind, rel in shown.items():
     charged = "charged" if labels[kind] != "preview" else "if released; preview: none"
-    parts.append(inference_table(infs[kind]).assign(estimate=f"{LABELS[kind]}, {labels[kind]}", ratio="odds ratio",
+    parts.append(inference_table(infs[kind]).assign(estimate=f"{LABELS[kind]}, {labels[kind]}", ratio=RATIO_KIND,
                                            epsilon=f"{rel.cost.sentence()} ({charged})"))
 table = pd.concat(parts, ignore_index=True)
 
 
-def _num(v: float) -> str:
-    if v > 1e6:
-        return "> 10⁶"  # a ratio this far from 1 is noise, not a clinical effect: see the caption
-    if v < 1e-6:
-        return "< 10⁻⁶"
-    if v >= 1000:  # 68,000, not 6.8e+04
-        return f"{v:,.0f}"
-    return "< 0.001" if v < 1e-3 else f"{v:.3g}"
-
-
 def _ratio_ci(r: pd.Series) -> str:
-    """OR (95% CI) as clinicians write it: two decimals, or three significant digits far from 1."""
-    if not np.isfinite(r.odds_ratio):
-        return "–"
-    if not (np.isfinite(r.lower) and np.isfinite(r.upper)):
-        return _num(r.odds_ratio) if not 0.01 <= r.odds_ratio <= 100 else f"{r.odds_ratio:.2f}"
-    if 0.01 <= r.lower and r.upper <= 100:
-        return hazard_ratio_ci(r.odds_ratio, r.lower, r.upper)
-    return f"{_num(r.odds_ratio)} (95% CI {_num(r.lower)} to {_num(r.upper)})"
+    """OR (95% CI) as clinicians write it, by the rule of the warnings and the report (format_ratio): two decimals,
+    three significant figures beyond 0.01 to 100, no scientific notation, and beyond 1/1,000 and 1,000 in words
+    (``0.60 (95% CI 0.43 to 0.83)``, ``below 0.001 (95% CI below 0.001 to 0.0123)``)."""
+    return format_ratio_ci(r.odds_ratio, r.lower, r.upper)
 
 
 def _p(v: object) -> str:
@@ -395,9 +388,10 @@ show = pd.DataFrame({
     "Epsilon": table.epsilon,
 })
 cv.show_table(show, f"regression-{cohort.name}", "rg_table")
-if ((table.odds_ratio > 1e6) | (table.odds_ratio < 1e-6)).any():
-    st.caption("A released ratio beyond a millionfold (> 10⁶ or < 10⁻⁶) means the noise swamped the estimate at this "
-               "epsilon and Lambda: raise epsilon or Lambda, or use more patients, before reading it clinically.")
+if ((table.odds_ratio > 1e3) | (table.odds_ratio < 1e-3)).any():
+    st.caption("A ratio shown as below 0.001 or above 1,000 means, in a private row, that the noise swamped the "
+               "estimate at this epsilon and Lambda: raise epsilon or Lambda, or use more patients, before reading it "
+               "clinically.")
 st.caption(f"n = {pp.n} subjects, {pp.y.size} person-period rows, T = {intervals} intervals of "
            f"{pp.horizon / intervals:g} {unit} up to the horizon {pp.horizon:g} {unit}; the non-private discrete-time "
            "fit has Lambda = 0 (maximum likelihood), Cox is lifelines' CoxPHFitter. Ratios are per unit of a numeric "
@@ -425,9 +419,10 @@ for (kind, part), off in zip(groups, offsets):
                    arrayminus=part.odds_ratio - part.lower)
     ratio = part.odds_ratio.to_numpy()
     outside = (ratio < x_lo) | (ratio > x_hi)
-    off_scale += [f"{part.estimate.iloc[0]}: {markdown_literal(display_name(c))} {r:.3g}" for c, r, o in zip(part.covariate, ratio, outside) if o]
+    off_scale += [f"{part.estimate.iloc[0]}: {markdown_literal(display_name(c))} {format_ratio(r)}"
+                  for c, r, o in zip(part.covariate, ratio, outside) if o]
     ffig.add_trace(go.Scatter(x=np.clip(ratio, x_lo, x_hi), y=y, mode="markers", error_x=err,
-                              name=part.estimate.iloc[0], text=[f"{r:.4g}" for r in ratio], hoverinfo="text+name",
+                              name=part.estimate.iloc[0], text=[format_ratio(r) for r in ratio], hoverinfo="text+name",
                               marker={"size": 10, "color": COLOURS[kind],
                                       "symbol": np.where(outside, "triangle-right", "circle").tolist()}))
 ffig.add_vline(x=1.0, line_dash="dot", line_color=palette.GREY)

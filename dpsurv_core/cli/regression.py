@@ -161,7 +161,8 @@ def run(args: argparse.Namespace) -> dict:
                     "parameters": params, "estimates": [{
                         "trial": 0, "coefficients": dict(zip(tab.covariate, tab.coefficient)),
                         "ratios": dict(zip(tab.covariate, tab.odds_ratio)),
-                        "lower": dict(zip(tab.covariate, tab.lower)), "upper": dict(zip(tab.covariate, tab.upper))}],
+                        "lower": dict(zip(tab.covariate, tab.lower)), "upper": dict(zip(tab.covariate, tab.upper)),
+                        "p_value": dict(zip(tab.covariate, tab.p_value))}],
                     "ratio_kind": "odds ratio" if discrete_time else "hazard ratio",
                     **not_private_fields()})
         return out
@@ -176,9 +177,11 @@ def run(args: argparse.Namespace) -> dict:
         mech.set_draws(args.draws)
     kept: dict[int, CoefficientInference] = {}  # the record's inference of the release (trial 0), reused below
 
+    names = out.get("covariate_labels")  # the warnings name a category as the page does: sex: Female vs Male
+
     def record(rel: RegressionRelease) -> dict[str, Any]:
-        kept[id(rel)] = coefficient_inference(mech, rel, trial=0)
-        return release_record(rel, kept[id(rel)], out.get("covariate_labels"))
+        kept[id(rel)] = coefficient_inference(mech, rel, trial=0, labels=names)
+        return release_record(rel, kept[id(rel)], names)
 
     plan = Plan(entry, mech, cohort.name, dataset_fingerprint(args) if needs_fingerprint(args, entry) else "",
                 lambda noise, trials: mech.release(pp, noise, trials=trials), record, list(pp.disclosures),
@@ -197,7 +200,8 @@ def run(args: argparse.Namespace) -> dict:
     if plan.private:
         preview = bool(fields.get("simulation"))
         infs = [kept[id(rel)] if i == 0 and id(rel) in kept else
-                coefficient_inference(mech, rel, trial=i, nonprivate=preview and i == 0) for i in range(len(rel.W))]
+                coefficient_inference(mech, rel, trial=i, nonprivate=preview and i == 0, labels=names)
+                for i in range(len(rel.W))]
         for e, inf in zip(out["estimates"], infs):
             recs = inf.records()
             for key, src in (("lower", "ratio_lower"), ("upper", "ratio_upper"), ("coefficient_lower", "lower"),
@@ -216,7 +220,7 @@ def run(args: argparse.Namespace) -> dict:
             out["p_value_note"] = ("p_value: Wald test of no effect calibrated for the privacy noise; p_value_nonprivate "
                                    "(first trial, preview only: it reads the data) is the ordinary Wald p-value of the "
                                    "non-private fit, for comparison")
-    else:  # no noise: the private fit is the ridge fit, with the same Wald interval as nonprivate --lambda
+    else:  # no noise: the private fit is the non-private maximum-likelihood fit, with nonprivate's Wald interval
         out.update(ridge_fit_fields(pp, mech.ridge_without_noise, rel.W[0], out["estimates"]))
         out["warnings"] = []
     if mech.cost.guarantee == APPROXIMATE_MCMC:
@@ -225,15 +229,17 @@ def run(args: argparse.Namespace) -> dict:
 
 
 def ridge_fit_fields(pp: Any, ridge: float, w: Any, estimates: list[dict[str, Any]]) -> dict[str, Any]:
-    """A private fit without noise (epsilon = inf) is a non-private fit: the ridge fit ``w`` with its Lambda (output and
-    objective perturbation; ``ridge`` 0 for pSGLD, whose chain without noise is the maximum-likelihood fit). Beside
-    its coefficients, that fit's Wald intervals and p-values (sampling error only), as ``regression --mechanism
-    nonprivate --lambda L`` prints them."""
+    """A private fit without noise (epsilon = inf) is the non-private fit: ``w`` with ridge ``ridge`` (0 for every
+    mechanism: the ridge Lambda only bounds one subject's influence for the noise, so without noise it is dropped and
+    the fit is the maximum-likelihood one). Beside its coefficients, that fit's Wald intervals and p-values (sampling
+    error only), as ``regression --mechanism nonprivate`` prints them."""
     tab = wald_fit(pp, w, ridge).table()
     fields = {"lower": dict(zip(tab.covariate, tab.lower)), "upper": dict(zip(tab.covariate, tab.upper))}
     if "p_value" in tab:
         fields["p_value"] = dict(zip(tab.covariate, tab.p_value))
-    fit = f"ridge fit (Lambda = {ridge:g}, as the private fit)" if ridge else "maximum-likelihood fit"
+    fit = (f"ridge fit (Lambda = {ridge:g})" if ridge else
+           "maximum-likelihood fit (Lambda = 0: the ridge only bounds one subject's influence for the noise, so "
+           "without noise it is not applied and the fit is the non-private one, as --mechanism nonprivate gives it)")
     return {"estimates": [e | fields for e in estimates], "interval_includes_noise": False,
             "interval_method": f"Wald 95% interval of the {fit} from its information matrix: sampling error only (no "
                                "noise was added)"}

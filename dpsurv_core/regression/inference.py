@@ -65,6 +65,7 @@ from dpsurv_core.regression.person_period import PersonPeriod
 LEVEL = 0.95
 SIMULATIONS = 4000
 EPOCHS_PER_DRAW = 6  # pSGLD: kept epochs per released draw (5 draws on the default 30 covered 93-95%, 10 on 30 90-92%, 10 on 90 97%)
+RATIO_KIND = "odds ratio"  # the discrete-time model is a logistic regression on the person-period rows
 FLIP_SHARE = 0.2  # a sign flipping in at least this share of noise draws is reported
 WIDE_RATIO = 4.0  # an OR/HR interval with upper / lower above this is "wide"
 SAMPLING_NOTE = ("only public quantities enter: the sampling part is the bound 1/(4 n Lambda) on the ridge sandwich, "
@@ -119,9 +120,15 @@ class CoefficientInference:
     p_value: np.ndarray       # noise-calibrated Wald test of beta = 0
     sign_flip: np.ndarray     # share of noise draws in which the sign is the other one
     method: str
-    ratio_kind: str = "odds ratio"
+    ratio_kind: str = RATIO_KIND
     p_value_nonprivate: np.ndarray | None = None
     warnings: list[str] = field(default_factory=list)
+    labels: dict[str, str] = field(default_factory=dict)  # covariate -> as readers say it (sex: Female vs Male)
+
+    def label(self, j: int) -> str:
+        """Covariate j as the page, the report and the warnings name it: a category against its reference level
+        (``sex: Female vs Male``), a numeric covariate by its column (``age``)."""
+        return self.labels.get(self.names[j], self.names[j])
 
     def records(self) -> list[dict[str, Any]]:
         out = []
@@ -294,25 +301,64 @@ def release_record(release: RegressionRelease, inference: CoefficientInference |
     """What a regression release keeps in its ledger record: the released coefficients per trial and, beside them, the
     first trial's ``intervals`` (one row per covariate: coefficient, ratio, noise-aware limits, calibrated p-value,
     sign-flip share; post-processing of the release) with their method and warnings, so that a report built from the
-    record shows what ``regression`` printed (each covariate also by ``names``, as the page says it:
-    ``sex: Female vs Male``)."""
+    record shows what ``regression`` printed (each covariate also by ``names``, else the inference's ``labels``, as
+    the page, the warnings and the report say it: ``sex: Female vs Male``), and what the ratio is (``ratio_kind``)."""
     out: dict[str, Any] = {"coefficients": release.coefficients}
     if inference is not None:
+        names = {**inference.labels, **(names or {})}
         rows = [{k: v for k, v in r.items() if k != "p_value_nonprivate"} for r in inference.records()]
         for r in rows:
-            if names and r.get("covariate") in names:
+            if r.get("covariate") in names:
                 r["covariate_label"] = names[r["covariate"]]
         out.update({"interval_includes_noise": True, "interval_method": inference.method, "intervals": rows,
-                    "warnings": list(inference.warnings)})
+                    "ratio_kind": inference.ratio_kind, "warnings": list(inference.warnings)})
     return out
+
+
+def report_table(outputs: dict[str, Any]) -> Any:
+    """A regression record's ``intervals`` as the report shows them (first trial), in the page's words and numbers:
+    each covariate by its label (``sex: Female vs Male``), the ratio named (odds ratio) with its interval by
+    :func:`format_ratio_ci` ("below 0.001", "above 1,000", no scientific notation), the coefficient (log ratio) by
+    :func:`plain_number`, the calibrated p-value as the page prints it and the share of sign flips in percent."""
+    import pandas as pd
+
+    from dpsurv_core.report.text import p_value
+
+    kind = str(outputs.get("ratio_kind") or RATIO_KIND)
+    rows = []
+    for r in outputs.get("intervals") or []:
+        row = {"covariate": r.get("covariate_label", r.get("covariate")),
+               f"coefficient (log {kind})": plain_number(r["coefficient"], 4) if "coefficient" in r else "–",
+               f"{kind} (95% CI)": format_ratio_ci(r.get("ratio", math.nan), r.get("ratio_lower"), r.get("ratio_upper"))}
+        if "p_value" in r:
+            row["p (calibrated)"] = p_value(r["p_value"]) if r["p_value"] is not None else "–"
+        if "sign_flip_share" in r:
+            row["sign flips in draws"] = f"{r['sign_flip_share']:.0%}" if r["sign_flip_share"] is not None else "–"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def labelled_quantities(records: list[dict[str, Any]], outputs: Any) -> list[dict[str, Any]]:
+    """The released numbers of a regression record (``coefficients.sex=Female``) with each covariate by the label its
+    record keeps (``coefficients.sex: Female vs Male``), as the report's other tables and warnings name it; the
+    records of other analyses are returned as they are."""
+    intervals = outputs.get("intervals") if isinstance(outputs, dict) else None
+    labels = {r["covariate"]: r["covariate_label"] for r in intervals or []
+              if isinstance(r, dict) and "covariate" in r and "covariate_label" in r}
+    if not labels:
+        return records
+    rename = {f"coefficients.{k}": f"coefficients.{v}" for k, v in labels.items()}
+    return [r | {"quantity": rename.get(r.get("quantity"), r.get("quantity"))} for r in records]
 
 
 def coefficient_inference(mech: _RegressionMechanism, release: RegressionRelease, trial: int = 0,
                           simulations: int = SIMULATIONS, level: float = LEVEL,
-                          nonprivate: bool = False) -> CoefficientInference:
+                          nonprivate: bool = False, labels: dict[str, str] | None = None) -> CoefficientInference:
     """Noise-aware intervals, calibrated Wald p-values, sign-flip shares and warnings for one released draw.
 
-    ``nonprivate=True`` (previews only: it reads the data) adds the non-private Wald p-value of the MLE."""
+    ``nonprivate=True`` (previews only: it reads the data) adds the non-private Wald p-value of the MLE. ``labels``
+    names the covariates in the warnings as readers say them (``sex: Female vs Male`` for the indicator
+    ``sex=Female``; :attr:`~dpsurv_core.data.labels.Categories.names`)."""
     pp = release.pp
     p = pp.p
     f = pp.encoding.to_original
@@ -353,7 +399,8 @@ def coefficient_inference(mech: _RegressionMechanism, release: RegressionRelease
         se, se_n = err.std(axis=0), e_noise.std(axis=0)
         pv = (np.sum(np.abs(err) >= np.abs(est), axis=0) + 1) / (simulations + 1)
         flip = np.mean(np.sign(est - err) != np.sign(est), axis=0)
-    out = CoefficientInference(list(pp.encoding.names), est, lower, upper, se, se_n, pv, flip, method)
+    out = CoefficientInference(list(pp.encoding.names), est, lower, upper, se, se_n, pv, flip, method,
+                               labels=dict(labels or {}))
     if nonprivate:
         fit = nonprivate_fit(pp)
         if fit.se is not None:
@@ -376,16 +423,53 @@ def coefficient_inference(mech: _RegressionMechanism, release: RegressionRelease
     return out
 
 
-def _ratio(x: float) -> str:
-    """A ratio in three significant figures, with more where that would print a limit near 1 as exactly 1 (1.0037
-    is not 1: the sentence says the interval includes 1, so its end must not look like 1 itself); beyond 1/1,000 and
-    1,000 in words ("below 0.001", "above 1,000"), not 1.17e-48."""
+def plain_number(x: float, digits: int = 3) -> str:
+    """``x`` to ``digits`` significant figures as plain text: thousands separators, never scientific notation
+    (2,190, not 2.19e+03; 0.000123, not 1.23e-04); a missing number is a dash."""
+    if x is None or not np.isfinite(float(x)):
+        return "–" if x is None or np.isnan(float(x)) else ("-inf" if float(x) < 0 else "inf")
+    x = float(f"{float(x):.{digits}g}")  # rounded to the significant figures
+    if x == 0:
+        return "0"
+    if abs(x) >= 10 ** (digits - 1):
+        return f"{x:,.0f}"
+    text = f"{x:.{digits - 1 - math.floor(math.log10(abs(x)))}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def format_ratio(x: float) -> str:
+    """An odds or hazard ratio as the Regression page's table, the warnings and the report print it, as clinicians
+    write it: two decimals from 0.01 to 100 (0.60, 3.70), three significant figures beyond (0.00123, 123), with more
+    where two decimals would print a ratio near 1 as exactly 1 (1.0037 is not 1: a sentence saying the interval
+    includes 1 must not show its end as 1 itself); beyond 1/1,000 and 1,000 in words ("below 0.001", "above 1,000"),
+    never scientific notation (1.17e-48); thousands separators; a missing ratio is a dash."""
+    if x is None or np.isnan(float(x)):
+        return "–"
+    x = float(x)
     if x < 1e-3:
         return "below 0.001"
     if x > 1e3:
         return "above 1,000"
-    text = f"{x:.3g}"
-    return f"{x:.5g}" if text == "1" and x != 1.0 else text
+    if not 0.01 <= x <= 100:
+        return plain_number(x)
+    text = f"{x:.2f}"
+    if text == "1.00" and x != 1.0:
+        for digits in (5, 8, 12):
+            text = plain_number(x, digits)
+            if text != "1":
+                break
+    return text
+
+
+_ratio = format_ratio  # the name the warnings used
+
+
+def format_ratio_ci(ratio: float, lower: float | None = None, upper: float | None = None, level: float = LEVEL) -> str:
+    """``0.60 (95% CI 0.43 to 0.83)``, each number by :func:`format_ratio` (``below 0.001 (95% CI below 0.001
+    to 0.0123)``); the ratio alone when the interval is missing."""
+    if lower is None or upper is None or np.isnan(float(lower)) or np.isnan(float(upper)):
+        return format_ratio(ratio)
+    return f"{format_ratio(ratio)} ({level:.0%} CI {format_ratio(lower)} to {format_ratio(upper)})"
 
 
 def coefficient_warnings(inf: CoefficientInference) -> list[str]:
@@ -393,7 +477,8 @@ def coefficient_warnings(inf: CoefficientInference) -> list[str]:
     out: list[str] = []
     kind = inf.ratio_kind
     todo = ("spend more epsilon, use a larger cohort (the noise shrinks as 1/n), or fewer covariates and intervals")
-    for j, name in enumerate(inf.names):
+    for j in range(len(inf.names)):
+        name = inf.label(j)
         lo, hi, est = _exp(inf.lower[j]), _exp(inf.upper[j]), inf.estimate[j]
         said = False
         if lo <= 1.0 <= hi and (lo == 0 or hi / max(lo, 1e-300) > WIDE_RATIO):
@@ -408,8 +493,8 @@ def coefficient_warnings(inf: CoefficientInference) -> list[str]:
             out.append(f"{name}: the sign of the coefficient flips in {inf.sign_flip[j]:.0%} of plausible noise draws, "
                        f"so do not read its direction{'' if said else '; ' + todo}.")
         if inf.noise_se[j] > abs(est):
-            out.append(f"{name}: the privacy noise (standard deviation {inf.noise_se[j]:.3g} on the log {kind} scale) "
-                       f"is larger than the effect itself ({est:.3g}): the number is mostly noise.")
+            out.append(f"{name}: the privacy noise (standard deviation {plain_number(inf.noise_se[j])} on the log {kind} "
+                       f"scale) is larger than the effect itself ({plain_number(est)}): the number is mostly noise.")
     return out
 
 

@@ -53,9 +53,11 @@ data has up to m records per subject; every bound below is then multiplied by m)
   exp(-(eps/(2B)) sum_i phi(L_i(w))) N(w; 0, s^2 I) would be eps-DP. The chain only approximates
   that density: the guarantee is "approximate (MCMC)", never exact.
 
-epsilon = inf switches the noise off: output and objective perturbation return the non-private
-minimiser w*(Lambda) (the same L-BFGS call, so bit for bit), pSGLD returns the non-private MLE (Lambda = 0).
-With an information share the released H at epsilon = inf is the exact H(w*(Lambda)).
+epsilon = inf switches the noise off, and with it the ridge: Lambda exists only to bound one subject's influence
+for the noise (the sensitivities above divide by it), so without noise every mechanism (output and objective
+perturbation, pSGLD) returns the non-private maximum-likelihood fit (Lambda = 0), the very w that
+``regression --mechanism nonprivate`` gives (:func:`~dpsurv_core.regression.model.maximum_likelihood`, the same
+L-BFGS call, so bit for bit). With an information share the released H at epsilon = inf is the exact H of that fit.
 """
 
 from __future__ import annotations
@@ -71,7 +73,7 @@ from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy.ledger import APPROXIMATE_MCMC, EXACT, PrivacyCost
 from dpsurv_core.privacy.mechanism import Mechanism, check_epsilon
 from dpsurv_core.privacy.noise import NoiseSource
-from dpsurv_core.regression.model import check_lambda, mean_relative_error, minimise
+from dpsurv_core.regression.model import check_lambda, maximum_likelihood, mean_relative_error, minimise
 from dpsurv_core.regression.person_period import PersonPeriod, gradient_bound, hessian_trace_bound
 
 ANALYSIS = "discrete-time regression"
@@ -198,8 +200,10 @@ class _RegressionMechanism(Mechanism):
 
     @property
     def ridge_without_noise(self) -> float:
-        """The ridge Lambda of the fit a release without noise (epsilon = inf) gives: the mechanism's own."""
-        return float(self.lam)
+        """The ridge Lambda of the fit a release without noise (epsilon = inf) gives: 0 for every mechanism. The ridge
+        only bounds one subject's influence for the noise, so without noise the release is the non-private
+        maximum-likelihood fit (module docstring)."""
+        return 0.0
 
     def _check(self, pp: PersonPeriod) -> None:
         if DesignBounds.of(pp) != self.bounds:
@@ -236,7 +240,12 @@ class OutputPerturbation(_RegressionMechanism):
 
     def release(self, pp: PersonPeriod, noise: NoiseSource, trials: int = 1, w_star: np.ndarray | None = None
                 ) -> RegressionRelease:
+        """``trials`` draws of w*(Lambda) + b (``w_star``: w*(Lambda) when already found). Without noise (epsilon =
+        inf) every draw is the maximum-likelihood fit (no ridge, no noise: the non-private fit itself)."""
         self._check(pp)
+        if math.isinf(self.epsilon):
+            return RegressionRelease(self.name, np.repeat(maximum_likelihood(pp)[None, :], trials, axis=0), pp,
+                                     self.cost, self.parameters())
         w = minimise(pp, self.lam) if w_star is None else w_star
         W = noise.snap(w[None, :] + sphere_noise(noise, pp.dim, self.noise_scale, trials))  # Mironov (2012)
         return RegressionRelease(self.name, W, pp, self.cost, self.parameters())
@@ -344,11 +353,12 @@ class ObjectivePerturbation(_RegressionMechanism):
     def release(self, pp: PersonPeriod, noise: NoiseSource, trials: int = 1, w_star: np.ndarray | None = None
                 ) -> RegressionRelease:
         """``trials`` draws; with an information share ``diagnostics["information"]`` holds each draw's noisy
-        H~ (trials, d, d), released after (and evaluated at) its w~."""
+        H~ (trials, d, d), released after (and evaluated at) its w~. ``w_star`` (w*(Lambda), when already found)
+        starts the Newton iterations. Without noise (epsilon = inf) every draw is the maximum-likelihood fit (no
+        ridge, no noise: the non-private fit itself)."""
         self._check(pp)
         if math.isinf(self.epsilon):
-            w = minimise(pp, self.lam) if w_star is None else w_star
-            W = np.repeat(w[None, :], trials, axis=0)
+            W = np.repeat(maximum_likelihood(pp)[None, :], trials, axis=0)
         else:
             b = sphere_noise(noise, pp.dim, self.noise_scale, trials)
             W = noise.snap(minimise_many(pp, self.lam + self.extra_ridge, b, w0=w_star))  # Mironov (2012)
@@ -416,11 +426,6 @@ class PSGLD(_RegressionMechanism):
     interval_includes_noise = True  # dpsurv_core.regression.inference
     guarantee = APPROXIMATE_MCMC
 
-    @property
-    def ridge_without_noise(self) -> float:
-        """Without noise the chain is the maximum-likelihood fit (no ridge)."""
-        return 0.0
-
     def __init__(self, epsilon: float, bounds: DesignBounds, bound_B: float | None = None, prior_sd: float = 20.0,
                  epochs: int = 60, burn_in: int = 30, batch: int | None = None, step: float = 8.0, step_decay: float = 100.0,
                  step_gamma: float = 0.55, rms_decay: float = 0.99, draws: int = 1) -> None:
@@ -480,7 +485,7 @@ class PSGLD(_RegressionMechanism):
         out_trials = trials
         trials = trials * k
         if math.isinf(self.epsilon):
-            w = minimise(pp, 0.0)
+            w = maximum_likelihood(pp)
             return RegressionRelease(self.name, np.repeat(w[None, :], out_trials, axis=0), pp, self.cost, self.parameters(),
                                      {"note": "epsilon = inf: no sampling, the non-private MLE"})
         N, d = pp.n, pp.dim
@@ -561,7 +566,7 @@ def mre_study(pp: PersonPeriod, epsilons: list[float], lam: float = 0.01, trials
     """
     from dpsurv_core.privacy.noise import SimulationNoise
 
-    beta_star = minimise(pp, 0.0)[: pp.p]
+    beta_star = maximum_likelihood(pp)[: pp.p]
     w_lam = minimise(pp, lam)
     rows: list[dict[str, Any]] = []
     total = len(epsilons) * len(mechanisms)

@@ -66,6 +66,16 @@ def minimise(pp: PersonPeriod, lam: float, b: np.ndarray | None = None, w0: np.n
     return res.x
 
 
+def maximum_likelihood(pp: PersonPeriod) -> np.ndarray:
+    """``minimise(pp, 0.0)``, the maximum-likelihood w (no ridge), found once per design and kept on it: the
+    non-private fit and every private fit without noise (epsilon = inf) return it, so they agree bit for bit."""
+    w = pp.__dict__.get("_maximum_likelihood")
+    if w is None:
+        w = minimise(pp, 0.0)
+        pp.__dict__["_maximum_likelihood"] = w
+    return w.copy()
+
+
 def hessian(w: np.ndarray, pp: PersonPeriod) -> np.ndarray:
     """sum_rows sigma (1 - sigma) z z^T (the observed information of the unpenalised sum of losses)."""
     Z, _, c = pp.compressed
@@ -133,7 +143,7 @@ def fit_nonprivate(pp: PersonPeriod, lam: float = 0.0) -> Fit:
     """Minimiser w* of J by L-BFGS, with sandwich standard errors (H + n Lambda I)^-1 H (H + n Lambda I)^-1
     (the inverse observed information when Lambda = 0)."""
     lam = check_lambda(lam)
-    return wald_fit(pp, minimise(pp, lam), lam)
+    return wald_fit(pp, maximum_likelihood(pp) if lam == 0 else minimise(pp, lam), lam)
 
 
 def wald_fit(pp: PersonPeriod, w: np.ndarray, lam: float = 0.0) -> Fit:

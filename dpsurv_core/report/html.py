@@ -587,13 +587,10 @@ def derived_tables(outputs: Any, time_unit: str = "") -> list[tuple[pd.DataFrame
             rows = [{"parameter": k, "released": first[k]["estimate"], "95% lower": first[k]["lower"],
                      "95% upper": first[k]["upper"]} for k in ("shape", "scale")]
             tables.append((pd.DataFrame(rows), "Weibull parameters with 95% intervals that carry the noise"))
-        elif "covariate" in first:  # regression, one row per covariate
-            keep = {"covariate": "covariate", "coefficient": "coefficient", "ratio": "ratio",
-                    "ratio_lower": "ratio 95% lower", "ratio_upper": "ratio 95% upper", "p_value": "p (calibrated)",
-                    "sign_flip_share": "sign flips in draws"}
-            rows = [{label: r.get(k) for k, label in keep.items() if k in r}
-                    | {"covariate": r.get("covariate_label", r.get("covariate"))} for r in intervals]
-            tables.append((pd.DataFrame(rows), "Coefficients with 95% intervals that carry the noise"))
+        elif "covariate" in first:  # regression, one row per covariate, in the Regression page's words and numbers
+            from dpsurv_core.regression.inference import report_table
+
+            tables.append((report_table(out), "Coefficients with 95% intervals that carry the noise"))
     return tables
 
 
@@ -617,7 +614,9 @@ def _release_sections(rep: Report, items: list[ReleaseItem], kind: str, cohort: 
             rep.add_text(f"Read with care: {w}", "warning")
         for frame, caption in derived_tables(out, time_unit):
             rep.add_table(frame, caption)
-        table = records_table(item.records)
+        from dpsurv_core.regression.inference import labelled_quantities  # a category as the tables above name it
+
+        table = records_table(labelled_quantities(item.records, out))
         if not table.empty:
             rep.add_table(table, "Released numbers")
         elif item.outputs is None:
