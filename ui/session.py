@@ -57,7 +57,7 @@ def _bundled_choice(name: str) -> DataChoice:
     d = datasets.info(name)
     group = d.groups[0] if d.groups else None
     return DataChoice(name, datasets.load(name), default_mapping(name, group=group, covariates=d.covariates[:2]),
-                      d.time_unit, True, source_unit=d.time_unit)
+                      d.time_unit, True, covariate_ranges=dict(d.bounds), source_unit=d.time_unit)
 
 
 def data_choice() -> DataChoice:

@@ -43,7 +43,7 @@ from dpsurv_core.audit.targets import (
 )
 from dpsurv_core.curves import logrank
 from dpsurv_core.curves.kaplan_meier import estimate
-from dpsurv_core.curves.release import context, exact_counts, groups_of, tile_trials
+from dpsurv_core.curves.release import CURVE_PARAMETERS, context, exact_counts, groups_of, tile_trials
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters
 from dpsurv_core.errors import ParameterError
@@ -211,8 +211,9 @@ class Adapter:
         raise NotImplementedError
 
     def disclosures(self) -> list:
-        """What the release discloses besides its output (public parameters read off the data, ...)."""
-        return list(self.public.disclosures())
+        """What the release discloses besides its output (the public parameters a curve release uses, read off the
+        data, ...)."""
+        return list(self.public.disclosures(CURVE_PARAMETERS))
 
     def target(self, row: int | None) -> Target:
         if row is None:
@@ -385,7 +386,7 @@ class WeibullAdapter(Adapter):
         return select_weibull_target(self.cohort, self.sample)
 
     def disclosures(self) -> list:
-        return [*self.public.disclosures(), *self.mechanism.disclosures(self.sample)]
+        return [*self.public.disclosures(("horizon",)), *self.mechanism.disclosures(self.sample)]
 
     def _run(self, cohort: Cohort, noise: SimulationNoise, trials: int) -> tuple[np.ndarray, np.ndarray]:
         from dpsurv_core.weibull.model import survival_curve
@@ -474,7 +475,7 @@ class RegressionAdapter(Adapter):
         return self.cohort.covariates[list(self.covariates)].notna().all(axis=1).to_numpy()
 
     def disclosures(self) -> list:
-        return [*self.public.disclosures(), *self.pp.disclosures]
+        return [*self.public.disclosures(("horizon",)), *self.pp.disclosures]  # its design's own ranges and levels
 
     def check_target(self, row: int) -> None:
         if not self._complete()[row]:

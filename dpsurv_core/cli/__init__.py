@@ -19,7 +19,15 @@ from typing import Any
 import numpy as np
 
 from dpsurv_core.errors import DpsurvError
-from dpsurv_core.privacy.ledger import NO_FORMAL, NO_NOISE, SUBJECT, PrivacyCost, not_dp_disclosure, voided
+from dpsurv_core.privacy.ledger import (
+    NO_FORMAL,
+    NO_NOISE,
+    SUBJECT,
+    PrivacyCost,
+    not_dp_disclosure,
+    outside_guarantee,
+    voided,
+)
 
 # name -> one-line help; a command's module is imported only when that command runs (start-up time
 # matters: `km` on a large file must beat reading it with pandas and fitting lifelines)
@@ -95,6 +103,9 @@ def not_dp_labels(result: dict[str, Any]) -> None:
         return
     not_dp = not_dp_disclosure(result.get("disclosures"), result.get("protects", SUBJECT))
     if not_dp is None:
+        if isinstance(result.get("privacy"), str):
+            # values read off the data and published as they are (the horizon, the categories) stay outside epsilon
+            result["privacy"] += outside_guarantee(result.get("disclosures"))
         return
     labels = voided(not_dp)
     result["guarantee"] = labels["guarantee"]

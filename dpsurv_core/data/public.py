@@ -139,8 +139,11 @@ class PublicParameters:
                                             "data: declare them to avoid disclosing which groups occur."))
         for name in sorted(self.ranges_from_data):
             lo, hi = self.covariate_ranges[name]
+            # a regression that scales the covariate with it is not DP (its own disclosure says so: person_period);
+            # a categorical covariate or another analysis does not use it
             out.append(Disclosure(f"range:{name}", f"The range of {name!r} ({lo:g} to {hi:g}) was read off the data: "
-                                                   "declare clinically plausible bounds instead."))
+                                                   "a regression that rescales it with this range is not DP; declare "
+                                                   "clinically plausible bounds instead."))
         return out
 
     @classmethod

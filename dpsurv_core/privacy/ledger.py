@@ -106,8 +106,37 @@ def as_run(cost: PrivacyCost, disclosures: Any) -> dict[str, str]:
     release with no guarantee, whatever the mechanism's cost says (it is still charged)."""
     not_dp = None if cost.guarantee in (NO_NOISE, NO_FORMAL) else not_dp_disclosure(disclosures, cost.protects)
     if not_dp is None:
-        return {"guarantee": cost.guarantee, "protects": cost.protects, "sentence": cost.sentence()}
+        outside = "" if cost.guarantee in (NO_NOISE, NO_FORMAL) else outside_guarantee(disclosures)
+        return {"guarantee": cost.guarantee, "protects": cost.protects, "sentence": cost.sentence() + outside}
     return voided(not_dp)
+
+
+READ_OFF = {"horizon": "horizon", "grid": "grid's end", "groups": "group categories"}
+
+
+def outside_guarantee(disclosures: Any) -> str:
+    """"; the horizon ... read off the data are published as read, outside this guarantee" for a DP release that read
+    public values off the data (:func:`read_off_the_data`), else ""."""
+    read = read_off_the_data(disclosures)
+    if not read:
+        return ""
+    return (f"; the {' and the '.join(read)} read off the data {'is' if len(read) == 1 else 'are'} published as read, "
+            "outside this guarantee")
+
+
+def read_off_the_data(disclosures: Any) -> list[str]:
+    """The public values a release read off the data and publishes as they are (its DP disclosures of the horizon,
+    the grid's end or the group categories): the guarantee covers the noisy numbers, not these values (a late
+    subject can move the horizon), so the release's sentence names them."""
+    out = []
+    for d in disclosures or []:
+        d = d if isinstance(d, dict) else d.to_dict()
+        parameter = str(d.get("parameter", ""))
+        name = (f"categories of {parameter.split(':', 1)[1]!r}" if parameter.startswith("levels:")
+                else READ_OFF.get(parameter))
+        if d.get("dp", True) and name and "read off the data" in str(d.get("message", "")) and name not in out:
+            out.append(name)
+    return out
 
 
 def voided(not_dp: tuple[str, str]) -> dict[str, str]:
@@ -122,7 +151,7 @@ def charged_sentence(cost: PrivacyCost, disclosures: Any) -> str:
     """What a release charged and guarantees, in one sentence: the cost's own (``PrivacyCost.sentence``), or, where a
     disclosure is not DP, the epsilon charged and that the release guarantees nothing (:func:`as_run`)."""
     run = as_run(cost, disclosures)
-    if run["sentence"] == cost.sentence():
+    if run["guarantee"] == cost.guarantee:
         return run["sentence"]
     return f"epsilon = {cost.epsilon:.4g}, but {run['sentence']}"
 

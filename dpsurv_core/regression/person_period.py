@@ -151,8 +151,12 @@ def build_encoding(frame: pd.DataFrame, covariates: tuple[str, ...] | list[str],
                 lo, hi = map(float, ranges[name])
             else:
                 lo, hi = float(s.min()), float(s.max())
-                disclosures.append(Disclosure(f"range:{name}", f"The range of {name!r} ({lo:g} to {hi:g}) was read off "
-                                                               "the data: declare clinically plausible bounds instead."))
+                # the range scales the covariate into the unit ball the noise is calibrated to: read off the data,
+                # one subject (the oldest, say) moves every other subject's scaled value, so no DP bound holds
+                disclosures.append(Disclosure(f"range:{name}", f"not DP: the range of {name!r} ({lo:g} to {hi:g}) was "
+                                                               "read off the data, and it sets the scale the noise is "
+                                                               "calibrated to; declare clinically plausible bounds "
+                                                               "(--range) instead.", dp=False))
             if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
                 raise ParameterError(f"The range of {name!r} must be two finite numbers lo < hi, got {lo:g} to {hi:g}.")
             cols.append(CovariateColumn(name, name, "numeric", (lo + hi) / 2, (hi - lo) / 2))

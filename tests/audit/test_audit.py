@@ -468,7 +468,8 @@ def test_regression_audit_scores_the_released_information_matrix_too(lung):
     coordinates), name the matrix as its own statistic, and the strongest attack stays within the charge."""
     cohort, public = lung
     adapter = runner.make_adapter("regression", "objective", 1.0, cohort, public, covariates=("age", "sex"),
-                                  information_share=0.2, n_public=228)  # n declared: the guarantee stands
+                                  information_share=0.2, n_public=228,  # n and the range declared: it stands
+                                  ranges={"age": (18.0, 100.0), "sex": (1.0, 2.0)})
     assert adapter.mechanism.information_share == 0.2
     d = adapter.pp.dim
     rel = adapter.releases(adapter.default_target(), 40, seed=3)
@@ -506,7 +507,8 @@ def test_audit_states_the_guarantee_as_run(capsys):
                                         "--trials", "40"], capsys)
     assert code == 0 and out["formal_guarantee"] is False and out["guarantee"].startswith("none: not differentially")
     code, out, _ = run_cli(LUNG_ARGS + ["--analysis", "regression", "--mechanism", "output", "--covariates", "age,sex",
-                                        "--n-public", "228", "--trials", "100"], capsys)
+                                        "--n-public", "228", "--range", "age:18:100", "--range", "sex:1:2",
+                                        "--trials", "100"], capsys)
     assert code == 0 and out["guarantee"] == "exact" and out["formal_guarantee"] is True
     assert "the guarantee of epsilon 1 is that" in out["sentence"]
 

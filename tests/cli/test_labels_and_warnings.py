@@ -88,12 +88,29 @@ def test_mechanism_catalogue_gives_no_formal_guarantee_to_non_private_estimators
 
 def test_a_release_that_reads_n_off_the_data_says_it_is_not_dp(capsys):
     o = run(capsys, "regression", "--data", "lung", "--covariates", "age", "--mechanism", "output", "--epsilon", "0.5",
-            "--seed", "1")
+            "--seed", "1", "--range", "age:18:100")
     assert o["guarantee"].startswith("none: not differentially private") and "n read off" in o["guarantee"]
     assert o["privacy"].startswith("not differentially private")
     declared = run(capsys, "regression", "--data", "lung", "--covariates", "age", "--mechanism", "output", "--epsilon",
-                   "0.5", "--seed", "1", "--n-public", "228")
+                   "0.5", "--seed", "1", "--n-public", "228", "--range", "age:18:100")
     assert declared["guarantee"] == "exact"
+    # a covariate range read off the data sets the scale the noise is calibrated to: not DP either (lung's ages 39
+    # to 82 would be published exactly)
+    ranged = run(capsys, "regression", "--data", "lung", "--covariates", "age", "--mechanism", "output", "--epsilon",
+                 "0.5", "--seed", "1", "--n-public", "228")
+    assert ranged["guarantee"] == "none: not differentially private (range:age read off the data)"
+    assert any(d["parameter"] == "range:age" and d["dp"] is False for d in ranged["disclosures"])
+
+
+def test_values_read_off_the_data_are_named_outside_the_guarantee(capsys):
+    """lung by sex with the horizon and categories read off the data: epsilon covers the noisy counts, and the
+    privacy sentence says the horizon and categories are published as read; declared, the sentence is the cost's."""
+    o = run(capsys, "km", "--data", "lung", "--group", "sex", "--epsilon", "1", "--seed", "1")
+    assert o["guarantee"] == "exact"
+    assert o["privacy"].endswith("; the horizon and the group categories read off the data are published as read, "
+                                 "outside this guarantee")
+    o = run(capsys, "km", "--data", "lung", "--epsilon", "1", "--seed", "1", "--grid", "0:1100:20")
+    assert o["privacy"] == o["cost"]
 
 
 def test_data_warnings_are_added_to_the_analysis_warnings(capsys):

@@ -172,7 +172,10 @@ def test_a_not_dp_disclosure_voids_the_guarantee_read_off_a_record():
     cost = PrivacyCost(1.0)
     blocks = [{"parameter": "blocks", "message": "not DP: the number of blocks was derived from n.", "dp": False}]
     horizon = [{"parameter": "horizon", "message": "The horizon was read off the data.", "dp": True}]
-    assert as_run(cost, horizon) == {"guarantee": "exact", "protects": "the subject", "sentence": cost.sentence()}
+    # a horizon read off the data keeps the guarantee for the noisy numbers, and the sentence says it is outside it
+    assert as_run(cost, horizon) == {"guarantee": "exact", "protects": "the subject", "sentence": cost.sentence()
+                                     + "; the horizon read off the data is published as read, outside this guarantee"}
+    assert as_run(cost, [])["sentence"] == cost.sentence()
     voided = as_run(cost, horizon + blocks)
     assert voided["guarantee"] == "none: not differentially private (blocks read off the data)"
     assert voided["protects"] == "nothing formally (not differentially private as run)"

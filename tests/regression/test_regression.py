@@ -116,25 +116,34 @@ def test_cli_contract_and_values(capsys):
     assert rc == 0
     assert {"mechanism", "epsilon_spent", "guarantee", "parameters", "estimates", "protects", "neighbouring",
             "disclosures"} <= set(o)
-    assert o["epsilon_spent"] == 1 and o["guarantee"] == "exact" and o["protects"] == "the subject"
+    # n declared, the ranges read off the data: they set the covariates' scale, so the release is not DP as run
+    assert o["epsilon_spent"] == 1 and o["guarantee"] == "none: not differentially private (range:age read off the data)"
     assert set(o["estimates"][0]["coefficients"]) == {"age", "sex"}
     assert o["parameters"]["sensitivity"] == pytest.approx(2 * 20 * math.sqrt(2) / (228 * 0.01))
     assert {d["parameter"] for d in o["disclosures"]} == {"range:age", "range:sex"}  # n declared: not read off
+    assert all(d["dp"] is False for d in o["disclosures"])
+    rc, o = _cli(["regression", "--data", "lung", "--covariates", "age,sex", "--mechanism", "output", "--epsilon", "1",
+                  "--horizon", "1100", "--n-public", "228", "--range", "age:18:100", "--range", "sex:1:2", "--seed", "1",
+                  "--json"], capsys)
+    assert rc == 0 and o["guarantee"] == "exact" and o["protects"] == "the subject" and o["disclosures"] == []
     rc, o = _cli(["regression", "--data", "lung", "--covariates", "age,sex", "--mechanism", "psgld", "--epsilon", "2",
                   "--horizon", "1100", "--repeat", "3", "--seed", "2", "--epochs", "4", "--burn-in", "2", "--n-public",
-                  "228", "--json"], capsys)
+                  "228", "--range", "age:18:100", "--range", "sex:1:2", "--json"], capsys)
     assert rc == 0 and o["guarantee"] == "approximate (MCMC)" and "approximate DP (MCMC)" in o["note"]
     assert [e["trial"] for e in o["estimates"]] == [0, 1, 2] and "(MCMC)" in o["privacy"]
     rc, o = _cli(["regression", "--data", "lung", "--covariates", "age,sex", "--mechanism", "output", "--epsilon", "inf",
                   "--lambda", "0.05", "--horizon", "1100", "--range", "age:30:90", "--range", "sex:1:2", "--n-public",
                   "228", "--json"], capsys)
-    rc2, o2 = _cli(["regression", "--data", "lung", "--covariates", "age,sex", "--mechanism", "nonprivate", "--lambda",
-                    "0.05", "--horizon", "1100", "--range", "age:30:90", "--range", "sex:1:2", "--n-public", "228",
+    rc2, o2 = _cli(["regression", "--data", "lung", "--covariates", "age,sex", "--mechanism", "nonprivate",
+                    "--horizon", "1100", "--range", "age:30:90", "--range", "sex:1:2", "--n-public", "228",
                     "--json"], capsys)
     assert rc == rc2 == 0 and o["disclosures"] == [] and o["estimates"][0]["coefficients"] == o2["estimates"][0]["coefficients"]
-    # without noise the fit is the ridge fit: its Wald interval, sampling error only; no MCMC note
+    # without noise the ridge (which only bounds one subject's influence for the noise) is dropped: the fit is the
+    # non-private maximum-likelihood fit, with its Wald interval (sampling error only); no MCMC note
     assert o["estimates"][0]["lower"] == o2["estimates"][0]["lower"] and o["estimates"][0]["upper"] == o2["estimates"][0]["upper"]
-    assert o["interval_includes_noise"] is False and "Lambda = 0.05" in o["interval_method"] and "note" not in o
+    assert o["estimates"][0]["p_value"] == o2["estimates"][0]["p_value"]
+    assert o["interval_includes_noise"] is False and "note" not in o
+    assert "maximum-likelihood fit (Lambda = 0" in o["interval_method"] and "Lambda = 0.05" not in o["interval_method"]
     assert o["estimates"][0]["trial"] == o2["estimates"][0]["trial"] == 0
     rc, o = _cli(["regression", "--data", "lung", "--covariates", "age,sex", "--mechanism", "psgld", "--epsilon", "inf",
                   "--json"], capsys)
