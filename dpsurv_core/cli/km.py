@@ -431,9 +431,10 @@ def clamping_of(rel: CurveRelease) -> ClampingBias | None:
         return None
     if rel.mechanism == "laplace-counts" and rel.counts is not None and rel.parameters.get("scale"):
         return laplace_clamping(rel.counts.events, float(rel.parameters["scale"]),
-                                rel.parameters.get("noise") == "discrete Laplace")
+                                rel.parameters.get("noise") == "discrete Laplace", rel.counts.censored)
     if "debiased_counts" in rel.extra and "matrix" in rel.extra:
-        return rrr_clamping(rel.extra["debiased_counts"].events, np.asarray(rel.extra["matrix"], float))
+        return rrr_clamping(rel.extra["debiased_counts"].events, np.asarray(rel.extra["matrix"], float),
+                            rel.extra["debiased_counts"].censored)
     return None
 
 

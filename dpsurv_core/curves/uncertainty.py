@@ -776,25 +776,57 @@ class ClampingBias:
     events: np.ndarray
     what: str
     noise_sd: np.ndarray  # (..., G, J): the standard deviation of the noise on one event cell there
+    # (..., G, J): what clamping adds to each censoring cell; the number at risk falls by the events' and censorings'
+    # biases of the bins before, which on a fine grid inflates the hazard more than the events' own bias
+    censored: np.ndarray | None = None
 
 
-def laplace_clamping(events: np.ndarray, scale: float, discrete: bool = True) -> ClampingBias:
-    """laplace-counts: every event type's cell (..., G, K, J) clamped on its own, :func:`clamping_bias` each."""
+def declamped(released: np.ndarray, scale: float, discrete: bool = True) -> np.ndarray:
+    """The true count d >= 0 whose clamped noisy count has mean ``released``: d + clamping_bias(d) = y (0 where y is
+    at most the bias of an empty cell), by bisection; the clamping bias at the released counts themselves, which
+    clamping has already pulled up, understates it most in the sparse cells where it matters."""
+    y = np.maximum(np.asarray(released, float), 0.0)
+    if scale <= 0:
+        return y
+    lo, hi = np.zeros_like(y), y.copy()
+    for _ in range(40):  # the mean d + bias(d) rises with d: bisection to about 1e-12 of a count
+        mid = (lo + hi) / 2.0
+        above = mid + clamping_bias(mid, scale, discrete) > y
+        lo, hi = np.where(above, lo, mid), np.where(above, mid, hi)
+    return lo
+
+
+def laplace_clamping(events: np.ndarray, scale: float, discrete: bool = True, censored: np.ndarray | None = None
+                     ) -> ClampingBias:
+    """laplace-counts: every event type's cell (..., G, K, J) and censoring cell (..., G, J) clamped on its own; the
+    bias of each (:func:`clamping_bias`) is read at the count that clamping would have pulled up to the released one
+    (:func:`declamped`)."""
     p = math.exp(-1.0 / scale) if scale > 0 else 0.0
     sd = (math.sqrt(2.0 * p) / (1.0 - p) if discrete else math.sqrt(2.0) * scale) if scale > 0 else 0.0
-    bias = clamping_bias(events, scale, discrete).sum(-2)
-    return ClampingBias(bias, "clamping the noisy event counts at 0", np.full(bias.shape, sd))
+    bias = clamping_bias(declamped(events, scale, discrete), scale, discrete).sum(-2)
+    cens = None if censored is None else clamping_bias(declamped(censored, scale, discrete), scale, discrete)
+    return ClampingBias(bias, "clamping the noisy counts at 0", np.full(bias.shape, sd), cens)
 
 
-def rrr_clamping(debiased_events: np.ndarray, matrix: np.ndarray) -> ClampingBias:
+def rrr_clamping(debiased_events: np.ndarray, matrix: np.ndarray, debiased_censored: np.ndarray | None = None
+                 ) -> ClampingBias:
     """rrr: de-biasing solves P^T x = reported, x = A r with A = (P^T)^-1, and sets negative cells to 0. With x_h
     true subjects of group h in a cell reporting by row h of P (a multinomial), Var(x_g) = (A S A^T)_gg, S = sum_h x_h
     (diag(p_h) - p_h p_h^T); x_g is about normal, so clamping adds sd (phi(z) - z Phi(-z)), z = x_g / sd (Johnson,
     Kotz and Balakrishnan 1994), evaluated at the released (clamped) cells: an underestimate (more so with several
     rows per subject, whose rows report one label together)."""
+    bias, var = _rrr_cell_bias(debiased_events, matrix)
+    cens = None if debiased_censored is None else _rrr_cell_bias(np.asarray(debiased_censored)[..., None, :],
+                                                                 matrix)[0][..., 0, :]
+    return ClampingBias(bias.sum(-2), "de-biasing the randomized labels and setting negative counts to 0",
+                        np.sqrt(var.sum(-2)), cens)
+
+
+def _rrr_cell_bias(debiased: np.ndarray, matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(bias, variance) (..., G, K, J) of rrr's clamped de-biased cells (:func:`rrr_clamping`)."""
     from scipy.stats import norm
 
-    x = np.maximum(np.asarray(debiased_events, float), 0.0)  # (..., G, K, J)
+    x = np.maximum(np.asarray(debiased, float), 0.0)  # (..., G, K, J)
     a = np.linalg.inv(matrix.T)
     p = np.asarray(matrix, float)
     outer = np.einsum("ha,hb->hab", p, p)
@@ -805,22 +837,28 @@ def rrr_clamping(debiased_events: np.ndarray, matrix: np.ndarray) -> ClampingBia
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(sd > 0, x / sd, np.inf)
         bias = np.where(sd > 0, sd * (norm.pdf(z) - z * norm.sf(z)), 0.0)
-    return ClampingBias(bias.sum(-2), "de-biasing the randomized labels and setting negative counts to 0",
-                        np.sqrt(var.sum(-2)))
+    return bias, var
 
 
 def _clamping_warnings(curves: SurvivalCurves, upper: np.ndarray, clamp: ClampingBias, time_unit: str,
                        trial: int, event_free: bool) -> list[str]:
-    """Where clamping released event counts at 0 alone biases a curve below its band. The hazard in bin j is biased
-    up by about b_j / r_j (``clamp.events``, at the released counts, which are themselves pulled up, so this is an
-    underestimate), the curve down by the factor exp(-B), B = sum_{j <= k} b_j / r_j: the sentence fires at the first
-    point (survival at least 25%: later the few left at risk make the estimate too rough) where the curve corrected
-    by exp(B) lies above the band's upper limit."""
+    """Where clamping released counts at 0 alone biases a curve below its band. Each event cell gains about b_j
+    (``clamp.events``) and each censoring cell c_j (``clamp.censored``), read at the counts clamping would have pulled
+    up to the released ones; so the hazard d_j / r_j is too high twice over: d_j by b_j, and r_j too low by the
+    sum of b_i + c_i over the bins before. The curve corrected for both, prod (1 - (d_j - b_j) / (r_j + sum_{i<j}
+    (b_i + c_i))), is an estimate of where the curve would be without that bias; the sentence fires at the first point
+    (survival at least 25%: later the few left at risk make the estimate too rough) where it lies above the band's
+    upper limit."""
     r = np.asarray(curves.at_risk, float)[trial]
     s = curves.survival[trial]
+    b = np.asarray(clamp.events, float)[trial]
+    lost = b + (0.0 if clamp.censored is None else np.asarray(clamp.censored, float)[trial])
+    r_true = r + np.cumsum(lost, axis=-1) - lost  # the biases of the bins before took subjects out of the risk set
+    d = np.asarray(curves.events, float)[trial]
     with np.errstate(divide="ignore", invalid="ignore"):
-        step = np.where(r >= 1, np.asarray(clamp.events, float)[trial] / r, 0.0)
-    corrected = np.minimum(s * np.exp(np.cumsum(step, axis=-1)), 1.0)
+        hazard = np.where(r >= 1, np.clip(np.maximum(d - b, 0.0) / np.maximum(r_true, 1.0), 0.0, 1.0),
+                          np.nan_to_num(1.0 - s / np.concatenate([np.ones(s.shape[:-1] + (1,)), s[..., :-1]], -1)))
+    corrected = np.maximum(np.cumprod(1.0 - hazard, axis=-1), s)
     time = np.asarray(curves.time, float)
     out = []
     for g, name in enumerate(curves.groups):

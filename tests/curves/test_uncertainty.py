@@ -258,14 +258,20 @@ def test_clamping_bias_matches_simulated_clamping(discrete):
 
 def test_a_grid_too_fine_for_the_noise_is_said_to_bias_the_curve(capsys):
     """lung at epsilon 1 on 300 bins (under one event per bin against noise of +/- 2.8): the clamped counts pull the
-    curve below its band (median 183 days, 128 to 224, against R's 310), and a sentence says so; on the default 20
-    bins the same seeds get no such sentence."""
+    curve below its band (median 183 days, 128 to 224, against R's 310), and a sentence says so (the clamped
+    censorings counted too: they empty the risk set early); on the default 20 bins the same seeds get no such
+    sentence."""
     from tests.cli_run import run
 
     o = run(capsys, "km", "--data", "lung", "--mechanism", "laplace-counts", "--epsilon", "1", "--seed", "1",
             "--grid", "0:1100:300")
-    (w,) = [w for w in o["warnings"] if "clamping the noisy event counts" in w]
-    assert w.startswith("At 231 days") and "+/- 2.8 events there" in w and "adaptive-km" in w
+    (w,) = [w for w in o["warnings"] if "clamping the noisy counts" in w]
+    assert w.startswith("At 212.7 days") and "+/- 2.8 events there" in w and "adaptive-km" in w
+    # every distinct event time as the grid (about one event per bin): the sentence fires on every seed tried
+    for seed in ("1", "2", "3"):
+        o = run(capsys, "km", "--data", "lung", "--mechanism", "laplace-counts", "--epsilon", "2", "--seed", seed,
+                "--grid", "event-times")
+        assert any("clamping the noisy counts" in w for w in o["warnings"])
     for seed in ("1", "2", "3"):
         o = run(capsys, "km", "--data", "lung", "--mechanism", "laplace-counts", "--epsilon", "1", "--seed", seed)
         assert not any("clamping the noisy" in w for w in o["warnings"])
