@@ -876,8 +876,8 @@ def explore_or_release(plan: Plan, key: str, label: str = "Release",
                        disclosures: Callable[[Any], Sequence[Disclosure]] | None = None
                        ) -> tuple[Any, Released | None, str]:
     """The preview caption and the Release button (``release-<key>``) of ``plan``; returns what to show (the released
-    result after a click, else the preview), the release (or None) and its label ("released, record N" or
-    "preview"). ``disclosures(preview)``: what the release will disclose, read off the preview (a mechanism's
+    result after a click, else the preview), the release (or None) and its label ("released, record N", "record N read
+    anew" once the reading options differ from the recorded ones, or "preview"). ``disclosures(preview)``: what the release will disclose, read off the preview (a mechanism's
     disclosures follow from its parameters, not from its noise), recorded with the release."""
     preview = cached_preview(plan, key)
     if disclosures is not None:
@@ -888,6 +888,10 @@ def explore_or_release(plan: Plan, key: str, label: str = "Release",
     rel = release_panel.release_button(plan, key, label)
     if rel is not None:
         slot.empty()
+        if rel.entry.command and plan.command and rel.entry.command != plan.command:
+            # the reading options (band type, landmarks, RMST time) moved after the click: the same released numbers
+            # read another way, which its record and the report do not hold (release_panel's note says so)
+            return rel.result, rel, f"record {rel.record_id} read anew"
         return rel.result, rel, f"released, record {rel.record_id}"
     return preview, None, "preview"
 

@@ -394,7 +394,9 @@ def test_the_record_keeps_what_the_page_prints_beside_the_release():
     assert med.loc[0, label] == cv.fmt_ci_time(m["median"], m["median_lower"], m["median_upper"], "days")
     assert not [i for i in at.info if "after the Release click" in i.value]
     at.selectbox(key="sc_conf_type").set_value("log").run()  # another reading of the same release
-    assert len(releases()) == 1 and f"released, record {rec.id}" in text(at)
+    # its numbers are labelled as read anew, not as the record's
+    assert len(releases()) == 1 and f"Record {rec.id} read anew (days)" in table(at, "Group").columns
+    assert f"Released, record {rec.id} (days)" not in table(at, "Group").columns
     (note,) = [i.value for i in at.info if "after the Release click" in i.value]  # said not to be the record's
     assert "keep the click's readings: the log-log band." in note and "landmark" not in note and "RMST" not in note
     at.number_input(key="sc_rmst_lung_days").set_value(300.0).run()
@@ -403,6 +405,7 @@ def test_the_record_keeps_what_the_page_prints_beside_the_release():
     at.selectbox(key="sc_conf_type").set_value("log-log").run()
     at.number_input(key="sc_rmst_lung_days").set_value(400.0).run()  # back to the click's readings: no note
     assert not [i for i in at.info if "after the Release click" in i.value]
+    assert label in table(at, "Group").columns
 
 
 def test_cumulative_hazard_chart_draws_and_names_its_band():
