@@ -26,6 +26,25 @@ def step_xy(time: np.ndarray, values: np.ndarray, start: float) -> tuple[np.ndar
     return t, v
 
 
+def _nobody_left(outputs: dict, shape: tuple[int, ...]) -> np.ndarray | None:
+    """(G, J) bool: from the first bin where a record's released counts leave nobody at risk (the life table's
+    r_j + c_j / 2, as the curve reads them; :func:`~dpsurv_core.curves.uncertainty.nobody_left`); None without
+    counts."""
+    from dpsurv_core.curves.uncertainty import nobody_left
+
+    try:
+        n = np.asarray(outputs["at_risk"], float)
+        d = np.asarray(outputs["events"], float)
+        c = np.asarray(outputs["censored"], float)
+    except (KeyError, TypeError, ValueError):
+        return None
+    d = d.sum(-2) if d.ndim == 3 else d
+    if n.shape != shape[:1] or d.shape != shape or c.shape != shape:
+        return None
+    r = n[:, None] - (np.cumsum(d, -1) - d) - np.cumsum(c, -1) + 0.5 * c
+    return nobody_left(r)
+
+
 def band_trace(time: np.ndarray, lower: np.ndarray, upper: np.ndarray, colour: str, name: str) -> go.Scatter:
     """A survival band as a filled step polygon in percent; where R gives no interval (S = 0) it is drawn from 0 to
     the last upper limit."""
@@ -113,6 +132,8 @@ def outputs_figure(outputs: Any, time_unit: str = "") -> go.Figure | None:
     fig = go.Figure()
     bands = [np.asarray([[np.nan if x is None else x for x in row] for row in outputs[prefix + k]], dtype=float)
              if isinstance(outputs.get(prefix + k), list) else None for k in ("lower", "upper")]
+    cut = None if debiased else _nobody_left(outputs, surv.shape)  # as the app draws it: no band once nobody is left
+    conf = outputs.get("conf_type")
     for gi, g in enumerate(groups):
         colour = PALETTE[gi % len(PALETTE)]
         t, v = step_xy(time, surv[gi] * 100, 100.0)
@@ -121,7 +142,10 @@ def outputs_figure(outputs: Any, time_unit: str = "") -> go.Figure | None:
         fig.add_trace(go.Scatter(x=t, y=v, mode="lines", name=name, line=dict(color=colour),
                                  hovertemplate=f"{name}<br>%{{x:.4g}}: %{{y:.3g}}%<extra></extra>"))
         if bands[0] is not None and bands[1] is not None and bands[0].shape == surv.shape:
-            fig.add_trace(band_trace(time, bands[0][gi], bands[1][gi], colour, name))
+            keep = slice(None) if cut is None or not cut[gi].any() else slice(0, int(np.argmax(cut[gi])))
+            if time[keep].size:
+                fig.add_trace(band_trace(time[keep], bands[0][gi][keep], bands[1][gi][keep], colour,
+                                         f"{name} ({conf})" if isinstance(conf, str) else name))
     fig.update_layout(xaxis_title=f"Time ({time_unit})" if time_unit else "Time", yaxis_title="Survival (%)",
                       template="plotly_white", legend=dict(orientation="h", y=-0.2),
                       margin=dict(l=60, r=20, t=20, b=40))

@@ -436,3 +436,19 @@ def test_report_says_unknown_where_counts_cannot_give_the_number_at_risk(tmp_pat
     cells = re.findall(r"<td>([^<]*)</td>", section)
     assert cells.count("unknown") == 2 and "None" not in cells  # one per group, at 100 days
     assert all(c.replace(",", "").isdigit() for c in cells if c not in ("unknown", "Male", "Female"))
+
+
+def test_a_record_s_band_stops_where_its_released_counts_leave_nobody_at_risk():
+    """As the app draws it: the report's band ends at the last point before the released counts leave nobody at
+    risk, and its name says the band type."""
+    from dpsurv_core.report.figures import outputs_figure
+
+    outputs = {"groups": ["1"], "time": [10.0, 20.0, 30.0, 40.0], "survival": [[0.8, 0.6, 0.6, 0.6]],
+               "lower": [[0.6, 0.4, 0.0, 0.0]], "upper": [[0.9, 0.8, 0.8, 0.8]], "conf_type": "log",
+               "at_risk": [5], "events": [[1, 1, 0, 0]], "censored": [[0, 1, 2, 0]]}
+    fig = outputs_figure(outputs, "days")
+    (band,) = [t for t in fig.data if t.fill == "toself"]
+    assert max(band.x) == 30.0 and band.name.endswith("(log) 95% band")  # r = 5, 3.5, 1, 0 (life table)
+    outputs["censored"] = [[0, 0, 0, 0]]  # someone stays at risk to the end: the whole band
+    (band,) = [t for t in outputs_figure(outputs, "days").data if t.fill == "toself"]
+    assert max(band.x) == 40.0
