@@ -103,7 +103,8 @@ if not split:
 # release's record keeps the numbers the page prints beside it
 horizon = float(public.horizon)
 RMST_KEY = f"sc_rmst_{cohort.name}_{unit}"
-LM_DEFAULTS, LM_DEFAULT_UNIT = cs.default_landmarks(horizon, unit)
+LM_DEFAULTS, LM_DEFAULT_UNIT = cs.default_landmarks(  # none before the public grid's first point
+    horizon, unit, 0.0 if public.grid.kind == "event-times" else float(public.grid.points[0]))
 LM_UNIT_KEY = f"sc_lm_unit_{cohort.name}_{unit}"
 
 

@@ -230,8 +230,11 @@ dies, it compares how many deaths each group had with how many it would have had
 groups. The sum of these differences gives the statistic (Chi²); a p-value below 0.05 is conventionally read as
 "the groups survive differently".
 
-**Privacy.** The private version runs the same test on the published noisy counts, so it costs nothing beyond the
-release itself. Noise alone makes the plain statistic larger, so reading it against the usual chi-square table would
+**Privacy.** The private version runs the same test on the published noisy counts: the test itself is free
+post-processing, and the charge is the release of those counts. "Release these tests" releases fresh counts by sex
+(or the group chosen) with their tests, charged like a curve release; a release of the same counts made on the
+Survival curves page is a separate release, charged again, so release grouped curves once, here, if you want both.
+Noise alone makes the plain statistic larger, so reading it against the usual chi-square table would
 announce differences that are not there (at epsilon 1 on 20 bins, about half of all releases of two identical groups
 would look "significant"). dpsurv therefore *calibrates* the private p-value: it simulates many releases of groups
 that truly survive alike, with the released overall death rates and the public noise law, and asks how often they

@@ -224,25 +224,29 @@ def compare_tests(exact: list[LogRankResult], private: list[LogRankResult], alph
     return out
 
 
-def default_landmarks(horizon: float, unit: str) -> tuple[list[float], str]:
-    """Up to three landmark times inside ``horizon`` (in ``unit``), in the unit a clinician would use.
+def default_landmarks(horizon: float, unit: str, first: float = 0.0) -> tuple[list[float], str]:
+    """Up to three landmark times inside ``horizon`` (in ``unit``), in the unit a clinician would use, none before
+    ``first`` (the public grid's first point: earlier the private curve is still 1 by definition).
 
     Years (1, 5, 10 / 1, 3, 5 / 1, 2, 3, whichever fits) when the horizon spans at least 18 months, else months (3, 6, 12, 24), else
     quarters of the horizon in the data's unit. Returns (values, their unit).
     """
+    quarters = [round(horizon * q, 3) for q in (0.25, 0.5, 0.75)]
     if unit not in DAYS_PER:
-        return [round(horizon * q, 3) for q in (0.25, 0.5, 0.75)], unit
+        return quarters, unit
     years = horizon * time_factor(unit, "years")
+    first_years = first * time_factor(unit, "years")
     if years >= 1.5:
-        for triple in ((1, 5, 10), (1, 3, 5), (1, 2, 3)):
+        for triple in ((1, 5, 10), (1, 3, 5), (1, 2, 3), (1, 2), (1,)):
             if triple[-1] <= years + 1e-9:
-                return [float(c) for c in triple], "years"
-        return [float(c) for c in (1, 2) if c <= years + 1e-9], "years"
+                kept = [float(c) for c in triple if c >= first_years - 1e-9]
+                return (kept, "years") if kept else (quarters, unit)
     months = horizon * time_factor(unit, "months")
-    cand = [c for c in (3, 6, 12, 24) if c <= months + 1e-9]
+    first_months = first * time_factor(unit, "months")
+    cand = [c for c in (3, 6, 12, 24) if c <= months + 1e-9 and c >= first_months - 1e-9]
     if cand:
         return [float(c) for c in cand[-3:]], "months"
-    return [round(horizon * q, 3) for q in (0.25, 0.5, 0.75)], unit
+    return quarters, unit
 
 
 def parse_times(text: str) -> list[float]:

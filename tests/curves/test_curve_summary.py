@@ -106,6 +106,9 @@ def test_default_landmarks():
     assert cs.default_landmarks(35.0, "weeks") == ([3.0, 6.0], "months")
     assert cs.default_landmarks(5300.0, "days") == ([1.0, 5.0, 10.0], "years")
     assert cs.default_landmarks(40.0, "days") == ([10.0, 20.0, 30.0], "days")
+    # mgus2: 430 months on 20 bins, the first grid point at 21.5 months: no "1 year" read at time 0
+    assert cs.default_landmarks(430.0, "months", 21.5) == ([5.0, 10.0], "years")
+    assert cs.default_landmarks(1100.0, "days", 55.0) == ([1.0, 2.0, 3.0], "years")
 
 
 def test_parse_times():
