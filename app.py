@@ -17,13 +17,14 @@ def _title(path: Path) -> str:
 nav = st.navigation([st.Page(str(p), title=_title(p), default=(i == 0)) for i, p in enumerate(PAGES)])
 
 from dpsurv_core.report.text import markdown_literal  # noqa: E402
-from ui import glossary, session  # noqa: E402
+from ui import downloads, glossary, session  # noqa: E402
 
 if nav.title != _title(PAGES[0]):  # the Data page draws no figure: its first view does without building the template
     from ui import palette
 
     palette.register_default()  # Okabe-Ito colours for every plotly figure that sets none
 glossary.start_run(nav.url_path)  # a change of page starts a new visit (explainers open on the first one only)
+downloads.start_run()  # no preview shown yet: the page marks its exports when it shows one
 
 with st.sidebar:
     choice = session.data_choice()

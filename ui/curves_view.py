@@ -56,7 +56,7 @@ from dpsurv_core.privacy.catalogue import Entry
 from dpsurv_core.privacy.ledger import GROUP_LABEL
 from dpsurv_core.privacy.release import Plan, Released, charge_phrase, cli_command
 from dpsurv_core.report.text import markdown_literal, p_value, plain_label
-from ui import palette, release_panel, session
+from ui import downloads, palette, release_panel, session
 from ui.downloads import table_download
 
 COLOURS = palette.COLOURS  # Okabe-Ito (colour-blind safe)
@@ -893,6 +893,7 @@ def explore_or_release(plan: Plan, key: str, label: str = "Release",
             # read another way, which its record and the report do not hold (release_panel's note says so)
             return rel.result, rel, f"record {rel.record_id} read anew"
         return rel.result, rel, f"released, record {rel.record_id}"
+    downloads.mark_previews()  # files saved from this page say they hold a preview
     return preview, None, "preview"
 
 

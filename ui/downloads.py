@@ -22,6 +22,27 @@ from dpsurv_core.report.files import safe_csv
 
 EXPORT_SCALE = 2  # PNG pixels per CSS pixel: sharp enough for a slide or a paper
 EXPORT_SIZE = (1000, 600)  # width, height of an exported figure in CSS pixels
+PREVIEWS_SHOWN = "_downloads_show_previews"  # this run's page shows a preview (seeded noise, not for publication)
+PREVIEW_MARK = "Preview, not for publication: seeded simulation noise, no release"
+
+
+def start_run() -> None:
+    """A new run of the app: no preview shown yet (``app.py`` calls it before the page runs)."""
+    st.session_state[PREVIEWS_SHOWN] = False
+
+
+def mark_previews() -> None:
+    """The page shows a preview: every figure and table it exports from here on says so, in its file name and (a
+    figure) on the image, so a file saved from a preview is not mistaken for a release."""
+    st.session_state[PREVIEWS_SHOWN] = True
+
+
+def _previews() -> bool:
+    return bool(st.session_state.get(PREVIEWS_SHOWN, False))
+
+
+def _stem(name: str) -> str:
+    return file_stem(name) + ("-preview-not-for-publication" if _previews() else "")
 
 
 def file_stem(name: str) -> str:
@@ -62,6 +83,9 @@ def figure_bytes(fig: go.Figure, fmt: str) -> bytes:
 
 def _exporter(fig: go.Figure, fmt: str):
     frozen = go.Figure(fig)  # a copy: later changes to the page's figure do not leak into the file
+    if _previews():
+        frozen.add_annotation(text=PREVIEW_MARK, xref="paper", yref="paper", x=0.5, y=1.08, showarrow=False,
+                              font=dict(size=14, color="#D55E00"))
 
     def make() -> bytes:
         return figure_bytes(frozen, fmt)
@@ -73,7 +97,7 @@ def figure_downloads(fig: go.Figure, name: str, key: str) -> None:
     """Two buttons, PNG and SVG, for ``fig`` (file ``<name>.png`` / ``.svg``); disabled with a caption saying why
     when static export cannot run here."""
     problem = static_export_problem()
-    stem = file_stem(name)
+    stem = _stem(name)
     c1, c2, c3 = st.columns([1, 1, 4])
     for col, fmt, mime in ((c1, "png", "image/png"), (c2, "svg", "image/svg+xml")):
         with col:
@@ -103,5 +127,5 @@ def table_csv(table: pd.DataFrame, index: bool = False) -> str:
 
 def table_download(table: pd.DataFrame, name: str, key: str, label: str = "Table as CSV", index: bool = False) -> None:
     """A button downloading ``table`` as ``<name>.csv`` (formula-safe)."""
-    st.download_button(label, data=table_csv(table, index=index), file_name=f"{file_stem(name)}.csv", mime="text/csv",
+    st.download_button(label, data=table_csv(table, index=index), file_name=f"{_stem(name)}.csv", mime="text/csv",
                        key=key, on_click="ignore", icon=":material/download:")

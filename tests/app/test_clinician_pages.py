@@ -87,6 +87,24 @@ def test_curves_page_labels_explainer_and_downloads():
     text = " ".join(c.value for c in at.caption)
     assert "Bands stop where nobody is left at risk" in text
     assert any(p.proto.popover.label == "Greenwood" for p in at.get("popover"))
+    assert at.session_state["_downloads_show_previews"] is True  # the page's files say they hold a preview
+
+
+def test_files_saved_from_a_preview_say_so(monkeypatch):
+    """A figure or table saved while the page shows a preview carries it in its file name, and a figure on the image."""
+    import plotly.graph_objects as go
+
+    from ui import downloads as dl
+
+    state: dict = {}
+    monkeypatch.setattr(dl.st, "session_state", state)
+    dl.start_run()
+    assert dl._stem("Survival: lung") == "survival-lung"
+    dl.mark_previews()
+    assert dl._stem("Survival: lung") == "survival-lung-preview-not-for-publication"
+    fig = go.Figure(go.Scatter(x=[0, 1], y=[1, 0]))
+    frozen = next(c.cell_contents for c in dl._exporter(fig, "png").__closure__ if isinstance(c.cell_contents, go.Figure))
+    assert any(a.text == dl.PREVIEW_MARK for a in frozen.layout.annotations) and not fig.layout.annotations
 
 
 def test_curves_page_user_labels_win():
