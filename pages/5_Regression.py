@@ -393,7 +393,7 @@ if ((table.odds_ratio > 1e3) | (table.odds_ratio < 1e-3)).any():
                "estimate at this epsilon and Lambda: raise epsilon or Lambda, or use more patients, before reading it "
                "clinically.")
 st.caption(f"n = {pp.n} subjects, {pp.y.size} person-period rows, T = {intervals} intervals of "
-           f"{pp.horizon / intervals:g} {unit} up to the horizon {pp.horizon:g} {unit}; the non-private discrete-time "
+           f"{pp.horizon / intervals:.4g} {unit} up to the horizon {pp.horizon:.4g} {unit}; the non-private discrete-time "
            "fit has Lambda = 0 (maximum likelihood), Cox is lifelines' CoxPHFitter. Ratios are per unit of a numeric "
            "covariate, or of a category against its reference level. 95% intervals and p-values of the non-private "
            "fits are Wald's; those of the private rows carry the privacy noise (drawn from its public law) on top of "

@@ -135,7 +135,7 @@ with tab_board:  # runs first: the audit tab below may stop the script
         st.markdown(paragraph(comp))
         with st.expander("What a differencing pair reveals, method by method"):
             for r in comp.rows:
-                st.markdown(f"**{r.name}.** {markdown_literal(r.differencing)}")
+                st.markdown(f"**{r.name}.** {markdown_literal(r.differencing_named(session.group_label))}")
         st.caption("Exposed share: patients whose removal changes the released table, so that anyone who knows the "
                    "others learns for certain they took part (computed exactly over every patient). Attack and "
                    "empirical epsilon: on the most exposed patient; 'infinite (certain)' means the two releases never "

@@ -55,6 +55,12 @@ class ComparisonRow:
     certain: bool
     guarantee: str
     differencing: str
+    differencing_group: str | None = None  # the group the differencing sentence names (by its code)
+
+    def differencing_named(self, label: Callable[[str], str]) -> str:
+        """The differencing sentence with its group called by ``label`` (its value label)."""
+        g = self.differencing_group
+        return self.differencing if g in (None, "all") else self.differencing.replace(f"group {g}", f"group {label(g)}")
 
     def to_dict(self) -> dict[str, Any]:
         return {"method": self.method, "name": self.name, "kind": self.kind, "epsilon": self.epsilon,
@@ -109,7 +115,12 @@ def _row(entry: Any, mech: Any, result: AuditResult, rmse: float, gap: float, ep
                          float(epsilon) if formal else None, rmse, gap,
                          float(result.exposure.share) if result.exposure is not None else float("nan"),
                          float(a.advantage), float(a.advantage_upper), result.empirical_epsilon, result.certain,
-                         guarantee, "" if result.differencing is None else result.differencing.sentence)
+                         guarantee, "" if result.differencing is None else result.differencing.sentence,
+                         None if result.differencing is None else _group(result.differencing.revealed.get("group")))
+
+
+def _group(group: Any) -> str | None:
+    return None if group is None else str(group)
 
 
 def compare(cohort: Cohort, public: PublicParameters, epsilon: float = 1.0, dp: Sequence[str] = DP_DEFAULT,

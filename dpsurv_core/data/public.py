@@ -131,7 +131,7 @@ class PublicParameters:
     def _all_disclosures(self) -> list[Disclosure]:
         out: list[Disclosure] = []
         if self.horizon_from_data:
-            out.append(Disclosure("horizon", f"The horizon {self.horizon:g} was read off the data (maximum time, "
+            out.append(Disclosure("horizon", f"The horizon {self.horizon:.6g} was read off the data (maximum time, "
                                              "rounded up): declare it from the study design to avoid this disclosure."))
         out += [d for d in self.grid.disclosures() if not (self.horizon_from_data and d.parameter == "grid" and d.dp)]
         if self.categories_from_data and self.group_categories:
