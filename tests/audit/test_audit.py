@@ -519,3 +519,15 @@ def test_audit_lists_each_disclosure_once(capsys):
                                         "--trials", "20"], capsys)
     keys = [(d["parameter"], d["message"]) for d in out["disclosures"]]
     assert code == 0 and len(keys) == len(set(keys)) and any(p == "n" for p, _ in keys)
+
+
+def test_comparison_rows_name_the_differencing_group_by_its_label():
+    from dpsurv_core.audit.comparison import ComparisonRow
+
+    row = ComparisonRow("round", "Rounding", "disclosure control", None, 0.1, 0.2, 1.0, 1.0, 1.0, math.inf, True,
+                        "none", "The two releases differ only in group 1: the removed person was in that group.", "1")
+    assert row.differencing_named({"1": "Male"}.get) == ("The two releases differ only in group Male: the removed "
+                                                         "person was in that group.")
+    from dataclasses import replace
+
+    assert replace(row, differencing_group=None).differencing_named(str.upper) == row.differencing
