@@ -315,3 +315,11 @@ def test_an_rmst_past_one_group_s_follow_up_says_so(capsys):
     o = run(capsys, "km", *LUNG, "--group", "sex", "--mechanism", "rrr", "--epsilon", "1", "--seed", "5")
     first = {r["group"]: r["at_risk"][0] for r in o["number_at_risk"]["rows"]}
     assert abs(first["1"] - 138) <= 10 and abs(first["2"] - 90) <= 10  # the true groups', not the reported labels'
+
+
+def test_conf_type_is_null_where_no_conf_type_applies(capsys):
+    """time-indexed releases no variance: its band is an inversion of its pipeline, so no R conf.type names it."""
+    o = run(capsys, "km", *LUNG, "--mechanism", "time-indexed", "--seed", "4", "--conf-type", "plain")
+    assert o["conf_type"] is None and "does not apply" in o["interval_method"]
+    o = run(capsys, "km", *LUNG, "--mechanism", "laplace-counts", "--seed", "4", "--conf-type", "plain")
+    assert o["conf_type"] == "plain"
