@@ -612,7 +612,10 @@ def curve_entries(curves: SurvivalCurves, estimand: str, conf_type: str = "log",
     no_band = bool(np.all(np.isnan(curves.lower)))
     lo = None if no_band else np.where(np.isnan(lo_arr), None, lo_arr).tolist()
     up = None if no_band else np.where(np.isnan(up_arr), None, up_arr).tolist()
-    lol, upl = _nullable(curves.lower_linear), _nullable(curves.upper_linear)
+    if with_noise or no_band:
+        lol, upl = _nullable(curves.lower_linear), _nullable(curves.upper_linear)
+    else:  # Greenwood's plain band as R gives it (no interval where S = 0), as --conf-type plain prints it
+        lol, upl = (_nullable(a) for a in conf_bands(curves, "plain", False))
     risk, ev = _nullable(curves.at_risk), _nullable(curves.events)
     summaries = read_quantiles(curves, quantiles_from, conf_type, with_noise, coarse_grid)
     hazard = curves.cumulative_hazard.tolist() if estimand == "cumulative-hazard" else None

@@ -111,10 +111,10 @@ class NonPrivate(Mechanism):
         horizon = float(public.horizon)  # a declared horizon ends follow-up: every curve stops there
         exact = until(estimate(tile_trials(exact_counts(cohort, grid, public, competing), 1)), horizon)
         curves = until(at_grid(exact, public.grid.points), horizon)
-        if isinstance(cohort, Cohort) and cohort.rows_per_subject == 1:
+        if isinstance(cohort, Cohort):  # rows kept in memory (several per subject too, as R counts rows)
             from dpsurv_core.curves.summary import at_risk_exact
 
-            # R's n.risk at each reporting time (summary(fit, times = t)): the subjects with time >= t
+            # R's n.risk at each reporting time (summary(fit, times = t)): the rows with time >= t
             risk = at_risk_exact(cohort, curves.groups, curves.time)
             curves = replace(curves, at_risk=np.broadcast_to(risk, curves.at_risk.shape).copy())
         counts = exact_counts(cohort, public.grid, public, competing)

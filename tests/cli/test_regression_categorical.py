@@ -108,8 +108,13 @@ def page_fit(argv: list[str], lam: float, labels: ValueLabels):
     cats = encode_categories(frame, dict.fromkeys(categorical_columns(frame, COVS, labels)), labels)
     cohort = build_cohort(cats.frame, default_mapping("lung", covariates=tuple(COVS)), "lung",
                           datasets.info("lung").time_unit)
+    ranges = {}  # the page's declared ranges (the bundled data set's documented bounds)
+    for i, a in enumerate(argv):
+        if a == "--range":
+            col, lo, hi = argv[i + 1].rsplit(":", 2)
+            ranges[col] = (float(lo), float(hi))
     pp = person_period(cohort, COVS, intervals=int(option(argv, "--intervals")), knots=int(option(argv, "--knots")),
-                       levels=cats.levels, n_public=int(option(argv, "--n-public")))
+                       levels=cats.levels, n_public=int(option(argv, "--n-public")), ranges=ranges)
     tab = fit_nonprivate(pp, lam).table()
     return dict(zip(tab.covariate, tab.coefficient)), cats
 
