@@ -19,9 +19,11 @@ the released one):
 3. the shape interval is every candidate p whose central 95% range of simulated released shapes contains
    the released shape (test inversion: a coarse grid, then a finer one around the accepted range; for the
    baselines the 95% region leaves out the tails of :func:`boundary_tails`, central away from 0 and gamma, so
-   no release is typical for no candidate); the scale interval of TLL inverts TLL recomputed at the released
+   no release is typical for no candidate; a baseline interval that holds no accepting candidate is the whole
+   range, with a warning); the tiny shapes whose cohorts collapse onto the floor e^-omega (heavy censoring) do
+   not decide the interval (:func:`_invert`); the scale interval of TLL inverts TLL recomputed at the released
    shape on cohorts from each accepted shape (union over them); the baselines' scale is inverted over
-   (0, gamma] the same way as their shape (:func:`_additive_scale_interval`).
+   (0, gamma] the same way as their shape, for the accepted shapes (:func:`_additive_scale_interval`).
 
 Above 5,000 subjects (``DIRECT_SUBJECTS``) no cohort of n records is simulated: the sampling part of a
 release at n comes from the exact law of one clipped, censored record (:class:`RecordLaw`: the MLE's
@@ -610,12 +612,21 @@ def _invert(grid: np.ndarray, q_lo: np.ndarray, q_hi: np.ndarray, value: float, 
 
     A candidate is too small when value > q_hi and too large when value < q_lo. The interval runs from the last
     too-small candidate to the first too-large one after it, with both ends interpolated where the quantile curve
-    crosses the value (so an interval narrower than the grid's step is still found). Candidates before the last
-    too-small one are ignored: at tiny shapes the simulated cohorts collapse onto the floor e^-omega and the
-    mechanism's output is wild, which would otherwise accept them. With no too-small candidate the interval starts
-    at 0 (or the coarse answer ``empty`` on a refined grid), with no too-large one after it, it ends at ``top``.
-    When every candidate rejects the value from the same side on the full range, the answer is the whole range
-    (the data say nothing); on a refined grid it is the coarse answer."""
+    crosses the value (so an interval narrower than the grid's step is still found). The curves rise with the
+    candidate except at tiny shapes, where the simulated cohorts collapse onto the floor e^-omega and the
+    mechanism's output is wild: with heavy censoring (pbc, flchain: 60-70%) the U(0, c) censoring that censors the
+    public share of a tiny shape's times lies below the floor, every record sits there and the clipped MLE is gamma.
+    Two rules keep that region from deciding the interval. Candidates before the last too-small one are ignored
+    (the wild region may accept a release). With no too-small candidate, the too-large candidates below the first
+    accepted one are ignored too (where the curves rise, a candidate below an accepting one cannot be too large):
+    without this rule a release that every shape from 0.13 to 2.4 accepted got [0, 0.05], from a first candidate
+    that the floor made reject it as too large, and an interval that held no accepted shape. Ignored candidates say
+    nothing: with no too-small candidate the interval starts at 0 (or at the coarse answer ``empty`` on a refined
+    grid, if lower than the first candidate kept), with no too-large one after it, it ends at ``top``. When every
+    candidate rejects the value from the same side on the full range, the answer is the whole range (the data say
+    nothing); on a refined grid it is the coarse answer. When a too-small candidate is followed by a too-large one
+    (no candidate between accepts: an empty inversion), the answer is the narrow range where the curves cross the
+    value, which holds no accepted candidate (:func:`_accepts` lets the caller tell)."""
     small = value > q_hi
     large = value < q_lo
     lo_default, hi_default = (0.0, top) if empty is None else empty
@@ -623,10 +634,15 @@ def _invert(grid: np.ndarray, q_lo: np.ndarray, q_hi: np.ndarray, value: float, 
         return (0.0, top) if empty is None else empty
     i_small = np.flatnonzero(small)
     L = int(i_small[-1]) if i_small.size else -1
-    after = np.flatnonzero(large[L + 1:])
-    U = L + 1 + int(after[0]) if after.size else grid.size
+    ok = np.flatnonzero(~small & ~large)
+    # F: the first candidate kept. With no too-small candidate, the too-large ones below the first accepted candidate
+    # are ignored (F = that candidate); otherwise F = L + 1 (a too-large candidate there, an empty inversion). U: the
+    # first too-large candidate from F on
+    F = int(ok[0]) if L < 0 and ok.size else L + 1
+    after = np.flatnonzero(large[F:])
+    U = F + int(after[0]) if after.size else grid.size
     if L < 0:
-        lower = min(lo_default, float(grid[0]))
+        lower = min(lo_default, float(grid[F]))
     else:
         x0, x1 = q_hi[L], q_hi[min(L + 1, grid.size - 1)]
         lower = float(np.interp(value, [x0, x1], [grid[L], grid[min(L + 1, grid.size - 1)]])) if x1 > x0 \
@@ -637,6 +653,13 @@ def _invert(grid: np.ndarray, q_lo: np.ndarray, q_hi: np.ndarray, value: float, 
         x0, x1 = q_lo[max(U - 1, 0)], q_lo[U]
         upper = float(np.interp(value, [x0, x1], [grid[max(U - 1, 0)], grid[U]])) if x1 > x0 else float(grid[U])
     return lower, max(upper, lower)
+
+
+def _accepts(grid: np.ndarray, q_lo: np.ndarray, q_hi: np.ndarray, value: float, lower: float,
+             upper: float) -> np.ndarray:
+    """The candidates of ``grid`` inside [lower, upper] whose range [q_lo, q_hi] holds ``value``."""
+    inside = (grid >= lower - 1e-12) & (grid <= upper + 1e-12)
+    return grid[inside & (q_lo <= value) & (value <= q_hi)]
 
 
 def _invert_tails(grid: np.ndarray, sims: np.ndarray, value: float, a: float, top: float,
@@ -827,10 +850,20 @@ def weibull_intervals(mech: WeibullMechanism, est: WeibullEstimates, n: int, sha
         a, b = min(a, p), max(b, p)
     else:
         # a baseline's release is noise-dominated and may lie anywhere (its interval, a set of shapes in (0, gamma],
-        # need not hold it); thanks to boundary_tails some candidate accepts every release: atypical only if none did
-        atypical = not bool(np.any((lo2 <= p) & (p <= hi2)) or np.any((lo1 <= p) & (p <= hi1)))
+        # need not hold it), but the interval must hold some candidate that accepts it: thanks to boundary_tails some
+        # candidate accepts every release where the curves rise, and an interval holding no accepting candidate (an
+        # empty inversion, or acceptances only among the tiny shapes _invert ignores) is no answer. The interval is
+        # then the whole range, and the warning says the release is unusual for every shape
+        atypical = not (_accepts(fine, lo2, hi2, p, a, b).size or _accepts(coarse, lo1, hi1, p, a, b).size)
+        if atypical:
+            a, b = 0.0, g
     sh = ParameterInterval(p, a, b, float(np.interp(p, fine, (chi - clo) / (2 * Z95))))
     keep = (fine >= a) & (fine <= b)
+    if additive_noise(mech, n) is not None and not atypical:
+        # the scale's union runs over the accepted shapes only (not over tiny shapes inside the interval that reject
+        # the release: their cohorts sit on the floor e^-omega and their scale statistic is meaningless)
+        accepted = keep & (lo2 <= p) & (p <= hi2)
+        keep = accepted if accepted.any() else keep
     if not keep.any():
         keep = np.abs(fine - np.clip(p, a, b)) == np.abs(fine - np.clip(p, a, b)).min()
     if ratio:
