@@ -112,6 +112,12 @@ class AuditResult:
         """One sentence a non-specialist can read."""
         return plain_sentence(self)
 
+    @property
+    def uninformative_test(self) -> bool:
+        """The epsilon test's held-out rates are both 0 or both 1: its threshold tells no run from another."""
+        a = self.attack
+        return not self.certain and a.tpr == a.fpr and a.tpr in (0.0, 1.0)
+
     def to_dict(self) -> dict[str, Any]:
         a = self.attack
         infl = None if self.influential is None else {f"{t:g}": int(c) for t, c in self.influential.items()}
@@ -128,7 +134,12 @@ class AuditResult:
             "exposed_share": None if self.exposure is None else self.exposure.share,
             "exposure": None if self.exposure is None else self.exposure.to_dict(),
             "differencing": None if self.differencing is None else self.differencing.to_dict(),
-            "empirical_epsilon_point": a.epsilon_point,
+            # a threshold that labels every held-out run alike measures nothing: no point estimate, and a sentence
+            "empirical_epsilon_point": None if self.uninformative_test else a.epsilon_point,
+            "empirical_epsilon_note": (f"The epsilon test's threshold, chosen on half of the {self.trials} runs, labels "
+                                       "every held-out run the same way, so it measures nothing here (its lower "
+                                       "bound 0 is true but empty; the advantage above is the attack to read): run "
+                                       "more trials, e.g. --trials 1000.") if self.uninformative_test else None,
             "within_charge": self.within_charge, "trials": self.trials, "held_out_runs": a.runs, "seed": self.seed,
             "target": self.target.to_dict(), "tpr": a.tpr, "fpr": a.fpr, "tpr_ci": list(a.tpr_ci),
             "fpr_ci": list(a.fpr_ci), "confidence": LEVEL, "threshold": a.threshold, "score": a.score,

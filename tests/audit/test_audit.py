@@ -531,3 +531,13 @@ def test_comparison_rows_name_the_differencing_group_by_its_label():
     from dataclasses import replace
 
     assert replace(row, differencing_group=None).differencing_named(str.upper) == row.differencing
+
+
+def test_an_epsilon_test_that_labels_every_run_alike_gives_no_point_estimate(capsys):
+    """rrr's log-rank release on lung at epsilon 2 with 100 runs: the epsilon test's threshold says 'yes' to every
+    held-out run (TPR = FPR = 1), so it has no point estimate and a sentence says to run more trials."""
+    code, out, _ = run_cli(LUNG_ARGS + ["--analysis", "logrank", "--group", "sex", "--mechanism", "rrr", "--epsilon",
+                                        "2", "--trials", "100"], capsys)
+    assert code == 0 and out["tpr"] == out["fpr"] == 1.0
+    assert out["empirical_epsilon_point"] is None and "--trials 1000" in out["empirical_epsilon_note"]
+    assert out["empirical_epsilon_lower"] == 0.0 and out["advantage"] > 0.1
