@@ -453,6 +453,44 @@ def curve_comparison(item: ReleaseItem, cohort: Any) -> tuple[go.Figure, pd.Data
     return fig, table
 
 
+def test_comparison(item: ReleaseItem, cohort: Any, alpha: float = 0.05) -> pd.DataFrame | None:
+    """For a release with log-rank tests: each released test (rrr: on the de-biased counts, as the page reads them)
+    beside the exact test on the same public grid (R's survdiff on the binned counts), and whether the conclusion at
+    ``alpha`` flips (confidential review); None without tests or groups that match."""
+    from dpsurv_core.curves import logrank
+    from dpsurv_core.curves.release import NonPrivate
+    from dpsurv_core.data.public import PublicParameters, TimeGrid
+
+    out = item.outputs
+    if not isinstance(out, dict) or cohort is None or hasattr(cohort, "exact_release") or cohort.group is None:
+        return None
+    prefix = "debiased_" if isinstance(out.get("debiased_tests"), list) else ""
+    tests, edges = out.get(prefix + "tests"), out.get("edges")
+    groups = [str(g) for g in out.get("groups") or []]
+    if not isinstance(tests, list) or not tests or not edges or sorted(groups) != sorted(map(str, cohort.groups)):
+        return None
+    grid = TimeGrid(np.asarray(edges, dtype=float), "custom")
+    counts = NonPrivate().release(cohort, PublicParameters(float(grid.edges[-1]), grid,
+                                                           group_categories=tuple(groups))).counts
+    exact = {(r.group_a, r.group_b): r for r in logrank.pairwise(counts)}
+    exact[("overall", None)] = logrank.overall(counts)
+    rows = []
+    for t in [*tests, {"group_a": "overall", "group_b": None, **(out.get(prefix + "overall") or {})}]:
+        key = (str(t.get("group_a")), None if t.get("group_b") is None else str(t.get("group_b")))
+        r = exact.get(key) or exact.get((key[1], key[0]))
+        if r is None:
+            continue
+        p_private, p_exact = t.get("p_value"), float(r.p_value[0])
+        flip = (None if p_private is None or not np.isfinite(p_exact)
+                else ("yes" if (p_private < alpha) != (p_exact < alpha) else "no"))
+        pair = ("all groups" if key[0] == "overall" else
+                f"{t.get('group_a_label', key[0])} vs {t.get('group_b_label', key[1])}")
+        rows.append({"test": pair, "private chi-square": t.get("statistic"), "private p (calibrated)": p_private,
+                     "non-private chi-square (same grid)": float(r.statistic[0]), "non-private p": p_exact,
+                     f"conclusion at {alpha:g} flipped": flip or "no test"})
+    return pd.DataFrame(rows) if rows else None
+
+
 def parameter_comparison(item: ReleaseItem, cohort: Any) -> pd.DataFrame | str | None:
     """For a Weibull release: the released shape and scale next to the non-private MLE (confidential review); for a
     regression release a sentence (its record keeps the coefficients, not the person-period settings)."""
@@ -637,6 +675,11 @@ def _release_sections(rep: Report, items: list[ReleaseItem], kind: str, cohort: 
                 rep.add_table(comp[1], "Error of the private curve at the released time points")
             else:
                 rep.add_table(comp, "Private estimate and the non-private fit")
+            tests = test_comparison(item, cohort)
+            if tests is not None:
+                rep.add_table(tests, "Log-rank tests: the released (calibrated) test beside the exact test on the same "
+                                     "public grid; a flip means a reader of the release would draw the opposite "
+                                     "conclusion")
 
 
 def band_sentence(conf_type: str, includes_noise: bool, method: str) -> str:

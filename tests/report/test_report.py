@@ -452,3 +452,20 @@ def test_a_record_s_band_stops_where_its_released_counts_leave_nobody_at_risk():
     outputs["censored"] = [[0, 0, 0, 0]]  # someone stays at risk to the end: the whole band
     (band,) = [t for t in outputs_figure(outputs, "days").data if t.fill == "toself"]
     assert max(band.x) == 40.0
+
+
+def test_a_review_of_released_tests_shows_the_exact_test_and_the_flip(tmp_path):
+    """A log-rank release's review section puts each released (calibrated) test beside R's survdiff on the same
+    public grid (lung by sex on 20 bins: 9.94 without noise), with whether the conclusion at 5% flipped."""
+    ledger = tmp_path / "l.sqlite3"
+    r = _cli("logrank", "--data", "lung", "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "1",
+             "--ledger", str(ledger), "--json")
+    assert r.returncode == 0, r.stderr
+    store = LedgerStore(ledger)
+    (fp,) = store.datasets()
+    cohort = load_bundled("lung", group="sex")
+    html = ledger_report("r", "lung", store.ledger(fp), store.release_records(fp), [], "review", cohort)
+    text = " ".join(re.sub(r"<[^>]+>", " ", html).split())
+    assert "Log-rank tests: the released (calibrated) test beside the exact test on the same public grid" in text
+    assert "non-private chi-square (same grid)" in text and "conclusion at 0.05 flipped" in text
+    assert "Male vs Female" in text
