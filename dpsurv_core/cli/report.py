@@ -24,7 +24,7 @@ from dpsurv_core.curves import release as curves
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy import catalogue
-from dpsurv_core.privacy.ledger import SUBJECT, not_dp_disclosure
+from dpsurv_core.privacy.ledger import GROUP_LABEL, SUBJECT, not_dp_disclosure
 from dpsurv_core.report.figures import curves_figure
 from dpsurv_core.report.files import write_new
 from dpsurv_core.report.html import (
@@ -70,6 +70,17 @@ def _label(names: dict[str, str], group: str) -> str:
     return names.get(str(group), str(group))
 
 
+def release_kind(release: curves.CurveRelease) -> str:
+    """What a release's tables are, in the words their captions use: private (epsilon-DP for the subject), label-private
+    (only the group label protected), not DP as run (a disclosure voided the guarantee), or disclosure control."""
+    if not release.cost.formal:
+        return "disclosure control, no formal guarantee"
+    if not_dp_disclosure(release.disclosures, release.cost.protects):
+        return "released with noise, not differentially private as run"
+    return "label-private: the group label is protected, not the subject" if release.cost.protects == GROUP_LABEL \
+        else "private"
+
+
 def _curve_sections(rep: Report, release: curves.CurveRelease, cohort, public, args: argparse.Namespace,
                     private: bool) -> list[str]:
     """The curve figure with the band ``km`` prints (its type named, and whether it carries the noise), the median
@@ -81,8 +92,7 @@ def _curve_sections(rep: Report, release: curves.CurveRelease, cohort, public, a
     lo, up = km.conf_bands(main, conf_type, noisy)
     names = km.group_labels_of(args, main.groups)
     labelled = replace(km.named_groups(main, names), lower=lo, upper=up)
-    what = ("private" if release.cost.formal else "disclosure control, no formal guarantee") if private \
-        else "non-private"
+    what = release_kind(release) if private else "non-private"
     method = km.interval_method(release, conf_type)
     sentence = band_sentence(conf_type, noisy, method)
     rep.add_figure(curves_figure({what: labelled}, cohort.time_unit, title=sentence.split(". ")[0]))
@@ -137,16 +147,21 @@ def run(args: argparse.Namespace) -> dict:
     ledger = store_from_args(args).ledger(plan.fingerprint)
     kind = "review" if args.review else "release"
     rep = Report(f"Survival analysis of {cohort.name}", cohort.name, ledger, kind)
-    rep.add_section(f"Private survival curves ({mech.name})" if mech.cost.formal
-                    else f"Survival curves with disclosure control, no formal guarantee ({mech.name})")
+    kind_words = release_kind(release)
+    rep.add_section(f"Survival curves ({mech.name}): {kind_words}" if kind_words != "private"
+                    else f"Private survival curves ({mech.name})")
     not_dp = not_dp_disclosure(release.disclosures, release.cost.protects) if release.cost.formal else None
     privacy = f"not differentially private as run: {not_dp[1]}" if not_dp else release.cost.sentence()
     rep.add_text(f"Privacy: {privacy}.", "note notdp" if not_dp else None)
+    if "record_id" in fields:  # what the ledger holds: the record a reader can look up, and what it charged
+        rep.add_text(f"Ledger record {fields['record_id']}: charged "
+                     + (f"epsilon {release.cost.epsilon:.4g}" if release.cost.formal else "no epsilon (no formal "
+                        "guarantee)") + f" against this data set's budget ({fields.get('budget', '')}).")
     rep.add_disclosures(release.disclosures)
     names = km.group_labels_of(args, release.curves.groups)
     warnings = _curve_sections(rep, release, cohort, public, args, private=True)
     if release.counts is not None and len(release.curves.groups) > 1:
-        rep.add_section("Private log-rank tests")
+        rep.add_section("Private log-rank tests" if kind_words == "private" else f"Log-rank tests ({kind_words})")
         tested = released_tests(release, mech, names)  # as the release's record keeps them
         for table, caption in logrank_tables(tested):
             rep.add_table(table, caption)

@@ -446,8 +446,9 @@ def curve_comparison(item: ReleaseItem, cohort: Any) -> tuple[go.Figure, pd.Data
             x, y = step_xy(time, values * 100, 100.0)
             fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=plain_label(f"{label}: {names[g]}"),
                                      line=dict(color=colour, dash=dash)))
-    fig.update_layout(xaxis_title="Time", yaxis_title="Survival (%)", template="plotly_white",
-                      legend=dict(orientation="h", y=-0.2), margin=dict(l=60, r=20, t=20, b=40))
+    unit = getattr(cohort, "time_unit", "")
+    fig.update_layout(xaxis_title=f"Time ({unit})" if unit else "Time", yaxis_title="Survival (%)",
+                      template="plotly_white", legend=dict(orientation="h", y=-0.2), margin=dict(l=60, r=20, t=20, b=40))
     table = pd.DataFrame({"group": [names[g] for g in groups], "RMSE": rmse(private, truth),
                           "sup-norm": sup_norm(private, truth)})
     return fig, table
@@ -622,8 +623,9 @@ def derived_tables(outputs: Any, time_unit: str = "") -> list[tuple[pd.DataFrame
     if isinstance(intervals, list) and intervals and isinstance(intervals[0], dict):
         first = intervals[0]
         if "shape" in first and isinstance(first["shape"], dict):  # Weibull
-            rows = [{"parameter": k, "released": first[k]["estimate"], "95% lower": first[k]["lower"],
-                     "95% upper": first[k]["upper"]} for k in ("shape", "scale")]
+            rows = [{"parameter": f"scale ({time_unit})" if k == "scale" and time_unit else k,
+                     "released": first[k]["estimate"], "95% lower": first[k]["lower"], "95% upper": first[k]["upper"]}
+                    for k in ("shape", "scale")]
             tables.append((pd.DataFrame(rows), "Weibull parameters with 95% intervals that carry the noise"))
         elif "covariate" in first:  # regression, one row per covariate, in the Regression page's words and numbers
             from dpsurv_core.regression.inference import report_table

@@ -469,3 +469,17 @@ def test_a_review_of_released_tests_shows_the_exact_test_and_the_flip(tmp_path):
     assert "Log-rank tests: the released (calibrated) test beside the exact test on the same public grid" in text
     assert "non-private chi-square (same grid)" in text and "conclusion at 0.05 flipped" in text
     assert "Male vs Female" in text
+
+
+@pytest.mark.slow
+def test_a_label_only_report_names_what_it_protects_and_its_record(tmp_path):
+    """rrr protects the group label only: its report does not call its tables 'private', and it names its ledger
+    record and what it charged."""
+    out = tmp_path / "rrr.html"
+    r = _cli("report", "--data", "lung", "--group", "sex", "--mechanism", "rrr", "--epsilon", "1", "--out", str(out),
+             "--ledger", str(tmp_path / "l.sqlite3"), "--json")
+    assert r.returncode == 0, r.stderr
+    text = " ".join(re.sub(r"<[^>]+>", " ", out.read_text()).split())
+    assert "Survival curves (rrr): label-private: the group label is protected, not the subject" in text
+    assert "Private survival curves" not in text and "Median survival (private" not in text
+    assert "Ledger record 1: charged epsilon 1 against this data set's budget" in text
