@@ -479,7 +479,9 @@ def test_a_label_only_report_names_what_it_protects_and_its_record(tmp_path):
     r = _cli("report", "--data", "lung", "--group", "sex", "--mechanism", "rrr", "--epsilon", "1", "--out", str(out),
              "--ledger", str(tmp_path / "l.sqlite3"), "--json")
     assert r.returncode == 0, r.stderr
-    text = " ".join(re.sub(r"<[^>]+>", " ", out.read_text()).split())
+    import html as _html
+
+    text = " ".join(_html.unescape(re.sub(r"<[^>]+>", " ", out.read_text())).split())
     assert "Survival curves (rrr): label-private: the group label is protected, not the subject" in text
     assert "Private survival curves" not in text and "Median survival (private" not in text
     assert "Ledger record 1: charged epsilon 1 against this data set's budget" in text
