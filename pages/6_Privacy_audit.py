@@ -59,8 +59,10 @@ the target another group label instead). It runs the mechanism many times on eac
 with seeded noise.
 
 **Influential points** (section 6.6 of the time-indexed DP Kaplan-Meier paper, arXiv 2412.05164): pairing one run on D with one on D', the number of time points where the two
-private curves differ by more than 0.05, 0.1, 0.5 or 0.7. Many large differences mean the curve reacts visibly to one
-patient; with strong privacy the noise drowns that reaction.
+private curves differ by more than 0.05, 0.1, 0.5 or 0.7. Two noisy runs differ even on the same data, so the grey
+boxes count the same between two runs on D (noise alone): where D against D' looks like D against D, one patient's
+presence does not show through the noise; counts well above the grey ones mean the curve reacts visibly to one
+patient.
 
 **The attack.** On half of the runs the audit learns a likelihood-ratio score (which released numbers move when
 the target is there, and by how much compared with the noise) and a threshold. On the other half it counts how

@@ -87,11 +87,18 @@ def influential_figure(result: AuditResult) -> go.Figure:
         fig.add_annotation(text="no curve is released by this analysis", showarrow=False, x=0.5, y=0.5,
                            xref="paper", yref="paper")
     else:
+        alone = result.influential_noise_alone
+        first = next(iter(result.influential_per_trial), None)  # one legend entry per kind of pair
         for t, v in result.influential_per_trial.items():
-            fig.add_trace(go.Box(y=v, name=f"> {t:g}", boxmean=True, marker={"color": "#1f77b4"}))
-    fig.update_layout(height=380, template="plotly_white", showlegend=False, margin={"l": 10, "r": 10, "t": 30, "b": 10},
-                      title="Influential points per run", xaxis_title="threshold on |S(D) - S(D')|",
-                      yaxis_title="grid points per run")
+            fig.add_trace(go.Box(y=v, x=[f"> {t:g}"] * len(v), name="D against D'", boxmean=True,
+                                 marker={"color": "#0072B2"}, legendgroup="d", showlegend=t == first))
+            if alone is not None:
+                fig.add_trace(go.Box(y=alone[t], x=[f"> {t:g}"] * len(alone[t]), name="D against D (noise alone)",
+                                     boxmean=True, marker={"color": "#999999"}, legendgroup="a",
+                                     showlegend=t == first))
+    fig.update_layout(height=380, template="plotly_white", boxmode="group", margin={"l": 10, "r": 10, "t": 30, "b": 10},
+                      title="Influential points per run", xaxis_title="threshold on the difference between two curves",
+                      yaxis_title="grid points per run", legend=dict(orientation="h", y=-0.25))
     return fig
 
 

@@ -80,6 +80,9 @@ class AuditResult:
     exposure: Any = None  # dpsurv_core.audit.exposure.Exposure (curve and log-rank audits)
     differencing: Any = None  # dpsurv_core.audit.exposure.Differencing (curve and log-rank audits)
     disclosures: list = field(default_factory=list)  # the release's, as the analysis's command prints them
+    # the same counts between two runs on D (run r against run r + 1): what the noise alone moves, the yardstick for
+    # the counts between D and D'
+    influential_noise_alone: dict[float, np.ndarray] | None = None
 
     @property
     def as_run(self) -> dict[str, str]:
@@ -150,6 +153,8 @@ class AuditResult:
             "advantage_bound": advantage_bound(self.cost.epsilon) if self.formal_guarantee else None, "auc": a.auc,
             "roc": {"fpr": a.roc_fpr, "tpr": a.roc_tpr},
             "influential_points": infl, "influential_points_per_trial": per, "influential_thresholds": list(THRESHOLDS),
+            "influential_points_noise_alone_per_trial": None if self.influential_noise_alone is None else {
+                f"{t:g}": float(np.mean(v)) for t, v in self.influential_noise_alone.items()},
             "grid_points": self.grid_points, "sentence": self.sentence(),
             "charged_to_ledger": False,
             "epsilon_test_tpr": a.tpr, "epsilon_test_fpr": a.fpr, "epsilon_test_threshold": a.threshold,
@@ -565,8 +570,11 @@ def audit(adapter: Adapter, trials: int = DEFAULT_TRIALS, seed: int = 0, target_
     _tick(progress, 0.85, "distinguishing attack")
     attack = distinguish(rel.released_in, rel.released_out, rel.focus)
     infl = per = None
+    alone = None
     if rel.curves_in is not None and rel.curves_out is not None:
         infl, per = influential_points(rel.curves_in, rel.curves_out)
+        if len(rel.curves_in) > 1:
+            alone = influential_points(rel.curves_in, np.roll(rel.curves_in, 1, axis=0))[1]
     notes = list(rel.notes)
     certain = _never_overlap(rel.released_in, rel.released_out)
     expo = diff = None
@@ -583,7 +591,7 @@ def audit(adapter: Adapter, trials: int = DEFAULT_TRIALS, seed: int = 0, target_
     c = adapter.cohort
     return AuditResult(adapter.analysis, adapter.mechanism_name, adapter.cost, target, trials, int(seed), attack,
                        infl, per, rel.grid_points, c.name, c.n_subjects, notes, certain, expo, diff,
-                       _unique([*disclosures, *adapter.disclosures()]))
+                       _unique([*disclosures, *adapter.disclosures()]), alone)
 
 
 def _unique(disclosures: list[Any]) -> list[Any]:

@@ -541,3 +541,14 @@ def test_an_epsilon_test_that_labels_every_run_alike_gives_no_point_estimate(cap
     assert code == 0 and out["tpr"] == out["fpr"] == 1.0
     assert out["empirical_epsilon_point"] is None and "--trials 1000" in out["empirical_epsilon_note"]
     assert out["empirical_epsilon_lower"] == 0.0 and out["advantage"] > 0.1
+
+
+def test_influential_points_come_with_what_the_noise_alone_moves(capsys):
+    """Two runs on D differ by their noise alone: laplace-counts at epsilon 1 moves about as many grid points between
+    two runs on D as between D and D' (one patient does not show through), a deterministic rule moves none."""
+    code, out, _ = run_cli(LUNG_ARGS + ["--analysis", "km", "--mechanism", "laplace-counts", "--epsilon", "1",
+                                        "--trials", "100"], capsys)
+    d, alone = out["influential_points_per_trial"], out["influential_points_noise_alone_per_trial"]
+    assert code == 0 and alone["0.05"] > 2 and abs(d["0.05"] - alone["0.05"]) < 0.35 * alone["0.05"]
+    code, out, _ = run_cli(LUNG_ARGS + ["--analysis", "km", "--mechanism", "round", "--trials", "20"], capsys)
+    assert code == 0 and out["influential_points_noise_alone_per_trial"]["0.05"] == 0.0
