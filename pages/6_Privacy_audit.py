@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -204,6 +205,11 @@ with tab_audit:
     with d3:
         seed = int(st.number_input("Seed of the simulation", 0, 2**31 - 1, 0, 1, key="au_seed",
                                    help="The audit uses seeded noise so it can be reproduced."))
+    split = True  # the survival curves page shows one pooled curve unless asked: audit the release it would make
+    if analysis == "km" and has_group:
+        split = st.checkbox("One curve per group", value=bool(st.session_state.get("sc_split", False)),
+                            key="au_split", help="As on the Survival curves page (one pooled curve by default): the "
+                                                 "audit attacks the release you would make there.")
     if analysis == "regression":
         r1, r2 = st.columns(2)
         page_covs = [c for c in st.session_state.get("rg_covs", []) if c in covariates]
@@ -228,7 +234,7 @@ with tab_audit:
         st.caption("Mechanism settings taken from its page: " + ", ".join(f"{k} = {v}" for k, v in options.items()) + ".")
 
     settings = {"analysis": analysis, "mechanism": mechanism, "epsilon": epsilon, "trials": trials, "seed": seed,
-                "target": target_row, "options": options}
+                "target": target_row, "options": options, "split": split}
     settings_key = json.dumps(settings, sort_keys=True, default=str)
     data_key = f"{cohort.name}|{_cohort_hash(cohort)}|{public.grid.edges.tolist()}|{public.group_categories}"
 
@@ -237,7 +243,10 @@ with tab_audit:
         """Run the audit with a progress bar (created here, so a cached result replays it finished)."""
         bar = st.progress(0.0, text="starting the audit")
         try:
-            adapter = make_adapter(analysis, mechanism, epsilon, cohort, public, **options)
+            pooled = not split  # one curve: the rows without their group, the public values without categories
+            adapter = make_adapter(analysis, mechanism, epsilon, replace(cohort, group=None) if pooled else cohort,
+                                   replace(public, group_categories=(), categories_from_data=False) if pooled
+                                   else public, **options)
             return audit(adapter, trials=trials, seed=seed, target_row=target_row,
                            progress=lambda f, text: bar.progress(f, text=text))
         finally:

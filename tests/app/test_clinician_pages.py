@@ -287,6 +287,8 @@ def test_at_risk_display_properties(values):
 
 def test_audit_run_draws_recoloured_figures_with_downloads():
     at = run(AUDIT)
+    assert at.checkbox(key="au_split").value is False  # as the Survival curves page: one pooled curve by default
+    at.checkbox(key="au_split").check().run()
     at.button(key="au_run").click().run()
     assert not at.exception, [e.message for e in at.exception]
     labels = downloads(at)
