@@ -192,5 +192,5 @@ def calibrated_fields(r: logrank_test.CalibratedTest, t: int) -> dict[str, Any]:
     return {"statistic": _finite(float(r.statistic[t])), "p_value": p, "p_value_calibrated": p,
             "statistic_ignoring_noise": _finite(float(r.statistic_ignoring_noise[t])),
             "chi2_tail_ignoring_noise": _finite(float(r.chi2_tail_ignoring_noise[t])),
-            "critical_value_95": _finite(float(r.critical_value[t])), "dof": r.dof, "null_draws": r.null_draws,
+            "critical_value_95": _finite(float(r.critical_value[t])), "dof": r.dof_of(t), "null_draws": r.null_draws,
             "test_method": r.method}

@@ -102,11 +102,11 @@ def noise_adjusted(counts: BinnedCounts, cell_variance: float) -> tuple[np.ndarr
     return np.where(np.isnan(plain), np.nan, _statistic(o, e, v + noise_covariance(r, cell_variance))), plain
 
 
-def degrees_of_freedom(counts: BinnedCounts) -> np.ndarray:
+def degrees_of_freedom(counts: BinnedCounts, expected: np.ndarray | None = None) -> np.ndarray:
     """R's survdiff rule, per leading trial (...,): the groups with a positive expected count, less one (a group with
-    nobody at risk at any event time adds nothing to the statistic)."""
-    r, d = _at_risk_events(counts)
-    expected = _components(r, d)[1]
+    nobody at risk at any event time adds nothing to the statistic). ``expected``: E per group, when already known."""
+    if expected is None:
+        expected = _components(*_at_risk_events(counts))[1]
     return np.maximum((expected > 0).sum(-1) - 1, 0)
 
 
@@ -122,7 +122,7 @@ def overall(counts: BinnedCounts) -> LogRankResult:
     no test where no two groups have expected events)."""
     r, d = _at_risk_events(counts)
     o, e, v = _components(r, d)
-    dof = degrees_of_freedom(counts)
+    dof = degrees_of_freedom(counts, e)
     stat = np.where(dof > 0, _statistic(o, e, v), np.nan)
     return LogRankResult(", ".join(counts.groups), None, stat, chi_square_p(dof, stat), int(dof.max(initial=0)), o, e)
 

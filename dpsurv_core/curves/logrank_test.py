@@ -109,6 +109,11 @@ class CalibratedTest:
     method: str
     statistic_ignoring_noise: np.ndarray
     plain_critical_value: np.ndarray
+    dofs: np.ndarray | None = None  # (trials,) R's degrees of freedom in each trial (``dof`` is the largest)
+
+    def dof_of(self, trial: int) -> int:
+        """The degrees of freedom of one trial's test (R's rule on its released counts)."""
+        return self.dof if self.dofs is None else int(self.dofs[trial])
 
     @property
     def label(self) -> str:
@@ -330,13 +335,17 @@ def calibrated_tests(released: BinnedCounts, law: NoiseLaw, draws: int = DEFAULT
         stat, plain = _stat(counts, idx, law.cell_variance if law.noisy else 0.0)
         dofs = logrank.degrees_of_freedom(_subset(counts, idx))  # R's: groups with a positive expected count, less one
         dof = int(dofs.max(initial=0))
+        # no two groups with expected events: no test (a pseudo-inverse would give a statistic of 0 and p = 1)
+        stat, plain = np.where(dofs > 0, stat, np.nan), np.where(dofs > 0, plain, np.nan)
         chi = logrank.chi_square_p(dofs, plain)
         label_a = groups[pair[0]] if pair is not None else ", ".join(groups)
         label_b = groups[pair[1]] if pair is not None else None
         if not law.noisy:
-            crit = np.full(trials, float(chdtri(dof, ALPHA)) if dof > 0 else np.nan)
+            with np.errstate(invalid="ignore"):
+                crit = np.where(dofs > 0, chdtri(np.maximum(dofs, 1), ALPHA), np.nan)
             out.append(CalibratedTest(label_a, label_b, dof, stat, chi, chi, crit, 0,
-                                      law.method if law.method != CALIBRATED_METHOD else EXACT_METHOD, plain, crit))
+                                      law.method if law.method != CALIBRATED_METHOD else EXACT_METHOD, plain, crit,
+                                      dofs))
             continue
         sim_idx = idx if law.separable else list(range(g))
         key = tuple(sim_idx) if law.separable else (-1, *idx)
@@ -359,7 +368,7 @@ def calibrated_tests(released: BinnedCounts, law: NoiseLaw, draws: int = DEFAULT
         plain_crit = np.quantile(np.nan_to_num(cache[key][1], nan=0.0), 1.0 - ALPHA, axis=-1)
         method = ADJUSTED_METHOD if law.cell_variance > 0 else law.method
         out.append(CalibratedTest(label_a, label_b, dof, stat, p, chi, crit, draws, method.format(draws=draws), plain,
-                                  plain_crit))
+                                  plain_crit, dofs))
     return out
 
 
