@@ -83,9 +83,11 @@ def figure_bytes(fig: go.Figure, fmt: str) -> bytes:
 
 def _exporter(fig: go.Figure, fmt: str):
     frozen = go.Figure(fig)  # a copy: later changes to the page's figure do not leak into the file
-    if _previews():
-        frozen.add_annotation(text=PREVIEW_MARK, xref="paper", yref="paper", x=0.5, y=1.08, showarrow=False,
-                              font=dict(size=14, color="#D55E00"))
+    if _previews():  # above the plot, in a top margin made tall enough for it
+        top = frozen.layout.margin.t if frozen.layout.margin.t is not None else 80
+        frozen.update_layout(margin=dict(t=max(top, 60) + (30 if frozen.layout.title.text else 0)))
+        frozen.add_annotation(text=PREVIEW_MARK, xref="paper", yref="paper", x=0.5, y=1.0, yanchor="bottom",
+                              yshift=8, showarrow=False, font=dict(size=14, color="#D55E00"))
 
     def make() -> bytes:
         return figure_bytes(frozen, fmt)
