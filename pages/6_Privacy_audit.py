@@ -310,7 +310,8 @@ with tab_audit:
                                                                  else "ABOVE the charge"),
               delta_color="off" if result.within_charge else "inverse",
               help="95% lower bound: the true privacy loss is at least this large (95% confidence). Point estimate of the "
-                   "attack: " + ("infinite" if math.isinf(att.epsilon_point) else f"{att.epsilon_point:.2f}")
+                   "attack: " + ("none (its threshold labels every held-out run alike)" if result.uninformative_test
+                                else "infinite" if math.isinf(att.epsilon_point) else f"{att.epsilon_point:.2f}")
                    + f". Its test (TPR {att.tpr:.3f}, FPR {att.fpr:.3f}, 95% intervals TPR {att.tpr_ci[0]:.3f} to "
                    f"{att.tpr_ci[1]:.3f}, FPR {att.fpr_ci[0]:.3f} to {att.fpr_ci[1]:.3f}) maximises the ratio, not the "
                    "advantage.")

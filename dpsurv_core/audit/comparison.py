@@ -59,8 +59,9 @@ class ComparisonRow:
 
     def differencing_named(self, label: Callable[[str], str]) -> str:
         """The differencing sentence with its group called by ``label`` (its value label)."""
-        g = self.differencing_group
-        return self.differencing if g in (None, "all") else self.differencing.replace(f"group {g}", f"group {label(g)}")
+        from dpsurv_core.audit.exposure import named_group
+
+        return named_group(self.differencing, self.differencing_group, label)
 
     def to_dict(self) -> dict[str, Any]:
         return {"method": self.method, "name": self.name, "kind": self.kind, "epsilon": self.epsilon,

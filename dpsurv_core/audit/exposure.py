@@ -100,10 +100,14 @@ class Differencing:
 
     def named(self, label: Callable[[str], str]) -> str:
         """``sentence`` with the group it names called by ``label`` (its value label), as the target is."""
-        group = self.revealed.get("group")
-        if group in (None, "all"):
-            return self.sentence
-        return self.sentence.replace(f"group {group}", f"group {label(str(group))}")
+        return named_group(self.sentence, self.revealed.get("group"), label)
+
+
+def named_group(sentence: str, group: Any, label: Callable[[str], str]) -> str:
+    """``sentence`` with "group <code>" called by ``label`` (its value label); as it is for no group or "all"."""
+    if group in (None, "all"):
+        return sentence
+    return sentence.replace(f"group {group}", f"group {label(str(group))}")
 
 
 def _table(mechanism: Any, cohort: Cohort, public: PublicParameters, seed: int) -> Any:

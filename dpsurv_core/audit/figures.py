@@ -72,9 +72,10 @@ def epsilon_figure(result: AuditResult) -> go.Figure:
     fig.add_trace(go.Bar(y=["empirical"], x=[a.epsilon_lower], orientation="h", name="empirical (95% lower bound)",
                          marker={"color": "#d62728" if result.within_charge is False or eps is None else "#1f77b4"},
                          hovertemplate="empirical epsilon, 95% lower bound %{x:.3g}<extra></extra>"))
-    fig.add_trace(go.Scatter(y=["empirical"], x=[point], mode="markers", name="point estimate of the attack",
-                             marker={"symbol": "line-ns-open", "size": 18, "color": "#111827"},
-                             hovertemplate="point estimate %{x:.3g}<extra></extra>"))
+    if not result.uninformative_test:  # a threshold that labels every run alike estimates nothing
+        fig.add_trace(go.Scatter(y=["empirical"], x=[point], mode="markers", name="point estimate of the attack",
+                                 marker={"symbol": "line-ns-open", "size": 18, "color": "#111827"},
+                                 hovertemplate="point estimate %{x:.3g}<extra></extra>"))
     fig.update_layout(height=200, template="plotly_white", barmode="overlay", margin={"l": 10, "r": 10, "t": 10, "b": 10},
                       xaxis_title="epsilon", legend={"orientation": "h", "y": -0.45}, xaxis_range=[0, top])
     return fig
