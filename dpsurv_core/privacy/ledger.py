@@ -684,6 +684,9 @@ class Transaction:
         return False
 
     def append(self, kind: str, body: dict[str, Any]) -> int:
+        """Append a record extending the hash chain; nothing is built on a broken chain (a cap change or an allowance
+        neither: :meth:`check_chain`, walked once per transaction)."""
+        self.check_chain()
         last = self.con.execute("SELECT id, hash FROM records ORDER BY id DESC LIMIT 1").fetchone()
         rid, prev = (last[0] + 1, last[1]) if last else (1, GENESIS)
         time = datetime.now(UTC).isoformat(timespec="microseconds")

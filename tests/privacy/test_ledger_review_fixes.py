@@ -84,6 +84,10 @@ def test_a_release_on_a_tampered_ledger_is_refused_and_charges_nothing(capsys, l
     # --cap on a data set with no cap: refused for the chain, so no cap is set either
     fails(capsys, "km", "--data", "gehan", "--epsilon", "0.5", "--cap", "3", "--ledger", str(bad))
     assert [(r.id, r.hash) for r in LedgerStore(bad).records()] == before
+    # nor is a cap raised, lowered or set on a broken chain
+    for argv in (["raise", "--cap", "50", "--reason", "x"], ["lower", "--cap", "1"]):
+        assert "broken at record 2" in fails(capsys, "budget", *argv, "--data", "lung", "--ledger", str(bad))
+    assert [(r.id, r.hash) for r in LedgerStore(bad).records()] == before
 
     s = show(capsys, "--ledger", str(bad))
     assert s["chain"] == "broken at record 2" and s["chain_message"] == "record 2 was edited after it was written"
