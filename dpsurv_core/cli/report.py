@@ -24,7 +24,7 @@ from dpsurv_core.curves import release as curves
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy import catalogue
-from dpsurv_core.privacy.ledger import GROUP_LABEL, SUBJECT, not_dp_disclosure
+from dpsurv_core.privacy.ledger import GROUP_LABEL, SUBJECT, as_run, not_dp_disclosure
 from dpsurv_core.report.figures import curves_figure
 from dpsurv_core.report.files import write_new
 from dpsurv_core.report.html import (
@@ -151,12 +151,18 @@ def run(args: argparse.Namespace) -> dict:
     rep.add_section(f"Survival curves ({mech.name}): {kind_words}" if kind_words != "private"
                     else f"Private survival curves ({mech.name})")
     not_dp = not_dp_disclosure(release.disclosures, release.cost.protects) if release.cost.formal else None
-    privacy = f"not differentially private as run: {not_dp[1]}" if not_dp else release.cost.sentence()
+    privacy = f"not differentially private as run: {not_dp[1]}" if not_dp else as_run(release.cost,
+                                                                                        release.disclosures)["sentence"]
     rep.add_text(f"Privacy: {privacy}.", "note notdp" if not_dp else None)
     if "record_id" in fields:  # what the ledger holds: the record a reader can look up, and what it charged
-        rep.add_text(f"Ledger record {fields['record_id']}: charged "
-                     + (f"epsilon {release.cost.epsilon:.4g}" if release.cost.formal else "no epsilon (no formal "
-                        "guarantee)") + f" against this data set's budget ({fields.get('budget', '')}).")
+        if release.cost.formal:
+            cap = fields.get("cap")
+            total = f"{fields.get('spent', 0):.4g}" + (f" of its cap {cap:.4g}" if isinstance(cap, (int, float))
+                                                        else " (no cap set)")
+            rep.add_text(f"Ledger record {fields['record_id']}: charged epsilon {release.cost.epsilon:.4g}, protecting "
+                         f"{release.cost.protects}; this data set's total for {release.cost.protects} is now {total}.")
+        else:
+            rep.add_text(f"Ledger record {fields['record_id']}: no epsilon charged (no formal guarantee).")
     rep.add_disclosures(release.disclosures)
     names = km.group_labels_of(args, release.curves.groups)
     warnings = _curve_sections(rep, release, cohort, public, args, private=True)
