@@ -220,9 +220,9 @@ cv.show_table(cv.at_risk_table(times, exact_risk, priv_risk, on_grid.counts.grou
 if not has_counts:
     st.caption(f"'{cv.NOT_RELEASED}': this mechanism publishes the curve only, not the counts.")
 else:
-    st.caption(f"Times in {unit}. The {private_label.split(',')[0]} rows ({private_label}) are computed from the "
-               "released counts, rounded to whole patients, never below zero and never rising over time (free "
-               "post-processing of the release).")
+    st.caption(f"Times in {unit}. The rows marked '{private_label}' are computed from the "
+               + ("de-biased " if debiased else "") + "released counts, rounded to whole patients, never below zero "
+               "and never rising over time (free post-processing of the release).")
     suppressed = any(isinstance(v, str) and v.startswith("<") for row in result.extra.get("table", []) or []
                      for v in row.values())
     if suppressed:

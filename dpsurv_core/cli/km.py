@@ -424,17 +424,18 @@ def band_curves(rel: CurveRelease) -> SurvivalCurves:
 
 
 def clamping_of(rel: CurveRelease) -> ClampingBias | None:
-    """What clamping negative released event counts at 0 adds to each event cell of the curves the band stands behind,
-    for the sentence on its bias: laplace-counts (Laplace noise on every cell) and rrr's de-biased counts; None for
-    the other mechanisms and without noise."""
+    """What clamping negative released counts at 0 adds to each event and censoring cell of the first trial (which the
+    warnings read) of the curves the band stands behind, for the sentence on its bias: laplace-counts (Laplace noise on
+    every cell) and rrr's de-biased counts; None for the other mechanisms and without noise."""
     if no_noise(rel.cost.epsilon):
         return None
     if rel.mechanism == "laplace-counts" and rel.counts is not None and rel.parameters.get("scale"):
-        return laplace_clamping(rel.counts.events, float(rel.parameters["scale"]),
-                                rel.parameters.get("noise") == "discrete Laplace", rel.counts.censored)
+        # the first trial only: the warnings read it (a --repeat simulation need not de-clamp every trial)
+        return laplace_clamping(rel.counts.events[:1], float(rel.parameters["scale"]),
+                                rel.parameters.get("noise") == "discrete Laplace", rel.counts.censored[:1])
     if "debiased_counts" in rel.extra and "matrix" in rel.extra:
-        return rrr_clamping(rel.extra["debiased_counts"].events, np.asarray(rel.extra["matrix"], float),
-                            rel.extra["debiased_counts"].censored)
+        return rrr_clamping(rel.extra["debiased_counts"].events[:1], np.asarray(rel.extra["matrix"], float),
+                            rel.extra["debiased_counts"].censored[:1])
     return None
 
 

@@ -279,7 +279,8 @@ def estimate(counts: BinnedCounts, alpha: float = 0.05, actuarial: float = 0.0,
     ``actuarial`` = a puts a share a of each bin's censorings back at risk for the bin's events
     (r_j + a c_j); a = 0.5 is the life-table rule for coarse public bins (see :func:`actuarial_share`).
     ``noisy``: the counts are a private release, so where nobody is left at risk the curve carries no
-    information and its band is [0, 1] (exact counts keep lifelines' convention: the last value and band).
+    information and its band is [0, 1], or R's no interval where the curve is already 0 (exact counts keep lifelines'
+    convention: the last value and band).
     Exact counts also get the incidence's variance (:func:`incidence_variance`) unless ``exact_incidence_variance``
     is False (counts derived from a noisy release, or a caller that reads the survival curve only).
     """

@@ -229,9 +229,10 @@ def default_landmarks(horizon: float, unit: str, first: float = 0.0) -> tuple[li
     ``first`` (the public grid's first point: earlier the private curve is still 1 by definition).
 
     Years (1, 5, 10 / 1, 3, 5 / 1, 2, 3, whichever fits) when the horizon spans at least 18 months, else months (3, 6, 12, 24), else
-    quarters of the horizon in the data's unit. Returns (values, their unit).
+    quarters of the time from ``first`` to the horizon in the data's unit. Returns (values, their unit).
     """
-    quarters = [round(horizon * q, 3) for q in (0.25, 0.5, 0.75)]
+    start = min(max(first, 0.0), horizon)
+    quarters = [round(start + (horizon - start) * q, 3) for q in (0.25, 0.5, 0.75)]  # of what is after ``first``
     if unit not in DAYS_PER:
         return quarters, unit
     years = horizon * time_factor(unit, "years")

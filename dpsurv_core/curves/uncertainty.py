@@ -746,7 +746,7 @@ def curve_warnings(curves: SurvivalCurves, lower: np.ndarray, upper: np.ndarray,
                         break
     if clamping is not None and has_band:
         out += _clamping_warnings(curves, np.asarray(upper, float), clamping, time_unit, trial, event_free)
-    out += _empty_risk_set_warnings(curves, landmarks, time_unit, trial, mechanism)
+    out += _empty_risk_set_warnings(curves, landmarks, time_unit, trial, mechanism, event_free)
     if raw_label_curves:
         out.append("The curves of the randomized (reported) group labels estimate a mixture of the groups, not each "
                    "group: read the de-biased curves, whose bands carry the label noise.")
@@ -844,8 +844,8 @@ def _clamping_warnings(curves: SurvivalCurves, upper: np.ndarray, clamp: Clampin
                        trial: int, event_free: bool) -> list[str]:
     """Where clamping released counts at 0 alone biases a curve below its band. Each event cell gains about b_j
     (``clamp.events``) and each censoring cell c_j (``clamp.censored``), read at the counts clamping would have pulled
-    up to the released ones; so the hazard d_j / r_j is too high twice over: d_j by b_j, and r_j too low by the
-    sum of b_i + c_i over the bins before. The curve corrected for both, prod (1 - (d_j - b_j) / (r_j + sum_{i<j}
+    up to the released ones (laplace-counts; rrr's at its released de-biased counts); so the hazard d_j / r_j is too
+    high twice over: d_j by b_j, and r_j too low by the sum of b_i + c_i over the bins before. The curve corrected for both, prod (1 - (d_j - b_j) / (r_j + sum_{i<j}
     (b_i + c_i))), is an estimate of where the curve would be without that bias; the sentence fires at the first point
     (survival at least 25%: later the few left at risk make the estimate too rough) where it lies above the band's
     upper limit."""
@@ -880,7 +880,7 @@ def _clamping_warnings(curves: SurvivalCurves, upper: np.ndarray, clamp: Clampin
 
 
 def _empty_risk_set_warnings(curves: SurvivalCurves, landmarks: list[float] | None, time_unit: str,
-                             trial: int, mechanism: str = "") -> list[str]:
+                             trial: int, mechanism: str = "", event_free: bool = False) -> list[str]:
     """Where the released counts leave nobody at risk before the grid's last bin, one sentence per group: for the
     landmarks read there (as asked, up to the grid's end: later ones have their own sentence), or else for the curve
     itself. The curve there is where the released counts stopped it, carried on, not an estimate at that time (a noisy
@@ -914,10 +914,11 @@ def _empty_risk_set_warnings(curves: SurvivalCurves, landmarks: list[float] | No
         elif k0 < time.size - 1 and not (rule and curves.survival[trial, g, k0] <= 0):
             # more than the last bin: the curve drawn to the grid's end holds there a value nothing estimates
             value = 100.0 * float(curves.survival[trial, g, k0])
+            kind = "event-free curve" if event_free else "curve"  # with competing events: survival from all of them
             out.append(f"From {_fmt(start, time_unit)} on the released counts leave nobody at risk{where}, so the "
-                       f"curve{whose} from there to the end of the grid is the value the {curve} stopped at "
-                       f"({value:.0f}%), carried on, not an estimate; read it only up to {_fmt(start, time_unit)}, or "
-                       f"{fix}.")
+                       f"{kind}{whose} from there to the end of the grid is the value the {curve} stopped at "
+                       f"({value:.0f}%), carried on, not an estimate (nor is any curve read from its counts); read it "
+                       f"only up to {_fmt(start, time_unit)}, or {fix}.")
     return out
 
 
@@ -940,10 +941,13 @@ def _disclosure_control_warnings(curves: SurvivalCurves, mechanism: str, time_un
         events = events.reshape(events.shape[0], -1).sum(-1)  # per group, over bins (and event types)
         gone = [str(name) for g, name in enumerate(curves.groups) if events[g] <= 0]
         if gone:
-            whose = f"group {gone[0]}" if len(gone) == 1 else "groups " + ", ".join(gone)
-            out.append(f"The released counts of {whose} hold no events at all ({RULES[mechanism]} takes a bin's few "
-                       "events to 0), so its curve stays at 100% and its band and RMST interval have no width: they say "
-                       "nothing about its survival; widen the bins or pool groups.")
+            pooled = list(curves.groups) == ["all"]
+            whose = ("the curve" if pooled else f"group {gone[0]}" if len(gone) == 1
+                     else "groups " + ", ".join(gone))
+            out.append(f"The released counts of {whose} hold no events at all, so its curve stays at 100% and its band "
+                       f"and RMST interval have no width. {RULES[mechanism].capitalize()} takes a bin's few events to "
+                       "0, so this says 'no events released', not 'nobody had the event'; widen the bins"
+                       + ("." if pooled else " or pool groups."))
         return out + at_risk_notes(mechanism)
     if mechanism != "random-round":
         return []

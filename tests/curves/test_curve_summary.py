@@ -109,6 +109,10 @@ def test_default_landmarks():
     # mgus2: 430 months on 20 bins, the first grid point at 21.5 months: no "1 year" read at time 0
     assert cs.default_landmarks(430.0, "months", 21.5) == ([5.0, 10.0], "years")
     assert cs.default_landmarks(1100.0, "days", 55.0) == ([1.0, 2.0, 3.0], "years")
+    # a coarse grid: the quarters of what lies after its first point
+    assert cs.default_landmarks(730.0, "days", 400.0) == ([482.5, 565.0, 647.5], "days")
+    assert cs.default_landmarks(4000.0, "days", 3900.0) == ([3925.0, 3950.0, 3975.0], "days")
+    assert all(t >= 6 for t in cs.default_landmarks(12.0, "weeks", 6.0)[0])
 
 
 def test_parse_times():
