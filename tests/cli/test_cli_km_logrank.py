@@ -303,3 +303,31 @@ def test_rrr_keep_probability_does_not_overflow_at_large_epsilon():
 
     assert keep_probability(800.0, 2) == 1.0 and keep_probability(1e6, 3) == 1.0
     assert math.isclose(keep_probability(700.0, 2), 1.0 / (1.0 + 2.0 * math.exp(-700.0)))
+
+
+def test_a_test_with_no_degrees_of_freedom_has_no_statistic_and_each_trial_its_own_dof(tmp_path):
+    """lung with two groups of 3 beside 222: small-cell suppression leaves the small groups no events, so the overall
+    test has no degree of freedom: no statistic and no p (a pseudo-inverse had given 0 and p = 1); under noise each
+    simulated trial's JSON names the degrees of freedom its naive chi-square tail used."""
+    import json as _json
+
+    from scipy.special import chdtrc as _chdtrc
+
+    from dpsurv_core.data import datasets
+
+    t = datasets.load("lung")
+    t["g3"] = 1
+    t.loc[[0, 1, 2], "g3"] = 2
+    t.loc[[3, 4, 5], "g3"] = 3
+    path = tmp_path / "tiny3.csv"
+    t.to_csv(path, index=False)
+    r = _run("logrank", "--data", str(path), "--time", "time", "--event", "status", "--group", "g3",
+             "--mechanism", "suppress-small-cells")
+    overall = _json.loads(r.stdout)["overall"][0]
+    assert overall["dof"] == 0 and overall["statistic"] is None and overall["p_value"] is None
+    r = _run("logrank", "--data", str(path), "--time", "time", "--event", "status", "--group", "g3", "--mechanism",
+             "laplace-counts", "--epsilon", "0.5", "--seed", "1", "--repeat", "30")
+    trials = [x for x in _json.loads(r.stdout)["overall"] if x["chi2_tail_ignoring_noise"] is not None]
+    assert len({x["dof"] for x in trials}) > 1  # the trials differ
+    for x in trials:
+        assert x["chi2_tail_ignoring_noise"] == pytest.approx(_chdtrc(x["dof"], x["statistic_ignoring_noise"]))
