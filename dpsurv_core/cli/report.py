@@ -210,8 +210,11 @@ def run(args: argparse.Namespace) -> dict:
     written = [str(out)]
     if args.bundle:  # the numbers the ledger record keeps (band of the type asked, its method, the warnings), as the
         # Ledger and report page exports them
-        record = [r for r in store_from_args(args).records(plan.fingerprint) if r.id == fields.get("record_id")]
-        csv_text, json_text = export_bundle(record, ledger, cohort.name, plan.fingerprint,
+        store = store_from_args(args)
+        record = [r for r in store.records(plan.fingerprint) if r.id == fields.get("record_id")]
+        check = store.verify()  # the chain's state, as the Ledger and report page puts it in its export
+        chain = {"ok": check.ok, "records": check.records, "head": store.head(), "message": check.message}
+        csv_text, json_text = export_bundle(record, ledger, cohort.name, plan.fingerprint, chain,
                                             derived=rep.private_tables(), report_warnings=list(dict.fromkeys(warnings)))
         write_new(args.bundle + ".csv", csv_text, force=args.force)
         write_new(args.bundle + ".json", json_text, force=args.force)

@@ -205,6 +205,7 @@ def test_report_command_writes_report_and_bundle(tmp_path):
     assert "CONFIDENTIAL" not in html and "Private log-rank tests" in html
     bundle = json.loads((tmp_path / "lung.json").read_text())
     assert bundle["released"] and bundle["records"] == [res["record_id"]]
+    assert bundle["chain"]["ok"] is True and bundle["chain"]["records"] >= 1  # as the Ledger page's export says it
     # the bundle holds what the ledger record keeps: every row tied to the record, the noise-aware band of the type
     # asked (R's default log) and how it was made, as the Ledger and report page exports it
     frame = pd.read_csv(tmp_path / "lung.csv")
