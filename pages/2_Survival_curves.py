@@ -203,7 +203,10 @@ else:
                    + (f"{private_label}: -log of its survival band ({cv.band_caption(result, conf_type)})"
                       if priv_bands else f"{private_label}: none (the mechanism releases no band)")
                    + ". No band is drawn where the survival band reaches 0 (no upper limit on the hazard) or nobody "
-                   "is left at risk.")
+                   "is left at risk."
+                   + (" R applies this type to the cumulative hazard as if it were a probability, so once it passes 1 "
+                      "the non-private hazard has no interval (R's NA), while the private band, read from survival, "
+                      "still has one." if conf_type in ("log-log", "logit", "arcsin") else ""))
 for note in cv.figure_notes(fine.curves, read, estimand, estimand in (cs.SURVIVAL, cs.INCIDENCE) and bool(band_kind), unit,
                             group_col if split else None):
     st.caption(note)
