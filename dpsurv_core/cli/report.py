@@ -159,8 +159,10 @@ def run(args: argparse.Namespace) -> dict:
             cap = fields.get("cap")
             total = f"{fields.get('spent', 0):.4g}" + (f" of its cap {cap:.4g}" if isinstance(cap, (int, float))
                                                         else " (no cap set)")
-            rep.add_text(f"Ledger record {fields['record_id']}: charged epsilon {release.cost.epsilon:.4g}, protecting "
-                         f"{release.cost.protects}; this data set's total for {release.cost.protects} is now {total}.")
+            whose = release.cost.protects
+            rep.add_text(f"Ledger record {fields['record_id']}: charged epsilon {release.cost.epsilon:.4g} to this "
+                         f"data set's total for {whose}, now {total}"
+                         + ("; as run, the release protects no one formally." if not_dp else "."))
         else:
             rep.add_text(f"Ledger record {fields['record_id']}: no epsilon charged (no formal guarantee).")
     rep.add_disclosures(release.disclosures)

@@ -244,6 +244,7 @@ def test_report_of_a_not_dp_release_says_so(capsys, tmp_path):
     assert o["guarantee"].startswith("none: not differentially private")
     text = html.unescape(re.sub(r"<[^>]+>", " ", out.read_text()))
     assert "Privacy: not differentially private as run" in text and "protecting the subject" not in text
+    assert "as run, the release protects no one formally" in text  # the ledger line says what it charged all the same
 
 
 def test_rrr_record_keeps_the_debiased_curve_with_its_band(capsys, tmp_path):

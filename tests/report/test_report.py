@@ -485,6 +485,6 @@ def test_a_label_only_report_names_what_it_protects_and_its_record(tmp_path):
     text = " ".join(_html.unescape(re.sub(r"<[^>]+>", " ", out.read_text())).split())
     assert "Survival curves (rrr): label-private: the group label is protected, not the subject" in text
     assert "Private survival curves" not in text and "Median survival (private" not in text
-    assert ("Ledger record 1: charged epsilon 1, protecting the group label only; this data set's total for the group "
-            "label only is now 1 (no cap set).") in text
+    assert ("Ledger record 1: charged epsilon 1 to this data set's total for the group label only, now 1 (no cap "
+            "set).") in text
     assert "the horizon and the group categories read off the data are published as read, outside this guarantee" in text
