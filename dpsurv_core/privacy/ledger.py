@@ -678,9 +678,9 @@ class Transaction:
             act = (f"lowering the cap is its own recorded act (`python -m dpsurv_core budget lower --data D --cap "
                    f"{cap:g}`)" if cap < current else "raising the cap is its own recorded act with a reason (`python "
                    f"-m dpsurv_core budget raise --data D --cap {cap:g} --reason TEXT`)")
-            raise ParameterError(f"This data set's cap is already epsilon {current:.4g}, so this release refuses --cap "
-                                 f"{cap:.4g} and records nothing: {act}, or drop --cap to release under the cap "
-                                 f"{current:.4g}.")
+            raise ParameterError(f"This data set's cap is already epsilon {current:.10g}, so this release refuses --cap "
+                                 f"{cap:.10g} and records nothing: {act}, or drop --cap to release under the cap "
+                                 f"{current:.10g}.")
         return False
 
     def append(self, kind: str, body: dict[str, Any]) -> int:
