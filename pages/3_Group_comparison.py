@@ -151,7 +151,8 @@ if result.counts is not None and result.counts.groups != on_grid.counts.groups:
 cv.show_table(cv.at_risk_table(risk_times, cv.exact_at_risk(cohort, on_grid.counts, risk_times), risk_private,
                                on_grid.counts.groups, group_col, unit, private_label=private_label),
               f"number-at-risk-{cohort.name}", "gc_risk", index=True)
-st.caption(f"Times in {unit}. The {private_label} rows are computed from the released counts, rounded to whole "
+st.caption(f"Times in {unit}. The rows marked '{private_label}' are computed from the "
+           + ("de-biased " if "debiased_counts" in result.extra else "") + "released counts, rounded to whole "
            "patients, never below zero and never rising over time (free post-processing of the release).")
 for note in at_risk_notes(mech_name):
     st.caption(note)
