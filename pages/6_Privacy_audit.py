@@ -315,8 +315,8 @@ with tab_audit:
                    + f". Its test (TPR {att.tpr:.3f}, FPR {att.fpr:.3f}, 95% intervals TPR {att.tpr_ci[0]:.3f} to "
                    f"{att.tpr_ci[1]:.3f}, FPR {att.fpr_ci[0]:.3f} to {att.fpr_ci[1]:.3f}) maximises the ratio, not the "
                    "advantage.")
-    if result.uninformative_test:
-        st.caption(result.to_dict()["empirical_epsilon_note"])
+    if result.epsilon_note:
+        st.caption(result.epsilon_note)
     show_figure(cv.recolour(epsilon_figure(result)), f"audit-epsilon-{cohort.name}-{mechanism}", "au_eps_fig")
     if result.certain and (not formal or math.isinf(eps)):  # nothing hid the target: told apart every time
         st.error(result.sentence())

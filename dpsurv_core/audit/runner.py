@@ -116,6 +116,15 @@ class AuditResult:
         return plain_sentence(self)
 
     @property
+    def epsilon_note(self) -> str | None:
+        """The sentence for an uninformative epsilon test (:attr:`uninformative_test`), else None."""
+        if not self.uninformative_test:
+            return None
+        return (f"The epsilon test's threshold, chosen on half of the {self.trials} runs, labels every held-out run the "
+                "same way, so it measures nothing here (its lower bound 0 is true but empty; the advantage above is "
+                "the attack to read): run more trials, e.g. --trials 1000.")
+
+    @property
     def uninformative_test(self) -> bool:
         """The epsilon test's held-out rates are both 0 or both 1: its threshold tells no run from another."""
         a = self.attack
@@ -139,10 +148,7 @@ class AuditResult:
             "differencing": None if self.differencing is None else self.differencing.to_dict(),
             # a threshold that labels every held-out run alike measures nothing: no point estimate, and a sentence
             "empirical_epsilon_point": None if self.uninformative_test else a.epsilon_point,
-            "empirical_epsilon_note": (f"The epsilon test's threshold, chosen on half of the {self.trials} runs, labels "
-                                       "every held-out run the same way, so it measures nothing here (its lower "
-                                       "bound 0 is true but empty; the advantage above is the attack to read): run "
-                                       "more trials, e.g. --trials 1000.") if self.uninformative_test else None,
+            "empirical_epsilon_note": self.epsilon_note,
             "within_charge": self.within_charge, "trials": self.trials, "held_out_runs": a.runs, "seed": self.seed,
             "target": self.target.to_dict(), "tpr": a.tpr, "fpr": a.fpr, "tpr_ci": list(a.tpr_ci),
             "fpr_ci": list(a.fpr_ci), "confidence": LEVEL, "threshold": a.threshold, "score": a.score,

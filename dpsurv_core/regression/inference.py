@@ -61,6 +61,7 @@ from dpsurv_core.regression.mechanisms import (
 )
 from dpsurv_core.regression.model import Fit, fit_nonprivate
 from dpsurv_core.regression.person_period import PersonPeriod
+from dpsurv_core.report.text import format_ratio, format_ratio_ci, plain_number
 
 LEVEL = 0.95
 SIMULATIONS = 4000
@@ -423,53 +424,7 @@ def coefficient_inference(mech: _RegressionMechanism, release: RegressionRelease
     return out
 
 
-def plain_number(x: float, digits: int = 3) -> str:
-    """``x`` to ``digits`` significant figures as plain text: thousands separators, never scientific notation
-    (2,190, not 2.19e+03; 0.000123, not 1.23e-04); a missing number is a dash."""
-    if x is None or not np.isfinite(float(x)):
-        return "–" if x is None or np.isnan(float(x)) else ("-inf" if float(x) < 0 else "inf")
-    x = float(f"{float(x):.{digits}g}")  # rounded to the significant figures
-    if x == 0:
-        return "0"
-    if abs(x) >= 10 ** (digits - 1):
-        return f"{x:,.0f}"
-    text = f"{x:.{digits - 1 - math.floor(math.log10(abs(x)))}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def format_ratio(x: float) -> str:
-    """An odds or hazard ratio as the Regression page's table, the warnings and the report print it, as clinicians
-    write it: two decimals from 0.01 to 100 (0.60, 3.70), three significant figures beyond (0.00123, 123), with more
-    where two decimals would print a ratio near 1 as exactly 1 (1.0037 is not 1: a sentence saying the interval
-    includes 1 must not show its end as 1 itself); beyond 1/1,000 and 1,000 in words ("below 0.001", "above 1,000"),
-    never scientific notation (1.17e-48); thousands separators; a missing ratio is a dash."""
-    if x is None or np.isnan(float(x)):
-        return "–"
-    x = float(x)
-    if x < 1e-3:
-        return "below 0.001"
-    if x > 1e3:
-        return "above 1,000"
-    if not 0.01 <= x <= 100:
-        return plain_number(x)
-    text = f"{x:.2f}"
-    if text == "1.00" and x != 1.0:
-        for digits in (5, 8, 12):
-            text = plain_number(x, digits)
-            if text != "1":
-                break
-    return text
-
-
 _ratio = format_ratio  # the name the warnings used
-
-
-def format_ratio_ci(ratio: float, lower: float | None = None, upper: float | None = None, level: float = LEVEL) -> str:
-    """``0.60 (95% CI 0.43 to 0.83)``, each number by :func:`format_ratio` (``below 0.001 (95% CI below 0.001
-    to 0.0123)``); the ratio alone when the interval is missing."""
-    if lower is None or upper is None or np.isnan(float(lower)) or np.isnan(float(upper)):
-        return format_ratio(ratio)
-    return f"{format_ratio(ratio)} ({level:.0%} CI {format_ratio(lower)} to {format_ratio(upper)})"
 
 
 def coefficient_warnings(inf: CoefficientInference) -> list[str]:

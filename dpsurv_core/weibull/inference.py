@@ -53,6 +53,7 @@ import numpy as np
 from dpsurv_core.data.public import Disclosure
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy.noise import SimulationNoise
+from dpsurv_core.report.text import plain_number
 from dpsurv_core.weibull.mechanisms import (
     LaplaceWeibull,
     LspTll,
@@ -932,8 +933,9 @@ def release_intervals(name: str, epsilon: float, shape: float, scale_normalised:
 
 
 def _plain(x: float) -> str:
-    """A number as a clinician reads it: 48,000 and 0.83, not 4.8e+04."""
-    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}"
+    """A number as a clinician reads it: 48,000 and 0.83, not 4.8e+04 (whole above 1,000, else
+    :func:`~dpsurv_core.report.text.plain_number`)."""
+    return f"{x:,.0f}" if abs(x) >= 1000 else plain_number(x)
 
 
 def weibull_warnings(mech: WeibullMechanism, shape: ParameterInterval, scale_normalised: ParameterInterval,
