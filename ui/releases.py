@@ -63,7 +63,8 @@ def reproduce_python(record: Record, ledger_path: str | Path | None = None) -> s
              f"store = LedgerStore({path})  # the ledger database (default: $DPSURV_LEDGER or the user's ledger)",
              f"record = next(r for r in store.records({record.fingerprint!r}) if r.id == {record.id})",
              "print(store.verify().message)",
-             "print(json.dumps(record.body['outputs'], indent=2))  # the numbers published by this release", ""]
+             "published = {k: record.body.get(k) for k in ('released', 'public_inputs', 'derived')}",
+             "print(json.dumps(published, indent=2))  # what this release published, in its three parts", ""]
     if e.command:
         lines += ["# Run the same plan again: a NEW release (fresh noise, charged again, new record id).",
                   f"COMMAND = {e.command!r}",

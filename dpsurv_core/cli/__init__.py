@@ -118,6 +118,26 @@ def not_dp_labels(result: dict[str, Any]) -> None:
             result[key] = labels["sentence"]
 
 
+# exact values about the data: never part of a release, kept apart in its JSON under ``confidential``
+CONFIDENTIAL_KEYS = ("n_subjects", "n", "rows", "rows_per_subject", "dropped_incomplete", "censoring_read",
+                     "nonprivate", "p_value_nonprivate", "data_warnings")
+CONFIDENTIAL_NOTE = ("exact values about the data, for the data holder's eyes only: not part of the release and not "
+                     "covered by its guarantee; publish only the 'publishable' block")
+
+
+def split_publishable(result: dict[str, Any], data_warnings: list[str]) -> dict[str, Any]:
+    """A release's JSON in two named blocks beside the data holder's full view: ``publishable`` (exactly what the
+    ledger record holds) and ``confidential`` (exact counts, validation notes, non-private references), so that a
+    user copying output knows which is which. The top-level disclosures are the recorded ones (accepted values read
+    off the data are named there, never counted)."""
+    confidential = {k: result.pop(k) for k in CONFIDENTIAL_KEYS if k in result}
+    if data_warnings:
+        confidential["data_warnings"] = list(data_warnings)
+    result["disclosures"] = result["publishable"]["disclosures"]
+    result["confidential"] = {"note": CONFIDENTIAL_NOTE, **confidential}
+    return result
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     # numerical warnings are not messages for the user: every problem they could signal is checked and
@@ -135,7 +155,9 @@ def main(argv: list[str] | None = None) -> int:
             args._value_labels = value_labels(args)
         result = args._run(args)
         data_warnings = getattr(args, "_data_warnings", None)
-        if isinstance(result, dict) and data_warnings:  # the data's warnings first, then the analysis's own
+        if isinstance(result, dict) and isinstance(result.get("publishable"), dict):
+            result = split_publishable(result, list(data_warnings or []))
+        elif isinstance(result, dict) and data_warnings:  # the data's warnings first, then the analysis's own
             own = [w for w in result.get("warnings") or [] if w not in data_warnings]
             result["warnings"] = list(data_warnings) + own
         if isinstance(result, dict):

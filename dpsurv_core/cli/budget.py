@@ -14,19 +14,28 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from dpsurv_core.cli.common import add_ledger_options, dataset_fingerprint, positive_float, store_from_args
+from dpsurv_core.cli.common import (
+    add_ledger_options,
+    dataset_fingerprint,
+    positive_float,
+    positive_int,
+    store_from_args,
+)
 from dpsurv_core.data import datasets
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy.ledger import NO_CAP, RELEASE, SUBJECT, ChainBrokenError
 
 NAME = "budget"
 HELP = "a data set's privacy budget: set, raise, lower, show, verify"
-ACTIONS = ("set", "raise", "lower", "show", "verify", "allow-label-only", "allow-disclosure-control")
+ACTIONS = ("set", "raise", "lower", "show", "verify", "rederive", "allow-label-only", "allow-disclosure-control")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("action", choices=ACTIONS, help="set | raise | lower | show | verify | allow-label-only | "
-                                                   "allow-disclosure-control")
+    p.add_argument("action", choices=ACTIONS, help="set | raise | lower | show | verify | rederive | "
+                                                   "allow-label-only | allow-disclosure-control")
+    p.add_argument("--record", type=positive_int, metavar="N",
+                   help="rederive: the release record whose derived part is recomputed from its stored released "
+                        "output and public inputs alone (no data is read)")
     p.add_argument("--data", metavar="NAME_OR_PATH",
                    help=f"a bundled data set ({', '.join(datasets.names())}) or a data file (not needed for verify)")
     p.add_argument("--sheet", metavar="NAME", help="Excel sheet holding the cohort")
@@ -66,8 +75,28 @@ def _show(store, fp: str, name: str) -> dict[str, Any]:
             "label_only_allowed": ledger.label_only_allowed,
             "disclosure_control_allowed": ledger.disclosure_control_allowed,
             "disclosure_control_releases": len(ledger.disclosure_control()),
+            "subject_protected": all(r["subject_protected"] for r in releases),
             "releases": releases, "cap_history": acts, "head": store.head(),
             "warnings": [warning] if warning else []}
+
+
+def _rederive(store, record_id: int | None) -> dict[str, Any]:
+    """Recompute a release record's derived part from its stored released output and public inputs, with no access
+    to the data, and compare it field by field (exit 0 identical, 1 naming the first field that differs)."""
+    from dpsurv_core.publication import rederive
+
+    if record_id is None:
+        raise ParameterError("`budget rederive` needs --record N (a release record's id, from `budget show`).")
+    chain = store.verify()
+    record = next((r for r in store.records() if r.id == record_id), None)
+    if record is None:
+        raise ParameterError(f"The ledger {str(store.path)!r} has no record {record_id}: `budget show --data D` lists "
+                             "the releases.")
+    if record.kind != RELEASE:
+        raise ParameterError(f"Record {record_id} is a {record.kind} record, not a release: it has nothing to re-derive.")
+    result = rederive(record.body)
+    return {"record_id": record_id, **result, "chain": chain.status, "ledger_path": str(store.path),
+            "_exit": 0 if result["identical"] else 1}
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -76,6 +105,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         v = store.verify()
         return {"ok": v.ok, "records": v.records, "first_bad_record": v.first_bad, "message": v.message,
                 "ledger_path": str(store.path), "head": store.head(), "_exit": 0 if v.ok else 1}
+    if args.action == "rederive":
+        return _rederive(store, args.record)
     if not args.data:
         raise ParameterError(f"`budget {args.action}` needs --data naming the data set (bundled name or file).")
     fp = dataset_fingerprint(args)

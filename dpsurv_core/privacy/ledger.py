@@ -696,13 +696,18 @@ class Transaction:
                                                                                      kind, text)))
         return rid
 
-    def charge(self, entry: LedgerEntry, outputs: Any = None) -> int:
-        """Check ``entry`` against the chain and the cap and append it (with the released ``outputs``); returns its
-        record id."""
+    def charge(self, entry: LedgerEntry, publication: Any = None) -> int:
+        """Check ``entry`` against the chain and the cap and append it with the release's three parts (a
+        :class:`~dpsurv_core.publication.Publication`: released, public inputs, derived); returns its record id.
+        Anything else is kept as ``outputs``, the one flat part of records made before records had three parts
+        (such a record reads, but cannot be re-derived)."""
         self.check(entry)
         body = entry.to_dict()
         body.pop("record_id", None)
-        body["outputs"] = outputs
+        if hasattr(publication, "to_dict"):
+            body.update(publication.to_dict())
+        else:
+            body["outputs"] = publication
         rid = self.append(RELEASE, body)
         entry.record_id = rid
         self.ledger.entries.append(entry)
@@ -712,11 +717,20 @@ class Transaction:
 def entry_from_body(body: dict[str, Any], rid: int, time: str) -> LedgerEntry:
     b = dict(body)
     cost = PrivacyCost(**b.pop("cost"))
-    b.pop("outputs", None)
+    for key in ("outputs", "kind", "released", "public_inputs", "derived"):
+        b.pop(key, None)
     b.pop("time", None)
     b.pop("record_id", None)
     known = {f for f in LedgerEntry.__dataclass_fields__}
     return LedgerEntry(cost=cost, time=time, record_id=rid, **{k: v for k, v in b.items() if k in known})
+
+
+def record_outputs(body: dict[str, Any]) -> Any:
+    """What a release record published, as one flat dict (released fields, then derived ones); a record made before
+    records had three parts kept it as ``outputs``."""
+    if "released" in body and isinstance(body.get("released"), dict):
+        return {**body["released"], **(body.get("derived") or {})}
+    return body.get("outputs")
 
 
 def _json_default(obj: Any) -> Any:

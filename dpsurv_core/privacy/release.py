@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dpsurv_core.errors import BudgetExceededError, ParameterError
@@ -25,6 +25,7 @@ from dpsurv_core.privacy.catalogue import Entry
 from dpsurv_core.privacy.ledger import NO_CAP, Ledger, LedgerEntry, LedgerStore, PrivacyCost, charged_sentence
 from dpsurv_core.privacy.mechanism import Mechanism
 from dpsurv_core.privacy.noise import NoiseSource, ReleaseNoise, SimulationNoise
+from dpsurv_core.publication import Publication, enforce, publish
 
 PREVIEW_LABEL = "preview, not for publication"
 SIMULATION_SENTENCE = ("simulation with seeded noise: not a private release, never recorded in the ledger, not for "
@@ -42,12 +43,14 @@ class Plan:
     dataset: str
     fingerprint: str
     compute: Callable[[NoiseSource, int], Any]
-    outputs: Callable[[Any], Any] = lambda result: None  # the released numbers kept with the record (JSON-ready)
     disclosures: Sequence[Any] = ()
     command: str = ""  # the CLI command line that runs this plan again (a new, charged release)
     parallel_key: str | None = None
     note: str = ""
     analysis: str | None = None  # ledger label; default the mechanism's
+    kind: str | None = None  # the reader of the record (dpsurv_core.publication.readers)
+    publish: Callable[[Any], tuple[dict[str, Any], dict[str, Any]]] | None = None  # result -> (released, public)
+    accept: tuple[str, ...] = ()  # values read off the data that the data holder accepted to publish (not DP)
 
     @property
     def cost(self):
@@ -57,6 +60,15 @@ class Plan:
     def private(self) -> bool:
         eps = self.cost.epsilon  # None: disclosure control, released like any other but with no formal guarantee
         return self.entry.private and (eps is None or math.isfinite(eps))
+
+    def publication(self, result: Any) -> Publication:
+        """The record's three parts: the plan's ``publish`` splits the result into its noisy output and the declared
+        values, and the ``kind`` reader derives everything people read from those two alone."""
+        if self.publish is None or self.kind is None:
+            raise ParameterError(f"{self.entry.id} has no publication reader, so its release could not be recomputed "
+                                 "from its record: it cannot be released.")
+        released, public_inputs = self.publish(result)
+        return publish(self.kind, released, public_inputs)
 
     def ledger_entry(self) -> LedgerEntry:
         entry = self.mechanism.ledger_entry(self.dataset, self.parallel_key, self.note, self.disclosures)
@@ -75,6 +87,7 @@ class Released:
     entry: LedgerEntry
     ledger: Ledger
     warnings: list[str] = field(default_factory=list)
+    publication: Publication | None = None
 
     def summary(self) -> dict[str, Any]:
         """JSON fields every release prints."""
@@ -83,11 +96,25 @@ class Released:
                "delta": cost.delta, "protects": cost.protects, "neighbouring": cost.neighbouring,
                "guarantee": cost.guarantee, "cap": self.ledger.cap, "spent": self.ledger.spent(cost.protects),
                "budget": self.ledger.cap_sentence}
+        if self.publication is not None:
+            out["publishable"] = self.publishable()
         if not cost.formal:  # no epsilon: nothing spent, nothing composed, and the JSON says so (null, never 0)
             out.update({"spent": None, "formal_guarantee": False,
                         "budget": "no formal guarantee: this release has no epsilon and is not counted against the cap; "
                                   "the ledger records it as a disclosure-control release"})
         return out
+
+    def publishable(self) -> dict[str, Any]:
+        """Exactly what the ledger record holds for people outside: its three parts, the cost and the record id."""
+        pub = self.publication
+        assert pub is not None
+        run = self.entry.as_run()
+        return {"record_id": self.record_id, "kind": pub.kind, "released": pub.released,
+                "public_inputs": pub.public_inputs, "derived": pub.derived,
+                "cost": {"epsilon": self.entry.cost.epsilon, "delta": self.entry.cost.delta,
+                         "protects": self.entry.cost.protects, "neighbouring": self.entry.cost.neighbouring},
+                "guarantee": run["guarantee"], "privacy": run["sentence"],
+                "subject_protected": run["subject_protected"], "disclosures": run["disclosures"]}
 
 
 def uncertainty_sentence(plan: Plan) -> str:
@@ -139,6 +166,8 @@ def release(plan: Plan, store: LedgerStore, noise: Callable[[], NoiseSource] = R
         raise ParameterError(f"{plan.entry.id} is disclosure control and has no epsilon, so --epsilon inf does not switch "
                              "anything off: drop --epsilon to release it (recorded in the ledger), or add --seed to "
                              "preview it.")
+    # declared or refused, before any noise: a value read off the data leaves only when a person accepted it
+    plan = replace(plan, disclosures=enforce(plan.disclosures, plan.accept))
     entry = plan.ledger_entry()
     with store.transaction(plan.fingerprint) as tx:
         tx.check_chain()  # a broken chain: its totals cannot be trusted, so nothing is built on it
@@ -151,9 +180,10 @@ def release(plan: Plan, store: LedgerStore, noise: Callable[[], NoiseSource] = R
             raise BudgetExceededError(f"{exc} Nothing was recorded, not even the cap {cap:.4g} that --cap would "
                                       "have set.") from None
         result = plan.compute(noise(), 1)
-        rid = tx.charge(entry, outputs=plan.outputs(result))
+        publication = plan.publication(result)
+        rid = tx.charge(entry, publication=publication)
         ledger = tx.ledger
-    return Released(result, rid, entry, ledger, [] if ledger.cap is not None else [NO_CAP])
+    return Released(result, rid, entry, ledger, [] if ledger.cap is not None else [NO_CAP], publication)
 
 
 def preview(plan: Plan, seed: int, trials: int = 1) -> Any:

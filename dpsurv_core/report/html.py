@@ -29,7 +29,16 @@ import plotly.offline
 from dpsurv_core import __version__
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy import catalogue
-from dpsurv_core.privacy.ledger import RELEASE, Ledger, LedgerEntry, Record, as_run, charged_sentence, entry_from_body
+from dpsurv_core.privacy.ledger import (
+    RELEASE,
+    Ledger,
+    LedgerEntry,
+    Record,
+    as_run,
+    charged_sentence,
+    entry_from_body,
+    record_outputs,
+)
 from dpsurv_core.report.figures import PALETTE, ledger_figure, outputs_figure, step_xy
 from dpsurv_core.report.files import safe_csv
 from dpsurv_core.report.text import plain_label, timestamp
@@ -370,7 +379,7 @@ def record_item(record: Record, time_unit: str = "") -> ReleaseItem:
     if record.kind != RELEASE:
         raise ParameterError(f"Record {record.id} is a {record.kind} record, not a release.")
     entry = entry_from_body(record.body, record.id, record.time)
-    outputs = record.body.get("outputs")
+    outputs = record_outputs(record.body)
     rows = output_records(outputs, entry.analysis, entry.mechanism, record.id)
     return ReleaseItem(f"Release {record.id}: {entry.analysis} ({entry.mechanism})", entry, rows,
                        outputs_figure(outputs, time_unit), None, list(entry.disclosures), outputs)

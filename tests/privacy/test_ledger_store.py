@@ -31,7 +31,7 @@ def entry(eps: float, dataset: str = "lung") -> LedgerEntry:
 
 def charge(store: LedgerStore, fp: str, eps: float, outputs=None) -> int:
     with store.transaction(fp) as tx:
-        return tx.charge(entry(eps), outputs=outputs)
+        return tx.charge(entry(eps), outputs)
 
 
 @pytest.fixture

@@ -45,8 +45,8 @@ class Calls:
 def make_plan(calls: Calls, epsilon: float = 0.4, mechanism: str = "laplace-counts") -> Plan:
     entry = catalogue.get(catalogue.CURVES, mechanism)
     mech = entry.build(epsilon) if entry.private else entry.build()
-    return Plan(entry, mech, "lung", FP, calls.compute, outputs=lambda r: {"released": r["value"]},
-                command="python -m dpsurv_core km --data lung --json")
+    return Plan(entry, mech, "lung", FP, calls.compute, command="python -m dpsurv_core km --data lung --json",
+                kind="echo", publish=lambda r: ({"value": r["value"]}, {"mechanism": mechanism}))
 
 
 
@@ -66,7 +66,8 @@ def test_a_release_that_fits_computes_once_charges_once_and_returns_its_record_i
     assert summary["epsilon_spent"] == pytest.approx(0.4) and summary["spent"] == pytest.approx(0.4)
     assert summary["cap"] == 1.0
     (rec,) = store.release_records(FP)
-    assert rec.id == 2 and rec.kind == RELEASE and rec.body["outputs"] == {"released": 42}
+    assert rec.id == 2 and rec.kind == RELEASE and rec.body["released"] == {"value": 42}
+    assert rec.body["derived"] == {"value": 42, "square": 1764, "mechanism": "laplace-counts"}
     assert rec.body["cost"]["epsilon"] == pytest.approx(0.4) and rec.body["dataset"] == "lung"
     assert rec.body["command"] == "python -m dpsurv_core km --data lung --json"
     assert store.ledger(FP).spent() == pytest.approx(0.4)
@@ -206,7 +207,7 @@ def test_a_cli_release_is_charged_to_the_persistent_ledger(capsys, ledger_path):
     first, second = LedgerStore(ledger_path).release_records(_lung_fp())
     assert (first.id, second.id) == (1, 2)
     assert first.body["cost"]["epsilon"] == pytest.approx(0.3)
-    assert first.body["outputs"]["edges"][0] == 0 and first.body["outputs"]["edges"][-1] == 1100
+    assert first.body["derived"]["edges"][0] == 0 and first.body["derived"]["edges"][-1] == 1100
 
 
 def _lung_fp() -> str:

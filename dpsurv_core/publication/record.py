@@ -1,0 +1,80 @@
+"""A release record's three parts as one value, and the JSON normal form they are stored and compared in."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+def jsonable(obj: Any) -> Any:
+    """``obj`` in strict JSON's normal form: numpy to Python, tuples to lists, keys to strings, NaN and infinities to
+    None. A reader receives its inputs in this form (as they come back from the ledger), so what it computes at the
+    release and what it computes from the stored record are the same function of the same values."""
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return jsonable(obj.tolist())
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    raise TypeError(f"{type(obj).__name__} is not part of a release record (JSON values only)")
+
+
+def canonical(obj: Any) -> str:
+    """The canonical JSON text of ``obj`` (sorted keys, no spaces): equal text means equal records."""
+    return json.dumps(jsonable(obj), sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+@dataclass(frozen=True)
+class Publication:
+    """What one release publishes: ``kind`` names the reader that computed ``derived`` from ``released`` and
+    ``public_inputs`` (all three JSON in normal form)."""
+
+    kind: str
+    released: dict[str, Any]
+    public_inputs: dict[str, Any]
+    derived: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "released": self.released, "public_inputs": self.public_inputs,
+                "derived": self.derived}
+
+    def view(self) -> dict[str, Any]:
+        """One flat dict for the readers of older records (reports, figures): the released fields, then the derived
+        ones (a derived field of the same name wins: it is what people were shown)."""
+        return {**self.released, **self.derived}
+
+
+def first_difference(a: Any, b: Any, path: str = "") -> str | None:
+    """The first path (``derived.medians[0].median_lower``) at which ``a`` and ``b`` differ, or None when equal.
+    Floats must be equal to the last bit: a reader is deterministic, so any difference is a real one."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b)):
+            sub = f"{path}.{key}" if path else str(key)
+            if key not in a or key not in b:
+                return sub
+            found = first_difference(a[key], b[key], sub)
+            if found is not None:
+                return found
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return f"{path} (length {len(a)} against {len(b)})"
+        for i, (x, y) in enumerate(zip(a, b)):
+            found = first_difference(x, y, f"{path}[{i}]")
+            if found is not None:
+                return found
+        return None
+    if type(a) is not type(b) and not (isinstance(a, (int, float)) and isinstance(b, (int, float))
+                                       and not isinstance(a, bool) and not isinstance(b, bool)):
+        return path or "(root)"
+    return None if a == b else (path or "(root)")

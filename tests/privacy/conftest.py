@@ -1,0 +1,10 @@
+"""Protocol tests release plain numbers read by a test reader (:mod:`tests.privacy.readers`)."""
+
+import pytest
+
+from dpsurv_core.publication import readers
+
+
+@pytest.fixture(autouse=True)
+def echo_reader(monkeypatch):
+    monkeypatch.setitem(readers.READERS, "echo", "tests.privacy.readers:echo")
