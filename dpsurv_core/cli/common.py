@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,7 @@ from dpsurv_core.privacy.ledger import LEDGER_ENV, LedgerStore, default_path
 from dpsurv_core.privacy.noise import NoiseSource, ReleaseNoise, SimulationNoise
 from dpsurv_core.privacy.release import Plan, Released, not_private_fields, simulation_fields
 from dpsurv_core.privacy.release import release as run_release
+from dpsurv_core.publication.declared import parse_accept
 
 
 def number(cast: type, ok: Callable[[Any], bool], rule: str, what: str = "a number") -> Callable[[str], Any]:
@@ -85,6 +87,10 @@ def add_data_options(p: argparse.ArgumentParser, group: bool = True, covariates:
     g.add_argument("--sheet", metavar="NAME", help="Excel sheet holding the cohort")
     if covariates:
         g.add_argument("--covariates", metavar="A,B", help="comma-separated covariate columns")
+    g.add_argument("--categories", action="append", default=[], metavar="COL:A,B",
+                   help="declared categories of a column (the --group column, or a categorical covariate), from the "
+                        "study design: rows in other categories are left out; without it the categories are read off "
+                        "the data (a bundled data set's documented codes count as declared)")
 
 
 def add_release_options(p: argparse.ArgumentParser, mechanisms: list[str], default: str | None = None,
@@ -107,6 +113,10 @@ def add_release_options(p: argparse.ArgumentParser, mechanisms: list[str], defau
                        help="seed: a reproducible simulation, never recorded in the ledger and not for publication")
     else:
         p.set_defaults(repeat=1, seed=None)
+    g.add_argument("--accept-disclosure", metavar="NAME[,NAME]", default=None,
+                   help="publish these values read off the data anyway (horizon, grid, categories, levels:COL, "
+                        "range:COL, n, censoring, blocks, cut:COL): the release is then not DP as run, and its record "
+                        "and the data set's ledger say so; without it such a release is refused")
     add_ledger_options(p, cap=True)
 
 
@@ -211,9 +221,41 @@ def public_from_args(args: argparse.Namespace, cohort: Cohort) -> PublicParamete
         horizon = float(grid.edges[-1])
     if horizon is not None and not np.isfinite(horizon):
         raise ParameterError("--horizon must be a finite time.")
-    public = PublicParameters.derive(cohort, horizon=horizon, grid=grid)
+    public = PublicParameters.derive(cohort, horizon=horizon, grid=grid,
+                                     group_categories=declared_categories(args, getattr(args, "group", None)))
     limits.check_simulation(getattr(args, "repeat", 1), public.grid.bins, len(cohort.groups), "repeats")
     return public
+
+
+def parse_categories(specs: list[str] | None) -> dict[str, tuple[str, ...]]:
+    """``--categories COL:A,B`` (repeatable): declared categories per column, as the codes are written."""
+    out: dict[str, tuple[str, ...]] = {}
+    for spec in specs or []:
+        column, sep, values = str(spec).partition(":")
+        cats = tuple(dict.fromkeys(v.strip() for v in values.split(",") if v.strip()))
+        if not sep or not column.strip() or not cats:
+            raise ParameterError(f"--categories {spec!r} is not COL:A,B (a column and its categories from the study "
+                                 "design, for example sex:1,2).")
+        out[column.strip()] = cats
+    return out
+
+
+def declared_categories(args: argparse.Namespace, column: str | None) -> tuple[str, ...] | None:
+    """The declared categories of ``column``: ``--categories COL:...``, else a bundled data set's documented codes
+    (its R documentation lists them: public), else None (they would be read off the data)."""
+    from dpsurv_core.data import grouping
+
+    if column is None or grouping.parse(column) is not None:
+        return None
+    declared = parse_categories(getattr(args, "categories", None))
+    if column in declared:
+        return declared[column]
+    data = getattr(args, "data", None)
+    if data in datasets.DATASETS:
+        documented = datasets.info(data).labels.values.get(column)
+        if documented:
+            return tuple(documented)
+    return None
 
 
 def _engine_public(args: argparse.Namespace, cohort: Any, grid_spec: str | None, horizon: float | None
@@ -234,7 +276,8 @@ def _engine_public(args: argparse.Namespace, cohort: Any, grid_spec: str | None,
     labels = np.array(cohort.groups if cohort.has_group else ["all"], dtype=object)
     summary = Cohort(np.full(labels.size, cohort.max_time), np.zeros(labels.size, np.int8),
                      labels.astype(str) if cohort.has_group else None)
-    public = PublicParameters.derive(summary, horizon=horizon, grid=grid)
+    public = PublicParameters.derive(summary, horizon=horizon, grid=grid,
+                                     group_categories=declared_categories(args, getattr(args, "group", None)))
     limits.check_simulation(getattr(args, "repeat", 1), public.grid.bins, len(cohort.groups), "repeats")
     return public
 
@@ -311,6 +354,7 @@ def run_plan(args: argparse.Namespace, plan: Plan) -> tuple[Any, dict[str, Any]]
     if args.seed is not None:
         return plan.compute(SimulationNoise(args.seed), args.repeat), simulation_fields(args.seed, args.repeat)
     store = store_from_args(args)
+    plan = replace(plan, accept=parse_accept(getattr(args, "accept_disclosure", None)))
     released: Released = run_release(plan, store, cap=getattr(args, "cap", None))  # --cap: set only if none is set
     fields = released.summary()
     fields["ledger_path"] = str(store.path)

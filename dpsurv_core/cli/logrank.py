@@ -18,8 +18,6 @@ event times.
 from __future__ import annotations
 
 import argparse
-import math
-from dataclasses import replace
 from typing import Any
 
 from dpsurv_core.cli.common import add_data_options, add_release_options, positive_int
@@ -39,7 +37,8 @@ from dpsurv_core.cli.km import (
     set_group_help,
 )
 from dpsurv_core.curves import logrank_test
-from dpsurv_core.curves.release import CurveRelease, event_times_grid, exact_counts, risk_counts, tile_trials
+from dpsurv_core.curves.logrank_readout import _finite, calibrated_fields, released_tests  # noqa: F401 (re-exported)
+from dpsurv_core.curves.release import event_times_grid, exact_counts, risk_counts, tile_trials
 from dpsurv_core.data.public import Disclosure
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy import catalogue
@@ -79,7 +78,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         draws = args.null_draws
         rel, cohort, public, extra, fields = release(
             args, analysis="log-rank tests", min_groups=2,
-            tests=lambda r, m: released_tests(r, m, group_labels_of(args, r.curves.groups), draws))
+            tests={"null_draws": draws})
         if rel.counts is None:
             raise ParameterError(f"{args.mechanism} releases no counts, so there is no log-rank test on its output: use "
                                  "laplace-counts or rrr.")
@@ -144,53 +143,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return add_group_labels(out, names)
 
 
-def released_tests(rel: CurveRelease, mech: Any, names: dict[str, str] | None = None, draws: int | None = None
-                   ) -> dict[str, Any]:
-    """The calibrated log-rank tests of a release's first trial, kept with its ledger record so that a report built
-    from the record shows what ``logrank`` printed (post-processing: the released counts and the public noise law):
-    ``tests`` (each pair), ``overall``, ``test_method`` and ``test_warnings``; group codes named by ``names``. Empty
-    when the release has no counts or one group."""
-    if rel.counts is None or len(rel.counts.groups) < 2:
-        return {}
-    names = names or {}
-    name = lambda g: names.get(str(g), str(g))  # noqa: E731
-    out: dict[str, Any] = {"test_warnings": []}
-    readings = [("", rel.counts, False)]
-    if "debiased_counts" in rel.extra:  # rrr: the tests on the de-biased counts too, as the Group comparison page shows
-        readings.append(("debiased_", rel.extra["debiased_counts"], True))
-    for prefix, counts, debiased in readings:
-        first = replace(counts, n=counts.n[:1], events=counts.events[:1], censored=counts.censored[:1])
-        law = logrank_test.noise_law(mech, rel.extra, debiased)
-        results = logrank_test.calibrated_tests(first, law, draws=draws or logrank_test.default_draws(
-            1, len(counts.groups), counts.grid.bins))
-        out[prefix + "tests"] = [{"group_a": r.group_a, "group_b": r.group_b, "group_a_label": name(r.group_a),
-                                  "group_b_label": name(r.group_b), **calibrated_fields(r, 0)} for r in results[:-1]]
-        out[prefix + "overall"] = calibrated_fields(results[-1], 0)
-        out[prefix + "test_method"] = results[-1].method
-        out["test_warnings"] += [w for w in logrank_test.warnings_for(
-            named_groups(first, names), law, logrank_test.with_group_names(results, names), rel.cost.epsilon, mech,
-            general=not debiased)
-            if w not in out["test_warnings"]]
-    return out
-
-
-def _finite(v: float) -> float | None:
-    return v if math.isfinite(v) else None
-
-
 def trial_fields(results: list[logrank_test.CalibratedTest], trials: int) -> tuple[list[dict[str, Any]],
                                                                                 list[dict[str, Any]]]:
     """(each pairwise test per trial, ordered by trial; the overall test per trial) as ``logrank --json`` prints them."""
     pairs = sorted(({"trial": t, "group_a": r.group_a, "group_b": r.group_b, **calibrated_fields(r, t)}
                     for r in results[:-1] for t in range(trials)), key=lambda d: d["trial"])
     return pairs, [{"trial": t, **calibrated_fields(results[-1], t)} for t in range(trials)]
-
-
-def calibrated_fields(r: logrank_test.CalibratedTest, t: int) -> dict[str, Any]:
-    """One test's numbers in one trial (``p_value`` is the calibrated p-value)."""
-    p = _finite(float(r.p_value[t]))
-    return {"statistic": _finite(float(r.statistic[t])), "p_value": p, "p_value_calibrated": p,
-            "statistic_ignoring_noise": _finite(float(r.statistic_ignoring_noise[t])),
-            "chi2_tail_ignoring_noise": _finite(float(r.chi2_tail_ignoring_noise[t])),
-            "critical_value_95": _finite(float(r.critical_value[t])), "dof": r.dof_of(t), "null_draws": r.null_draws,
-            "test_method": r.method}

@@ -140,8 +140,7 @@ def run(args: argparse.Namespace) -> dict:
     from dpsurv_core.cli.logrank import released_tests
 
     # its record keeps the calibrated tests too (with two or more groups), as a logrank release's does
-    plan, cohort, public, extra = km.plan(args, tests=lambda r, m: released_tests(
-        r, m, km.group_labels_of(args, r.curves.groups)))
+    plan, cohort, public, extra = km.plan(args, tests={"null_draws": None})
     mech = plan.mechanism
     release, fields = run_plan(args, plan)
     ledger = store_from_args(args).ledger(plan.fingerprint)

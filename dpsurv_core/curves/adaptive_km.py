@@ -84,7 +84,7 @@ import numpy as np
 
 from dpsurv_core.curves.counts import BinnedCounts
 from dpsurv_core.curves.kaplan_meier import DeferredArray, estimate, greenwood_bands
-from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, exact_counts
+from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, drawn, exact_counts
 from dpsurv_core.curves.uncertainty import bootstrap_curves, monotone_band, widen_between, with_bootstrap_bands
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import Disclosure, PublicParameters
@@ -237,13 +237,14 @@ class AdaptiveKM(Mechanism):
         noisy = self.selection_histogram(exact)[None, :] + self._draw(noise, self.selection_scale, (trials, j_count))
         return merge_bins(noisy, self.threshold), noisy
 
-    def release(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource, trials: int = 1,
-                competing: bool = False) -> CurveRelease:
+    def draw(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource, trials: int = 1,
+             competing: bool = False) -> dict[str, Any]:
+        """The noisy output: the bins chosen from the noisy selection histogram (and that histogram), then the noisy
+        events and censorings of each merged bin and the noisy count of rows past the grid's end, clamped at 0."""
         trials = int(trials)
         if trials < 1:
             raise ParameterError(f"trials must be at least 1, got {trials}.")
-        grid = public.grid
-        exact = exact_counts(cohort, grid, public, competing)
+        exact = exact_counts(cohort, public.grid, public, competing)
         kept, selection_noisy = self.select(exact, noise, trials)
         ev, ce, s = self.block_histogram(exact, kept)
         valid = _valid_blocks(kept)  # (R, J)
@@ -252,6 +253,27 @@ class AdaptiveKM(Mechanism):
         ce = ce + self._draw(noise, scale, ce.shape) * valid[:, None, :]
         s = s + self._draw(noise, scale, s.shape)
         ev, ce, s = np.maximum(ev, 0.0), np.maximum(ce, 0.0), np.maximum(s, 0.0)  # post-processing from here on
+        return {"groups": list(exact.groups), "event_types": list(exact.event_types), "kept": kept.tolist(),
+                "selection_counts": None if selection_noisy is None else np.asarray(selection_noisy, float).tolist(),
+                "block_events": ev.tolist(), "block_censored": ce.tolist(), "beyond_grid": s.tolist(),
+                "noise": noise.describe()}
+
+    def release(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource, trials: int = 1,
+                competing: bool = False) -> CurveRelease:
+        return drawn(self, self.draw(cohort, public, noise, trials, competing), public, competing)
+
+    def read(self, released: dict[str, Any], public: PublicParameters, competing: bool = False) -> CurveRelease:
+        """Counts on the public grid, curves and bands from the released merged bins and their noisy counts alone."""
+        grid = public.grid
+        kept = np.array(released["kept"], bool)
+        ev, ce = np.array(released["block_events"], float), np.array(released["block_censored"], float)
+        s = np.array(released["beyond_grid"], float)
+        selection_noisy = (None if released.get("selection_counts") is None
+                           else np.array(released["selection_counts"], float))
+        groups, types = tuple(str(g) for g in released["groups"]), tuple(str(t) for t in released["event_types"])
+        g, k, j = len(groups), len(types), grid.bins
+        exact = BinnedCounts(grid, groups, np.zeros(g), np.zeros((g, k, j)), np.zeros((g, j)), types)  # a template
+        valid = _valid_blocks(kept)
         a = 0.5 if (self.actuarial and grid.kind != "event-times") else 0.0
         fine = derive_fine_counts(exact, kept, ev, ce, s, a)
         curves = estimate(fine, exact_incidence_variance=self.counts_scale <= 0)  # fine counts carry the noise
@@ -302,8 +324,8 @@ class AdaptiveKM(Mechanism):
                  # the number at risk at t (time >= t): at a merged bin's ends n minus the released counts before
                  # it, linear in time inside it (the curve's derived counts shift half a bin's censorings)
                  "risk_counts": spread_counts(fine, kept, ev, ce, s)}
-        return CurveRelease(self.name, self.cost, self.parameters(), disclosures, curves, fine, noise.describe(),
-                            notes, extra)
+        return CurveRelease(self.name, self.cost, self.parameters(), disclosures, curves, fine,
+                            str(released.get("noise", "")), notes, extra)
 
 
 # ---- helpers (vectorised over trials; loops only over the public bins) --------------------------

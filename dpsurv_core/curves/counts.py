@@ -71,6 +71,18 @@ class BinnedCounts:
         return replace(self, groups=("all",), n=self.n.sum(-1, keepdims=True),
                        events=self.events.sum(-3, keepdims=True), censored=self.censored.sum(-2, keepdims=True))
 
+    def released(self) -> dict[str, object]:
+        """The cells as a release record holds them (nested lists; the grid is a public input, stored apart)."""
+        return {"groups": list(self.groups), "event_types": list(self.event_types), "n": self.n.tolist(),
+                "events": self.events.tolist(), "censored": self.censored.tolist()}
+
+    @classmethod
+    def from_released(cls, released: dict, grid: TimeGrid) -> BinnedCounts:
+        """Inverse of :meth:`released` on the public ``grid`` (cells as floats: None, a JSON null, reads NaN)."""
+        return cls(grid, tuple(str(g) for g in released["groups"]), np.array(released["n"], float),
+                   np.array(released["events"], float), np.array(released["censored"], float),
+                   tuple(str(t) for t in released["event_types"]))
+
     def at_risk(self) -> np.ndarray:
         """r_gj = n_g - sum_{i<j} d_gi - sum_{i<=j} c_gi: at risk for bin j's events."""
         d = self.events_total

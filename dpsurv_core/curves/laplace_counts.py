@@ -18,7 +18,7 @@ from typing import Any
 
 from dpsurv_core.curves.counts import BinnedCounts, post_process
 from dpsurv_core.curves.kaplan_meier import actuarial_share, estimate
-from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, exact_counts, tile_trials
+from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, drawn, exact_counts, tile_trials
 from dpsurv_core.curves.uncertainty import bootstrap_curves, with_bootstrap_bands
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters
@@ -67,15 +67,24 @@ class LaplaceCounts(Mechanism):
             cells = cells + draw(self.scale, cells.shape)
         return tiled.from_cells(cells)
 
+    def draw(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource, trials: int = 1,
+             competing: bool = False) -> dict[str, Any]:
+        """The noisy output: every count cell plus discrete Laplace noise, clamped (:func:`post_process`)."""
+        exact = exact_counts(cohort, public.grid, public, competing)
+        return {"counts": post_process(self.noisy_counts(exact, noise, trials)).released(), "noise": noise.describe()}
+
     def release(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource, trials: int = 1,
                 competing: bool = False) -> CurveRelease:
-        exact = exact_counts(cohort, public.grid, public, competing)
-        released = post_process(self.noisy_counts(exact, noise, trials))
+        return drawn(self, self.draw(cohort, public, noise, trials, competing), public, competing)
+
+    def read(self, released: dict[str, Any], public: PublicParameters, competing: bool = False) -> CurveRelease:
+        """Curves and noise-aware bands from the released counts and the public noise law alone."""
+        released_counts = BinnedCounts.from_released(released["counts"], public.grid)
         a = actuarial_share(public.grid)
-        curves = estimate(released, actuarial=a, noisy=self.scale > 0)
+        curves = estimate(released_counts, actuarial=a, noisy=self.scale > 0)
         notes = []
         if self.noise_in_bands and self.scale > 0:
-            curves = with_bootstrap_bands(curves, bootstrap_curves(self, released, a))
+            curves = with_bootstrap_bands(curves, bootstrap_curves(self, released_counts, a))
             notes.append("The bands carry the noise: " + curves.interval_method + ".")
         return CurveRelease(self.name, self.cost, self.parameters(), public.disclosures(CURVE_PARAMETERS), curves,
-                            released, noise.describe(), notes)
+                            released_counts, str(released.get("noise", "")), notes)

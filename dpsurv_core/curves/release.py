@@ -37,10 +37,24 @@ class CurveRelease:
     noise: str
     notes: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    released: dict[str, Any] | None = None  # the mechanism's noisy output as the record holds it (JSON normal form)
 
     @property
     def trials(self) -> int:
         return int(self.curves.survival.shape[0])
+
+
+def drawn(mechanism: Any, released: dict[str, Any], public: PublicParameters, competing: bool = False
+          ) -> CurveRelease:
+    """A curve release from what the mechanism drew: its output is put in the record's JSON normal form first, and
+    :meth:`read` (post-processing, no cohort in reach) makes everything else of it, so a release and its record
+    re-read later give the same numbers to the last bit."""
+    from dpsurv_core.publication import jsonable
+
+    stored = jsonable(released)
+    rel = mechanism.read(stored, public, competing)
+    rel.released = stored
+    return rel
 
 
 def risk_counts(rel: CurveRelease) -> BinnedCounts | None:

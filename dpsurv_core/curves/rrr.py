@@ -29,7 +29,7 @@ import numpy as np
 
 from dpsurv_core.curves.counts import BinnedCounts, post_process
 from dpsurv_core.curves.kaplan_meier import actuarial_share, estimate
-from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, groups_of
+from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, drawn, groups_of
 from dpsurv_core.curves.uncertainty import bootstrap_curves, with_bootstrap_bands
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import Disclosure, PublicParameters, TimeGrid
@@ -176,8 +176,10 @@ class RandomizedResponse(Mechanism):
         ce = np.einsum("gh,...hj->...gj", inv, reported.censored.astype(float))
         return post_process(replace(reported, n=n, events=ev, censored=ce))
 
-    def release(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource, trials: int = 1,
-                competing: bool = False) -> CurveRelease:
+    def draw(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource, trials: int = 1,
+             competing: bool = False) -> dict[str, Any]:
+        """The noisy output: the exact counts per *reported* label, each subject's label kept with probability p and
+        otherwise swapped uniformly to another category (the label is what is protected)."""
         if cohort.group is None:
             raise ParameterError("Randomized response randomizes the group label: pass --group.")
         groups = groups_of(cohort, public)
@@ -196,6 +198,16 @@ class RandomizedResponse(Mechanism):
         reported_rows = reported_subject[:, row_subject]
         ev_cell, ce_cell, types = row_cells(cohort, public.grid, competing)
         reported = counts_from_labels(reported_rows, ev_cell, ce_cell, public.grid, self.categories, types)
+        return {"counts": reported.released(), "noise": noise.describe()}
+
+    def release(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource, trials: int = 1,
+                competing: bool = False) -> CurveRelease:
+        return drawn(self, self.draw(cohort, public, noise, trials, competing), public, competing)
+
+    def read(self, released: dict[str, Any], public: PublicParameters, competing: bool = False) -> CurveRelease:
+        """The reported-label curves, the de-biased counts and curves and their bands, from the counts per reported
+        label and the public swap matrix alone."""
+        reported = BinnedCounts.from_released(released["counts"], public.grid)
         debiased = self.debias(reported)
         disclosures = [Disclosure("release", "not record-level DP: " + LABEL_ONLY + ".", dp=False),
                        *public.disclosures(CURVE_PARAMETERS)]
@@ -209,6 +221,6 @@ class RandomizedResponse(Mechanism):
                          + ". The reported-label curves keep Greenwood's band, which is honest for what they estimate "
                          "(the survival of the mixture of groups the randomized labels define), not for each group.")
         return CurveRelease(self.name, self.cost, self.parameters(), disclosures, estimate(reported, actuarial=a, noisy=self.p < 1), reported,
-                            noise.describe(), notes,
+                            str(released.get("noise", "")), notes,
                             extra={"debiased_curves": debiased_curves, "debiased_counts": debiased,
                                    "matrix": self.matrix})  # public: P[h, g] = Pr(report g | true group h)

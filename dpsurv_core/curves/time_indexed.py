@@ -39,7 +39,7 @@ import numpy as np
 
 from dpsurv_core.curves.counts import count
 from dpsurv_core.curves.kaplan_meier import SurvivalCurves, estimate
-from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, NonPrivate, groups_of, tile_trials
+from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, NonPrivate, drawn, groups_of, tile_trials
 from dpsurv_core.curves.uncertainty import INVERSION_METHOD, SAMPLING_INVERSION_METHOD, time_indexed_bands
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters, TimeGrid
@@ -186,9 +186,22 @@ class TimeIndexed(Mechanism):
         _check_one_group_per_subject(cohort)
         if math.isinf(self.base_epsilon):
             return self._without_noise(cohort, public, noise, trials)
+        return drawn(self, self.draw(cohort, public, noise, trials, competing), public, competing)
+
+    def draw(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource, trials: int = 1,
+             competing: bool = False) -> dict[str, Any]:
+        """The noisy output: the curve at the public grid points plus decaying Laplace noise, clipped, smoothed and made
+        non-increasing (the paper's post-processing is part of what it publishes)."""
         groups = groups_of(cohort, public)
         labels = ("all",) if groups is None else tuple(groups)
-        survival = self.post_process(self.noisy(exact_survival(cohort, public, points), noise, trials))
+        survival = self.post_process(self.noisy(exact_survival(cohort, public, public.grid.points), noise, trials))
+        return {"groups": list(labels), "survival": survival.tolist(), "noise": noise.describe()}
+
+    def read(self, released: dict[str, Any], public: PublicParameters, competing: bool = False) -> CurveRelease:
+        """The curve and its inverted band from the released curve, the public noise law and the declared sizes."""
+        points = public.grid.points
+        labels = tuple(str(g) for g in released["groups"])
+        survival = np.array(released["survival"], float)
         with np.errstate(divide="ignore"):
             cumhaz = -np.log(survival)
         nan = np.full(survival.shape, np.nan)
@@ -220,7 +233,7 @@ class TimeIndexed(Mechanism):
         else:
             notes.append(f"Fixed total {self.epsilon:.4g}: the paper's base epsilon is e = {self.base_epsilon:.4g}.")
         return CurveRelease(self.name, self.cost, self.parameters(), public.disclosures(CURVE_PARAMETERS), curves, None,
-                            noise.describe(), notes)
+                            str(released.get("noise", "")), notes)
 
     def _without_noise(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource, trials: int
                        ) -> CurveRelease:

@@ -19,7 +19,7 @@ import numpy as np
 
 from dpsurv_core.curves.counts import BinnedCounts, post_process
 from dpsurv_core.curves.kaplan_meier import actuarial_share, estimate, incidence_variance
-from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, exact_counts, tile_trials
+from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, drawn, exact_counts, tile_trials
 from dpsurv_core.curves.uncertainty import bootstrap_curves, with_bootstrap_bands
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import Disclosure, PublicParameters
@@ -85,28 +85,45 @@ class DisclosureControl(Mechanism):
                         lambda exact, rows, noise: post_process(self.null_alter(exact, noise)))
 
     # ------------------------------------------------------------------------------------------- release
-    def release(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource | None = None, trials: int = 1,
-                competing: bool = False) -> CurveRelease:
+    def draw(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource | None = None, trials: int = 1,
+             competing: bool = False) -> dict[str, Any]:
+        """The altered table as published: its cells, and which cells were suppressed where the rule suppresses (the
+        "<k" marks); a cell key method's per-record keys stay secret and are not part of it."""
         exact = exact_counts(cohort, public.grid, public, competing)
         reps = max(int(trials), 1)
         altered, extra = self.alter(tile_trials(exact, reps), cohort, public, noise, reps)
-        released = post_process(altered)
+        out: dict[str, Any] = {"counts": altered.released(),
+                               "noise": "none" if noise is None or self.deterministic else noise.describe()}
+        if "suppressed" in extra:
+            out["suppressed"] = {k: np.asarray(m, bool).tolist() for k, m in extra["suppressed"].items()}
+        return out
+
+    def release(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource | None = None, trials: int = 1,
+                competing: bool = False) -> CurveRelease:
+        return drawn(self, self.draw(cohort, public, noise, trials, competing), public, competing)
+
+    def read(self, released: dict[str, Any], public: PublicParameters, competing: bool = False) -> CurveRelease:
+        """Curves, bands and the printable table from the altered table alone."""
+        altered = BinnedCounts.from_released(released["counts"], public.grid)
+        extra: dict[str, Any] = {}
+        if "suppressed" in released:
+            extra["suppressed"] = {k: np.array(m, bool) for k, m in released["suppressed"].items()}
+        released_counts = post_process(altered)
         a = actuarial_share(public.grid)
-        curves = estimate(released, actuarial=a, noisy=True)
+        curves = estimate(released_counts, actuarial=a, noisy=True)
         if self.interval_includes_noise and self.noise_in_bands:  # a random perturbation: the bands redraw it, and
             # their error about the release includes the draws' offset (random rounding late in follow-up: 94.0% at
             # n = 200, against 87.6% from their spread alone; docs/coverage-curves.md)
-            curves = with_bootstrap_bands(curves, bootstrap_curves(self, released, a), offset=True)
+            curves = with_bootstrap_bands(curves, bootstrap_curves(self, released_counts, a), offset=True)
         elif not self.interval_includes_noise:  # a deterministic rule: the exact-count formulas on the altered counts,
             # as its Greenwood band (both ignore what the rule did, and its releases say so)
-            curves = replace(curves, incidence_variance=incidence_variance(released, a))
-        extra = dict(extra)
+            curves = replace(curves, incidence_variance=incidence_variance(released_counts, a))
         extra["table"] = released_table(altered, extra.get("suppressed"), getattr(self, "threshold", None))
         discl = [*public.disclosures(CURVE_PARAMETERS), Disclosure("release", NOT_DP.format(what=self.what), dp=False)]
         notes = [f"{self.what}: no epsilon and no formal guarantee; a subject whose removal changes this table is "
                  "revealed with certainty to an attacker who knows everyone else (see the audit's exposed share)."]
         return CurveRelease(self.name, self.cost, self.parameters(), discl, curves, altered,
-                            "none" if noise is None or self.deterministic else noise.describe(), notes, extra)
+                            str(released.get("noise", "none")), notes, extra)
 
 
 def released_table(counts: BinnedCounts, suppressed: dict[str, np.ndarray] | None = None,
