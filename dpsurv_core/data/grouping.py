@@ -86,7 +86,7 @@ def split_values(values, split: NumericSplit, subject: np.ndarray | None = None,
     if split.cut is None:
         cut = float(np.median(_per_subject(num, subject)[~np.isnan(_per_subject(num, subject))]))
         disclosures.append(Disclosure(
-            "groups", f"not DP: the cut {split.column} <= {cut:g} is the data's median, published exactly; "
+            f"cut:{split.column}", f"not DP: the cut {split.column} <= {cut:g} is the data's median, published exactly; "
                       f"declare a public cut ({split.column}:VALUE) to avoid this disclosure.", dp=False))
     else:
         cut = float(split.cut)

@@ -65,7 +65,7 @@ def value_name(disclosure: Any) -> str | None:
     parameter = str(d.get("parameter", ""))
     head, _, col = parameter.partition(":")
     if head == "groups":
-        return f"cut:{col}" if "median" in str(d.get("message", "")) else "categories"
+        return "categories"
     if head in ("range", "levels", "cut") and col:
         return f"{head}:{col}"
     if head in DECLARE and head not in ("range", "levels", "cut"):

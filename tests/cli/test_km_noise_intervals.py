@@ -270,10 +270,10 @@ def test_the_ledger_record_keeps_the_warnings_km_printed(capsys, tmp_path):
     path = tmp_path / "ledger.sqlite"
     for mechanism in ("laplace-counts", "rrr"):
         o = run(capsys, "km", *LUNG, "--mechanism", mechanism, "--epsilon", "0.3", "--landmarks", "200,700,2000",
-                "--ledger", str(path))
+                "--horizon", "1100", "--ledger", str(path))
         record = [r for r in LedgerStore(path).records() if r.kind == RELEASE][-1]
         assert record.id == o["record_id"]
-        assert o["warnings"] and sorted(record.body["outputs"]["warnings"]) == sorted(o["warnings"])
+        assert o["warnings"] and sorted(record.body["derived"]["warnings"]) == sorted(o["warnings"])
 
 
 @pytest.mark.parametrize("mechanism, extra", [("laplace-counts", ()), ("rrr", ()),
@@ -286,8 +286,8 @@ def test_the_ledger_record_keeps_the_medians_landmarks_and_rmst_km_printed(capsy
 
     path = tmp_path / "ledger.sqlite"
     o = run(capsys, "km", *LUNG, "--mechanism", mechanism, "--epsilon", "1", "--landmarks", "365,400",
-            "--rmst", "500", "--ledger", str(path), *extra)
-    kept = [r for r in LedgerStore(path).records() if r.kind == RELEASE][-1].body["outputs"]
+            "--rmst", "500", "--ledger", str(path), *(extra or ("--horizon", "1100")))
+    kept = [r for r in LedgerStore(path).records() if r.kind == RELEASE][-1].body["derived"]
     printed = [c for c in o["curves"] if c.get("debiased", True)]  # rrr: the de-biased curves carry the band
     assert len(kept["medians"]) == len(printed) == 2
     for k, c in zip(kept["medians"], printed, strict=True):
@@ -365,19 +365,21 @@ def test_a_landmark_where_the_release_leaves_nobody_at_risk_is_said_to_be_carrie
 def test_a_curve_resting_on_one_half_is_not_called_unidentifiable(capsys):
     """gehan's control arm under rounding: 1, .75, .5, .5, .25, .25, 0 has R's midpoint median (7 weeks); no
     'crosses 0.5 twice' sentence, and no 'band from 0 to 1' where the curve is 0 and nobody is left."""
-    o = run(capsys, "km", "--data", "gehan", "--group", "treat", "--mechanism", "round")
+    o = run(capsys, "km", "--data", "gehan", "--group", "treat", "--mechanism", "round", "--horizon", "35")
     assert not any("crosses 0.5" in w for w in o["warnings"])
     assert not any("spans almost 0 to 1" in w for w in o["warnings"])
     control = [c for c in o["curves"] if c["group"] == "control"][0]
     assert control["median"] == pytest.approx(7.0)
-    pbc = run(capsys, "km", "--data", "pbc", "--mechanism", "round", "--estimand", "cumulative-incidence")
+    pbc = run(capsys, "km", "--data", "pbc", "--mechanism", "round", "--estimand", "cumulative-incidence",
+              "--horizon", "4800")
     assert any("infinitesimal jackknife's for the cumulative incidence" in w for w in pbc["warnings"])
 
 
 def test_deterministic_rules_say_what_they_do_to_the_late_counts(capsys):
     """Suppressed cells count as 0 (veteran's standard arm seems to keep 16 at risk after its last death at 553
     days), and rounding's errors add up in the number at risk (lung, 20 bins: 15 at 1,000 days against 2)."""
-    sup = run(capsys, "km", "--data", "veteran", "--group", "trt", "--mechanism", "suppress-small-cells")
+    sup = run(capsys, "km", "--data", "veteran", "--group", "trt", "--mechanism", "suppress-small-cells",
+              "--horizon", "1000")
     assert any("Suppressed cells" in w and "too high" in w for w in sup["warnings"])
     rnd = run(capsys, "km", "--data", "lung", "--mechanism", "round", "--grid", "0:1000:20")
     assert rnd["number_at_risk"]["rows"][0]["at_risk"][-1] == 15
@@ -390,8 +392,8 @@ def test_a_competing_risks_record_calls_its_medians_and_landmarks_event_free(cap
 
     path = tmp_path / "ledger.sqlite"
     run(capsys, "km", "--data", "pbc", "--mechanism", "laplace-counts", "--epsilon", "1", "--estimand",
-        "cumulative-incidence", "--landmarks", "1826", "--ledger", str(path))
-    out = [r for r in LedgerStore(path).records() if r.kind == RELEASE][-1].body["outputs"]
+        "cumulative-incidence", "--landmarks", "1826", "--horizon", "4800", "--ledger", str(path))
+    out = [r for r in LedgerStore(path).records() if r.kind == RELEASE][-1].body["derived"]
     captions = [caption for _, caption in derived_tables(out)]
     assert out["event_free"] is True and captions and all("event-free" in c.lower() for c in captions)
     assert "event_free" not in {r["quantity"] for r in output_records(out)}

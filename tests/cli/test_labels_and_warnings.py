@@ -13,7 +13,7 @@ import pytest
 
 from dpsurv_core.audit.attack import Attack
 from dpsurv_core.cli import main
-from dpsurv_core.privacy.ledger import NO_NOISE, PrivacyCost
+from dpsurv_core.privacy.ledger import NO_NOISE, PrivacyCost, record_outputs
 
 
 def run(capsys, *argv: str) -> dict:
@@ -103,9 +103,10 @@ def test_a_release_that_reads_n_off_the_data_says_it_is_not_dp(capsys):
 
 
 def test_values_read_off_the_data_are_named_outside_the_guarantee(capsys):
-    """lung by sex with the horizon and categories read off the data: epsilon covers the noisy counts, and the
-    privacy sentence says the horizon and categories are published as read; declared, the sentence is the cost's."""
-    o = run(capsys, "km", "--data", "lung", "--group", "sex", "--epsilon", "1", "--seed", "1")
+    """lung by ph.karno (no documented categories) with the horizon and categories read off the data, in a
+    simulation: epsilon covers the noisy counts, and the privacy sentence says the horizon and categories are published
+    as read (a release would be refused: test_declared); declared, the sentence is the cost's."""
+    o = run(capsys, "km", "--data", "lung", "--group", "ph.karno", "--epsilon", "1", "--seed", "1")
     assert o["guarantee"] == "exact"
     assert o["privacy"].endswith("; the horizon and the group categories read off the data are published as read, "
                                  "outside this guarantee")
@@ -150,7 +151,7 @@ def test_warnings_name_the_groups_by_their_labels(capsys):
 def test_report_carries_the_noise_aware_band_limits_landmarks_and_warnings(capsys, tmp_path):
     out = tmp_path / "r.html"
     run(capsys, "report", "--data", "lung", "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "0.5",
-        "--landmarks", "365", "--rmst", "900", "--conf-type", "log-log", "--out", str(out))
+        "--landmarks", "365", "--rmst", "900", "--conf-type", "log-log", "--horizon", "1100", "--out", str(out))
     text = html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", re.sub(r"<script.*?</script>", "", out.read_text(), flags=re.S))))
     assert "R's log-log type, including the privacy noise" in text
     assert "Survival at the landmark times" in text and "Restricted mean survival time" in text
@@ -163,17 +164,18 @@ def test_report_shows_the_log_rank_tables_its_record_keeps(capsys, tmp_path, mon
     its ledger record does (one path: the record's tests)."""
     monkeypatch.setenv("DPSURV_LEDGER", str(tmp_path / "l.db"))
     out = tmp_path / "r.html"
-    run(capsys, "report", "--data", "lung", "--group", "sex", "--mechanism", "rrr", "--epsilon", "1", "--out", str(out))
+    run(capsys, "report", "--data", "lung", "--group", "sex", "--mechanism", "rrr", "--epsilon", "1", "--horizon", "1100",
+        "--out", str(out))
     text = html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", re.sub(r"<script.*?</script>", "", out.read_text(), flags=re.S))))
     from dpsurv_core.privacy.ledger import LedgerStore
     from dpsurv_core.report.html import logrank_tables
 
     store = LedgerStore(tmp_path / "l.db")
     (rec,) = store.release_records(store.records()[0].fingerprint)
-    captions = [c for _, c in logrank_tables(rec.body["outputs"])]
+    captions = [c for _, c in logrank_tables(record_outputs(rec.body))]
     assert len(captions) == 2 and all(c in text for c in captions)
     assert "Log-rank tests on the de-biased counts" in text
-    assert all(w in text for w in rec.body["outputs"]["test_warnings"])
+    assert all(w in text for w in record_outputs(rec.body)["test_warnings"])
 
 
 def test_report_refuses_seed_and_repeat(capsys, tmp_path):
@@ -185,7 +187,7 @@ def test_random_disclosure_control_bands_carry_the_perturbation(capsys):
     for mech in ("random-round", "cell-key"):
         o = run(capsys, "km", "--data", "lung", "--group", "sex", "--mechanism", mech, "--seed", "1")
         assert o["interval_includes_noise"] is True and "bootstrap" in o["interval_method"], mech
-    o = run(capsys, "km", "--data", "lung", "--group", "sex", "--mechanism", "round")
+    o = run(capsys, "km", "--data", "lung", "--group", "sex", "--mechanism", "round", "--horizon", "1100")
     assert o["interval_includes_noise"] is False and "does not include" in o["interval_method"]
 
 
@@ -209,11 +211,12 @@ def test_ledger_report_shows_the_bands_and_warnings_of_a_curve_release(capsys, t
     from dpsurv_core.privacy.ledger import LedgerStore
     from dpsurv_core.report.html import ledger_report
 
-    run(capsys, "km", "--data", "lung", "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "0.5")
+    run(capsys, "km", "--data", "lung", "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "0.5",
+        "--horizon", "1100")
     store = LedgerStore(tmp_path / "ledger.sqlite")
     (fingerprint,) = store.datasets()
     records = store.release_records(fingerprint)
-    outputs = records[0].body["outputs"]
+    outputs = record_outputs(records[0].body)
     assert outputs["interval_includes_noise"] is True and len(outputs["lower"]) == 2
     text = html.unescape(ledger_report("r", "lung", store.ledger(fingerprint), records))
     assert "R's log type, including the privacy noise" in text and "Read with care" in text
@@ -240,7 +243,8 @@ def test_bands_do_not_jump_back_to_one_once_nobody_is_at_risk(capsys):
 
 def test_report_of_a_not_dp_release_says_so(capsys, tmp_path):
     out = tmp_path / "r.html"
-    o = run(capsys, "report", "--data", "lung", "--group", "age:median", "--out", str(out))
+    o = run(capsys, "report", "--data", "lung", "--group", "age:median", "--horizon", "1100",
+            "--accept-disclosure", "cut:age", "--out", str(out))
     assert o["guarantee"].startswith("none: not differentially private")
     text = html.unescape(re.sub(r"<[^>]+>", " ", out.read_text()))
     assert "Privacy: not differentially private as run" in text and "protecting the subject" not in text
@@ -250,17 +254,17 @@ def test_report_of_a_not_dp_release_says_so(capsys, tmp_path):
 def test_rrr_record_keeps_the_debiased_curve_with_its_band(capsys, tmp_path):
     from dpsurv_core.privacy.ledger import LedgerStore
 
-    run(capsys, "km", "--data", "lung", "--group", "sex", "--mechanism", "rrr", "--epsilon", "1")
+    run(capsys, "km", "--data", "lung", "--group", "sex", "--mechanism", "rrr", "--epsilon", "1", "--horizon", "1100")
     store = LedgerStore(tmp_path / "ledger.sqlite")
     (fingerprint,) = store.datasets()
-    outputs = store.release_records(fingerprint)[0].body["outputs"]
+    outputs = record_outputs(store.release_records(fingerprint)[0].body)
     assert "lower" not in outputs and "upper" not in outputs  # the reported-label curve has no noise-aware band
     s, lo, up = (np.array(outputs[k], float) for k in ("debiased_survival", "debiased_lower", "debiased_upper"))
     assert s.shape == lo.shape == up.shape and np.all(lo <= s + 1e-12) and np.all(s <= up + 1e-12)
 
 
 def test_disclosure_control_says_what_its_band_leaves_out(capsys):
-    rounded = run(capsys, "km", "--data", "lung", "--group", "sex", "--mechanism", "round")
+    rounded = run(capsys, "km", "--data", "lung", "--group", "sex", "--mechanism", "round", "--horizon", "1100")
     assert any(w.startswith("This band is Greenwood's") and "rounding changed them" in w for w in rounded["warnings"])
     rr = run(capsys, "km", "--data", "lung", "--group", "sex", "--mechanism", "random-round", "--seed", "1")
     assert any("fewer than 50 subjects remain at risk" in w for w in rr["warnings"])

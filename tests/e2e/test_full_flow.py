@@ -109,7 +109,7 @@ def test_data_curves_epsilon_release_audit_report(page, app_url, app_ledger_path
     assert "nonprivate" not in {r["mechanism"] for r in rows}
     payload = json.loads(downloads["released.json"].read_text())
     assert payload["records"] == [r.id for r in after]
-    assert payload["releases"][-1]["outputs"] == json.loads(json.dumps(record.body["outputs"]))
+    assert payload["releases"][-1]["derived"] == json.loads(json.dumps(record.body["derived"]))
 
     # the downloaded report opens on its own (no network) and draws its charts
     page.goto(downloads["release.html"].as_uri())

@@ -88,7 +88,7 @@ def test_exploring_records_nothing_and_one_click_records_one_release(app, browse
     wait_for_app(first)
     no_exception(first, "release")
     (record,) = releases(ledger)
-    assert record.body["analysis"] and record.body["outputs"]  # the published numbers are kept with the record
+    assert record.body["analysis"] and record.body["released"] and record.body["derived"]  # the three parts are kept
     assert f"Released as record {record.id}" in first.locator(MAIN).inner_text()
     assert "1 release(s) of this data set" in first.locator("[data-testid='stSidebar']").inner_text()
 

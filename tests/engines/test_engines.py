@@ -223,7 +223,7 @@ def test_cli_parquet_engines_agree_and_release_is_charged(capsys, tmp_path, ledg
     path = tmp_path / "veteran.parquet"
     datasets.load("veteran").to_parquet(path)
     args = ["--data", str(path), "--time", "time", "--event", "status", "--group", "trt", "--grid", "0:600:12",
-            "--epsilon", "2", "--seed", "11"]
+            "--categories", "trt:1,2", "--epsilon", "2", "--seed", "11"]
     a = run(capsys, "km", *args, "--engine", "pandas")
     b = run(capsys, "km", *args, "--engine", "duckdb")
     assert _curves(a) == _curves(b)

@@ -202,7 +202,8 @@ def test_reuploading_under_another_name_does_not_reset_the_budget(capsys, tmp_pa
 
 
 def test_a_changed_copy_has_its_own_budget(capsys, tmp_path, lung):
-    assert main(["km", "--data", "lung", "--mechanism", "laplace-counts", "--epsilon", "0.5", "--json"]) == 0
+    assert main(["km", "--data", "lung", "--mechanism", "laplace-counts", "--epsilon", "0.5", "--horizon", "1100",
+                 "--json"]) == 0
     capsys.readouterr()
     changed = lung.drop(index=0)
     path = tmp_path / "lung_minus_one.csv"

@@ -55,11 +55,11 @@ def test_cli_refuses_rrr_under_a_cap_and_allows_it_after_the_recorded_act(tmp_pa
                               capture_output=True, text=True, timeout=120)
 
     assert run("budget", "set", "--data", "lung", "--cap", "2").returncode == 0
-    r = run("km", "--data", "lung", "--group", "sex", "--mechanism", "rrr", "--epsilon", "2")
+    r = run("km", "--data", "lung", "--group", "sex", "--mechanism", "rrr", "--epsilon", "2", "--horizon", "1100")
     assert r.returncode == 2 and r.stdout == "" and "allow-label-only" in r.stderr
     assert run("budget", "allow-label-only", "--data", "lung").returncode == 2  # a reason is required
     allowed = run("budget", "allow-label-only", "--data", "lung", "--reason", "labels only, board minute 12")
     assert allowed.returncode == 0 and json.loads(allowed.stdout)["label_only_allowed"] is True
-    r = run("km", "--data", "lung", "--group", "sex", "--mechanism", "rrr", "--epsilon", "2")
+    r = run("km", "--data", "lung", "--group", "sex", "--mechanism", "rrr", "--epsilon", "2", "--horizon", "1100")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["protects"] == GROUP_LABEL

@@ -152,8 +152,10 @@ def test_walking_the_chain_of_2000_records_is_fast(ledger_path):
 def test_show_lists_each_release_as_run_with_its_disclosures(capsys):
     run(capsys, "budget", "set", "--data", "lung", "--cap", "5")
     run(capsys, *KM, "--epsilon", "0.5")  # 2: DP
-    run(capsys, "km", "--data", "lung", "--epsilon", "0.5", "--grid", "event-times")  # 3: grid read off the data
-    run(capsys, "km", "--data", "lung", "--epsilon", "0.5", "--group", "age:median")  # 4: cut read off the data
+    run(capsys, "km", "--data", "lung", "--epsilon", "0.5", "--grid", "event-times", "--horizon", "1100",
+        "--accept-disclosure", "grid")  # 3: grid read off the data, accepted
+    run(capsys, "km", "--data", "lung", "--epsilon", "0.5", "--group", "age:median", "--horizon", "1100",
+        "--accept-disclosure", "cut:age")  # 4: cut read off the data, accepted
     run(capsys, "budget", "allow-label-only", "--data", "lung", "--reason", "labels only")  # 5
     run(capsys, *KM, "--mechanism", "rrr", "--group", "sex", "--epsilon", "0.5")  # 6: label only
     s = show(capsys)
@@ -164,7 +166,7 @@ def test_show_lists_each_release_as_run_with_its_disclosures(capsys):
     assert (dp["guarantee"], dp["protects"], dp["subject_protected"]) == ("exact", "the subject", True)
     assert dp["subject_unprotected_because"] is None and all(d["dp"] for d in dp["disclosures"])
 
-    for rid, parameter in ((3, "grid"), (4, "groups")):
+    for rid, parameter in ((3, "grid"), (4, "cut:age")):
         r = rows[rid]
         assert r["guarantee"].startswith("none: not differentially private") and parameter in r["guarantee"]
         assert r["protects"].startswith("nothing formally") and r["subject_protected"] is False
@@ -183,7 +185,7 @@ def test_show_lists_each_release_as_run_with_its_disclosures(capsys):
 
 # ------------------------------------------------------------------------------------------ 3. --cap on a release
 def test_cap_on_a_release_never_changes_an_existing_cap(capsys, ledger_path):
-    gehan = ["km", "--data", "gehan", "--epsilon", "0.5"]
+    gehan = ["km", "--data", "gehan", "--epsilon", "0.5", "--horizon", "35"]
     run(capsys, "budget", "set", "--data", "gehan", "--cap", "2")
     before = LedgerStore(ledger_path).records()
     msg = fails(capsys, *gehan, "--cap", "1")  # the reviewer's case: it used to record cap-lower 2 -> 1

@@ -67,7 +67,7 @@ def test_write_new_never_follows_a_symbolic_link(tmp_path):
 
 def _report(tmp_path, *extra):
     return subprocess.run([sys.executable, "-m", "dpsurv_core", "report", "--data", "lung", "--epsilon", "1",
-                           "--ledger", str(tmp_path / "l.db"), *extra, "--json"], capture_output=True, text=True,
+                           "--horizon", "1100", "--ledger", str(tmp_path / "l.db"), *extra, "--json"], capture_output=True, text=True,
                           timeout=120, env={**os.environ})
 
 

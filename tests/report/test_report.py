@@ -16,7 +16,7 @@ from dpsurv_core.curves.release import NonPrivate
 from dpsurv_core.data.cohort import load_bundled
 from dpsurv_core.data.public import PublicParameters
 from dpsurv_core.errors import ParameterError
-from dpsurv_core.privacy.ledger import Ledger, LedgerEntry, LedgerStore, PrivacyCost
+from dpsurv_core.privacy.ledger import Ledger, LedgerEntry, LedgerStore, PrivacyCost, record_outputs
 from dpsurv_core.privacy.noise import SimulationNoise
 from dpsurv_core.report.figures import curves_figure
 from dpsurv_core.report.html import (
@@ -292,22 +292,22 @@ def test_ledger_report_keeps_the_tests_intervals_and_warnings_each_command_print
     path = tmp_path / "ledger.sqlite3"
     monkeypatch.setenv("DPSURV_LEDGER", str(path))
     printed = {}
-    for name, args in (("logrank", ["--group", "sex", "--mechanism", "laplace-counts"]),
-                       ("weibull", ["--mechanism", "lsp-tll"]),
-                       ("regression", ["--covariates", "age,sex", "--mechanism", "output"])):
+    for name, args in (("logrank", ["--group", "sex", "--mechanism", "laplace-counts", "--horizon", "1100"]),
+                       ("weibull", ["--mechanism", "lsp-tll", "--horizon", "1100", "--censoring", "0.3"]),
+                       ("regression", ["--covariates", "age,sex", "--mechanism", "output", "--horizon", "1100"])):
         assert main([name, "--data", "lung", "--epsilon", "1", *args, "--json"]) == 0
         printed[name] = json.loads(capsys.readouterr().out)
     store = LedgerStore(path)
     (fp,) = {r.fingerprint for r in store.records()}
     logrank, weibull, regression = store.release_records(fp)
-    lr = logrank.body["outputs"]
+    lr = record_outputs(logrank.body)
     assert lr["group_labels"] == ["Male", "Female"]  # the released numbers' groups named as the warnings name them
     assert {r["group"] for r in record_item(logrank).records} == {"Male", "Female"}
     assert lr["tests"][0]["p_value"] == printed["logrank"]["tests"][0]["p_value"]
     assert lr["test_warnings"] == printed["logrank"]["warnings"]
-    wb = weibull.body["outputs"]
+    wb = record_outputs(weibull.body)
     assert wb["intervals"][0]["shape"] == printed["weibull"]["intervals"][0]["shape"]
-    rg = regression.body["outputs"]
+    rg = record_outputs(regression.body)
     assert {r["covariate"]: r["p_value"] for r in rg["intervals"]} == printed["regression"]["estimates"][0]["p_value"]
     assert "p_value_nonprivate" not in rg["intervals"][0]  # a release never reads the data beside it
     page = ledger_report("Release report", "lung", store.ledger(fp), [logrank, weibull, regression])
@@ -357,18 +357,19 @@ def test_report_command_records_and_ledger_exports_carry_the_tests_and_labels(tm
     path = tmp_path / "ledger.sqlite3"
     monkeypatch.setenv("DPSURV_LEDGER", str(path))
     assert main(["report", "--data", "lung", "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "0.5",
-                 "--out", str(tmp_path / "r.html")]) == 0
-    assert main(["logrank", "--data", "lung", "--group", "sex", "--mechanism", "rrr", "--epsilon", "1", "--json"]) == 0
+                 "--horizon", "1100", "--out", str(tmp_path / "r.html")]) == 0
+    assert main(["logrank", "--data", "lung", "--group", "sex", "--mechanism", "rrr", "--epsilon", "1", "--horizon", "1100",
+                 "--json"]) == 0
     store = LedgerStore(path)
     (fp,) = {r.fingerprint for r in store.records()}
     from_report, rrr = store.release_records(fp)
-    assert from_report.body["outputs"]["test_method"].startswith("Monte Carlo")
+    assert record_outputs(from_report.body)["test_method"].startswith("Monte Carlo")
     _, bundle = export_bundle([from_report], store.ledger(fp), "lung", fp)
     payload = json.loads(bundle)
     lr = next(t for t in payload["derived_tables"] if t["title"].startswith("Log-rank tests ("))
     assert "noise-adjusted" in lr["title"] and "chi-square (noise-adjusted)" in lr["rows"][0]
     assert any(w.startswith("Weak test") for w in payload["report_warnings"])
-    legend = {t.name for t in outputs_figure(from_report.body["outputs"]).data}
+    legend = {t.name for t in outputs_figure(record_outputs(from_report.body)).data}
     assert any("Male" in n for n in legend) and not any(n.endswith(": 1") for n in legend)
     from dataclasses import replace
 
@@ -414,8 +415,9 @@ def test_a_report_of_a_not_dp_release_does_not_say_it_protects_the_subject(tmp_p
     from dpsurv_core.report.html import ledger_report
 
     path = tmp_path / "ledger.sqlite"
-    assert main(["weibull", "--data", "lung", "--mechanism", "saa", "--epsilon", "1", "--ledger", str(path),
-                 "--json"]) == 0  # the block count read off the data: not DP
+    assert main(["weibull", "--data", "lung", "--mechanism", "saa", "--epsilon", "1", "--horizon", "1100",
+                 "--censoring", "0.3", "--accept-disclosure", "blocks", "--ledger", str(path),
+                 "--json"]) == 0  # the block count read off the data, accepted: not DP
     capsys.readouterr()
     store = LedgerStore(path)
     (rec,) = [r for r in store.records() if r.kind == RELEASE]
@@ -460,7 +462,7 @@ def test_a_review_of_released_tests_shows_the_exact_test_and_the_flip(tmp_path):
     public grid (lung by sex on 20 bins: 9.94 without noise), with whether the conclusion at 5% flipped."""
     ledger = tmp_path / "l.sqlite3"
     r = _cli("logrank", "--data", "lung", "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "1",
-             "--ledger", str(ledger), "--json")
+             "--horizon", "1100", "--ledger", str(ledger), "--json")
     assert r.returncode == 0, r.stderr
     store = LedgerStore(ledger)
     (fp,) = store.datasets()
