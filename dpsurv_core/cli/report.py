@@ -22,6 +22,7 @@ from dpsurv_core.cli import km
 from dpsurv_core.cli.common import add_data_options, add_release_options, run_plan, store_from_args
 from dpsurv_core.curves import release as curves
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES
+from dpsurv_core.data.public import Disclosure
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import GROUP_LABEL, SUBJECT, as_run, not_dp_disclosure
@@ -147,6 +148,13 @@ def run(args: argparse.Namespace) -> dict:
     kind = "review" if args.review else "release"
     rep = Report(f"Survival analysis of {cohort.name}", cohort.name, ledger, kind)
     kind_words = release_kind(release)
+    # the disclosures as the record holds them (a value read off the data only with the data holder's acceptance, and
+    # named, never counted), so the report says what the ledger says
+    recorded = fields.get("publishable", {}).get("disclosures")
+    if recorded is not None:
+        release = replace(release, disclosures=[Disclosure(d["parameter"], d["message"], d.get("dp", True))
+                                                for d in recorded])
+        kind_words = release_kind(release)
     rep.add_section(f"Survival curves ({mech.name}): {kind_words}" if kind_words != "private"
                     else f"Private survival curves ({mech.name})")
     not_dp = not_dp_disclosure(release.disclosures, release.cost.protects) if release.cost.formal else None

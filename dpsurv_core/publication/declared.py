@@ -114,7 +114,7 @@ def enforce(disclosures: Sequence[Any], accept: Iterable[str] = ()) -> list[dict
             continue
         seen.add(name)
         out.append({"parameter": name, "dp": False,
-                    "message": f"not DP as run: {name} read off the data, published as read (accepted by the data "
+                    "message": f"not DP: {name} read off the data, published as read (accepted by the data "
                                f"holder with --accept-disclosure {name})"})
     return out
 
