@@ -77,6 +77,29 @@ class PrivacyCost:
         """A formal guarantee with a finite epsilon (not disclosure control, not epsilon = inf)."""
         return self.formal and self.epsilon is not None and math.isfinite(self.epsilon)
 
+    def __add__(self, other: PrivacyCost) -> PrivacyCost:
+        """Sequential composition of two releases about the same unit: epsilons and deltas add (Dwork and Roth 2014,
+        theorem 3.16). Disclosure control has no epsilon and does not compose."""
+        self._composable(other)
+        assert self.epsilon is not None and other.epsilon is not None
+        return PrivacyCost(self.epsilon + other.epsilon, min(self.delta + other.delta, 0.999999), self.neighbouring,
+                           self.protects, _weaker(self.guarantee, other.guarantee))
+
+    def parallel(self, other: PrivacyCost) -> PrivacyCost:
+        """Parallel composition: two releases on disjoint parts of the data (one subject is in at most one) cost the
+        larger epsilon and delta (McSherry 2009)."""
+        self._composable(other)
+        assert self.epsilon is not None and other.epsilon is not None
+        return PrivacyCost(max(self.epsilon, other.epsilon), max(self.delta, other.delta), self.neighbouring,
+                           self.protects, _weaker(self.guarantee, other.guarantee))
+
+    def _composable(self, other: PrivacyCost) -> None:
+        if not (self.formal and other.formal):
+            raise ParameterError("Disclosure control has no epsilon, so it does not compose with anything.")
+        if self.protects != other.protects:
+            raise ParameterError(f"A cost protecting {self.protects} does not compose with one protecting "
+                                 f"{other.protects}: the ledger keeps a total per protected unit.")
+
     def sentence(self) -> str:
         if self.guarantee == NO_NOISE:
             return f"{NO_NOISE} (epsilon = inf): exact numbers for the data holder's eyes only"
@@ -86,6 +109,11 @@ class PrivacyCost:
         d = f", delta = {self.delta:g}" if self.delta else ""
         g = "" if self.guarantee == EXACT else f" ({self.guarantee})"
         return f"epsilon = {self.epsilon:.4g}{d}{g}, protecting {self.protects}, neighbours: {self.neighbouring}"
+
+
+def _weaker(a: str, b: str) -> str:
+    """The guarantee of two composed releases: the same one, or the approximate one where either is approximate."""
+    return a if a == b else (APPROXIMATE_MCMC if APPROXIMATE_MCMC in (a, b) else a)
 
 
 def not_dp_disclosure(disclosures: Any, protects: str = SUBJECT) -> tuple[str, str] | None:
@@ -216,18 +244,28 @@ class Ledger:
         self.disclosure_control_allowed = False  # likewise (LedgerStore.allow_disclosure_control)
 
     @staticmethod
-    def _compose(entries: list[LedgerEntry], attr: str) -> float:
-        blocks: dict[Any, float] = {}
-        total = 0.0
+    def composed(entries: list[LedgerEntry]) -> PrivacyCost | None:
+        """The entries' costs composed: releases sharing a ``parallel_key`` (disjoint parts of the data) in parallel,
+        then everything in sequence (:meth:`PrivacyCost.__add__`, :meth:`PrivacyCost.parallel`); None when no entry
+        has an epsilon (disclosure control composes with nothing)."""
+        blocks: dict[Any, PrivacyCost] = {}
+        total: PrivacyCost | None = None
         for e in entries:
-            v = getattr(e.cost, attr)
-            if v is None:  # disclosure control: no epsilon to compose
+            if not e.cost.formal:
                 continue
             if e.parallel_key is None:
-                total += v
+                total = e.cost if total is None else total + e.cost
             else:
-                blocks[e.parallel_key] = max(blocks.get(e.parallel_key, 0.0), v)
-        return total + sum(blocks.values())
+                held = blocks.get(e.parallel_key)
+                blocks[e.parallel_key] = e.cost if held is None else held.parallel(e.cost)
+        for cost in blocks.values():
+            total = cost if total is None else total + cost
+        return total
+
+    @staticmethod
+    def _compose(entries: list[LedgerEntry], attr: str) -> float:
+        total = Ledger.composed(entries)
+        return 0.0 if total is None else float(getattr(total, attr))
 
     def totals(self) -> dict[str, dict[str, float]]:
         """Composed epsilon and delta per protected unit."""

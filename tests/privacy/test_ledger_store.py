@@ -16,6 +16,7 @@ from dpsurv_core.privacy.ledger import (
     GENESIS,
     RELEASE,
     SUBJECT,
+    Ledger,
     LedgerEntry,
     LedgerStore,
     PrivacyCost,
@@ -197,3 +198,21 @@ def test_cap_rules(ledger_path):
     store.lower_cap(FP_B, 0.3)  # lowering a data set with no cap sets it
     assert store.records(FP_B)[0].kind == CAP_SET and store.ledger(FP_B).cap == 0.3
     assert store.verify().ok
+
+
+def test_costs_compose_as_values_in_sequence_and_in_parallel():
+    from dpsurv_core.errors import ParameterError
+    from dpsurv_core.privacy.ledger import APPROXIMATE_MCMC, GROUP_LABEL, NO_FORMAL
+
+    a, b = PrivacyCost(0.5), PrivacyCost(0.25, delta=1e-6, guarantee=APPROXIMATE_MCMC)
+    both = a + b
+    assert (both.epsilon, both.delta, both.guarantee) == (0.75, 1e-6, APPROXIMATE_MCMC)
+    assert a.parallel(PrivacyCost(0.75)).epsilon == 0.75 and (a + a + a).epsilon == 1.5
+    with pytest.raises(ParameterError):
+        a + PrivacyCost(1.0, protects=GROUP_LABEL)
+    with pytest.raises(ParameterError):
+        a + PrivacyCost(None, guarantee=NO_FORMAL)
+    ledger = Ledger()
+    for eps, key in ((0.5, None), (0.25, "g"), (0.75, "g"), (0.125, None)):
+        ledger.entries.append(LedgerEntry("laplace-counts", "survival curves", "lung", {}, PrivacyCost(eps), key))
+    assert Ledger.composed(ledger.entries).epsilon == 0.5 + 0.75 + 0.125 == ledger.spent()
