@@ -125,6 +125,11 @@ CONFIDENTIAL_NOTE = ("exact values about the data, for the data holder's eyes on
                      "covered by its guarantee; publish only the 'publishable' block")
 
 
+ONE_BLOCK = {"simulation": "simulation: one block, seeded noise, nothing here is a release or publishable",
+             "not private": "not private: one block, exact numbers for the data holder's eyes only, nothing here is "
+                            "publishable"}
+
+
 def split_publishable(result: dict[str, Any], data_warnings: list[str]) -> dict[str, Any]:
     """A release's JSON in two named blocks beside the data holder's full view: ``publishable`` (exactly what the
     ledger record holds) and ``confidential`` (exact counts, validation notes, non-private references), so that a
@@ -157,7 +162,10 @@ def main(argv: list[str] | None = None) -> int:
         data_warnings = getattr(args, "_data_warnings", None)
         if isinstance(result, dict) and isinstance(result.get("publishable"), dict):
             result = split_publishable(result, list(data_warnings or []))
-        elif isinstance(result, dict) and data_warnings:  # the data's warnings first, then the analysis's own
+        elif isinstance(result, dict) and result.get("release") is False:
+            result["block"] = ONE_BLOCK["simulation" if result.get("simulation") else "not private"]
+        if isinstance(result, dict) and "publishable" not in result and data_warnings:
+            # the data's warnings first, then the analysis's own
             own = [w for w in result.get("warnings") or [] if w not in data_warnings]
             result["warnings"] = list(data_warnings) + own
         if isinstance(result, dict):

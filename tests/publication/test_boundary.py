@@ -89,3 +89,4 @@ def test_a_release_json_keeps_exact_values_apart(capsys, upload, ledger_path):
     assert "228" not in json.dumps(out["publishable"]["public_inputs"])
     simulated = cli(capsys, "km", "--data", "lung", "--mechanism", "laplace-counts", "--epsilon", "1", "--seed", "1")[1]
     assert "publishable" not in simulated and "confidential" not in simulated and simulated["simulation"] is True
+    assert simulated["block"].startswith("simulation: one block")
