@@ -150,7 +150,8 @@ class CellKey(DisclosureControl):
         return exact.from_cells(out), {"cell_keys": np.broadcast_to(np.mod(key_sum, 1.0), out.shape).copy()}
 
     def null_alter(self, exact: BinnedCounts, noise: NoiseSource) -> BinnedCounts:
-        """Simulated counts have no records: their cell keys are drawn uniform on [0, 1), as real cell keys are."""
+        """Simulated counts have no records: their cell keys are drawn uniform on [0, 1), as real cell keys are. Only
+        the calibrated log-rank test's null simulations call this (with SimulationNoise); a release never does."""
         cells = exact.cells().astype(float)
         return exact.from_cells(self._apply(cells, np.asarray(noise.uniform(0.0, 1.0, cells.shape), float)))
 

@@ -2,9 +2,10 @@
 
 ``round``: each cell x becomes b * floor(x / b + 1/2) (halves round up), deterministic.
 ``random-round``: each cell x = b q + r (0 <= r < b) becomes b q + b with probability r / b and b q otherwise, so
-E[released] = x (unbiased random rounding, as Statistics New Zealand practises with base 3). The draw comes from the
-release noise source (OpenDP/OS entropy for a release, seeded simulation noise for previews and audits). Neither has
-a formal guarantee: deterministic rounding reveals a subject whose removal moves a cell across a rounding boundary.
+E[released] = x (unbiased random rounding, as Statistics New Zealand practises with base 3). A whole-number count rounds
+up exactly when an integer k uniform on 0..b-1 is below r: probability r / b exactly. k comes from the release noise
+source (os.urandom by rejection for a release, seeded simulation noise for previews and audits). Neither has a formal
+guarantee: deterministic rounding reveals a subject whose removal moves a cell across a rounding boundary.
 """
 
 from __future__ import annotations
@@ -38,6 +39,23 @@ def random_round(x: np.ndarray, base: int, u: np.ndarray) -> np.ndarray:
     x = np.asarray(x, float)
     low = base * np.floor(x / base)
     return low + base * (u < (x - low) / base)
+
+
+def random_round_exact(x: np.ndarray, base: int, k: np.ndarray) -> np.ndarray:
+    """Unbiased random rounding of whole-number counts with ``k`` uniform on 0..base-1: x = b q + r (r a whole number
+    from 0 to b - 1) rounds up to b (q + 1) exactly when k < r, which has probability r / b exactly."""
+    x = np.asarray(x, float)
+    low = base * np.floor(x / base)
+    return low + base * (np.asarray(k) < x - low)
+
+
+def random_round_with(x: np.ndarray, base: int, noise: NoiseSource) -> np.ndarray:
+    """Random rounding of ``x`` with draws from ``noise``: integers below ``base`` when every count is a whole
+    number (the exact rule; released counts always are), else uniforms (simulated counts that are not whole)."""
+    x = np.asarray(x, float)
+    if np.all(x == np.floor(x)):
+        return random_round_exact(x, base, noise.integers(base, x.shape))
+    return random_round(x, base, np.asarray(noise.uniform(0.0, 1.0, x.shape), float))
 
 
 class Round(DisclosureControl):
@@ -78,9 +96,7 @@ class RandomRound(DisclosureControl):
               trials: int) -> tuple[BinnedCounts, dict[str, Any]]:
         if noise is None:
             raise ParameterError("Random rounding needs a noise source (a release or a seeded simulation).")
-        cells = exact.cells()
-        u = np.asarray(noise.uniform(0.0, 1.0, cells.shape), float)
-        return replace(exact.from_cells(random_round(cells, self.base, u))), {}
+        return replace(exact.from_cells(random_round_with(exact.cells(), self.base, noise))), {}
 
     def plugin_draws(self, released: BinnedCounts, draws: int, rng: np.random.Generator) -> BinnedCounts:
         """``draws`` plausible true tables per released one (rows R * draws, trial-major) for the bootstrap's

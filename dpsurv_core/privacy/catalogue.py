@@ -59,10 +59,13 @@ OPENDP_LAP = "OpenDP Laplace sampler"
 OPENDP_GAUSS = "OpenDP Gaussian sampler"
 OPENDP_GUMBEL_MAX = "OpenDP Gumbel noisy max (only an index is released)"
 URANDOM_CHOICE = "exact integer categorical draw on os.urandom (the output is a category: no floating-point low bits)"
-OS_ENTROPY = "numpy PCG64 seeded afresh from OS entropy for each release"
-SNAPPED = ("released values snapped to multiples of 2^-20 (Mironov 2012's defence; a fixed grid, without that "
-           "paper's proof, so nothing extra is charged)")
-INTERNAL_INDEX = OS_ENTROPY + ", floored to an index that is never released"
+URANDOM_INTEGERS = "OS-entropy integers (os.urandom) by rejection, exactly uniform"
+URANDOM_UNIFORM = ("exact discrete uniform on a 2^-52 grid (an os.urandom integer below 2^52 by rejection, divided by "
+                   "2^52; not a continuous uniform)")
+OPENDP_GAMMA = "sum of d OpenDP Laplace draws in absolute value (|Laplace(s)| is Exponential(s), so the sum is Gamma(d, s))"
+SNAPPED = ("released values snapped to multiples of 2^-20 (Mironov 2012's defence against the rounding of the "
+           "floating-point arithmetic on the draws; a fixed grid, without that paper's proof, so nothing extra is charged)")
+INTERNAL_INDEX = URANDOM_INTEGERS + ", used as indices that are never released"
 
 
 @dataclass(frozen=True)
@@ -125,7 +128,7 @@ class Entry:
                             for k, v in self.options.items()}}
 
 
-_SPHERE = (OS_ENTROPY + " (gamma radius) and " + OPENDP_GAUSS + " (normalised to a uniform direction); " + SNAPPED)
+_SPHERE = (OPENDP_GAMMA + " (gamma radius) and " + OPENDP_GAUSS + " (normalised to a uniform direction); " + SNAPPED)
 _CURVE_CMDS = ("km", "logrank", "audit", "report")
 
 ENTRIES: tuple[Entry, ...] = (
@@ -160,8 +163,8 @@ ENTRIES: tuple[Entry, ...] = (
           summary="Every count is rounded to the nearest multiple of the base (halves up). No epsilon.",
           options={"base": 5}),
     Entry("random-round", "Random rounding to base 5 (no formal guarantee)", CURVES, _CURVE_CMDS, RANDOM_ROUNDING,
-          DISCLOSURE_CONTROL, NO_NEIGHBOURS, "uniform draws from numpy PCG64 seeded afresh from OS entropy (os.urandom, "
-          "through SeedSequence) for each release; only the rounding direction is used, the uniform is never released",
+          DISCLOSURE_CONTROL, NO_NEIGHBOURS, URANDOM_INTEGERS + ": a count b q + r rounds up when an integer below b is "
+          "below r (probability r / b exactly); only the rounding direction is used, the integer is never released",
           "dpsurv_core.disclosure.rounding:RandomRound", guarantee=NO_FORMAL,
           summary="Every count x = b q + r is rounded up to b (q + 1) with probability r / b, else down: unbiased. "
                   "No epsilon.", options={"base": 5}),
@@ -179,8 +182,8 @@ ENTRIES: tuple[Entry, ...] = (
           "lifelines WeibullFitter", NOTHING, "none", "none", "dpsurv_core.weibull.mechanisms:NonPrivateMLE",
           guarantee="none", private=False, summary="The non-private Weibull fit on normalised times."),
     Entry("lsp-tll", "LSP + TLL", WEIBULL, ("weibull", "audit"), NGUYEN_HUI_WEIBULL, SUBJECT, ADD_REMOVE,
-          OPENDP_GUMBEL_MAX + " (exponential mechanism over LSP rungs); " + OS_ENTROPY + " (position inside the "
-          "rung), " + SNAPPED + "; " + OPENDP_LAP + " (TLL sums)",
+          OPENDP_GUMBEL_MAX + " (exponential mechanism over LSP rungs); " + URANDOM_UNIFORM + " (position inside "
+          "the rung), " + SNAPPED + "; " + OPENDP_LAP + " (TLL sums)",
           "dpsurv_core.weibull.mechanisms:LspTll",
           summary="Shape from the local-sensitivity ladder (exponential mechanism over rungs), scale from Laplace "
                   "noise on truncated log-likelihood sums; epsilon split evenly between them.",
@@ -212,7 +215,7 @@ ENTRIES: tuple[Entry, ...] = (
           options={"lam": 0.01, "information_share": 0.0}, audit_runs=100),
     Entry("psgld", "pSGLD posterior sampling", REGRESSION, ("regression", "audit", "report"), NGUYEN_HUI_REGRESSION,
           SUBJECT, ADD_REMOVE, OPENDP_GAUSS + " (Langevin noise); " + INTERNAL_INDEX + " (minibatches); "
-          + URANDOM_CHOICE + " (the epoch released); " + SNAPPED,
+          + URANDOM_INTEGERS + " (the epoch released); " + SNAPPED,
           "dpsurv_core.regression.mechanisms:PSGLD", guarantee="approximate (MCMC)",
           summary="A preconditioned stochastic-gradient Langevin chain sampling the sanitised posterior; its "
                   "guarantee is approximate because the chain only approximates the target density.",

@@ -1,24 +1,31 @@
 """The two random sources of docs/mechanisms.md, kept visibly apart.
 
 * :class:`ReleaseNoise` is for numbers a user may publish. It cannot be seeded: its constructor takes
-  no argument. Floating-point samplers can leak through the low bits of what they return (Mironov
-  2012), so every draw has a stated defence:
+  no argument, and it creates no numpy generator. Floating-point samplers can leak through the low bits
+  of what they return (Mironov 2012), so every draw comes from an exact sampler:
 
   - Laplace, discrete Laplace and the standard normal come from OpenDP's samplers (exact sampling on
     OS entropy, then rounding; the normal is OpenDP's Gaussian mechanism with scale 1 applied to 0).
   - ``gumbel_argmax`` (the exponential mechanism as Gumbel-max) is OpenDP's noisy max with Gumbel
     noise (``make_noisy_max`` under zero-concentrated divergence): only an index leaves it.
-  - ``choice`` draws a category with exact integer arithmetic from ``os.urandom``: the float weights
-    are read as the exact dyadic rationals they are, and a uniform integer below their common total
-    picks the category by rejection sampling, so the law is exactly the normalised weights.
-  - ``uniform``, ``gamma`` and ``gumbel`` (no OpenDP sampler) come from a numpy PCG64 seeded afresh
-    from OS entropy for each call. Where their result reaches a release as a real number (the gamma
-    radius of output/objective perturbation, the uniform position inside an LSP rung, pSGLD's
-    chain) the mechanism passes the released values through :meth:`ReleaseNoise.snap`, which rounds
-    them to multiples of :data:`SNAP_GRID` = 2^-20, following Mironov (2012)'s snapping defence.
-    Limits: Mironov's proof needs a clamp and a grid about as coarse as the noise scale, and charges
-    a small extra epsilon; a fixed 2^-20 grid removes the low-bit pattern of the sampler but comes
-    with no such proof, so dpsurv charges nothing extra for it and claims no more than that.
+  - ``integers`` and ``choice`` use exact integer arithmetic on ``os.urandom``: a uniform integer below
+    a bound by rejection sampling; ``choice`` reads the float weights as the exact dyadic rationals they
+    are and picks the category with a uniform integer below their common total, so its law is exactly
+    the normalised weights. Block assignment, minibatches, epoch picks and random rounding use them.
+  - ``uniform`` is a discrete uniform on the 2^52-point grid: low + (high - low) k / 2^52 with k uniform
+    on 0..2^52 - 1 (``integers``). k / 2^52 is exactly that discrete law (every grid point is a float);
+    it is not a continuous uniform, and nothing more is claimed. The LSP rung position uses it.
+  - ``gamma_sum`` (and ``gamma`` for a whole-number shape) is Gamma(d, scale) as the sum of d
+    exponentials, each the absolute value of an OpenDP Laplace draw (|Laplace(s)| is Exponential(s)).
+    The radius of output and objective perturbation uses it. A non-integer shape is refused.
+  - ``gumbel`` (raw Gumbel variates) has no exact sampler here and raises: releases use ``gumbel_argmax``.
+
+  The released reals built from these draws (w + b of output perturbation, the objective minimiser and
+  its information matrix, pSGLD's state, the LSP shape) are still floating-point arithmetic on them, whose
+  rounding Mironov (2012) attacks; they pass through :meth:`ReleaseNoise.snap`, which rounds them to
+  multiples of :data:`SNAP_GRID` = 2^-20, his snapping defence. Limits: his proof needs a clamp and a grid
+  about as coarse as the noise scale, and charges a small extra epsilon; a fixed 2^-20 grid comes with no
+  such proof, so dpsurv charges nothing extra for it and claims no more than that.
 * :class:`SimulationNoise` is for repeated trials, trade-off curves and audits: a seeded
   ``numpy.random.Generator`` so results are reproducible. Never use it for a release.
 
@@ -43,11 +50,17 @@ class NoiseSource(Protocol):
 
     def discrete_laplace(self, scale: float, size: Shape) -> np.ndarray: ...
 
+    def integers(self, high: int, size: Shape) -> np.ndarray: ...
+
     def uniform(self, low: float | np.ndarray, high: float | np.ndarray, size: Shape) -> np.ndarray: ...
 
     def standard_normal(self, size: Shape) -> np.ndarray: ...
 
+    def exponential(self, scale: float, size: Shape) -> np.ndarray: ...
+
     def gamma(self, shape: float, scale: float, size: Shape) -> np.ndarray: ...
+
+    def gamma_sum(self, dim: int, scale: float, size: Shape) -> np.ndarray: ...
 
     def gumbel(self, size: Shape) -> np.ndarray: ...
 
@@ -60,7 +73,7 @@ class NoiseSource(Protocol):
     def describe(self) -> str: ...
 
 
-# Released reals built from non-OpenDP draws are rounded to multiples of this (Mironov 2012's snapping).
+# Released reals built by floating-point arithmetic on the draws are rounded to multiples of this (Mironov 2012).
 SNAP_GRID = 2.0**-20
 
 
@@ -85,19 +98,50 @@ def _exact_integer_weights(weights: np.ndarray) -> list[int]:
 
 
 def _urandom_below(total: int, count: int) -> np.ndarray:
-    """``count`` independent integers uniform on 0..total-1 from os.urandom (rejection sampling, exact)."""
+    """``count`` independent integers uniform on 0..total-1 from os.urandom (rejection sampling, exact).
+
+    int64 when total < 2^62 (63-bit words, a draw kept when below the largest multiple of total); above that
+    Python integers (dtype object) from ``secrets.randbelow``."""
     import os
 
+    if total < 1:
+        raise ValueError(f"A uniform integer below {total} does not exist.")
     if total < 2**62:
-        limit = (2**63 // total) * total  # the largest multiple of total in 63 bits: accepted draws are uniform
-        out = np.empty(0, dtype=np.uint64)
-        while out.size < count:
-            raw = np.frombuffer(os.urandom(8 * max(16, 2 * (count - out.size))), dtype=np.uint64) >> np.uint64(1)
-            out = np.concatenate([out, raw[raw < np.uint64(limit)] % np.uint64(total)])
-        return out[:count].astype(object)
+        limit = np.uint64((2**63 // total) * total)  # the largest multiple of total in 63 bits: accepted draws are uniform
+        parts, have = [], 0
+        while have < count:
+            raw = np.frombuffer(os.urandom(8 * max(16, 2 * (count - have))), dtype=np.uint64) >> np.uint64(1)
+            kept = raw[raw < limit] % np.uint64(total)
+            parts.append(kept)
+            have += kept.size
+        out = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
+        return out[:count].astype(np.int64)
     import secrets
 
     return np.array([secrets.randbelow(total) for _ in range(count)], dtype=object)
+
+
+def _check_high(high: int) -> int:
+    """A whole number of at least 1 (the count of values ``integers`` draws from)."""
+    from dpsurv_core.errors import ParameterError
+
+    if isinstance(high, (bool, np.bool_)) or int(high) != high or high < 1:
+        raise ParameterError(f"Uniform integers need a whole number of values of at least 1, got {high}.")
+    return int(high)
+
+
+def _check_whole_shape(shape: float) -> int:
+    """Gamma shapes the exact sampler takes: whole numbers of at least 1 (a sum of that many exponentials)."""
+    from dpsurv_core.errors import ParameterError
+
+    if not np.isfinite(shape) or int(shape) != shape or shape < 1:
+        raise ParameterError(f"The exact gamma sampler needs a whole-number shape of at least 1 (a sum of exponentials), "
+                             f"got {shape}.")
+    return int(shape)
+
+
+# the grid of ReleaseNoise.uniform: k / 2^52 for k = 0..2^52 - 1, every point an exact float in [0, 1)
+UNIFORM_BITS = 52
 
 
 # OpenDP's integer sampler saturates at +-(2^31 - 1); a noise scale that can reach it would let a release be
@@ -125,17 +169,14 @@ def _opendp():
 
 
 class ReleaseNoise:
-    """Noise for releases: OpenDP's samplers on OS entropy. Takes no seed, by design."""
+    """Noise for releases: OpenDP's samplers and exact integer draws on OS entropy. Takes no seed and creates no
+    numpy generator, by design."""
 
     is_release = True
 
     def __init__(self) -> None:
         self._dp = _opendp()
         self._gaussian = None
-
-    @staticmethod
-    def _fresh_rng() -> np.random.Generator:
-        return np.random.Generator(np.random.PCG64(np.random.SeedSequence()))
 
     def _vector_laplace(self, scale: float, count: int, integer: bool) -> np.ndarray:
         dp = self._dp
@@ -162,9 +203,20 @@ class ReleaseNoise:
         shape = _shape(size)
         return self._vector_laplace(float(scale), int(np.prod(shape)), integer=True).reshape(shape)
 
+    def integers(self, high: int, size: Shape) -> np.ndarray:
+        """Independent integers uniform on 0..high-1, exactly: rejection sampling on os.urandom (int64 below 2^62)."""
+        shape = _shape(size)
+        return _urandom_below(_check_high(high), int(np.prod(shape))).reshape(shape)
+
     def uniform(self, low, high, size: Shape) -> np.ndarray:
-        """OS-entropy-seeded numpy draw; a released real built from it must go through :meth:`snap`."""
-        return self._fresh_rng().uniform(low, high, _shape(size))
+        """low + (high - low) * k / 2^52 with k uniform on 0..2^52 - 1 (:meth:`integers`).
+
+        The law claimed is that of k / 2^52: the discrete uniform on the 2^52 points {0, 2^-52, ..., 1 - 2^-52},
+        each an exact float, drawn exactly; not a continuous uniform. On [0, 1) that is the result itself; other
+        bounds add one rounded product and one rounded sum."""
+        shape = _shape(size)
+        u = self.integers(2**UNIFORM_BITS, shape).astype(float) * 2.0**-UNIFORM_BITS  # exact: k < 2^53, power of 2
+        return low + (np.asarray(high, dtype=float) - low) * u
 
     def standard_normal(self, size: Shape) -> np.ndarray:
         """OpenDP's Gaussian sampler (scale 1 on a zero vector)."""
@@ -178,13 +230,28 @@ class ReleaseNoise:
                                                 dp.l2_distance(T=float), scale=1.0)
         return np.asarray(self._gaussian([0.0] * count), dtype=float).reshape(shape)
 
+    def exponential(self, scale: float, size: Shape) -> np.ndarray:
+        """Exponential(scale) as |Laplace(scale)|: the absolute value of OpenDP's Laplace draw (its density
+        exp(-|x|/s) / (2 s) folded onto x >= 0 is exp(-x/s) / s), so as exact as that sampler."""
+        shape = _shape(size)
+        return np.abs(self._vector_laplace(float(scale), int(np.prod(shape)), integer=False)).reshape(shape)
+
+    def gamma_sum(self, dim: int, scale: float, size: Shape) -> np.ndarray:
+        """Gamma(dim, scale) for a whole number dim: the sum of dim independent :meth:`exponential` draws (the sum
+        of d Exponential(s) variables is Gamma(d, s)); the sum is rounded floating-point addition."""
+        d = _check_whole_shape(dim)
+        shape = _shape(size)
+        return self.exponential(scale, (int(np.prod(shape)), d)).sum(axis=1).reshape(shape)
+
     def gamma(self, shape: float, scale: float, size: Shape) -> np.ndarray:
-        """OS-entropy-seeded numpy draw; a released real built from it must go through :meth:`snap`."""
-        return self._fresh_rng().gamma(shape, scale, _shape(size))
+        """:meth:`gamma_sum` for a whole-number shape; any other shape is refused (no exact sampler for it)."""
+        return self.gamma_sum(_check_whole_shape(shape), scale, size)
 
     def gumbel(self, size: Shape) -> np.ndarray:
-        """Raw Gumbel variates (OS-entropy-seeded numpy). Releases use :meth:`gumbel_argmax` instead."""
-        return self._fresh_rng().gumbel(size=_shape(size))
+        """Refused: raw Gumbel variates have no exact sampler here. A release draws an index with
+        :meth:`gumbel_argmax` (OpenDP's noisy max); raw variates are for :class:`SimulationNoise` only."""
+        raise NotImplementedError("ReleaseNoise draws no raw Gumbel variates (no exact sampler): use gumbel_argmax, "
+                                  "OpenDP's Gumbel noisy max, or SimulationNoise for a simulation.")
 
     def gumbel_argmax(self, log_weights: np.ndarray, size: int) -> np.ndarray:
         """``size`` indices i drawn with P(i) proportional to exp(log_weights[i]): OpenDP's Gumbel noisy max.
@@ -216,12 +283,14 @@ class ReleaseNoise:
         return idx.reshape(shape)
 
     def snap(self, values: np.ndarray) -> np.ndarray:
-        """Released reals rounded to multiples of :data:`SNAP_GRID` (Mironov 2012's snapping, without its proof)."""
+        """Released reals rounded to multiples of :data:`SNAP_GRID` (Mironov 2012's snapping, without its proof): the
+        draws are exact, but the reals a mechanism builds from them are rounded floating-point arithmetic."""
         return snap_to_grid(values)
 
     def describe(self) -> str:
-        return ("release: OpenDP samplers (Laplace, discrete Laplace, Gaussian, Gumbel noisy max), exact integer "
-                "categorical draws on os.urandom, other draws OS-entropy seeded and snapped to a 2^-20 grid; unseeded")
+        return ("release: OpenDP samplers (Laplace and |Laplace| sums for gamma radii, discrete Laplace, Gaussian, "
+                "Gumbel noisy max), exact integer draws on os.urandom (indices, categories, a 2^-52-grid uniform); "
+                "released reals snapped to a 2^-20 grid; unseeded")
 
 
 class SimulationNoise:
@@ -230,6 +299,7 @@ class SimulationNoise:
     is_release = False
 
     def __init__(self, seed: int | np.random.SeedSequence | None) -> None:
+        """``seed``: any non-negative integer or a SeedSequence; None draws one from OS entropy."""
         self.seed = seed
         self.rng = np.random.default_rng(seed)
 
@@ -246,14 +316,24 @@ class SimulationNoise:
         p = -np.expm1(-1.0 / scale)
         return self.rng.geometric(p, shape).astype(np.int64) - self.rng.geometric(p, shape).astype(np.int64)
 
+    def integers(self, high: int, size: Shape) -> np.ndarray:
+        return self.rng.integers(0, _check_high(high), _shape(size))
+
     def uniform(self, low, high, size: Shape) -> np.ndarray:
         return self.rng.uniform(low, high, _shape(size))
 
     def standard_normal(self, size: Shape) -> np.ndarray:
         return self.rng.standard_normal(_shape(size))
 
+    def exponential(self, scale: float, size: Shape) -> np.ndarray:
+        return self.rng.exponential(scale, _shape(size))
+
     def gamma(self, shape: float, scale: float, size: Shape) -> np.ndarray:
         return self.rng.gamma(shape, scale, _shape(size))
+
+    def gamma_sum(self, dim: int, scale: float, size: Shape) -> np.ndarray:
+        """Gamma(dim, scale), the law of ReleaseNoise.gamma_sum (numpy's gamma sampler: one draw per value)."""
+        return self.rng.gamma(_check_whole_shape(dim), scale, _shape(size))
 
     def gumbel(self, size: Shape) -> np.ndarray:
         return self.rng.gumbel(size=_shape(size))

@@ -82,10 +82,11 @@ ANALYSIS = "discrete-time regression"
 def sphere_noise(noise: NoiseSource, dim: int, scale: float, trials: int) -> np.ndarray:
     """Draws b with density proportional to exp(-||b|| / scale): norm ~ Gamma(dim, scale), direction uniform.
 
-    Returns shape (trials, dim); scale 0 gives zeros."""
+    The norm is ``gamma_sum`` (on a release, the sum of dim exponentials, each |Laplace| from OpenDP), the direction
+    normalised standard normals (OpenDP's Gaussian on a release). Returns shape (trials, dim); scale 0 gives zeros."""
     if scale == 0:
         return np.zeros((trials, dim))
-    r = noise.gamma(float(dim), float(scale), trials)
+    r = noise.gamma_sum(int(dim), float(scale), trials)
     u = noise.standard_normal((trials, dim))
     u /= np.linalg.norm(u, axis=1, keepdims=True)
     return r[:, None] * u
@@ -500,8 +501,8 @@ class PSGLD(_RegressionMechanism):
         t = 0
         for epoch in range(self.epochs):
             for _ in range(steps_per_epoch):
-                # every chain samples its own minibatch of nb subjects (with replacement)
-                S = np.minimum((noise.uniform(0.0, 1.0, (trials, nb)) * N).astype(np.int64), N - 1).ravel()
+                # every chain samples its own minibatch of nb subjects (with replacement), uniform on 0..N-1
+                S = noise.integers(N, (trials, nb)).ravel()
                 rows = pp.subject_rows(S)
                 Zb, yb = pp.Z[rows], pp.y[rows].astype(float)
                 counts = pp.k[S]
@@ -523,8 +524,8 @@ class PSGLD(_RegressionMechanism):
             if progress is not None:
                 progress((epoch + 1) / self.epochs)
         # the release: one state per chain, drawn uniformly from the epoch ends after the burn-in
-        pick = self.burn_in + 1 + noise.choice(np.ones(self.epochs - self.burn_in), trials)
-        W = noise.snap(trace[pick, np.arange(trials)])  # Mironov (2012)
+        pick = self.burn_in + 1 + noise.integers(self.epochs - self.burn_in, trials)
+        W = noise.snap(trace[pick, np.arange(trials)])  # the chain's float arithmetic, snapped (Mironov 2012)
         diag: dict[str, Any] = {"steps_per_epoch": steps_per_epoch, "steps": t, "draws": k}
         if k > 1:
             diag["draws_W"] = W.reshape(out_trials, k, d)

@@ -25,7 +25,8 @@ The ladder depends only on the data and (omega, gamma, K), never on epsilon, so 
 
 Rung i = 1..K+1 is [l(i), l(i-1)) U (u(i-1), u(i)] with weight length_i * exp(-i eps / 4), eps the total
 budget of LSP + TLL (LSP spends eps/2 with utility sensitivity 1). A release draws a rung by weight
-(Gumbel-max over log-weights) and then p uniformly inside the rung.
+(Gumbel-max over log-weights) and then p uniformly inside the rung: on a release the position is a discrete
+uniform on 2^52 equally spaced points across the rung (``ReleaseNoise.uniform``), not a continuous one.
 """
 
 from __future__ import annotations
@@ -100,8 +101,10 @@ class Ladder:
                ) -> tuple[np.ndarray, np.ndarray]:
         """Draw ``size`` shapes: a rung by weight (Gumbel-max), then p uniform in it. Returns (p, rung).
 
-        On a release source the rung comes from OpenDP's Gumbel noisy max and p is snapped to the
-        release grid (Mironov 2012), since the uniform position comes from a floating-point sampler."""
+        On a release source the rung comes from OpenDP's Gumbel noisy max and the position v = k / 2^52 times the
+        rung's length, k uniform on 0..2^52 - 1 from os.urandom (a discrete uniform on that grid, drawn exactly).
+        p is the rung's end plus v, a rounded floating-point sum, so it is snapped to the release grid (Mironov
+        2012)."""
         if math.isinf(epsilon_shape):
             return np.full(size, self.p_star), np.zeros(size, dtype=int)
         lw = self.log_weights(epsilon_shape, sensitivity)

@@ -390,7 +390,7 @@ class SampleAggregateWeibull(WeibullMechanism):
         if M > sample.n // 2:
             raise ParameterError(f"{M} blocks for {sample.n} records leaves fewer than two records per block: choose at "
                                  f"most {max(sample.n // 2, 1)} blocks (the paper uses blocks of about 500 records).")
-        labels = np.minimum((noise.uniform(0.0, 1.0, (r, sample.n)) * M).astype(np.int64), M - 1)
+        labels = noise.integers(M, (r, sample.n))  # each record's block, uniform on 0..M-1 (exact on a release)
         start = shape_root(sample, upper=self.gamma)  # first guess of the solver only
         pb, lb = block_mle(np.log(sample.t), sample.d, labels, M, self.gamma, start=start)
         return WeibullEstimates(self.name, pb.mean(axis=1), lb.mean(axis=1), self.horizon,

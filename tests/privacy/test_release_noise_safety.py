@@ -2,7 +2,7 @@
 
 * the standard normal (OpenDP's Gaussian) passes KS; the Gumbel-max selection (OpenDP's noisy max)
   and the integer categorical sampler pass chi-square against their exact probabilities;
-* released reals built from floating-point draws lie on the 2^-20 grid (Mironov 2012's snapping);
+* released reals built by floating-point arithmetic on the draws lie on the 2^-20 grid (Mironov 2012's snapping);
 * the release source cannot be seeded, not even through numpy's global seed.
 
 The release path is unseeded, so the tests are random: rejection at p < 1e-4, and each law test also
@@ -153,12 +153,11 @@ def test_release_draws_ignore_numpy_global_seeding():
     assert math.log2(SNAP_GRID) == -20
 
 
-def test_catalogue_names_a_defence_wherever_a_floating_point_sampler_is_used():
+def test_catalogue_names_an_exact_sampler_and_no_floating_point_generator():
     from dpsurv_core.privacy.catalogue import ENTRIES
 
     for e in ENTRIES:
         if not e.private or (not e.formal and e.noise.startswith("none (")):  # deterministic disclosure control
             continue
         assert "OpenDP" in e.noise or "os.urandom" in e.noise, e.name
-        if "numpy" in e.noise:  # a floating-point sampler: its values are snapped or never released
-            assert "snapped" in e.noise or "never released" in e.noise, e.name
+        assert "numpy" not in e.noise and "PCG64" not in e.noise, e.name  # no floating-point generator in a release
