@@ -864,7 +864,7 @@ def cached_preview(plan: Plan, key: str) -> Any:
     """``release_panel.preview(plan)`` (seeded simulation noise: no charge, recorded nowhere), kept for this session
     so that a rerun with the same plan does not compute it again. Never exported."""
     cache = st.session_state.setdefault("preview_cache", {})
-    pk = (release_panel.plan_key(plan, key), session.preview_seed())
+    pk = (release_panel.plan_key(plan, key), release_panel.preview_seed(plan))
     if pk not in cache:
         if len(cache) > 24:
             cache.clear()

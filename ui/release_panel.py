@@ -28,9 +28,23 @@ from dpsurv_core.privacy.release import preview as run_preview
 from ui import session
 
 
+def preview_key(plan: Plan) -> dict[str, Any]:
+    """What a preview's noise is tied to: the data, the mechanism, its epsilon and settings, and the rest of the
+    command (less the reading options, which change how a draw is read, not the draw)."""
+    return {"data": plan.fingerprint, "family": plan.entry.family, "mechanism": plan.entry.id,
+            "epsilon": plan.cost.epsilon, "settings": plan.mechanism.parameters(),
+            "command": READING_OPTIONS.sub("", plan.command)}
+
+
+def preview_seed(plan: Plan) -> int:
+    """This session's seed for previews of ``plan``: one per (mechanism, epsilon, settings), see
+    :func:`ui.session.preview_seed`."""
+    return session.preview_seed(preview_key(plan))
+
+
 def preview(plan: Plan, trials: int = 1) -> Any:
-    """The plan computed with this session's preview seed (no charge)."""
-    return run_preview(plan, session.preview_seed(), trials)
+    """The plan computed with this session's preview seed for it (no charge)."""
+    return run_preview(plan, preview_seed(plan), trials)
 
 
 def preview_caption(plan: Plan) -> None:

@@ -6,6 +6,7 @@ to disk or logged.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +19,7 @@ from dpsurv_core.data.labels import ValueLabels
 from dpsurv_core.data.public import PublicParameters, TimeGrid
 from dpsurv_core.privacy.fingerprint import fingerprint
 from dpsurv_core.privacy.ledger import Ledger, LedgerStore
+from dpsurv_core.privacy.noise import preview_seed_for
 from dpsurv_core.report.text import markdown_literal
 
 DEFAULT_DATASET = "lung"
@@ -179,13 +181,17 @@ def ledger() -> Ledger:
     return store().ledger(data_choice().fingerprint)
 
 
-def preview_seed() -> int:
-    """The seed of this session's previews: fixed per session, so moving a widget back shows the same draw."""
+def preview_seed(key: Mapping[str, Any]) -> int:
+    """The seed of one preview, derived from this session's 128-bit secret (``st.session_state["preview_seed"]``,
+    ``secrets.randbits(128)`` on first use) and the preview's ``key`` (mechanism, epsilon, settings) by
+    :func:`~dpsurv_core.privacy.noise.preview_seed_for`: the same settings show the same draw (moving a widget back
+    shows it again), and previews at two epsilons have independent noise, so they cannot be combined into the exact
+    value."""
     if "preview_seed" not in st.session_state:
         import secrets
 
-        st.session_state["preview_seed"] = secrets.randbits(32)
-    return st.session_state["preview_seed"]
+        st.session_state["preview_seed"] = secrets.randbits(128)
+    return preview_seed_for(st.session_state["preview_seed"], key)
 
 
 # ---------------------------------------------------------------------- value labels and the upload's confirmation

@@ -26,15 +26,20 @@
   multiples of :data:`SNAP_GRID` = 2^-20, his snapping defence. Limits: his proof needs a clamp and a grid
   about as coarse as the noise scale, and charges a small extra epsilon; a fixed 2^-20 grid comes with no
   such proof, so dpsurv charges nothing extra for it and claims no more than that.
-* :class:`SimulationNoise` is for repeated trials, trade-off curves and audits: a seeded
-  ``numpy.random.Generator`` so results are reproducible. Never use it for a release.
+* :class:`SimulationNoise` is for repeated trials, trade-off curves, audits and previews: a seeded
+  ``numpy.random.Generator`` so results are reproducible. Never use it for a release. A preview's seed
+  comes from :func:`preview_seed_for` (a session secret hashed with the preview's settings), so previews
+  at two epsilons have independent noise and cannot be combined into the exact value.
 
 Both expose the same methods, so a mechanism is written once and takes either source.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -142,6 +147,30 @@ def _check_whole_shape(shape: float) -> int:
 
 # the grid of ReleaseNoise.uniform: k / 2^52 for k = 0..2^52 - 1, every point an exact float in [0, 1)
 UNIFORM_BITS = 52
+
+
+def _canonical(value: Any) -> Any:
+    """JSON for what json cannot write itself: numpy scalars and arrays as numbers and lists, sets sorted, else repr."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=repr)
+    return repr(value)
+
+
+def preview_seed_for(secret: int, key: Mapping[str, Any]) -> int:
+    """The seed of one preview: the first 128 bits of SHA-256 over the session's secret and the canonical JSON of
+    ``key`` (mechanism, epsilon, settings). The same key gives the same seed (moving a widget back shows the same
+    draw); another epsilon or setting gives an unrelated one, so two previews never share their standard draws and
+    cannot be combined into the exact value (with one seed, 2 y(2) - y(1) of Laplace previews at epsilon 1 and 2 is
+    the truth). ``secret``: a non-negative integer, 128 random bits in the app (``secrets.randbits(128)``)."""
+    if int(secret) != secret or secret < 0:
+        raise ValueError("The preview secret is a non-negative integer.")
+    text = json.dumps(dict(key), sort_keys=True, separators=(",", ":"), default=_canonical)
+    digest = hashlib.sha256(b"dpsurv preview seed\0" + format(int(secret), "x").encode() + b"\0" + text.encode())
+    return int.from_bytes(digest.digest()[:16], "big")
 
 
 # OpenDP's integer sampler saturates at +-(2^31 - 1); a noise scale that can reach it would let a release be
@@ -299,7 +328,8 @@ class SimulationNoise:
     is_release = False
 
     def __init__(self, seed: int | np.random.SeedSequence | None) -> None:
-        """``seed``: any non-negative integer or a SeedSequence; None draws one from OS entropy."""
+        """``seed``: any non-negative integer (a preview's 128-bit :func:`preview_seed_for` included) or a
+        SeedSequence; None draws one from OS entropy."""
         self.seed = seed
         self.rng = np.random.default_rng(seed)
 

@@ -6,6 +6,8 @@
   goes through. Seeded post-processing (the intervals' simulations) may still build a seeded generator.
 * The laws of the exact samplers: uniform integers (chi-square), Gamma(d, s) as a sum of |Laplace| draws (KS,
   mean and variance), and the discrete uniform on the 2^-52 grid (every draw a grid point in [low, high), KS).
+* Previews: a seed per (mechanism, epsilon, settings) from a session secret, so two previews at two epsilons do not
+  share their standard draws (with one shared seed, 2 y(2) - y(1) is the exact value).
 
 The release path is unseeded, so the law tests are random: rejection at p < 1e-4, and each checks that a wrong law
 is rejected, so it has power.
@@ -21,7 +23,7 @@ import pytest
 from scipy import stats
 
 from dpsurv_core.errors import ParameterError
-from dpsurv_core.privacy.noise import ReleaseNoise, SimulationNoise
+from dpsurv_core.privacy.noise import ReleaseNoise, SimulationNoise, preview_seed_for
 from tests.cli_run import run
 
 ALPHA = 1e-4
@@ -214,3 +216,38 @@ def test_the_catalogue_names_no_numpy_generator_for_a_release():
     noise = {e.id: e.noise for e in ENTRIES}
     assert "os.urandom" in noise["saa"] and "os.urandom" in noise["random-round"] and "os.urandom" in noise["psgld"]
     assert "2^-52" in noise["lsp-tll"] and "Laplace" in noise["output"] and "Laplace" in noise["objective"]
+
+
+# ------------------------------------------------------------------------------------------ preview seeds
+KEY = {"family": "curves", "mechanism": "laplace-counts", "epsilon": 1.0,
+       "settings": {"scale": 2.0, "rows_per_subject": 1, "noise": "discrete Laplace"}}
+
+
+def test_preview_seed_is_one_per_mechanism_epsilon_and_settings():
+    secret = 0x1234_5678_9ABC_DEF0_0FED_CBA9_8765_4321
+    seed = preview_seed_for(secret, KEY)
+    assert seed == preview_seed_for(secret, dict(reversed(list(KEY.items()))))  # canonical: key order is irrelevant
+    assert 0 <= seed < 2**128 and seed == preview_seed_for(secret, KEY)  # the same settings: the same draw
+    others = [{**KEY, "epsilon": 2.0}, {**KEY, "mechanism": "adaptive-km"},
+              {**KEY, "settings": {**KEY["settings"], "scale": 1.0}}]
+    seeds = {preview_seed_for(secret, k) for k in others} | {seed, preview_seed_for(secret + 1, KEY)}
+    assert len(seeds) == 5
+    numpy_key = {**KEY, "epsilon": np.float64(1.0), "settings": {**KEY["settings"], "scale": np.float64(2.0)}}
+    assert preview_seed_for(secret, numpy_key) == seed  # numpy scalars are read as the numbers they are
+    with pytest.raises(ValueError):
+        preview_seed_for(-1, KEY)
+
+
+def test_previews_at_two_epsilons_cannot_be_combined_into_the_exact_value():
+    truth = np.array([12.0, 30.0, 7.0])
+    secret = 20261123
+
+    def preview(seed: int, epsilon: float) -> np.ndarray:
+        return truth + SimulationNoise(seed).laplace(1.0 / epsilon, truth.shape)
+
+    shared = 2 * preview(secret, 2.0) - preview(secret, 1.0)  # one seed for every epsilon: the old attack
+    np.testing.assert_allclose(shared, truth, atol=1e-9)
+    seeds = [preview_seed_for(secret, {**KEY, "epsilon": e}) for e in (1.0, 2.0)]
+    combined = 2 * preview(seeds[1], 2.0) - preview(seeds[0], 1.0)
+    assert np.all(np.abs(combined - truth) > 1e-6)
+    assert np.array_equal(preview(seeds[0], 1.0), preview(seeds[0], 1.0))  # SimulationNoise takes 128-bit seeds
