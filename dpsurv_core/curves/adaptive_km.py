@@ -229,6 +229,14 @@ class AdaptiveKM(Mechanism):
             return np.zeros(shape)
         return (noise.discrete_laplace(scale, shape) if self.discrete else noise.laplace(scale, shape)).astype(float)
 
+    def noise_law(self, extra: dict[str, Any] | None = None, debiased: bool = False) -> Any:
+        """The counts noise on the release's merged bins (``extra["kept"]``), then the fine counts."""
+        from dpsurv_core.curves.logrank_test import adaptive_law
+
+        if not extra or "kept" not in extra:
+            raise ParameterError("adaptive-km's calibrated test needs the release's merged bins.")
+        return adaptive_law(self, extra)
+
     def select(self, exact: BinnedCounts, noise: NoiseSource, trials: int) -> tuple[np.ndarray, np.ndarray | None]:
         """Part 1: (kept (R, J), noisy selection histogram (R, J) or None when no selection runs)."""
         j_count = exact.grid.bins

@@ -19,7 +19,7 @@ from typing import Any
 from dpsurv_core.curves.counts import BinnedCounts, post_process
 from dpsurv_core.curves.kaplan_meier import actuarial_share, estimate
 from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, drawn, exact_counts, tile_trials
-from dpsurv_core.curves.uncertainty import bootstrap_curves, with_bootstrap_bands
+from dpsurv_core.curves.uncertainty import bootstrap_curves, laplace_clamping, with_bootstrap_bands
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters
 from dpsurv_core.privacy.ledger import ADD_REMOVE, SUBJECT, PrivacyCost
@@ -57,6 +57,20 @@ class LaplaceCounts(Mechanism):
     def parameters(self) -> dict[str, Any]:
         return {"epsilon": self.epsilon, "sensitivity_l1": self.sensitivity, "scale": self.scale,
                 "rows_per_subject": self.rows_per_subject, "noise": "discrete Laplace" if self.discrete else "Laplace"}
+
+    @staticmethod
+    def clamping(rel: CurveRelease) -> Any:
+        """What clamping at 0 adds to the first trial's event and censoring cells (Laplace noise on every cell)."""
+        if rel.counts is None or not rel.parameters.get("scale"):
+            return None
+        return laplace_clamping(rel.counts.events[:1], float(rel.parameters["scale"]),
+                                rel.parameters.get("noise") == "discrete Laplace", rel.counts.censored[:1])
+
+    def noise_law(self, extra: dict[str, Any] | None = None, debiased: bool = False) -> Any:
+        """Discrete Laplace of scale 2m/epsilon on every cell, then clamping: what the log-rank null redraws."""
+        from dpsurv_core.curves.logrank_test import laplace_law
+
+        return laplace_law(self)
 
     def noisy_counts(self, exact: BinnedCounts, noise: NoiseSource, trials: int = 1) -> BinnedCounts:
         """Raw noisy counts (before post-processing), (trials, ...) arrays."""

@@ -121,7 +121,8 @@ class CalibratedTest:
 
 
 # ------------------------------------------------------------------------------------------ noise laws
-def _laplace_law(mech: Any) -> NoiseLaw:
+def laplace_law(mech: Any) -> NoiseLaw:
+    """Laplace (or discrete Laplace) noise of the mechanism's scale on every count cell, then clamping."""
     scale, discrete = float(mech.scale), bool(mech.discrete)
 
     def apply(exact: BinnedCounts, rows: np.ndarray, noise: SimulationNoise) -> BinnedCounts:
@@ -136,7 +137,8 @@ def _laplace_law(mech: Any) -> NoiseLaw:
                     cell_variance=cell_noise_sd(mech) ** 2)
 
 
-def _adaptive_law(mech: Any, extra: dict[str, Any]) -> NoiseLaw:
+def adaptive_law(mech: Any, extra: dict[str, Any]) -> NoiseLaw:
+    """adaptive-km's noise on the released merged bins (``extra['kept']``), then its constant-hazard fine counts."""
     from dpsurv_core.curves import adaptive_km as ak
 
     kept_all = np.asarray(extra["kept"], bool)
@@ -169,7 +171,8 @@ def _adaptive_law(mech: Any, extra: dict[str, Any]) -> NoiseLaw:
                                "merged bins, then clamping and the constant-hazard fine counts", scale > 0, apply)
 
 
-def _rrr_law(mech: Any, debiased: bool) -> NoiseLaw:
+def rrr_law(mech: Any, debiased: bool) -> NoiseLaw:
+    """Randomized response on the label: none for the reported-label counts, the swaps then de-biasing otherwise."""
     p_matrix = mech.matrix
     noisy = bool(mech.p < 1.0)
 
@@ -197,24 +200,23 @@ def _rrr_law(mech: Any, debiased: bool) -> NoiseLaw:
                     separable=False)
 
 
+NO_NOISE_LAW = "none"
+
+
+def no_noise_law(name: str) -> NoiseLaw:
+    """Exact counts: nothing to calibrate."""
+    return NoiseLaw(name, NO_NOISE_LAW, False, lambda e, r, n: e)
+
+
 def noise_law(mech: Any, extra: dict[str, Any] | None = None, debiased: bool = False) -> NoiseLaw:
-    """The noise law of a curve mechanism that releases counts (``extra``: the release's ``extra``, which holds
-    adaptive-km's merged bins). A mechanism without a known law is refused in one sentence."""
-    name = getattr(mech, "name", "")
-    if hasattr(mech, "noise_law"):  # disclosure control (dpsurv_core.disclosure): the method gives its own rule
-        return mech.noise_law()
-    if name == "laplace-counts":
-        return _laplace_law(mech)
-    if name == "adaptive-km":
-        if not extra or "kept" not in extra:
-            raise ParameterError("adaptive-km's calibrated test needs the release's merged bins.")
-        return _adaptive_law(mech, extra)
-    if name == "rrr":
-        return _rrr_law(mech, debiased)
-    if name == "nonprivate":
-        return NoiseLaw(name, "none", False, lambda e, r, n: e)
-    raise ParameterError(f"There is no calibrated log-rank test for {name or 'this mechanism'} yet: its noise law is "
-                         "not modelled, so its counts cannot be tested honestly.")
+    """The noise law of a curve mechanism that releases counts, which the mechanism states itself (its
+    ``noise_law(extra, debiased)``; ``extra``: the release's ``extra``, which holds adaptive-km's merged bins). A
+    mechanism that states none is refused in one sentence."""
+    if hasattr(mech, "noise_law"):
+        return mech.noise_law(extra, debiased)
+    name = getattr(mech, "name", "") or "this mechanism"
+    raise ParameterError(f"There is no calibrated log-rank test for {name} yet: its noise law is not modelled, so its "
+                         "counts cannot be tested honestly.")
 
 
 # ------------------------------------------------------------------------------------------ null simulation

@@ -20,11 +20,9 @@ from dpsurv_core.curves.uncertainty import (
     ClampingBias,
     carry_upper,
     incidence_band,
-    laplace_clamping,
     monotone_band,
     quantile_limits,
     rmst_interval,
-    rrr_clamping,
     widen_between,
 )
 
@@ -66,18 +64,16 @@ def band_curves(rel: CurveRelease) -> SurvivalCurves:
 
 def clamping_of(rel: CurveRelease) -> ClampingBias | None:
     """What clamping negative released counts at 0 adds to each event and censoring cell of the first trial (which the
-    warnings read) of the curves the band stands behind, for the sentence on its bias: laplace-counts (Laplace noise on
-    every cell) and rrr's de-biased counts; None for the other mechanisms and without noise."""
+    warnings read) of the curves the band stands behind, for the sentence on its bias: the mechanism states it (its
+    class's ``clamping(rel)``: laplace-counts, rrr's de-biased counts); None for the others and without noise."""
     if no_noise(rel.cost.epsilon):
         return None
-    if rel.mechanism == "laplace-counts" and rel.counts is not None and rel.parameters.get("scale"):
-        # the first trial only: the warnings read it (a --repeat simulation need not de-clamp every trial)
-        return laplace_clamping(rel.counts.events[:1], float(rel.parameters["scale"]),
-                                rel.parameters.get("noise") == "discrete Laplace", rel.counts.censored[:1])
-    if "debiased_counts" in rel.extra and "matrix" in rel.extra:
-        return rrr_clamping(rel.extra["debiased_counts"].events[:1], np.asarray(rel.extra["matrix"], float),
-                            rel.extra["debiased_counts"].censored[:1])
-    return None
+    from dpsurv_core.privacy import catalogue
+
+    if rel.mechanism not in catalogue.ids(catalogue.CURVES):
+        return None
+    cls = catalogue.get(catalogue.CURVES, rel.mechanism).mechanism_class()
+    return cls.clamping(rel) if hasattr(cls, "clamping") else None
 
 
 def follow_up_ends(rel: CurveRelease, names: dict[str, str] | None = None) -> dict[str, float] | None:

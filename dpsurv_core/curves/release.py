@@ -115,6 +115,12 @@ class NonPrivate(Mechanism):
     def parameters(self) -> dict[str, Any]:
         return {}
 
+    def noise_law(self, extra: dict[str, Any] | None = None, debiased: bool = False) -> Any:
+        """Exact counts: the log-rank test needs no calibration."""
+        from dpsurv_core.curves.logrank_test import no_noise_law
+
+        return no_noise_law(self.name)
+
     def release(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource | None = None, trials: int = 1,
                 competing: bool = False) -> CurveRelease:
         return with_follow_up_end(self._exact(cohort, public, competing), cohort, public)

@@ -30,7 +30,7 @@ import numpy as np
 from dpsurv_core.curves.counts import BinnedCounts, post_process
 from dpsurv_core.curves.kaplan_meier import actuarial_share, estimate
 from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, drawn, groups_of
-from dpsurv_core.curves.uncertainty import bootstrap_curves, with_bootstrap_bands
+from dpsurv_core.curves.uncertainty import bootstrap_curves, rrr_clamping, with_bootstrap_bands
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import Disclosure, PublicParameters, TimeGrid
 from dpsurv_core.errors import ParameterError
@@ -175,6 +175,20 @@ class RandomizedResponse(Mechanism):
         ev = np.einsum("gh,...hkj->...gkj", inv, reported.events.astype(float))
         ce = np.einsum("gh,...hj->...gj", inv, reported.censored.astype(float))
         return post_process(replace(reported, n=n, events=ev, censored=ce))
+
+    @staticmethod
+    def clamping(rel: CurveRelease) -> Any:
+        """What clamping the de-biased counts at 0 adds to the first trial's cells (the inverse response matrix)."""
+        if "debiased_counts" not in rel.extra or "matrix" not in rel.extra:
+            return None
+        return rrr_clamping(rel.extra["debiased_counts"].events[:1], np.asarray(rel.extra["matrix"], float),
+                            rel.extra["debiased_counts"].censored[:1])
+
+    def noise_law(self, extra: dict[str, Any] | None = None, debiased: bool = False) -> Any:
+        """The label swaps (and, for the de-biased counts, the inverse response matrix and clamping)."""
+        from dpsurv_core.curves.logrank_test import rrr_law
+
+        return rrr_law(self, debiased)
 
     def draw(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource, trials: int = 1,
              competing: bool = False) -> dict[str, Any]:

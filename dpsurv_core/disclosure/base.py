@@ -77,7 +77,7 @@ class DisclosureControl(Mechanism):
         out, _ = self.alter(exact, None, None, noise, int(exact.n.shape[0]))  # type: ignore[arg-type]
         return out
 
-    def noise_law(self) -> Any:
+    def noise_law(self, extra: dict[str, Any] | None = None, debiased: bool = False) -> Any:
         """The release's law for :mod:`dpsurv_core.curves.logrank_test` (its tests are calibrated by simulation)."""
         from dpsurv_core.curves.logrank_test import NoiseLaw
 
