@@ -34,9 +34,9 @@ from typing import Any
 import numpy as np
 
 from dpsurv_core.cli.km import band_curves, conf_bands
+from dpsurv_core.curves.intervals import quantile_limits
 from dpsurv_core.curves.release import context
 from dpsurv_core.curves.time_indexed import TimeIndexed
-from dpsurv_core.curves.uncertainty import quantile_limits
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters, TimeGrid
 from dpsurv_core.data.simulate import WeibullTruth, weibull_cohort

@@ -16,10 +16,10 @@ import sys
 import numpy as np
 
 from dpsurv_core.curves.counts import count
+from dpsurv_core.curves.intervals import incidence_limits
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES, estimate
 from dpsurv_core.curves.laplace_counts import LaplaceCounts
 from dpsurv_core.curves.release import event_times_grid
-from dpsurv_core.curves.uncertainty import incidence_limits
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters, TimeGrid
 from dpsurv_core.privacy.noise import SimulationNoise

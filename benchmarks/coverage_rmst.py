@@ -20,7 +20,7 @@ from scipy.integrate import quad
 
 from benchmarks.coverage_curves import GROUPS, TRUTH, build, cohort, setting
 from dpsurv_core.cli.km import band_curves
-from dpsurv_core.curves.uncertainty import rmst_interval
+from dpsurv_core.curves.intervals import rmst_interval
 from dpsurv_core.privacy.noise import SimulationNoise
 
 CELLS = (("nonprivate", float("inf")), ("laplace-counts", 0.5), ("laplace-counts", 1.0), ("laplace-counts", 2.0),

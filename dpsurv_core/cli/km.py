@@ -79,7 +79,6 @@ from dpsurv_core.curves.release import (
 )
 from dpsurv_core.curves.summary import at_risk_at, at_risk_exact, parse_times, risk_table, table_times
 from dpsurv_core.curves.time_indexed import EDGE_MODES, parse_shares, parse_sizes
-from dpsurv_core.curves.uncertainty import RULES
 from dpsurv_core.data import datasets, grouping
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.labels import ValueLabels, code_key
@@ -88,6 +87,7 @@ from dpsurv_core.errors import DataError, ParameterError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import PrivacyCost
 from dpsurv_core.privacy.release import Plan
+from dpsurv_core.report.curve_warnings import RULES
 
 NAME = "km"
 HELP = "private survival curves per group: Kaplan-Meier with 95% bands, cumulative hazard, cumulative incidence"

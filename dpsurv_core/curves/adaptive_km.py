@@ -82,10 +82,10 @@ from typing import Any
 
 import numpy as np
 
+from dpsurv_core.curves.bootstrap import bootstrap_curves, monotone_band, widen_between, with_bootstrap_bands
 from dpsurv_core.curves.counts import BinnedCounts
 from dpsurv_core.curves.kaplan_meier import DeferredArray, estimate, greenwood_bands
 from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, drawn, exact_counts
-from dpsurv_core.curves.uncertainty import bootstrap_curves, monotone_band, widen_between, with_bootstrap_bands
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import Disclosure, PublicParameters
 from dpsurv_core.errors import ParameterError

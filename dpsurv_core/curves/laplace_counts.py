@@ -16,10 +16,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from dpsurv_core.curves.bootstrap import bootstrap_curves, with_bootstrap_bands
+from dpsurv_core.curves.clamping import laplace_clamping
 from dpsurv_core.curves.counts import BinnedCounts, post_process
 from dpsurv_core.curves.kaplan_meier import actuarial_share, estimate
 from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, drawn, exact_counts, tile_trials
-from dpsurv_core.curves.uncertainty import bootstrap_curves, laplace_clamping, with_bootstrap_bands
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters
 from dpsurv_core.privacy.ledger import ADD_REMOVE, SUBJECT, PrivacyCost

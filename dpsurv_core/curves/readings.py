@@ -14,17 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dpsurv_core.curves.bootstrap import carry_upper, monotone_band, widen_between
+from dpsurv_core.curves.clamping import ClampingBias
+from dpsurv_core.curves.intervals import incidence_band, quantile_limits, rmst_interval
 from dpsurv_core.curves.kaplan_meier import SurvivalCurves, confidence_limits, cumhaz_limits, quantile_r
 from dpsurv_core.curves.release import CurveRelease
-from dpsurv_core.curves.uncertainty import (
-    ClampingBias,
-    carry_upper,
-    incidence_band,
-    monotone_band,
-    quantile_limits,
-    rmst_interval,
-    widen_between,
-)
 
 if TYPE_CHECKING:  # a value type only: this module reads no data
     from dpsurv_core.data.public import PublicParameters

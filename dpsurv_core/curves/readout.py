@@ -33,7 +33,7 @@ from dpsurv_core.curves.readings import (
     rmst_entries,
 )
 from dpsurv_core.curves.release import CurveRelease
-from dpsurv_core.curves.uncertainty import curve_warnings
+from dpsurv_core.report.curve_warnings import curve_warnings
 
 if TYPE_CHECKING:  # value types only: this module reads no data
     from dpsurv_core.data.public import PublicParameters

@@ -27,10 +27,11 @@ from typing import Any
 
 import numpy as np
 
+from dpsurv_core.curves.bootstrap import bootstrap_curves, with_bootstrap_bands
+from dpsurv_core.curves.clamping import rrr_clamping
 from dpsurv_core.curves.counts import BinnedCounts, post_process
 from dpsurv_core.curves.kaplan_meier import actuarial_share, estimate
 from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, drawn, groups_of
-from dpsurv_core.curves.uncertainty import bootstrap_curves, rrr_clamping, with_bootstrap_bands
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import Disclosure, PublicParameters, TimeGrid
 from dpsurv_core.errors import ParameterError

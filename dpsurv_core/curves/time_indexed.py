@@ -37,10 +37,11 @@ from typing import Any
 
 import numpy as np
 
+from dpsurv_core.curves.bootstrap import INVERSION_METHOD, SAMPLING_INVERSION_METHOD
 from dpsurv_core.curves.counts import count
 from dpsurv_core.curves.kaplan_meier import SurvivalCurves, estimate
 from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, NonPrivate, drawn, groups_of, tile_trials
-from dpsurv_core.curves.uncertainty import INVERSION_METHOD, SAMPLING_INVERSION_METHOD, time_indexed_bands
+from dpsurv_core.curves.time_indexed_bands import time_indexed_bands
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters, TimeGrid
 from dpsurv_core.errors import ParameterError

@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from dpsurv_core.curves.bootstrap import bootstrap_curves, with_bootstrap_bands
 from dpsurv_core.curves.counts import BinnedCounts, post_process
 from dpsurv_core.curves.kaplan_meier import actuarial_share, estimate, incidence_variance
 from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, drawn, exact_counts, tile_trials
-from dpsurv_core.curves.uncertainty import bootstrap_curves, with_bootstrap_bands
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import Disclosure, PublicParameters
 from dpsurv_core.privacy.ledger import DISCLOSURE_CONTROL, NO_FORMAL, NO_NEIGHBOURS, PrivacyCost

@@ -30,7 +30,7 @@ def _nobody_left(outputs: dict, shape: tuple[int, ...]) -> np.ndarray | None:
     """(G, J) bool: from the first bin where a record's released counts leave nobody at risk (the life table's
     r_j + c_j / 2, as the curve reads them; :func:`~dpsurv_core.curves.uncertainty.nobody_left`); None without
     counts."""
-    from dpsurv_core.curves.uncertainty import nobody_left
+    from dpsurv_core.curves.intervals import nobody_left
 
     try:
         n = np.asarray(outputs["at_risk"], float)

@@ -129,8 +129,8 @@ def test_noise_aware_band_converted_with_its_total_variance():
     from dataclasses import replace
 
     from dpsurv_core.cli.km import conf_bands
+    from dpsurv_core.curves.bootstrap import monotone_band
     from dpsurv_core.curves.kaplan_meier import SurvivalCurves, greenwood_bands
-    from dpsurv_core.curves.uncertainty import monotone_band
 
     s = np.array([[[1.0, 0.9, 0.7, 0.5, 0.3, 0.0]]])
     gw = np.array([[[0.0, 0.01, 0.03, 0.06, 0.1, 0.1]]])

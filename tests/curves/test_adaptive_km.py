@@ -14,11 +14,11 @@ from lifelines.statistics import logrank_test
 
 from dpsurv_core.audit.attack import clopper_pearson, laplace_score
 from dpsurv_core.curves.adaptive_km import AdaptiveKM, bands, discrete_laplace_variance, merge_bins
+from dpsurv_core.curves.bootstrap import monotone_band, widen_between
 from dpsurv_core.curves.counts import count
 from dpsurv_core.curves.kaplan_meier import estimate
 from dpsurv_core.curves.logrank import overall
 from dpsurv_core.curves.release import CurveRelease, NonPrivate, event_times_grid, exact_counts
-from dpsurv_core.curves.uncertainty import monotone_band, widen_between
 from dpsurv_core.data.cohort import Cohort, load_bundled
 from dpsurv_core.data.public import PublicParameters, TimeGrid
 from dpsurv_core.errors import ParameterError
@@ -428,7 +428,7 @@ def test_rmst_error_is_at_least_the_delta_methods():
 
     from scipy.special import ndtri
 
-    from dpsurv_core.curves.uncertainty import rmst_interval, rmst_sampling_variance, rmst_weights
+    from dpsurv_core.curves.intervals import rmst_interval, rmst_sampling_variance, rmst_weights
 
     cohort = load_bundled("lung", group="sex")
     public = PublicParameters.derive(cohort, horizon=1100, bins=20, group_categories=("1", "2"))

@@ -111,7 +111,7 @@ def test_adaptive_km_rmst_interval_covers_small_cohorts(monkeypatch):
     from dataclasses import replace
 
     import benchmarks.coverage_rmst as bench
-    from dpsurv_core.curves.uncertainty import rmst_interval
+    from dpsurv_core.curves.intervals import rmst_interval
 
     m = bench.measure("adaptive-km", 0.5, 200, 200, seed=3)
     assert 0.90 <= m["linear"]["coverage"] <= 0.98

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from scipy.special import ndtri
 
 from dpsurv_core.curves.counts import BinnedCounts, count
+from dpsurv_core.curves.intervals import incidence_limits
 from dpsurv_core.curves.kaplan_meier import estimate, incidence_variance
 from dpsurv_core.curves.release import event_times_grid
-from dpsurv_core.curves.uncertainty import incidence_limits
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import TimeGrid
 
@@ -136,7 +136,7 @@ def test_a_noisy_zero_incidence_keeps_an_interval_under_every_type():
 def test_a_noisy_band_where_nobody_is_left_runs_from_the_last_lower_limit_to_one():
     from dataclasses import replace
 
-    from dpsurv_core.curves.uncertainty import incidence_band
+    from dpsurv_core.curves.intervals import incidence_band
 
     c = _counts([20], [[[3, 2, 2, 1]]], [[1, 1, 1, 1]])
     cur = estimate(c)

@@ -188,7 +188,7 @@ def test_censored_cohorts_of_the_band_have_the_kaplan_meier_spread():
     the mean and standard deviation of the Kaplan-Meier estimator of real censored cohorts of the same size; without
     the censoring the spread at the late landmark is too small (the under-coverage this share fixes)."""
     from benchmarks import coverage_curves as cc
-    from dpsurv_core.curves.uncertainty import _cohort_curves
+    from dpsurv_core.curves.time_indexed_bands import _cohort_curves
     from dpsurv_core.data.simulate import weibull_cohort
 
     public, idx, _, _ = cc.setting()

@@ -10,23 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dpsurv_core.curves.bootstrap import carry_upper, monotone_band, redraw_counts, widen_between
+from dpsurv_core.curves.intervals import linear_crossing, quantile_limits, rmst_interval
 from dpsurv_core.curves.kaplan_meier import estimate, quantile_r
 from dpsurv_core.curves.laplace_counts import LaplaceCounts
 from dpsurv_core.curves.release import exact_counts, tile_trials
 from dpsurv_core.curves.rrr import RandomizedResponse
 from dpsurv_core.curves.time_indexed import TimeIndexed
-from dpsurv_core.curves.uncertainty import (
-    acceptance_ranges,
-    carry_upper,
-    linear_crossing,
-    monotone_band,
-    quantile_limits,
-    redraw_counts,
-    rmst_interval,
-    sampled_curves,
-    time_indexed_bands,
-    widen_between,
-)
+from dpsurv_core.curves.time_indexed_bands import acceptance_ranges, sampled_curves, time_indexed_bands
 from dpsurv_core.data.cohort import load_bundled
 from dpsurv_core.data.public import PublicParameters, TimeGrid
 from dpsurv_core.privacy.noise import SimulationNoise
@@ -232,8 +223,8 @@ def test_time_indexed_band_with_a_declared_size_carries_the_sampling_error():
 @settings(max_examples=40, deadline=None)
 def test_rmst_is_linear_in_the_curve(seed, horizon, linear):
     """RMST = const + w . S on any grid, step or linear reading (what carries a curve's covariance to the RMST)."""
+    from dpsurv_core.curves.intervals import rmst_weights
     from dpsurv_core.curves.kaplan_meier import restricted_mean
-    from dpsurv_core.curves.uncertainty import rmst_weights
 
     rng = np.random.default_rng(seed)
     time = np.sort(rng.uniform(1.0, 1500.0, 12))
@@ -246,7 +237,7 @@ def test_rmst_is_linear_in_the_curve(seed, horizon, linear):
 @pytest.mark.parametrize("discrete", [True, False])
 def test_clamping_bias_matches_simulated_clamping(discrete):
     """E[max(0, d + N)] - d in closed form against 400,000 draws of the noise, for scales 0.5 to 8."""
-    from dpsurv_core.curves.uncertainty import clamping_bias
+    from dpsurv_core.curves.clamping import clamping_bias
 
     noise = SimulationNoise(5)
     for scale in (0.5, 2.0, 8.0):
@@ -281,8 +272,8 @@ def test_rrr_clamping_matches_simulated_de_biasing():
     """rrr's de-biased cell x = A r (A = (P^T)^-1, r the multinomial reports of each true group's subjects): the
     variance (A S A^T)_gg against 100,000 simulated cells, and the clamping bias of the normal approximation within
     0.06 of the simulated E[max(0, x)] - x (3 and 1 true events, keep probability 0.46)."""
+    from dpsurv_core.curves.clamping import rrr_clamping
     from dpsurv_core.curves.rrr import response_matrix
-    from dpsurv_core.curves.uncertainty import rrr_clamping
 
     p = response_matrix(0.46, 2)
     a = np.linalg.inv(p.T)

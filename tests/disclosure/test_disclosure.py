@@ -135,7 +135,7 @@ def test_random_rounding_to_zero_events_still_gets_a_band():
     the band and the RMST interval reach below 1 and below the horizon (a world built from the zeros gave
     width 0)."""
     from dpsurv_core.cli.km import band_curves, conf_bands
-    from dpsurv_core.curves.uncertainty import rmst_interval
+    from dpsurv_core.curves.intervals import rmst_interval
 
     time = np.concatenate([np.arange(1.0, 41.0), [5.0, 15.0, 25.0, 35.0]])
     event = np.concatenate([np.zeros(40, int), np.ones(4, int)])  # one event in each of four bins, 44 subjects

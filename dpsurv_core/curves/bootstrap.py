@@ -1,0 +1,270 @@
+"""Bands that carry the privacy noise of a counts release: a parametric bootstrap over sampling and the public noise
+law (Efron & Tibshirani 1993).
+
+Everything here reads only a release and the mechanism's public noise law, so it is post-processing (no budget).
+Simulation noise is a :class:`~dpsurv_core.privacy.noise.SimulationNoise` seeded from the released values: the same
+release always gets the same interval.
+
+1. Plug-in law from the released counts per group g and public bin j: n_g (rounded), censoring share
+   q_gj = c_gj / (r_gj + c_gj), hazard h_gj = d_gj / (r_gj + a c_gj) (a = the actuarial share the estimator
+   uses) and each event type's share of d_gj.
+2. B cohorts drawn bin by bin (:func:`simulate_counts`): c ~ Bin(m, q), then d ~ Bin(m - c + a c, h) split over
+   the event types, m <- m - c - d. This redraws the sampling error.
+3. Each cohort goes through the mechanism's own noise and post-processing (its noise law, stated by the mechanism:
+   :mod:`dpsurv_core.curves.logrank_test`): fresh noise. :func:`redraw_counts` returns these B releases.
+4. The same estimator on each gives S*_b; var(log S) = var_b(S*) / S^2 (delta method) replaces Greenwood's in
+   R's conf.type formulas (:func:`dpsurv_core.curves.kaplan_meier.confidence_limits`), so every band type,
+   the median's and quartiles' limits (read off the band as R does) and the landmarks carry the noise.
+
+A noisy band is made non-increasing (:func:`monotone_band`), keeps an upper limit where the curve dropped to 0
+(:func:`carry_upper`) and spans adaptive-km's merged bins end to start (:func:`widen_between`). Measured coverage:
+docs/coverage-curves.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from dpsurv_core.curves.counts import BinnedCounts
+from dpsurv_core.curves.kaplan_meier import (
+    SurvivalCurves,
+    estimate,
+    greenwood_bands,
+)
+from dpsurv_core.privacy.noise import SimulationNoise
+
+DEFAULT_DRAWS = 200
+MIN_DRAWS = 10
+# cells (release trials x draws x groups x event types x bins) simulated at most per call
+DRAW_BUDGET = 100_000
+
+BOOTSTRAP_METHOD = ("parametric bootstrap: {draws} cohorts redrawn from the released counts, each passed through "
+                    "the mechanism's public noise law; var(log S) from the draws on R's conf.type scale")
+NOISE_ONLY = "covers the privacy noise, not the sampling error"
+INVERSION_METHOD = ("inversion of the time-indexed pipeline (noise, clipping, smoothing, running minimum) over "
+                    "Weibull-shaped curves (shapes 0.75 to 2), {draws} draws each: " + NOISE_ONLY
+                    + " (time-indexed releases no counts)")
+SAMPLING_INVERSION_METHOD = ("inversion of the time-indexed pipeline (a cohort of the declared size {sizes} drawn from "
+                             "each Weibull-shaped curve (shapes 0.75 to 2), {censoring}, then noise, clipping, "
+                             "smoothing, running minimum), {draws} draws each: covers the sampling error and the "
+                             "privacy noise")
+
+
+def draws_for(trials: int, cells: int, draws: int = DEFAULT_DRAWS) -> int:
+    """Bootstrap draws per release trial: ``draws``, fewer (at least MIN_DRAWS) when many trials are simulated (a
+    simulation of thousands of releases gets rougher per-trial bands rather than minutes of work)."""
+    fit = DRAW_BUDGET // max(1, int(trials) * int(cells))
+    return int(max(MIN_DRAWS, min(draws, fit)))
+
+
+def seed_from(*arrays: np.ndarray) -> np.random.SeedSequence:
+    """A seed derived from released values only (same release -> same draws -> same interval)."""
+    h = hashlib.sha256()
+    for a in arrays:
+        h.update(np.ascontiguousarray(np.round(np.asarray(a, float), 9)).tobytes())
+    digest = h.digest()
+    return np.random.SeedSequence([int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4)])
+
+
+# ------------------------------------------------------------------------------------------ count releases
+def plugin_parameters(counts: BinnedCounts, actuarial: float = 0.0
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(n (R, G) integers, hazard h (R, G, J), type shares (R, G, K, J), censoring share q (R, G, J)) read from
+    released counts (R, G, K, J): the plug-in law the bootstrap draws cohorts from."""
+    r = np.maximum(counts.at_risk().astype(float), 0.0)
+    c = np.maximum(counts.censored.astype(float), 0.0)
+    dk = np.maximum(counts.events.astype(float), 0.0)
+    d = dk.sum(-2)
+    start = r + c
+    q = np.clip(np.divide(c, start, out=np.zeros_like(c), where=start > 0), 0.0, 1.0)
+    r_star = r + actuarial * c
+    h = np.clip(np.divide(d, r_star, out=np.zeros_like(d), where=r_star > 0), 0.0, 1.0)
+    share = np.divide(dk, d[..., None, :], out=np.zeros_like(dk), where=d[..., None, :] > 0)
+    share[..., 0, :] += np.where(d > 0, 0.0, 1.0)  # bins without events: any share (no events are drawn)
+    n = np.rint(np.maximum(counts.n.astype(float), 0.0)).astype(np.int64)
+    return n, h, share, q
+
+
+def simulate_counts(template: BinnedCounts, n: np.ndarray, h: np.ndarray, share: np.ndarray, q: np.ndarray,
+                    draws: int, rng: np.random.Generator, actuarial: float = 0.0) -> BinnedCounts:
+    """``draws`` cohorts per release trial from the plug-in law (rows R * draws, trial-major), on the public grid:
+    per bin c ~ Bin(m, q) leave first, then d ~ Bin(m - c + round(a c), h) (at most m - c), split over the types."""
+    rows, g = n.shape
+    k_count, j_count = share.shape[-2], h.shape[-1]
+    left = np.repeat(n, draws, axis=0)
+    hh, qq = np.repeat(h, draws, axis=0), np.repeat(q, draws, axis=0)
+    ev = np.zeros((rows * draws, g, k_count, j_count), np.int64)
+    ce = np.zeros((rows * draws, g, j_count), np.int64)
+    ss = np.repeat(share, draws, axis=0) if k_count > 1 else None
+    for j in range(j_count):  # a loop over public bins only, vectorised over trials, draws and groups
+        c = rng.binomial(left, qq[..., j])
+        left = left - c
+        exposed = np.minimum(left + np.rint(actuarial * c).astype(np.int64), left + c)
+        d = np.minimum(rng.binomial(exposed, hh[..., j]), left)
+        left = left - d
+        ce[..., j] = c
+        if ss is None:
+            ev[..., 0, j] = d
+        else:
+            p = ss[..., j]
+            p = p / p.sum(-1, keepdims=True)
+            ev[..., j] = rng.multinomial(d, p)
+    return BinnedCounts(template.grid, template.groups, np.repeat(n, draws, axis=0), ev, ce, template.event_types)
+
+
+def redraw_counts(mechanism: Any, released: BinnedCounts, trials: int, seed: int | np.random.SeedSequence | None = None,
+                  extra: dict[str, Any] | None = None, actuarial: float = 0.0, sampling: bool = True) -> BinnedCounts:
+    """``trials`` bootstrap releases per released trial: rows (R * trials), trial-major.
+
+    From the released counts (R, G, K, J) alone: redraw the sampling error from the plug-in law
+    (:func:`plugin_parameters`, :func:`simulate_counts`; ``sampling=False`` keeps the released counts as the
+    truth) and pass each cohort through ``mechanism``'s public noise law with fresh simulation noise
+    (``extra``: the release's extra, which holds adaptive-km's merged bins; rrr: ``released`` are the de-biased
+    counts, and the law re-randomizes the labels and de-biases). ``seed`` None: seeded from the released values.
+    """
+    from dpsurv_core.curves.logrank_test import noise_law  # the public noise laws, shared with the calibrated tests
+
+    law = noise_law(mechanism, extra, debiased=True)
+    apply = _rrr_by_type(mechanism) if getattr(mechanism, "name", "") == "rrr" else law.apply
+    rows = released.n.shape[0]
+    noise = SimulationNoise(seed_from(released.cells()) if seed is None else seed)
+    plausible = getattr(mechanism, "plugin_draws", None)  # a rule whose released values hide small true ones
+    if sampling and plausible is not None:
+        tables = plausible(released, trials, noise.rng)
+        n, h, share, q = plugin_parameters(tables, actuarial)
+        cohorts = simulate_counts(released, n, h, share, q, 1, noise.rng, actuarial)
+    elif sampling:
+        n, h, share, q = plugin_parameters(released, actuarial)
+        cohorts = simulate_counts(released, n, h, share, q, trials, noise.rng, actuarial)
+    else:
+        rep = lambda a: np.repeat(a, trials, axis=0)  # noqa: E731
+        cohorts = replace(released, n=rep(released.n), events=rep(released.events), censored=rep(released.censored))
+    trial_of = np.repeat(np.arange(rows), trials)
+    return apply(cohorts, trial_of, noise)
+
+
+def _rrr_by_type(mechanism: Any) -> Any:
+    """Randomized response's law keeping the event types (cumulative incidence): every cell's subjects report their
+    labels independently (a multinomial split of each true group's cell over the reported groups), then the
+    mechanism's own de-biasing."""
+    p_matrix = mechanism.matrix
+
+    def apply(exact: BinnedCounts, rows: np.ndarray, noise: SimulationNoise) -> BinnedCounts:
+        g = p_matrix.shape[0]
+        rng = noise.rng
+
+        def split(x: np.ndarray) -> np.ndarray:  # (N, G true, ...) -> (N, G reported, ...)
+            x = np.asarray(np.rint(np.maximum(x, 0)), np.int64)
+            probs = p_matrix.reshape((1, g) + (1,) * (x.ndim - 2) + (g,)) * np.ones(x.shape + (1,))
+            return np.moveaxis(rng.multinomial(x, probs).sum(1), -1, 1)
+
+        if mechanism.p >= 1.0:
+            return exact
+        ev, ce = split(exact.events), split(exact.censored)
+        s = split((exact.n - exact.events_total.sum(-1) - exact.censored.sum(-1))[..., None])[..., 0]
+        n = s + ev.sum((-2, -1)) + ce.sum(-1)
+        return mechanism.debias(replace(exact, n=n, events=ev, censored=ce))
+
+    return apply
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """Bootstrap curves (R, B, G, J) beside the released ones, and the draws' estimator settings."""
+
+    survival: np.ndarray
+    cumulative_incidence: np.ndarray  # (R, B, G, K, J)
+    draws: int
+
+
+def bootstrap_curves(mechanism: Any, released: BinnedCounts, estimator_actuarial: float, draws: int | None = None,
+                     extra: dict[str, Any] | None = None, seed: int | np.random.SeedSequence | None = None,
+                     sampling_actuarial: float | None = None) -> Bootstrap:
+    """Redraw ``draws`` releases per trial (:func:`redraw_counts`) and estimate their curves as the release did."""
+    rows = released.n.shape[0]
+    g, k, j = released.events.shape[-3:]
+    b = draws if draws is not None else draws_for(rows, g * k * j)
+    a_sim = estimator_actuarial if sampling_actuarial is None else sampling_actuarial
+    redrawn = redraw_counts(mechanism, released, b, seed, extra, a_sim)
+    cur = estimate(redrawn, actuarial=estimator_actuarial, noisy=True)
+    s = cur.survival.reshape(rows, b, *cur.survival.shape[1:])
+    cif = cur.cumulative_incidence.reshape(rows, b, *cur.cumulative_incidence.shape[1:])
+    return Bootstrap(s, cif, b)
+
+
+def log_variance_from(survival: np.ndarray, draws: np.ndarray, offset: bool = False) -> np.ndarray:
+    """var(log S) (R, G, J) by the delta method from the draws: var_b(S*) / S^2, or their mean squared error about the
+    released curve, (var_b(S*) + (mean_b(S*) - S)^2) / S^2, with ``offset`` (inf where S = 0)."""
+    var = draws.var(axis=1, ddof=1)
+    if offset:
+        var = var + (draws.mean(axis=1) - survival) ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = var / survival ** 2
+    return np.where(survival > 0, out, np.inf)
+
+
+def with_bootstrap_bands(curves: SurvivalCurves, boot: Bootstrap, method: str | None = None, offset: bool = False
+                         ) -> SurvivalCurves:
+    """The release's curves with bands from the bootstrap variance (log-log and plain, as ``estimate`` names them);
+    where nobody is left at risk the band runs from 0 to the last upper limit before. ``offset``: from the draws'
+    mean squared error about the released curve instead (random rounding, whose plug-in world offsets the draws by
+    about the release's own bias late in follow-up)."""
+    v = log_variance_from(curves.survival, boot.survival, offset)
+    v = np.where(np.isfinite(v), v, curves.greenwood)
+    lo, up, lo_lin, up_lin = greenwood_bands(curves.survival, v, curves.alpha)
+    stopped = (curves.lower == 0) & (curves.upper == 1) & (curves.at_risk <= 0)
+    lo, lo_lin = np.where(curves.survival <= 0, 0.0, lo), np.where(curves.survival <= 0, 0.0, lo_lin)
+    up, up_lin = carry_upper(curves.survival, up), carry_upper(curves.survival, up_lin)
+    lo, up = monotone_band(lo, up)
+    lo_lin, up_lin = monotone_band(lo_lin, up_lin)
+    cif_var = boot.cumulative_incidence.var(axis=1, ddof=1)
+    # once nobody is left at risk nothing more is known, but a survival curve never rises: [0, the last upper limit]
+    cap = lambda u: np.minimum.accumulate(np.where(stopped, 1.0, u), axis=-1)  # noqa: E731
+    return replace(curves, lower=np.where(stopped, 0.0, lo), upper=cap(up),
+                   lower_linear=np.where(stopped, 0.0, lo_lin), upper_linear=cap(up_lin),
+                   interval_variance=v, incidence_variance=cif_var, rmst_draws=boot.survival,
+                   interval_method=method or BOOTSTRAP_METHOD.format(draws=boot.draws)
+                   + ("; their mean squared error about the released curve (the draws' offset included)" if offset
+                      else ""))
+
+
+def carry_upper(survival: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """Where a noisy curve has dropped to 0 its upper limit is the last upper limit before (S never rises, so the
+    truth there is at most the earlier truth), not a zero-width [0, 0]."""
+    ok = (survival > 0) & np.isfinite(upper)
+    idx = np.where(ok, np.arange(survival.shape[-1]), -1)
+    idx = np.maximum.accumulate(idx, axis=-1)
+    prev = np.take_along_axis(upper, np.maximum(idx, 0), -1)
+    return np.where(ok, upper, np.where(idx >= 0, prev, 1.0))
+
+
+def monotone_band(lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A survival curve never rises, so a noisy band that rises again (its variance grows where few are at risk)
+    is cut back: the upper limit at t is the smallest upper limit at or before t, the lower limit the largest at or
+    after t. NaN limits (R's NA) are left as they are."""
+    up = np.where(np.isnan(upper), np.inf, upper)
+    lo = np.where(np.isnan(lower), -np.inf, lower)
+    up = np.minimum.accumulate(up, axis=-1)
+    lo = np.maximum.accumulate(lo[..., ::-1], axis=-1)[..., ::-1]
+    return np.where(np.isnan(lower), np.nan, lo), np.where(np.isnan(upper), np.nan, up)
+
+
+def widen_between(lower: np.ndarray, upper: np.ndarray, known: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Between points where the curve is estimated directly (``known``, e.g. the ends of adaptive-km's merged bins)
+    the curve is an interpolation and the truth may bend anywhere: at such a point the band runs from the lower
+    limit at the next known point to the upper limit at the previous one (1 before the first); a survival curve
+    never rises, so this holds the truth whenever the two known points' bands do."""
+    known = np.broadcast_to(np.asarray(known, bool), np.shape(lower))
+    j = np.arange(known.shape[-1])
+    nxt = np.where(known, j, known.shape[-1] - 1)
+    nxt = np.minimum.accumulate(nxt[..., ::-1], axis=-1)[..., ::-1]
+    prv = np.maximum.accumulate(np.where(known, j, -1), axis=-1)
+    prev_known = np.concatenate([np.full(known.shape[:-1] + (1,), -1), prv[..., :-1]], axis=-1)
+    lo = np.where(known, lower, np.take_along_axis(lower, nxt, -1))
+    up_prev = np.take_along_axis(upper, np.maximum(prev_known, 0), -1)
+    up = np.where(known, upper, np.where(prev_known >= 0, up_prev, 1.0))
+    return np.minimum(lo, lower), np.maximum(up, upper)
