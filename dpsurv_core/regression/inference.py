@@ -43,7 +43,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import special, stats
@@ -60,8 +60,10 @@ from dpsurv_core.regression.mechanisms import (
     symmetric_size,
 )
 from dpsurv_core.regression.model import Fit, fit_nonprivate
-from dpsurv_core.regression.person_period import PersonPeriod
 from dpsurv_core.report.text import format_ratio, format_ratio_ci, plain_number
+
+if TYPE_CHECKING:  # types only: a record's reader imports this module with no data module in reach
+    from dpsurv_core.regression.person_period import PersonPeriod
 
 LEVEL = 0.95
 SIMULATIONS = 4000
@@ -297,25 +299,6 @@ def nonprivate_fit(pp: PersonPeriod) -> Fit:
     return fit
 
 
-def release_record(release: RegressionRelease, inference: CoefficientInference | None,
-                   names: dict[str, str] | None = None) -> dict[str, Any]:
-    """What a regression release keeps in its ledger record: the released coefficients per trial and, beside them, the
-    first trial's ``intervals`` (one row per covariate: coefficient, ratio, noise-aware limits, calibrated p-value,
-    sign-flip share; post-processing of the release) with their method and warnings, so that a report built from the
-    record shows what ``regression`` printed (each covariate also by ``names``, else the inference's ``labels``, as
-    the page, the warnings and the report say it: ``sex: Female vs Male``), and what the ratio is (``ratio_kind``)."""
-    out: dict[str, Any] = {"coefficients": release.coefficients}
-    if inference is not None:
-        names = {**inference.labels, **(names or {})}
-        rows = [{k: v for k, v in r.items() if k != "p_value_nonprivate"} for r in inference.records()]
-        for r in rows:
-            if r.get("covariate") in names:
-                r["covariate_label"] = names[r["covariate"]]
-        out.update({"interval_includes_noise": True, "interval_method": inference.method, "intervals": rows,
-                    "ratio_kind": inference.ratio_kind, "warnings": list(inference.warnings)})
-    return out
-
-
 def report_table(outputs: dict[str, Any]) -> Any:
     """A regression record's ``intervals`` as the report shows them (first trial), in the page's words and numbers:
     each covariate by its label (``sex: Female vs Male``), the ratio named (odds ratio) with its interval by
@@ -352,6 +335,27 @@ def labelled_quantities(records: list[dict[str, Any]], outputs: Any) -> list[dic
     return [r | {"quantity": rename.get(r.get("quantity"), r.get("quantity"))} for r in records]
 
 
+@dataclass(frozen=True)
+class PublicDesign:
+    """What the intervals of a released draw read about its design, all of it public: the covariate columns'
+    ``names``, the ``factors`` to original units (:func:`~dpsurv_core.regression.design.original_factors`), the
+    dimension of w (covariates plus spline) and the declared normaliser ``n_public``. A release record's reader
+    builds it from the record's public inputs; :meth:`of` takes it from a design."""
+
+    names: tuple[str, ...]
+    factors: np.ndarray
+    dim: int
+    n_public: int
+
+    @property
+    def p(self) -> int:
+        return len(self.names)
+
+    @classmethod
+    def of(cls, pp: PersonPeriod) -> PublicDesign:
+        return cls(tuple(pp.encoding.names), pp.encoding.to_original, pp.dim, pp.n_public)
+
+
 def coefficient_inference(mech: _RegressionMechanism, release: RegressionRelease, trial: int = 0,
                           simulations: int = SIMULATIONS, level: float = LEVEL,
                           nonprivate: bool = False, labels: dict[str, str] | None = None) -> CoefficientInference:
@@ -359,14 +363,45 @@ def coefficient_inference(mech: _RegressionMechanism, release: RegressionRelease
 
     ``nonprivate=True`` (previews only: it reads the data) adds the non-private Wald p-value of the MLE. ``labels``
     names the covariates in the warnings as readers say them (``sex: Female vs Male`` for the indicator
-    ``sex=Female``; :attr:`~dpsurv_core.data.labels.Categories.names`)."""
+    ``sex=Female``; :attr:`~dpsurv_core.data.labels.Categories.names`). Everything but the non-private p-value is
+    :func:`draw_inference` of the released draw and public values: what a release record's reader computes."""
     pp = release.pp
+    draws = release.diagnostics.get("draws_W")
+    info = release.diagnostics.get("information")
+    out = draw_inference(mech, PublicDesign.of(pp), release.W[trial],
+                         None if info is None else info[trial], None if draws is None else draws[trial],
+                         simulations, level, labels)
+    if nonprivate:
+        out.p_value_nonprivate = nonprivate_p_values(pp)
+    return out
+
+
+def nonprivate_p_values(pp: PersonPeriod) -> np.ndarray | None:
+    """The ordinary Wald p-values of the non-private maximum-likelihood fit (None when its information matrix is
+    singular): they read the data, so a preview or a simulation may show them beside the private ones, never a
+    release."""
+    fit = nonprivate_fit(pp)
+    if fit.se is None:
+        return None
     p = pp.p
-    f = pp.encoding.to_original
+    z = fit.beta / np.where(fit.se[:p] > 0, fit.se[:p], np.nan)
+    return 2 * stats.norm.sf(np.abs(z))
+
+
+def draw_inference(mech: _RegressionMechanism, design: PublicDesign, w: np.ndarray, information: np.ndarray | None = None,
+                   draws: np.ndarray | None = None, simulations: int = SIMULATIONS, level: float = LEVEL,
+                   labels: dict[str, str] | None = None) -> CoefficientInference:
+    """Noise-aware intervals, calibrated Wald p-values, sign-flip shares and warnings of one released draw ``w``
+    (and, objective perturbation with an information share, its released noisy ``information`` matrix; pSGLD with
+    several draws, the released ``draws``, shape (k, dim)), from the mechanism's public noise law and the public
+    ``design`` only: post-processing, seeded from the released values, so the same release always gets the same
+    numbers (:mod:`dpsurv_core.regression.readout` recomputes them from a record)."""
+    p = design.p
+    f = np.asarray(design.factors, dtype=float)
     a = (1.0 - level) / 2.0
-    draws = int(release.diagnostics.get("draws", 1)) if isinstance(mech, PSGLD) else 1
-    if isinstance(mech, PSGLD) and draws > 1:
-        D = release.diagnostics["draws_W"][trial]  # (k, dim)
+    k_draws = int(np.shape(draws)[0]) if isinstance(mech, PSGLD) and draws is not None else 1
+    if k_draws > 1:
+        D = np.asarray(draws, dtype=float)  # (k, dim)
         k = D.shape[0]
         w = D.mean(axis=0)
         S = np.cov(D.T)
@@ -380,18 +415,17 @@ def coefficient_inference(mech: _RegressionMechanism, release: RegressionRelease
         flip = stats.t.sf(np.abs(est) / se, k - 1)
         method = METHOD_DRAWS.format(k=k, df=k - 1)
     else:
-        w = release.W[trial]
-        info = release.diagnostics.get("information") if isinstance(mech, ObjectivePerturbation) else None
-        if info is not None:
-            H = info[trial]
-            err, e_noise, alpha = calibrated_information_errors(mech, H, pp, simulations,
+        w = np.asarray(w, dtype=float)
+        if information is not None and isinstance(mech, ObjectivePerturbation):
+            H = np.asarray(information, dtype=float)
+            err, e_noise, alpha = calibrated_information_errors(mech, H, design, simulations,
                                                                 _seed(np.concatenate([w, H.ravel()])), level)
             method = METHOD_INFORMATION.format(n=simulations, level=level, rho=mech.information_share,
                                                eh=mech.epsilon_information, eo=mech.epsilon_objective,
                                                worlds=CALIBRATION_WORLDS, inner=CALIBRATION_DRAWS,
                                                alpha=", ".join(f"{a:.3g}" for a in alpha[:p]))
         else:
-            err, e_noise = simulated_errors(mech, w, pp, simulations, _seed(w))
+            err, e_noise = simulated_errors(mech, w, design, simulations, _seed(w))
             method = METHODS[type(mech)].format(n=simulations, level=level)
         err, e_noise = err[:, :p] * f, e_noise[:, :p] * f
         est = w[:p] * f
@@ -400,24 +434,19 @@ def coefficient_inference(mech: _RegressionMechanism, release: RegressionRelease
         se, se_n = err.std(axis=0), e_noise.std(axis=0)
         pv = (np.sum(np.abs(err) >= np.abs(est), axis=0) + 1) / (simulations + 1)
         flip = np.mean(np.sign(est - err) != np.sign(est), axis=0)
-    out = CoefficientInference(list(pp.encoding.names), est, lower, upper, se, se_n, pv, flip, method,
+    out = CoefficientInference(list(design.names), est, lower, upper, se, se_n, pv, flip, method,
                                labels=dict(labels or {}))
-    if nonprivate:
-        fit = nonprivate_fit(pp)
-        if fit.se is not None:
-            z = fit.beta / np.where(fit.se[:p] > 0, fit.se[:p], np.nan)
-            out.p_value_nonprivate = 2 * stats.norm.sf(np.abs(z))
     out.warnings = coefficient_warnings(out)
     if isinstance(mech, PSGLD):
         kept = mech.epochs - mech.burn_in
-        if draws > 1 and kept < EPOCHS_PER_DRAW * draws:
+        if k_draws > 1 and kept < EPOCHS_PER_DRAW * k_draws:
             fewer = f"release at most {kept // EPOCHS_PER_DRAW} draws, or " if kept // EPOCHS_PER_DRAW >= 2 else ""
-            out.warnings.append(f"pSGLD with {draws} draws keeps {kept} epochs of its chain after burn-in: each "
-                                f"draw's posterior at epsilon/{draws} is flatter than such a chain explores, so the "
+            out.warnings.append(f"pSGLD with {k_draws} draws keeps {kept} epochs of its chain after burn-in: each "
+                                f"draw's posterior at epsilon/{k_draws} is flatter than such a chain explores, so the "
                                 "draws' spread understates it and the interval is too narrow (10 draws on the default "
-                                f"chain covered 90-92% at n = 200); {fewer}keep at least {EPOCHS_PER_DRAW * draws} "
+                                f"chain covered 90-92% at n = 200); {fewer}keep at least {EPOCHS_PER_DRAW * k_draws} "
                                 "epochs after burn-in (for 10 draws --epochs 180 --burn-in 90 covered 97%).")
-        if draws == 1:
+        if k_draws == 1:
             out.warnings.append("pSGLD with one released draw has no public interval narrower than its prior: release "
                                 "two or more draws (--draws, epsilon split between them) to get an interval from their "
                                 "spread, or prefer objective perturbation.")

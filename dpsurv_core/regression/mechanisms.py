@@ -64,7 +64,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import special
@@ -73,8 +73,11 @@ from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy.ledger import APPROXIMATE_MCMC, EXACT, PrivacyCost
 from dpsurv_core.privacy.mechanism import Mechanism, check_epsilon
 from dpsurv_core.privacy.noise import NoiseSource
+from dpsurv_core.regression.design import gradient_bound, hessian_trace_bound, interval_basis, row_bound
 from dpsurv_core.regression.model import check_lambda, maximum_likelihood, mean_relative_error, minimise
-from dpsurv_core.regression.person_period import PersonPeriod, gradient_bound, hessian_trace_bound
+
+if TYPE_CHECKING:  # types only: a record's reader builds these mechanisms from public values, with no data module
+    from dpsurv_core.regression.person_period import PersonPeriod
 
 ANALYSIS = "discrete-time regression"
 
@@ -111,8 +114,6 @@ def symmetric_from_vector(v: np.ndarray, dim: int) -> np.ndarray:
 def information_bound(intervals: int, knots: int) -> float:
     """h1 = (1/4) max_{t in {0, 1}} sqrt(sum_{j,l <= T} (t + s(j).s(l))^2): a bound on the Frobenius norm of one
     record's information matrix sum_j p_j (1 - p_j) z_j z_j^T at any w (module docstring); at most c2 = T R^2 / 4."""
-    from dpsurv_core.regression.person_period import interval_basis
-
     S = interval_basis(intervals, knots)
     U = S @ S.T
     return 0.25 * math.sqrt(max(float(np.sum(U ** 2)), float(np.sum((1.0 + U) ** 2))))
@@ -140,6 +141,14 @@ class DesignBounds:
     @classmethod
     def of(cls, pp: PersonPeriod) -> DesignBounds:
         return cls(pp.intervals, pp.knots, pp.horizon, pp.dim, pp.R, pp.n_public, pp.rows_per_subject)
+
+    @classmethod
+    def declared(cls, intervals: int, knots: int, horizon: float, columns: int, n_public: int,
+                 rows_per_subject: int = 1) -> DesignBounds:
+        """The bounds of a design from its declared values alone (what a release record keeps): ``columns`` encoded
+        covariate columns plus ``knots`` spline columns, R from the spline basis; equal to :meth:`of` the design."""
+        return cls(int(intervals), int(knots), float(horizon), int(columns) + int(knots),
+                   row_bound(interval_basis(int(intervals), int(knots))), int(n_public), int(rows_per_subject))
 
     @property
     def c1(self) -> float:

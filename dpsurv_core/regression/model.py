@@ -18,14 +18,17 @@ from __future__ import annotations
 import math
 import time as _time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 from scipy import optimize, special
 
-from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.errors import ParameterError
-from dpsurv_core.regression.person_period import PersonPeriod
+
+if TYPE_CHECKING:  # types only: the fits take the design as built, so a record's reader can import them data-free
+    from dpsurv_core.data.cohort import Cohort
+    from dpsurv_core.regression.person_period import PersonPeriod
 
 Z95 = 1.959963984540054
 

@@ -34,38 +34,19 @@ from dpsurv_core import limits
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import Disclosure, PublicParameters
 from dpsurv_core.errors import DataError, ParameterError
+from dpsurv_core.regression.design import (  # noqa: F401  (the design's public constants, re-exported)
+    DEFAULT_INTERVALS,
+    DEFAULT_KNOTS,
+    gradient_bound,
+    hessian_trace_bound,
+    interval_basis,
+    knots,
+    natural_spline_basis,
+    original_factors,
+    row_bound,
+)
 
-DEFAULT_INTERVALS = 20
-DEFAULT_KNOTS = 5
 MAX_LEVELS = 20
-
-
-def knots(q: int) -> np.ndarray:
-    """The q knots k / (q + 1), k = 1..q, evenly spread over (0, 1)."""
-    return np.arange(1, q + 1) / (q + 1.0)
-
-
-def natural_spline_basis(x: np.ndarray, q: int) -> np.ndarray:
-    """ESL natural cubic spline basis with knots :func:`knots`: N_1 = 1, N_2 = x, N_{k+2} = d_k - d_{q-1},
-    d_k(x) = ((x - xi_k)_+^3 - (x - xi_q)_+^3) / (xi_q - xi_k). Shape (len(x), q)."""
-    if q < 2:
-        raise ParameterError(f"The spline needs at least 2 knots, got {q}.")
-    x = np.asarray(x, dtype=float)
-    xi = knots(q)
-    cube = np.clip(x[:, None] - xi[None, :], 0, None) ** 3
-    d = (cube[:, :-1] - cube[:, -1:]) / (xi[-1] - xi[:-1])  # d_1..d_{q-1}
-    cols = [np.ones_like(x), x] + [d[:, k] - d[:, q - 2] for k in range(q - 2)]
-    return np.column_stack(cols)
-
-
-def interval_basis(intervals: int, q: int) -> np.ndarray:
-    """s(j), j = 1..T: the spline basis at the midpoints, orthonormalised over the T midpoints (a public
-    invertible linear map: same spline space, better conditioned coefficients) and scaled by the public
-    constant that makes max_j ||s(j)|| = 1. The first column stays proportional to the constant."""
-    mid = (np.arange(1, intervals + 1) - 0.5) / intervals
-    q_, r_ = np.linalg.qr(natural_spline_basis(mid, q))
-    s = q_ * np.sign(np.diag(r_))[None, :]
-    return s / np.linalg.norm(s, axis=1).max()
 
 
 @dataclass(frozen=True)
@@ -78,6 +59,7 @@ class CovariateColumn:
     centre: float      # numeric: c = (lo + hi) / 2 (0 for categorical)
     half_range: float  # numeric: h = (hi - lo) / 2 (1 for categorical)
     level: str | None = None
+    bounds: tuple[float, float] | None = None  # numeric: the public range (lo, hi) as given
 
 
 @dataclass(frozen=True)
@@ -87,6 +69,7 @@ class Encoding:
     columns: tuple[CovariateColumn, ...]
     blocks: int  # P: numeric columns + categorical blocks
     disclosures: tuple[Disclosure, ...] = ()
+    levels: tuple[tuple[str, tuple[str, ...]], ...] = ()  # per categorical covariate, its levels (reference first)
 
     @property
     def names(self) -> list[str]:
@@ -95,8 +78,7 @@ class Encoding:
     @property
     def to_original(self) -> np.ndarray:
         """Factor f with beta_original = f * beta_normalised: 1 / (h sqrt(P)) (numeric), 1 / sqrt(P) (one-hot)."""
-        root = math.sqrt(self.blocks) if self.blocks else 1.0
-        return np.array([1.0 / (c.half_range * root) for c in self.columns])
+        return original_factors([c.half_range for c in self.columns], self.blocks)
 
     def transform(self, frame: pd.DataFrame) -> np.ndarray:
         """Encoded covariates, shape (n, p), every row in the unit ball (values outside the range are clamped)."""
@@ -127,6 +109,7 @@ def build_encoding(frame: pd.DataFrame, covariates: tuple[str, ...] | list[str],
     ranges, levels = dict(ranges or {}), dict(levels or {})
     cols: list[CovariateColumn] = []
     disclosures: list[Disclosure] = []
+    used_levels: list[tuple[str, tuple[str, ...]]] = []
     blocks = 0
     if len(set(covariates)) != len(covariates):
         raise ParameterError("A covariate is listed twice: list each covariate once.")
@@ -159,7 +142,7 @@ def build_encoding(frame: pd.DataFrame, covariates: tuple[str, ...] | list[str],
                                                                "(--range) instead.", dp=False))
             if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
                 raise ParameterError(f"The range of {name!r} must be two finite numbers lo < hi, got {lo:g} to {hi:g}.")
-            cols.append(CovariateColumn(name, name, "numeric", (lo + hi) / 2, (hi - lo) / 2))
+            cols.append(CovariateColumn(name, name, "numeric", (lo + hi) / 2, (hi - lo) / 2, bounds=(lo, hi)))
         else:
             if name in levels:
                 levs = tuple(str(v) for v in levels[name])
@@ -173,8 +156,9 @@ def build_encoding(frame: pd.DataFrame, covariates: tuple[str, ...] | list[str],
             if len(levs) < 2:
                 raise ParameterError(f"Covariate {name!r} needs at least two declared categories.")
             cols += [CovariateColumn(f"{name}={lev}", name, "categorical", 0.0, 1.0, lev) for lev in levs[1:]]
+            used_levels.append((name, levs))
         blocks += 1
-    return Encoding(tuple(cols), blocks, tuple(disclosures))
+    return Encoding(tuple(cols), blocks, tuple(disclosures), tuple(used_levels))
 
 
 @dataclass
@@ -217,7 +201,7 @@ class PersonPeriod:
     @property
     def R(self) -> float:
         """Public bound on ||z_ij||: sqrt(1 + max_j ||s(j)||^2) = sqrt(2) (covariates in the unit ball)."""
-        return math.sqrt(1.0 + float(np.max(np.sum(self.spline ** 2, axis=1))))
+        return row_bound(self.spline)
 
     @property
     def c1(self) -> float:
@@ -269,18 +253,8 @@ def expand(time: np.ndarray, event: np.ndarray, X: np.ndarray, horizon: float, i
     return Z, y, subject, interval, offsets, k, d
 
 
-def gradient_bound(rows_per_subject: int, intervals: int, R: float) -> float:
-    """c1 = m T R bounds ||grad L_i|| for a subject with at most m records (docs/mechanisms.md)."""
-    return rows_per_subject * intervals * R
-
-
-def hessian_trace_bound(rows_per_subject: int, intervals: int, R: float) -> float:
-    """c2 = m T R^2 / 4 bounds tr(grad^2 L_i) (docs/mechanisms.md)."""
-    return rows_per_subject * intervals * R ** 2 / 4.0
-
-
 def person_period(cohort: Cohort, covariates: tuple[str, ...] | list[str], horizon: float | None = None,
-                  intervals: int = DEFAULT_INTERVALS, knots: int = DEFAULT_KNOTS,
+                  intervals: int = DEFAULT_INTERVALS, knots: int = DEFAULT_KNOTS,  # noqa: F811
                   ranges: dict[str, tuple[float, float]] | None = None,
                   levels: dict[str, tuple[str, ...]] | None = None, n_public: int | None = None,
                   public: PublicParameters | None = None) -> PersonPeriod:
