@@ -16,6 +16,7 @@ from dpsurv_core.cli.common import (
     dataset_fingerprint,
     needs_fingerprint,
     number,
+    parse_categories,
     positive_float,
     positive_int,
     reproduce_command,
@@ -29,8 +30,10 @@ from dpsurv_core.limits import MAX_INTERVALS
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import ADD_REMOVE, APPROXIMATE_MCMC, SUBJECT
 from dpsurv_core.privacy.release import Plan, not_private_fields
-from dpsurv_core.regression.inference import CoefficientInference, coefficient_inference, release_record
-from dpsurv_core.regression.mechanisms import RegressionRelease
+from dpsurv_core.publication import derive
+from dpsurv_core.regression import readout
+from dpsurv_core.regression.inference import nonprivate_p_values
+from dpsurv_core.regression.levels import declared_levels
 from dpsurv_core.regression.model import fit_cox, fit_nonprivate, wald_fit
 from dpsurv_core.regression.person_period import DEFAULT_INTERVALS, DEFAULT_KNOTS, person_period
 
@@ -114,23 +117,38 @@ def _categorical_specs(text: str | None, covariates: tuple[str, ...]) -> dict[st
     return out
 
 
+CONFIDENTIAL_NOTE = ("exact values about the data, for the data holder's eyes only: not part of the release and not "
+                      "covered by its guarantee; publish only the 'publishable' block")
+
+
 def run(args: argparse.Namespace) -> dict:
     covariates = split_list(args.covariates)
     if not covariates:
         raise ParameterError("--covariates is required: name one or more covariate columns, for example age,sex.")
     check_repeat(args)
     specs = _categorical_specs(getattr(args, "categorical", None), covariates)
+    declared = parse_categories(getattr(args, "categories", None))
     cohort = cohort_from_args(args)
     labels = value_labels(args)  # read even when unused: a bad --labels file is a sentence, not silently ignored
-    cats = encode_categories(cohort.covariates, specs, labels) if specs else Categories(cohort.covariates)
+    entry = catalogue.get(catalogue.REGRESSION, args.mechanism)
+    # noise is drawn: the categories are the declared ones (every documented code a level), never those that occur
+    noisy = entry.private and not math.isinf(args.epsilon)
+    if declared and not specs:
+        raise ParameterError(f"--categories names {next(iter(declared))!r}, but no covariate is categorical: add it to "
+                             "--categorical (and --covariates) or remove --categories.")
+    found = encode_categories(cohort.covariates, specs, labels) if specs else Categories(cohort.covariates)
+    levels = declared_levels(cohort.covariates, found, labels, declared, specs, extend_to_labels=noisy)
+    cats = levels.categories
     if specs:
         cohort = dataclasses.replace(cohort, covariates=cats.frame)
     pp = person_period(cohort, covariates, horizon=args.horizon, intervals=args.intervals, knots=args.knots,
                        ranges=_ranges(args.range), levels=cats.levels, n_public=args.n_public)
     if cats.disclosures:
         pp.disclosures = [*cats.disclosures, *pp.disclosures]
-    out: dict = {"mechanism": args.mechanism, "data": cohort.name, "n": pp.n, "rows": int(pp.y.size),
-                 "dropped_incomplete": pp.dropped, "covariates": pp.encoding.names,
+    exact = {"n": pp.n, "rows": int(pp.y.size), "dropped_incomplete": pp.dropped}
+    if levels.left_out:
+        exact["outside_declared_categories"] = levels.left_out
+    out: dict = {"mechanism": args.mechanism, "data": cohort.name, **exact, "covariates": pp.encoding.names,
                  "disclosures": [d.to_dict() for d in pp.disclosures]}
     if specs:
         out["reference_levels"] = cats.references
@@ -139,7 +157,6 @@ def run(args: argparse.Namespace) -> dict:
                                  "levels": dict(zip(cat.codes, cat.names, strict=True))}
                              for c, cat in cats.columns.items()}
         out["covariate_labels"] = {n: cats.names.get(n, n) for n in pp.encoding.names}
-    entry = catalogue.get(catalogue.REGRESSION, args.mechanism)
     if not entry.private:
         lam = 0.0 if args.lam is None else args.lam
         discrete_time = entry.id == catalogue.reference_id(catalogue.REGRESSION)
@@ -175,17 +192,12 @@ def run(args: argparse.Namespace) -> dict:
     if args.draws != 1:
         check(hasattr(mech, "set_draws"), "--draws applies to psgld only.")
         mech.set_draws(args.draws)
-    kept: dict[int, CoefficientInference] = {}  # the record's inference of the release (trial 0), reused below
-
-    names = out.get("covariate_labels")  # the warnings name a category as the page does: sex: Female vs Male
-
-    def record(rel: RegressionRelease) -> dict[str, Any]:
-        kept[id(rel)] = coefficient_inference(mech, rel, trial=0, labels=names)
-        return release_record(rel, kept[id(rel)], names)
-
+    # each coefficient as readers say it (sex: Female vs Male): public, from the declared levels
+    names = {n: cats.names.get(n, n) for n in pp.encoding.names}
     plan = Plan(entry, mech, cohort.name, dataset_fingerprint(args) if needs_fingerprint(args, entry) else "",
-                lambda noise, trials: mech.release(pp, noise, trials=trials), record, list(pp.disclosures),
-                reproduce_command(args), analysis="regression")
+                lambda noise, trials: mech.release(pp, noise, trials=trials), disclosures=list(pp.disclosures),
+                command=reproduce_command(args), analysis="regression", kind=readout.KIND,
+                publish=lambda rel: readout.publication(entry.id, mech, rel, names))
     rel, fields = run_plan(args, plan)
     out.update(fields)
     if not plan.private:  # epsilon = inf: n scales no noise
@@ -194,38 +206,58 @@ def run(args: argparse.Namespace) -> dict:
     out.update({"epsilon_spent": cost.epsilon, "guarantee": cost.guarantee, "protects": SUBJECT if cost.protects == SUBJECT
                 else cost.protects, "neighbouring": cost.neighbouring, "privacy": cost.sentence(),
                 "noise": (f"simulation: numpy Generator, seed {args.seed}" if fields["simulation"] else "none"
-                          if not plan.private else entry.noise), "parameters": mech.parameters(), "ratio_kind": "odds ratio",
-                "estimates": [{"trial": i, "coefficients": c, "ratios": {k: math.exp(min(v, 700)) for k, v in c.items()}}
-                              for i, c in enumerate(rel.coefficients)]})
-    if plan.private:
-        preview = bool(fields.get("simulation"))
-        infs = [kept[id(rel)] if i == 0 and id(rel) in kept else
-                coefficient_inference(mech, rel, trial=i, nonprivate=preview and i == 0, labels=names)
-                for i in range(len(rel.W))]
-        for e, inf in zip(out["estimates"], infs):
-            recs = inf.records()
-            for key, src in (("lower", "ratio_lower"), ("upper", "ratio_upper"), ("coefficient_lower", "lower"),
-                             ("coefficient_upper", "upper"), ("se", "se"), ("noise_se", "noise_se"),
-                             ("p_value", "p_value"), ("sign_flip_share", "sign_flip_share"),
-                             ("p_value_nonprivate", "p_value_nonprivate")):
-                if src in recs[0]:
-                    e[key] = {r["covariate"]: r[src] for r in recs}
-        if "information" in rel.diagnostics:  # the released noisy information matrix (normalised scale, w's order)
-            for i, e in enumerate(out["estimates"]):
-                e["information_matrix"] = rel.diagnostics["information"][i].tolist()
-            out["information_matrix_order"] = pp.names
-        out.update({"interval_includes_noise": True, "interval_method": infs[0].method,
-                    "warnings": list(dict.fromkeys(w for inf in infs[:1] for w in inf.warnings))})
-        if preview:
-            out["p_value_note"] = ("p_value: Wald test of no effect calibrated for the privacy noise; p_value_nonprivate "
-                                   "(first trial, preview only: it reads the data) is the ordinary Wald p-value of the "
-                                   "non-private fit, for comparison")
-    else:  # no noise: the private fit is the non-private maximum-likelihood fit, with nonprivate's Wald interval
-        out.update(ridge_fit_fields(pp, mech.ridge_without_noise, rel.W[0], out["estimates"]))
+                          if not plan.private else entry.noise), "parameters": mech.parameters(), "ratio_kind": "odds ratio"})
+    if not plan.private:  # no noise: the private fit is the non-private maximum-likelihood fit, with its Wald interval
+        estimates = [{"trial": i, "coefficients": c, "ratios": {k: math.exp(min(v, 700)) for k, v in c.items()}}
+                     for i, c in enumerate(rel.coefficients)]
+        out.update(ridge_fit_fields(pp, mech.ridge_without_noise, rel.W[0], estimates))
         out["warnings"] = []
+    elif fields.get("release"):
+        out.update(release_fields(out, fields["publishable"]))
+    else:  # a seeded simulation: the reader on each simulated draw, and the non-private p-value beside the first
+        released, public = readout.publication(entry.id, mech, rel, names)
+        derived = [derive(readout.KIND, {k: v[i:i + 1] for k, v in released.items()}, public) for i in range(len(rel.W))]
+        out["estimates"] = [readout.estimates(d, i) for i, d in enumerate(derived)]
+        first = nonprivate_p_values(pp)
+        if first is not None:
+            out["estimates"][0]["p_value_nonprivate"] = dict(zip(pp.encoding.names, first.tolist()))
+        if "information" in released:  # the noisy information matrix (normalised scale, w's order)
+            for e, H in zip(out["estimates"], released["information"]):
+                e["information_matrix"] = H
+            out["information_matrix_order"] = pp.names
+        out.update({"interval_includes_noise": True, "interval_method": derived[0]["interval_method"],
+                    "warnings": list(derived[0]["warnings"]),
+                    "p_value_note": ("p_value: Wald test of no effect calibrated for the privacy noise; "
+                                     "p_value_nonprivate (first trial, simulation only: it reads the data) is the "
+                                     "ordinary Wald p-value of the non-private fit, for comparison")})
     if mech.cost.guarantee == APPROXIMATE_MCMC:
         out["note"] = "approximate DP (MCMC): the chain only approximates the exponential mechanism's density"
     return out
+
+
+def release_fields(out: dict[str, Any], publishable: dict[str, Any]) -> dict[str, Any]:
+    """A release's numbers are its record's: the estimates, interval method and warnings from the reader's
+    ``derived``, the information matrices from ``released``, the disclosures as recorded. What was read off the data
+    (counts, rows left out, the data's own warnings, the disclosures with the values they read) moves to
+    ``confidential``, for the data holder's eyes only."""
+    derived, released = publishable["derived"], publishable["released"]
+    estimates = [readout.estimates(derived, i) for i in range(len(derived["coefficients"]))]
+    fields: dict[str, Any] = {"estimates": estimates}
+    if "information" in released:
+        for e, H in zip(estimates, released["information"]):
+            e["information_matrix"] = H
+        fields["information_matrix_order"] = list(publishable["public_inputs"]["coefficients"]) + [
+            f"spline{j + 1}" for j in range(int(publishable["public_inputs"]["knots"]))]
+    # the exact counts (n, rows, dropped_incomplete) and the data's warnings move to ``confidential`` in
+    # dpsurv_core.cli.split_publishable, with every release's; the rows outside the declared categories and the
+    # disclosures as read (their messages give the values read) join them
+    fields["confidential"] = {"note": CONFIDENTIAL_NOTE, "disclosures_as_read": out["disclosures"],
+                              **({"outside_declared_categories": out.pop("outside_declared_categories")}
+                                 if "outside_declared_categories" in out else {})}
+    fields.update({"disclosures": list(publishable["disclosures"]), "ratio_kind": derived["ratio_kind"],
+                   "interval_includes_noise": True,
+                   "interval_method": derived["interval_method"], "warnings": list(derived["warnings"])})
+    return fields
 
 
 def ridge_fit_fields(pp: Any, ridge: float, w: Any, estimates: list[dict[str, Any]]) -> dict[str, Any]:

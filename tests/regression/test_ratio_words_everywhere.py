@@ -18,7 +18,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpsurv_core.cli import main
-from dpsurv_core.privacy.ledger import LedgerStore
+from dpsurv_core.privacy.ledger import LedgerStore, record_outputs
 from dpsurv_core.regression import mechanisms
 from dpsurv_core.report.html import ledger_report
 from ui import session
@@ -43,6 +43,7 @@ def fixed_noise(monkeypatch, age: float = 0.0) -> None:
 
 NOISY = ["regression", "--data", "lung", "--covariates", "age,sex", "--categorical", "sex", "--mechanism", "output",
          "--epsilon", "0.1", "--lambda", "0.0001"]
+DECLARED = ["--horizon", "1100", "--n-public", "228", "--range", "age:18:100"]  # a release reads nothing off the data
 
 
 def test_command_warnings_name_the_category_and_print_plain_numbers(capsys):
@@ -56,12 +57,12 @@ def test_command_warnings_name_the_category_and_print_plain_numbers(capsys):
 
 def test_report_of_a_release_says_odds_ratio_in_the_same_words(ledger_path, capsys, monkeypatch):
     fixed_noise(monkeypatch, age=-1e6)  # age's odds ratio far below 1/1,000, sex's the ridge fit's
-    assert main([*NOISY, "--json"]) == 0
+    assert main([*NOISY, *DECLARED, "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     store = LedgerStore(ledger_path)
     (fp,) = {r.fingerprint for r in store.records()}
     (record,) = store.release_records(fp)
-    outputs = record.body["outputs"]
+    outputs = record_outputs(record.body)
     assert outputs["ratio_kind"] == "odds ratio"
     assert outputs["warnings"] == printed["warnings"]
     page = html.unescape(ledger_report("Release report", "lung", store.ledger(fp), [record]))
