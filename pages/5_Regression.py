@@ -21,6 +21,8 @@ from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import APPROXIMATE_MCMC, EXACT, NO_NOISE
 from dpsurv_core.privacy.noise import SimulationNoise
 from dpsurv_core.privacy.release import Plan
+from dpsurv_core.publication import undeclared
+from dpsurv_core.regression import readout
 from dpsurv_core.regression.inference import (
     RATIO_KIND,
     coefficient_inference,
@@ -29,10 +31,10 @@ from dpsurv_core.regression.inference import (
     inference_table,
     nonprivate_fit,
     plain_number,
-    release_record,
 )
+from dpsurv_core.regression.levels import declared_levels
 from dpsurv_core.regression.mechanisms import OutputPerturbation, lambda_study, mre_study
-from dpsurv_core.regression.model import fit_cox, minimise
+from dpsurv_core.regression.model import fit_cox, maximum_likelihood, minimise
 from dpsurv_core.regression.person_period import PersonPeriod, person_period
 from dpsurv_core.report.text import markdown_literal, p_value, plain_label
 from ui import curves_view as cv
@@ -156,13 +158,15 @@ with st.expander("Model and sampler settings (public)"):
                                         [0.0, 0.1, 0.2, 0.3], value=0.0, key="rg_info_share",
                                         help="Narrower honest intervals for the same total epsilon (0.2 is the measured "
                                              "choice for a few thousand patients); the coefficients get the rest."))
-    published_n = datasets.published_size(choice.name) if choice.bundled else 0
-    n_declared = int(p4.number_input("Public cohort size n (0 = count it: not DP)", 0, 10**9, published_n, 1,
-                                     key=f"rg_n_{choice.name}",
-                                     help="The noise is scaled by 1/n, so n must be public: declare it from the study "
-                                          "design (e.g. the number enrolled). Counting it in the data makes the "
-                                          "release not differentially private. For a bundled data set it is the size "
-                                          "published with the R package."))
+    published_n = datasets.published_size(choice.name) if choice.bundled and choice.name in datasets.DATASETS \
+        else None
+    n_input = p4.number_input("Public cohort size n (declared)", min_value=1, max_value=10**9, value=published_n,
+                              step=1, key=f"rg_n_{choice.name}", placeholder="from the study design",
+                              help="The noise is scaled by 1/n, so n must be public: declare it from the study design "
+                                   "(e.g. the number enrolled). For a bundled data set it is the size published with "
+                                   "the R package. Left empty, previews count it in the data (not DP) and a release "
+                                   "is refused unless you accept publishing the count below.")
+    n_declared = int(n_input) if n_input is not None else 0
 
 if not covs:
     st.info("Choose at least one covariate above (for example age) to fit the model.")
@@ -174,32 +178,51 @@ if burn_in >= epochs:
 DESIGN = "rg_design"
 
 
-def _design(key: tuple, build: Callable[[], PersonPeriod]) -> tuple[PersonPeriod, dict[float, np.ndarray]]:
-    """The person-period design for ``key`` and the penalised fits w*(Lambda) found on it, kept for this session's
-    latest design only: neither depends on epsilon, so moving the epsilon slider reuses the design (and its
-    distinct-row compression, the slow part of the fit on flchain) and output perturbation's w*(Lambda) (the same
-    L-BFGS call on the same design, so the same numbers)."""
+def _design(key: tuple, build: Callable[[], tuple[PersonPeriod, PersonPeriod]]
+            ) -> tuple[PersonPeriod, PersonPeriod, dict[float, np.ndarray]]:
+    """The person-period designs for ``key`` (the private fits' and the non-private fits') and the penalised fits
+    w*(Lambda) found on the private one, kept for this session's latest design only: none depends on epsilon, so
+    moving the epsilon slider reuses the designs (and their distinct-row compression, the slow part of the fit on
+    flchain) and output perturbation's w*(Lambda) (the same L-BFGS call on the same design, so the same numbers)."""
     held = st.session_state.get(DESIGN)
     if held is None or held[0] != key:
-        held = (key, build(), {})
+        held = (key, *build(), {})
         st.session_state[DESIGN] = held
-    return held[1], held[2]
+    return held[1], held[2], held[3]
+
+
+def _designs(cohort, found, private) -> tuple[PersonPeriod, PersonPeriod]:
+    """(private design, reference design): the private fits take the declared categories (every documented code a
+    level, whether or not anyone has it: the release's shape must not depend on who is in the data); the
+    non-private fit and Cox, for the data holder's eyes, take the categories that occur. One design when they
+    agree."""
+    def build(cats) -> PersonPeriod:
+        data = dataclasses.replace(cohort, covariates=cats.frame) if cats.columns else cohort
+        return person_period(data, covs, horizon=public.horizon, intervals=intervals, knots=knots, ranges=declared,
+                             levels=cats.levels, n_public=n_declared or None)
+
+    pp = build(private.categories)
+    same = private.categories.levels == found.levels and not private.left_out
+    return pp, (pp if same else build(found))
 
 
 try:
-    cats = value_labels.encode_categories(
-        choice.frame, dict.fromkeys(value_labels.categorical_columns(choice.frame, covs, _labels)), _labels)
-    cohort = build_cohort(cats.frame, dataclasses.replace(mapping, covariates=tuple(covs)), choice.name,
-                          choice.time_unit)
+    raw = build_cohort(choice.frame, dataclasses.replace(mapping, covariates=tuple(covs)), choice.name,
+                       choice.time_unit)
+    found = value_labels.encode_categories(
+        raw.covariates, dict.fromkeys(value_labels.categorical_columns(raw.covariates, covs, _labels)), _labels)
+    levels = declared_levels(raw.covariates, found, _labels)
+    cats = levels.categories  # the private fits' categories
+    cohort = dataclasses.replace(raw, covariates=found.frame) if found.columns else raw  # as the data has them
     public = session.public_parameters(base)
     declared = {k: v for k, v in choice.covariate_ranges.items() if k in covs}
-    data_key = hashlib.sha1(cohort.time.tobytes() + cohort.event.tobytes()
-                            + pd.util.hash_pandas_object(cohort.covariates, index=False).values.tobytes()).hexdigest()[:16]
-    pp, fits = _design((choice.name, choice.fingerprint, data_key, repr(cohort.mapping), cohort.rows_per_subject,
-                        tuple(covs), intervals, knots, public.horizon, repr(sorted(declared.items())),
-                        repr(sorted(cats.levels.items())), n_declared),
-                       lambda: person_period(cohort, covs, horizon=public.horizon, intervals=intervals, knots=knots,
-                                             ranges=declared, levels=cats.levels, n_public=n_declared or None))
+    # the categories by their names (the labels and reference levels in use), as the fits and caches see them
+    data_key = hashlib.sha1(raw.time.tobytes() + raw.event.tobytes()
+                            + pd.util.hash_pandas_object(found.frame, index=False).values.tobytes()).hexdigest()[:16]
+    pp, pp_ref, fits = _design((choice.name, choice.fingerprint, data_key, repr(raw.mapping), raw.rows_per_subject,
+                                tuple(covs), intervals, knots, public.horizon, repr(sorted(declared.items())),
+                                repr(sorted(cats.levels.items())), repr(sorted(found.levels.items())), n_declared),
+                               lambda: _designs(raw, found, levels))
 except DpsurvError as exc:
     st.error(str(exc))
     st.stop()
@@ -226,7 +249,10 @@ def _baselines(key: str, _cohort, _pp):
 
 try:
     np_table, beta_star, cox_table = _baselines((data_key, tuple(covs), intervals, knots, public.horizon,
-                                                 repr(sorted(declared.items()))).__repr__(), cohort, pp)
+                                                 repr(sorted(declared.items()))).__repr__(), cohort, pp_ref)
+    # the non-private fit on the private design (its coefficient of a declared level nobody has is 0): the chains'
+    # and the error study's reference
+    beta_private = beta_star if pp is pp_ref else maximum_likelihood(pp)[: pp.p]
     mechs = {k: catalogue.get(catalogue.REGRESSION, k).build(epsilon, pp=pp, lam=lam, information_share=info_share,
                                                             **psgld_kw) for k in chosen}
     for m in mechs.values():
@@ -279,11 +305,10 @@ def regression_plan(kind: str) -> Plan:
             return mech.release(pp, noise, trials=trials, w_star=fits[mech.lam])
         return mech.release(pp, noise, trials=trials)
 
-    return Plan(entry, mech, cohort.name, choice.fingerprint, compute,
-                lambda rel: release_record(rel, draw_inference(kind, mech, rel, False),
-                                           {n: display_name(n) for n in pp.encoding.names}),
-                disclosures,
-                cv.command_line("regression", command, {"range": ranges}), analysis="regression")
+    names = {n: display_name(n) for n in pp.encoding.names}
+    return Plan(entry, mech, cohort.name, choice.fingerprint, compute, disclosures=list(disclosures),
+                command=cv.command_line("regression", command, {"range": ranges}), analysis="regression",
+                kind=readout.KIND, publish=lambda rel: readout.publication(kind, mech, rel, names))
 
 
 NEXT_STEP = "spend more epsilon, raise Lambda or use a larger cohort before reading this number"
@@ -301,6 +326,10 @@ def readable(sentence: str, kind: str = "") -> str:
     return sentence
 
 
+# values read off the data (the horizon, a range, the categories, n): the Release button stays off until each is
+# declared, or ticked to publish it as read (ui.release_panel; the release is then not DP as run, and says so)
+pending = undeclared(disclosures)
+
 shown, labels, infs = {}, {}, {}
 for kind in chosen:
     with st.container(border=True):
@@ -316,6 +345,9 @@ for kind in chosen:
             "approximate DP (MCMC): the chain only approximates the sampling distribution the proof needs"
         if any(not d.dp for d in disclosures):
             kind_word = "none: not DP, because of the disclosure marked not DP below"
+        if pending and rel is None:
+            kind_word += (f" (a release needs {', '.join(u.name for u in pending)} declared, or published as read "
+                          "off the data by ticking below: then not DP as run)")
         extra = ""
         if hasattr(mech, "sensitivity"):
             extra = f"; sensitivity 2 c1/(n Lambda) = {plain_number(mech.sensitivity)}"
@@ -406,7 +438,7 @@ st.subheader("Forest plot")
 ffig = go.Figure()
 groups = [(FIT.id, parts[0]), (COX.id, parts[1])] + [(k, p) for k, p in zip(shown, parts[2:])]
 offsets = np.linspace(-0.3, 0.3, len(groups)) if len(groups) > 1 else [0.0]
-ypos = {c: i for i, c in enumerate(pp.encoding.names)}
+ypos = {c: i for i, c in enumerate(dict.fromkeys([*pp_ref.encoding.names, *pp.encoding.names]))}
 lo_ref = float(np.nanmin(np.concatenate([parts[0].lower, parts[1].lower])))
 hi_ref = float(np.nanmax(np.concatenate([parts[0].upper, parts[1].upper])))
 x_lo, x_hi = min(lo_ref, 1.0) / 10, max(hi_ref, 1.0) * 10  # one decade beyond the non-private intervals
@@ -441,7 +473,8 @@ q1, q2 = st.columns(2)
 trials = int(q1.select_slider("Simulated fits per point (pSGLD: at most 10 chains)", [10, 20, 50], value=20,
                               key="rg_trials"))
 seed = int(q2.number_input("Seed", 0, 2**31 - 1, 2024, 1, key="rg_seed"))
-design_key = (data_key, tuple(covs), intervals, knots, public.horizon, repr(sorted(declared.items())))
+design_key = (data_key, tuple(covs), intervals, knots, public.horizon, repr(sorted(declared.items())),
+              repr(sorted(cats.levels.items())), pp.n_public)
 
 
 # ------------------------------------------------------------------------------------------------ chain diagnostics
@@ -473,7 +506,7 @@ elif not run_chains:
     st.info("Switch on the chains above to see whether the pSGLD sampler settles at this epsilon and these settings.")
 else:
     with st.spinner("Running four seeded chains ..."):
-        trace, mre_ep = _chains(design_key, float(epsilon), seed, tuple(sorted(psgld_kw.items())), pp, beta_star)
+        trace, mre_ep = _chains(design_key, float(epsilon), seed, tuple(sorted(psgld_kw.items())), pp, beta_private)
     names = pp.encoding.names
     factors = pp.encoding.to_original
     tfig = make_subplots(rows=1, cols=len(names) + 1, subplot_titles=[f"trace: {display_name(n)}" for n in names] + ["MRE by epoch"])
@@ -482,7 +515,7 @@ else:
         for c in range(trace.shape[1]):
             tfig.add_trace(go.Scatter(x=epochs_axis, y=trace[:, c, j] * factors[j], mode="lines", showlegend=False,
                                       line={"width": 1, "color": palette.colour(c)}), row=1, col=j + 1)
-        tfig.add_hline(y=float(beta_star[j] * factors[j]), line_dash="dash", line_color=palette.BLACK, row=1, col=j + 1)
+        tfig.add_hline(y=float(beta_private[j] * factors[j]), line_dash="dash", line_color=palette.BLACK, row=1, col=j + 1)
         tfig.add_vrect(x0=0, x1=burn_in, fillcolor="#ccc", opacity=0.3, line_width=0, row=1, col=j + 1)
     tfig.add_trace(go.Scatter(x=epochs_axis, y=mre_ep, mode="lines", line={"color": COLOURS[CHAIN.id]},
                               showlegend=False), row=1, col=len(names) + 1)

@@ -15,7 +15,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpsurv_core.privacy import catalogue
-from dpsurv_core.privacy.ledger import APPROXIMATE_MCMC, RELEASE, LedgerStore
+from dpsurv_core.privacy.ledger import APPROXIMATE_MCMC, RELEASE, LedgerStore, record_outputs
+from dpsurv_core.publication import rederive
+from dpsurv_core.report.text import format_ratio_ci
 from ui import session
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,6 +35,12 @@ def run(dataset: str | None = None, **state) -> AppTest:
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     return at
+
+
+def declared_lung():
+    """lung with its horizon declared on the Data page (1,100 days): with the documented bounds and published size the
+    page declares by default, nothing a release uses is read off the data."""
+    return dataclasses.replace(session.bundled_choice("lung"), horizon=1100.0)
 
 
 def releases() -> list:
@@ -65,7 +73,7 @@ def test_default_page_previews_the_exact_dp_fits_and_charges_nothing():
 
 
 def test_release_button_charges_once_per_click_with_the_published_cohort_size():
-    at = run()
+    at = run(data_choice=declared_lung())
     at.button(key="release-regression-objective").click().run()
     assert not at.exception
     recs = releases()
@@ -76,30 +84,82 @@ def test_release_button_charges_once_per_click_with_the_published_cohort_size():
     assert body["command"].startswith("python -m dpsurv_core regression ")
     assert "--covariates age,sex --mechanism objective --epsilon 1" in body["command"]
     assert "--n-public 228" in body["command"]  # lung's published size is the declared n
-    assert set(body["outputs"]["coefficients"][0]) == {"age", "sex=Female"}  # sex: an indicator against Male
+    assert "--horizon 1100" in body["command"] and "--accept-disclosure" not in body["command"]
+    outputs = record_outputs(body)
+    assert set(outputs["coefficients"][0]) == {"age", "sex=Female"}  # sex: an indicator against Male
+    # the record holds the noisy w and the declared values, and its readable part is recomputed from them alone
+    assert body["kind"] == "regression" and len(body["released"]["w"][0]) == 2 + 5
+    assert body["public_inputs"]["n_public"] == 228 and body["public_inputs"]["horizon"] == 1100.0
+    assert rederive(body)["identical"]
     # no not-DP disclosure, so the subject keeps its guarantee
     assert not [d for d in body["disclosures"] if not d["dp"]] and lung_ledger().void_reasons() == []
     df = at.table[0].value
     released = df[df.Estimate.str.endswith(f"released, record {recs[0].id}")].set_index("Covariate")
     assert released.loc["sex: Female vs Male", "Coefficient (log ratio)"] == pytest.approx(
-        body["outputs"]["coefficients"][0]["sex=Female"], abs=5e-5)
+        outputs["coefficients"][0]["sex=Female"], abs=5e-5)
+    # the page shows the record's interval (the reader's, computed from the record alone), not one of its own
+    row = next(r for r in outputs["intervals"] if r["covariate"] == "sex=Female")
+    assert row["covariate_label"] == "sex: Female vs Male"
+    assert released.loc["sex: Female vs Male", "Ratio (95% CI)"] == format_ratio_ci(row["ratio"], row["ratio_lower"],
+                                                                                     row["ratio_upper"])
     at.button(key="release-regression-objective").click().run()  # a fresh draw, a second record
     assert len(releases()) == 2
 
 
-def test_counting_n_in_the_data_is_flagged_not_dp():
-    at = run(rg_n_lung=0)
-    assert "Guarantee: none: not DP" in text(at)
-    assert releases() == []
+def test_a_horizon_read_off_the_data_is_refused_until_declared_or_accepted():
+    """Bundled lung without a declared horizon: the horizon is read off the data (1,100, the largest time rounded
+    up), so the Release button is off, with one sentence naming it, and nothing is recorded; ticking its box publishes
+    it as read, and the record says the release is not DP as run."""
+    at = run()
+    button = at.button(key="release-regression-output")
+    assert button.disabled and releases() == []
+    assert any("Release is off" in w.value and "(horizon)" in w.value for w in at.warning)
+    at.checkbox(key="accept-regression-output-horizon").check().run()
     at.button(key="release-regression-output").click().run()
-    assert "--n-public" not in releases()[0].body["command"]
+    assert not at.exception
+    (rec,) = releases()
+    assert "--accept-disclosure horizon" in rec.body["command"]
+    assert [d["parameter"] for d in rec.body["disclosures"] if not d["dp"]] == ["horizon"]
+    assert rec.body["public_inputs"]["horizon"] == 1100.0 and rederive(rec.body)["identical"]
+
+
+def test_counting_n_in_the_data_is_flagged_not_dp():
+    at = run(data_choice=declared_lung(), rg_n_lung=None)
+    assert "Guarantee: none: not DP" in text(at) and "a release needs n declared" in text(at)
+    assert releases() == []
+    assert at.button(key="release-regression-output").disabled  # n undeclared: nothing can be drawn or charged
+    assert any("Release is off" in w.value and "(n)" in w.value for w in at.warning)
+    at.checkbox(key="accept-regression-output-n").check().run()
+    at.button(key="release-regression-output").click().run()
+    (rec,) = releases()
+    assert "--n-public" not in rec.body["command"] and "--accept-disclosure n" in rec.body["command"]
+    assert rec.body["public_inputs"]["n_public"] == 228  # the count, published as read: the record says so
     reasons = lung_ledger().void_reasons()
-    assert reasons and "normaliser n" in reasons[0]
+    assert reasons and "n read off the data" in reasons[0]
+
+
+def test_an_uploaded_cohort_declares_no_n_by_default():
+    """On an upload (no published size) the public n starts empty: the page does not count it in the data and call
+    the release epsilon-DP; the release needs the declared n (or the box that publishes the count as read)."""
+    from dpsurv_core.data.labels import ValueLabels
+
+    upload = dataclasses.replace(declared_lung(), name="trial.csv", bundled=False)
+    # sex's codes named on the Data page: its categories are declared (an upload's unnamed codes would be read off)
+    named = ValueLabels().with_labels("sex", {1: "Male", 2: "Female"}).with_kind("sex", "categorical")
+    at = run(data_choice=upload, value_labels={upload.fingerprint: named})
+    assert at.number_input(key="rg_n_trial.csv").value is None
+    assert "a release needs n declared" in text(at) and at.button(key="release-regression-output").disabled
+    at.number_input(key="rg_n_trial.csv").set_value(228).run()
+    assert not at.button(key="release-regression-output").disabled
+    at.button(key="release-regression-output").click().run()
+    (rec,) = releases()
+    assert rec.body["public_inputs"]["n_public"] == 228 and "--n-public 228" in rec.body["command"]
+    assert not [d for d in rec.body["disclosures"] if not d["dp"]] and rederive(rec.body)["identical"]
 
 
 @pytest.mark.slow
 def test_all_fits_show_coefficients_and_guarantees():
-    at = run(rg_mechs=PRIVATE, rg_run_study=True, rg_run_chains=True)
+    at = run(data_choice=declared_lung(), rg_mechs=PRIVATE, rg_run_study=True, rg_run_chains=True)
     assert not at.error
     df = at.table[0].value
     assert isinstance(df, pd.DataFrame)
@@ -140,7 +200,7 @@ def test_all_fits_show_coefficients_and_guarantees():
 @pytest.mark.slow
 def test_budget_cap_refuses_with_a_sentence():
     LedgerStore().set_cap(session.bundled_choice("lung").fingerprint, 1.5, "lung")
-    at = run(dataset="lung", rg_covs=["age"], rg_mechs=["output", "objective"])
+    at = run(data_choice=declared_lung(), rg_covs=["age"], rg_mechs=["output", "objective"])
     at.button(key="release-regression-output").click().run()
     at.button(key="release-regression-objective").click().run()  # would pass the cap
     assert not at.exception and at.error
