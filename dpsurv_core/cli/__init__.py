@@ -135,11 +135,12 @@ def split_publishable(result: dict[str, Any], data_warnings: list[str]) -> dict[
     ledger record holds) and ``confidential`` (exact counts, validation notes, non-private references), so that a
     user copying output knows which is which. The top-level disclosures are the recorded ones (accepted values read
     off the data are named there, never counted)."""
-    confidential = {k: result.pop(k) for k in CONFIDENTIAL_KEYS if k in result}
+    confidential = dict(result.pop("confidential", None) or {})
+    confidential.update({k: result.pop(k) for k in CONFIDENTIAL_KEYS if k in result})
     if data_warnings:
         confidential["data_warnings"] = list(data_warnings)
     result["disclosures"] = result["publishable"]["disclosures"]
-    result["confidential"] = {"note": CONFIDENTIAL_NOTE, **confidential}
+    result["confidential"] = {**confidential, "note": CONFIDENTIAL_NOTE}
     return result
 
 

@@ -763,11 +763,17 @@ def entry_from_body(body: dict[str, Any], rid: int, time: str) -> LedgerEntry:
     return LedgerEntry(cost=cost, time=time, record_id=rid, **{k: v for k, v in b.items() if k in known})
 
 
+RAW_RELEASED = ("noise", "w")  # released fields that are read only through what is derived from them
+
+
 def record_outputs(body: dict[str, Any]) -> Any:
     """What a release record published, as one flat dict (released fields, then derived ones); a record made before
     records had three parts kept it as ``outputs``."""
     if "released" in body and isinstance(body.get("released"), dict):
-        return {**body["released"], **(body.get("derived") or {})}
+        # the released numbers people read as they are (a curve's counts are read through derived, which holds them
+        # per group; regression's unit-scale vector w through its coefficients), then everything derived
+        shown = {k: v for k, v in body["released"].items() if not isinstance(v, dict) and k not in RAW_RELEASED}
+        return {**shown, **(body.get("derived") or {})}
     return body.get("outputs")
 
 

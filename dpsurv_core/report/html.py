@@ -267,9 +267,9 @@ _PUBLIC_KEYS = ("edges", "group_labels")  # the public grid: a parameter of the 
 _NOTE_KEYS = ("conf_type", "interval_includes_noise", "interval_method", "warnings", "event_free")
 # computed from the released numbers and kept beside them (tests, noise-aware intervals): shown as their own tables
 _DERIVED_KEYS = ("tests", "overall", "test_method", "debiased_tests", "debiased_overall", "debiased_test_method",
-                 "test_warnings", "intervals", "medians", "landmarks", "rmst")
+                 "test_warnings", "intervals", "medians", "landmarks", "rmst", "curve")
 # kept as tables in every record that has them (a record before tests were kept listed its tests among its numbers)
-_ALWAYS_DERIVED = {"intervals", "medians", "landmarks", "rmst"}
+_ALWAYS_DERIVED = {"intervals", "medians", "landmarks", "rmst", "curve"}
 
 
 def _number(v: Any) -> float | None:

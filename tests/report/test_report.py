@@ -294,7 +294,8 @@ def test_ledger_report_keeps_the_tests_intervals_and_warnings_each_command_print
     printed = {}
     for name, args in (("logrank", ["--group", "sex", "--mechanism", "laplace-counts", "--horizon", "1100"]),
                        ("weibull", ["--mechanism", "lsp-tll", "--horizon", "1100", "--censoring", "0.3"]),
-                       ("regression", ["--covariates", "age,sex", "--mechanism", "output", "--horizon", "1100"])):
+                       ("regression", ["--covariates", "age,sex", "--mechanism", "output", "--horizon", "1100",
+                                       "--n-public", "228", "--range", "age:18:100", "--range", "sex:1:2"])):
         assert main([name, "--data", "lung", "--epsilon", "1", *args, "--json"]) == 0
         printed[name] = json.loads(capsys.readouterr().out)
     store = LedgerStore(path)
