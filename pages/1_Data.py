@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -13,7 +12,7 @@ from dpsurv_core.data import datasets
 from dpsurv_core.data.cohort import ColumnMap
 from dpsurv_core.data.guess import guess_columns, guess_mapping, numeric_summary
 from dpsurv_core.data.labels import CATEGORICAL, KINDS, NUMERIC, code_key
-from dpsurv_core.data.summary import TIME_UNITS, cohort_summary, event_type_counts, time_factor
+from dpsurv_core.data.summary import TIME_UNITS, cohort_summary, event_type_counts
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.limits import check_upload
 from dpsurv_core.report.text import markdown_literal
@@ -22,11 +21,13 @@ from ui.cache import by_data
 from ui.data_view import (
     budget_caption,
     code_options,
+    declared_in_unit,
     engine_frame,
     engine_sample,
     guess_table,
     is_binary_like,
     load_labels_json,
+    public_boxes,
     read_upload,
     show_problems,
     summary_display,
@@ -392,13 +393,13 @@ mapping = ColumnMap(time=time_col, event=event_col, group=group_col, id=id_col, 
 if (mapping != choice.mapping or unit != choice.time_unit or source_unit != (choice.source_unit or choice.time_unit)):
     old_unit = choice.time_unit
     frame = with_time_unit(raw, time_col, source_unit, unit)
-    horizon = choice.horizon
-    if horizon is not None and unit != old_unit:
-        horizon = horizon * time_factor(old_unit, unit)
-    groups_kept = choice.group_categories if mapping.group == choice.mapping.group else None
-    ranges = {k: v for k, v in choice.covariate_ranges.items() if k in covs}
-    choice = session.DataChoice(choice.name, frame, mapping, unit, choice.bundled, horizon, choice.bins, groups_kept,
-                                ranges, source_unit, choice.event_time_grid, choice.fingerprint)
+    # the declared values follow the columns: a group column brings its own declared categories, and a declared
+    # horizon or grid is the same time in the new unit
+    declared = declared_in_unit(choice, old_unit, unit)
+    choice = dataclasses.replace(choice, frame=frame, mapping=mapping, time_unit=unit, source_unit=source_unit,
+                                 horizon=declared.horizon, grid=declared.grid,
+                                 group_categories=choice.categories.get(mapping.group) if mapping.group else None,
+                                 covariate_ranges={k: v for k, v in choice.covariate_ranges.items() if k in covs})
     _store(choice)
 
 cohort, problems = session.validated()
@@ -516,68 +517,14 @@ if types:
 
 # ---------------------------------------------------------------- 4. public parameters
 st.subheader("4. Public parameters")
-st.caption("Declare these from the study design, not from the data. Anything left undeclared is read off the data "
-           "and shown as a disclosure.")
-p1, p2, p3 = st.columns(3)
-tmax = float(np.max(cohort.time))
-declare_h = p1.checkbox("Declare the horizon", value=choice.horizon is not None, key=f"{tok}-declare-h",
-                        help="The last time point any curve is reported at, e.g. 5 years from the protocol.")
-horizon = None
-if declare_h:
-    # no value is pre-filled from the data (that would launder a data-derived horizon into a "declared" one)
-    typed = p1.number_input(f"Horizon ({unit})", min_value=0.001, value=choice.horizon, key=f"{tok}-h-{unit}",
-                            placeholder=f"from the protocol (the data's maximum is {tmax:g})")
-    horizon = None if typed is None else float(typed)
-    if horizon is None:
-        p1.caption("Type the horizon to declare it; until then it is read off the data (disclosed).")
-bins = int(p2.number_input("Number of time bins", min_value=2, max_value=500, value=int(choice.bins), step=1,
-                           key=f"{tok}-bins", help="The time axis is cut into this many equal bins up to the horizon."))
-event_grid = p3.checkbox("Event-time grid (not DP)", value=choice.event_time_grid,
-                         key=f"{tok}-event-grid",
-                         help="Use the data's own event times as the time axis. This publishes every distinct event "
-                              "time: the result is no longer differentially private.")
-
-group_categories = None
-if mapping.group:
-    found = [str(g) for g in cohort.groups]
-    declare_g = st.checkbox(f"Declare the categories of '{markdown_literal(mapping.group)}'", value=choice.group_categories is not None,
-                            key=f"{tok}-declare-g-{mapping.group}")
-    if declare_g:
-        text = st.text_input("Group categories, comma-separated", value=", ".join(choice.group_categories or ()),
-                             key=f"{tok}-cats-{mapping.group}", placeholder=f"as in the protocol, e.g. {', '.join(found[:6])}")
-        group_categories = tuple(s.strip() for s in text.split(",") if s.strip())
-        missing = sorted(set(found) - set(group_categories))
-        if not group_categories:
-            st.caption("Type the categories to declare them; until then they are read off the data (disclosed).")
-            group_categories = None
-        elif missing:
-            st.warning(f"The data has group(s) {markdown_literal(', '.join(missing))} that are not declared: add them, or those "
-                       "subjects fall outside every released group.")
-
-ranges: dict[str, tuple[float, float]] = {}
-numeric_covs = [c for c in cohort.covariates.columns if pd.api.types.is_numeric_dtype(cohort.covariates[c])]
-if numeric_covs:
-    st.markdown("**Covariate ranges** (the plausible bounds a private regression may assume for each covariate)")
-    for c in numeric_covs:
-        r1, r2, r3 = st.columns([2, 1, 1])
-        declared = c in choice.covariate_ranges
-        on = r1.checkbox(f"Declare the range of '{markdown_literal(c)}'", value=declared, key=f"{tok}-declare-r-{c}")
-        if on:
-            s = cohort.covariates[c]
-            lo0, hi0 = choice.covariate_ranges.get(c, (None, None))
-            lo = r2.number_input(f"{markdown_literal(c)}: lowest", value=lo0, key=f"{tok}-lo-{c}", placeholder=f"data: {s.min():g}")
-            hi = r3.number_input(f"{markdown_literal(c)}: highest", value=hi0, key=f"{tok}-hi-{c}", placeholder=f"data: {s.max():g}")
-            if lo is None or hi is None:
-                r1.caption("Type both bounds to declare them; until then they are read off the data (disclosed).")
-            elif hi > lo:
-                ranges[c] = (float(lo), float(hi))
-            else:
-                r1.error(f"The highest value of '{markdown_literal(c)}' must be above the lowest: fix the range.")
-
-new = (horizon, bins, group_categories, ranges, event_grid)
-if new != (choice.horizon, choice.bins, choice.group_categories, choice.covariate_ranges, choice.event_time_grid):
-    choice = session.DataChoice(choice.name, choice.frame, choice.mapping, choice.time_unit, choice.bundled, horizon,
-                                bins, group_categories, ranges, choice.source_unit, event_grid, choice.fingerprint)
+st.caption("Declare these from the study design, not from the data. A release that needs a value left empty reads it "
+           "off the data: it is shown as a disclosure, and a release is refused unless you publish it as read "
+           "(the release is then not DP as run)."
+           + (" This data set's documentation declares its covariates' bounds, the codes of its labelled columns and "
+              "its size; nothing documents a horizon or a time grid." if choice.bundled else ""))
+declared_now = public_boxes(choice, cohort, tok, labels)
+if declared_now != choice:
+    choice = declared_now
     _store(choice)
 
 try:

@@ -17,7 +17,7 @@ from dpsurv_core import limits
 from dpsurv_core.data import guess as guessing
 from dpsurv_core.data.cohort import FALSE_WORDS, TRUE_WORDS, ColumnMap, Problem
 from dpsurv_core.data.io import read_table
-from dpsurv_core.data.labels import ValueLabels
+from dpsurv_core.data.labels import CATEGORICAL, ValueLabels
 from dpsurv_core.data.summary import convert_times
 from dpsurv_core.errors import DataError, SheetChoiceNeeded
 
@@ -205,3 +205,161 @@ def engine_frame(cohort, chunk_rows: int = 200_000) -> pd.DataFrame:
     sql = f"SELECT {', '.join(engine.quote(c) for c in cols)} FROM {RELATION} ORDER BY _row"
     parts = list(engine.batches(sql, chunk_rows))
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols)
+
+
+# ------------------------------------------------------------------------------ public parameters (Data page, part 4)
+
+@dataclass(frozen=True)
+class DeclaredTimes:
+    """A declared horizon and grid, in one unit."""
+
+    horizon: float | None
+    grid: str | None
+
+
+def declared_in_unit(choice, old_unit: str, unit: str) -> DeclaredTimes:
+    """``choice``'s declared horizon and grid (``START:STOP:BINS``) expressed in ``unit`` instead of ``old_unit``: the
+    same times, so that showing months instead of days declares nothing new."""
+    from dpsurv_core.data.public import TimeGrid
+    from dpsurv_core.data.summary import time_factor
+
+    if unit == old_unit:
+        return DeclaredTimes(choice.horizon, choice.grid)
+    f = time_factor(old_unit, unit)
+    horizon = None if choice.horizon is None else choice.horizon * f
+    grid = None
+    if choice.grid:
+        g = TimeGrid.parse(choice.grid)
+        grid = f"{g.edges[0] * f:.10g}:{g.edges[-1] * f:.10g}:{g.bins}"
+    return DeclaredTimes(horizon, grid)
+
+
+def _codes(text: str) -> tuple[str, ...] | None:
+    codes = tuple(dict.fromkeys(s.strip() for s in text.split(",") if s.strip()))
+    return codes or None
+
+
+def _declared_categories(choice, cohort, tok: str, labels: ValueLabels) -> dict[str, tuple[str, ...]]:
+    """A box per categorical column a release may publish categories of: the group column (its groups) and each
+    categorical covariate (a regression's levels). Prefilled with what is declared (for a bundled data set the codes
+    its documentation lists), never with the codes found in the data."""
+    from dpsurv_core.report.text import markdown_literal
+
+    m = choice.mapping
+    columns = [m.group] if m.group else []
+    columns += [c for c in m.covariates if c not in columns and c in choice.frame.columns
+                and labels.kind(c, choice.frame[c]) == CATEGORICAL]
+    out = {k: v for k, v in choice.categories.items() if k not in columns}  # columns not in use keep theirs
+    for col in columns:
+        group = col == m.group
+        found = [str(g) for g in cohort.groups] if group else code_options(choice.frame[col])
+        what = f"the categories of '{markdown_literal(col)}'"
+        on = st.checkbox(f"Declare {what}", value=col in choice.categories, key=f"{tok}-declare-g-{col}",
+                         help="The categories as the study design lists them (the protocol's arms, a variable's "
+                              "codes), so that a release need not read which ones occur off the data.")
+        if not on:
+            continue
+        text = st.text_input("Group categories, comma-separated" if group else
+                             f"Categories of '{markdown_literal(col)}', comma-separated",
+                             value=", ".join(choice.categories.get(col, ())), key=f"{tok}-cats-{col}",
+                             placeholder=f"as in the protocol, e.g. {', '.join(found[:6])}")
+        codes = _codes(text)
+        if codes is None:
+            st.caption("Type the categories to declare them; until then they are read off the data (disclosed).")
+            continue
+        out[col] = codes
+        missing = sorted(set(found) - set(codes))
+        if missing:
+            st.warning(f"The data has {'group(s)' if group else 'value(s)'} {markdown_literal(', '.join(missing))} "
+                       "that are not declared: add them, or those subjects fall outside every released "
+                       f"{'group' if group else 'category'}.")
+    return out
+
+
+def public_boxes(choice, cohort, tok: str, labels: ValueLabels):
+    """The Data page's box for every public value a release may need: horizon, time grid (``START:STOP:BINS``),
+    categories per categorical column, covariate ranges, the number of subjects n and the censoring share. Each is
+    empty unless declared (a bundled data set's documented design prefills its ranges, codes and size; an upload
+    starts with nothing). Returns ``choice`` with what the boxes hold; a value that cannot be read is one sentence and
+    stays undeclared."""
+    import dataclasses
+
+    import numpy as np
+
+    from dpsurv_core.data.public import TimeGrid
+    from dpsurv_core.errors import DpsurvError
+    from dpsurv_core.report.text import markdown_literal
+
+    unit = choice.time_unit
+    p1, p2, p3 = st.columns(3)
+    tmax = float(np.max(cohort.time))
+    declare_h = p1.checkbox("Declare the horizon", value=choice.horizon is not None, key=f"{tok}-declare-h",
+                            help="The last time point any curve is reported at, e.g. 5 years from the protocol.")
+    horizon = None
+    if declare_h:
+        # no value is pre-filled from the data (that would launder a data-derived horizon into a "declared" one)
+        typed = p1.number_input(f"Horizon ({unit})", min_value=0.001, value=choice.horizon, key=f"{tok}-h-{unit}",
+                                placeholder=f"from the protocol (the data's maximum is {tmax:g})")
+        horizon = None if typed is None else float(typed)
+        if horizon is None:
+            p1.caption("Type the horizon to declare it; until then it is read off the data (disclosed).")
+    grid_text = p2.text_input(f"Time grid START:STOP:BINS ({unit}, optional)", value=choice.grid or "",
+                              key=f"{tok}-grid-{unit}", placeholder="from the protocol, e.g. 0:1000:20",
+                              help="The public time axis: BINS equal bins from START to STOP. Left empty, the axis "
+                                   "is the number of bins below, from 0 to the horizon. Declared, and without a "
+                                   "declared horizon, its STOP is the horizon (as --grid alone on the command line).")
+    grid = None
+    if grid_text.strip():
+        try:
+            grid = TimeGrid.parse(grid_text)
+        except DpsurvError as exc:
+            p2.error(f"{markdown_literal(str(exc).removeprefix('--grid '))} Until it is fixed the grid is not "
+                     "declared.")
+    bins = int(p2.number_input("Number of time bins", min_value=2, max_value=500, value=int(choice.bins), step=1,
+                               key=f"{tok}-bins", disabled=grid is not None,
+                               help="Without a declared grid, the time axis is cut into this many equal bins up to the "
+                                    "horizon."))
+    event_grid = p3.checkbox("Event-time grid (not DP)", value=choice.event_time_grid,
+                             key=f"{tok}-event-grid",
+                             help="Use the data's own event times as the time axis. This publishes every distinct event "
+                                  "time: the result is no longer differentially private.")
+    categories = _declared_categories(choice, cohort, tok, labels)
+
+    ranges: dict[str, tuple[float, float]] = {}
+    numeric_covs = [c for c in cohort.covariates.columns if pd.api.types.is_numeric_dtype(cohort.covariates[c])]
+    if numeric_covs:
+        st.markdown("**Covariate ranges** (the plausible bounds a private regression may assume for each covariate)")
+        for c in numeric_covs:
+            r1, r2, r3 = st.columns([2, 1, 1])
+            on = r1.checkbox(f"Declare the range of '{markdown_literal(c)}'", value=c in choice.covariate_ranges,
+                             key=f"{tok}-declare-r-{c}")
+            if on:
+                s = cohort.covariates[c]
+                lo0, hi0 = choice.covariate_ranges.get(c, (None, None))
+                lo = r2.number_input(f"{markdown_literal(c)}: lowest", value=lo0, key=f"{tok}-lo-{c}",
+                                     placeholder=f"data: {s.min():g}")
+                hi = r3.number_input(f"{markdown_literal(c)}: highest", value=hi0, key=f"{tok}-hi-{c}",
+                                     placeholder=f"data: {s.max():g}")
+                if lo is None or hi is None:
+                    r1.caption("Type both bounds to declare them; until then they are read off the data (disclosed).")
+                elif hi > lo:
+                    ranges[c] = (float(lo), float(hi))
+                else:
+                    r1.error(f"The highest value of '{markdown_literal(c)}' must be above the lowest: fix the range.")
+
+    n1, n2 = st.columns(2)
+    n_typed = n1.number_input("Number of subjects n (declared)", min_value=1, max_value=10**9, value=choice.n_public,
+                              step=1, key=f"{tok}-n-public", placeholder="from the study design, e.g. the number enrolled",
+                              help="A release that scales its noise or its intervals by the cohort size needs it "
+                                   "public. " + ("Prefilled with the size published with the R package."
+                                                 if choice.bundled else "Not read off the data."))
+    share = n2.number_input("Censoring share (declared, 0 to 1)", min_value=0.0, max_value=1.0, value=choice.censoring,
+                            step=0.05, key=f"{tok}-censoring", placeholder="from the study design, e.g. 0.3",
+                            help="The share of subjects the study design expects to be censored, for the mechanisms "
+                                 "whose intervals simulate censored cohorts. Not read off the data.")
+    group = choice.mapping.group
+    return dataclasses.replace(choice, horizon=horizon, bins=bins, grid=None if grid is None else grid_text.strip(),
+                               event_time_grid=event_grid, categories=categories,
+                               group_categories=categories.get(group) if group else None, covariate_ranges=ranges,
+                               n_public=None if n_typed is None else int(n_typed),
+                               censoring=None if share is None else float(share))

@@ -155,9 +155,10 @@ def engine_sections(choice: session.DataChoice) -> None:
                "The median follow-up needs each subject's time and is left out for a table kept on the server.")
 
     st.subheader("4. Public parameters")
-    st.caption("Declare these from the study design, not from the data. Anything left undeclared is read off the data "
-               "and shown as a disclosure.")
-    p1, p2 = st.columns(2)
+    st.caption("Declare these from the study design, not from the data. A release that needs a value left empty reads "
+               "it off the data: it is shown as a disclosure, and a release is refused unless you publish it as read "
+               "(the release is then not DP as run).")
+    p1, p2, p3 = st.columns(3)
     declare_h = p1.checkbox("Declare the horizon", value=choice.horizon is not None, key=f"{key}-declare-h",
                             help="The last time point any curve is reported at, e.g. 5 years from the protocol.")
     horizon = None
@@ -166,8 +167,20 @@ def engine_sections(choice: session.DataChoice) -> None:
                                 key=f"{key}-h", placeholder=f"from the protocol (the data's maximum is "
                                                             f"{cohort.max_time:g})")
         horizon = None if typed is None else float(typed)
-    bins = int(p2.number_input("Number of time bins", min_value=2, max_value=500, value=int(choice.bins), step=1,
-                               key=f"{key}-bins"))
+    grid_text = p2.text_input(f"Time grid START:STOP:BINS ({choice.time_unit}, optional)", value=choice.grid or "",
+                              key=f"{key}-grid", placeholder="from the protocol, e.g. 0:1000:20",
+                              help="The public time axis: BINS equal bins from START to STOP. Left empty, the axis "
+                                   "is the number of bins beside it, from 0 to the horizon.")
+    grid = None
+    if grid_text.strip():
+        try:
+            TimeGrid.parse(grid_text)
+            grid = grid_text.strip()
+        except DpsurvError as exc:
+            p2.error(f"{markdown_literal(str(exc).removeprefix('--grid '))} Until it is fixed the grid is not "
+                     "declared.")
+    bins = int(p3.number_input("Number of time bins", min_value=2, max_value=500, value=int(choice.bins), step=1,
+                               key=f"{key}-bins", disabled=grid is not None))
     cats = None
     if m.group:
         found = [str(g) for g in cohort.groups]
@@ -176,8 +189,12 @@ def engine_sections(choice: session.DataChoice) -> None:
             text = st.text_input("Group categories, comma-separated", value=", ".join(choice.group_categories or ()),
                                  key=f"{key}-cats", placeholder=f"as in the protocol, e.g. {', '.join(found[:6])}")
             cats = tuple(s.strip() for s in text.split(",") if s.strip()) or None
-    if (horizon, bins, cats) != (choice.horizon, choice.bins, choice.group_categories):
-        choice = dataclasses.replace(choice, horizon=horizon, bins=bins, group_categories=cats)
+    if (horizon, bins, grid, cats) != (choice.horizon, choice.bins, choice.grid, choice.group_categories):
+        categories = {k: v for k, v in choice.categories.items() if k != m.group}
+        if m.group and cats:
+            categories[m.group] = cats
+        choice = dataclasses.replace(choice, horizon=horizon, bins=bins, grid=grid, group_categories=cats,
+                                     categories=categories)
         session.set_data_choice(choice)
         st.session_state["upload_choice"] = choice
     try:

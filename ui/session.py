@@ -44,6 +44,11 @@ class DataChoice:
     # a server table too large to read into memory: its validated EngineCohort (dpsurv_core.engines); ``frame`` then
     # holds no rows (only the table's column names) and the counting pages query the engine
     engine: Any = None
+    # declared on the Data page (never read off the data; a bundled data set's documented design prefills them):
+    grid: str | None = None  # the time grid START:STOP:BINS in ``time_unit``; None: ``bins`` equal bins to the horizon
+    categories: dict[str, tuple[str, ...]] = field(default_factory=dict)  # declared categories per column
+    n_public: int | None = None  # the number of subjects, as the study design (or the R package) gives it
+    censoring: float | None = None  # the censoring share the study design expects (0 to 1)
 
     def __post_init__(self) -> None:
         if not self.fingerprint:
@@ -56,10 +61,16 @@ class DataChoice:
 
 
 def _bundled_choice(name: str) -> DataChoice:
+    """A bundled data set with what its documentation declares: the covariates' bounds, the codes its R
+    documentation lists for each labelled column (the group categories among them) and its published size; nothing
+    documents a horizon, a grid or a censoring share, so those stay undeclared."""
     d = datasets.info(name)
     group = d.groups[0] if d.groups else None
+    documented = {str(c): tuple(str(k) for k in codes) for c, codes in d.labels.values.items() if codes}
     return DataChoice(name, datasets.load(name), default_mapping(name, group=group, covariates=d.covariates[:2]),
-                      d.time_unit, True, covariate_ranges=dict(d.bounds), source_unit=d.time_unit)
+                      d.time_unit, True, group_categories=documented.get(group) if group else None,
+                      covariate_ranges=dict(d.bounds), source_unit=d.time_unit, categories=documented,
+                      n_public=datasets.published_size(name))
 
 
 def data_choice() -> DataChoice:
@@ -115,14 +126,21 @@ def public_parameters(cohort: Cohort | None = None) -> PublicParameters:
     """The declared public parameters; anything not declared is derived from the data and disclosed."""
     cohort = cohort or require_cohort()
     c = data_choice()
+    grid = declared_grid(c)
+    horizon = c.horizon if c.horizon is not None or grid is None else float(grid.edges[-1])  # as --grid alone
     if hasattr(cohort, "public_parameters"):  # kept in an engine: the same derivation from its summary
-        grid = cohort.event_time_grid() if c.event_time_grid else None
-        return cohort.public_parameters(horizon=c.horizon, bins=c.bins, grid=grid, group_categories=c.group_categories)
+        grid = cohort.event_time_grid() if c.event_time_grid else grid
+        return cohort.public_parameters(horizon=horizon, bins=c.bins, grid=grid, group_categories=c.group_categories)
     ranges = {k: v for k, v in c.covariate_ranges.items() if k in cohort.covariates.columns}
-    grid = TimeGrid.event_times(cohort) if c.event_time_grid else None
-    return PublicParameters.derive(cohort, horizon=c.horizon, bins=c.bins, grid=grid,
+    grid = TimeGrid.event_times(cohort) if c.event_time_grid else grid
+    return PublicParameters.derive(cohort, horizon=horizon, bins=c.bins, grid=grid,
                                    group_categories=c.group_categories, covariate_ranges=ranges,
                                    source_factor=source_factor(c))
+
+
+def declared_grid(c: DataChoice) -> TimeGrid | None:
+    """The time grid declared on the Data page (``START:STOP:BINS`` in the unit the pages show), or None."""
+    return TimeGrid.parse(c.grid) if c.grid else None
 
 
 def source_factor(c: DataChoice) -> float:

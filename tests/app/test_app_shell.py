@@ -162,7 +162,9 @@ def test_data_page_default_is_lung_with_summary_and_disclosures():
     assert table.iloc[:, 0].tolist() == ["All subjects", "Male (1)", "Female (2)"]  # per group (sex), labelled
     warnings = messages(at, "warning")
     assert any(w.startswith("Disclosed (horizon): The horizon 1100") for w in warnings)
-    assert any(w.startswith("Disclosed (groups)") for w in warnings)
+    # lung's R documentation lists the codes of sex: they declare its groups, which are then not read off the data
+    assert widget(at, "text_input", "Group categories, comma-separated").value == "1, 2"
+    assert not any(w.startswith("Disclosed (groups)") for w in warnings)
     assert len(at.selectbox(key="bundled_name").options) == 12
 
 
@@ -336,10 +338,17 @@ def test_declaring_public_parameters_removes_disclosures():
     assert at.session_state["data_choice"].horizon is None
     assert any("horizon" in w for w in messages(at, "warning"))
     widget(at, "number_input", "Horizon (days)").set_value(1000.0)
+    # lung's documented codes declare the categories of sex; undeclared, they are read off the data (disclosed)
+    assert at.session_state["data_choice"].group_categories == ("1", "2")
+    widget(at, "checkbox", "Declare the categories of 'sex'").uncheck()
+    rerun(at)
+    assert at.session_state["data_choice"].group_categories is None
+    assert any("(groups)" in w for w in messages(at, "warning"))
     widget(at, "checkbox", "Declare the categories of 'sex'").check()
     rerun(at)
     # nothing is pre-filled from the data: until typed, the categories stay read off the data (disclosed)
     assert at.session_state["data_choice"].group_categories is None
+    assert widget(at, "text_input", "Group categories, comma-separated").value == ""
     widget(at, "text_input", "Group categories, comma-separated").set_value("1, 2")
     rerun(at)
     choice = at.session_state["data_choice"]
