@@ -10,7 +10,7 @@ import streamlit as st
 
 from dpsurv_core.cli.km import rmst_curves, rmst_on_grid
 from dpsurv_core.curves import summary as cs
-from dpsurv_core.curves.release import context, risk_counts
+from dpsurv_core.curves.release import risk_counts
 from dpsurv_core.data.summary import TIME_UNITS, factor_or_one
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
@@ -143,17 +143,20 @@ def asked_now() -> tuple[float, list[float]]:
 
 # ------------------------------------------------------------------------------------------ preview or release
 try:
-    mechanism = entry.build(epsilon, **context(work, public), **options)
     fine, on_grid = cv.exact_results(work, public, competing)
     rmst_asked, lm_asked = asked_now()
     command = {**cv.data_options(choice, group=group_col if split else None), "mechanism": mech_name,
                "epsilon": epsilon, **cv.grid_options(choice, public),
                "estimand": "cumulative-incidence" if competing else None,  # the hazard is read off the same release
                **options, **cv.reading_options(choice, conf_type, lm_asked, rmst_asked)}
-    plan = cv.curve_plan(entry, mechanism, work, public, "km", command, competing=competing,
-                         outputs=cv.curve_outputs(public, conf_type, lm_asked, rmst_asked, unit))
+    # the record keeps the readings the page prints beside the release (band type, landmarks, RMST time)
+    plan = cv.curve_plan(entry, epsilon, work, public, "km", command, mechanism_options=options, competing=competing,
+                         group_column=group_col if split else None,
+                         reading={"conf_type": conf_type, "time_unit": unit, "landmarks": lm_asked or None,
+                                  "rmst": rmst_asked})
     result, released, private_label = cv.explore_or_release(plan, "curves", "Release these curves",
-                                                             disclosures=lambda r: r.disclosures)
+                                                             disclosures=lambda r: r.disclosures,
+                                                             reread=cv.record_curves)
 except DpsurvError as exc:
     st.error(str(exc))
     st.stop()
@@ -177,20 +180,29 @@ st.caption("Moving a setting redraws the preview at no cost; only the Release bu
            "budget of this data set is in the sidebar and on the Ledger and report page. The non-private curve and "
            "columns are the exact numbers (no noise: not private), shown to the data holder for comparison only.")
 
+# the figure draws the non-private curve beside the private one: its files are marked confidential, and after a
+# release the "Figure" buttons save the released curves alone
 if debiased and estimand == cs.SURVIVAL:
     show_figure(cv.rrr_figure(priv, result.extra["debiased_curves"], fine.curves, unit, horizon, group_col,
-                              conf_type, private_label=private_label), f"survival-{cohort.name}-{mech_name}", "sc_fig", width="stretch")
+                              conf_type, private_label=private_label), f"survival-{cohort.name}-{mech_name}", "sc_fig",
+                publishable=None if released is None else cv.rrr_figure(
+                    priv, result.extra["debiased_curves"], None, unit, horizon, group_col, conf_type,
+                    private_label=private_label),
+                confidential=True, width="stretch")
     st.caption(f"Solid: {private_label}. Randomized response mixes the group labels, which pulls the groups' curves "
                "towards each other (raw). The mixing probabilities are public, so it can be undone on the counts "
                f"(de-biased), at no extra cost. Shaded (de-biased): {cv.band_caption(result, conf_type)}.")
 else:
     # rrr: the hazard and the incidence are drawn from the de-biased curves, as the tables read them
-    fig = cv.curve_figure(fine.curves, read, estimand, band_kind, layout, unit, horizon, group_col,
-                          private_label=private_label + (" (de-biased)" if debiased else ""),
-                          private_bands=priv_bands, type_labels=type_labels,
-                          private_noise_band=noise_band,
-                          private_band_kind="inverted from its noise law" if inverted_band else None)
-    show_figure(fig, f"{estimand}-{cohort.name}-{mech_name}", "sc_fig", width="stretch")
+    def figure(exact):
+        return cv.curve_figure(exact, read, estimand, band_kind, layout, unit, horizon, group_col,
+                               private_label=private_label + (" (de-biased)" if debiased else ""),
+                               private_bands=priv_bands, type_labels=type_labels,
+                               private_noise_band=noise_band,
+                               private_band_kind="inverted from its noise law" if inverted_band else None)
+
+    show_figure(figure(fine.curves), f"{estimand}-{cohort.name}-{mech_name}", "sc_fig",
+                publishable=None if released is None else figure(None), confidential=True, width="stretch")
     if estimand == cs.SURVIVAL:
         st.caption(f"Shaded: pointwise 95% confidence band of type {conf_type} (R survfit conf.type = \"{conf_type}\"). "
                    f"{Private}: {cv.band_caption(result, conf_type)}.")
@@ -218,8 +230,9 @@ exact_risk = cv.exact_at_risk(work, on_grid.counts, times)
 priv_risk = cs.at_risk_at(risk_counts(result), times)[0] if has_counts else None
 if has_counts and result.counts.groups != on_grid.counts.groups:
     priv_risk = None
-cv.show_table(cv.at_risk_table(times, exact_risk, priv_risk, on_grid.counts.groups, group_col if split else None, unit,
-                              private_label=private_label), f"number-at-risk-{cohort.name}", "sc_risk", index=True)
+cv.comparison_table(cv.at_risk_table(times, exact_risk, priv_risk, on_grid.counts.groups, group_col if split else None,
+                                    unit, private_label=private_label), f"number-at-risk-{cohort.name}", "sc_risk",
+                    released, index=True)
 if not has_counts:
     st.caption(f"'{cv.NOT_RELEASED}': this mechanism publishes the curve only, not the counts.")
 else:
@@ -262,7 +275,7 @@ with col_a:
         row[f"Quartiles 25%, 75% {private_label}"] = "—" if pi is None else ", ".join(
             cv.fmt_time(q_p[p][0][pi], unit) for p in (0.25, 0.75))
         rows.append(row)
-    cv.show_table(pd.DataFrame(rows), f"median-survival-{cohort.name}", "sc_median")
+    cv.comparison_table(pd.DataFrame(rows), f"median-survival-{cohort.name}", "sc_median", released)
     st.caption(f"Medians and quartiles by R's rule (quantile.survfit): the first time the curve is at or below "
                f"50% (25%, 75% of patients had the event: the curve at 75%, 25%), the midpoint where it is flat at "
                f"exactly that value; the median's 95% CI is read off the {conf_type} band the same way.")
@@ -290,7 +303,7 @@ with col_b:
             # the error of the private RMST, not a difference between groups
             row[f"{Private} minus non-private ({unit})"] = cv.fmt_time(r_p[pi] - r_e[gi], unit, difference=True)
         rows.append(row)
-    cv.show_table(pd.DataFrame(rows), f"rmst-{cohort.name}", "sc_rmst")
+    cv.comparison_table(pd.DataFrame(rows), f"rmst-{cohort.name}", "sc_rmst", released)
     st.caption("Computed to the time asked (the area under the curve needs no grid point there"
                + ("; the private curve is known at the grid points only and is read linearly between them"
                   if rmst_on_grid(result, public) else "") + "). "
@@ -362,7 +375,7 @@ try:
                     pi = list(read.groups).index(g)
                     row[priv_col] = "beyond the horizon" if beyond else cell(g, pi, k, ti, True)
                 rows.append(row)
-    cv.show_table(pd.DataFrame(rows), f"landmark-{estimand}-{cohort.name}", "sc_landmarks")
+    cv.comparison_table(pd.DataFrame(rows), f"landmark-{estimand}-{cohort.name}", "sc_landmarks", released)
     if np.any(np.abs(lm_used - lm_times) > 1e-9):
         st.caption("A time between grid times is read at the grid time before it, for both columns, so that they "
                    "compare the same time.")
@@ -402,7 +415,7 @@ for k in range(n_types):
         rows.append({"Group": gname(g) + (f": {type_labels[k]}" if competing else ""),
                      "RMSE": f"{scale * err_rmse[0, pi]:.2f}{suffix}",
                      "Largest gap (sup-norm)": f"{scale * err_sup[0, pi]:.2f}{suffix}"})
-cv.show_table(pd.DataFrame(rows), f"curve-errors-{cohort.name}", "sc_errors")
+cv.show_table(pd.DataFrame(rows), f"curve-errors-{cohort.name}", "sc_errors", confidential=True)  # comparison only
 st.caption(f"Measured at the {public.grid.points.size} points of the public grid"
            + (" on the de-biased curves" if debiased else "")
            + (" in percentage points of survival." if estimand == cs.SURVIVAL else ".")

@@ -9,7 +9,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from dpsurv_core.curves import summary as cs
-from dpsurv_core.curves.release import context, risk_counts
+from dpsurv_core.curves.release import risk_counts
 from dpsurv_core.curves.uncertainty import at_risk_notes
 from dpsurv_core.data.cohort import validate
 from dpsurv_core.errors import DpsurvError
@@ -115,30 +115,40 @@ if len(groups) < 2:
 
 # ------------------------------------------------------------------------------------------ preview or release
 try:
-    mechanism = entry.build(epsilon, **context(cohort, public), **sdc_options)
     command = {**cv.data_options(choice, group=group_spec), "mechanism": mech_name, "epsilon": epsilon,
                **cv.grid_options(choice, public), **sdc_options}
-    plan = cv.curve_plan(entry, mechanism, cohort, public, "logrank", command, analysis="log-rank tests",
-                         extra=extra_disclosures, outputs=cv.logrank_outputs(mechanism, group_col, unit))
+    # a log-rank record: its reader adds the calibrated tests (as many null draws as the page computes)
+    plan = cv.curve_plan(entry, epsilon, cohort, public, "logrank", command, mechanism_options=sdc_options,
+                         analysis="log-rank tests", extra=extra_disclosures, group_column=group_col,
+                         reading={"time_unit": unit}, tests={"null_draws": None})
     result, released, private_label = cv.explore_or_release(plan, "logrank", "Release these tests",
-                                                             disclosures=lambda r: r.disclosures)
+                                                             disclosures=lambda r: r.disclosures,
+                                                             reread=cv.record_curves)
 except DpsurvError as exc:
     st.error(str(exc))
     st.stop()
+mechanism = plan.mechanism
 cv.privacy_card(result, plan, released, bands=False)
 
 # ------------------------------------------------------------------------------------------ curves
 horizon = float(public.horizon)
+# the figure draws the non-private curves beside the private ones: its files are marked confidential, and after a
+# release the "Figure" buttons save the released curves alone
 if "debiased_curves" in result.extra:
     show_figure(cv.rrr_figure(result.curves, result.extra["debiased_curves"], fine.curves, unit, horizon,
-                              group_col, private_label=private_label), f"group-curves-{cohort.name}-{mech_name}", "gc_fig", width="stretch")
+                              group_col, private_label=private_label), f"group-curves-{cohort.name}-{mech_name}",
+                "gc_fig", publishable=None if released is None else cv.rrr_figure(
+                    result.curves, result.extra["debiased_curves"], None, unit, horizon, group_col,
+                    private_label=private_label), confidential=True, width="stretch")
     st.caption(f"Left: Kaplan-Meier curves of the *reported* groups ({private_label}); randomly swapped labels pull "
                "them together. Right: the mixing undone on the counts (free post-processing). Dashed: non-private. "
                "No bands here: the Survival curves page draws the de-biased curves' intervals.")
 else:
     show_figure(cv.curve_figure(fine.curves, result.curves, cs.SURVIVAL, None, "overlaid", unit, horizon,
                                 group_col, private_label=private_label), f"group-curves-{cohort.name}-{mech_name}",
-                "gc_fig", width="stretch")
+                "gc_fig", publishable=None if released is None else cv.curve_figure(
+                    None, result.curves, cs.SURVIVAL, None, "overlaid", unit, horizon, group_col,
+                    private_label=private_label), confidential=True, width="stretch")
     st.caption(f"Dashed: non-private; solid: {private_label}. No bands here: this page tests whether the groups "
                "differ; the Survival curves page draws each curve's interval.")
 for note in cv.figure_notes(fine.curves, result.curves, cs.SURVIVAL, False, unit, group_col):
@@ -148,9 +158,9 @@ risk_times = cs.table_times(public.grid)
 risk_private = cs.at_risk_at(risk_counts(result), risk_times)[0] if result.counts is not None else None
 if result.counts is not None and result.counts.groups != on_grid.counts.groups:
     risk_private = None
-cv.show_table(cv.at_risk_table(risk_times, cv.exact_at_risk(cohort, on_grid.counts, risk_times), risk_private,
-                               on_grid.counts.groups, group_col, unit, private_label=private_label),
-              f"number-at-risk-{cohort.name}", "gc_risk", index=True)
+cv.comparison_table(cv.at_risk_table(risk_times, cv.exact_at_risk(cohort, on_grid.counts, risk_times), risk_private,
+                                    on_grid.counts.groups, group_col, unit, private_label=private_label),
+                    f"number-at-risk-{cohort.name}", "gc_risk", released, index=True)
 st.caption(f"Times in {unit}. The rows marked '{private_label}' are computed from the "
            + ("de-biased " if "debiased_counts" in result.extra else "") + "released counts, rounded to whole "
            "patients, never below zero and never rising over time (free post-processing of the release).")
@@ -173,7 +183,7 @@ if not tables:
     rows.append({"Test": f"overall ({len(groups)} groups)", "Chi²": cv.fmt_stat(float(exact_overall.statistic[0])),
                  "p": cv.fmt_p(float(exact_overall.p_value[0]))})
     st.markdown("Non-private only:")
-    cv.show_table(pd.DataFrame(rows), f"logrank-{cohort.name}", "gc_exact_tests")
+    cv.show_table(pd.DataFrame(rows), f"logrank-{cohort.name}", "gc_exact_tests", confidential=True)
 for label, (pair, overall, law) in tables.items():
     fine_tests = [*exact_tests, exact_overall] if len(groups) > 2 else exact_tests
     same_grid = grid_tests if len(groups) > 2 else grid_tests[:-1]
@@ -195,8 +205,8 @@ for label, (pair, overall, law) in tables.items():
     if len(tables) > 1:
         st.markdown(f"**Non-private vs {label}** "
                     + ("(from the reported, randomized labels)" if label == private_label else "(mixing undone)"))
-    cv.show_table(df, f"logrank-{cohort.name}-{label}", f"gc_tests_{len(label)}_{label[:12]}",
-                  styled=cv.style_flips(df))
+    cv.comparison_table(df, f"logrank-{cohort.name}-{label}", f"gc_tests_{len(label)}_{label[:12]}", released,
+                        styled=cv.style_flips(df), drop=["Flip?"])  # a flip compares with the non-private test
     st.caption(f"Private p-values: {overall.method}.")
     flips = [c for c in comparison if c.flipped]
     if flips:

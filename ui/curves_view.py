@@ -22,7 +22,6 @@ from plotly.subplots import make_subplots
 
 from dpsurv_core.cli.km import (
     band_curves,
-    beyond_follow_up,
     clamping_of,
     conf_bands,
     hazard_band,
@@ -30,14 +29,18 @@ from dpsurv_core.cli.km import (
     interval_method,
     landmark_entries,
     no_noise,
-    released_numbers,
-    rmst_on_grid,
 )
-from dpsurv_core.cli.logrank import released_tests
-from dpsurv_core.curves import logrank, logrank_test
+from dpsurv_core.curves import logrank, logrank_test, readout
 from dpsurv_core.curves import summary as cs
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES, SurvivalCurves, quantile_r
-from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, exact_counts, tile_trials, with_follow_up_end
+from dpsurv_core.curves.release import (
+    CURVE_PARAMETERS,
+    CurveRelease,
+    context,
+    exact_counts,
+    tile_trials,
+    with_follow_up_end,
+)
 from dpsurv_core.curves.time_indexed import parse_shares, parse_sizes
 from dpsurv_core.curves.uncertainty import (
     curve_warnings,
@@ -57,7 +60,7 @@ from dpsurv_core.privacy.ledger import GROUP_LABEL
 from dpsurv_core.privacy.release import Plan, Released, charge_phrase, cli_command
 from dpsurv_core.report.text import markdown_literal, p_value, plain_label
 from ui import downloads, palette, release_panel, session
-from ui.downloads import table_download
+from ui.downloads import table_downloads
 
 COLOURS = palette.COLOURS  # Okabe-Ito (colour-blind safe)
 EPSILONS = [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 7.5, 10.0]
@@ -240,7 +243,7 @@ def _add_curve(fig: go.Figure, curves: SurvivalCurves, values: np.ndarray, band:
                     **kw)
 
 
-def curve_figure(exact: SurvivalCurves, private: SurvivalCurves | None, estimand: str, band_kind: str | None,
+def curve_figure(exact: SurvivalCurves | None, private: SurvivalCurves | None, estimand: str, band_kind: str | None,
                  layout: str, unit: str, horizon: float, group_column: str | None,
                  private_label: str = "private", exact_label: str = "non-private", private_bands: bool = True,
                  type_labels: Sequence[str] = (), private_noise_band: bool = False,
@@ -248,12 +251,13 @@ def curve_figure(exact: SurvivalCurves, private: SurvivalCurves | None, estimand
     """Non-private (dashed) and private (solid) curves, overlaid or side by side, with 95% bands for survival.
 
     ``band_kind`` is R's ``conf.type`` of the band (plain, log, log-log, logit, arcsin; None: no band), named in
-    the legend's title. ``exact`` and ``private`` carry a leading trials axis of length 1 (the first trial is drawn).
+    the legend's title. ``exact`` and ``private`` carry a leading trials axis of length 1 (the first trial is drawn);
+    ``exact`` None: the private curves alone (a released figure holds no non-private number).
     """
     title, pct = estimand_axis(estimand)
     scale = 100.0 if pct else 1.0
     start = 1.0 if estimand == cs.SURVIVAL else 0.0
-    side = layout == "side by side" and private is not None
+    side = layout == "side by side" and private is not None and exact is not None
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
                         subplot_titles=(exact_label.capitalize(), private_label.capitalize())) if side else go.Figure()
     n_types = max(1, len(type_labels)) if estimand == cs.INCIDENCE else 1
@@ -469,11 +473,12 @@ def estimand_landmarks(curves: SurvivalCurves, times: Sequence[float], estimand:
             cs.step_at(curves.time, up[0][..., event_type, :], times, 0.0))
 
 
-def rrr_figure(raw: SurvivalCurves, debiased: SurvivalCurves, exact: SurvivalCurves, unit: str, horizon: float,
-               group_column: str | None, conf_type: str | None = None, private_label: str = "private") -> go.Figure:
-    """Randomized response: survival per reported group (raw) and de-biased, each over the non-private curves; with
-    ``conf_type`` the de-biased curves carry their noise-aware 95% band. ``private_label`` names the release (a
-    preview or a record)."""
+def rrr_figure(raw: SurvivalCurves, debiased: SurvivalCurves, exact: SurvivalCurves | None, unit: str,
+               horizon: float, group_column: str | None, conf_type: str | None = None,
+               private_label: str = "private") -> go.Figure:
+    """Randomized response: survival per reported group (raw) and de-biased, each over the non-private curves (none
+    when ``exact`` is None: a released figure); with ``conf_type`` the de-biased curves carry their noise-aware 95%
+    band. ``private_label`` names the release (a preview or a record)."""
     deb_band = band_arrays(debiased, conf_type) if conf_type and not np.all(np.isnan(debiased.lower)) else None
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
                         subplot_titles=("Raw (curves of the reported groups)", "De-biased (mixing undone)"))
@@ -481,8 +486,9 @@ def rrr_figure(raw: SurvivalCurves, debiased: SurvivalCurves, exact: SurvivalCur
         for gi, g in enumerate(curves.groups):
             colour = palette.colour(gi)
             name = group_name(g, group_column)
-            _add_curve(fig, exact, exact.survival[0, gi], None, f"{name} (non-private)", colour, "dash", 1.0, horizon,
-                       100.0, 1, col, unit, show_legend=col == 1)
+            if exact is not None:
+                _add_curve(fig, exact, exact.survival[0, gi], None, f"{name} (non-private)", colour, "dash", 1.0,
+                           horizon, 100.0, 1, col, unit, show_legend=col == 1)
             band = (deb_band[0][0, gi], deb_band[1][0, gi]) if deb_band is not None and col == 2 else None
             _add_curve(fig, curves, curves.survival[0, gi], band, f"{name} ({private_label})", colour, "solid", 1.0, horizon,
                        100.0, 1, col, unit, show_legend=col == 1)
@@ -526,11 +532,35 @@ def exact_at_risk(cohort: Cohort, counts: Any, times: np.ndarray) -> np.ndarray:
     return cs.at_risk_exact(cohort, tuple(counts.groups), times)
 
 
-def show_table(df: pd.DataFrame, name: str, key: str, styled: Any = None, index: bool = False) -> None:
+def show_table(df: pd.DataFrame, name: str, key: str, styled: Any = None, index: bool = False,
+               publishable: pd.DataFrame | None = None, confidential: bool = False) -> None:
     """A table drawn whole (``st.table``: nothing truncated, text wraps) with its CSV download underneath; ``styled``
-    is a Styler of ``df`` to draw instead (the CSV is always the plain table)."""
+    is a Styler of ``df`` to draw instead (the CSV is always the plain table). ``confidential``: ``df`` holds
+    non-private numbers; ``publishable``: after a release, its released part, which "Table as CSV" then saves (the
+    whole table is a separate, marked file: :func:`ui.downloads.table_downloads`)."""
     st.table(df if styled is None else styled, hide_index=not index, width="stretch")
-    table_download(df, name, key=f"{key}-csv", index=index)
+    table_downloads(df, name, f"{key}-csv", publishable, confidential, index)
+
+
+def comparison_table(df: pd.DataFrame, name: str, key: str, released: Released | None, styled: Any = None,
+                     index: bool = False, drop: Sequence[str] = ()) -> None:
+    """A table of non-private numbers beside private ones (:func:`show_table`, marked confidential): after a
+    release, "Table as CSV" saves its released part only (:func:`released_part`, less the ``drop`` columns, which
+    compare the two), and the whole table is a separate, marked file."""
+    publishable = None if released is None else released_part(df.drop(columns=list(drop)))
+    show_table(df, name, key, styled, index, publishable=publishable, confidential=True)
+
+
+NON_PRIVATE = "non-private"
+
+
+def released_part(df: pd.DataFrame, keep: Sequence[str] = ("Group", "Test", "Time")) -> pd.DataFrame:
+    """The columns and rows of a page's table that hold released numbers only: the ``keep`` columns (what a row is
+    about) and every column and row not named non-private (the exact numbers, and the differences from them, are for
+    the data holder's eyes only)."""
+    columns = [c for c in df.columns if c in keep or NON_PRIVATE not in str(c).lower()]
+    rows = [i for i in df.index if NON_PRIVATE not in str(i).lower()]
+    return df.loc[rows, columns]
 
 
 def named_groups(counts: Any, tests: Sequence[Any], group_column: str | None) -> tuple[Any, list[Any]]:
@@ -769,6 +799,12 @@ def data_options(choice: session.DataChoice, group: str | None = None, covariate
         out["event_codes"] = list(codes[0])
         out["censor_codes"] = list(codes[1]) or None
     out["group"] = group
+    # categories declared on the Data page that the command line would not know: --categories (a bundled data set's
+    # documented codes it declares itself)
+    declared = choice.categories.get(group) if group else None
+    documented = (tuple(datasets.info(choice.name).labels.values.get(group) or ())
+                  if choice.bundled and choice.name in datasets.DATASETS else ())
+    out["categories"] = f"{group}:{','.join(declared)}" if declared and tuple(declared) != documented else None
     # group names set on the Data page travel in the file its 'Labels as JSON' saves
     out["labels"] = session.labels_file(choice) if session.relabelled([group], choice) else None
     out["id"] = m.id
@@ -806,23 +842,56 @@ def command_line(command: str, options: dict[str, Any], repeated: dict[str, Sequ
     return f"{head} {shlex.join(extra)} --json{tail}"
 
 
-def curve_plan(entry: Entry, mechanism: Any, cohort: Cohort, public: PublicParameters, command: str,
-               options: dict[str, Any], competing: bool = False, analysis: str = "survival curves",
-               extra: Sequence[Disclosure] = (), outputs: Callable[[CurveRelease], Any] | None = None) -> Plan:
+def reading_names(groups: Sequence[str], group_column: str | None) -> dict[str, str]:
+    """code -> the name the page shows a group by (:func:`group_name`: its value label); a single pooled curve keeps
+    "all", which the core's sentences call "the curve"."""
+    return {str(g): str(g) if g == "all" else group_name(g, group_column) for g in groups}
+
+
+def pooled(public: PublicParameters, cohort: Cohort) -> PublicParameters:
+    """``public`` as a release of ``cohort`` uses it: a cohort without groups (one pooled curve) publishes no group
+    categories, so none is read off the data for it (as ``km`` without ``--group``)."""
+    if has_groups(cohort) or not public.group_categories:
+        return public
+    return replace(public, group_categories=(), categories_from_data=False)
+
+
+def curve_plan(entry: Entry, epsilon: float | None, cohort: Cohort, public: PublicParameters, command: str,
+               options: dict[str, Any], mechanism_options: dict[str, Any] | None = None, competing: bool = False,
+               analysis: str = "survival curves", extra: Sequence[Disclosure] = (), group_column: str | None = None,
+               reading: dict[str, Any] | None = None, tests: dict[str, Any] | None = None) -> Plan:
     """The release plan of a curve mechanism on the page's cohort, as ``python -m dpsurv_core <command>`` builds it
-    (``options``: the command line's options). Its disclosures are the public parameters the curves use."""
+    (``options``: the command line's options). The catalogue builds the mechanism from the release's context and
+    ``mechanism_options`` (the page's settings; None values left out), and exactly these parameters go into the
+    record's public inputs, so that its reader rebuilds the same mechanism. Its disclosures are the public
+    parameters the curves use.
+
+    The record is of kind ``curves`` (``logrank`` with ``tests``, the log-rank options ``{"null_draws": B}``): its
+    ``released`` part is the mechanism's noisy output and its ``public_inputs`` are
+    :func:`dpsurv_core.curves.readout.public_inputs` with ``reading`` (``conf_type``, ``time_unit``, ``landmarks``,
+    ``rmst``) and the groups' names as the page shows them (``group_column``'s value labels)."""
+    public = pooled(public, cohort)
+    build = {**context(cohort, public), **{k: v for k, v in (mechanism_options or {}).items() if v is not None}}
+    mechanism = entry.build(epsilon, **build)
+
     def compute(noise: Any, trials: int) -> CurveRelease:
         rel = with_follow_up_end(mechanism.release(cohort, public, noise, trials if entry.private else 1,
                                                    competing=competing), cohort, public)
         rel.disclosures = [*extra, *rel.disclosures]
         return rel
 
-    if outputs is None:  # the released numbers, groups named as the page names them
-        def outputs(rel: CurveRelease) -> dict[str, Any]:
-            return released_numbers(rel, names={str(g): session.group_label(g) for g in rel.curves.groups})
+    def publish(rel: CurveRelease) -> tuple[dict[str, Any], dict[str, Any]]:
+        asked = {"conf_type": "log", "time_unit": cohort.time_unit, "landmarks": None, "rmst": None, **(reading or {})}
+        asked["names"] = reading_names(rel.curves.groups, group_column)
+        inputs = readout.public_inputs(entry.id, epsilon, build, public, competing, asked)
+        if tests is not None:
+            inputs["tests"] = dict(tests)
+        return dict(rel.released or {}), inputs
+
     used = CURVE_PARAMETERS if has_groups(cohort) else tuple(p for p in CURVE_PARAMETERS if p != "groups")
-    return Plan(entry, mechanism, cohort.name, session.data_choice().fingerprint, compute, outputs,
-                [*extra, *public.disclosures(used)], cli_command(command, options), analysis=analysis)
+    return Plan(entry, mechanism, cohort.name, session.data_choice().fingerprint, compute,
+                [*extra, *public.disclosures(used)], cli_command(command, options), analysis=analysis,
+                kind="curves" if tests is None else "logrank", publish=publish)
 
 
 def reading_options(choice: session.DataChoice, conf_type: str, landmarks: Sequence[float], rmst: float | None
@@ -834,29 +903,23 @@ def reading_options(choice: session.DataChoice, conf_type: str, landmarks: Seque
             "landmarks": [_num(t * f) for t in landmarks] or None, "rmst": None if rmst is None else _num(rmst * f)}
 
 
-def curve_outputs(public: PublicParameters, conf_type: str, landmarks: Sequence[float], rmst: float | None,
-                  unit: str) -> Callable[[CurveRelease], dict[str, Any]]:
-    """What a curve release publishes, for its ledger record, with what the page prints beside it as ``km`` keeps
-    it: the ``conf_type`` band, the medians, the survival at the ``landmarks``, the RMST to ``rmst`` and the
-    warnings (groups by their value labels; a single curve keeps "all")."""
-    def outputs(rel: CurveRelease) -> dict[str, Any]:
-        names = {str(g): session.group_label(g) for g in rel.curves.groups}  # as the default plan names them
-        return released_numbers(rel, conf_type, names, unit, beyond_follow_up(public, list(landmarks), rmst, unit),
-                                list(landmarks) or None, rmst, rmst_on_grid(rel, public),
-                                public.grid.kind == "event-times")
-
-    return outputs
-
-
-def logrank_outputs(mechanism: Any, group_column: str | None, unit: str = "") -> Callable[[CurveRelease], dict[str, Any]]:
-    """What a log-rank release publishes, for its ledger record: the released counts (and curves) and, as ``logrank``
-    prints them, the tests calibrated for the noise with their warnings (groups by their value labels, times in
-    ``unit``)."""
-    def outputs(rel: CurveRelease) -> dict[str, Any]:
-        names = {str(g): group_name(g, group_column) for g in rel.curves.groups}
-        return released_numbers(rel, names=names, time_unit=unit) | released_tests(rel, mechanism, names)
-
-    return outputs
+def record_curves(released: Released) -> CurveRelease:
+    """A curve release as its record holds it: the mechanism, rebuilt from the record's public inputs, reads the
+    record's noisy output (:func:`dpsurv_core.curves.readout.curve_release`, the reader that made the record's
+    ``derived`` part), so that every number the page shows after a release is a function of the record alone. Kept
+    for this session by record id."""
+    pub = released.publication
+    if pub is None:  # a release made without a reader (not through curve_plan): its result as computed
+        return released.result
+    kept = st.session_state.setdefault("record_curves", {})
+    if released.record_id not in kept:
+        if len(kept) > 8:
+            kept.clear()
+        rel = readout.curve_release(pub.released, pub.public_inputs)
+        rel.disclosures = [Disclosure(str(d.get("parameter", "")), str(d.get("message", "")), bool(d.get("dp", True)))
+                           for d in released.entry.disclosures]
+        kept[released.record_id] = rel
+    return kept[released.record_id]
 
 
 # ----------------------------------------------------------------------------------------- explore, then release
@@ -873,12 +936,14 @@ def cached_preview(plan: Plan, key: str) -> Any:
 
 
 def explore_or_release(plan: Plan, key: str, label: str = "Release",
-                       disclosures: Callable[[Any], Sequence[Disclosure]] | None = None
-                       ) -> tuple[Any, Released | None, str]:
+                       disclosures: Callable[[Any], Sequence[Disclosure]] | None = None,
+                       reread: Callable[[Released], Any] | None = None) -> tuple[Any, Released | None, str]:
     """The preview caption and the Release button (``release-<key>``) of ``plan``; returns what to show (the released
     result after a click, else the preview), the release (or None) and its label ("released, record N", "record N read
-    anew" once the reading options differ from the recorded ones, or "preview"). ``disclosures(preview)``: what the release will disclose, read off the preview (a mechanism's
-    disclosures follow from its parameters, not from its noise), recorded with the release."""
+    anew" once the reading options differ from the recorded ones, or "preview"). ``disclosures(preview)``: what the
+    release will disclose, read off the preview (a mechanism's disclosures follow from its parameters, not from its
+    noise), recorded with the release. ``reread(released)``: the result to show after a release, read from its record
+    (:func:`record_curves`), instead of the result as computed."""
     preview = cached_preview(plan, key)
     if disclosures is not None:
         plan.disclosures = list(disclosures(preview))
@@ -888,11 +953,12 @@ def explore_or_release(plan: Plan, key: str, label: str = "Release",
     rel = release_panel.release_button(plan, key, label)
     if rel is not None:
         slot.empty()
-        if rel.entry.command and plan.command and rel.entry.command != plan.command:
+        shown = rel.result if reread is None else reread(rel)
+        if rel.entry.command and plan.command and not release_panel.same_command(rel.entry.command, plan.command):
             # the reading options (band type, landmarks, RMST time) moved after the click: the same released numbers
             # read another way, which its record and the report do not hold (release_panel's note says so)
-            return rel.result, rel, f"record {rel.record_id} read anew"
-        return rel.result, rel, f"released, record {rel.record_id}"
+            return shown, rel, f"record {rel.record_id} read anew"
+        return shown, rel, f"released, record {rel.record_id}"
     downloads.mark_previews()  # files saved from this page say they hold a preview
     return preview, None, "preview"
 
@@ -994,6 +1060,10 @@ def privacy_card(result: CurveRelease, plan: Plan, released: Released | None, ba
                         + "\n".join(f"- ℹ️ *{d.parameter}*: {markdown_literal(d.message)}" for d in dp_ones))
         if not disclosures:
             st.caption("Disclosures: none (the horizon, grid and groups were declared on the Data page).")
+        if released is not None:
+            st.caption("Files saved with 'Figure as' and 'Table as CSV' hold the released numbers only, as the record "
+                       "has them; the 'Comparison (confidential)' files add the non-private numbers and say so in "
+                       "their name and on the image: they are not for publication.")
         for note in result.notes:
             if bands or "bands" not in note.lower():
                 st.caption(note)

@@ -1,5 +1,8 @@
 """Download buttons: every figure as PNG and SVG, every table as CSV.
 
+What leaves as a release holds the released numbers only: a figure or table that draws the non-private (exact)
+numbers beside them is a separate download, marked confidential on the image and in its file name.
+
 Figures are exported by plotly's static export (kaleido >= 1, which drives a Chromium-based browser: Debian's
 ``/usr/bin/chromium`` here). The image is made only when the button is clicked (Streamlit runs the callable then),
 so drawing a page costs nothing. When static export cannot run (kaleido missing, no browser found), the buttons are
@@ -24,6 +27,9 @@ EXPORT_SCALE = 2  # PNG pixels per CSS pixel: sharp enough for a slide or a pape
 EXPORT_SIZE = (1000, 600)  # width, height of an exported figure in CSS pixels
 PREVIEWS_SHOWN = "_downloads_show_previews"  # this run's page shows a preview (seeded noise, not for publication)
 PREVIEW_MARK = "Preview, not for publication: seeded simulation noise, no release"
+# a figure or table beside which the non-private (exact) numbers are drawn: for the data holder's eyes only
+CONFIDENTIAL_MARK = "Confidential, not for publication: holds the non-private (exact) numbers"
+CONFIDENTIAL_SUFFIX = "-confidential-not-for-publication"
 
 
 def start_run() -> None:
@@ -41,8 +47,9 @@ def _previews() -> bool:
     return bool(st.session_state.get(PREVIEWS_SHOWN, False))
 
 
-def _stem(name: str) -> str:
-    return file_stem(name) + ("-preview-not-for-publication" if _previews() else "")
+def _stem(name: str, confidential: bool = False) -> str:
+    return (file_stem(name) + ("-preview-not-for-publication" if _previews() else "")
+            + (CONFIDENTIAL_SUFFIX if confidential else ""))
 
 
 def file_stem(name: str) -> str:
@@ -81,39 +88,66 @@ def figure_bytes(fig: go.Figure, fmt: str) -> bytes:
     return fig.to_image(format=fmt, width=width, height=height, scale=EXPORT_SCALE if fmt == "png" else 1)
 
 
-def _exporter(fig: go.Figure, fmt: str):
-    frozen = go.Figure(fig)  # a copy: later changes to the page's figure do not leak into the file
-    if _previews():  # above the plot, in a top margin made tall enough for it
+def marked(fig: go.Figure, confidential: bool = False) -> go.Figure:
+    """A copy of ``fig`` as it is exported: later changes to the page's figure do not leak into the file, and the
+    marks it must carry sit above the plot, in a top margin made tall enough for them (the preview's when the page
+    shows a preview; :data:`CONFIDENTIAL_MARK` when it holds non-private numbers)."""
+    frozen = go.Figure(fig)
+    marks = ([(CONFIDENTIAL_MARK, "#000000")] if confidential else []) + ([(PREVIEW_MARK, "#D55E00")]
+                                                                         if _previews() else [])
+    if marks:
         top = frozen.layout.margin.t if frozen.layout.margin.t is not None else 80
-        frozen.update_layout(margin=dict(t=max(top, 60) + (30 if frozen.layout.title.text else 0)))
-        frozen.add_annotation(text=PREVIEW_MARK, xref="paper", yref="paper", x=0.5, y=1.0, yanchor="bottom",
-                              yshift=8, showarrow=False, font=dict(size=14, color="#D55E00"))
+        frozen.update_layout(margin=dict(t=max(top, 60) + (30 if frozen.layout.title.text else 0)
+                                         + 24 * (len(marks) - 1)))
+        for i, (text, colour) in enumerate(marks):
+            frozen.add_annotation(text=text, xref="paper", yref="paper", x=0.5, y=1.0, yanchor="bottom",
+                                  yshift=8 + 24 * i, showarrow=False, font=dict(size=14, color=colour))
+    return frozen
+
+
+def _exporter(fig: go.Figure, fmt: str, confidential: bool = False):
+    frozen = marked(fig, confidential)
 
     def make() -> bytes:
         return figure_bytes(frozen, fmt)
 
+    make.figure = frozen  # what the file will hold (the tests read it without starting a browser)
     return make
 
 
-def figure_downloads(fig: go.Figure, name: str, key: str) -> None:
+def figure_downloads(fig: go.Figure, name: str, key: str, confidential: bool = False, label: str = "Figure") -> None:
     """Two buttons, PNG and SVG, for ``fig`` (file ``<name>.png`` / ``.svg``); disabled with a caption saying why
-    when static export cannot run here."""
+    when static export cannot run here. ``confidential``: the figure holds non-private numbers, so its image carries
+    :data:`CONFIDENTIAL_MARK` and its file name ``-confidential-not-for-publication``."""
     problem = static_export_problem()
-    stem = _stem(name)
+    stem = _stem(name, confidential)
     c1, c2, c3 = st.columns([1, 1, 4])
     for col, fmt, mime in ((c1, "png", "image/png"), (c2, "svg", "image/svg+xml")):
         with col:
-            st.download_button(f"Figure as {fmt.upper()}", data=_exporter(fig, fmt) if problem is None else b"",
+            st.download_button(f"{label} as {fmt.upper()}",
+                               data=_exporter(fig, fmt, confidential) if problem is None else b"",
                                file_name=f"{stem}.{fmt}", mime=mime, key=f"{key}-{fmt}", on_click="ignore",
                                disabled=problem is not None, icon=":material/image:")
     if problem is not None:
         c3.caption(problem)
 
 
-def show_figure(fig: go.Figure, name: str, key: str, **plotly_kwargs) -> None:
-    """Draw ``fig`` (``st.plotly_chart``) with its PNG and SVG buttons underneath: the one call a page needs."""
+COMPARISON = "Comparison (confidential)"
+
+
+def show_figure(fig: go.Figure, name: str, key: str, publishable: go.Figure | None = None, confidential: bool = False,
+                **plotly_kwargs) -> None:
+    """Draw ``fig`` (``st.plotly_chart``) with its PNG and SVG buttons underneath: the one call a page needs.
+
+    ``confidential``: ``fig`` draws non-private numbers (an exact curve beside the private one), so its files are
+    marked confidential (:func:`figure_downloads`). ``publishable``: after a release, the same figure with the
+    released numbers only; the "Figure" buttons then export it, and ``fig`` is a separate, marked download."""
     st.plotly_chart(fig, key=f"{key}-chart", **plotly_kwargs)
-    figure_downloads(fig, name, key)
+    if publishable is None:
+        figure_downloads(fig, name, key, confidential=confidential)
+        return
+    figure_downloads(publishable, name, key)
+    figure_downloads(fig, name, f"{key}-confidential", confidential=True, label=COMPARISON)
 
 
 def show_table(table: pd.DataFrame, name: str, key: str, label: str = "Table as CSV", **dataframe_kwargs) -> None:
@@ -127,7 +161,21 @@ def table_csv(table: pd.DataFrame, index: bool = False) -> str:
     return safe_csv(table.reset_index() if index else table)
 
 
-def table_download(table: pd.DataFrame, name: str, key: str, label: str = "Table as CSV", index: bool = False) -> None:
-    """A button downloading ``table`` as ``<name>.csv`` (formula-safe)."""
-    st.download_button(label, data=table_csv(table, index=index), file_name=f"{_stem(name)}.csv", mime="text/csv",
-                       key=key, on_click="ignore", icon=":material/download:")
+def table_download(table: pd.DataFrame, name: str, key: str, label: str = "Table as CSV", index: bool = False,
+                   confidential: bool = False) -> None:
+    """A button downloading ``table`` as ``<name>.csv`` (formula-safe); ``confidential``: it holds non-private
+    numbers, and its file name says so (``-confidential-not-for-publication``)."""
+    st.download_button(label, data=table_csv(table, index=index), file_name=f"{_stem(name, confidential)}.csv",
+                       mime="text/csv", key=key, on_click="ignore", icon=":material/download:")
+
+
+def table_downloads(table: pd.DataFrame, name: str, key: str, publishable: pd.DataFrame | None = None,
+                    confidential: bool = False, index: bool = False) -> None:
+    """The CSV buttons of a table drawn beside a release: ``publishable`` (its released numbers only) as "Table as
+    CSV", and the whole ``table``, which holds non-private numbers, as a separate confidential file; without
+    ``publishable``, ``table`` alone (marked when ``confidential``)."""
+    if publishable is None:
+        table_download(table, name, key, index=index, confidential=confidential)
+        return
+    table_download(publishable, name, key, index=index)
+    table_download(table, name, f"{key}-confidential", label=f"{COMPARISON} as CSV", index=index, confidential=True)

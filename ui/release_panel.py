@@ -9,7 +9,9 @@ a record id. Opening a page, moving a slider, changing a setting or reloading ch
 
 from __future__ import annotations
 
+import json
 import re
+from dataclasses import replace
 from typing import Any
 
 import streamlit as st
@@ -25,6 +27,8 @@ from dpsurv_core.privacy.release import (
     uncertainty_sentence,
 )
 from dpsurv_core.privacy.release import preview as run_preview
+from dpsurv_core.publication import UndeclaredValueError, undeclared
+from dpsurv_core.publication.declared import Undeclared
 from ui import session
 
 
@@ -67,11 +71,68 @@ def plan_key(plan: Plan, key: str) -> str:
     return f"{key}|{plan.fingerprint}|{plan.entry.family}|{plan.entry.id}|{params}|{command}"
 
 
+ACCEPT_OPTION = re.compile(r" --accept-disclosure \S+")
+
+
+def same_command(a: str, b: str) -> bool:
+    """The two command lines run the same plan read the same way (values published as read off the data, which the
+    data holder accepted at the click, are not part of what is read)."""
+    return ACCEPT_OPTION.sub("", a) == ACCEPT_OPTION.sub("", b)
+
+
+def _with_accept(command: str, names: tuple[str, ...]) -> str:
+    """``command`` with ``--accept-disclosure NAMES`` (so that it runs again as it was released), before ``--json``."""
+    if not names or not command:
+        return command
+    import shlex
+
+    option = f" --accept-disclosure {shlex.quote(','.join(names))}"
+    return command[:-len(" --json")] + option + " --json" if command.endswith(" --json") else command + option
+
+
+def _named(values: list[Undeclared]) -> str:
+    parts = [f"{u.what} ({u.name})" for u in values]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def refused_sentence(values: list[Undeclared]) -> str:
+    """A release refused because it would read ``values`` off the data, in one sentence (the app's words: the Data
+    page and the boxes above, not the command line's options)."""
+    one = len(values) == 1
+    return (f"This release would read {_named(values)} off the data, which epsilon does not cover, so nothing was "
+            f"drawn or charged: declare {'it' if one else 'them'} on the Data page, or tick "
+            f"{'its box' if one else 'their boxes'} above to publish {'it' if one else 'them'} as read (the release is "
+            "then not DP as run).")
+
+
+def accept_boxes(plan: Plan, key: str) -> tuple[tuple[str, ...], list[Undeclared]]:
+    """Before the Release button: the public values ``plan`` would read off the data (:func:`undeclared` of its
+    disclosures), each with a box that publishes it as read. Returns (the ticked names, the values neither declared
+    nor ticked)."""
+    values = undeclared(plan.disclosures)
+    if not values:
+        return (), []
+    st.markdown("**Read off the data** (declare these on the Data page; epsilon does not cover a value read off the "
+                "data):")
+    ticked: list[str] = []
+    for u in values:
+        if st.checkbox(f"Publish {u.name} as read off the data (the release is then not DP as run)",
+                       key=f"accept-{key}-{u.name}",
+                       help=f"{u.what[0].upper()}{u.what[1:]} would be read off the data and published as read: the "
+                            "record and this data set's ledger then say the release is not DP as run. Declaring it on "
+                            "the Data page from the study design keeps the guarantee."):
+            ticked.append(u.name)
+    return tuple(ticked), [u for u in values if u.name not in ticked]
+
+
 def release_button(plan: Plan, key: str, label: str = "Release") -> Released | None:
     """A button labelled ``label`` (it must begin with "Release") that releases ``plan`` through the protocol.
 
-    Returns the release made by this page for exactly this plan (kept in the session so that reruns keep showing it),
-    or None. A refusal (past the cap) and any other problem are shown as one sentence; nothing is computed then."""
+    Before it, every public value the plan would read off the data has a box (:func:`accept_boxes`): the button stays
+    off, with one sentence naming them, until each is declared on the Data page or ticked; ticked ones are the plan's
+    ``accept`` (the record says not DP as run). Returns the release made by this page for exactly this plan (kept in
+    the session so that reruns keep showing it), or None. A refusal (a value read off the data, past the cap, a broken
+    ledger) and any other problem are shown as one sentence; nothing is drawn or charged then."""
     assert label.startswith("Release")
     made: dict[str, Released] = st.session_state.setdefault("released_by_page", {})
     pk = plan_key(plan, key)
@@ -79,24 +140,34 @@ def release_button(plan: Plan, key: str, label: str = "Release") -> Released | N
         st.info("This mechanism adds no noise: its numbers are for your eyes only and cannot be released. To publish, "
                 "choose a private mechanism above.")
         return None
+    accept, missing = accept_boxes(plan, key)
+    if missing:
+        one = len(missing) == 1
+        st.warning(f"Release is off: it would read {_named(missing)} off the data; declare "
+                   f"{'it' if one else 'them'} on the Data page, or tick {'its box' if one else 'their boxes'} above to "
+                   f"publish {'it' if one else 'them'} as read.", icon=":material/block:")
     budget = session.ledger()
     left = "no cap set" if budget.cap is None else f"{budget.remaining():.3g} of the cap {budget.cap:.3g} left"
     charge = ("no epsilon: no formal guarantee" if plan.cost.epsilon is None  # disclosure control
               else f"charges epsilon {plan.cost.epsilon:.3g}")
     again = pk in made  # this exact plan is already released: another click is another release, charged again
     text = (f"Release again: a new draw, a new record ({charge} more)" if again else f"{label} ({charge})")
-    if st.button(text, key=f"release-{key}", type="secondary" if again else "primary",
+    if st.button(text, key=f"release-{key}", type="secondary" if again else "primary", disabled=bool(missing),
                  help=f"A fresh draw, charged against this data set's budget ({left}); it gets a record id and can "
                       "go into the report." + (" The numbers shown now are the earlier release's; they stay in the "
                                                "ledger and its reports." if again else "")):
         try:
             with st.spinner("Releasing: checking the budget, drawing fresh noise, recording the charge..."):
-                made[pk] = release(plan, session.store())
-        except BudgetExceededError as exc:
+                made[pk] = release(replace(plan, accept=accept, command=_with_accept(plan.command, accept)),
+                                   session.store())
+        except UndeclaredValueError as exc:  # declared on no page and not ticked: nothing drawn, nothing charged
+            st.error(refused_sentence(exc.values))
+            return None
+        except (BudgetExceededError, DpsurvError) as exc:
             st.error(str(exc))
             return None
-        except DpsurvError as exc:
-            st.error(str(exc))
+        except Exception as exc:  # never a traceback: the protocol recorded nothing (its transaction rolled back)
+            st.error(f"The release failed ({type(exc).__name__}: {exc}), so nothing was recorded or charged.")
             return None
         if not again:  # draw the page again so that the button already says what another click would do
             st.rerun()
@@ -109,7 +180,21 @@ def release_button(plan: Plan, key: str, label: str = "Release") -> Released | N
             st.warning(w)
         if (changed := reading_changed(rel.entry.command, plan.command)) is not None:
             st.info(changed)
+        record_download(rel, key)
     return rel
+
+
+def record_download(rel: Released, key: str) -> None:
+    """The release as its record holds it (released, public inputs, derived, its cost and guarantee) as JSON: the
+    file to publish, which holds no number the release did not publish."""
+    if rel.publication is None:
+        return
+    from ui.downloads import file_stem
+
+    st.download_button("Release record as JSON", json.dumps(rel.publishable(), indent=2, allow_nan=False),
+                       file_name=f"{file_stem(f'dpsurv-release-{rel.record_id}-{rel.entry.analysis}')}.json",
+                       mime="application/json", key=f"release-json-{key}", on_click="ignore",
+                       icon=":material/download:")
 
 
 def _readings(command: str) -> dict[str, str]:

@@ -38,6 +38,23 @@ def curve_outputs():
     return released_numbers(LaplaceCounts(0.5).release(cohort, public, SimulationNoise(3)))
 
 
+@pytest.fixture(scope="module")
+def curve_record():
+    """A curve release's three parts as the command line records them (``km --horizon 1100 --group sex``)."""
+    from dpsurv_core.curves import readout
+    from dpsurv_core.curves.release import context
+    from dpsurv_core.privacy import catalogue
+    from dpsurv_core.publication import publish
+
+    cohort = load_bundled("lung", group="sex")
+    public = PublicParameters.derive(cohort, horizon=1100, group_categories=("1", "2"))
+    build = context(cohort, public)
+    rel = catalogue.get(catalogue.CURVES, "laplace-counts").build(0.5, **build).release(cohort, public,
+                                                                                       SimulationNoise(3))
+    reading = {"conf_type": "log", "names": {"1": "Male", "2": "Female"}, "time_unit": "days"}
+    return publish("curves", rel.released, readout.public_inputs("laplace-counts", 0.5, build, public, False, reading))
+
+
 def release(store: LedgerStore, outputs, eps: float = 0.5, mechanism: str = "laplace-counts",
             analysis: str = "survival curves", command: str = KM, protects: str = "the subject") -> int:
     """A release record as the command line writes it: checked against the cap and appended in one transaction."""
@@ -171,15 +188,15 @@ def test_records_written_outside_the_app_appear_in_full(ledger_path, curve_outpu
 
 @pytest.mark.slow
 def test_a_release_by_the_command_line_appears_on_the_page(ledger_path):
-    done = subprocess.run([sys.executable, "-m", "dpsurv_core", "km", "--data", "lung", "--group", "sex", "--epsilon",
-                           "0.7", "--json"], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    done = subprocess.run([sys.executable, "-m", "dpsurv_core", "km", "--data", "lung", "--group", "sex", "--horizon",
+                           "1100", "--epsilon", "0.7", "--json"], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["record_id"] == 1
     at = run()
     table = releases_table(at)
     assert table.index.tolist() == [1] and table["ε"].tolist() == ["0.7"]
     assert table["reproduce command"].tolist() == [
-        "python -m dpsurv_core km --data lung --group sex --epsilon 0.7 --json"]
+        "python -m dpsurv_core km --data lung --group sex --horizon 1100 --epsilon 0.7 --json"]
     assert at.metric[0].value == "ε = 0.7"
     # and `budget show` on the command line lists the same record
     show = subprocess.run([sys.executable, "-m", "dpsurv_core", "budget", "show", "--data", "lung", "--json"],
@@ -268,9 +285,9 @@ def test_review_report_is_confidential_and_keeps_the_audits(ledger_path, curve_o
 
 # ------------------------------------------------------------------------------------------- reproduce
 
-def test_each_release_offers_its_reproduce_scripts(ledger_path, curve_outputs, downloads):
+def test_each_release_offers_its_reproduce_scripts(ledger_path, curve_record, downloads):
     store = LedgerStore(ledger_path)
-    release(store, curve_outputs, eps=0.5)
+    release(store, curve_record, eps=0.5)
     release(store, None, eps=1.0, mechanism="rrr", command="", protects=GROUP_LABEL)
     at = run()
     chooser = at.selectbox(key=f"reproduce-{LUNG}")
@@ -287,7 +304,7 @@ def test_each_release_offers_its_reproduce_scripts(ledger_path, curve_outputs, d
     assert done.returncode == 0, done.stderr
     assert "chain intact" in done.stdout
     printed = json.loads(done.stdout.split("\n", 1)[1])
-    assert printed == json.loads(json.dumps(curve_outputs))
+    assert printed == json.loads(json.dumps({k: v for k, v in curve_record.to_dict().items() if k != "kind"}))
     assert len(store.records()) == 2  # reading the record released nothing
     assert any(r.kind == RELEASE for r in store.records())
 
@@ -306,20 +323,26 @@ def test_reproduce_shell_script_runs_the_command_again():
 # ------------------------------------------------------------------------------------------- from an analysis page
 
 def test_a_release_on_the_curves_page_reaches_the_ledger_page_and_its_exports(ledger_path, downloads):
-    curves = run(AppTest.from_file(str(ROOT / "pages" / "2_Survival_curves.py"), default_timeout=90))
+    import dataclasses
+
+    from dpsurv_core.privacy.ledger import record_outputs
+
+    # the Data page declares the time grid (lung's default: 20 bins up to 1,100 days), so nothing is read off the data
+    lung = dataclasses.replace(bundled_choice("lung"), grid="0:1100:20")
+    curves = run(AppTest.from_file(str(ROOT / "pages" / "2_Survival_curves.py"), default_timeout=90), data_choice=lung)
     assert LedgerStore(ledger_path).records() == []  # the page previews; it records nothing until the click
     (button,) = [b for b in curves.button if b.label.startswith("Release")]
     button.click()
     run(curves)
     (record,) = LedgerStore(ledger_path).release_records(LUNG)
-    assert record.body["outputs"]["survival"] and record.body["command"].startswith("python -m dpsurv_core km")
+    assert record_outputs(record.body)["survival"] and record.body["command"].startswith("python -m dpsurv_core km")
     at = run()  # another session (a tab) opening the Ledger page
     table = releases_table(at)
     assert table.index.tolist() == [record.id] and table["mechanism"].tolist() == [record.body["mechanism"]]
     assert table["reproduce command"].tolist() == [record.body["command"]]
     rows = list(csv.DictReader(io.StringIO(content(downloads["Released numbers (CSV)"]))))
     survival = [float(r["value"]) for r in rows if r["quantity"] == "survival" and r["group"] == "all"]
-    assert survival == record.body["outputs"]["survival"][0]
+    assert survival == record_outputs(record.body)["survival"][0]
     assert at.code[0].value == record.body["command"]
 
 

@@ -14,7 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpsurv_core.privacy import catalogue
-from dpsurv_core.privacy.ledger import RELEASE, LedgerStore
+from dpsurv_core.privacy.ledger import RELEASE, LedgerStore, record_outputs
 from ui import curves_view as cv
 from ui import session
 
@@ -22,11 +22,25 @@ ROOT = Path(__file__).resolve().parents[2]
 CURVES = str(ROOT / "pages" / "2_Survival_curves.py")
 GROUPS = str(ROOT / "pages" / "3_Group_comparison.py")
 KM = catalogue.ids(catalogue.CURVES, "km", private=True)
+# the time grids a release declares (the Data page's box): the grids each data set's default reads off the data
+# (20 bins up to its largest time rounded up), so that the numbers are those of the pages' defaults
+GRIDS = {"lung": "0:1100:20", "pbc": "0:4800:20", "stanford2": "0:3700:20"}
 
 
-def run(path: str, dataset: str | None = None) -> AppTest:
+def declared(dataset: str = "lung") -> session.DataChoice:
+    """A bundled data set with its time grid declared on the Data page (its documented codes declare its groups)."""
+    import dataclasses
+
+    return dataclasses.replace(session.bundled_choice(dataset), grid=GRIDS[dataset])
+
+
+def run(path: str, dataset: str | None = None, grid: bool = False) -> AppTest:
+    """``path`` on ``dataset`` (lung by default); ``grid``: with its time grid declared, so that a release reads
+    nothing off the data."""
     at = AppTest.from_file(path, default_timeout=30)
-    if dataset is not None:
+    if grid:
+        at.session_state["data_choice"] = declared(dataset or "lung")
+    elif dataset is not None:
         at.session_state["data_choice"] = session.bundled_choice(dataset)
     at.run()
     assert not at.exception, [e.message for e in at.exception]
@@ -97,7 +111,7 @@ def test_moving_epsilon_redraws_the_preview_and_charges_nothing():
 
 
 def test_release_button_charges_once_per_click_and_labels_the_released_numbers():
-    at = run(CURVES)
+    at = run(CURVES, grid=True)
     at.select_slider(key="sc_epsilon").set_value(0.5).run()
     assert releases() == []
     at.button(key="release-curves").click().run()
@@ -108,7 +122,7 @@ def test_release_button_charges_once_per_click_and_labels_the_released_numbers()
     assert body["cost"]["epsilon"] == pytest.approx(0.5) and body["analysis"] == "survival curves"
     assert body["command"].startswith("python -m dpsurv_core km ")
     assert "--mechanism laplace-counts --epsilon 0.5" in body["command"]
-    assert len(body["outputs"]["survival"]) == 1 and len(body["outputs"]["survival"][0]) == 20
+    assert len(record_outputs(body)["survival"]) == 1 and len(record_outputs(body)["survival"][0]) == 20
     label = f"released, record {recs[0].id}"
     first = private_numbers(at, label)
     assert f"Released as record {recs[0].id}" in " ".join(s.value for s in at.success)
@@ -126,7 +140,7 @@ def test_release_button_charges_once_per_click_and_labels_the_released_numbers()
 
 def test_budget_refusal_is_a_sentence_and_records_nothing():
     LedgerStore().set_cap(session.bundled_choice("lung").fingerprint, 0.5, "lung")
-    at = run(CURVES)
+    at = run(CURVES, grid=True)
     at.button(key="release-curves").click().run()
     assert not at.exception
     assert at.error and "0.5" in at.error[0].value
@@ -136,7 +150,7 @@ def test_budget_refusal_is_a_sentence_and_records_nothing():
 
 def test_time_indexed_releases_no_counts():
     assert "time-indexed" in KM
-    at = run(CURVES)
+    at = run(CURVES, grid=True)
     at.selectbox(key="sc_mechanism").set_value("time-indexed").run()
     assert not at.exception
     risk = table(at, "0", "All patients, preview")
@@ -178,7 +192,7 @@ def test_suppression_says_its_number_at_risk_counts_hidden_cells_as_zero():
 
 
 def test_cumulative_incidence_on_pbc():
-    at = run(CURVES, dataset="pbc")
+    at = run(CURVES, dataset="pbc", grid=True)
     at.radio(key="sc_estimand").set_value("cumulative incidence").run()
     assert not at.exception
     landmark = [t.value for t in at.table if "Time" in t.value.columns][0]
@@ -262,7 +276,7 @@ def test_group_page_lung_log_rank():
 
 
 def test_group_page_release_is_labelled_log_rank_tests():
-    at = run(GROUPS)
+    at = run(GROUPS, grid=True)
     at.button(key="release-logrank").click().run()
     assert not at.exception
     recs = releases()
@@ -270,20 +284,20 @@ def test_group_page_release_is_labelled_log_rank_tests():
     body = recs[0].body
     assert body["analysis"] == "log-rank tests" and body["cost"]["epsilon"] == pytest.approx(1.0)
     assert body["command"].startswith("python -m dpsurv_core logrank ") and "--group sex" in body["command"]
-    assert body["outputs"]["tests"][0]["group_a"] == "1" and "at_risk" in body["outputs"]
+    assert record_outputs(body)["tests"][0]["group_a"] == "1" and "at_risk" in record_outputs(body)
     assert f"Chi² released, record {recs[0].id} (noise-adjusted)" in table(at, "Test").columns
     # the record keeps the calibrated test the page shows (not the chi-square tail that ignores the noise)
-    kept = body["outputs"]["tests"][0]
+    kept = record_outputs(body)["tests"][0]
     shown = table(at, "Test")
     p_col = next(c for c in shown.columns if c.startswith("p released") and "calibrated" in c)
     assert shown[p_col].iloc[0] == cv.fmt_p(kept["p_value"]) and kept["test_method"].startswith("Monte Carlo")
-    assert body["outputs"]["test_warnings"]
+    assert record_outputs(body)["test_warnings"]
     at.button(key="release-logrank").click().run()
     assert len(releases()) == 2
 
 
 def test_group_page_without_a_group_explains_and_offers_a_numeric_split():
-    at = run(GROUPS, dataset="stanford2")
+    at = run(GROUPS, dataset="stanford2", grid=True)
     assert any("No group column is mapped" in i.value for i in at.info)
     assert not at.table
     at.selectbox(key="gc_split_col").set_value("age").run()
@@ -377,14 +391,14 @@ def test_the_record_keeps_what_the_page_prints_beside_the_release():
     """The band type, medians, landmarks and RMST the page shows at the Release click are the record's (so a report
     rebuilt from the ledger repeats them), and its command line reads them the same way; changing how the release is
     read afterwards keeps the release on the page."""
-    at = run(CURVES)
+    at = run(CURVES, grid=True)
     at.selectbox(key="sc_conf_type").set_value("log-log").run()
     at.number_input(key="sc_rmst_lung_days").set_value(400.0).run()
     at.text_input(key="sc_lm_lung_days_years").set_value("0.5, 1").run()
     at.button(key="release-curves").click().run()
     assert not at.exception, [e.message for e in at.exception]
     (rec,) = releases()
-    out, command = rec.body["outputs"], rec.body["command"]
+    out, command = record_outputs(rec.body), rec.body["command"]
     assert out["conf_type"] == "log-log" and "--conf-type log-log --landmarks 182.625,365.25 --rmst 400" in command
     assert [e["time_requested"] for e in out["landmarks"]] == [182.625, 365.25]
     assert [e["time_used"] for e in out["rmst"]] == [400.0]

@@ -196,6 +196,12 @@ def test_past_the_row_limit_the_counting_pages_compute_from_the_engine(big_table
 
 def test_a_release_from_the_kept_table_is_charged_to_the_clis_fingerprint(big_table, ledger_path, capsys):
     at = open_kept_table(big_table, group=None)
+    # the Data page declares the horizon (a release reads nothing off the data), as --horizon does below
+    at.checkbox(key=f"srv-{big_table}-declare-h").check()
+    run(at)
+    at.number_input(key=f"srv-{big_table}-h").set_value(1100.0)
+    run(at)
+    assert at.session_state["data_choice"].horizon == 1100.0
     at.switch_page("pages/2_Survival_curves.py")
     run(at)
     (button,) = [b for b in at.button if b.key == "release-curves"]
@@ -209,7 +215,7 @@ def test_a_release_from_the_kept_table_is_charged_to_the_clis_fingerprint(big_ta
     assert len(records) == 1 and records[0].fingerprint == fingerprint
     assert records[0].body["mechanism"] == "laplace-counts"
     # the CLI's release of the same table is charged to the same budget
-    out = cli_json(capsys, "km", "--data", big_table, "--time", "time", "--event", "status",
+    out = cli_json(capsys, "km", "--data", big_table, "--time", "time", "--event", "status", "--horizon", "1100",
                    "--mechanism", "laplace-counts", "--epsilon", "0.5")
     assert out["release"] is True
     records = [r for r in LedgerStore(ledger_path).records() if r.kind == "release"]
