@@ -26,7 +26,7 @@ from dpsurv_core.report.html import export_bundle, ledger_report
 from dpsurv_core.report.pdf import html_to_pdf, pdf_problem
 from dpsurv_core.report.text import markdown_literal
 from ui import releases, session
-from ui.downloads import show_figure, table_download
+from ui.downloads import CONFIDENTIAL_SUFFIX, show_figure, table_download
 from ui.glossary import explainer, terms
 
 st.title("Ledger and report")
@@ -275,11 +275,16 @@ def _review_html() -> str:
     return ledger_report(f"dpsurv review: {name}", name, led, chosen, audit_items, "review", cohort, choice.time_unit)
 
 
+# a record's numbers are not part of the accounts; its "kind" names its reader ("reader" here, beside the record's kind)
+PUBLISHED = ("outputs", "released", "public_inputs", "derived", "kind")
+
+
 def _accounts() -> str:
     accounts = {"dataset": name, "fingerprint": fp, "ledger_path": str(store.path), "chain": chain,
                 "cap": led.cap, "totals": led.totals(), "subject_guarantee": led.subject_guarantee(),
                 "records": [{"id": r.id, "time": r.time, "kind": r.kind, "hash": r.hash,
-                             **{k: v for k, v in r.body.items() if k != "outputs"}} for r in records]}
+                             **({"reader": r.body["kind"]} if "kind" in r.body else {}),
+                             **{k: v for k, v in r.body.items() if k not in PUBLISHED}} for r in records]}
     return json.dumps(accounts, indent=2, default=str)
 
 
@@ -304,9 +309,9 @@ with c1:
 with c2:
     st.markdown("**Review report** (CONFIDENTIAL: includes non-private comparisons and audits)")
     st.download_button("Download review report (HTML)", _review_html, on_click="ignore", key="dl_review",
-                       file_name=f"dpsurv-review-{name}.html", mime="text/html")
+                       file_name=f"dpsurv-review-{name}{CONFIDENTIAL_SUFFIX}.html", mime="text/html")
     st.download_button("Download review report (PDF)", lambda: html_to_pdf(_review_html()), on_click="ignore",
-                       key="dl_review_pdf", file_name=f"dpsurv-review-{name}.pdf", mime="application/pdf",
+                       key="dl_review_pdf", file_name=f"dpsurv-review-{name}{CONFIDENTIAL_SUFFIX}.pdf", mime="application/pdf",
                        disabled=pdf_missing is not None, help=PDF_HELP)
     st.caption(f"{len(chosen)} release(s) and {len(audit_items)} audit(s) of this session will be included.")
     st.download_button("Ledger accounts (JSON)", _accounts, file_name=f"dpsurv-{name}-ledger.json",

@@ -296,3 +296,16 @@ def test_the_data_page_declares_every_public_value_and_an_upload_starts_empty():
     assert choice.categories == {} and choice.covariate_ranges == {}
     warnings = " ".join(w.value for w in upload.warning)
     assert "Disclosed (horizon)" in warnings and "Disclosed (groups)" in warnings
+
+
+def test_the_ledger_page_marks_the_review_report_and_keeps_numbers_out_of_the_accounts(offered):
+    released_lung_curves()
+    ok(AppTest.from_file(str(ROOT / "pages" / "8_Ledger_and_report.py"), default_timeout=90))
+    for kind in ("HTML", "PDF"):
+        assert offered[f"Download review report ({kind})"][0].endswith(f"-confidential-not-for-publication."
+                                                                       f"{kind.lower()}")
+        assert "confidential" not in offered[f"Download release report ({kind})"][0]
+    name, accounts = offered["Ledger accounts (JSON)"]
+    (record,) = json.loads(accounts())["records"]
+    assert record["mechanism"] == "laplace-counts" and record["kind"] == RELEASE and record["reader"] == "curves"
+    assert not {"released", "public_inputs", "derived", "outputs"} & set(record)  # the accounting only
