@@ -1,31 +1,45 @@
-"""Command-line options of the disclosure-control methods (``km``, ``logrank``, ``audit``, ``report``).
+"""Command-line flags of the curve mechanisms' options, made from their one specification
+(:data:`dpsurv_core.privacy.options.OPTIONS`), as the pages make their widgets from it.
 
-Each applies to its own method only (the catalogue passes a method the options it declares); unset, the
-method's usual default holds: threshold 5, base 5, k = 5.
+Each option applies to the mechanisms whose catalogue entry lists it (the catalogue passes a mechanism the options it
+declares); unset, the entry's default holds.
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from typing import Any
 
-OPTIONS = ("threshold", "base", "k")
+from dpsurv_core.errors import ParameterError
+from dpsurv_core.privacy import catalogue
+from dpsurv_core.privacy.options import OPTIONS as SPECS
+from dpsurv_core.privacy.options import Option, defaults, takers
+
+OPTIONS = tuple(SPECS)  # every option name a curve command takes from the specification
 
 
-def _at_least_two(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if v < 2:
-        raise argparse.ArgumentTypeError(f"must be at least 2, got {text}")
-    return v
+def _argparse_type(spec: Option) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
+        try:
+            return spec.parse(text)
+        except ParameterError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("disclosure control (no formal guarantee)")
-    g.add_argument("--threshold", type=_at_least_two, metavar="K",
-                   help="suppress-small-cells: counts from 1 to K-1 are withheld and shown as <K (default 5)")
-    g.add_argument("--base", type=_at_least_two, metavar="B",
-                   help="round, random-round: round every count to a multiple of B (default 5)")
-    g.add_argument("--k", type=_at_least_two, metavar="K",
-                   help="smooth-steps: merge bins until each step holds at least K events (default 5)")
+    """One flag per specified option, in a group per family of mechanisms, its help naming who takes it and the
+    catalogue's default."""
+    groups: dict[str, Any] = {}
+    for spec in SPECS.values():
+        who = takers(spec.name, catalogue.CURVES)
+        if not who:
+            continue
+        group = groups.get(spec.group) or groups.setdefault(spec.group, p.add_argument_group(spec.group))
+        default = defaults(spec.name, catalogue.CURVES)
+        extra = {"choices": spec.choices} if spec.kind == "choice" else {"type": _argparse_type(spec)}
+        group.add_argument(spec.flag, metavar=spec.metavar, default=None, **extra,
+                           help=(f"{', '.join(who)}: {spec.help} ({spec.bounds_words() + '; ' if spec.kind != 'choice' else ''}"
+                                 f"default {default})").replace("%", "%%"))

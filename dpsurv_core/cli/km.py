@@ -32,12 +32,9 @@ from dpsurv_core.cli.common import (
     dataset_fingerprint,
     epsilon_value,
     needs_fingerprint,
-    non_negative,
-    positive_int,
     public_from_args,
     reproduce_command,
     run_plan,
-    unit_float,
 )
 from dpsurv_core.curves import readout
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES
@@ -78,7 +75,7 @@ from dpsurv_core.curves.release import (
     with_follow_up_end,
 )
 from dpsurv_core.curves.summary import at_risk_at, at_risk_exact, parse_times, risk_table, table_times
-from dpsurv_core.curves.time_indexed import EDGE_MODES, parse_shares, parse_sizes
+from dpsurv_core.curves.time_indexed import parse_shares, parse_sizes
 from dpsurv_core.data import datasets, grouping
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.labels import ValueLabels, code_key
@@ -86,6 +83,7 @@ from dpsurv_core.data.public import Disclosure, PublicParameters
 from dpsurv_core.errors import DataError, ParameterError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import PrivacyCost
+from dpsurv_core.privacy.options import TIME_INDEXED
 from dpsurv_core.privacy.release import Plan
 from dpsurv_core.report.curve_warnings import RULES
 
@@ -112,15 +110,8 @@ def set_group_help(p: argparse.ArgumentParser, required: bool = False) -> None:
 
 
 def add_mechanism_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("time-indexed (Veeraragavan et al. 2024)")
-    g.add_argument("--alpha", type=non_negative, default=0.5, help="noise decay: step i has scale 1/(e(1 + alpha i)) "
-                   "(default 0.5)")
-    g.add_argument("--tau-start", type=unit_float, default=1.0, help="clipping threshold at the start (default 1.0)")
-    g.add_argument("--tau-end", type=unit_float, default=0.6, help="clipping threshold at the end (default 0.6)")
-    g.add_argument("--window", type=positive_int, default=5, help="rolling-mean window in grid points (default 5)")
-    g.add_argument("--edge-mode", choices=EDGE_MODES, default="mean",
-                   help="rolling mean at the edges: mean of the values in the window (default) or as published "
-                        "(divide by the window even at the edges)")
+    disclosure_options.add_arguments(p)  # every specified option (time-indexed's and disclosure control's)
+    g = next(a for a in p._action_groups if a.title == TIME_INDEXED)
     g.add_argument("--base-epsilon", type=epsilon_value, metavar="E",
                    help="as published: the paper's per-step base epsilon e (replaces --epsilon; the ledger charges "
                         "the true total e n (1 + alpha (n + 1) / 2))")
@@ -133,7 +124,6 @@ def add_mechanism_options(p: argparse.ArgumentParser) -> None:
                         "example 0.3 or 30%%): a public number (the study design's expected share), never read off "
                         "the data; the band's simulated cohorts are censored at it, without it they are uncensored "
                         "and the band is too narrow late in a censored study")
-    disclosure_options.add_arguments(p)
 
 
 LABELS_HELP = ("value labels as JSON (the file the Data page saves with 'Labels as JSON': {\"values\": {COLUMN: "

@@ -188,3 +188,30 @@ def test_only_mechanisms_whose_bands_carry_the_noise_say_so():
             assert ("so they carry it" in text) == e.interval_includes_noise
             continue
         assert ("too narrow" in text) != e.interval_includes_noise
+
+
+def test_one_option_spec_makes_the_flags_and_the_widgets():
+    """Every option a curve entry lists has one specification, the entries that share it agree on its default, the
+    command line refuses what the widget's bounds refuse, and the widget's bounds hold the default."""
+    import argparse
+
+    from dpsurv_core.cli import disclosure_options
+    from dpsurv_core.privacy.options import OPTIONS, defaults, takers
+
+    listed = {k for i in catalogue.ids(catalogue.CURVES) for k in catalogue.get(catalogue.CURVES, i).options}
+    assert listed - {"base_epsilon", "sample_size", "censoring"} <= set(OPTIONS)
+    parser = argparse.ArgumentParser()
+    disclosure_options.add_arguments(parser)
+    for name, spec in OPTIONS.items():
+        if not takers(name, catalogue.CURVES):
+            continue
+        default = defaults(name, catalogue.CURVES)
+        label, kind, bounds, _ = spec.widget()
+        if kind == "choice":
+            assert default in bounds
+            continue
+        low, high, _ = bounds
+        assert low <= default <= high
+        with pytest.raises(SystemExit):
+            parser.parse_args([spec.flag, str(low - 1)])
+        assert getattr(parser.parse_args([spec.flag, str(default)]), name) == default
