@@ -1,11 +1,20 @@
-"""``weibull``: Weibull shape and scale, non-private (mle) or private (lsp-tll, laplace, saa); docs/mechanisms.md"""
+"""``weibull``: Weibull shape and scale, non-private (mle) or private (lsp-tll, laplace, saa); docs/mechanisms.md
+
+A release publishes three parts (:mod:`dpsurv_core.publication`): the noisy estimates, the declared public inputs
+(the horizon, the number of subjects ``--n-public`` and the censoring share ``--censoring`` that size the simulated
+cohorts of the noise-aware intervals, the mechanism's settings) and what the reader
+(:mod:`dpsurv_core.weibull.readout`) computes from those two alone: the intervals, their warnings and the fitted
+curves. A value not declared would be read off the data: such a release is refused unless accepted with
+``--accept-disclosure NAME`` (and is then not DP as run). The printed intervals and warnings of a release are the
+reader's; exact values about the data (the cohort's size, the censoring share read off it) are kept apart under
+``confidential``.
+"""
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass, field
 from typing import Any
-
-import numpy as np
 
 from dpsurv_core.cli.common import (
     add_data_options,
@@ -20,24 +29,31 @@ from dpsurv_core.cli.common import (
     reproduce_command,
     run_plan,
 )
+from dpsurv_core.data import datasets
+from dpsurv_core.data.cohort import Cohort
+from dpsurv_core.data.public import Disclosure, PublicParameters
 from dpsurv_core.privacy import catalogue
+from dpsurv_core.privacy.catalogue import Entry
 from dpsurv_core.privacy.release import Plan
+from dpsurv_core.publication import derive
+from dpsurv_core.weibull import readout
 from dpsurv_core.weibull.inference import (
     WALD_METHOD,
     censoring_disclosure,
     censoring_share,
     check_share,
-    release_record,
+    n_disclosure,
     wald_intervals,
-    weibull_intervals,
 )
-from dpsurv_core.weibull.mechanisms import BLOCK_SIZE, WeibullEstimates
-from dpsurv_core.weibull.model import GAMMA, OMEGA, RUNGS, survival_curve
+from dpsurv_core.weibull.mechanisms import BLOCK_SIZE, WeibullEstimates, WeibullMechanism
+from dpsurv_core.weibull.model import GAMMA, OMEGA, RUNGS, WeibullSample
+from dpsurv_core.weibull.readout import CURVE_POINTS, MAX_INTERVAL_TRIALS  # noqa: F401 (re-exported)
 
 NAME = "weibull"
 HELP = "Weibull shape and scale: non-private MLE, LSP + TLL, Laplace or sample-and-aggregate"
-CURVE_POINTS = 21
-MAX_INTERVAL_TRIALS = 3  # noise-aware intervals are simulated (about a second each): for the first trials only
+CONFIDENTIAL_NOTE = "exact values for the data holder's eyes only: not part of the release"
+HORIZON_NOTE = ("Times were normalised as t / horizon, clipped to [e^-omega, 1]: follow-up ends at the horizon (a time "
+                "beyond it counts as censored at the horizon) and times near 0 count as e^-omega.")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -48,64 +64,98 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--gamma", type=positive_float, default=GAMMA, help="upper bound of shape and scale (default 10)")
     g.add_argument("--rungs", type=positive_int, default=RUNGS, metavar="K", help="rungs of the LSP ladder (default 500)")
     g.add_argument("--blocks", type=positive_int, metavar="M",
-                   help="saa: number of blocks (default: records / block size, disclosed)")
+                   help="saa: number of blocks (default: records / block size, read off the data: a release then "
+                        "needs --accept-disclosure blocks)")
     g.add_argument("--block-size", type=positive_int, default=BLOCK_SIZE, help="saa: records per block (default 500)")
+    g.add_argument("--n-public", type=positive_int, default=None, metavar="N",
+                   help="declared number of subjects (from the study design) whose cohorts the noise-aware intervals "
+                        "simulate (default: a bundled data set's published size; otherwise counted in the data, and a "
+                        "release then needs --accept-disclosure n)")
     g.add_argument("--censoring", type=float, default=None, metavar="SHARE",
-                   help="public share of subjects censored (0 to 1) used to simulate the noise-aware intervals "
-                        "(default: read off the data, rounded to 5%%, disclosed)")
+                   help="declared share of subjects censored (0 to 1) used to simulate the noise-aware intervals "
+                        "(default: read off the data, rounded to 5%%: a release then needs --accept-disclosure "
+                        "censoring)")
 
 
-def run(args: argparse.Namespace) -> dict:
+@dataclass
+class WeibullRun:
+    """One ``weibull`` plan with what it was built from: the cohort and its normalised sample (for the data holder's
+    eyes), the public parameters, the mechanism, and the values the intervals simulate (``n``, ``share``) with where
+    each came from."""
+
+    entry: Entry
+    mechanism: WeibullMechanism
+    cohort: Cohort
+    sample: WeibullSample
+    public: PublicParameters
+    n: int
+    share: float
+    n_from_data: bool
+    share_from_data: bool
+    disclosures: list[Disclosure]
+    plan: Plan = field(init=False)
+
+    def public_inputs(self) -> dict[str, Any]:
+        """The record's declared values (:func:`dpsurv_core.weibull.readout.public_inputs`)."""
+        mech = self.mechanism
+        blocks_from_data = hasattr(mech, "n_blocks") and getattr(mech, "blocks", None) is None
+        blocks = mech.n_blocks(self.sample) if blocks_from_data else getattr(mech, "blocks", None)
+        return readout.public_inputs(mech, self.n, self.share, self.cohort.time_unit, blocks=blocks,
+                                     horizon_from_data=self.public.horizon_from_data, n_from_data=self.n_from_data,
+                                     censoring_from_data=self.share_from_data, blocks_from_data=blocks_from_data)
+
+    def publish(self, est: WeibullEstimates) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The plan's ``publish``: (released, public inputs) of a result. Nothing counted in the data goes in unless
+        a disclosure names it (and the release protocol refuses it unless a person accepted it)."""
+        return readout.released_of(est), self.public_inputs()
+
+
+def declared_n(args: argparse.Namespace) -> int | None:
+    """``--n-public``, else a bundled data set's published size (documented with its R package: public), else None."""
+    if getattr(args, "n_public", None) is not None:
+        return int(args.n_public)
+    if args.data in datasets.DATASETS:
+        return datasets.published_size(args.data)
+    return None
+
+
+def build(args: argparse.Namespace) -> WeibullRun:
+    """The plan of this command line: the mechanism, the values the intervals simulate and every value read off the
+    data as a disclosure (the release protocol refuses those unless accepted)."""
     cohort = cohort_from_args(args)
     public = public_from_args(args, cohort)
-    check(not catalogue.get(catalogue.WEIBULL, args.mechanism).private or args.epsilon > 0, "--epsilon must be positive.")
     entry = catalogue.get(catalogue.WEIBULL, args.mechanism)
+    check(not entry.private or args.epsilon > 0, "--epsilon must be positive.")
     mech = entry.build(args.epsilon, horizon=public.horizon, omega=args.omega, gamma=args.gamma, rungs=args.rungs,
                        rows_per_subject=cohort.rows_per_subject, blocks=args.blocks, block_size=args.block_size)
     sample = mech.prepare(cohort)
+    n_declared = declared_n(args)
+    n = cohort.n_subjects if n_declared is None else n_declared
     share = censoring_share(sample) if args.censoring is None else check_share(args.censoring)
-    extra = [censoring_disclosure(share)] if entry.private and args.censoring is None else []
-    kept: dict[int, Any] = {}  # the record's intervals of the release (trial 0), reused below
+    noisy = entry.private and mech.cost.private  # intervals simulated from n and the share (none without noise)
+    extra = []
+    if noisy and n_declared is None:
+        extra.append(n_disclosure(cohort.n_subjects))
+    if noisy and args.censoring is None:
+        extra.append(censoring_disclosure(share))
+    disclosures = [*public.disclosures(("horizon",)), *mech.disclosures(sample), *extra]
+    run_ = WeibullRun(entry, mech, cohort, sample, public, n, share, n_declared is None, args.censoring is None,
+                      disclosures)
+    run_.plan = Plan(entry, mech, cohort.name, dataset_fingerprint(args) if needs_fingerprint(args, entry) else "",
+                     lambda noise, trials: mech.release_many(sample, noise if entry.private else None, trials),
+                     disclosures, reproduce_command(args), analysis="Weibull parameters", kind=readout.KIND,
+                     publish=run_.publish)
+    return run_
 
-    def record(est: WeibullEstimates) -> dict[str, Any]:
-        kept[id(est)] = weibull_intervals(mech, est, cohort.n_subjects, share, trial=0)
-        return release_record(est, kept[id(est)].to_dict())
 
-    plan = Plan(entry, mech, cohort.name, dataset_fingerprint(args) if needs_fingerprint(args, entry) else "",
-                lambda noise, trials: mech.release_many(sample, noise if entry.private else None, trials),
-                record, [d for d in public.disclosures() if d.parameter == "horizon"]
-                + list(mech.disclosures(sample)) + extra, reproduce_command(args), analysis="Weibull parameters")
+def run(args: argparse.Namespace) -> dict:
+    wb = build(args)
+    plan, mech, cohort, sample, public = wb.plan, wb.mechanism, wb.cohort, wb.sample, wb.public
     est, fields = run_plan(args, plan)
     cost = mech.cost
-    times = np.linspace(0.0, public.horizon, CURVE_POINTS)
-    notes = list(est.notes)
-    notes.append("Times were normalised as t / horizon, clipped to [e^-omega, 1]: follow-up ends at the horizon (a time "
-                 "beyond it counts as censored at the horizon) and times near 0 count as e^-omega.")
-    if fields.get("simulation"):
-        notes.append(f"{args.repeat} simulated release(s) with seeded noise: for study, not for publication; each "
-                     f"would cost epsilon {cost.epsilon:g}.")
-    inference: dict = {}
-    if plan.private:
-        infs = [kept[id(est)] if i == 0 and id(est) in kept else weibull_intervals(mech, est, cohort.n_subjects, share,
-                                                                                     trial=i)
-                for i in range(min(est.trials, MAX_INTERVAL_TRIALS))]
-        if est.trials > MAX_INTERVAL_TRIALS:
-            notes.append(f"Noise-aware intervals are given for the first {MAX_INTERVAL_TRIALS} trials only (each is a "
-                         "simulation of its own).")
-        inference = {"interval_includes_noise": True, "interval_method": infs[0].method, "censoring_share": share,
-                     "intervals": [{"trial": i, **inf.to_dict()} for i, inf in enumerate(infs)],
-                     "warnings": list(dict.fromkeys(w for inf in infs for w in inf.warnings))}
-    else:  # no noise: the fit's Wald intervals (sampling error only)
-        walds = [wald_intervals(sample, float(est.shape[i]), float(est.scale_normalised[i]), public.horizon)
-                 for i in range(est.trials)]
-        inference = {"interval_includes_noise": False, "warnings": [],
-                     "interval_method": WALD_METHOD if all(walds) else
-                     "no interval: the fit sits on a bound of (0, gamma], where the likelihood gives no information",
-                     "intervals": [{"trial": i, **w.to_dict()} for i, w in enumerate(walds) if w is not None]}
-    return fields | inference | {
+    common = {
         "command": NAME,
         "data": cohort.name,
-        "n": cohort.n_subjects,
         "mechanism": mech.name,
         "private": bool(mech.private and cost.private),
         "epsilon_spent": cost.epsilon if mech.private else None,
@@ -117,11 +167,48 @@ def run(args: argparse.Namespace) -> dict:
         "horizon_from_data": public.horizon_from_data,
         "time_unit": cohort.time_unit,
         "parameters": mech.parameters(),
-        "disclosures": [d.to_dict() for d in public.disclosures() if d.parameter == "horizon"]
-        + [d.to_dict() for d in mech.disclosures(sample)] + [d.to_dict() for d in extra],
-        "noise": ("none" if not plan.private else f"simulation: numpy Generator, seed {args.seed}" if fields["simulation"]
-                  else entry.noise),
+    }
+    if "publishable" in fields:  # a release: what people read is the reader's, computed from the record alone
+        pub = fields["publishable"]
+        derived = pub["derived"]
+        as_read = [d.to_dict() for d in wb.disclosures]
+        return fields | common | {
+            "interval_includes_noise": derived["interval_includes_noise"],
+            "interval_method": derived["interval_method"], "censoring_share": pub["public_inputs"]["censoring"],
+            "n_public": pub["public_inputs"]["n"], "intervals": derived["intervals"], "warnings": derived["warnings"],
+            "disclosures": list(pub["disclosures"]), "noise": plan.entry.noise,
+            "estimates": pub["released"]["estimates"], "curve": derived["curve"],
+            "notes": [HORIZON_NOTE, *derived["notes"]],
+            # exact values about the data: moved to ``confidential`` (dpsurv_core.cli.split_publishable)
+            "n": cohort.n_subjects, "censoring_read": censoring_share(sample),
+            "confidential": {"note": CONFIDENTIAL_NOTE, "n": cohort.n_subjects, "records": sample.n,
+                             "events": sample.n_events, "censoring_read": censoring_share(sample),
+                             "disclosures_as_read": as_read, "mechanism_notes": list(est.notes)},
+        }
+    notes = [*est.notes, HORIZON_NOTE]
+    if fields.get("simulation"):
+        notes.append(f"{args.repeat} simulated release(s) with seeded noise: for study, not for publication; each "
+                     f"would cost epsilon {cost.epsilon:g}.")
+        released, inputs = wb.publish(est)  # the reader a release would use, on the simulated draws
+        derived = derive(readout.KIND, released, inputs)
+        inference = {"interval_includes_noise": True, "interval_method": derived["interval_method"],
+                     "censoring_share": inputs["censoring"], "n_public": inputs["n"],
+                     "intervals": derived["intervals"], "warnings": derived["warnings"], "curve": derived["curve"]}
+        notes += derived["notes"]
+        noise = f"simulation: numpy Generator, seed {args.seed}"
+    else:  # no noise: the fit's Wald intervals (sampling error only)
+        walds = [wald_intervals(sample, float(est.shape[i]), float(est.scale_normalised[i]), public.horizon)
+                 for i in range(est.trials)]
+        inference = {"interval_includes_noise": False, "warnings": [],
+                     "interval_method": WALD_METHOD if all(walds) else
+                     "no interval: the fit sits on a bound of (0, gamma], where the likelihood gives no information",
+                     "intervals": [{"trial": i, **w.to_dict()} for i, w in enumerate(walds) if w is not None],
+                     "curve": readout.curve(est.records(), public.horizon)}
+        noise = "none"
+    return fields | common | inference | {
+        "n": cohort.n_subjects,
+        "disclosures": [d.to_dict() for d in wb.disclosures],
+        "noise": noise,
         "estimates": est.records(),
-        "curve": {"time": times, "survival": survival_curve(times, est.shape, est.scale).reshape(est.trials, -1)},
         "notes": notes,
     }

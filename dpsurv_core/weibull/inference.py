@@ -34,8 +34,11 @@ Inversion instead of the plain bootstrap pivot, because the LSP's error law chan
 truth (at n = 200 and epsilon 1 the released shape ranges over most of (0, gamma]; the plain pivot
 covered the true shape 63% of the time in our runs).
 
-Public inputs: n (printed in every Weibull result), the horizon, omega, gamma, K, the blocks, and the
-censoring share (declared; when read off the data it is rounded to 5% and listed as a disclosure).
+Public inputs: the declared number of subjects n, the horizon, omega, gamma, K, the blocks, and the declared
+censoring share. A release reads none of them off the data unless a person accepted it (n counted, the share rounded
+to 5%: :func:`n_disclosure`, :func:`censoring_disclosure`), and is then not DP as run: the intervals of a release at
+the cohort's exact n reproduce only at that n, so they would publish it. A release's intervals are computed by its
+reader from the record alone (:mod:`dpsurv_core.weibull.readout`).
 The simulation's seed is derived from the released numbers, so the interval of a release is reproducible.
 Sources: Efron and Tibshirani (1993) for the bootstrap and test inversion; Ferrando, Wang and Sheldon
 (2022) for the parametric bootstrap of private estimators.
@@ -46,11 +49,10 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpsurv_core.data.public import Disclosure
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy.noise import SimulationNoise
 from dpsurv_core.report.text import plain_number
@@ -63,6 +65,9 @@ from dpsurv_core.weibull.mechanisms import (
     clipped_mle,
 )
 from dpsurv_core.weibull.model import WeibullSample
+
+if TYPE_CHECKING:  # a type only: the release reader (dpsurv_core.weibull.readout) imports this module without the data
+    from dpsurv_core.data.public import Disclosure
 
 COHORTS = 8
 # LSP + TLL below DIRECT_SUBJECTS: COHORTS simulated cohorts per candidate while the LSP noise is a large part of the
@@ -105,8 +110,23 @@ def censoring_share(sample: WeibullSample, step: float = 0.05) -> float:
 
 
 def censoring_disclosure(share: float) -> Disclosure:
+    """The censoring share used to simulate the intervals was read off the data (rounded to 5%): outside epsilon, so a
+    release with it is refused unless a person accepts it, and is then not DP as run
+    (:func:`dpsurv_core.publication.declared.enforce`)."""
+    from dpsurv_core.data.public import Disclosure
+
     return Disclosure("censoring", f"The censoring share ({share:.0%}) used to simulate the intervals was read off the "
                                    "data (rounded to 5%): declare it from the study design to avoid this disclosure.")
+
+
+def n_disclosure(n: int) -> Disclosure:
+    """The number of subjects whose cohorts the intervals simulate was counted in the data: the intervals of a release
+    would reveal it (they reproduce only at that n), so a release with it is refused unless a person accepts it, and is
+    then not DP as run (:func:`dpsurv_core.publication.declared.enforce`)."""
+    from dpsurv_core.data.public import Disclosure
+
+    return Disclosure("n", f"The number of subjects ({n}) whose cohorts the intervals simulate was counted in the "
+                           "data: declare it from the study design to avoid this disclosure.")
 
 
 def check_share(share: float) -> float:
@@ -899,18 +919,6 @@ def weibull_intervals(mech: WeibullMechanism, est: WeibullEstimates, n: int, sha
         warnings.append(f"The released shape {p:.3g} is unusual for every true shape dpsurv tried, so its interval is "
                         "the whole range: read both with care, and prefer a larger epsilon or cohort.")
     return WeibullInference(sh, sc, sn, method, share, warnings)
-
-
-def release_record(est: WeibullEstimates, intervals: dict[str, Any] | None) -> dict[str, Any]:
-    """What a Weibull release keeps in its ledger record: the released numbers per trial (``estimates``) and, beside
-    them, the first trial's noise-aware ``intervals`` (a :meth:`WeibullInference.to_dict`: post-processing of those
-    numbers and public inputs) with their method and warnings, so that a report built from the record shows what
-    ``weibull`` printed."""
-    out: dict[str, Any] = {"estimates": est.records()}
-    if intervals is not None:
-        out.update({"interval_includes_noise": True, "interval_method": intervals["method"],
-                    "intervals": [intervals], "warnings": list(intervals.get("warnings") or [])})
-    return out
 
 
 def release_intervals(name: str, epsilon: float, shape: float, scale_normalised: float, n: int, share: float,

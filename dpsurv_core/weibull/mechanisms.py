@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpsurv_core.data.cohort import Cohort
-from dpsurv_core.data.public import Disclosure
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy.ledger import ADD_REMOVE, SUBJECT, PrivacyCost
 from dpsurv_core.privacy.mechanism import Mechanism, check_epsilon
@@ -35,6 +33,12 @@ from dpsurv_core.weibull.model import (
     shape_root,
     subject_sample,
 )
+
+# types only: the release reader (dpsurv_core.weibull.readout) runs these mechanisms on simulated samples, and imports
+# this module without the data layer
+if TYPE_CHECKING:
+    from dpsurv_core.data.cohort import Cohort
+    from dpsurv_core.data.public import Disclosure
 
 BLOCK_SIZE = 500
 MECHANISMS = ("mle", "lsp-tll", "laplace", "saa")
@@ -166,6 +170,8 @@ class NonPrivateMLE(WeibullMechanism):
         return {"horizon": self.horizon, "omega": self.omega}
 
     def disclosures(self, sample: WeibullSample | None = None) -> list[Disclosure]:
+        from dpsurv_core.data.public import Disclosure
+
         return [Disclosure("mechanism", "not DP: the maximum-likelihood estimates are computed from the data "
                                         "without noise; for the data holder's eyes only.", dp=False)]
 
@@ -373,6 +379,8 @@ class SampleAggregateWeibull(WeibullMechanism):
     def disclosures(self, sample: WeibullSample | None = None) -> list[Disclosure]:
         if self.blocks is not None:
             return []
+        from dpsurv_core.data.public import Disclosure
+
         m = "" if sample is None else f" ({self.n_blocks(sample)})"
         return [Disclosure("blocks", f"not DP: the number of blocks{m} was derived from the number of records "
                                      f"(n / {self.block_size}, rounded), and it sets the noise scale, so neighbouring "

@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.errors import DataError, ParameterError
+
+if TYPE_CHECKING:  # a type only: the model reads arrays, and the release readers import it without the data layer
+    from dpsurv_core.data.cohort import Cohort
 
 OMEGA = 6.0
 GAMMA = 10.0
