@@ -10,16 +10,19 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
+from dpsurv_core.data import datasets
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import NO_NOISE, SUBJECT, as_run, charged_sentence
 from dpsurv_core.privacy.release import Plan, cli_command
+from dpsurv_core.publication.declared import UndeclaredValueError, enforce, undeclared
 from dpsurv_core.report.text import markdown_literal, time_in
+from dpsurv_core.weibull import readout
 from dpsurv_core.weibull.inference import (
     censoring_disclosure,
     censoring_share,
+    n_disclosure,
     release_intervals,
-    release_record,
     wald_intervals,
 )
 from dpsurv_core.weibull.lsp import Ladder, compute_ladder
@@ -122,8 +125,25 @@ with st.expander("Public settings of the Weibull mechanisms", expanded=False):
                             help=glossary.help_text("gamma"))
     rungs = int(s3.number_input("Rungs K of the LSP ladder", 1, 2000, RUNGS, 50, key="wb_rungs"))
     blocks_in = int(s4.number_input("SAA blocks (0 = records / 500, disclosed)", 0, 1000, 0, 1, key="wb_blocks"))
-    share_in = st.number_input("Censoring share used to simulate the intervals (empty = read off the data, rounded "
-                               "to 5%, disclosed)", 0.0, 0.95, None, 0.05, key="wb_censoring")
+    # declared on the Data page (a bundled data set's published size is its n); these fields override them here
+    data_n = getattr(choice, "n_public", None) or (datasets.published_size(choice.name) if choice.bundled else None)
+    data_share = getattr(choice, "censoring", None)
+    n1, n2 = st.columns(2)
+    share_field = n1.number_input(
+        "Censoring share used to simulate the intervals (empty = "
+        + (f"{data_share:g}, as declared on the Data page)" if data_share is not None
+           else "read off the data, rounded to 5%, disclosed)"), 0.0, 0.95, None, 0.05, key="wb_censoring",
+        help="The share of patients censored in the study design: the noise-aware intervals simulate cohorts with it. "
+             "Read off the data it is not covered by epsilon, so a release then needs your tick beside its button.")
+    n_field = int(n2.number_input(
+        "Number of patients n the intervals simulate (0 = "
+        + (f"{data_n:,}, as declared on the Data page)" if data_n else "counted in the data, disclosed)"),
+        0, 10**9, 0, 1, key="wb_n",
+        help="The number of patients whose cohorts the noise-aware intervals simulate: declare it from the study "
+             "design (e.g. the number enrolled). Counted in the data, the intervals would reveal it, so a release then "
+             "needs your tick beside its button. For a bundled data set it is the size published with the R package."))
+    share_in = share_field if share_field is not None else data_share  # declared here or on the Data page, or None
+    n_in = n_field or data_n or 0  # declared here or on the Data page (0: counted in the data)
     st.caption(f"Horizon T_max = {horizon:g} {unit} (set on the Data page). Follow-up ends there: an event after "
                "it is censored at the horizon; times near 0 count as e^-omega of it.")
 blocks = blocks_in or None
@@ -179,7 +199,21 @@ ladder = (session_cache(("wb_ladder_engine", digest(sample.lt_u, sample.c_u, sam
           else _ladder(sample.t, sample.d, horizon, omega, gamma, rungs))
 horizon_disclosures = [d for d in public.disclosures() if d.parameter == "horizon"]  # the only public input used
 share = censoring_share(sample) if share_in is None else float(share_in)
+if not 0.0 <= share < 1.0:  # a share declared on the Data page may be 1: no event to simulate
+    st.error(f"The declared censoring share is {share:g}: the noise-aware intervals simulate cohorts with events, so "
+             "declare a share below 1 (in the public settings above or on the Data page).")
+    st.stop()
 share_disclosures = [censoring_disclosure(share)] if share_in is None else []
+# the number of patients the intervals simulate: declared, or counted in the data (disclosed); previews use it too
+n_used = n_in or cohort.n_subjects
+n_disclosures = [] if n_in else [n_disclosure(cohort.n_subjects)]
+# values a release would read off the data: each Release button stays off until they are declared or ticked beside it
+pending = undeclared([*share_disclosures, *n_disclosures, *(d for m in mechs.values() for d in m.disclosures(sample))])
+if pending and chosen:
+    st.caption(f"Read off the data: {', '.join(u.what for u in pending)}. Declare the number of subjects and the "
+               "censoring share on the Data page or in the public settings above (which override it here), the SAA "
+               "blocks above; read off the data, epsilon does not cover them, so a release needs your tick beside its "
+               "Release button and its record says it is not DP as run.")
 
 
 def _intervals_compute(name: str, eps: float, shape: float, scale_normalised: float, n: int, share: float,
@@ -209,7 +243,7 @@ def _interval_args(name: str, eps: float, est) -> tuple:
     """The arguments of :func:`_intervals` for the first release of ``est`` (whether TLL clamped it included, as the
     command line's intervals read it)."""
     clamped = est.clamped is not None and bool(est.clamped[0])
-    return (name, float(eps), float(est.shape[0]), float(est.scale_normalised[0]), cohort.n_subjects, share, horizon,
+    return (name, float(eps), float(est.shape[0]), float(est.scale_normalised[0]), n_used, share, horizon,
             omega, gamma, rungs, cohort.rows_per_subject, blocks, clamped)
 
 
@@ -255,13 +289,23 @@ def weibull_plan(name: str, eps: float | None = None) -> Plan:
         blocks=blocks, block_size=BLOCK_SIZE)
     kw = {"ladder": ladder} if hasattr(mech, "ladder") else {}  # LSP reuses the page's ladder (same rungs, gamma)
     values = {"omega": omega, "gamma": gamma, "rungs": rungs, "blocks": blocks, "block_size": BLOCK_SIZE}
+    disclosures = [*horizon_disclosures, *mech.disclosures(sample), *share_disclosures, *n_disclosures]
     command = {**cv.data_options(choice), "mechanism": name, "epsilon": epsilon if eps is None else eps, "censoring": share_in,
-               **cv.grid_options(choice, public, grid=False), **{k: values[k] for k in entry.options if k in values}}
+               "n_public": n_in or None, **cv.grid_options(choice, public, grid=False),
+               **{k: values[k] for k in entry.options if k in values}}
+    from_data = hasattr(mech, "n_blocks") and blocks is None  # SAA's number of blocks read off the data
+
+    def publish(est) -> tuple[dict, dict]:
+        """(released, public inputs) of a release: the noisy estimates and the declared values (or, accepted, the
+        values read off the data); the record's intervals are computed from these two alone (weibull.readout)."""
+        return readout.released_of(est), readout.public_inputs(
+            mech, n_used, share, unit, blocks=mech.n_blocks(sample) if from_data else None,
+            horizon_from_data=public.horizon_from_data, n_from_data=not n_in, censoring_from_data=share_in is None,
+            blocks_from_data=from_data)
+
     return Plan(entry, mech, cohort.name, choice.fingerprint,
-                lambda noise, trials: mech.release_many(sample, noise, trials, **kw),
-                lambda est: release_record(est, _intervals(*_interval_args(name, epsilon if eps is None else eps, est))),
-                [*horizon_disclosures, *mech.disclosures(sample), *share_disclosures], cli_command("weibull", command),
-                analysis="Weibull parameters")
+                lambda noise, trials: mech.release_many(sample, noise, trials, **kw), disclosures,
+                cli_command("weibull", command), analysis="Weibull parameters", kind=readout.KIND, publish=publish)
 
 
 # ------------------------------------------------------------------------------------------------ preview or release
@@ -279,9 +323,17 @@ for name in chosen:
             continue
         mech = mechs[name]
         split = f"(epsilon/2 = {mech.epsilon_shape:g} for the shape, {mech.epsilon_scale:g} for the scale)"
-        guarantee = as_run(mech.cost, plan.disclosures)
+        # what a release would record: a value read off the data only once ticked beside the Release button
+        # (ui.release_panel.accept_boxes), and then not DP as run; until then the button is off
+        ticked = [u.name for u in undeclared(plan.disclosures)
+                  if st.session_state.get(f"accept-weibull-{name}-{u.name}")]
+        try:
+            would = rel.entry.disclosures if rel is not None else enforce(plan.disclosures, ticked)
+        except UndeclaredValueError:
+            would = plan.disclosures
+        guarantee = as_run(mech.cost, would)
         cost = rel.entry.cost if rel is not None else mech.cost
-        charge = f"{charged_sentence(cost, plan.disclosures)} {split}"
+        charge = f"{charged_sentence(cost, would)} {split}"
         if rel is not None:
             records[name] = rel.record_id
             st.markdown(f"**{LABELS[name]}** released as record {rel.record_id}, charged to this data set's ledger: "
@@ -295,8 +347,11 @@ for name in chosen:
         if getattr(mech, "caveat", None) and mech.caveat():
             st.info(mech.caveat(unit), icon=":material/lightbulb:")
         est0 = results[name]
-        with st.spinner("Simulating the noise-aware intervals ..."):
-            intervals[name] = _intervals(*_interval_args(name, epsilon, est0))
+        if rel is not None and rel.publication is not None:  # a release: the intervals its record derives
+            intervals[name] = rel.publication.derived["intervals"][0]
+        else:
+            with st.spinner("Simulating the noise-aware intervals ..."):
+                intervals[name] = _intervals(*_interval_args(name, epsilon, est0))
         iv = intervals[name]
         st.markdown(f"95% intervals carrying the privacy noise: shape {iv['shape']['lower']:.3g} to "
                     f"{iv['shape']['upper']:.3g}; scale {_span(iv['scale']['lower'], iv['scale']['upper'])}.")
@@ -314,7 +369,7 @@ if not chosen:
     st.markdown("No private mechanism chosen: choose one above (LSP + TLL is the recommended one) to preview it.")
 for disc in horizon_disclosures:
     st.info(f"Disclosure ({disc.parameter}): {markdown_literal(disc.message)}", icon="ℹ️")
-for disc in share_disclosures if chosen else []:
+for disc in [*share_disclosures, *n_disclosures] if chosen else []:
     st.info(f"Disclosure ({disc.parameter}): {markdown_literal(disc.message)}", icon="ℹ️")
 if chosen and not horizon_disclosures:
     st.caption("Disclosures of the horizon: none (it was declared on the Data page).")

@@ -44,6 +44,14 @@ def releases() -> list:
     return [r for r in LedgerStore().records() if r.kind == RELEASE]
 
 
+def declared(name: str = "lung", horizon: float = 1100.0) -> DataChoice:
+    """A bundled data set with its horizon declared (its published size is its declared n): with the censoring share
+    declared too (``wb_censoring``), a release reads nothing off the data."""
+    choice = bundled_choice(name)
+    choice.horizon = horizon
+    return choice
+
+
 def test_default_page_on_lung_shows_the_fits_and_a_preview():
     at = run()
     t = table(at)
@@ -90,7 +98,7 @@ def test_moving_epsilon_changes_the_preview_and_charges_nothing():
 
 
 def test_release_button_charges_once_per_click():
-    at = run(wb_epsilon=0.5)
+    at = run(wb_epsilon=0.5, data_choice=declared(), wb_censoring=0.3)
     at.button(key=f"release-weibull-{FIRST}").click().run()
     assert not at.exception
     recs = releases()
@@ -99,12 +107,16 @@ def test_release_button_charges_once_per_click():
     assert body["cost"]["epsilon"] == pytest.approx(0.5) and body["analysis"] == "Weibull parameters"
     assert body["command"].startswith("python -m dpsurv_core weibull ")
     assert f"--mechanism {FIRST} --epsilon 0.5" in body["command"]
+    assert "--censoring 0.3" in body["command"] and "--n-public 228" in body["command"]
     released = table(at).iloc[2]
     assert released["Estimate"].endswith(f"released, record {recs[0].id}")
-    assert body["outputs"]["estimates"][0]["shape"] == pytest.approx(released["Shape p"])
+    assert body["released"]["estimates"][0]["shape"] == pytest.approx(released["Shape p"])
+    # the record publishes declared values only: lung's published size and the declared censoring share
+    assert body["public_inputs"]["n"] == 228 and body["public_inputs"]["censoring"] == 0.3
+    assert body["disclosures"] == [] and body["kind"] == "weibull"
     # the record keeps the intervals and warnings the page shows beside the release (post-processing)
-    (kept,) = body["outputs"]["intervals"]
-    assert kept["shape"]["estimate"] == pytest.approx(released["Shape p"]) and kept["method"] == body["outputs"]["interval_method"]
+    (kept,) = body["derived"]["intervals"]
+    assert kept["shape"]["estimate"] == pytest.approx(released["Shape p"]) and kept["method"] == body["derived"]["interval_method"]
     shown = " ".join(m.value for m in at.markdown)
     assert f"{kept['shape']['lower']:.3g} to {kept['shape']['upper']:.3g}" in shown
     assert released["Epsilon"].endswith("charged")
@@ -124,27 +136,42 @@ def test_every_mechanism_has_its_own_release():
     warnings = " ".join(w.value for w in at.warning)
     # SAA's number of blocks derived from n sets its noise scale: flagged as not DP
     assert "Not differentially private (blocks)" in warnings
+    # the horizon, the censoring share and SAA's blocks would be read off the data: each Release button is off
+    # until they are declared or ticked beside it
+    assert "Release is off" in warnings
+    assert all(at.button(key=f"release-weibull-{mid}").disabled for mid in ids)
+    for mid in ids:
+        for value in ("horizon", "censoring", "blocks") if mid == "saa" else ("horizon", "censoring"):
+            at.checkbox(key=f"accept-weibull-{mid}-{value}").check()
+    at.run()
+    # the header says what the release will be: charged, but not DP as run
+    assert "A release would charge: epsilon = 0.4, but not differentially private as run" in " ".join(
+        m.value for m in at.markdown)
     for mid in ids:
         at.button(key=f"release-weibull-{mid}").click().run()
     recs = releases()
     assert [r.body["mechanism"] for r in recs] == ids
     assert sum(r.body["cost"]["epsilon"] for r in recs) == pytest.approx(0.4 * len(ids))
+    # accepted: recorded as not DP as run, naming the values read off the data
+    for r in recs:
+        names = {d["parameter"] for d in r.body["disclosures"]}
+        assert names == ({"horizon", "censoring", "blocks"} if r.body["mechanism"] == "saa" else {"horizon", "censoring"})
+        assert all(d["dp"] is False for d in r.body["disclosures"]) and r.body["public_inputs"]["n"] == 228
 
 
 def test_refused_past_the_cap():
     LedgerStore().set_cap(bundled_choice("lung").fingerprint, 0.5, "lung")
-    at = run()
+    at = run(data_choice=declared(), wb_censoring=0.3)
     at.button(key=f"release-weibull-{FIRST}").click().run()
-    assert not at.exception and at.error
+    assert not at.exception and at.error and "cap" in at.error[0].value
     assert releases() == []
     assert table(at)["Estimate"].iloc[2].endswith("preview")  # the preview stays, labelled
 
 
 @pytest.mark.slow
 def test_flchain_with_declared_horizon():
-    choice = bundled_choice("flchain")
-    choice.horizon = 5300.0
-    at = run(data_choice=choice, wb_trials=50, wb_mechanisms=[FIRST])
+    choice = declared("flchain", 5300.0)
+    at = run(data_choice=choice, wb_trials=50, wb_mechanisms=[FIRST], wb_censoring=0.7)
     t = table(at)
     assert t["Shape p"].iloc[1] == pytest.approx(0.96160775, abs=1e-7)
     assert abs(t["Shape p"].iloc[2] - 0.9616) < 0.3
@@ -232,3 +259,31 @@ def test_saa_with_blocks_read_off_the_data_says_it_protects_nothing():
     at = run(wb_mechanisms=["saa"], wb_epsilon=1.0, wb_run_study=False, wb_blocks=1)  # declared: DP
     head = " ".join(m.value for m in at.markdown if "Sample" in m.value and "epsilon = 1" in m.value)
     assert "protecting the subject" in head
+
+
+def test_an_upload_needs_its_n_declared_and_the_page_s_release_publishes_declared_values_only():
+    """An upload has no published size: n would be counted in the data (disclosed) and the Release button stays off
+    until it is declared or ticked. Declared on the page, the record's public inputs hold the declared n and share,
+    nothing read off the data, its intervals are the ones the page shows, and the record re-derives identically."""
+    from dpsurv_core.data import datasets
+    from dpsurv_core.publication import rederive
+
+    frame = datasets.load("lung")[["time", "status"]]  # status 0/1
+    choice = DataChoice("my study", frame, ColumnMap(time="time", event="status"), "days", False, horizon=1100.0)
+    at = run(data_choice=choice, wb_censoring=0.3, wb_run_study=False)
+    assert any(i.value.startswith("Disclosure (n)") and "228" in i.value for i in at.info)
+    assert at.button(key=f"release-weibull-{FIRST}").disabled
+    assert releases() == []
+    at.number_input(key="wb_n").set_value(250).run()  # declared from the study design (not the cohort's 228)
+    assert not any("Disclosure (n)" in i.value for i in at.info)
+    at.button(key=f"release-weibull-{FIRST}").click().run()
+    assert not at.exception
+    (rec,) = releases()
+    body = rec.body
+    assert body["public_inputs"]["n"] == 250 and body["public_inputs"]["censoring"] == 0.3
+    assert not body["public_inputs"]["n_from_data"] and body["disclosures"] == []
+    assert "--n-public 250" in body["command"] and "--censoring 0.3" in body["command"]
+    (kept,) = body["derived"]["intervals"]
+    row = table(at).iloc[2]
+    assert row["Shape 95% interval"] == f"{kept['shape']['lower']:.3g} to {kept['shape']['upper']:.3g}"
+    assert rederive(body)["identical"] is True
