@@ -12,13 +12,14 @@ from benchmarks.coverage_models import weibull_cell
 from dpsurv_core.data.simulate import WeibullTruth, weibull_cohort
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.noise import SimulationNoise
-from dpsurv_core.weibull import inference
+from dpsurv_core.weibull import censoring, inference, simulation
 from dpsurv_core.weibull.inference import censoring_share, simulate_samples, weibull_intervals
 from dpsurv_core.weibull.mechanisms import (
     LaplaceWeibull,
     LspTll,
     SampleAggregateWeibull,
     WeibullEstimates,
+    clipped_mle,
     make_mechanism,
 )
 from dpsurv_core.weibull.model import WeibullSample, normalise, shape_root
@@ -66,7 +67,7 @@ def test_follow_up_ends_at_the_horizon_in_the_simulated_cohorts():
     assert 1 - s.n_events / s.n == pytest.approx(0.7, abs=0.01)
     assert not np.any((s.t >= 1.0) & (s.d == 1))  # no event at the horizon or after it
     # the simulated limit (a fixed sample of 20,000) censors the same share
-    assert censored_share(0.95, 2.6, inference.censoring_limit(0.95, 2.6, 0.7, rng)) == pytest.approx(0.7, abs=0.005)
+    assert censored_share(0.95, 2.6, censoring.censoring_limit(0.95, 2.6, 0.7, rng)) == pytest.approx(0.7, abs=0.005)
     s1 = math.exp(-(1 / 2.6) ** 0.95)  # the share the horizon alone censors
     assert exact_censoring_limit(0.95, s1 - 0.01, 2.6) == math.inf
     law = inference.record_law(0.95, 2.6, c, 6.0)
@@ -140,10 +141,11 @@ def test_intervals_above_the_direct_size_simulate_no_cohort_of_the_public_size(m
 
     def spy(shape, scale, n, *args, **kwargs):
         seen.append(n)
-        assert n <= max(inference.SIM_SUBJECTS, inference.LADDER_SUBJECTS), f"simulated {n} records"
+        assert n <= max(simulation.SIM_SUBJECTS, simulation.LADDER_SUBJECTS), f"simulated {n} records"
         return real(shape, scale, n, *args, **kwargs)
 
-    monkeypatch.setattr(inference, "simulate_samples", spy)
+
+    monkeypatch.setattr(simulation, "simulate_samples", spy)
     n = 200_000
     s = _sample(n, seed=1)
     mech = make_mechanism("lsp-tll", 1.0, s.horizon)
@@ -218,7 +220,7 @@ def test_additive_noise_is_the_noise_the_baseline_adds(name):
     s = _sample()
     mech = make_mechanism(name, 1.0, s.horizon)
     est = mech.release_many(s, SimulationNoise(3), 40_000)
-    p, lam = inference.clipped_mle(s, mech.gamma)
+    p, lam = clipped_mle(s, mech.gamma)
     b_p, b_l = inference.additive_noise(mech, s.n)
     assert b_p == b_l == pytest.approx(20.0)
     assert np.mean(np.abs(est.shape - p)) == pytest.approx(b_p, rel=0.03)
