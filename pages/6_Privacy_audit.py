@@ -68,7 +68,11 @@ patient.
 **The attack.** On half of the runs the audit learns a likelihood-ratio score (which released numbers move when
 the target is there, and by how much compared with the noise) and a threshold. On the other half it counts how
 often it says "the target is in the data" when it is (true positive rate, TPR) and when it is not (false positive
-rate, FPR). The ROC curve shows every threshold. From the 95% confidence bounds of TPR and FPR,
+rate, FPR). The ROC curve shows every threshold. What it attacks is the whole record a release would publish:
+the mechanism's noisy numbers, everything computed from them (bands, medians, tests, intervals) and whether each
+warning appears, since a leak around the noisy numbers (an interval computed from the exact number of patients) is
+a leak too. A reader runs once per record, so the record is attacked on fewer runs (at most 200 per data set); the
+mechanism's numbers alone are attacked on all the runs beside it. From the 95% confidence bounds of TPR and FPR,
 
   empirical epsilon = max( ln(TPR_lo / FPR_hi), ln((1 - FPR_hi) / (1 - TPR_lo)) ),
 
@@ -246,7 +250,7 @@ with tab_audit:
             pooled = not split  # one curve: the rows without their group, the public values without categories
             adapter = make_adapter(analysis, mechanism, epsilon, replace(cohort, group=None) if pooled else cohort,
                                    replace(public, group_categories=(), categories_from_data=False) if pooled
-                                   else public, **options)
+                                   else public, record=True, **options)
             return audit(adapter, trials=trials, seed=seed, target_row=target_row,
                            progress=lambda f, text: bar.progress(f, text=text))
         finally:
@@ -283,7 +287,7 @@ with tab_audit:
         st.error(str(exc))
         st.stop()
 
-    att = result.attack
+    att = result.headline  # the attack on the whole release record when there is one, else on the mechanism's output
     st.subheader("Result")
     eps = result.cost.epsilon
     formal = eps is not None
@@ -317,6 +321,23 @@ with tab_audit:
                    "advantage.")
     if result.epsilon_note:
         st.caption(result.epsilon_note)
+    if result.record is not None:
+        out_eps = "infinite" if result.certain else f"{result.attack.epsilon_lower:.2f}"
+        st.caption(f"Attacked: the whole record a release would make, **{len(result.attacked_fields)} fields** "
+                   f"({result.record.varying} of them varied between runs): the released numbers, everything derived "
+                   f"from them (bands, medians, tests) and each warning's presence, on {result.record.trials} runs per "
+                   f"data set (a reader runs once per record). The mechanism's output alone, on all {result.trials} "
+                   f"runs: empirical epsilon lower bound {out_eps}; the release is within its charge only if both are.")
+        if result.record.rederives is False:
+            st.error("The release records do not re-derive from their released numbers and public inputs alone: what "
+                     "people would read depends on something else, such as the data. This is a bug to fix.")
+        if result.record.separating:
+            st.warning("These fields never overlapped between the runs with and without the target: "
+                       + ", ".join(f"`{f}`" for f in result.record.separating[:5])
+                       + (" and more" if len(result.record.separating) > 5 else "") + ".")
+    else:
+        st.caption(f"Attacked: the mechanism's output only ({len(result.attacked_fields)} values): no reader makes this "
+                   "mechanism's release record here, so what a release would publish around it is not attacked.")
     show_figure(cv.recolour(epsilon_figure(result)), f"audit-epsilon-{cohort.name}-{mechanism}", "au_eps_fig")
     if result.certain and (not formal or math.isinf(eps)):  # nothing hid the target: told apart every time
         st.error(result.sentence())
@@ -375,7 +396,8 @@ with tab_audit:
     summary = {k: full[k] for k in ("analysis", "mechanism", "epsilon_charged", "protects", "advantage",
                                     "advantage_lower", "advantage_upper", "advantage_tpr", "advantage_fpr", "auc",
                                     "advantage_bound", "empirical_epsilon_lower", "trials", "exposed_share",
-                                    "distinguishable_with_certainty", "sentence") if k in full}
+                                    "distinguishable_with_certainty", "attacked", "attacked_fields_count",
+                                    "record_trials", "sentence") if k in full}
     summary.update({"epsilon_test_tpr": full.get("tpr"), "epsilon_test_fpr": full.get("fpr")})
     summary["target_row"] = result.target.row
     releases.store_audit(f"{ANALYSIS_LABELS[analysis]}, {mechanism}", summary,

@@ -48,7 +48,7 @@ floating-point low bits of the simulation sampler (Mironov 2012). Pure numpy/sci
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -295,10 +295,11 @@ def _floor(scale: np.ndarray, ref: np.ndarray) -> np.ndarray:
 
 
 def candidate_scores(train_in: np.ndarray, train_out: np.ndarray, focus: dict[str, np.ndarray],
-                     top: int = 8) -> dict[str, _Score]:
+                     top: int = 8, names: Sequence[str] | None = None) -> dict[str, _Score]:
     """Likelihood-ratio-style scores fitted on training runs (high = looks like D), by a stable name:
     Laplace and Gaussian log likelihood ratios over each focus set and over the ``top`` coordinates
-    whose training means differ most, and the two best single coordinates of each set."""
+    whose training means differ most, and the two best single coordinates of each set (called by their
+    ``names`` when given: a record's field paths)."""
     m_in, m_out = np.median(train_in, 0), np.median(train_out, 0)
     b = 0.5 * (np.mean(np.abs(train_in - m_in), 0) + np.mean(np.abs(train_out - m_out), 0))
     b = _floor(b, 0.5 * (m_in + m_out))
@@ -319,7 +320,8 @@ def candidate_scores(train_in: np.ndarray, train_out: np.ndarray, focus: dict[st
         out[f"gauss:{name}"] = _Score(f"Gaussian likelihood ratio ({name})",
                                       lambda x, idx=idx, c=c, w=w: (x[:, idx] - c) @ w)
         for rank, k in enumerate(idx[np.argsort(-sep[idx], kind="stable")][:2]):
-            out[f"single:{name}:{rank}"] = _Score(f"released coordinate {int(k)} ({name})",
+            what = f"field {names[int(k)]}" if names is not None else f"released coordinate {int(k)}"
+            out[f"single:{name}:{rank}"] = _Score(f"{what} ({name})",
                                                   lambda x, k=int(k): x[:, k])
     both = np.concatenate([train_in, train_out])
     return {k: _quantised(v, both) for k, v in out.items()}
@@ -363,14 +365,15 @@ def _midpoints(values: np.ndarray, max_points: int = MAX_THRESHOLDS) -> np.ndarr
 
 
 def distinguish(released_in: np.ndarray, released_out: np.ndarray, focus: dict[str, np.ndarray] | None = None,
-                level: float = LEVEL) -> Attack:
+                level: float = LEVEL, names: Sequence[str] | None = None) -> Attack:
     """The distinguishing attack on (R, q) releases from D (``released_in``) and D' (``released_out``).
 
     Scores, orientation and threshold are fitted on the first half of each world's runs (two folds, see
     the module docstring), the test measured on the second half by :func:`measure`. Twice: the test that
     maximises the epsilon lower bound, and the strongest attack (the score and orientation maximising
     TPR - FPR on the selection fold, then its threshold maximising TPR - FPR on the whole fitting half),
-    whose held-out scores also give the ROC and the AUC."""
+    whose held-out scores also give the ROC and the AUC. ``names``: one per column (a record's field paths), for
+    the scores' labels."""
     x_in = np.nan_to_num(np.asarray(released_in, dtype=float), nan=0.0, posinf=1e300, neginf=-1e300)
     x_out = np.nan_to_num(np.asarray(released_out, dtype=float), nan=0.0, posinf=1e300, neginf=-1e300)
     if x_in.ndim != 2 or x_out.ndim != 2 or x_in.shape[1] != x_out.shape[1]:
@@ -385,7 +388,7 @@ def distinguish(released_in: np.ndarray, released_out: np.ndarray, focus: dict[s
     strongest: tuple[float, float, _Score | None, int, float] = (-1.0, -1.0, None, 1, 0.0)
     with np.errstate(all="ignore"):
         for fit, sel in folds:
-            for cand in candidate_scores(tr_in[fit], tr_out[fit], focus).values():
+            for cand in candidate_scores(tr_in[fit], tr_out[fit], focus, names=names).values():
                 s_in, s_out = cand.fn(tr_in[sel]), cand.fn(tr_out[sel])
                 if not (np.all(np.isfinite(s_in)) and np.all(np.isfinite(s_out))):
                     continue

@@ -24,8 +24,8 @@ from dpsurv_core.data.public import PublicParameters
 def roc_figure(result: AuditResult) -> go.Figure:
     """Held-out ROC of the strongest attack's score, the chance diagonal and the eps-DP region for the charged
     epsilon, with the strongest attack's test and the test behind the empirical epsilon lower bound (its ROC
-    may be another score's) and their 95% intervals."""
-    a = result.attack
+    may be another score's) and their 95% intervals: the headline attack (on the whole record when there is one)."""
+    a = result.headline
     fig = go.Figure()
     eps = result.cost.epsilon
     if eps is not None and math.isfinite(eps):
@@ -58,8 +58,9 @@ def roc_figure(result: AuditResult) -> go.Figure:
 
 
 def epsilon_figure(result: AuditResult) -> go.Figure:
-    """The charged epsilon next to the empirical one: the 95% lower bound and the point estimate of the attack."""
-    a = result.attack
+    """The charged epsilon next to the empirical one: the 95% lower bound and the point estimate of the attack (the
+    headline attack; with a record, the output attack's bound on all the runs beside it)."""
+    a = result.headline
     eps = result.cost.epsilon
     has_eps = eps is not None and math.isfinite(eps)
     fig = go.Figure()
@@ -72,6 +73,12 @@ def epsilon_figure(result: AuditResult) -> go.Figure:
     fig.add_trace(go.Bar(y=["empirical"], x=[a.epsilon_lower], orientation="h", name="empirical (95% lower bound)",
                          marker={"color": "#d62728" if result.within_charge is False or eps is None else "#1f77b4"},
                          hovertemplate="empirical epsilon, 95% lower bound %{x:.3g}<extra></extra>"))
+    if result.record is not None:
+        o = result.attack
+        top = max(top, o.epsilon_lower * 1.15)
+        fig.add_trace(go.Bar(y=["output only"], x=[o.epsilon_lower], orientation="h",
+                             name="mechanism's output alone (95% lower bound)", marker={"color": "#6baed6"},
+                             hovertemplate="mechanism's output alone, 95% lower bound %{x:.3g}<extra></extra>"))
     if not result.uninformative_test:  # a threshold that labels every run alike estimates nothing
         fig.add_trace(go.Scatter(y=["empirical"], x=[point], mode="markers", name="point estimate of the attack",
                                  marker={"symbol": "line-ns-open", "size": 18, "color": "#111827"},
@@ -105,8 +112,9 @@ def influential_figure(result: AuditResult) -> go.Figure:
 
 def summary_table(result: AuditResult, label: Callable[[str], str] = str) -> pd.DataFrame:
     """The audit's numbers as a two-column table (for the report and the page): the strongest attack first
-    (advantage with its 95% interval, AUC), then the empirical epsilon lower bound and the test behind it."""
-    a = result.attack
+    (advantage with its 95% interval, AUC), then the empirical epsilon lower bound and the test behind it; what was
+    attacked (the whole record's fields, or the mechanism's output) and, beside a record's, the output's bound."""
+    a = result.headline
     eps = result.cost.epsilon
     rows = [("attacker's advantage, strongest attack (95% CI)",
              f"{a.advantage:.3f} ({a.advantage_lower:.3f} to {a.advantage_upper:.3f})"),
@@ -129,7 +137,17 @@ def summary_table(result: AuditResult, label: Callable[[str], str] = str) -> pd.
             ("epsilon test: false positive rate (95% CI)", f"{a.fpr:.3f} ({a.fpr_ci[0]:.3f} to {a.fpr_ci[1]:.3f})"),
             ("epsilon test: advantage", f"{a.epsilon_test_advantage:.3f}"),
             ("epsilon test: score", a.score),
-            ("runs per data set (held out)", f"{result.trials} ({a.runs})")]
+            ("runs per data set (held out)", f"{result.headline_trials} ({a.runs})"),
+            ("attacked", (f"the whole release record: {len(result.attacked_fields)} fields "
+                          f"({result.record.varying} varied between runs)") if result.record is not None
+             else f"the mechanism's output only: {len(result.attacked_fields)} values")]
+    if result.record is not None:
+        o = result.attack
+        rows.append(("mechanism's output alone: empirical epsilon lower bound (runs per data set)",
+                     f"{'infinite' if result.certain else f'{o.epsilon_lower:.3f}'} ({result.trials})"))
+        if result.record.separating:
+            rows.append(("fields never overlapping between D and D'", ", ".join(result.record.separating[:5])
+                         + (" ..." if len(result.record.separating) > 5 else "")))
     if result.exposure is not None:
         rows.append(("exposed share: subjects revealed with certainty",
                      f"{100 * result.exposure.share:.1f}% ({result.exposure.exposed} of {result.exposure.units})"))

@@ -12,6 +12,13 @@ Adapters: survival curves (released counts, the mechanism's raw histograms and t
 log-rank tests (post-processing of released counts), Weibull parameters (shape, normalised scale)
 and discrete-time regression (the coefficient vector).
 
+The whole record: an adapter with a :class:`~dpsurv_core.audit.record.Publisher` (the record a release of its
+analysis would make: the mechanism's draw, then the registered reader with the release's public inputs) is also
+attacked on that record, every numeric field of ``released`` and ``derived`` and each warning
+(:mod:`dpsurv_core.audit.record`), on fewer runs by default (a reader per run). That attack is then the headline
+(:attr:`AuditResult.headline`); the attack on the mechanism's output alone, on all the runs, stays beside it, and
+the release is within its charge only when both are.
+
 An audit is a simulation on the data for the data holder or an ethics board, not a release: it is
 never charged to a ledger, and its numbers (which come from the raw data) must not be published.
 """
@@ -28,6 +35,7 @@ import pandas as pd
 
 from dpsurv_core import limits
 from dpsurv_core.audit.attack import LEVEL, Attack, advantage_bound, distinguish
+from dpsurv_core.audit.record import Publisher, RecordAudit, reader_publisher, record_audit
 from dpsurv_core.audit.targets import (
     THRESHOLDS,
     Target,
@@ -83,6 +91,26 @@ class AuditResult:
     # the same counts between two runs on D (run r against run r + 1): what the noise alone moves, the yardstick for
     # the counts between D and D'
     influential_noise_alone: dict[float, np.ndarray] | None = None
+    # the attack on the whole record a release would make (released, derived, warnings), when the analysis has a
+    # reader; ``attack`` is then the attack on the mechanism's output alone, on all the runs
+    record: RecordAudit | None = None
+    output_fields: list[str] = field(default_factory=list)  # the columns of the mechanism's output ``attack`` scored
+
+    @property
+    def headline(self) -> Attack:
+        """The audit's attack: on the whole record when there is one, else on the mechanism's output."""
+        return self.record.attack if self.record is not None else self.attack
+
+    @property
+    def headline_trials(self) -> int:
+        """Runs per data set behind :attr:`headline`."""
+        return self.record.trials if self.record is not None else self.trials
+
+    @property
+    def attacked_fields(self) -> list[str]:
+        """The field paths the headline attack scored (``derived.medians[0].median_lower``; the output's columns,
+        ``output.counts[3]``, when there is no record)."""
+        return list(self.record.fields) if self.record is not None else list(self.output_fields)
 
     @property
     def as_run(self) -> dict[str, str]:
@@ -100,8 +128,9 @@ class AuditResult:
 
     @property
     def empirical_epsilon(self) -> float:
-        """The empirical lower bound, infinite when D and D' can be told apart with certainty."""
-        return math.inf if self.certain else self.attack.epsilon_lower
+        """The empirical lower bound of the headline attack, infinite when D and D' can be told apart with
+        certainty."""
+        return math.inf if self.certain else self.headline.epsilon_lower
 
     @property
     def within_charge(self) -> bool | None:
@@ -109,7 +138,8 @@ class AuditResult:
         guarantee (there is no guarantee to be within)."""
         if self.cost.epsilon is None or not self.cost.private or not self.formal_guarantee:
             return None
-        return self.empirical_epsilon <= self.cost.epsilon
+        # the record's attack and the output's (on more runs): a release is within its charge only if both are
+        return max(self.empirical_epsilon, self.attack.epsilon_lower) <= self.cost.epsilon
 
     def sentence(self) -> str:
         """One sentence a non-specialist can read."""
@@ -120,18 +150,18 @@ class AuditResult:
         """The sentence for an uninformative epsilon test (:attr:`uninformative_test`), else None."""
         if not self.uninformative_test:
             return None
-        return (f"The epsilon test's threshold, chosen on half of the {self.trials} runs, labels every held-out run the "
-                "same way, so it measures nothing here (its lower bound 0 is true but empty; the advantage above is "
-                "the attack to read): run more trials, e.g. --trials 1000.")
+        return (f"The epsilon test's threshold, chosen on half of the {self.headline_trials} runs, labels every "
+                "held-out run the same way, so it measures nothing here (its lower bound 0 is true but empty; the "
+                "advantage above is the attack to read): run more trials, e.g. --trials 1000.")
 
     @property
     def uninformative_test(self) -> bool:
         """The epsilon test's held-out rates are both 0 or both 1: its threshold tells no run from another."""
-        a = self.attack
+        a = self.headline
         return not self.certain and a.tpr == a.fpr and a.tpr in (0.0, 1.0)
 
     def to_dict(self) -> dict[str, Any]:
-        a = self.attack
+        a = self.headline
         infl = None if self.influential is None else {f"{t:g}": int(c) for t, c in self.influential.items()}
         per = None if self.influential_per_trial is None else {
             f"{t:g}": float(np.mean(v)) for t, v in self.influential_per_trial.items()}
@@ -171,18 +201,56 @@ class AuditResult:
                             "are told apart with certainty (no finite bound)"),
             "notes": self.notes + ["An audit is a simulation on the data for the data holder or an ethics board, not a "
                                    "release: it is not charged to the ledger and its numbers must not be published."],
+            **self._record_fields(),
         }
+
+    def _record_fields(self) -> dict[str, Any]:
+        """What was attacked: the whole record (``attacked_fields``: every field path scored, ``record_trials``) or
+        the mechanism's output only; and the attack on the output alone beside a record's."""
+        fields = self.attacked_fields
+        out: dict[str, Any] = {"attacked": "record" if self.record is not None else "output",
+                               "attacked_fields": fields, "attacked_fields_count": len(fields)}
+        if self.record is None:
+            out.update({"record_trials": None, "record_note": (
+                "No reader makes a release record of this mechanism here, so the attack scores the mechanism's output "
+                "only (attacked_fields: its columns), not what a release would publish around it.")})
+            return out
+        r, o = self.record, self.attack
+        out.update({
+            "record_trials": r.trials, "record_kind": r.kind, "record_source": r.source,
+            "varying_fields_count": r.varying, "separating_fields": list(r.separating),
+            "record_rederives": r.rederives,
+            "record_note": (
+                f"The attack scores every field of the record a release would make ({r.kind} reader: released, derived "
+                f"and public inputs, each warning's presence), on {r.trials} runs per data set"
+                + (f", fewer than the {self.trials} runs of the mechanism's output (a reader runs once per record)"
+                   if r.trials < self.trials else "")
+                + "; the attack on the mechanism's output alone is output_attack, and within_charge needs both."
+                + (" separating_fields: fields whose values on D and on D' never overlapped in these runs."
+                   if r.separating else "")
+                + (" The records do not re-derive from their released part and public inputs alone (record_rederives "
+                   "false): what people read depends on something else, such as the data." if r.rederives is False
+                   else "")),
+            "output_attack": {
+                "trials": self.trials, "held_out_runs": o.runs, "attacked_fields_count": len(self.output_fields),
+                "empirical_epsilon_lower": None if self.certain else o.epsilon_lower,
+                "empirical_epsilon_lower_from_runs": o.epsilon_lower, "tpr": o.tpr, "fpr": o.fpr,
+                "score": o.score, "advantage": o.advantage, "advantage_lower": o.advantage_lower,
+                "advantage_upper": o.advantage_upper, "advantage_score": o.adv_score, "auc": o.auc},
+        })
+        return out
 
 
 def plain_sentence(result: AuditResult) -> str:
     """The audit in one sentence: the strongest attack's advantage, quoted at its 95% upper confidence limit
     ("at most"), with its point estimate and AUC, then the advantage the charged epsilon allows."""
     eps = result.cost.epsilon
-    a = result.attack
+    a = result.headline
     label = result.cost.protects == GROUP_LABEL
     what = (f"which group this patient belongs to ({result.target.group} or {result.target.new_group})" if label
             else "whether this patient is in the data")
-    found = (f"In this simulation, the strongest attack could tell {what} with at most {100 * a.advantage_upper:.0f}% "
+    found = (f"In this simulation, the strongest attack{' on the whole release record' if result.record else ''} could "
+             f"tell {what} with at most {100 * a.advantage_upper:.0f}% "
              f"advantage over a coin toss (95% upper confidence limit; point estimate {100 * max(a.advantage, 0.0):.0f}%, "
              f"AUC {a.auc:.2f})")
     if result.certain:
@@ -212,14 +280,17 @@ class Released:
     curves_out: np.ndarray | None = None
     grid_points: int | None = None
     notes: list[str] = field(default_factory=list)
+    fields: list[str] | None = None  # a name per column of the released arrays (``output.counts[3]``)
 
 
 class Adapter:
-    """What the audit needs from an analysis: a mechanism, its cost, a default target and the releases."""
+    """What the audit needs from an analysis: a mechanism, its cost, a default target and the releases; and, when a
+    reader makes its release record, the :class:`~dpsurv_core.audit.record.Publisher` that makes it again."""
 
     analysis: str = ""
     mechanism_name: str = ""
     cohort: Cohort
+    publisher: Publisher | None = None
 
     @property
     def cost(self) -> PrivacyCost:
@@ -346,8 +417,9 @@ class CurveAdapter(Adapter):
                 diff = np.flatnonzero(np.abs(ref_in - ref_out) > 1e-12)
                 if diff.size:
                     focus["curve where the target matters"] = offsets[i] + diff
+        names = [f"output.{k}[{j}]" for k in keys for j in range(p_in[k].shape[1])]
         return Released(np.concatenate([p_in[k] for k in keys], 1), np.concatenate([p_out[k] for k in keys], 1),
-                        focus, s_in, s_out, int(self.public.grid.bins))
+                        focus, s_in, s_out, int(self.public.grid.bins), fields=names)
 
 
 class LogrankAdapter(CurveAdapter):
@@ -372,10 +444,13 @@ class LogrankAdapter(CurveAdapter):
             raise ParameterError(f"{self.mechanism_name} releases no counts, so there is no log-rank test to audit: "
                                  "choose laplace-counts, rrr or adaptive-km.")
         with np.errstate(all="ignore"):
-            cols = [t.statistic for t in logrank.pairwise(rel.counts)]
+            pairs = logrank.pairwise(rel.counts)
+            cols = [t.statistic for t in pairs]
             ov = logrank.overall(rel.counts)
             cols.append(ov.statistic)
             oe = (ov.observed - ov.expected).reshape(ov.statistic.shape[0], -1)
+        self._names = ([f"output.statistic[{t.group_a} vs {t.group_b}]" for t in pairs] + ["output.statistic[overall]"]
+                       + [f"output.observed_minus_expected[{j}]" for j in range(oe.shape[1])])
         out = np.column_stack([np.asarray(c, float).reshape(-1, 1) for c in cols] + [oe])
         return _broadcast(np.nan_to_num(out, nan=0.0), trials)
 
@@ -387,7 +462,7 @@ class LogrankAdapter(CurveAdapter):
         b = self._stats(self.neighbour(target), n_out, trials)
         return Released(a, b, {"all tests": np.arange(a.shape[1])},
                         notes=["Log-rank tests are post-processing of the released counts; no curve is released, so "
-                               "there are no influential points."])
+                               "there are no influential points."], fields=list(self._names))
 
 
 class WeibullAdapter(Adapter):
@@ -425,7 +500,7 @@ class WeibullAdapter(Adapter):
         _tick(progress, 0.45, f"{trials} Weibull releases on D'")
         b, cb = self._run(self.neighbour(target), n_out, trials)
         return Released(a, b, {"shape and scale": np.arange(2)}, ca, cb, int(self.public.grid.bins),
-                        notes=["Influential points compare the released Weibull curves S(t) = exp(-(t/scale)^shape) "
+                        fields=["output.shape", "output.scale_normalised"], notes=["Influential points compare the released Weibull curves S(t) = exp(-(t/scale)^shape) "
                                "on the public grid."])
 
 
@@ -535,6 +610,29 @@ class RegressionAdapter(Adapter):
         iu = np.triu_indices(pp.dim)  # objective perturbation with an information share also releases H~
         return np.hstack([np.asarray(rel.W, float), np.asarray(info, float)[:, iu[0], iu[1]]])
 
+    def record_publisher(self) -> Publisher | None:
+        """The record a ``regression`` release of this mechanism would make (:mod:`dpsurv_core.regression.readout`):
+        one run on the data set's person-period design (D' keeps D's public design), its noisy output as released,
+        and the regression reader with the public inputs of D's design. None without noise or without a reader."""
+        try:
+            from dpsurv_core.regression import readout
+        except ImportError:
+            return None
+        if not catalogue.get(catalogue.REGRESSION, self.kind).private or not self.cost.private:
+            return None
+        mech = self.mechanism
+        inputs = readout.public_inputs(self.kind, mech, self.pp)
+        designs: dict[int, tuple[Cohort, Any]] = {id(self.cohort): (self.cohort, self.pp)}
+
+        def draw(cohort: Cohort, noise: Any) -> dict[str, Any]:
+            if id(cohort) not in designs:
+                designs[id(cohort)] = (cohort, self._pp(cohort))
+            return readout.released_part(mech.release(designs[id(cohort)][1], noise, 1))
+
+        return reader_publisher(readout.KIND, draw, inputs, REGRESSION_RECORD_TRIALS,
+                                source="the regression release's public inputs (regression.readout.public_inputs of "
+                                       "D's design) and its reader")
+
     def releases(self, target: Target, trials: int, seed: int, progress: Progress | None = None) -> Released:
         n_in, n_out = _noises(seed)
         pp_out = self._pp(self.neighbour(target))
@@ -555,26 +653,53 @@ class RegressionAdapter(Adapter):
             notes.append("pSGLD is approximate DP (MCMC): its epsilon holds only if the chain samples the exponential "
                          "mechanism's density exactly, so the audit may exceed it without a bug in the accounting. "
                          "Each run is an independent chain (about 0.1 s each on lung).")
-        return Released(a, b, stats, notes=notes)
+        names = [f"output.w[{j}]" for j in range(self.pp.dim)]
+        names += [f"output.information[{j}]" for j in range(a.shape[1] - self.pp.dim)]
+        return Released(a, b, stats, notes=notes, fields=names)
 
 
 # ------------------------------------------------------------------------------------------- driver
+def record_runs(adapter: Adapter, trials: int, record_trials: int | None = None) -> int:
+    """Runs per data set of the record attack: ``record_trials`` when given (0: no record attack), else the
+    publisher's default (:data:`~dpsurv_core.audit.record.RECORD_TRIALS`) or ``trials`` when fewer; 0 without a
+    publisher."""
+    if adapter.publisher is None:
+        return 0
+    if record_trials is None:
+        return min(int(trials), int(adapter.publisher.trials))
+    record_trials = int(record_trials)
+    if record_trials and not 4 <= record_trials <= MAX_TRIALS:
+        raise ParameterError(f"--record-trials must be 0 (no record attack) or between 4 and {MAX_TRIALS}, got "
+                             f"{record_trials}.")
+    return record_trials
+
+
 def audit(adapter: Adapter, trials: int = DEFAULT_TRIALS, seed: int = 0, target_row: int | None = None,
-          progress: Progress | None = None, disclosures: Sequence[Any] = ()) -> AuditResult:
+          progress: Progress | None = None, disclosures: Sequence[Any] = (), record_trials: int | None = None
+          ) -> AuditResult:
     """Run the audit: target, R releases on D and D', influential points and the distinguishing attack.
     ``disclosures``: what loading the data disclosed (groups cut at a value read off the data, ...), before the
-    analysis's own (:meth:`Adapter.disclosures`); the guarantee as run reads them all."""
+    analysis's own (:meth:`Adapter.disclosures`); the guarantee as run reads them all. With a publisher on the
+    adapter, the whole record a release would make is attacked too, on ``record_trials`` runs per data set
+    (:func:`record_runs`: by default the publisher's, at most ``trials``; 0 leaves the record out)."""
     trials = int(trials)
     if not 4 <= trials <= MAX_TRIALS:
         raise ParameterError(f"--trials must be between 4 and {MAX_TRIALS}, got {trials}.")
+    n_records = record_runs(adapter, trials, record_trials)
     public = getattr(adapter, "public", None)
     if public is not None:  # trials x bins x groups on D and on D': within the simulation budget before running
         limits.check_simulation(trials, public.grid.bins, len(adapter.cohort.groups), "runs")
     _tick(progress, 0.0, "choosing the target")
     target = adapter.target(target_row)
     rel = adapter.releases(target, trials, int(seed), progress)
-    _tick(progress, 0.85, "distinguishing attack")
+    _tick(progress, 0.8, "distinguishing attack on the mechanism's output")
     attack = distinguish(rel.released_in, rel.released_out, rel.focus)
+    record = None
+    if n_records and adapter.publisher is not None:
+        _tick(progress, 0.8, f"{n_records} release records on D and on D'")
+        record = record_audit(adapter.publisher, adapter.cohort, adapter.neighbour(target), n_records, int(seed),
+                              None if progress is None else
+                              lambda f: _tick(progress, 0.8 + 0.1 * f, f"release records: {f:.0%}"))
     infl = per = None
     alone = None
     if rel.curves_in is not None and rel.curves_out is not None:
@@ -587,7 +712,7 @@ def audit(adapter: Adapter, trials: int = DEFAULT_TRIALS, seed: int = 0, target_
     if isinstance(adapter, CurveAdapter):
         from dpsurv_core.audit.exposure import differencing
 
-        _tick(progress, 0.9, "exposure over every subject and a differencing pair")
+        _tick(progress, 0.92, "exposure over every subject and a differencing pair")
         expo = adapter.exposure()
         diff = differencing(adapter.mechanism, adapter.cohort, adapter.public, target.row, int(seed))
     if adapter.label_only:
@@ -595,9 +720,10 @@ def audit(adapter: Adapter, trials: int = DEFAULT_TRIALS, seed: int = 0, target_
                      "and events are published as they are.")
     _tick(progress, 1.0, "done")
     c = adapter.cohort
+    fields = rel.fields or [f"output[{j}]" for j in range(np.asarray(rel.released_in).shape[1])]
     return AuditResult(adapter.analysis, adapter.mechanism_name, adapter.cost, target, trials, int(seed), attack,
                        infl, per, rel.grid_points, c.name, c.n_subjects, notes, certain, expo, diff,
-                       _unique([*disclosures, *adapter.disclosures()]), alone)
+                       _unique([*disclosures, *adapter.disclosures()]), alone, record, fields)
 
 
 def _unique(disclosures: list[Any]) -> list[Any]:
@@ -629,12 +755,91 @@ def curve_mechanism(name: str, epsilon: float, cohort: Cohort, public: PublicPar
     return mech
 
 
+def curve_publisher(name: str, epsilon: float, cohort: Cohort, public: PublicParameters,
+                    tests: dict[str, Any] | None = None, reading: dict[str, Any] | None = None,
+                    **options: Any) -> Publisher | None:
+    """The record a ``km`` release of curve mechanism ``name`` (a ``logrank`` release with ``tests``, e.g.
+    ``{"null_draws": None}``) would make, as :func:`dpsurv_core.cli.km.plan` builds it: the mechanism built from the
+    catalogue with the release's context and options, one run drawn by its ``draw``, and the curves (log-rank)
+    reader on it with :func:`dpsurv_core.curves.readout.public_inputs`, declared from ``public`` and ``reading``
+    (conf_type, group names, time unit, landmarks, RMST time; default R's log band and the group codes). None when
+    the mechanism draws nothing to read (nonprivate)."""
+    from dpsurv_core.curves import readout
+
+    entry = catalogue.get(catalogue.CURVES, name)
+    if not entry.private or (entry.formal and (epsilon is None or not math.isfinite(epsilon))):
+        return None  # no noise: not a release, so no record (the numbers are for the data holder's eyes only)
+    build = {**context(cohort, public), **{k: v for k, v in options.items() if k in entry.options and v is not None}}
+    mech = entry.build(epsilon, **build)
+    if not hasattr(mech, "draw") or not hasattr(mech, "read"):
+        return None
+    groups = groups_of(cohort, public) or ("all",)
+    reading = {"conf_type": "log", "names": {str(g): str(g) for g in groups}, "time_unit": cohort.time_unit,
+               "landmarks": None, "rmst": None, **(reading or {})}
+    inputs = readout.public_inputs(name, epsilon, build, public, False, reading)
+    if tests is not None:
+        inputs["tests"] = dict(tests)
+    noiseless = entry.build(math.inf, **build) if entry.formal else mech  # to find where the target shows
+    return reader_publisher("curves" if tests is None else "logrank",
+                            lambda c, noise: mech.draw(c, public, noise, 1, False), inputs,
+                            source=f"the {'km' if tests is None else 'logrank'} release's public inputs "
+                                   "(curves.readout.public_inputs) and the catalogue's mechanism",
+                            exact=lambda c, noise: noiseless.draw(c, public, noise, 1, False))
+
+
 def weibull_mechanism(name: str, epsilon: float, cohort: Cohort, public: PublicParameters, **options: Any) -> Any:
     """A Weibull mechanism by name from the mechanism catalogue, with the public horizon of ``public``."""
     keep = {k: v for k, v in options.items() if k in ("omega", "gamma", "rungs", "blocks", "block_size") and v is not None}
     entry = catalogue.get(catalogue.WEIBULL, name)
     return entry.build(epsilon if entry.private else None, horizon=public.horizon,
                        rows_per_subject=cohort.rows_per_subject, **keep)
+
+
+WEIBULL_RECORD_TRIALS = 60  # the Weibull reader simulates its intervals (about 0.3 s a record for lsp-tll on lung)
+REGRESSION_RECORD_TRIALS = 60  # its reader simulates the intervals (about 0.4 s a record with an information share)
+
+
+def _prepared(mech: Any) -> Callable[[Cohort], Any]:
+    """``mech.prepare`` of a cohort, once per cohort (the record runs draw one release at a time)."""
+    memo: dict[int, tuple[Cohort, Any]] = {}
+
+    def prepare(cohort: Cohort) -> Any:
+        if id(cohort) not in memo:
+            memo[id(cohort)] = (cohort, mech.prepare(cohort))
+        return memo[id(cohort)][1]
+
+    return prepare
+
+
+def weibull_publisher(mech: Any, cohort: Cohort, public: PublicParameters, n_public: int | None = None,
+                      censoring: float | None = None) -> Publisher | None:
+    """The record a ``weibull`` release of ``mech`` would make (:mod:`dpsurv_core.weibull.readout`): one run of
+    ``release_many``, its estimates as released, and the Weibull reader's intervals, warnings and curves from the
+    public inputs. The intervals simulate cohorts of the declared ``n_public`` subjects (default: D's count, which a
+    release must declare or accept as a disclosure) with the declared ``censoring`` share (default: read off D, rounded
+    to 5%): the same on D and on D', as public inputs are. None for a mechanism without noise (mle) or when this
+    version has no Weibull reader."""
+    try:
+        from dpsurv_core.weibull import readout
+    except ImportError:
+        return None
+    from dpsurv_core.weibull.inference import censoring_share, check_share
+
+    if not getattr(mech, "private", True) or not mech.cost.private:
+        return None
+    sample = mech.prepare(cohort)
+    blocks_from_data = hasattr(mech, "n_blocks") and getattr(mech, "blocks", None) is None
+    blocks = mech.n_blocks(sample) if blocks_from_data else getattr(mech, "blocks", None)
+    n = cohort.n_subjects if n_public is None else int(n_public)
+    share = censoring_share(sample) if censoring is None else check_share(float(censoring))
+    inputs = readout.public_inputs(mech, n, share, cohort.time_unit, blocks=blocks,
+                                   horizon_from_data=public.horizon_from_data, n_from_data=n_public is None,
+                                   censoring_from_data=censoring is None, blocks_from_data=blocks_from_data)
+    prepare = _prepared(mech)
+    return reader_publisher(readout.KIND, lambda c, noise: readout.released_of(mech.release_many(prepare(c), noise, 1)),
+                            inputs, WEIBULL_RECORD_TRIALS,
+                            source="the weibull release's public inputs (weibull.readout.public_inputs: declared n "
+                                   "and censoring share, the same on D and D') and its reader")
 
 
 FAMILIES = {"km": catalogue.CURVES, "logrank": catalogue.CURVES, "weibull": catalogue.WEIBULL,
@@ -651,21 +856,38 @@ def mechanisms_for(analysis: str) -> list[str]:
 
 
 def make_adapter(analysis: str, mechanism: str, epsilon: float, cohort: Cohort, public: PublicParameters,
-                 **options: Any) -> Adapter:
-    """The adapter for an analysis and a mechanism name (options as in the CLI, by keyword)."""
+                 record: bool = False, **options: Any) -> Adapter:
+    """The adapter for an analysis and a mechanism name (options as in the CLI, by keyword). ``record``: give it the
+    :class:`~dpsurv_core.audit.record.Publisher` of the record a release would make, so that :func:`audit` attacks the
+    whole record too (the ``audit`` command and the Privacy audit page do; a reader runs once per record, so it is
+    left to the caller: the DP test suite's thousand-run audits of the mechanisms' outputs stay fast without it)."""
     names = mechanisms_for(analysis)
     if mechanism not in names:
         raise ParameterError(f"The {analysis} audit has no mechanism {mechanism!r}: choose one of {', '.join(names)}.")
+    reading = options.pop("reading", None)  # how the release would be read (curves: conf_type, group names, ...)
     if analysis in ("km", "logrank"):
         mech = curve_mechanism(mechanism, epsilon, cohort, public, **options)
-        return CurveAdapter(mech, cohort, public) if analysis == "km" else LogrankAdapter(mech, cohort, public)
+        adapter = CurveAdapter(mech, cohort, public) if analysis == "km" else LogrankAdapter(mech, cohort, public)
+        if record:
+            adapter.publisher = curve_publisher(mechanism, epsilon, cohort, public,
+                                                None if analysis == "km" else {"null_draws": None}, reading, **options)
+        return adapter
     if analysis == "weibull":
-        return WeibullAdapter(weibull_mechanism(mechanism, epsilon, cohort, public, **options), cohort, public)
+        wb = WeibullAdapter(weibull_mechanism(mechanism, epsilon, cohort, public, **options), cohort, public)
+        share = options.get("censoring")
+        if isinstance(share, (list, tuple)):  # --censoring as the curve commands parse it: one share for all
+            share = share[0] if len(share) == 1 else None
+        if record:
+            wb.publisher = weibull_publisher(wb.mechanism, cohort, public, options.get("n_public"), share)
+        return wb
     own = set(catalogue.get(catalogue.REGRESSION, mechanism).options) - {"lam"}
     psgld = {k: v for k, v in options.items() if k in own and v is not None}
     lam = options.get("lam")
-    return RegressionAdapter(mechanism, epsilon, cohort, public, tuple(options.get("covariates") or ()),
-                             lam=DEFAULT_LAMBDA if lam is None else float(lam),
-                             intervals=options.get("intervals"), knots=options.get("knots"),
-                             ranges=options.get("ranges"), n_public=options.get("n_public"), **psgld)
+    rg = RegressionAdapter(mechanism, epsilon, cohort, public, tuple(options.get("covariates") or ()),
+                           lam=DEFAULT_LAMBDA if lam is None else float(lam),
+                           intervals=options.get("intervals"), knots=options.get("knots"),
+                           ranges=options.get("ranges"), n_public=options.get("n_public"), **psgld)
+    if record:
+        rg.publisher = rg.record_publisher()
+    return rg
 

@@ -269,15 +269,20 @@ def test_user_target_and_trials_limits(lung):
 # ----------------------------------------------------------------------------------------- audit
 def test_audit_is_reproducible_and_serialisable(lung):
     cohort, public = lung
-    r1 = runner.audit(runner.make_adapter("km", "laplace-counts", 1.0, cohort, public), trials=400, seed=5)
-    r2 = runner.audit(runner.make_adapter("km", "laplace-counts", 1.0, cohort, public), trials=400, seed=5)
+    r1 = runner.audit(runner.make_adapter("km", "laplace-counts", 1.0, cohort, public, record=True), trials=400, seed=5,
+                      record_trials=60)
+    r2 = runner.audit(runner.make_adapter("km", "laplace-counts", 1.0, cohort, public, record=True), trials=400, seed=5,
+                      record_trials=60)
     d1, d2 = r1.to_dict(), r2.to_dict()
     assert d1["empirical_epsilon_lower"] == d2["empirical_epsilon_lower"]
+    assert d1["output_attack"] == d2["output_attack"] and d1["attacked_fields"] == d2["attacked_fields"]
     assert d1["charged_to_ledger"] is False
     assert set(d1["influential_points"]) == {"0.05", "0.1", "0.5", "0.7"}
-    assert d1["grid_points"] == 20 and d1["trials"] == 400 and d1["held_out_runs"] == 200
+    # the headline attacks the whole record (here on 60 runs per data set); the output alone on all 400
+    assert d1["grid_points"] == 20 and d1["trials"] == 400 and d1["held_out_runs"] == 30
+    assert d1["record_trials"] == 60 and d1["output_attack"]["held_out_runs"] == 200
     assert "the guarantee of epsilon 1 is that" in d1["sentence"] and "at most 46% advantage." in d1["sentence"]
-    assert f"with at most {100 * r1.attack.advantage_upper:.0f}% advantage over a coin toss" in d1["sentence"]
+    assert f"with at most {100 * r1.headline.advantage_upper:.0f}% advantage over a coin toss" in d1["sentence"]
     assert {"advantage", "advantage_lower", "advantage_upper", "auc", "tpr", "fpr"} <= set(d1)
     from dpsurv_core.cli import _clean
 
@@ -295,14 +300,15 @@ def test_two_times_2000_laplace_counts_runs(lung):
 def test_progress_is_reported(lung):
     cohort, public = lung
     seen: list[float] = []
-    runner.audit(runner.make_adapter("weibull", "laplace", 1.0, cohort, public), trials=100, seed=0,
-            progress=lambda f, text: seen.append(f))
+    runner.audit(runner.make_adapter("weibull", "laplace", 1.0, cohort, public, record=True), trials=100, seed=0,
+                 progress=lambda f, text: seen.append(f), record_trials=6)
     assert seen[0] == 0.0 and seen[-1] == 1.0 and seen == sorted(seen)
 
 
 def test_label_only_audit_says_what_it_protects(lung):
     cohort, public = lung
-    res = runner.audit(runner.make_adapter("km", "rrr", 1.0, cohort, public), trials=400, seed=3)
+    res = runner.audit(runner.make_adapter("km", "rrr", 1.0, cohort, public, record=True), trials=400, seed=3,
+                       record_trials=40)
     d = res.to_dict()
     assert d["protects"] == "the group label only"
     assert d["neighbouring"] == "change one subject's group label"
@@ -313,11 +319,14 @@ def test_label_only_audit_says_what_it_protects(lung):
 # ----------------------------------------------------------------------------------------- CLI
 def test_cli_contract(capsys):
     code, out, _ = run_cli(LUNG_ARGS + ["--analysis", "km", "--mechanism", "laplace-counts", "--epsilon", "1",
-                                        "--grid", "0:1100:20", "--trials", "200", "--seed", "1"], capsys)
+                                        "--grid", "0:1100:20", "--trials", "200", "--seed", "1", "--record-trials",
+                                        "40"], capsys)
     assert code == 0
     for key in ("mechanism", "epsilon_charged", "empirical_epsilon_lower", "trials", "target", "tpr", "fpr",
-                "influential_points", "tpr_ci", "fpr_ci", "protects", "neighbouring"):
+                "influential_points", "tpr_ci", "fpr_ci", "protects", "neighbouring", "attacked_fields",
+                "record_trials", "output_attack"):
         assert key in out
+    assert out["attacked"] == "record" and out["record_trials"] == 40 and out["held_out_runs"] == 20
     assert out["mechanism"] == "laplace-counts" and out["epsilon_charged"] == 1.0 and out["trials"] == 200
     assert {"row", "why"} <= set(out["target"])
     assert out["empirical_epsilon_lower"] <= 1.0
@@ -326,16 +335,18 @@ def test_cli_contract(capsys):
 
 def test_cli_other_analyses_and_options(capsys):
     code, out, _ = run_cli(LUNG_ARGS + ["--analysis", "weibull", "--mechanism", "lsp-tll", "--horizon", "1100",
-                                        "--rungs", "100", "--trials", "100", "--target", "3"], capsys)
+                                        "--rungs", "100", "--trials", "100", "--target", "3", "--record-trials", "6"],
+                           capsys)
     assert code == 0 and out["target"]["row"] == 3 and out["target"]["chosen_by"] == "user"
     code, out, _ = run_cli(LUNG_ARGS + ["--analysis", "regression", "--mechanism", "output", "--covariates", "age,sex",
-                                        "--range", "age:30:90", "--lambda", "0.05", "--trials", "100"], capsys)
+                                        "--range", "age:30:90", "--lambda", "0.05", "--trials", "100",
+                                        "--record-trials", "6"], capsys)
     assert code == 0 and out["influential_points"] is None and out["analysis"] == "regression"
     code, out, _ = run_cli(LUNG_ARGS + ["--analysis", "km", "--mechanism", "time-indexed", "--alpha", "0",
-                                        "--window", "1", "--trials", "100"], capsys)
+                                        "--window", "1", "--trials", "100", "--record-trials", "20"], capsys)
     assert code == 0 and out["epsilon_charged"] == pytest.approx(1.0)
     code, out, _ = run_cli(LUNG_ARGS + ["--group", "sex", "--analysis", "logrank", "--mechanism", "rrr",
-                                        "--trials", "100"], capsys)
+                                        "--trials", "100", "--record-trials", "20"], capsys)
     assert code == 0 and out["protects"] == "the group label only"
 
 
@@ -400,12 +411,15 @@ def test_page_runs_the_audit_without_charging_the_ledger():
     assert "not charged to the privacy ledger" in at.info[0].value
     assert any(e.label == "What am I looking at?" for e in at.expander)
     assert not at.metric  # nothing runs before the button
+    at.select_slider(key="au_runs_km_laplace-counts").set_value(100).run()  # 100 runs and 100 records per data set
     at.button(key="au_run").click().run()
     assert not at.exception
     m = _metrics(at)
     assert m["Charged epsilon"] == "1"
     assert float(m["Empirical epsilon lower bound"]) <= 1.0
-    assert "at most 46% advantage." in at.success[0].value and "the strongest attack could tell" in at.success[0].value
+    assert "at most 46% advantage." in at.success[0].value
+    assert "the strongest attack on the whole release record could tell" in at.success[0].value
+    assert any("fields** (" in c.value and "runs per data set" in c.value for c in at.caption)  # what was attacked
     assert float(m["AUC of the attack"]) >= 0.5 and m["Attacker's advantage (strongest attack)"].endswith("%")
     assert any("most exposed subject" in md.value for md in at.markdown)
     assert len(at.get("plotly_chart")) == 3
@@ -422,7 +436,7 @@ def test_page_audits_weibull_and_a_chosen_row():
     at.selectbox(key="au_mechanism_weibull").set_value("laplace").run()
     at.radio(key="au_target_mode").set_value("a row I choose").run()
     at.number_input(key="au_target_row").set_value(12).run()
-    at.select_slider(key="au_runs_weibull_laplace").set_value(200).run()
+    at.select_slider(key="au_runs_weibull_laplace").set_value(40).run()  # 40 runs and 40 records per data set
     at.button(key="au_run").click().run()
     assert not at.exception
     assert any("row 12" in md.value and "chosen by the user" in md.value for md in at.markdown)
@@ -467,7 +481,7 @@ def test_regression_audit_scores_the_released_information_matrix_too(lung):
     """Objective perturbation with an information share releases w~ and H~: the audit's releases hold both (d + d(d+1)/2
     coordinates), name the matrix as its own statistic, and the strongest attack stays within the charge."""
     cohort, public = lung
-    adapter = runner.make_adapter("regression", "objective", 1.0, cohort, public, covariates=("age", "sex"),
+    adapter = runner.make_adapter("regression", "objective", 1.0, cohort, public, record=True, covariates=("age", "sex"),
                                   information_share=0.2, n_public=228,  # n and the range declared: it stands
                                   ranges={"age": (18.0, 100.0), "sex": (1.0, 2.0)})
     assert adapter.mechanism.information_share == 0.2
@@ -475,8 +489,9 @@ def test_regression_audit_scores_the_released_information_matrix_too(lung):
     rel = adapter.releases(adapter.default_target(), 40, seed=3)
     assert rel.released_in.shape == (40, d + d * (d + 1) // 2) == rel.released_out.shape
     assert list(rel.focus["information matrix"]) == list(range(d, d + d * (d + 1) // 2))
-    result = runner.audit(adapter, trials=200, seed=5)
+    result = runner.audit(adapter, trials=200, seed=5, record_trials=8)  # its reader simulates: a few records
     assert result.within_charge is True and result.empirical_epsilon <= 1.0
+    assert result.record is not None and "released.information[0][1][1]" in result.attacked_fields
     plain = runner.make_adapter("regression", "objective", 1.0, cohort, public, covariates=("age", "sex"))
     assert plain.releases(plain.default_target(), 5, seed=3).released_in.shape == (5, d)
 
@@ -496,7 +511,7 @@ def test_audit_states_the_guarantee_as_run(capsys):
     says what the release command says, no guarantee, not "exact"; with n declared the guarantee stands."""
     for extra in (["--analysis", "regression", "--mechanism", "output", "--covariates", "age,sex"],
                   ["--analysis", "weibull", "--mechanism", "saa"]):
-        code, out, _ = run_cli(LUNG_ARGS + extra + ["--trials", "100"], capsys)
+        code, out, _ = run_cli(LUNG_ARGS + extra + ["--trials", "100", "--record-trials", "6"], capsys)
         assert code == 0 and out["guarantee"].startswith("none: not differentially private")
         assert out["formal_guarantee"] is False and "not differentially private as run" in out["sentence"]
         assert "guarantee of epsilon" not in out["sentence"] and "as run this release" not in out["sentence"]
@@ -508,7 +523,7 @@ def test_audit_states_the_guarantee_as_run(capsys):
     assert code == 0 and out["formal_guarantee"] is False and out["guarantee"].startswith("none: not differentially")
     code, out, _ = run_cli(LUNG_ARGS + ["--analysis", "regression", "--mechanism", "output", "--covariates", "age,sex",
                                         "--n-public", "228", "--range", "age:18:100", "--range", "sex:1:2",
-                                        "--trials", "100"], capsys)
+                                        "--trials", "100", "--record-trials", "6"], capsys)
     assert code == 0 and out["guarantee"] == "exact" and out["formal_guarantee"] is True
     assert "the guarantee of epsilon 1 is that" in out["sentence"]
 
@@ -516,7 +531,7 @@ def test_audit_states_the_guarantee_as_run(capsys):
 def test_audit_lists_each_disclosure_once(capsys):
     """A regression audit's data and its design both name the covariate ranges: listed once each."""
     code, out, _ = run_cli(LUNG_ARGS + ["--analysis", "regression", "--mechanism", "output", "--covariates", "age,sex",
-                                        "--trials", "20"], capsys)
+                                        "--trials", "20", "--record-trials", "6"], capsys)
     keys = [(d["parameter"], d["message"]) for d in out["disclosures"]]
     assert code == 0 and len(keys) == len(set(keys)) and any(p == "n" for p, _ in keys)
 
@@ -537,7 +552,7 @@ def test_an_epsilon_test_that_labels_every_run_alike_gives_no_point_estimate(cap
     """rrr's log-rank release on lung at epsilon 2 with 100 runs: the epsilon test's threshold says 'yes' to every
     held-out run (TPR = FPR = 1), so it has no point estimate and a sentence says to run more trials."""
     code, out, _ = run_cli(LUNG_ARGS + ["--analysis", "logrank", "--group", "sex", "--mechanism", "rrr", "--epsilon",
-                                        "2", "--trials", "100"], capsys)
+                                        "2", "--trials", "100", "--record-trials", "0"], capsys)
     assert code == 0 and out["tpr"] == out["fpr"] == 1.0
     assert out["empirical_epsilon_point"] is None and "--trials 1000" in out["empirical_epsilon_note"]
     assert out["empirical_epsilon_lower"] == 0.0 and out["advantage"] > 0.1

@@ -19,9 +19,13 @@ def lung() -> tuple[Cohort, PublicParameters]:
     return cohort, PublicParameters.derive(cohort, horizon=1100.0, grid=TimeGrid.equal(0.0, 1100.0, 20))
 
 
-def _audit(lung, mechanism: str, epsilon: float, trials: int, seed: int = 0) -> runner.AuditResult:
+def _audit(lung, mechanism: str, epsilon: float, trials: int, seed: int = 0, record_trials: int = 0
+           ) -> runner.AuditResult:
+    """The audit of the mechanism's output (``record_trials`` 0: the headline is that attack; the record's attack has
+    its own tests in test_record_audit)."""
     cohort, public = lung
-    return runner.audit(runner.make_adapter("km", mechanism, epsilon, cohort, public), trials=trials, seed=seed)
+    return runner.audit(runner.make_adapter("km", mechanism, epsilon, cohort, public), trials=trials, seed=seed,
+                        record_trials=record_trials)
 
 
 def _pairs_auc(a: list[float], b: list[float]) -> float:
