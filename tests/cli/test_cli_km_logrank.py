@@ -206,11 +206,12 @@ def test_missing_group_labels_are_left_out_as_in_r_and_the_json_says_so():
     (["km", "--data", "lung", "--grid", "0:1100:10000000"], "more than the 10,000"),
     (["km", "--data", "lung", "--horizon", "inf"], "finite"),
     (["km", "--data", "lung", "--seed", "-1"], "seed"),
-    (["km", "--data", "lung", "--epsilon", "1e-9"], "overflow"),
+    (["km", "--data", "lung", "--epsilon", "1e-9", "--horizon", "1100"], "overflow"),
     (["km", "--data", "lung", "--repeat", "100000", "--seed", "1", "--grid", "0:1100:1000"], "too large"),
-    (["weibull", "--data", "lung", "--mechanism", "saa", "--blocks", "1000", "--horizon", "1100"], "blocks"),
+    (["weibull", "--data", "lung", "--mechanism", "saa", "--blocks", "1000", "--horizon", "1100",
+      "--censoring", "0.3"], "blocks"),
     (["report", "--data", "lung", "--epsilon", "inf", "--out", "/tmp/x.html"], "finite --epsilon"),
-    (["report", "--data", "lung", "--out", "/proc/x.html"], "cannot use"),
+    (["report", "--data", "lung", "--horizon", "1100", "--out", "/proc/x.html"], "cannot use"),
 ])
 def test_more_bad_input_is_one_sentence(args, message):
     r = _run(*args)

@@ -15,7 +15,7 @@ from dpsurv_core.report import pdf
 
 needs_chromium = pytest.mark.skipif(pdf.pdf_problem() is not None,
                                     reason=f"no PDF can be printed here: {pdf.pdf_problem()}")
-ARGS = ["report", "--data", "lung", "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "1"]
+ARGS = ["report", "--data", "lung", "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "1", "--horizon", "1100"]
 
 
 def test_without_a_browser_the_command_exits_2_and_charges_nothing(tmp_path, monkeypatch, capsys, ledger_path):

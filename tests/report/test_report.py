@@ -196,7 +196,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 @pytest.mark.slow
 def test_report_command_writes_report_and_bundle(tmp_path):
     out = tmp_path / "lung.html"
-    r = _cli("report", "--data", "lung", "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "1",
+    r = _cli("report", "--data", "lung", "--horizon", "1100", "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "1",
              "--out", str(out), "--bundle", str(tmp_path / "lung"), "--json")
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout)
@@ -210,7 +210,7 @@ def test_report_command_writes_report_and_bundle(tmp_path):
     # asked (R's default log) and how it was made, as the Ledger and report page exports it
     frame = pd.read_csv(tmp_path / "lung.csv")
     assert set(frame["record"]) == {res["record_id"]}
-    outputs = bundle["releases"][0]["outputs"]
+    outputs = bundle["releases"][0]["derived"]
     assert outputs["conf_type"] == "log" and outputs["interval_includes_noise"] is True
     assert "bootstrap" in outputs["interval_method"]
     upper = frame[(frame["quantity"] == "upper") & (frame["group"] == 1)].sort_values("time")["value"].to_numpy()
@@ -244,7 +244,7 @@ def test_bundle_tables_leave_out_a_review_s_confidential_sections(tmp_path):
 @pytest.mark.slow
 def test_report_command_review_is_confidential(tmp_path):
     out = tmp_path / "review.html"
-    r = _cli("report", "--data", "lung", "--group", "sex", "--epsilon", "2", "--out", str(out), "--review", "--json")
+    r = _cli("report", "--data", "lung", "--horizon", "1100", "--group", "sex", "--epsilon", "2", "--out", str(out), "--review", "--json")
     assert r.returncode == 0, r.stderr
     html = out.read_text()
     assert "CONFIDENTIAL" in html
@@ -266,7 +266,7 @@ def test_report_command_review_is_confidential(tmp_path):
     (["--out", "r.html", "--mechanism", "nonprivate"], "private"),
 ])
 def test_report_command_bad_input(args, message, tmp_path):
-    r = _cli("report", "--data", "lung", *args, "--json")
+    r = _cli("report", "--data", "lung", "--horizon", "1100", *args, "--json")
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and message in lines[0]
@@ -404,7 +404,7 @@ def test_median_table_gives_the_quartiles_limits():
 @pytest.mark.slow
 def test_a_disclosure_control_report_does_not_call_its_tables_private(tmp_path):
     out = tmp_path / "round.html"
-    r = _cli("report", "--data", "lung", "--mechanism", "round", "--out", str(out), "--json")
+    r = _cli("report", "--data", "lung", "--horizon", "1100", "--mechanism", "round", "--out", str(out), "--json")
     assert r.returncode == 0, r.stderr
     html = out.read_text()
     assert "(disclosure control, no formal guarantee, 95% CI)" in html and "(private, 95% CI)" not in html
@@ -431,7 +431,7 @@ def test_report_says_unknown_where_counts_cannot_give_the_number_at_risk(tmp_pat
     """A grid from 100 days bins everyone earlier into its first bin: the report's number-at-risk table says
     'unknown' there (not 'None'), and whole numbers after."""
     out = tmp_path / "late.html"
-    r = _cli("report", "--data", "lung", "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "1",
+    r = _cli("report", "--data", "lung", "--horizon", "1100", "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "1",
              "--grid", "100:1000:9", "--out", str(out), "--json")
     assert r.returncode == 0, r.stderr
     html = out.read_text()
@@ -480,7 +480,7 @@ def test_a_label_only_report_names_what_it_protects_and_its_record(tmp_path):
     """rrr protects the group label only: its report does not call its tables 'private', and it names its ledger
     record and what it charged."""
     out = tmp_path / "rrr.html"
-    r = _cli("report", "--data", "lung", "--group", "sex", "--mechanism", "rrr", "--epsilon", "1", "--out", str(out),
+    r = _cli("report", "--data", "lung", "--horizon", "1100", "--group", "sex", "--mechanism", "rrr", "--epsilon", "1", "--out", str(out),
              "--ledger", str(tmp_path / "l.sqlite3"), "--json")
     assert r.returncode == 0, r.stderr
     import html as _html
@@ -490,4 +490,4 @@ def test_a_label_only_report_names_what_it_protects_and_its_record(tmp_path):
     assert "Private survival curves" not in text and "Median survival (private" not in text
     assert ("Ledger record 1: charged epsilon 1 to this data set's total for the group label only, now 1 (no cap "
             "set).") in text
-    assert "the horizon and the group categories read off the data are published as read, outside this guarantee" in text
+    assert "published as read, outside this guarantee" not in text  # the horizon declared, sex codes documented
