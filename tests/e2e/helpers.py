@@ -102,3 +102,21 @@ def legend(pg, nth: int = 0) -> list[str]:
     chart = pg.locator(f"{MAIN} [data-testid='stPlotlyChart']").nth(nth)
     chart.locator(".main-svg").first.wait_for()
     return chart.locator(".legendtext").all_text_contents()
+
+
+def declare_on_data_page(page, horizon: str = "1100", censoring: str | None = None) -> None:
+    """Declare the horizon (and the censoring share) on the Data page, as a data holder does from the study design:
+    left undeclared they would be read off the data, and a release that uses them stays off until accepted."""
+    page.locator("[data-testid='stSidebarNav']").get_by_role("link", name="Data", exact=True).click()
+    wait_for_app(page)
+    page.get_by_text("Declare the horizon").click()
+    wait_for_app(page)
+    box = page.get_by_label(re.compile(r"^Horizon \("))
+    box.fill(horizon)
+    box.press("Enter")
+    wait_for_app(page)
+    if censoring is not None:
+        share = page.get_by_label("Censoring share (declared, 0 to 1)", exact=True).and_(page.locator("input"))
+        share.fill(censoring)
+        share.press("Enter")
+        wait_for_app(page)

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from tests.conftest import wait_for_app
+from tests.e2e.helpers import declare_on_data_page
 
 pytestmark = pytest.mark.browser
 
@@ -30,6 +31,7 @@ def test_epsilon_change_redraws_the_preview_and_release_charges_once(page, app_u
     page.set_viewport_size({"width": 1500, "height": 2300})  # the whole page in one screenshot
     page.goto(app_url)
     wait_for_app(page)
+    declare_on_data_page(page)  # lung's horizon from the study design: a release reads nothing off the data
     page.get_by_role("link", name="Survival curves").click()
     page.get_by_text("Number at risk").first.wait_for()
     wait_for_app(page)

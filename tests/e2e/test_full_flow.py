@@ -15,6 +15,7 @@ from dpsurv_core.data import datasets
 from dpsurv_core.privacy.fingerprint import fingerprint
 from dpsurv_core.privacy.ledger import RELEASE, LedgerStore
 from tests.conftest import wait_for_app
+from tests.e2e.helpers import declare_on_data_page
 
 pytestmark = pytest.mark.browser
 
@@ -45,6 +46,7 @@ def test_data_curves_epsilon_release_audit_report(page, app_url, app_ledger_path
     _choose(page, "Bundled data set", "flchain: Serum free light chain (Olmsted County)")
     page.get_by_text("In use: flchain").wait_for()
     wait_for_app(page)
+    declare_on_data_page(page, "5300")  # flchain's horizon from the study design, as a data holder declares it
 
     page.get_by_role("link", name="Survival curves").click()
     page.get_by_text("Number at risk").first.wait_for()

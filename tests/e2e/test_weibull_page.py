@@ -9,6 +9,7 @@ import pytest
 
 from dpsurv_core.privacy import catalogue
 from tests.conftest import wait_for_app
+from tests.e2e.helpers import declare_on_data_page
 
 pytestmark = pytest.mark.browser
 
@@ -18,6 +19,7 @@ FIRST = catalogue.entries(catalogue.WEIBULL, "weibull", private=True)[0].name
 def test_weibull_page_previews_then_releases(page, app_url, artifacts):
     page.goto(app_url)
     wait_for_app(page)
+    declare_on_data_page(page, "1100", "0.3")  # the horizon and censoring share from the study design
     page.locator("[data-testid='stSidebarNav']").get_by_text("Weibull parameters").click()
     page.get_by_role("heading", name="Parameter table").wait_for(timeout=120_000)  # a busy shared server
     wait_for_app(page)
