@@ -28,6 +28,7 @@ from dpsurv_core.privacy.ledger import (
     outside_guarantee,
     voided,
 )
+from dpsurv_core.publication.record import jsonable
 
 # name -> one-line help; a command's module is imported only when that command runs (start-up time
 # matters: `km` on a large file must beat reading it with pandas and fitting lifelines)
@@ -69,18 +70,8 @@ def build_parser(selected: str | None = None) -> Parser:
 
 
 def _clean(obj: Any) -> Any:
-    """Strict JSON: numpy to Python, NaN and infinities to null."""
-    if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _clean(obj.tolist())
-    if isinstance(obj, np.generic):
-        obj = obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
+    """Strict JSON: numpy to Python, NaN and infinities to null (the record's normal form, other objects kept)."""
+    return jsonable(obj, strict=False)
 
 
 def not_dp_labels(result: dict[str, Any]) -> None:

@@ -10,21 +10,22 @@ from typing import Any
 import numpy as np
 
 
-def jsonable(obj: Any) -> Any:
+def jsonable(obj: Any, strict: bool = True) -> Any:
     """``obj`` in strict JSON's normal form: numpy to Python, tuples to lists, keys to strings, NaN and infinities to
     None. A reader receives its inputs in this form (as they come back from the ledger), so what it computes at the
-    release and what it computes from the stored record are the same function of the same values."""
+    release and what it computes from the stored record are the same function of the same values. ``strict`` False
+    passes any other object through unchanged (for printing), instead of refusing it."""
     if isinstance(obj, dict):
-        return {str(k): jsonable(v) for k, v in obj.items()}
+        return {str(k): jsonable(v, strict) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [jsonable(v) for v in obj]
+        return [jsonable(v, strict) for v in obj]
     if isinstance(obj, np.ndarray):
-        return jsonable(obj.tolist())
+        return jsonable(obj.tolist(), strict)
     if isinstance(obj, np.generic):
         obj = obj.item()
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
-    if obj is None or isinstance(obj, (bool, int, float, str)):
+    if not strict or obj is None or isinstance(obj, (bool, int, float, str)):
         return obj
     raise TypeError(f"{type(obj).__name__} is not part of a release record (JSON values only)")
 
