@@ -35,7 +35,7 @@ import numpy as np
 
 from dpsurv_core.cli.km import band_curves, conf_bands
 from dpsurv_core.curves.intervals import quantile_limits
-from dpsurv_core.curves.release import context
+from dpsurv_core.curves.result import context
 from dpsurv_core.curves.time_indexed import TimeIndexed
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters, TimeGrid
@@ -98,7 +98,7 @@ def measure(mech_id: str, eps: float, n: int, replicates: int, seed: int) -> dic
     for r in range(replicates):
         data = cohort(n, seed + r)
         mech = build(mech_id, eps, data, public, n)
-        rel = mech.release(data, public, SimulationNoise([seed, r]), trials=1)
+        rel = mech.compute(data, public, SimulationNoise([seed, r]), trials=1)
         curves = band_curves(rel)
         lo, up = conf_bands(curves, CONF_TYPE)
         lo, up = np.nan_to_num(lo[0], nan=0.0), np.nan_to_num(up[0], nan=1.0)  # (G, J); R's NA read as no limit

@@ -19,7 +19,7 @@ from dpsurv_core.curves.counts import count
 from dpsurv_core.curves.intervals import incidence_limits
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES, estimate
 from dpsurv_core.curves.laplace_counts import LaplaceCounts
-from dpsurv_core.curves.release import event_times_grid
+from dpsurv_core.curves.result import event_times_grid
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters, TimeGrid
 from dpsurv_core.privacy.noise import SimulationNoise
@@ -64,7 +64,7 @@ def private(n: int, eps: float, replicates: int, seed: int) -> dict[str, np.ndar
     rng = np.random.default_rng(seed)
     hits = {"on 1 - I": np.zeros(3), "on I": np.zeros(3)}
     for r in range(replicates):
-        cur = LaplaceCounts(eps).release(cohort(n, rng), public, SimulationNoise([seed, r]), competing=True).curves
+        cur = LaplaceCounts(eps).compute(cohort(n, rng), public, SimulationNoise([seed, r]), competing=True).curves
         value, var = cur.cumulative_incidence[0, 0, 0], cur.incidence_variance[0, 0, 0]
         for key, comp in (("on 1 - I", True), ("on I", False)):
             lo, up = incidence_limits(value, var, "log", complement=comp)

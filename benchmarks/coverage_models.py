@@ -69,7 +69,7 @@ def weibull_cell(n: int, epsilon: float, mechanism: str, trials: int, seed: int 
         df = weibull_cohort(n, truth, rng=rng)
         s = WeibullSample(normalise(df["time"].to_numpy(float), horizon), df["status"].to_numpy(), horizon)
         mech = make_mechanism(mechanism, epsilon, horizon)
-        est = mech.release(s, SimulationNoise(rng.integers(2 ** 63)))
+        est = mech.compute(s, SimulationNoise(rng.integers(2 ** 63)))
         inf = weibull_intervals(mech, est, n, 0.3)
         hit_p += inf.shape.lower <= p0 <= inf.shape.upper
         hit_l += inf.scale_normalised.lower <= l0 <= inf.scale_normalised.upper
@@ -117,7 +117,7 @@ def regression_cell(n: int, epsilon: float, kind: str, trials: int, truth: float
         mech = build_mechanism(kind, epsilon, pp, lam=LAMBDA, information_share=information_share)
         if draws > 1:
             mech.set_draws(draws)
-        rel = mech.release(pp, SimulationNoise(rng.integers(2 ** 63)))
+        rel = mech.compute(pp, SimulationNoise(rng.integers(2 ** 63)))
         inf = coefficient_inference(mech, rel)
         hits += inf.lower[0] <= truth <= inf.upper[0]
         rejections += inf.p_value[0] < 0.05

@@ -45,7 +45,7 @@ def measure(mech_id: str, eps: float, n: int, replicates: int, seed: int = 1) ->
     values = {lin: [] for lin in (False, True)}
     for r in range(replicates):
         data = cohort(n, seed + r)
-        rel = build(mech_id, eps, data, public, n).release(data, public, SimulationNoise([seed, r]), trials=1)
+        rel = build(mech_id, eps, data, public, n).compute(data, public, SimulationNoise([seed, r]), trials=1)
         curves = band_curves(rel)
         for lin in (False, True):
             values[lin].append(np.stack([a[0] for a in rmst_interval(curves, tau, lin)]))

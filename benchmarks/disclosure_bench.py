@@ -67,12 +67,12 @@ def exposure_speedup(repeats: int = 3) -> dict:
         e = exposure(mech, cohort, public)
         fast.append(time.perf_counter() - t0)
     t0 = time.perf_counter()
-    base = mech.release(cohort, public, None).counts.cells()[0]
+    base = mech.compute(cohort, public, None).counts.cells()[0]
     brute = []
     for i in range(cohort.n):  # the slow reference, on purpose
         keep = np.ones(cohort.n, bool)
         keep[i] = False
-        brute.append(bool(np.any(mech.release(cohort.subset(keep), public, None).counts.cells()[0] != base)))
+        brute.append(bool(np.any(mech.compute(cohort.subset(keep), public, None).counts.cells()[0] != base)))
     slow = time.perf_counter() - t0
     assert np.array_equal(np.array(brute), e.mask), "vectorised exposure differs from the brute force"
     return {"subjects": cohort.n, "speedup": slow / min(fast), "agree": True, "share": e.share}

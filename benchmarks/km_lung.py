@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dpsurv_core.curves.adaptive_km import AdaptiveKM  # noqa: E402
 from dpsurv_core.curves.laplace_counts import LaplaceCounts  # noqa: E402
-from dpsurv_core.curves.release import NonPrivate, rmse, sup_norm  # noqa: E402
+from dpsurv_core.curves.result import NonPrivate, rmse, sup_norm  # noqa: E402
 from dpsurv_core.data.cohort import load_bundled  # noqa: E402
 from dpsurv_core.data.public import PublicParameters  # noqa: E402
 from dpsurv_core.privacy.noise import SimulationNoise  # noqa: E402
@@ -39,7 +39,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 def setting():
     cohort = load_bundled("lung")
     public = PublicParameters.derive(cohort, horizon=HORIZON, bins=BINS)
-    reference = NonPrivate().release(cohort, public).curves.survival[0]  # (G, J)
+    reference = NonPrivate().compute(cohort, public).curves.survival[0]  # (G, J)
     return cohort, public, reference
 
 
@@ -49,8 +49,8 @@ def compare(epsilons=EPSILONS, runs: int = 500, seed: int = 2026, keep_curves: b
     rows = []
     for i, eps in enumerate(epsilons):
         s_base, s_ours = np.random.SeedSequence([seed, i]).spawn(2)
-        base = LaplaceCounts(eps).release(cohort, public, SimulationNoise(s_base), runs).curves.survival
-        ours = AdaptiveKM(eps).release(cohort, public, SimulationNoise(s_ours), runs).curves.survival
+        base = LaplaceCounts(eps).compute(cohort, public, SimulationNoise(s_base), runs).curves.survival
+        ours = AdaptiveKM(eps).compute(cohort, public, SimulationNoise(s_ours), runs).curves.survival
         row = {"epsilon": float(eps),
                "laplace_rmse": float(np.median(rmse(base, reference))),
                "adaptive_rmse": float(np.median(rmse(ours, reference))),

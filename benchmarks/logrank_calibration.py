@@ -27,7 +27,7 @@ import numpy as np
 from dpsurv_core.curves import logrank
 from dpsurv_core.curves import logrank_test as lt
 from dpsurv_core.curves.counts import BinnedCounts, count
-from dpsurv_core.curves.release import context
+from dpsurv_core.curves.result import context
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters, TimeGrid
 from dpsurv_core.data.simulate import WeibullTruth, weibull_cohort
@@ -78,7 +78,7 @@ def cell(mech_id: str, debiased: bool, eps: float | None, data: list[Cohort], pu
     noise = SimulationNoise(np.random.SeedSequence([seed, int((eps or 0) * 1000), len(data[0].time)]))
     counts, kept, extra = [], [], {}
     for c in data:
-        rel = mech.release(c, public, noise, trials=1)
+        rel = mech.compute(c, public, noise, trials=1)
         counts.append(rel.extra["debiased_counts"] if debiased else rel.counts)
         if "kept" in rel.extra:
             kept.append(rel.extra["kept"])

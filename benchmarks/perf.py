@@ -62,7 +62,7 @@ def km_scaling(sizes: list[int]) -> list[dict]:
         public = PublicParameters.derive(cohort, grid=TimeGrid.equal(0, 3000, 20))
         mech = LaplaceCounts(1.0)
         reps = 5 if n <= 10**6 else 3  # best of several: the first call pays for first-touch memory
-        ours = _best(lambda: mech.release(cohort, public, noise), reps)  # noqa: B023
+        ours = _best(lambda: mech.compute(cohort, public, noise), reps)  # noqa: B023
         theirs = _best(lambda: KaplanMeierFitter().fit(t, d), reps)  # noqa: B023
         rows.append({"n": n, "dpsurv_s": ours, "lifelines_s": theirs, "ratio": ours / theirs})
         print(f"  KM n={n:>9,}: private KM / lifelines = {ours / theirs:.3f}", file=sys.stderr)
@@ -80,9 +80,9 @@ def throughput() -> dict:
     public = PublicParameters.derive(cohort, horizon=1100)
     mech = LaplaceCounts(1.0)
     trials = 3000
-    vec = _best(lambda: mech.release(cohort, public, SimulationNoise(1), trials=trials), 3)
+    vec = _best(lambda: mech.compute(cohort, public, SimulationNoise(1), trials=trials), 3)
     release = ReleaseNoise()
-    one = _best(lambda: mech.release(cohort, public, release), 20)
+    one = _best(lambda: mech.compute(cohort, public, release), 20)
     return {"vectorised_releases_per_s": trials / vec, "single_release_per_s": 1 / one,
             "speed_up_vectorised": (trials / vec) / (1 / one)}
 

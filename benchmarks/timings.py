@@ -113,12 +113,12 @@ def weibull_release_vs_lifelines(repeats: int) -> float:
     cohort = load_bundled("flchain")
     s = sample_from_cohort(cohort, nice_ceiling(float(cohort.time.max())))
     mech = LspTll(1.0, s.horizon)
-    mech.release(s, SimulationNoise(0))
+    mech.compute(s, SimulationNoise(0))
     WeibullFitter().fit(s.t, s.d)
     rel, ll = [], []
     for _ in range(max(5, 2 * repeats + 1)):
         t0 = time.perf_counter()
-        mech.release(s, SimulationNoise(0))
+        mech.compute(s, SimulationNoise(0))
         t1 = time.perf_counter()
         WeibullFitter().fit(s.t, s.d)
         rel.append(t1 - t0)

@@ -54,7 +54,7 @@ from dpsurv_core import limits
 from dpsurv_core.curves import logrank, logrank_test
 from dpsurv_core.curves.counts import BinnedCounts, count
 from dpsurv_core.curves.kaplan_meier import actuarial_share, estimate
-from dpsurv_core.curves.release import context, exact_counts, tile_trials
+from dpsurv_core.curves.result import context, exact_counts, tile_trials
 from dpsurv_core.curves.summary import SURVIVAL, curve_errors
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters, TimeGrid
@@ -237,7 +237,7 @@ def without_bands(mechanism: Any) -> Any:
 def _prepare_curves(cohort: Cohort, public: PublicParameters, by_group: bool) -> Context:
     work = cohort if (by_group and cohort.group is not None) else replace(cohort, group=None)
     exact_km = catalogue.entries(catalogue.CURVES, "km", private=False)[0].build()
-    exact = exact_km.release(work, public).curves  # the exact KM (every event time) read at the grid points
+    exact = exact_km.compute(work, public).curves  # the exact KM (every event time) read at the grid points
     binned = estimate(tile_trials(exact_counts(work, public.grid, public), 1), actuarial=actuarial_share(public.grid))
     floor = _pooled_rmse(binned, exact)[0]
     values = {f"survival at {t:g} ({g})": float(exact.survival[0, gi, j])
@@ -255,7 +255,7 @@ def _pooled_rmse(private: Any, exact: Any) -> np.ndarray:
 
 def _curves_cell(ctx: Context, name: str, epsilon: float, trials: int, noise: SimulationNoise) -> tuple[dict, Any]:
     mech = _curve_mechanism(name, epsilon, ctx.cohort, ctx.public)
-    rel = mech.release(ctx.cohort, ctx.public, noise, trials=trials)
+    rel = mech.compute(ctx.cohort, ctx.public, noise, trials=trials)
     curves = rel.extra["debiased_curves"] if name in DEBIASED.values() else rel.curves
     return {"rmse": _pooled_rmse(curves, ctx.data["exact"])}, mech.cost
 
@@ -294,7 +294,7 @@ def _prepare_logrank(cohort: Cohort, public: PublicParameters) -> Context:
 
 def _logrank_cell(ctx: Context, name: str, epsilon: float, trials: int, noise: SimulationNoise) -> tuple[dict, Any]:
     mech = _curve_mechanism(name, epsilon, ctx.cohort, ctx.public)
-    rel = mech.release(ctx.cohort, ctx.public, noise, trials=trials)
+    rel = mech.compute(ctx.cohort, ctx.public, noise, trials=trials)
     debiased = name in DEBIASED.values()
     counts = rel.extra["debiased_counts"] if debiased else rel.counts
     law = logrank_test.noise_law(mech, rel.extra, debiased)
@@ -331,7 +331,7 @@ def _weibull_cell(ctx: Context, name: str, epsilon: float, trials: int, noise: S
     mech = catalogue.get(catalogue.WEIBULL, name).build(epsilon, horizon=s.horizon, omega=s.omega, gamma=st["gamma"],
                                                         rungs=st["rungs"], rows_per_subject=s.rows_per_subject)
     kw = {"ladder": ctx.data["ladder"]} if isinstance(mech, LspTll) else {}
-    est = mech.release_many(s, noise, trials, **kw)
+    est = mech.compute_many(s, noise, trials, **kw)
     return {"mdae_shape": np.abs(est.shape - fit.shape),
             "mdae_scale": np.abs(est.scale_normalised - fit.scale_normalised) * s.horizon}, mech.cost
 
@@ -372,12 +372,12 @@ def _regression_cell(ctx: Context, name: str, epsilon: float, trials: int, noise
     mech = catalogue.get(catalogue.REGRESSION, name).build(epsilon, pp=pp, lam=ctx.settings["lambda"],
                                                            **ctx.settings["psgld"])
     if name in SLOW:
-        betas = mech.release(pp, noise, trials=trials, progress=progress).betas
+        betas = mech.compute(pp, noise, trials=trials, progress=progress).betas
     else:
         # objective perturbation solves R Newton problems together until the slowest converges: blocks of
         # OBJECTIVE_BLOCK trials keep that fast (same noise stream, so still reproducible)
         block = OBJECTIVE_BLOCK if name == "objective" else trials
-        betas = np.concatenate([mech.release(pp, noise, trials=min(block, trials - s), w_star=ctx.data["w_lam"]).betas
+        betas = np.concatenate([mech.compute(pp, noise, trials=min(block, trials - s), w_star=ctx.data["w_lam"]).betas
                                 for s in range(0, trials, block)])
     err = np.linalg.norm(betas - beta_star, axis=1) / np.linalg.norm(beta_star)
     return {"mre": err}, mech.cost

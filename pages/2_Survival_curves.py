@@ -10,7 +10,7 @@ import streamlit as st
 
 from dpsurv_core.cli.km import rmst_curves, rmst_on_grid
 from dpsurv_core.curves import summary as cs
-from dpsurv_core.curves.release import risk_counts
+from dpsurv_core.curves.result import risk_counts
 from dpsurv_core.data.summary import TIME_UNITS, factor_or_one
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue

@@ -9,7 +9,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from dpsurv_core.curves import summary as cs
-from dpsurv_core.curves.release import risk_counts
+from dpsurv_core.curves.result import risk_counts
 from dpsurv_core.curves.uncertainty import at_risk_notes
 from dpsurv_core.data.cohort import validate
 from dpsurv_core.errors import DpsurvError

@@ -304,7 +304,7 @@ def weibull_plan(name: str, eps: float | None = None) -> Plan:
             blocks_from_data=from_data)
 
     return Plan(entry, mech, cohort.name, choice.fingerprint,
-                lambda noise, trials: mech.release_many(sample, noise, trials, **kw), disclosures,
+                lambda noise, trials: mech.compute_many(sample, noise, trials, **kw), disclosures,
                 cli_command("weibull", command), analysis="Weibull parameters", kind=readout.KIND, publish=publish)
 
 

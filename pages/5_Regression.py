@@ -302,8 +302,8 @@ def regression_plan(kind: str) -> Plan:
         if isinstance(mech, OutputPerturbation):  # w*(Lambda) + noise: the minimiser is kept with the design
             if mech.lam not in fits:
                 fits[mech.lam] = minimise(pp, mech.lam)
-            return mech.release(pp, noise, trials=trials, w_star=fits[mech.lam])
-        return mech.release(pp, noise, trials=trials)
+            return mech.compute(pp, noise, trials=trials, w_star=fits[mech.lam])
+        return mech.compute(pp, noise, trials=trials)
 
     names = {n: display_name(n) for n in pp.encoding.names}
     return Plan(entry, mech, cohort.name, choice.fingerprint, compute, disclosures=list(disclosures),
@@ -483,7 +483,7 @@ st.subheader(f"{CHAIN.name}: chain diagnostics (simulation)")
 
 def _chains_compute(eps: float, seed: int, psgld: tuple, _pp, beta_ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     mech = CHAIN.build(eps, pp=_pp, **dict(psgld))
-    rel = mech.release(_pp, SimulationNoise(seed), trials=4, beta_ref=beta_ref)
+    rel = mech.compute(_pp, SimulationNoise(seed), trials=4, beta_ref=beta_ref)
     return rel.diagnostics["trace"], rel.diagnostics["mre_by_epoch"]
 
 

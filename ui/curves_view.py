@@ -33,9 +33,9 @@ from dpsurv_core.cli.km import (
 from dpsurv_core.curves import logrank, logrank_test, readout
 from dpsurv_core.curves import summary as cs
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES, SurvivalCurves, quantile_r
-from dpsurv_core.curves.release import (
+from dpsurv_core.curves.result import (
     CURVE_PARAMETERS,
-    CurveRelease,
+    CurveResult,
     context,
     exact_counts,
     tile_trials,
@@ -375,17 +375,17 @@ def quantiles(curves: SurvivalCurves, conf_type: str, with_noise: bool = False, 
                 *quantile_limits(curves.time, lo, hi, 1 - p, coarse, curves.survival, end)) for p in QUANTILES}
 
 
-def reading_curves(result: CurveRelease) -> SurvivalCurves:
+def reading_curves(result: CurveResult) -> SurvivalCurves:
     """The curves the numbers are read from: rrr's de-biased curves, else the release's curves (``km``'s choice)."""
     return band_curves(result)
 
 
-def read_on_grid(result: CurveRelease, public: PublicParameters) -> bool:
+def read_on_grid(result: CurveResult, public: PublicParameters) -> bool:
     """True when a private curve is known at the public grid's points only (``km``'s rule for quantile limits)."""
     return public.grid.kind != "event-times" and not no_noise(result.cost.epsilon)
 
 
-def band_caption(result: CurveRelease, conf_type: str) -> str:
+def band_caption(result: CurveResult, conf_type: str) -> str:
     """How the private band was computed, in ``km``'s words (``interval_method``)."""
     return interval_method(result, conf_type)
 
@@ -398,7 +398,7 @@ def rmst_with_ci(curves: SurvivalCurves, horizon: float, coarse: bool = False
     return value[0], lo[0], up[0]
 
 
-def readability_warnings(result: CurveRelease, conf_type: str, landmarks: Sequence[float] | None, coarse: bool,
+def readability_warnings(result: CurveResult, conf_type: str, landmarks: Sequence[float] | None, coarse: bool,
                          unit: str, name: Callable[[str], str] | None = None) -> list[str]:
     """``km``'s ``warnings`` for this release: plain sentences where a private number cannot be read (groups called
     by ``name``, e.g. their value labels)."""
@@ -418,7 +418,7 @@ def landmark_times_used(curves: SurvivalCurves, times: Sequence[float], exact_gr
             and e["group"] == curves.groups[0]]
 
 
-def noise_in_band(result: CurveRelease) -> bool:
+def noise_in_band(result: CurveResult) -> bool:
     """Whether the release's band carries the privacy noise (dpsurv_core.curves.uncertainty)."""
     return includes_noise(result)
 
@@ -603,7 +603,7 @@ class GroupTests:
     warnings: list[str]
 
 
-def group_tests(cohort: Any, public: PublicParameters, fine: CurveRelease, result: CurveRelease, mechanism: Any,
+def group_tests(cohort: Any, public: PublicParameters, fine: CurveResult, result: CurveResult, mechanism: Any,
                 group_column: str | None, private_label: str) -> GroupTests:
     """The calibrated private tests of ``result`` (as many null draws as its ledger record keeps, so the same
     p-values) beside the non-private ones (``fine``: the exact counts on every event time)."""
@@ -717,7 +717,7 @@ def data_key(cohort: Cohort, public: PublicParameters) -> str:
     return f"{cohort.name}|{ident}|{grid}|{public.group_categories}"
 
 
-def _exact_pair(cohort: Cohort, public: PublicParameters, competing: bool) -> tuple[CurveRelease, CurveRelease]:
+def _exact_pair(cohort: Cohort, public: PublicParameters, competing: bool) -> tuple[CurveResult, CurveResult]:
     if in_engine(cohort) and not competing:  # from the engine's counts: the same exact KM, no row read
         on_grid = cohort.exact_release(public)
         if on_grid.notes:  # more distinct event times than the engine counts on a grid: the exact curve on this grid
@@ -726,15 +726,15 @@ def _exact_pair(cohort: Cohort, public: PublicParameters, competing: bool) -> tu
     fine = PublicParameters.derive(cohort, horizon=public.horizon, grid=TimeGrid.event_times(cohort),
                                    group_categories=public.group_categories or None)
     exact = catalogue.entries(catalogue.CURVES, "km", private=False)[0].build()
-    return exact.release(cohort, fine, competing=competing), exact.release(cohort, public, competing=competing)
+    return exact.compute(cohort, fine, competing=competing), exact.compute(cohort, public, competing=competing)
 
 
 @st.cache_data(max_entries=24, show_spinner=False)
-def _exact_cached(key: str, competing: bool, _cohort: Cohort, _public: PublicParameters) -> tuple[CurveRelease, CurveRelease]:
+def _exact_cached(key: str, competing: bool, _cohort: Cohort, _public: PublicParameters) -> tuple[CurveResult, CurveResult]:
     return _exact_pair(_cohort, _public, competing)
 
 
-def empty_groups_warning(on_grid: CurveRelease, group_column: str | None) -> None:
+def empty_groups_warning(on_grid: CurveResult, group_column: str | None) -> None:
     """One sentence for declared group categories that no patient of the data is in (a category typed as its label
     where the data hold codes, say): their non-private numbers describe nobody and their private ones are noise."""
     counts = on_grid.counts
@@ -755,7 +755,7 @@ def empty_groups_warning(on_grid: CurveRelease, group_column: str | None) -> Non
                icon=":material/warning:")
 
 
-def exact_results(cohort: Cohort, public: PublicParameters, competing: bool = False) -> tuple[CurveRelease, CurveRelease]:
+def exact_results(cohort: Cohort, public: PublicParameters, competing: bool = False) -> tuple[CurveResult, CurveResult]:
     """Non-private curves (at every event time, and on the public grid), cached by data identity.
 
     Bundled data use ``st.cache_data``; uploads are cached in this session only, so nothing derived
@@ -874,13 +874,13 @@ def curve_plan(entry: Entry, epsilon: float | None, cohort: Cohort, public: Publ
     build = {**context(cohort, public), **{k: v for k, v in (mechanism_options or {}).items() if v is not None}}
     mechanism = entry.build(epsilon, **build)
 
-    def compute(noise: Any, trials: int) -> CurveRelease:
-        rel = with_follow_up_end(mechanism.release(cohort, public, noise, trials if entry.private else 1,
+    def compute(noise: Any, trials: int) -> CurveResult:
+        rel = with_follow_up_end(mechanism.compute(cohort, public, noise, trials if entry.private else 1,
                                                    competing=competing), cohort, public)
         rel.disclosures = [*extra, *rel.disclosures]
         return rel
 
-    def publish(rel: CurveRelease) -> tuple[dict[str, Any], dict[str, Any]]:
+    def publish(rel: CurveResult) -> tuple[dict[str, Any], dict[str, Any]]:
         asked = {"conf_type": "log", "time_unit": cohort.time_unit, "landmarks": None, "rmst": None, **(reading or {})}
         asked["names"] = reading_names(rel.curves.groups, group_column)
         inputs = readout.public_inputs(entry.id, epsilon, build, public, competing, asked)
@@ -903,7 +903,7 @@ def reading_options(choice: session.DataChoice, conf_type: str, landmarks: Seque
             "landmarks": [_num(t * f) for t in landmarks] or None, "rmst": None if rmst is None else _num(rmst * f)}
 
 
-def record_curves(released: Released) -> CurveRelease:
+def record_curves(released: Released) -> CurveResult:
     """A curve release as its record holds it: the mechanism, rebuilt from the record's public inputs, reads the
     record's noisy output (:func:`dpsurv_core.curves.readout.curve_release`, the reader that made the record's
     ``derived`` part), so that every number the page shows after a release is a function of the record alone. Kept
@@ -1036,7 +1036,7 @@ def option_widgets(entry: Entry, key_prefix: str, skip: Sequence[str] = ("base_e
     return values
 
 
-def privacy_card(result: CurveRelease, plan: Plan, released: Released | None, bands: bool = True) -> None:
+def privacy_card(result: CurveResult, plan: Plan, released: Released | None, bands: bool = True) -> None:
     """What the release charges (or charged) and protects, every disclosure (not-DP ones as warnings), and notes
     (``bands`` False: the page draws no bands, so the notes about them are left out)."""
     with st.container(border=True):

@@ -19,7 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from dpsurv_core import limits
-from dpsurv_core.curves.release import exact_counts
+from dpsurv_core.curves.result import exact_counts
 from dpsurv_core.data.public import TimeGrid
 from dpsurv_core.engines.source import SERVER_DATA_ENV, Source, duckdb_tables, server_files, server_roots, server_source
 from dpsurv_core.errors import DataError, DpsurvError

@@ -23,7 +23,7 @@ import pandas as pd
 
 from dpsurv_core.audit.attack import advantage_bound
 from dpsurv_core.audit.runner import AuditResult, CurveAdapter, audit
-from dpsurv_core.curves.release import NonPrivate, context
+from dpsurv_core.curves.result import NonPrivate, context
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters
 from dpsurv_core.privacy import catalogue
@@ -99,7 +99,7 @@ class Comparison:
 def _errors(mech: Any, cohort: Cohort, public: PublicParameters, reference: np.ndarray, trials: int,
             seed: int) -> tuple[float, float]:
     reps = 1 if getattr(mech, "deterministic", False) else trials
-    rel = mech.release(cohort, public, SimulationNoise(seed), reps)
+    rel = mech.compute(cohort, public, SimulationNoise(seed), reps)
     surv = rel.curves.at_times(public.grid.points, "survival")  # (R, G, J)
     diff = surv - reference[None]
     rmse = np.sqrt(np.mean(diff ** 2, axis=(-1, -2)))
@@ -129,7 +129,7 @@ def compare(cohort: Cohort, public: PublicParameters, epsilon: float = 1.0, dp: 
             progress: Callable[[float, str], None] | None = None) -> Comparison:
     """Every method's error, exposure, attack and guarantee on ``cohort`` (``trials`` simulated runs per data set for
     the attack and for the error of random methods)."""
-    reference = NonPrivate().release(cohort, public).curves.survival[0]
+    reference = NonPrivate().compute(cohort, public).curves.survival[0]
     rows: list[ComparisonRow] = []
     ids = [*dp, *sdc]
     for i, mid in enumerate(ids):

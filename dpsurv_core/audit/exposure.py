@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from dpsurv_core.curves.release import exact_counts, tile_trials
+from dpsurv_core.curves.result import exact_counts, tile_trials
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters
 from dpsurv_core.privacy.ledger import GROUP_LABEL, SUBJECT
@@ -115,7 +115,7 @@ def _table(mechanism: Any, cohort: Cohort, public: PublicParameters, seed: int) 
         exact = tile_trials(exact_counts(cohort, public.grid, public), 1)
         out, _ = mechanism.alter(exact, cohort, public, SimulationNoise(seed), 1)
         return out
-    rel = mechanism.release(cohort, public, SimulationNoise(seed), 1)
+    rel = mechanism.compute(cohort, public, SimulationNoise(seed), 1)
     return rel.counts
 
 

@@ -51,7 +51,7 @@ from dpsurv_core.audit.targets import (
 )
 from dpsurv_core.curves import logrank
 from dpsurv_core.curves.kaplan_meier import estimate
-from dpsurv_core.curves.release import CURVE_PARAMETERS, context, exact_counts, groups_of, tile_trials
+from dpsurv_core.curves.result import CURVE_PARAMETERS, context, exact_counts, groups_of, tile_trials
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters
 from dpsurv_core.errors import ParameterError
@@ -381,7 +381,7 @@ class CurveAdapter(Adapter):
         return select_curve_target(self.cohort, self.public, self.label_only, self.exposed_units())
 
     def _run(self, cohort: Cohort, noise: SimulationNoise, trials: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
-        rel = self.mechanism.release(cohort, self.public, noise, trials)
+        rel = self.mechanism.compute(cohort, self.public, noise, trials)
         R = trials
         parts: dict[str, np.ndarray] = {}
         if rel.counts is not None:
@@ -439,7 +439,7 @@ class LogrankAdapter(CurveAdapter):
         return select_logrank_target(self.cohort, self.public, self.exposed_units())
 
     def _stats(self, cohort: Cohort, noise: SimulationNoise, trials: int) -> np.ndarray:
-        rel = self.mechanism.release(cohort, self.public, noise, trials)
+        rel = self.mechanism.compute(cohort, self.public, noise, trials)
         if rel.counts is None:
             raise ParameterError(f"{self.mechanism_name} releases no counts, so there is no log-rank test to audit: "
                                  "choose laplace-counts, rrr or adaptive-km.")
@@ -488,7 +488,7 @@ class WeibullAdapter(Adapter):
     def _run(self, cohort: Cohort, noise: SimulationNoise, trials: int) -> tuple[np.ndarray, np.ndarray]:
         from dpsurv_core.weibull.model import survival_curve
 
-        est = self.mechanism.release_many(self.mechanism.prepare(cohort), noise, trials)
+        est = self.mechanism.compute_many(self.mechanism.prepare(cohort), noise, trials)
         q = np.column_stack([est.shape, est.scale_normalised]).astype(float)
         curves = survival_curve(self.public.grid.points, est.shape, est.scale).reshape(trials, 1, -1)
         return _broadcast(q, trials), _broadcast(curves, trials)
@@ -516,7 +516,7 @@ class NonPrivateRegression:
     def cost(self) -> PrivacyCost:
         return PrivacyCost(math.inf, protects="nothing (non-private)", neighbouring="none")
 
-    def release(self, pp: Any, noise: Any, trials: int = 1) -> Any:
+    def compute(self, pp: Any, noise: Any, trials: int = 1) -> Any:
         from dpsurv_core.regression.model import minimise
 
         w = minimise(pp, self.lam)
@@ -599,11 +599,11 @@ class RegressionAdapter(Adapter):
             seeds = noise.rng.bit_generator.seed_seq.spawn(trials)
             out = np.empty((trials, pp.dim))
             for i, s in enumerate(seeds):
-                out[i] = self.mechanism.release(pp, SimulationNoise(s), 1).W[0]
+                out[i] = self.mechanism.compute(pp, SimulationNoise(s), 1).W[0]
                 if progress is not None:
                     progress((i + 1) / trials)
             return out
-        rel = self.mechanism.release(pp, noise, trials)
+        rel = self.mechanism.compute(pp, noise, trials)
         info = getattr(rel, "diagnostics", {}).get("information")  # the non-private fit has none
         if info is None:
             return np.asarray(rel.W, float)
@@ -627,7 +627,7 @@ class RegressionAdapter(Adapter):
         def draw(cohort: Cohort, noise: Any) -> dict[str, Any]:
             if id(cohort) not in designs:
                 designs[id(cohort)] = (cohort, self._pp(cohort))
-            return readout.released_part(mech.release(designs[id(cohort)][1], noise, 1))
+            return readout.released_part(mech.compute(designs[id(cohort)][1], noise, 1))
 
         return reader_publisher(readout.KIND, draw, inputs, REGRESSION_RECORD_TRIALS,
                                 source="the regression release's public inputs (regression.readout.public_inputs of "
@@ -836,7 +836,7 @@ def weibull_publisher(mech: Any, cohort: Cohort, public: PublicParameters, n_pub
                                    horizon_from_data=public.horizon_from_data, n_from_data=n_public is None,
                                    censoring_from_data=censoring is None, blocks_from_data=blocks_from_data)
     prepare = _prepared(mech)
-    return reader_publisher(readout.KIND, lambda c, noise: readout.released_of(mech.release_many(prepare(c), noise, 1)),
+    return reader_publisher(readout.KIND, lambda c, noise: readout.released_of(mech.compute_many(prepare(c), noise, 1)),
                             inputs, WEIBULL_RECORD_TRIALS,
                             source="the weibull release's public inputs (weibull.readout.public_inputs: declared n "
                                    "and censoring share, the same on D and D') and its reader")

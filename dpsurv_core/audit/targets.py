@@ -23,7 +23,7 @@ import numpy as np
 from dpsurv_core.curves import logrank
 from dpsurv_core.curves.counts import BinnedCounts, count
 from dpsurv_core.curves.kaplan_meier import estimate
-from dpsurv_core.curves.release import exact_counts, groups_of, tile_trials
+from dpsurv_core.curves.result import exact_counts, groups_of, tile_trials
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters
 from dpsurv_core.errors import ParameterError

@@ -66,8 +66,8 @@ from dpsurv_core.curves.readings import (  # noqa: F401 (re-exported: the app an
     rmst_on_grid,
 )
 from dpsurv_core.curves.readout import readings, released_numbers  # noqa: F401 (re-exported)
-from dpsurv_core.curves.release import (
-    CurveRelease,
+from dpsurv_core.curves.result import (
+    CurveResult,
     NonPrivate,
     context,
     event_times_grid,
@@ -258,7 +258,7 @@ def build_mechanism(name: str, args: argparse.Namespace, cohort: Cohort, public:
     return entry, entry.build(args.epsilon, **mechanism_build(args, cohort, public))
 
 
-def reading_options(args: argparse.Namespace, rel: CurveRelease, cohort: Cohort, public: PublicParameters
+def reading_options(args: argparse.Namespace, rel: CurveResult, cohort: Cohort, public: PublicParameters
                     ) -> dict[str, Any]:
     """The options of :func:`readings` as ``km``'s command line gives them."""
     landmarks, rmst = getattr(args, "landmarks", None), getattr(args, "rmst", None)
@@ -283,13 +283,13 @@ def plan(args: argparse.Namespace, competing: bool = False, analysis: str = "sur
     entry = catalogue.get(catalogue.CURVES, args.mechanism)
     mech = entry.build(args.epsilon, **build)
 
-    def compute(noise, trials: int) -> CurveRelease:
-        rel = with_follow_up_end(mech.release(cohort, public, noise, trials if entry.private else 1,
+    def compute(noise, trials: int) -> CurveResult:
+        rel = with_follow_up_end(mech.compute(cohort, public, noise, trials if entry.private else 1,
                                               competing=competing), cohort, public)
         rel.disclosures = [*extra, *rel.disclosures]
         return rel
 
-    def publish(rel: CurveRelease) -> tuple[dict[str, Any], dict[str, Any]]:
+    def publish(rel: CurveResult) -> tuple[dict[str, Any], dict[str, Any]]:
         reading = {"conf_type": getattr(args, "conf_type", "log"), "names": group_labels_of(args, rel.curves.groups),
                    "time_unit": cohort.time_unit, "landmarks": getattr(args, "landmarks", None),
                    "rmst": getattr(args, "rmst", None)}
@@ -307,14 +307,14 @@ def plan(args: argparse.Namespace, competing: bool = False, analysis: str = "sur
 
 def release(args: argparse.Namespace, competing: bool = False, analysis: str = "survival curves", min_groups: int = 1,
             tests: dict[str, Any] | None = None
-            ) -> tuple[CurveRelease, Cohort, PublicParameters, list[Disclosure], dict[str, Any]]:
+            ) -> tuple[CurveResult, Cohort, PublicParameters, list[Disclosure], dict[str, Any]]:
     """Run the plan as the options say (simulation, non-private, or a release through the protocol)."""
     p, cohort, public, extra = plan(args, competing, analysis, min_groups, tests)
     rel, fields = run_plan(args, p)
     return rel, cohort, public, extra, fields
 
 
-def header(rel: CurveRelease, cohort: Cohort, public: PublicParameters, extra: list[Disclosure]) -> dict[str, Any]:
+def header(rel: CurveResult, cohort: Cohort, public: PublicParameters, extra: list[Disclosure]) -> dict[str, Any]:
     disclosures = [d.to_dict() for d in [*extra, *rel.disclosures, *public.disclosures()]]
     seen, unique = set(), []
     for d in disclosures:

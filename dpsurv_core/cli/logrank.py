@@ -38,7 +38,7 @@ from dpsurv_core.cli.km import (
 )
 from dpsurv_core.curves import logrank_test
 from dpsurv_core.curves.logrank_readout import _finite, calibrated_fields, released_tests  # noqa: F401 (re-exported)
-from dpsurv_core.curves.release import event_times_grid, exact_counts, risk_counts, tile_trials
+from dpsurv_core.curves.result import event_times_grid, exact_counts, risk_counts, tile_trials
 from dpsurv_core.data.public import Disclosure
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy import catalogue

@@ -195,7 +195,7 @@ def run(args: argparse.Namespace) -> dict:
     # each coefficient as readers say it (sex: Female vs Male): public, from the declared levels
     names = {n: cats.names.get(n, n) for n in pp.encoding.names}
     plan = Plan(entry, mech, cohort.name, dataset_fingerprint(args) if needs_fingerprint(args, entry) else "",
-                lambda noise, trials: mech.release(pp, noise, trials=trials), disclosures=list(pp.disclosures),
+                lambda noise, trials: mech.compute(pp, noise, trials=trials), disclosures=list(pp.disclosures),
                 command=reproduce_command(args), analysis="regression", kind=readout.KIND,
                 publish=lambda rel: readout.publication(entry.id, mech, rel, names))
     rel, fields = run_plan(args, plan)

@@ -20,7 +20,7 @@ from dpsurv_core.audit import comparison
 from dpsurv_core.audit.figures import comparison_section, report_section
 from dpsurv_core.cli import km
 from dpsurv_core.cli.common import add_data_options, add_release_options, run_plan, store_from_args
-from dpsurv_core.curves import release as curves
+from dpsurv_core.curves import result as curves
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES
 from dpsurv_core.data.public import Disclosure
 from dpsurv_core.errors import ParameterError
@@ -71,7 +71,7 @@ def _label(names: dict[str, str], group: str) -> str:
     return names.get(str(group), str(group))
 
 
-def release_kind(release: curves.CurveRelease) -> str:
+def release_kind(release: curves.CurveResult) -> str:
     """What a release's tables are, in the words their captions use: private (epsilon-DP for the subject), label-private
     (only the group label protected), not DP as run (a disclosure voided the guarantee), or disclosure control."""
     if not release.cost.formal:
@@ -82,7 +82,7 @@ def release_kind(release: curves.CurveRelease) -> str:
         else "private"
 
 
-def _curve_sections(rep: Report, release: curves.CurveRelease, cohort, public, args: argparse.Namespace,
+def _curve_sections(rep: Report, release: curves.CurveResult, cohort, public, args: argparse.Namespace,
                     private: bool) -> list[str]:
     """The curve figure with the band ``km`` prints (its type named, and whether it carries the noise), the median
     table, landmarks, RMST and the number at risk; returns ``km``'s warnings."""
@@ -186,7 +186,7 @@ def run(args: argparse.Namespace) -> dict:
         for w in dict.fromkeys(warnings):
             rep.add_text(w, "warning")
     if args.review:
-        exact = curves.NonPrivate().release(cohort, public)
+        exact = curves.NonPrivate().compute(cohort, public)
         rep.add_section("Comparison with the non-private analysis", confidential=True)
         read = km.band_curves(release)  # rrr: the de-biased curves, which the numbers above are read from
         rep.add_figure(curves_figure({"private": km.named_groups(read, names),

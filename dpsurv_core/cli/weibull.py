@@ -142,7 +142,7 @@ def build(args: argparse.Namespace) -> WeibullRun:
     run_ = WeibullRun(entry, mech, cohort, sample, public, n, share, n_declared is None, args.censoring is None,
                       disclosures)
     run_.plan = Plan(entry, mech, cohort.name, dataset_fingerprint(args) if needs_fingerprint(args, entry) else "",
-                     lambda noise, trials: mech.release_many(sample, noise if entry.private else None, trials),
+                     lambda noise, trials: mech.compute_many(sample, noise if entry.private else None, trials),
                      disclosures, reproduce_command(args), analysis="Weibull parameters", kind=readout.KIND,
                      publish=run_.publish)
     return run_

@@ -85,7 +85,7 @@ import numpy as np
 from dpsurv_core.curves.bootstrap import bootstrap_curves, monotone_band, widen_between, with_bootstrap_bands
 from dpsurv_core.curves.counts import BinnedCounts
 from dpsurv_core.curves.kaplan_meier import DeferredArray, estimate, greenwood_bands
-from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, drawn, exact_counts
+from dpsurv_core.curves.result import CURVE_PARAMETERS, CurveResult, drawn, exact_counts
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import Disclosure, PublicParameters
 from dpsurv_core.errors import ParameterError
@@ -266,11 +266,11 @@ class AdaptiveKM(Mechanism):
                 "block_events": ev.tolist(), "block_censored": ce.tolist(), "beyond_grid": s.tolist(),
                 "noise": noise.describe()}
 
-    def release(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource, trials: int = 1,
-                competing: bool = False) -> CurveRelease:
+    def compute(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource, trials: int = 1,
+                competing: bool = False) -> CurveResult:
         return drawn(self, self.draw(cohort, public, noise, trials, competing), public, competing)
 
-    def read(self, released: dict[str, Any], public: PublicParameters, competing: bool = False) -> CurveRelease:
+    def read(self, released: dict[str, Any], public: PublicParameters, competing: bool = False) -> CurveResult:
         """Counts on the public grid, curves and bands from the released merged bins and their noisy counts alone."""
         grid = public.grid
         kept = np.array(released["kept"], bool)
@@ -332,7 +332,7 @@ class AdaptiveKM(Mechanism):
                  # the number at risk at t (time >= t): at a merged bin's ends n minus the released counts before
                  # it, linear in time inside it (the curve's derived counts shift half a bin's censorings)
                  "risk_counts": spread_counts(fine, kept, ev, ce, s)}
-        return CurveRelease(self.name, self.cost, self.parameters(), disclosures, curves, fine,
+        return CurveResult(self.name, self.cost, self.parameters(), disclosures, curves, fine,
                             str(released.get("noise", "")), notes, extra)
 
 

@@ -20,7 +20,7 @@ from dpsurv_core.curves.bootstrap import bootstrap_curves, with_bootstrap_bands
 from dpsurv_core.curves.clamping import laplace_clamping
 from dpsurv_core.curves.counts import BinnedCounts, post_process
 from dpsurv_core.curves.kaplan_meier import actuarial_share, estimate
-from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, drawn, exact_counts, tile_trials
+from dpsurv_core.curves.result import CURVE_PARAMETERS, CurveResult, drawn, exact_counts, tile_trials
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters
 from dpsurv_core.privacy.ledger import ADD_REMOVE, SUBJECT, PrivacyCost
@@ -60,7 +60,7 @@ class LaplaceCounts(Mechanism):
                 "rows_per_subject": self.rows_per_subject, "noise": "discrete Laplace" if self.discrete else "Laplace"}
 
     @staticmethod
-    def clamping(rel: CurveRelease) -> Any:
+    def clamping(rel: CurveResult) -> Any:
         """What clamping at 0 adds to the first trial's event and censoring cells (Laplace noise on every cell)."""
         if rel.counts is None or not rel.parameters.get("scale"):
             return None
@@ -88,11 +88,11 @@ class LaplaceCounts(Mechanism):
         exact = exact_counts(cohort, public.grid, public, competing)
         return {"counts": post_process(self.noisy_counts(exact, noise, trials)).released(), "noise": noise.describe()}
 
-    def release(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource, trials: int = 1,
-                competing: bool = False) -> CurveRelease:
+    def compute(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource, trials: int = 1,
+                competing: bool = False) -> CurveResult:
         return drawn(self, self.draw(cohort, public, noise, trials, competing), public, competing)
 
-    def read(self, released: dict[str, Any], public: PublicParameters, competing: bool = False) -> CurveRelease:
+    def read(self, released: dict[str, Any], public: PublicParameters, competing: bool = False) -> CurveResult:
         """Curves and noise-aware bands from the released counts and the public noise law alone."""
         released_counts = BinnedCounts.from_released(released["counts"], public.grid)
         a = actuarial_share(public.grid)
@@ -101,5 +101,5 @@ class LaplaceCounts(Mechanism):
         if self.noise_in_bands and self.scale > 0:
             curves = with_bootstrap_bands(curves, bootstrap_curves(self, released_counts, a))
             notes.append("The bands carry the noise: " + curves.interval_method + ".")
-        return CurveRelease(self.name, self.cost, self.parameters(), public.disclosures(CURVE_PARAMETERS), curves,
+        return CurveResult(self.name, self.cost, self.parameters(), public.disclosures(CURVE_PARAMETERS), curves,
                             released_counts, str(released.get("noise", "")), notes)

@@ -21,7 +21,7 @@ from dpsurv_core.curves.readout import (
     reading_options,
     released_numbers,
 )
-from dpsurv_core.curves.release import CurveRelease
+from dpsurv_core.curves.result import CurveResult
 
 
 def read(released: dict[str, Any], inputs: dict[str, Any]) -> dict[str, Any]:
@@ -34,7 +34,7 @@ def read(released: dict[str, Any], inputs: dict[str, Any]) -> dict[str, Any]:
             | released_tests(rel, mechanism_of(inputs), options["names"], tests.get("null_draws")))
 
 
-def released_tests(rel: CurveRelease, mech: Any, names: dict[str, str] | None = None, draws: int | None = None
+def released_tests(rel: CurveResult, mech: Any, names: dict[str, str] | None = None, draws: int | None = None
                    ) -> dict[str, Any]:
     """The calibrated log-rank tests of a release's first trial, kept with its ledger record so that a report built
     from the record shows what ``logrank`` printed (post-processing: the released counts and the public noise law):

@@ -1,5 +1,5 @@
 """How a curve release is read: bands of R's conf.type, medians and quartiles with their limits, landmarks, RMST,
-and the entries ``km`` prints (post-processing of a :class:`~dpsurv_core.curves.release.CurveRelease` only).
+and the entries ``km`` prints (post-processing of a :class:`~dpsurv_core.curves.result.CurveResult` only).
 
 Intervals follow R survival's ``conf.type`` (default ``log``, R's survfit default); the median and quartiles follow
 R's quantile.survfit (the midpoint of an interval where S equals the quantile exactly). A noisy release's band carries
@@ -18,7 +18,7 @@ from dpsurv_core.curves.bootstrap import carry_upper, monotone_band, widen_betwe
 from dpsurv_core.curves.clamping import ClampingBias
 from dpsurv_core.curves.intervals import incidence_band, quantile_limits, rmst_interval
 from dpsurv_core.curves.kaplan_meier import SurvivalCurves, confidence_limits, cumhaz_limits, quantile_r
-from dpsurv_core.curves.release import CurveRelease
+from dpsurv_core.curves.result import CurveResult
 
 if TYPE_CHECKING:  # a value type only: this module reads no data
     from dpsurv_core.data.public import PublicParameters
@@ -51,12 +51,12 @@ NOISE_BAND_NOTE = "add the noise's variance"
 QUANTILE_PROBS = (0.25, 0.5, 0.75)
 
 
-def band_curves(rel: CurveRelease) -> SurvivalCurves:
+def band_curves(rel: CurveResult) -> SurvivalCurves:
     """The curves whose band the release stands behind: rrr's de-biased curves, else the curves."""
     return rel.extra.get("debiased_curves", rel.curves)
 
 
-def clamping_of(rel: CurveRelease) -> ClampingBias | None:
+def clamping_of(rel: CurveResult) -> ClampingBias | None:
     """What clamping negative released counts at 0 adds to each event and censoring cell of the first trial (which the
     warnings read) of the curves the band stands behind, for the sentence on its bias: the mechanism states it (its
     class's ``clamping(rel)``: laplace-counts, rrr's de-biased counts); None for the others and without noise."""
@@ -70,7 +70,7 @@ def clamping_of(rel: CurveRelease) -> ClampingBias | None:
     return cls.clamping(rel) if hasattr(cls, "clamping") else None
 
 
-def follow_up_ends(rel: CurveRelease, names: dict[str, str] | None = None) -> dict[str, float] | None:
+def follow_up_ends(rel: CurveResult, names: dict[str, str] | None = None) -> dict[str, float] | None:
     """Each group's last time under observation (at most the horizon), known without noise only (None for a noisy
     release); groups called by ``names``."""
     exact = every_event_time(rel)
@@ -81,27 +81,27 @@ def follow_up_ends(rel: CurveRelease, names: dict[str, str] | None = None) -> di
             if np.isfinite(exact.follow_up_end[0, k])}
 
 
-def every_event_time(rel: CurveRelease) -> SurvivalCurves | None:
+def every_event_time(rel: CurveResult) -> SurvivalCurves | None:
     """A release without noise keeps the curves at every event time (R's survfit): its medians, quartiles, landmarks
     and RMST are read there, as R reads them, so that switching the noise off reproduces the non-private numbers.
     None for a noisy release, which is known at the public grid's points only."""
     return rel.extra.get("event_time_curves")
 
 
-def quantile_curves(rel: CurveRelease, curves: SurvivalCurves) -> SurvivalCurves | None:
+def quantile_curves(rel: CurveResult, curves: SurvivalCurves) -> SurvivalCurves | None:
     """Where ``curves``' medians and quartiles are read instead of on themselves: every event time without noise
     (:func:`every_event_time`); None for a noisy release."""
     exact = every_event_time(rel)
     return None if exact is None or exact.survival.shape[:2] != curves.survival.shape[:2] else exact
 
 
-def rmst_curves(rel: CurveRelease) -> SurvivalCurves:
+def rmst_curves(rel: CurveResult) -> SurvivalCurves:
     """The curves an RMST integrates: the non-private release's at every event time (its grid curve's step area would
     overstate the area by about half a bin times each bin's drop), else those the release's numbers are read from."""
     return rel.extra.get("event_time_curves", band_curves(rel))
 
 
-def rmst_on_grid(rel: CurveRelease, public: PublicParameters) -> bool:
+def rmst_on_grid(rel: CurveResult, public: PublicParameters) -> bool:
     """True when the RMST integrates a curve known at a coarse public grid's points only, read linearly between them,
     with or without noise (so that noise switched off is the limit of a smaller and smaller noise); False for a
     curve at every event time (the non-private release's own, or an event-time grid), whose step area is R's."""
@@ -125,12 +125,12 @@ def incidence_method(curves: SurvivalCurves, conf_type: str, debiased: bool = Fa
             "limit to 1")
 
 
-def includes_noise(rel: CurveRelease) -> bool:
+def includes_noise(rel: CurveResult) -> bool:
     """True when the release's bands carry its noise (dpsurv_core.curves.uncertainty, or adaptive-km's delta method)."""
     return band_curves(rel).interval_method is not None or any(NOISE_BAND_NOTE in n for n in rel.notes)
 
 
-def interval_method(rel: CurveRelease, conf_type: str) -> str:
+def interval_method(rel: CurveResult, conf_type: str) -> str:
     """One phrase naming how the intervals were computed."""
     curves = band_curves(rel)
     method = curves.interval_method

@@ -32,7 +32,7 @@ from dpsurv_core.curves.readings import (
     rmst_curves,
     rmst_entries,
 )
-from dpsurv_core.curves.release import CurveRelease
+from dpsurv_core.curves.result import CurveResult
 from dpsurv_core.report.curve_warnings import curve_warnings
 
 if TYPE_CHECKING:  # value types only: this module reads no data
@@ -77,7 +77,7 @@ def mechanism_of(inputs: dict[str, Any]) -> Any:
     return entry.build(inputs["epsilon"], **{k: _tuples(v) for k, v in inputs["build"].items()})
 
 
-def curve_release(released: dict[str, Any], inputs: dict[str, Any]) -> CurveRelease:
+def curve_release(released: dict[str, Any], inputs: dict[str, Any]) -> CurveResult:
     """The release as its mechanism reads its stored output (curves, bands, counts)."""
     rel = mechanism_of(inputs).read(released, public_parameters(inputs), bool(inputs.get("competing")))
     rel.released = released
@@ -101,7 +101,7 @@ def read(released: dict[str, Any], inputs: dict[str, Any]) -> dict[str, Any]:
     return released_numbers(rel, **reading_options(inputs, public_parameters(inputs)))
 
 
-def readings(rel: CurveRelease, conf_type: str = "log", names: dict[str, str] | None = None, time_unit: str = "",
+def readings(rel: CurveResult, conf_type: str = "log", names: dict[str, str] | None = None, time_unit: str = "",
              more_warnings: Sequence[str] = (), landmarks: Sequence[float] | None = None, rmst: float | None = None,
              rmst_coarse: bool = False, exact_grid: bool | None = None, raw_labels_shown: bool = True
              ) -> dict[str, Any]:
@@ -134,7 +134,7 @@ def readings(rel: CurveRelease, conf_type: str = "log", names: dict[str, str] | 
     return out
 
 
-def released_numbers(rel: CurveRelease, conf_type: str = "log", names: dict[str, str] | None = None,
+def released_numbers(rel: CurveResult, conf_type: str = "log", names: dict[str, str] | None = None,
                      time_unit: str = "", more_warnings: Sequence[str] = (),
                      landmarks: Sequence[float] | None = None, rmst: float | None = None,
                      rmst_coarse: bool = False, exact_grid: bool | None = None) -> dict[str, Any]:

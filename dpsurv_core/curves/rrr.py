@@ -31,7 +31,7 @@ from dpsurv_core.curves.bootstrap import bootstrap_curves, with_bootstrap_bands
 from dpsurv_core.curves.clamping import rrr_clamping
 from dpsurv_core.curves.counts import BinnedCounts, post_process
 from dpsurv_core.curves.kaplan_meier import actuarial_share, estimate
-from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, drawn, groups_of
+from dpsurv_core.curves.result import CURVE_PARAMETERS, CurveResult, drawn, groups_of
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import Disclosure, PublicParameters, TimeGrid
 from dpsurv_core.errors import ParameterError
@@ -178,7 +178,7 @@ class RandomizedResponse(Mechanism):
         return post_process(replace(reported, n=n, events=ev, censored=ce))
 
     @staticmethod
-    def clamping(rel: CurveRelease) -> Any:
+    def clamping(rel: CurveResult) -> Any:
         """What clamping the de-biased counts at 0 adds to the first trial's cells (the inverse response matrix)."""
         if "debiased_counts" not in rel.extra or "matrix" not in rel.extra:
             return None
@@ -215,11 +215,11 @@ class RandomizedResponse(Mechanism):
         reported = counts_from_labels(reported_rows, ev_cell, ce_cell, public.grid, self.categories, types)
         return {"counts": reported.released(), "noise": noise.describe()}
 
-    def release(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource, trials: int = 1,
-                competing: bool = False) -> CurveRelease:
+    def compute(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource, trials: int = 1,
+                competing: bool = False) -> CurveResult:
         return drawn(self, self.draw(cohort, public, noise, trials, competing), public, competing)
 
-    def read(self, released: dict[str, Any], public: PublicParameters, competing: bool = False) -> CurveRelease:
+    def read(self, released: dict[str, Any], public: PublicParameters, competing: bool = False) -> CurveResult:
         """The reported-label curves, the de-biased counts and curves and their bands, from the counts per reported
         label and the public swap matrix alone."""
         reported = BinnedCounts.from_released(released["counts"], public.grid)
@@ -235,7 +235,7 @@ class RandomizedResponse(Mechanism):
             notes.append("The de-biased curves' bands carry the label noise: " + debiased_curves.interval_method
                          + ". The reported-label curves keep Greenwood's band, which is honest for what they estimate "
                          "(the survival of the mixture of groups the randomized labels define), not for each group.")
-        return CurveRelease(self.name, self.cost, self.parameters(), disclosures, estimate(reported, actuarial=a, noisy=self.p < 1), reported,
+        return CurveResult(self.name, self.cost, self.parameters(), disclosures, estimate(reported, actuarial=a, noisy=self.p < 1), reported,
                             str(released.get("noise", "")), notes,
                             extra={"debiased_curves": debiased_curves, "debiased_counts": debiased,
                                    "matrix": self.matrix})  # public: P[h, g] = Pr(report g | true group h)

@@ -40,7 +40,7 @@ import numpy as np
 from dpsurv_core.curves.bootstrap import INVERSION_METHOD, SAMPLING_INVERSION_METHOD
 from dpsurv_core.curves.counts import count
 from dpsurv_core.curves.kaplan_meier import SurvivalCurves, estimate
-from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, NonPrivate, drawn, groups_of, tile_trials
+from dpsurv_core.curves.result import CURVE_PARAMETERS, CurveResult, NonPrivate, drawn, groups_of, tile_trials
 from dpsurv_core.curves.time_indexed_bands import time_indexed_bands
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters, TimeGrid
@@ -175,8 +175,8 @@ class TimeIndexed(Mechanism):
         smooth = rolling_mean(clipped, self.window, self.edge_mode)
         return np.minimum.accumulate(smooth, axis=-1)
 
-    def release(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource, trials: int = 1,
-                competing: bool = False) -> CurveRelease:
+    def compute(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource, trials: int = 1,
+                competing: bool = False) -> CurveResult:
         if competing:
             raise ParameterError("time-indexed releases only a survival curve, not counts by event type: use "
                                  "laplace-counts for cumulative incidence.")
@@ -198,7 +198,7 @@ class TimeIndexed(Mechanism):
         survival = self.post_process(self.noisy(exact_survival(cohort, public, public.grid.points), noise, trials))
         return {"groups": list(labels), "survival": survival.tolist(), "noise": noise.describe()}
 
-    def read(self, released: dict[str, Any], public: PublicParameters, competing: bool = False) -> CurveRelease:
+    def read(self, released: dict[str, Any], public: PublicParameters, competing: bool = False) -> CurveResult:
         """The curve and its inverted band from the released curve, the public noise law and the declared sizes."""
         points = public.grid.points
         labels = tuple(str(g) for g in released["groups"])
@@ -233,26 +233,26 @@ class TimeIndexed(Mechanism):
                          f"is e n (1 + alpha (n + 1) / 2) = {self.epsilon:.4g}.")
         else:
             notes.append(f"Fixed total {self.epsilon:.4g}: the paper's base epsilon is e = {self.base_epsilon:.4g}.")
-        return CurveRelease(self.name, self.cost, self.parameters(), public.disclosures(CURVE_PARAMETERS), curves, None,
+        return CurveResult(self.name, self.cost, self.parameters(), public.disclosures(CURVE_PARAMETERS), curves, None,
                             str(released.get("noise", "")), notes)
 
     def _without_noise(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource, trials: int
-                       ) -> CurveRelease:
+                       ) -> CurveResult:
         """Noise switched off: the clipping and smoothing only reduce noise, so with none there is nothing for them to
         do and the release is the non-private one: the Kaplan-Meier curve at the grid points (R's summary(fit, times =
         grid)) with its Greenwood band, and the curves at every event time for its RMST; still no counts."""
         if not np.any(cohort.event == 1):  # no event: the curve is 1 throughout (no event-time grid to read it on)
             flat = estimate(tile_trials(count(cohort, public.grid, groups_of(cohort, public)), 1))
-            exact = CurveRelease(self.name, self.cost, {}, [], flat, None, "none",
+            exact = CurveResult(self.name, self.cost, {}, [], flat, None, "none",
                                  extra={"event_time_curves": flat})
         else:
-            exact = NonPrivate().release(cohort, public)
+            exact = NonPrivate().compute(cohort, public)
         c = exact.curves
         rep = lambda a: np.repeat(a, trials, axis=0) if isinstance(a, np.ndarray) and a.ndim > 1 else a  # noqa: E731
         curves = replace(c, **{f.name: rep(getattr(c, f.name)) for f in fields(c)})
         notes = ["Epsilon inf: no noise, so the clipping and smoothing have nothing to reduce; the curve is the "
                  "non-private Kaplan-Meier curve at the grid points, with its Greenwood band (no counts are released)."]
-        return CurveRelease(self.name, self.cost, self.parameters(), public.disclosures(CURVE_PARAMETERS), curves, None,
+        return CurveResult(self.name, self.cost, self.parameters(), public.disclosures(CURVE_PARAMETERS), curves, None,
                             noise.describe(), notes, extra={"event_time_curves": exact.extra["event_time_curves"]})
 
 

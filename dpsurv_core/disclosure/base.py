@@ -20,7 +20,7 @@ import numpy as np
 from dpsurv_core.curves.bootstrap import bootstrap_curves, with_bootstrap_bands
 from dpsurv_core.curves.counts import BinnedCounts, post_process
 from dpsurv_core.curves.kaplan_meier import actuarial_share, estimate, incidence_variance
-from dpsurv_core.curves.release import CURVE_PARAMETERS, CurveRelease, drawn, exact_counts, tile_trials
+from dpsurv_core.curves.result import CURVE_PARAMETERS, CurveResult, drawn, exact_counts, tile_trials
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import Disclosure, PublicParameters
 from dpsurv_core.privacy.ledger import DISCLOSURE_CONTROL, NO_FORMAL, NO_NEIGHBOURS, PrivacyCost
@@ -98,11 +98,11 @@ class DisclosureControl(Mechanism):
             out["suppressed"] = {k: np.asarray(m, bool).tolist() for k, m in extra["suppressed"].items()}
         return out
 
-    def release(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource | None = None, trials: int = 1,
-                competing: bool = False) -> CurveRelease:
+    def compute(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource | None = None, trials: int = 1,
+                competing: bool = False) -> CurveResult:
         return drawn(self, self.draw(cohort, public, noise, trials, competing), public, competing)
 
-    def read(self, released: dict[str, Any], public: PublicParameters, competing: bool = False) -> CurveRelease:
+    def read(self, released: dict[str, Any], public: PublicParameters, competing: bool = False) -> CurveResult:
         """Curves, bands and the printable table from the altered table alone."""
         altered = BinnedCounts.from_released(released["counts"], public.grid)
         extra: dict[str, Any] = {}
@@ -122,7 +122,7 @@ class DisclosureControl(Mechanism):
         discl = [*public.disclosures(CURVE_PARAMETERS), Disclosure("release", NOT_DP.format(what=self.what), dp=False)]
         notes = [f"{self.what}: no epsilon and no formal guarantee; a subject whose removal changes this table is "
                  "revealed with certainty to an attacker who knows everyone else (see the audit's exposed share)."]
-        return CurveRelease(self.name, self.cost, self.parameters(), discl, curves, altered,
+        return CurveResult(self.name, self.cost, self.parameters(), discl, curves, altered,
                             str(released.get("noise", "none")), notes, extra)
 
 

@@ -130,15 +130,15 @@ class EngineCohort(Cohort):
                                        group_categories=group_categories)
 
     def exact_release(self, public: PublicParameters):
-        """The non-private mechanism's release (:class:`dpsurv_core.curves.release.NonPrivate`) from the engine's
+        """The non-private mechanism's release (:class:`dpsurv_core.curves.result.NonPrivate`) from the engine's
         counts: the exact Kaplan-Meier on the event times of :meth:`event_time_grid` (equal to lifelines and R
         survival), read at the public grid's points, with the public grid's counts. The event-time counts are
         queried once per group set and kept. When the data have more distinct event times than a grid may have
         (the engine refuses that grid), the estimate is the exact one on the public grid's counts, and a note in the
         release says so."""
         from dpsurv_core.curves.kaplan_meier import estimate
-        from dpsurv_core.curves.release import (
-            CurveRelease,
+        from dpsurv_core.curves.result import (
+            CurveResult,
             NonPrivate,
             at_grid,
             exact_counts,
@@ -170,7 +170,7 @@ class EngineCohort(Cohort):
         # for an RMST, the medians and landmarks; a declared horizon ends follow-up, as for rows in memory
         extra = {} if isinstance(cache[key], ParameterError) else {
             "event_time_curves": until(cache[key], float(public.horizon))}
-        return CurveRelease(mech.name, mech.cost, {}, [Disclosure("release", "not DP: exact, non-private estimates.",
+        return CurveResult(mech.name, mech.cost, {}, [Disclosure("release", "not DP: exact, non-private estimates.",
                                                                   dp=False)], curves, on_grid, "none", notes, extra)
 
     # ---- per-subject values: the bounded chunked path ----------------------------------------------------

@@ -133,7 +133,7 @@ _CURVE_CMDS = ("km", "logrank", "audit", "report")
 
 ENTRIES: tuple[Entry, ...] = (
     Entry("nonprivate", "Exact Kaplan-Meier (not private)", CURVES, _CURVE_CMDS, "Kaplan & Meier (1958); lifelines",
-          NOTHING, "none", "none", "dpsurv_core.curves.release:NonPrivate", guarantee="none", private=False,
+          NOTHING, "none", "none", "dpsurv_core.curves.result:NonPrivate", guarantee="none", private=False,
           summary="The exact estimators, equal to lifelines and R survival: for the data holder's eyes only."),
     Entry("laplace-counts", "Laplace noise on binned counts", CURVES, _CURVE_CMDS, GONDARA_WANG, SUBJECT, ADD_REMOVE,
           OPENDP_DLAP, "dpsurv_core.curves.laplace_counts:LaplaceCounts",

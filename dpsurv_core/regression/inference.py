@@ -53,7 +53,7 @@ from dpsurv_core.regression.mechanisms import (
     PSGLD,
     ObjectivePerturbation,
     OutputPerturbation,
-    RegressionRelease,
+    RegressionResult,
     _RegressionMechanism,
     sphere_noise,
     symmetric_from_vector,
@@ -356,7 +356,7 @@ class PublicDesign:
         return cls(tuple(pp.encoding.names), pp.encoding.to_original, pp.dim, pp.n_public)
 
 
-def coefficient_inference(mech: _RegressionMechanism, release: RegressionRelease, trial: int = 0,
+def coefficient_inference(mech: _RegressionMechanism, release: RegressionResult, trial: int = 0,
                           simulations: int = SIMULATIONS, level: float = LEVEL,
                           nonprivate: bool = False, labels: dict[str, str] | None = None) -> CoefficientInference:
     """Noise-aware intervals, calibrated Wald p-values, sign-flip shares and warnings for one released draw.

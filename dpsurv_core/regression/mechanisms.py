@@ -171,7 +171,7 @@ class DesignBounds:
 
 
 @dataclass
-class RegressionRelease:
+class RegressionResult:
     """Draws W (trials, dim) of one mechanism, what it charged, and (pSGLD) chain diagnostics."""
 
     mechanism: str
@@ -219,7 +219,7 @@ class _RegressionMechanism(Mechanism):
         if DesignBounds.of(pp) != self.bounds:
             raise ParameterError("The mechanism was calibrated for another design: rebuild it for these data.")
 
-    def release(self, pp: PersonPeriod, noise: NoiseSource, trials: int = 1) -> RegressionRelease:
+    def compute(self, pp: PersonPeriod, noise: NoiseSource, trials: int = 1) -> RegressionResult:
         raise NotImplementedError
 
 
@@ -248,17 +248,17 @@ class OutputPerturbation(_RegressionMechanism):
         return {"epsilon": self.epsilon, "lambda": self.lam, "sensitivity": self.sensitivity,
                 "noise_norm": f"Gamma({self.bounds.dim}, {self.noise_scale:.4g})", **self.bounds.to_dict()}
 
-    def release(self, pp: PersonPeriod, noise: NoiseSource, trials: int = 1, w_star: np.ndarray | None = None
-                ) -> RegressionRelease:
+    def compute(self, pp: PersonPeriod, noise: NoiseSource, trials: int = 1, w_star: np.ndarray | None = None
+                ) -> RegressionResult:
         """``trials`` draws of w*(Lambda) + b (``w_star``: w*(Lambda) when already found). Without noise (epsilon =
         inf) every draw is the maximum-likelihood fit (no ridge, no noise: the non-private fit itself)."""
         self._check(pp)
         if math.isinf(self.epsilon):
-            return RegressionRelease(self.name, np.repeat(maximum_likelihood(pp)[None, :], trials, axis=0), pp,
+            return RegressionResult(self.name, np.repeat(maximum_likelihood(pp)[None, :], trials, axis=0), pp,
                                      self.cost, self.parameters())
         w = minimise(pp, self.lam) if w_star is None else w_star
         W = noise.snap(w[None, :] + sphere_noise(noise, pp.dim, self.noise_scale, trials))  # Mironov (2012)
-        return RegressionRelease(self.name, W, pp, self.cost, self.parameters())
+        return RegressionResult(self.name, W, pp, self.cost, self.parameters())
 
 
 class ObjectivePerturbation(_RegressionMechanism):
@@ -360,8 +360,8 @@ class ObjectivePerturbation(_RegressionMechanism):
                                     "information matrix": self.epsilon_information}})
         return out
 
-    def release(self, pp: PersonPeriod, noise: NoiseSource, trials: int = 1, w_star: np.ndarray | None = None
-                ) -> RegressionRelease:
+    def compute(self, pp: PersonPeriod, noise: NoiseSource, trials: int = 1, w_star: np.ndarray | None = None
+                ) -> RegressionResult:
         """``trials`` draws; with an information share ``diagnostics["information"]`` holds each draw's noisy
         H~ (trials, d, d), released after (and evaluated at) its w~. ``w_star`` (w*(Lambda), when already found)
         starts the Newton iterations. Without noise (epsilon = inf) every draw is the maximum-likelihood fit (no
@@ -379,7 +379,7 @@ class ObjectivePerturbation(_RegressionMechanism):
                 E = sphere_noise(noise, symmetric_size(pp.dim), self.information_noise_scale, trials)
                 H = noise.snap(H + symmetric_from_vector(E, pp.dim))
             diag["information"] = H
-        return RegressionRelease(self.name, W, pp, self.cost, self.parameters(), diag)
+        return RegressionResult(self.name, W, pp, self.cost, self.parameters(), diag)
 
 
 def minimise_many(pp: PersonPeriod, lam: float, b: np.ndarray, w0: np.ndarray | None = None,
@@ -484,8 +484,8 @@ class PSGLD(_RegressionMechanism):
                 "draws": self.draws, "epsilon_per_draw": self.epsilon / self.draws,
                 **self.bounds.to_dict()}
 
-    def release(self, pp: PersonPeriod, noise: NoiseSource, trials: int = 1, w_star: np.ndarray | None = None,
-                beta_ref: np.ndarray | None = None, progress: Any = None) -> RegressionRelease:
+    def compute(self, pp: PersonPeriod, noise: NoiseSource, trials: int = 1, w_star: np.ndarray | None = None,
+                beta_ref: np.ndarray | None = None, progress: Any = None) -> RegressionResult:
         """Run ``trials`` x k independent chains at once (vectorised: each chain draws its own minibatches and its own
         Langevin noise, so the trials are independent draws). With k = ``draws`` > 1 each trial releases the mean
         of its k draws (``diagnostics["draws_W"]`` keeps them, shape (trials, k, dim)); the trace keeps the first
@@ -496,7 +496,7 @@ class PSGLD(_RegressionMechanism):
         trials = trials * k
         if math.isinf(self.epsilon):
             w = maximum_likelihood(pp)
-            return RegressionRelease(self.name, np.repeat(w[None, :], out_trials, axis=0), pp, self.cost, self.parameters(),
+            return RegressionResult(self.name, np.repeat(w[None, :], out_trials, axis=0), pp, self.cost, self.parameters(),
                                      {"note": "epsilon = inf: no sampling, the non-private MLE"})
         N, d = pp.n, pp.dim
         nb = min(self.batch, N)
@@ -544,7 +544,7 @@ class PSGLD(_RegressionMechanism):
         if beta_ref is not None:
             p = pp.p
             diag["mre_by_epoch"] = np.array([mean_relative_error(trace[e][:, :p], beta_ref) for e in range(self.epochs + 1)])
-        return RegressionRelease(self.name, W, pp, self.cost, self.parameters(), diag)
+        return RegressionResult(self.name, W, pp, self.cost, self.parameters(), diag)
 
 
 MECHANISMS = {"output": OutputPerturbation, "objective": ObjectivePerturbation, "psgld": PSGLD}
@@ -583,7 +583,7 @@ def mre_study(pp: PersonPeriod, epsilons: list[float], lam: float = 0.01, trials
     seeds = np.random.SeedSequence(seed).spawn(total)
     for i, (kind, eps) in enumerate((k, e) for k in mechanisms for e in epsilons):
         mech = build_mechanism(kind, eps, pp, lam=lam, **(psgld or {} if kind == "psgld" else {}))
-        rel = mech.release(pp, SimulationNoise(seeds[i]), trials=trials, **({} if kind == "psgld" else {"w_star": w_lam}))
+        rel = mech.compute(pp, SimulationNoise(seeds[i]), trials=trials, **({} if kind == "psgld" else {"w_star": w_lam}))
         err = np.linalg.norm(rel.betas - beta_star, axis=1) / np.linalg.norm(beta_star)
         rows.append({"mechanism": kind, "epsilon": float(eps), "lambda": lam if kind != "psgld" else None,
                      "mre": float(err.mean()), "mre_se": float(err.std(ddof=1) / math.sqrt(trials)) if trials > 1 else None,
@@ -605,7 +605,7 @@ def lambda_study(pp: PersonPeriod, lambdas: list[float], epsilons: list[float], 
     return rows
 
 
-def release_table(release: RegressionRelease, trial: int = 0) -> Any:
+def release_table(release: RegressionResult, trial: int = 0) -> Any:
     """Coefficient and odds ratio per covariate (original units) of one draw, as a pandas DataFrame with the
     columns of :meth:`Fit.table`; no interval (an honest one would need the data again)."""
     import pandas as pd

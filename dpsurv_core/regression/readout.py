@@ -39,7 +39,7 @@ from dpsurv_core.regression.mechanisms import (
     DesignBounds,
     ObjectivePerturbation,
     OutputPerturbation,
-    RegressionRelease,
+    RegressionResult,
     _RegressionMechanism,
 )
 
@@ -53,7 +53,7 @@ PSGLD_OPTIONS = ("bound_B", "prior_sd", "epochs", "burn_in", "batch", "step", "s
 
 # ------------------------------------------------------------------------------------------------ release time
 
-def publication(entry_id: str, mech: _RegressionMechanism, release: RegressionRelease,
+def publication(entry_id: str, mech: _RegressionMechanism, release: RegressionResult,
                 labels: dict[str, str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """(released, public_inputs) of a private regression release (the :class:`~dpsurv_core.privacy.release.Plan`'s
     ``publish``): the mechanism's noisy output, and the declared values the reader needs. ``labels`` names each
@@ -61,7 +61,7 @@ def publication(entry_id: str, mech: _RegressionMechanism, release: RegressionRe
     return released_part(release), public_inputs(entry_id, mech, release.pp, labels)
 
 
-def released_part(release: RegressionRelease) -> dict[str, Any]:
+def released_part(release: RegressionResult) -> dict[str, Any]:
     """The noisy output itself: w~ per trial (the whole vector, spline coefficients included) and, where the
     mechanism releases them, the noisy information matrices or the posterior draws. Nothing exact."""
     out: dict[str, Any] = {"w": np.asarray(release.W, dtype=float).tolist()}

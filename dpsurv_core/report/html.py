@@ -237,7 +237,7 @@ def release_bundle(records: list[dict[str, Any]], ledger: Ledger, disclosures: l
 
 
 def curve_records(release: Any, analysis: str = "survival curves") -> list[dict[str, Any]]:
-    """Long-format records of a :class:`~dpsurv_core.curves.release.CurveRelease` (first trial)."""
+    """Long-format records of a :class:`~dpsurv_core.curves.result.CurveResult` (first trial)."""
     cur = release.curves
     out = []
     fields = [("survival", cur.survival), ("lower", cur.lower), ("upper", cur.upper)]
@@ -410,7 +410,7 @@ def curve_comparison(item: ReleaseItem, cohort: Any) -> tuple[go.Figure, pd.Data
     None for a release that is not a curve."""
     from dataclasses import replace
 
-    from dpsurv_core.curves.release import NonPrivate, rmse, sup_norm
+    from dpsurv_core.curves.result import NonPrivate, rmse, sup_norm
     from dpsurv_core.data.public import PublicParameters, TimeGrid
 
     out = item.outputs
@@ -442,7 +442,7 @@ def curve_comparison(item: ReleaseItem, cohort: Any) -> tuple[go.Figure, pd.Data
         grid = TimeGrid(np.asarray(edges, dtype=float), "custom")
         public = PublicParameters(float(grid.edges[-1]), grid,
                                   group_categories=() if groups == ["all"] else tuple(groups))
-        exact = cohort.exact_release(public) if engine else NonPrivate().release(cohort, public)
+        exact = cohort.exact_release(public) if engine else NonPrivate().compute(cohort, public)
     except Exception as exc:  # noqa: BLE001 - a comparison that cannot be made is said, not raised
         return f"No comparison: {exc}"
     order = [list(map(str, exact.curves.groups)).index(g) if g != "all" else 0 for g in groups]
@@ -468,7 +468,7 @@ def test_comparison(item: ReleaseItem, cohort: Any, alpha: float = 0.05) -> pd.D
     beside the exact test on the same public grid (R's survdiff on the binned counts), and whether the conclusion at
     ``alpha`` flips (confidential review); None without tests or groups that match."""
     from dpsurv_core.curves import logrank
-    from dpsurv_core.curves.release import NonPrivate
+    from dpsurv_core.curves.result import NonPrivate
     from dpsurv_core.data.public import PublicParameters, TimeGrid
 
     out = item.outputs
@@ -481,7 +481,7 @@ def test_comparison(item: ReleaseItem, cohort: Any, alpha: float = 0.05) -> pd.D
         return None
     try:  # a comparison that cannot be made is left out, not raised (as curve_comparison)
         grid = TimeGrid(np.asarray(edges, dtype=float), "custom")
-        counts = NonPrivate().release(cohort, PublicParameters(float(grid.edges[-1]), grid,
+        counts = NonPrivate().compute(cohort, PublicParameters(float(grid.edges[-1]), grid,
                                                                group_categories=tuple(groups))).counts
     except Exception:  # noqa: BLE001
         return None
@@ -522,7 +522,7 @@ def parameter_comparison(item: ReleaseItem, cohort: Any) -> pd.DataFrame | str |
         options = {"omega": params["omega"]} if params.get("omega") else {}
         try:
             mle = NonPrivateMLE(float(horizon), rows_per_subject=cohort.rows_per_subject, **options)
-            fit = mle.release_many(mle.prepare(cohort), None, 1)
+            fit = mle.compute_many(mle.prepare(cohort), None, 1)
         except Exception as exc:  # noqa: BLE001
             return f"No comparison: {exc}"
         return pd.DataFrame({"parameter": ["shape", "scale"], "private": [float(rows[0]["shape"]), float(rows[0]["scale"])],

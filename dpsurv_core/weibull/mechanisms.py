@@ -139,11 +139,11 @@ class WeibullMechanism(Mechanism):
             raise ParameterError(f"The data keep up to {sample.rows_per_subject} rows per subject; build the mechanism "
                                  f"with rows_per_subject={sample.rows_per_subject}.")
 
-    def release(self, sample: WeibullSample, noise: NoiseSource) -> WeibullEstimates:
+    def compute(self, sample: WeibullSample, noise: NoiseSource) -> WeibullEstimates:
         """One release (R = 1)."""
-        return self.release_many(sample, noise, 1)
+        return self.compute_many(sample, noise, 1)
 
-    def release_many(self, sample: WeibullSample, noise: NoiseSource, trials: int) -> WeibullEstimates:
+    def compute_many(self, sample: WeibullSample, noise: NoiseSource, trials: int) -> WeibullEstimates:
         raise NotImplementedError
 
 
@@ -175,7 +175,7 @@ class NonPrivateMLE(WeibullMechanism):
         return [Disclosure("mechanism", "not DP: the maximum-likelihood estimates are computed from the data "
                                         "without noise; for the data holder's eyes only.", dp=False)]
 
-    def release_many(self, sample: WeibullSample, noise: NoiseSource | None, trials: int = 1) -> WeibullEstimates:
+    def compute_many(self, sample: WeibullSample, noise: NoiseSource | None, trials: int = 1) -> WeibullEstimates:
         from dpsurv_core.weibull.model import weibull_mle
 
         self._check(sample)
@@ -226,7 +226,7 @@ class LspTll(WeibullMechanism):
         self._check(sample)
         return compute_ladder(sample, self.rungs, self.gamma)
 
-    def release_many(self, sample: WeibullSample, noise: NoiseSource, trials: int,
+    def compute_many(self, sample: WeibullSample, noise: NoiseSource, trials: int,
                      ladder: Ladder | None = None) -> WeibullEstimates:
         """R releases reusing one ladder: R rung draws, R uniforms, then TLL vectorised over the R shapes."""
         self._check(sample)
@@ -276,7 +276,7 @@ class LaplaceWeibull(WeibullMechanism):
                 "from this cohort (how far its own fit can move), which is why they are far closer. What to do: use "
                 "LSP + TLL; the Laplace row is there only as the textbook comparison.")
 
-    def release_many(self, sample: WeibullSample, noise: NoiseSource, trials: int) -> WeibullEstimates:
+    def compute_many(self, sample: WeibullSample, noise: NoiseSource, trials: int) -> WeibullEstimates:
         self._check(sample)
         r = _trials(trials)
         p, lam = clipped_mle(sample, self.gamma)
@@ -404,7 +404,7 @@ class SampleAggregateWeibull(WeibullMechanism):
         return WeibullEstimates(self.name, pb.mean(axis=1), lb.mean(axis=1), self.horizon,
                                 notes=[f"{M} block(s) of about {sample.n / M:.0f} records."])
 
-    def release_many(self, sample: WeibullSample, noise: NoiseSource, trials: int) -> WeibullEstimates:
+    def compute_many(self, sample: WeibullSample, noise: NoiseSource, trials: int) -> WeibullEstimates:
         if math.isinf(self.epsilon):  # no noise: the blocks only bound one record's influence, so one is enough
             self._check(sample)
             p, lam = clipped_mle(sample, self.gamma)
@@ -464,7 +464,7 @@ def mdae_study(sample: WeibullSample, epsilons: list[float] | tuple[float, ...],
             if isinstance(mech, LspTll):
                 lad = lad or ladder or mech.ladder(sample)
                 kw["ladder"] = lad
-            est = mech.release_many(sample, SimulationNoise(seqs[j * len(epsilons) + i]), trials, **kw)
+            est = mech.compute_many(sample, SimulationNoise(seqs[j * len(epsilons) + i]), trials, **kw)
             err_scale = np.abs(est.scale_normalised - fit.scale_normalised)
             rows.append({"mechanism": name, "epsilon": float(eps), "epsilon_per_parameter": float(eps) / 2,
                          "mdae_shape": float(np.median(np.abs(est.shape - fit.shape))),

@@ -180,7 +180,7 @@ def simulate_releases(mech: WeibullMechanism, shape: float, scale_normalised: fl
     seqs = np.random.SeedSequence(seed).spawn(cohorts)
     ps, ls = [], []
     for s, sq in zip(samples, seqs):  # one mechanism run (vectorised over the draws) per simulated cohort
-        est = mech.release_many(s, SimulationNoise(sq), draws)
+        est = mech.compute_many(s, SimulationNoise(sq), draws)
         ps.append(est.shape)
         ls.append(est.scale_normalised)
     return np.concatenate(ps), np.concatenate(ls)
@@ -237,7 +237,7 @@ def rescaled_releases(mech: WeibullMechanism, shape: float, scale_normalised: fl
         for s, sq in zip(samples, seqs):
             noise = SimulationNoise(sq)
             lad = mech.ladder(s)
-            est = mech.release_many(s, noise, draws, ladder=lad)
+            est = mech.compute_many(s, noise, draws, ladder=lad)
             q = np.clip(p_lim + sd * noise.standard_normal(draws) + (m / n) * (est.shape - lad.p_star), 1e-6, None)
             ps.append(q)
             ls.append(_tll_at_n(law, q, n, mech, noise))

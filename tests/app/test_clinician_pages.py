@@ -173,8 +173,8 @@ def test_group_page_labels_downloads_and_sdc():
 def lung_release():
     cohort = load_bundled("lung")
     public = PublicParameters.derive(cohort, horizon=1000)
-    exact = catalogue.entries(catalogue.CURVES, "km", private=False)[0].build().release(cohort, public).curves
-    return exact, LaplaceCounts(1.0).release(cohort, public, SimulationNoise(4)).curves
+    exact = catalogue.entries(catalogue.CURVES, "km", private=False)[0].build().compute(cohort, public).curves
+    return exact, LaplaceCounts(1.0).compute(cohort, public, SimulationNoise(4)).curves
 
 
 def test_off_scale_values_marked_and_noted(lung_release):
@@ -252,7 +252,7 @@ def test_ledger_page_explainer_table_csv_and_figure(ledger_path):
     from dpsurv_core.privacy.ledger import LedgerEntry, LedgerStore, PrivacyCost
 
     cohort = load_bundled("lung", group="sex")
-    outputs = released_numbers(LaplaceCounts(0.5).release(cohort, PublicParameters.derive(cohort), SimulationNoise(3)))
+    outputs = released_numbers(LaplaceCounts(0.5).compute(cohort, PublicParameters.derive(cohort), SimulationNoise(3)))
     store = LedgerStore()
     with store.transaction(session.bundled_choice("lung").fingerprint) as tx:
         tx.charge(LedgerEntry("laplace-counts", "survival curves", "lung", {"epsilon": 0.5}, PrivacyCost(0.5),

@@ -35,21 +35,21 @@ KM = "python -m dpsurv_core km --data lung --group sex --mechanism laplace-count
 def curve_outputs():
     cohort = load_bundled("lung", group="sex")
     public = PublicParameters.derive(cohort, horizon=1100)
-    return released_numbers(LaplaceCounts(0.5).release(cohort, public, SimulationNoise(3)))
+    return released_numbers(LaplaceCounts(0.5).compute(cohort, public, SimulationNoise(3)))
 
 
 @pytest.fixture(scope="module")
 def curve_record():
     """A curve release's three parts as the command line records them (``km --horizon 1100 --group sex``)."""
     from dpsurv_core.curves import readout
-    from dpsurv_core.curves.release import context
+    from dpsurv_core.curves.result import context
     from dpsurv_core.privacy import catalogue
     from dpsurv_core.publication import publish
 
     cohort = load_bundled("lung", group="sex")
     public = PublicParameters.derive(cohort, horizon=1100, group_categories=("1", "2"))
     build = context(cohort, public)
-    rel = catalogue.get(catalogue.CURVES, "laplace-counts").build(0.5, **build).release(cohort, public,
+    rel = catalogue.get(catalogue.CURVES, "laplace-counts").build(0.5, **build).compute(cohort, public,
                                                                                        SimulationNoise(3))
     reading = {"conf_type": "log", "names": {"1": "Male", "2": "Female"}, "time_unit": "days"}
     return publish("curves", rel.released, readout.public_inputs("laplace-counts", 0.5, build, public, False, reading))

@@ -277,8 +277,8 @@ def test_kept_fits_are_the_fits_computed_afresh():
     cohort = validate(lung.frame, dataclasses.replace(lung.mapping, covariates=("age",)))[0]
     pp = person_period(cohort, ["age"], intervals=10, knots=3, n_public=228)
     mech = catalogue.get(catalogue.REGRESSION, "output").build(0.5, pp=pp, lam=0.01)
-    kept = mech.release(pp, SimulationNoise(7), trials=3, w_star=minimise(pp, mech.lam)).W
-    np.testing.assert_array_equal(kept, mech.release(pp, SimulationNoise(7), trials=3).W)
+    kept = mech.compute(pp, SimulationNoise(7), trials=3, w_star=minimise(pp, mech.lam)).W
+    np.testing.assert_array_equal(kept, mech.compute(pp, SimulationNoise(7), trials=3).W)
     fit = nonprivate_fit(pp)
     assert nonprivate_fit(pp) is fit  # kept on the design
     again = fit_nonprivate(pp, 0.0)

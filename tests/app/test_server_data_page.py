@@ -18,7 +18,7 @@ from dpsurv_core import engines
 from dpsurv_core.cli import main as cli
 from dpsurv_core.curves import summary as cs
 from dpsurv_core.curves.kaplan_meier import estimate
-from dpsurv_core.curves.release import NonPrivate, exact_counts, tile_trials
+from dpsurv_core.curves.result import NonPrivate, exact_counts, tile_trials
 from dpsurv_core.data import datasets
 from dpsurv_core.data.cohort import ColumnMap, build_cohort
 from dpsurv_core.data.public import PublicParameters
@@ -154,7 +154,7 @@ def test_past_the_row_limit_the_counting_pages_compute_from_the_engine(big_table
     # the number at risk as the page reads it off the exact grid counts, by the core on the rows in memory
     rows = build_cohort(datasets.load("lung"), ColumnMap(time="time", event="status"), "lung")
     public = PublicParameters.derive(rows)
-    risk = cs.at_risk_at(NonPrivate().release(rows, public).counts, cs.table_times(public.grid))[0, 0]
+    risk = cs.at_risk_at(NonPrivate().compute(rows, public).counts, cs.table_times(public.grid))[0, 0]
     assert [int(v) for v in at.table[0].value.loc["All patients, non-private"]] == risk.astype(int).tolist()
     offered = at.selectbox(key="sc_mechanism").options
     assert cv.mechanism_name("laplace-counts") in offered  # from the counts, as the CLI's km keeps it in the engine

@@ -16,7 +16,7 @@ from dpsurv_core.cli import main
 from dpsurv_core.curves.counts import count
 from dpsurv_core.curves.kaplan_meier import estimate
 from dpsurv_core.curves.laplace_counts import LaplaceCounts
-from dpsurv_core.curves.release import exact_counts, groups_of, tile_trials
+from dpsurv_core.curves.result import exact_counts, groups_of, tile_trials
 from dpsurv_core.data.cohort import Cohort, load_bundled
 from dpsurv_core.data.public import PublicParameters, TimeGrid
 from dpsurv_core.errors import ParameterError

@@ -8,7 +8,7 @@ import pytest
 
 from dpsurv_core import tradeoff
 from dpsurv_core.audit import runner
-from dpsurv_core.curves.release import context
+from dpsurv_core.curves.result import context
 from dpsurv_core.data.cohort import load_bundled
 from dpsurv_core.data.public import PublicParameters
 from dpsurv_core.privacy import catalogue
@@ -22,8 +22,8 @@ def test_same_curves_without_bands(name):
     banded = catalogue.get(catalogue.CURVES, name).build(1.0, **context(cohort, public))
     for mech in (runner.curve_mechanism(name, 1.0, cohort, public), tradeoff._curve_mechanism(name, 1.0, cohort, public)):
         assert mech.noise_in_bands is False and mech.cost == banded.cost
-        a = banded.release(cohort, public, SimulationNoise(7), trials=5)
-        b = mech.release(cohort, public, SimulationNoise(7), trials=5)
+        a = banded.compute(cohort, public, SimulationNoise(7), trials=5)
+        b = mech.compute(cohort, public, SimulationNoise(7), trials=5)
         np.testing.assert_array_equal(a.curves.survival, b.curves.survival)
         np.testing.assert_array_equal(a.counts.n, b.counts.n)
 

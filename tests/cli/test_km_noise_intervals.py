@@ -241,7 +241,7 @@ def test_nonprivate_cumulative_incidence_has_r_interval(capsys):
 
     from dpsurv_core.curves.counts import count
     from dpsurv_core.curves.kaplan_meier import estimate
-    from dpsurv_core.curves.release import event_times_grid
+    from dpsurv_core.curves.result import event_times_grid
     from dpsurv_core.data.cohort import load_bundled
 
     o = run(capsys, "km", "--data", "pbc", "--mechanism", "nonprivate", "--estimand", "cumulative-incidence")

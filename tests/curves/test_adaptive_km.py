@@ -18,7 +18,7 @@ from dpsurv_core.curves.bootstrap import monotone_band, widen_between
 from dpsurv_core.curves.counts import count
 from dpsurv_core.curves.kaplan_meier import estimate
 from dpsurv_core.curves.logrank import overall
-from dpsurv_core.curves.release import CurveRelease, NonPrivate, event_times_grid, exact_counts
+from dpsurv_core.curves.result import CurveResult, NonPrivate, event_times_grid, exact_counts
 from dpsurv_core.data.cohort import Cohort, load_bundled
 from dpsurv_core.data.public import PublicParameters, TimeGrid
 from dpsurv_core.errors import ParameterError
@@ -33,7 +33,7 @@ INF = math.inf
 def test_epsilon_inf_event_times_equals_lifelines(group):
     cohort = load_bundled("lung", group=group)
     public = PublicParameters.derive(cohort, grid=event_times_grid(cohort))
-    rel = AdaptiveKM(INF).release(cohort, public, SimulationNoise(0), trials=2)
+    rel = AdaptiveKM(INF).compute(cohort, public, SimulationNoise(0), trials=2)
     t = public.grid.points
     frames = [("all", np.ones(cohort.n, bool))] if group is None else [(g, cohort.group == g) for g in cohort.groups]
     assert rel.curves.groups == tuple(g for g, _ in frames)
@@ -62,7 +62,7 @@ def test_epsilon_inf_event_times_equals_lifelines(group):
 def test_epsilon_inf_competing_risks_equals_aalen_johansen():
     cohort = load_bundled("pbc", competing=True)
     public = PublicParameters.derive(cohort, grid=event_times_grid(cohort, competing=True))
-    rel = AdaptiveKM(INF).release(cohort, public, SimulationNoise(0), competing=True)
+    rel = AdaptiveKM(INF).compute(cohort, public, SimulationNoise(0), competing=True)
     t = public.grid.points
     for k, label in enumerate(cohort.event_type_labels):
         ajf = AalenJohansenFitter(calculate_variance=False).fit(cohort.time, cohort.event_type, event_of_interest=k + 1)
@@ -77,8 +77,8 @@ def test_registered_and_release_shape():
     assert catalogue.get(catalogue.CURVES, "adaptive-km").mechanism_class() is AdaptiveKM
     cohort = load_bundled("lung")
     public = PublicParameters.derive(cohort, horizon=1100, bins=20)
-    rel = AdaptiveKM(1.0).release(cohort, public, SimulationNoise(1), trials=7)
-    assert isinstance(rel, CurveRelease) and rel.mechanism == "adaptive-km" and rel.trials == 7
+    rel = AdaptiveKM(1.0).compute(cohort, public, SimulationNoise(1), trials=7)
+    assert isinstance(rel, CurveResult) and rel.mechanism == "adaptive-km" and rel.trials == 7
     assert rel.curves.survival.shape == (7, 1, 20) and rel.counts.events.shape == (7, 1, 1, 20)
     np.testing.assert_array_equal(rel.curves.time, public.grid.points)
     assert any(d.parameter == "bins" and d.dp for d in rel.disclosures)
@@ -89,7 +89,7 @@ def test_registered_and_release_shape():
 def test_release_path_uses_opendp_samplers():
     cohort = load_bundled("lung")
     public = PublicParameters.derive(cohort, horizon=1100, bins=20)
-    rel = AdaptiveKM(1.0).release(cohort, public, ReleaseNoise())
+    rel = AdaptiveKM(1.0).compute(cohort, public, ReleaseNoise())
     assert rel.noise.startswith("release") and rel.trials == 1
     assert np.all(np.diff(rel.curves.survival[0, 0]) <= 1e-12)
 
@@ -239,7 +239,7 @@ def _attack(mech: AdaptiveKM, runs: int = 6000) -> float:
     e_in = mech.selection_histogram(exact_in)[jt]
 
     def scores(world: Cohort, seed: int) -> np.ndarray:
-        rel = mech.release(world, public, SimulationNoise(seed), trials=runs)
+        rel = mech.compute(world, public, SimulationNoise(seed), trials=runs)
         kept = rel.extra["kept"]
         rows, blk = np.arange(runs), (np.cumsum(kept, -1) - kept)[:, jt]
         mean_in = mech.block_histogram(exact_in, kept)[0][rows, 0, 0, blk]
@@ -273,7 +273,7 @@ def test_distinguishing_attack_catches_too_little_noise():
 
 
 # ---- properties -----------------------------------------------------------------------------------
-def _check_curves(rel: CurveRelease) -> None:
+def _check_curves(rel: CurveResult) -> None:
     c = rel.curves
     tol = 1e-9
     assert np.all(np.isfinite(c.survival))
@@ -289,7 +289,7 @@ def _check_curves(rel: CurveRelease) -> None:
        st.sampled_from([0.0, 0.2, 0.5]), st.integers(0, 2**32 - 1))
 def test_curve_properties(cohort, eps, bins, horizon, share, seed):
     public = _public(cohort, horizon, bins)
-    rel = AdaptiveKM(eps, selection_share=share).release(cohort, public, SimulationNoise(seed), trials=4)
+    rel = AdaptiveKM(eps, selection_share=share).compute(cohort, public, SimulationNoise(seed), trials=4)
     g = 1 if cohort.group is None else 3
     assert rel.curves.survival.shape == (4, g, bins)
     _check_curves(rel)
@@ -304,7 +304,7 @@ def test_edge_cases(case, eps):
          "ties": [1, 0, 1, 1, 0, 1, 1], "all-die-at-once": [1, 1, 1]}[case]
     cohort = Cohort(np.array(t), np.array(d))
     public = _public(cohort, 100.0, 25)
-    rel = AdaptiveKM(eps).release(cohort, public, SimulationNoise(3), trials=50)
+    rel = AdaptiveKM(eps).compute(cohort, public, SimulationNoise(3), trials=50)
     _check_curves(rel)
     if math.isinf(eps):
         if case == "all-censored":
@@ -317,7 +317,7 @@ def test_curve_is_the_block_curve():
     """At the end of each merged bin the curve is prod (1 - d_B / r*_B); inside, constant hazard in time."""
     cohort = load_bundled("lung")
     public = PublicParameters.derive(cohort, horizon=1100, bins=20)
-    rel = AdaptiveKM(0.5).release(cohort, public, SimulationNoise(5), trials=30)
+    rel = AdaptiveKM(0.5).compute(cohort, public, SimulationNoise(5), trials=30)
     x = rel.extra
     assert (x["blocks"] < 20).any()  # some bins were merged
     ev, ce, s = x["block_events"][:, 0, 0], x["block_censored"][:, 0], x["beyond_grid"][:, 0]
@@ -349,7 +349,7 @@ def test_merge_bins_rule():
 def test_released_counts_drive_logrank():
     cohort = load_bundled("lung", group="sex")
     public = PublicParameters.derive(cohort, horizon=1100, bins=20)
-    rel = AdaptiveKM(1.0).release(cohort, public, SimulationNoise(2), trials=200)
+    rel = AdaptiveKM(1.0).compute(cohort, public, SimulationNoise(2), trials=200)
     res = overall(rel.counts)
     assert res.statistic.shape == (200,) and np.all(np.isfinite(res.statistic))
     exact = overall(count(cohort, public.grid, ("1", "2"))).statistic
@@ -359,9 +359,9 @@ def test_released_counts_drive_logrank():
 def test_bands_add_the_noise_variance():
     cohort = load_bundled("lung")
     public = PublicParameters.derive(cohort, horizon=1100, bins=20)
-    reference = NonPrivate().release(cohort, public).curves.survival[0]
-    plain = AdaptiveKM(0.5, noise_in_bands=False).release(cohort, public, SimulationNoise(8), trials=400)
-    noisy = AdaptiveKM(0.5, band_method="delta").release(cohort, public, SimulationNoise(8), trials=400)
+    reference = NonPrivate().compute(cohort, public).curves.survival[0]
+    plain = AdaptiveKM(0.5, noise_in_bands=False).compute(cohort, public, SimulationNoise(8), trials=400)
+    noisy = AdaptiveKM(0.5, band_method="delta").compute(cohort, public, SimulationNoise(8), trials=400)
     np.testing.assert_array_equal(plain.curves.survival, noisy.curves.survival)  # same draws, same curves
     # without the noise term the bands are Greenwood's on the released counts
     gw = estimate(plain.counts)
@@ -376,7 +376,7 @@ def test_bands_add_the_noise_variance():
     assert np.mean(noisy.curves.upper - noisy.curves.lower) > np.mean(plain.curves.upper - plain.curves.lower)
     cover = lambda c: np.mean((c.lower <= reference + 1e-12) & (reference <= c.upper + 1e-12))  # noqa: E731
     assert cover(noisy.curves) > 0.9 and cover(plain.curves) < cover(noisy.curves) - 0.05  # measured 0.94 and 0.84
-    boot = AdaptiveKM(0.5).release(cohort, public, SimulationNoise(8), trials=100)  # the default: the bootstrap
+    boot = AdaptiveKM(0.5).compute(cohort, public, SimulationNoise(8), trials=100)  # the default: the bootstrap
     assert "parametric bootstrap" in boot.curves.interval_method
     assert cover(boot.curves) > 0.9
 
@@ -405,7 +405,7 @@ def test_noise_covariance_matches_the_spread_of_fresh_noise():
     cohort = load_bundled("lung")
     public = PublicParameters.derive(cohort, horizon=1100, bins=20)
     mech = AdaptiveKM(2.0)
-    rel = mech.release(cohort, public, SimulationNoise(4))
+    rel = mech.compute(cohort, public, SimulationNoise(4))
     x = rel.extra
     cov = rel.curves.noise_covariance[0, 0]
     rng = np.random.default_rng(0)
@@ -432,7 +432,7 @@ def test_rmst_error_is_at_least_the_delta_methods():
 
     cohort = load_bundled("lung", group="sex")
     public = PublicParameters.derive(cohort, horizon=1100, bins=20, group_categories=("1", "2"))
-    c = AdaptiveKM(0.5).release(cohort, public, SimulationNoise(3)).curves
+    c = AdaptiveKM(0.5).compute(cohort, public, SimulationNoise(3)).curves
     value, lo, up = rmst_interval(c, 600.0, True)
     w = rmst_weights(c.time, 600.0, True)
     delta = np.sqrt(rmst_sampling_variance(c, 600.0, True, value) + np.einsum("i,gij,j->g", w, c.noise_covariance[0], w))
@@ -448,12 +448,12 @@ def test_number_at_risk_at_merged_bin_ends_is_n_minus_the_released_counts_before
     """The number-at-risk table reads counts spread over the public bins by width: at each merged bin's end it is the
     derived n minus every released event and censoring up to there (R's n.risk from the released block counts), not
     the curve's derived counts (which shift half a bin's censorings and run 1-2 subjects off)."""
-    from dpsurv_core.curves.release import risk_counts
+    from dpsurv_core.curves.result import risk_counts
     from dpsurv_core.curves.summary import at_risk_at
 
     cohort = load_bundled("lung")
     public = PublicParameters.derive(cohort, horizon=1100, bins=20)
-    rel = AdaptiveKM(eps).release(cohort, public, SimulationNoise(1))
+    rel = AdaptiveKM(eps).compute(cohort, public, SimulationNoise(1))
     x = rel.extra
     kept = x["kept"][0]
     assert kept.sum() < 20  # some bins merged
@@ -482,14 +482,14 @@ def test_noise_covariance_is_computed_only_when_read():
 
     adaptive_km.noise_covariance = counted
     try:
-        rel = AdaptiveKM(1.0).release(cohort, public, SimulationNoise(5))
+        rel = AdaptiveKM(1.0).compute(cohort, public, SimulationNoise(5))
         assert calls == []
         full = np.asarray(rel.curves.noise_covariance)
         np.asarray(rel.curves.noise_covariance)
         assert len(calls) == 1
     finally:
         adaptive_km.noise_covariance = real
-    copy = pickle.loads(pickle.dumps(AdaptiveKM(1.0).release(cohort, public, SimulationNoise(5)).curves))
+    copy = pickle.loads(pickle.dumps(AdaptiveKM(1.0).compute(cohort, public, SimulationNoise(5)).curves))
     np.testing.assert_array_equal(np.asarray(copy.noise_covariance), full)
     cut = rel.curves.up_to(500.0)
     j = len(cut.time)

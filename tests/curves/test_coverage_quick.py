@@ -41,7 +41,7 @@ def test_greenwood_alone_would_fail():
     hits = 0
     for r in range(60):
         data = cc.cohort(200, 7 + r)
-        curves = LaplaceCounts(1.0).release(data, public, SimulationNoise([7, r])).curves
+        curves = LaplaceCounts(1.0).compute(data, public, SimulationNoise([7, r])).curves
         lo, up = conf_bands(replace(curves, interval_variance=None, interval_method=None), "log")
         hits += int(((lo[0][:, idx] <= s_true) & (s_true <= up[0][:, idx])).sum())
     assert hits / (60 * 2 * 3) < 0.85
@@ -55,7 +55,7 @@ def test_bootstrap_spread_is_the_release_spread():
     released, boot_sd, greenwood_sd = [], [], []
     for r in range(80):
         data = cc.cohort(200, 11 + r)
-        c = LaplaceCounts(0.5).release(data, public, SimulationNoise([11, r])).curves
+        c = LaplaceCounts(0.5).compute(data, public, SimulationNoise([11, r])).curves
         s = c.survival[0][:, idx]
         released.append(s)
         boot_sd.append(np.sqrt(c.interval_variance[0][:, idx]) * s)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from dpsurv_core.curves.adaptive_km import AdaptiveKM
 from dpsurv_core.curves.laplace_counts import LaplaceCounts
 from dpsurv_core.curves.logrank import overall, pairwise
-from dpsurv_core.curves.release import NonPrivate
+from dpsurv_core.curves.result import NonPrivate
 from dpsurv_core.curves.rrr import RandomizedResponse
 from dpsurv_core.curves.time_indexed import TimeIndexed
 from dpsurv_core.data.cohort import Cohort
@@ -73,7 +73,7 @@ def _check_counts(counts, curves):
 @given(cohorts(), EPS, st.booleans(), st.integers(0, 10**6))
 def test_laplace_counts(case, eps, competing, seed):
     cohort, public = case
-    rel = LaplaceCounts(eps).release(cohort, public, SimulationNoise(seed), trials=5, competing=competing)
+    rel = LaplaceCounts(eps).compute(cohort, public, SimulationNoise(seed), trials=5, competing=competing)
     _check(rel.curves)
     _check_counts(rel.counts, rel.curves)
     for res in [overall(rel.counts), *pairwise(rel.counts)]:
@@ -85,7 +85,7 @@ def test_laplace_counts(case, eps, competing, seed):
 def test_time_indexed(case, eps, window, edge_mode, seed):
     cohort, public = case
     mech = TimeIndexed(public.grid.bins, epsilon=eps, window=window, edge_mode=edge_mode)
-    rel = mech.release(cohort, public, SimulationNoise(seed), trials=5)
+    rel = mech.compute(cohort, public, SimulationNoise(seed), trials=5)
     _check(rel.curves)
     assert rel.curves.survival.shape == (5, 3, public.grid.bins)
     # clipped to tau(i) before smoothing: under tau_start everywhere, under tau(i) without smoothing (with noise; without
@@ -99,7 +99,7 @@ def test_time_indexed(case, eps, window, edge_mode, seed):
 @given(cohorts(), EPS, st.booleans(), st.integers(0, 10**6))
 def test_rrr_raw_and_debiased(case, eps, competing, seed):
     cohort, public = case
-    rel = RandomizedResponse(eps, GROUPS).release(cohort, public, SimulationNoise(seed), trials=5, competing=competing)
+    rel = RandomizedResponse(eps, GROUPS).compute(cohort, public, SimulationNoise(seed), trials=5, competing=competing)
     for curves, counts in ((rel.curves, rel.counts), (rel.extra["debiased_curves"], rel.extra["debiased_counts"])):
         _check(curves)
         _check_counts(counts, curves)
@@ -110,7 +110,7 @@ def test_nonprivate(case, competing):
     cohort, public = case
     if not np.any(cohort.event_type > 0):
         return  # no event-time grid without events (the data layer refuses such data)
-    rel = NonPrivate().release(cohort, public, competing=competing)
+    rel = NonPrivate().compute(cohort, public, competing=competing)
     _check(rel.curves)
 
 
@@ -118,13 +118,13 @@ def test_single_subject_and_subjects_past_the_grid():
     one = Cohort(np.array([3.0]), np.array([1], dtype=np.int8), np.array(["a"]))
     public = PublicParameters.derive(one, horizon=10, grid=TimeGrid.equal(0, 10, 5), group_categories=("a", "b"))
     for mech in (LaplaceCounts(1.0), LaplaceCounts(math.inf), TimeIndexed(5, epsilon=1.0), RandomizedResponse(1.0, ("a", "b"))):
-        rel = mech.release(one, public, SimulationNoise(0), trials=3)
+        rel = mech.compute(one, public, SimulationNoise(0), trials=3)
         _check(rel.curves)
-    exact = LaplaceCounts(math.inf).release(one, public, SimulationNoise(0)).curves
+    exact = LaplaceCounts(math.inf).compute(one, public, SimulationNoise(0)).curves
     np.testing.assert_allclose(exact.survival[0, 0], [1, 0, 0, 0, 0])
     np.testing.assert_allclose(exact.survival[0, 1], 1.0)  # empty group: stays at 1
     late = Cohort(np.array([50.0, 60.0]), np.array([1, 1], dtype=np.int8))
-    rel = LaplaceCounts(math.inf).release(late, PublicParameters.derive(late, horizon=10, grid=TimeGrid.equal(0, 10, 5)),
+    rel = LaplaceCounts(math.inf).compute(late, PublicParameters.derive(late, horizon=10, grid=TimeGrid.equal(0, 10, 5)),
                                           SimulationNoise(0))
     np.testing.assert_allclose(rel.curves.survival, 1.0)
     np.testing.assert_allclose(rel.curves.at_risk, 2.0)
@@ -140,7 +140,7 @@ def test_adaptive_km_keeps_the_properties():
         cohort = Cohort(time, rng.integers(0, 2, n).astype(np.int8), rng.choice(["a", "b"], n))
         public = PublicParameters.derive(cohort, horizon=20, grid=TimeGrid.equal(0, 20, 10), group_categories=("a", "b"))
         for eps in (0.5, 2.0):
-            rel = cls(eps).release(cohort, public, SimulationNoise(n), trials=4)
+            rel = cls(eps).compute(cohort, public, SimulationNoise(n), trials=4)
             _check(rel.curves)
 
 
@@ -153,7 +153,7 @@ def test_released_number_at_risk_is_never_negative():
 
     cohort = load_bundled("leukemia")
     public = PublicParameters.derive(cohort, horizon=200, bins=20)
-    rel = LaplaceCounts(0.1).release(cohort, public, SimulationNoise(5), trials=500)
+    rel = LaplaceCounts(0.1).compute(cohort, public, SimulationNoise(5), trials=500)
     assert (rel.counts.at_risk() < 0).any()  # the raw recursion does go below zero at this epsilon
     assert (rel.curves.at_risk >= 0).all()
 
@@ -168,7 +168,7 @@ def test_a_stopped_curve_has_an_uninformative_band():
 
     cohort = load_bundled("ovarian", group="rx")
     public = PublicParameters.derive(cohort, horizon=1300, bins=20)
-    rel = LaplaceCounts(0.05).release(cohort, public, SimulationNoise(3), trials=300)
+    rel = LaplaceCounts(0.05).compute(cohort, public, SimulationNoise(3), trials=300)
     at_risk = rel.counts.at_risk() + 0.5 * rel.counts.censored  # the life-table risk set of a public grid
     stopped = np.logical_or.accumulate(at_risk <= 0, axis=-1)
     assert stopped.any()

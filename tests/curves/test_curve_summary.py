@@ -10,7 +10,7 @@ from lifelines.utils import restricted_mean_survival_time
 from dpsurv_core.curves import summary as cs
 from dpsurv_core.curves.counts import count
 from dpsurv_core.curves.logrank import LogRankResult
-from dpsurv_core.curves.release import NonPrivate
+from dpsurv_core.curves.result import NonPrivate
 from dpsurv_core.data.cohort import Cohort, load_bundled
 from dpsurv_core.data.public import PublicParameters, TimeGrid
 from dpsurv_core.errors import ParameterError
@@ -19,7 +19,7 @@ from dpsurv_core.errors import ParameterError
 @pytest.fixture(scope="module")
 def lung():
     cohort = load_bundled("lung")
-    fine = NonPrivate().release(cohort, PublicParameters.derive(cohort, grid=TimeGrid.event_times(cohort)))
+    fine = NonPrivate().compute(cohort, PublicParameters.derive(cohort, grid=TimeGrid.event_times(cohort)))
     kmf = KaplanMeierFitter().fit(cohort.time, cohort.event)
     return cohort, fine.curves, kmf
 
@@ -66,7 +66,7 @@ def test_landmark_before_first_time_is_one_and_hazard_has_no_band(lung):
 def test_curve_errors_zero_against_itself_and_known_shift(lung):
     cohort, curves, _ = lung
     public = PublicParameters.derive(cohort, horizon=1100.0)
-    on_grid = NonPrivate().release(cohort, public).curves
+    on_grid = NonPrivate().compute(cohort, public).curves
     rmse, sup = cs.curve_errors(on_grid, curves)
     assert rmse[0, 0] == pytest.approx(0.0, abs=1e-12) and sup[0, 0] == pytest.approx(0.0, abs=1e-12)
     from dataclasses import replace
@@ -144,7 +144,7 @@ def test_rmst_on_a_coarse_grid_reads_the_curve_linearly_between_grid_points(lung
     """On a public grid the curve is known at grid points only: the area is the trapezoid rule from S(0) = 1,
     cut at the horizon by the same linear reading and held flat after the last point."""
     cohort, fine, _ = lung
-    coarse = NonPrivate().release(cohort, PublicParameters.derive(cohort, grid=TimeGrid.parse("0:1100:20"))).curves
+    coarse = NonPrivate().compute(cohort, PublicParameters.derive(cohort, grid=TimeGrid.parse("0:1100:20"))).curves
     t, s = coarse.time, coarse.survival[0, 0]
     x, y = np.concatenate([[0.0], t]), np.concatenate([[1.0], s])
     for horizon in (55.0, 500.0, 1022.0, 1500.0):

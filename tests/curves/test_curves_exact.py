@@ -17,7 +17,7 @@ from scipy.stats import norm
 from dpsurv_core.curves.counts import count
 from dpsurv_core.curves.laplace_counts import LaplaceCounts
 from dpsurv_core.curves.logrank import overall, pairwise
-from dpsurv_core.curves.release import NonPrivate, event_times_grid, exact_counts, tile_trials
+from dpsurv_core.curves.result import NonPrivate, event_times_grid, exact_counts, tile_trials
 from dpsurv_core.curves.rrr import RandomizedResponse
 from dpsurv_core.curves.time_indexed import TimeIndexed
 from dpsurv_core.data import grouping
@@ -43,10 +43,10 @@ def _frames(cohort):
 
 def _releases(cohort, public):
     noise = SimulationNoise(0)
-    out = {"laplace-counts": LaplaceCounts(math.inf, cohort.rows_per_subject).release(cohort, public, noise),
-           "nonprivate": NonPrivate().release(cohort, public)}
+    out = {"laplace-counts": LaplaceCounts(math.inf, cohort.rows_per_subject).compute(cohort, public, noise),
+           "nonprivate": NonPrivate().compute(cohort, public)}
     if cohort.group is not None:
-        out["rrr"] = RandomizedResponse(math.inf, public.group_categories).release(cohort, public, noise, trials=2)
+        out["rrr"] = RandomizedResponse(math.inf, public.group_categories).compute(cohort, public, noise, trials=2)
     return out
 
 
@@ -138,8 +138,8 @@ def test_cumulative_incidence(name, types):
     cohort = load_bundled(name, competing=True)
     public = _public(cohort, competing=True)
     points = public.grid.points
-    for rel in (LaplaceCounts(math.inf).release(cohort, public, SimulationNoise(0), competing=True),
-                NonPrivate().release(cohort, public, competing=True)):
+    for rel in (LaplaceCounts(math.inf).compute(cohort, public, SimulationNoise(0), competing=True),
+                NonPrivate().compute(cohort, public, competing=True)):
         c = rel.curves
         for label in types:
             k = c.event_types.index(label)
@@ -151,7 +151,7 @@ def test_cumulative_incidence(name, types):
     keep[first[counts == 1]] = True
     sub = cohort.subset(keep)
     pub = _public(sub, competing=True)
-    rel = LaplaceCounts(math.inf).release(sub, pub, SimulationNoise(0), competing=True)
+    rel = LaplaceCounts(math.inf).compute(sub, pub, SimulationNoise(0), competing=True)
     for label in types:
         k = rel.curves.event_types.index(label)
         ajf = AalenJohansenFitter(calculate_variance=False).fit(sub.time, sub.event_type, event_of_interest=k + 1)
@@ -168,16 +168,16 @@ def test_time_indexed_without_noise_is_the_km(grid):
     cohort = load_bundled("lung", group="sex")
     public = PublicParameters.derive(cohort, grid=TimeGrid.parse(grid, cohort))
     mech = TimeIndexed(public.grid.bins, epsilon=math.inf)
-    rel = mech.release(cohort, public, SimulationNoise(0), trials=3)
+    rel = mech.compute(cohort, public, SimulationNoise(0), trials=3)
     for gi, (_, t, e) in enumerate(_frames(cohort)):
         ref = KaplanMeierFitter().fit(t, e).survival_function_at_times(public.grid.points).to_numpy()
         np.testing.assert_allclose(rel.curves.survival[:, gi], np.broadcast_to(ref, (3, ref.size)), atol=1e-12)
-    exact = NonPrivate().release(cohort, public).curves
+    exact = NonPrivate().compute(cohort, public).curves
     for name in ("lower", "upper", "at_risk"):
         np.testing.assert_array_equal(getattr(rel.curves, name)[0], getattr(exact, name)[0])
     assert rel.counts is None
     # base-epsilon mode without noise gives the same curve
-    rel2 = TimeIndexed(public.grid.bins, base_epsilon=math.inf).release(cohort, public, SimulationNoise(0))
+    rel2 = TimeIndexed(public.grid.bins, base_epsilon=math.inf).compute(cohort, public, SimulationNoise(0))
     np.testing.assert_allclose(rel2.curves.survival[0], rel.curves.survival[0], atol=0)
 
 
@@ -186,7 +186,7 @@ def test_rrr_with_infinite_epsilon_keeps_labels():
     public = _public(cohort)
     mech = RandomizedResponse(math.inf, public.group_categories)
     assert mech.p == 1.0
-    rel = mech.release(cohort, public, SimulationNoise(0), trials=3)
+    rel = mech.compute(cohort, public, SimulationNoise(0), trials=3)
     exact = exact_counts(cohort, public.grid, public)
     for arr, ref in ((rel.counts.n, exact.n), (rel.counts.events, exact.events), (rel.counts.censored, exact.censored)):
         assert np.array_equal(arr, np.broadcast_to(ref, arr.shape))

@@ -12,7 +12,7 @@ from scipy.special import ndtri
 from dpsurv_core.curves.counts import BinnedCounts, count
 from dpsurv_core.curves.intervals import incidence_limits
 from dpsurv_core.curves.kaplan_meier import estimate, incidence_variance
-from dpsurv_core.curves.release import event_times_grid
+from dpsurv_core.curves.result import event_times_grid
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import TimeGrid
 
@@ -168,5 +168,5 @@ def test_noisy_adaptive_counts_get_no_exact_count_incidence_variance():
 
     cohort = load_bundled("pbc", competing=True)
     pub = PublicParameters.derive(cohort, grid=TimeGrid.parse("0:4800:20", cohort))
-    rel = AdaptiveKM(1.0, band_method="delta").release(cohort, pub, SimulationNoise(1), competing=True)
+    rel = AdaptiveKM(1.0, band_method="delta").compute(cohort, pub, SimulationNoise(1), competing=True)
     assert rel.curves.incidence_variance is None

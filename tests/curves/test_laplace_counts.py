@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from dpsurv_core.audit.attack import clopper_pearson, empirical_epsilon, epsilon_lower_bound, laplace_score
 from dpsurv_core.curves.counts import count
 from dpsurv_core.curves.laplace_counts import LaplaceCounts
-from dpsurv_core.curves.release import exact_counts
+from dpsurv_core.curves.result import exact_counts
 from dpsurv_core.data.cohort import Cohort, load_bundled
 from dpsurv_core.data.public import PublicParameters, TimeGrid
 from dpsurv_core.privacy.noise import ReleaseNoise, SimulationNoise
@@ -114,8 +114,8 @@ def _audit(mech_cls, epsilon=1.0, runs=4000, seed=11):
     ex_out = exact_counts(neighbour, public.grid, public).cells().astype(float)
     cells = np.flatnonzero(ex_in != ex_out)
     assert cells.size == 2
-    rel_in = mech.release(cohort, public, SimulationNoise(seed), trials=runs).counts.cells()[:, cells]
-    rel_out = mech.release(neighbour, public, SimulationNoise(seed + 1), trials=runs).counts.cells()[:, cells]
+    rel_in = mech.compute(cohort, public, SimulationNoise(seed), trials=runs).counts.cells()[:, cells]
+    rel_out = mech.compute(neighbour, public, SimulationNoise(seed + 1), trials=runs).counts.cells()[:, cells]
     score = lambda x: laplace_score(x, ex_in[cells], ex_out[cells], mech.scale)  # noqa: E731
     return empirical_epsilon(score(rel_in), score(rel_out)), mech.cost.epsilon
 

@@ -15,7 +15,7 @@ from scipy.special import chdtrc
 from benchmarks.logrank_calibration import cell, cohorts, nonprivate, stack
 from dpsurv_core.curves import logrank
 from dpsurv_core.curves import logrank_test as lt
-from dpsurv_core.curves.release import context, exact_counts, tile_trials
+from dpsurv_core.curves.result import context, exact_counts, tile_trials
 from dpsurv_core.data.cohort import Cohort, load_bundled
 from dpsurv_core.data.public import PublicParameters, TimeGrid
 from dpsurv_core.errors import ParameterError
@@ -36,7 +36,7 @@ def build(name, eps, cohort, public):
 def test_no_noise_equals_the_exact_logrank_on_event_times(lung, name):
     public = PublicParameters.derive(lung, horizon=1100.0, grid=TimeGrid.event_times(lung))
     mech = build(name, float("inf"), lung, public)
-    rel = mech.release(lung, public, SimulationNoise(0), trials=1)
+    rel = mech.compute(lung, public, SimulationNoise(0), trials=1)
     (t,) = lt.calibrated_tests(rel.counts, lt.noise_law(mech, rel.extra), overall=False)
     a, b = lung.group == "1", lung.group == "2"
     ref = logrank_test(lung.time[a], lung.time[b], lung.event[a], lung.event[b])
@@ -48,7 +48,7 @@ def test_no_noise_equals_the_exact_logrank_on_event_times(lung, name):
 def test_no_noise_on_a_coarse_grid_is_the_binned_chi_square(lung):
     public = PublicParameters.derive(lung, horizon=1100.0)
     mech = build("laplace-counts", float("inf"), lung, public)
-    rel = mech.release(lung, public, SimulationNoise(0))
+    rel = mech.compute(lung, public, SimulationNoise(0))
     (t, ov) = lt.calibrated_tests(rel.counts, lt.noise_law(mech, rel.extra))
     exact = tile_trials(exact_counts(lung, public.grid, public), 1)
     from dpsurv_core.curves.logrank import pairwise
@@ -68,7 +68,7 @@ def test_k_group_no_noise_equals_lifelines(seed):
     cohort = Cohort(t, e, g)
     public = PublicParameters.derive(cohort, horizon=float(t.max()), grid=TimeGrid.event_times(cohort))
     mech = build("laplace-counts", float("inf"), cohort, public)
-    rel = mech.release(cohort, public, SimulationNoise(seed))
+    rel = mech.compute(cohort, public, SimulationNoise(seed))
     ov = lt.calibrated_tests(rel.counts, lt.noise_law(mech))[-1]
     ref = multivariate_logrank_test(t, g, e)
     assert ov.statistic[0] == pytest.approx(ref.test_statistic, rel=1e-7)
@@ -78,7 +78,7 @@ def test_k_group_no_noise_equals_lifelines(seed):
 def test_same_release_same_p_value_and_p_in_range(lung):
     public = PublicParameters.derive(lung, horizon=1100.0)
     mech = build("laplace-counts", 1.0, lung, public)
-    rel = mech.release(lung, public, SimulationNoise(3), trials=4)
+    rel = mech.compute(lung, public, SimulationNoise(3), trials=4)
     law = lt.noise_law(mech, rel.extra)
     one = lt.calibrated_tests(rel.counts, law, draws=99)
     two = lt.calibrated_tests(rel.counts, law, draws=99)
@@ -118,7 +118,7 @@ def test_noise_adjusted_statistic_keeps_the_level_where_the_plain_one_does_not()
     public = PublicParameters(900.0, TimeGrid(np.linspace(0.0, 900.0, 21), "equal", False), group_categories=("A", "B"))
     mech = build("laplace-counts", 0.1, data[0], public)
     noise = SimulationNoise(1)
-    released = stack([mech.release(c, public, noise).counts for c in data])
+    released = stack([mech.compute(c, public, noise).counts for c in data])
     law = lt.noise_law(mech)
     (adjusted,) = lt.calibrated_tests(released, law, draws=99, overall=False)
     (plain,) = lt.calibrated_tests(released, replace(law, cell_variance=0.0), draws=99, overall=False)
@@ -133,7 +133,7 @@ def test_noise_adjusted_statistic_keeps_the_level_where_the_plain_one_does_not()
 def test_randomized_response_raw_needs_no_calibration_but_debiased_does(lung):
     public = PublicParameters.derive(lung, horizon=1100.0)
     mech = build("rrr", 1.0, lung, public)
-    rel = mech.release(lung, public, SimulationNoise(5), trials=3)
+    rel = mech.compute(lung, public, SimulationNoise(5), trials=3)
     (raw,) = lt.calibrated_tests(rel.counts, lt.noise_law(mech, rel.extra), overall=False)
     np.testing.assert_array_equal(raw.p_value, raw.chi2_tail_ignoring_noise)
     (deb,) = lt.calibrated_tests(rel.extra["debiased_counts"], lt.noise_law(mech, rel.extra, debiased=True), draws=99,
@@ -146,7 +146,7 @@ def test_unknown_mechanism_and_too_few_draws_are_refused(lung):
     with pytest.raises(ParameterError, match="no calibrated log-rank test"):
         lt.noise_law(build("time-indexed", 1.0, lung, public))
     mech = build("laplace-counts", 1.0, lung, public)
-    rel = mech.release(lung, public, SimulationNoise(0))
+    rel = mech.compute(lung, public, SimulationNoise(0))
     with pytest.raises(ParameterError, match="at least 19"):
         lt.calibrated_tests(rel.counts, lt.noise_law(mech), draws=5)
 

@@ -114,7 +114,7 @@ def test_a_curve_that_ends_at_the_quantile_takes_the_midpoint_with_its_last_foll
     non-private curves know each group's last time; a release without noise too, so it reproduces them; a noisy
     release does not publish it."""
     from dpsurv_core.curves.laplace_counts import LaplaceCounts
-    from dpsurv_core.curves.release import NonPrivate, with_follow_up_end
+    from dpsurv_core.curves.result import NonPrivate, with_follow_up_end
     from dpsurv_core.data.cohort import Cohort
     from dpsurv_core.data.public import PublicParameters, TimeGrid
     from dpsurv_core.privacy.noise import SimulationNoise
@@ -124,18 +124,18 @@ def test_a_curve_that_ends_at_the_quantile_takes_the_midpoint_with_its_last_foll
     for times, events, median in (([1, 2, 5, 9], [1, 1, 0, 0], 5.5), (range(1, 9), [1] * 4 + [0] * 4, 6.0)):
         cohort = Cohort(time=np.asarray(times, float), event=np.asarray(events), name="small")
         public = PublicParameters.derive(cohort, grid=TimeGrid.event_times(cohort))
-        assert NonPrivate().release(cohort, public).curves.median()[0][0, 0] == median
-        off = with_follow_up_end(LaplaceCounts(float("inf")).release(cohort, public, SimulationNoise(0), trials=2),
+        assert NonPrivate().compute(cohort, public).curves.median()[0][0, 0] == median
+        off = with_follow_up_end(LaplaceCounts(float("inf")).compute(cohort, public, SimulationNoise(0), trials=2),
                                  cohort, public)
         assert off.curves.median()[0][0, 0] == median
         assert off.curves.median()[0][1, 0] == median  # every trial
-        noisy = with_follow_up_end(LaplaceCounts(1.0).release(cohort, public, SimulationNoise(0)), cohort, public)
+        noisy = with_follow_up_end(LaplaceCounts(1.0).compute(cohort, public, SimulationNoise(0)), cohort, public)
         assert noisy.curves.follow_up_end is None
     # follow-up ends at the public horizon: events at 1, 2, 8, censored at 9, read on 0:5:5 with horizon 5 stay at
     # 0.5 from 2 to 5, so the median is (2 + 5) / 2 = 3.5 (R on the data cut at 5), not (2 + 9) / 2 beyond the horizon
     cohort = Cohort(time=np.array([1.0, 2.0, 8.0, 9.0]), event=np.array([1, 1, 1, 0]), name="cut")
     public = PublicParameters.derive(cohort, horizon=5.0, grid=TimeGrid(np.linspace(0.0, 5.0, 6)))
-    assert NonPrivate().release(cohort, public).curves.median()[0][0, 0] == 3.5
+    assert NonPrivate().compute(cohort, public).curves.median()[0][0, 0] == 3.5
 
 
 @pytest.mark.parametrize("conf_type", ["log", "plain", "log-log"])
@@ -144,7 +144,7 @@ def test_cumulative_hazard_band_of_exact_counts_is_r_s(conf_type):
     std.chaz, logse = FALSE, ulimit = FALSE)), std.chaz^2 = sum d / r^2: lung's first lower limit is 0.00062 (-log of
     the survival band said 0), plain's upper at 883 days 3.71 (5.19), log-log NA once H >= 1."""
     from dpsurv_core.cli.km import hazard_band
-    from dpsurv_core.curves.release import NonPrivate
+    from dpsurv_core.curves.result import NonPrivate
     from dpsurv_core.data.cohort import load_bundled
     from dpsurv_core.data.public import PublicParameters, TimeGrid
 
@@ -160,7 +160,7 @@ def test_cumulative_hazard_band_of_exact_counts_is_r_s(conf_type):
                "log-log": (np.exp(-np.exp(np.log(-np.log(h)) - Z * sd / h / np.log(h))),
                            np.exp(-np.exp(np.log(-np.log(h)) + Z * sd / h / np.log(h))))}[conf_type]
     public = PublicParameters.derive(cohort, grid=TimeGrid.event_times(cohort))
-    curves = NonPrivate().release(cohort, public).curves
+    curves = NonPrivate().compute(cohort, public).curves
     lo, up = hazard_band(curves, conf_type)
     np.testing.assert_allclose(lo[0, 0], ref[0], rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(up[0, 0], ref[1], rtol=1e-12, atol=1e-15)
@@ -171,12 +171,12 @@ def test_cumulative_hazard_band_of_exact_counts_is_r_s(conf_type):
 def test_curves_up_to_a_horizon_leave_a_later_median_not_reached():
     """lung's median is 310 days; with follow-up ending at a public horizon of 100 days it is not reached, as on a
     private curve restricted to that horizon; a horizon past the curve changes nothing."""
-    from dpsurv_core.curves.release import NonPrivate
+    from dpsurv_core.curves.result import NonPrivate
     from dpsurv_core.data.cohort import load_bundled
     from dpsurv_core.data.public import PublicParameters, TimeGrid
 
     cohort = load_bundled("lung")
-    curves = NonPrivate().release(cohort, PublicParameters.derive(cohort, grid=TimeGrid.event_times(cohort))).curves
+    curves = NonPrivate().compute(cohort, PublicParameters.derive(cohort, grid=TimeGrid.event_times(cohort))).curves
     assert curves.median()[0][0, 0] == 310.0
     cut = curves.up_to(100.0)
     assert cut.time.max() <= 100.0 and cut.survival.shape[-1] == cut.time.size and cut.greenwood.shape == cut.survival.shape

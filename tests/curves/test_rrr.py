@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpsurv_core.audit.attack import empirical_epsilon
-from dpsurv_core.curves.release import event_times_grid, exact_counts
+from dpsurv_core.curves.result import event_times_grid, exact_counts
 from dpsurv_core.curves.rrr import RandomizedResponse, epsilon_of, keep_probability, response_matrix, slides_epsilon
 from dpsurv_core.data.cohort import load_bundled
 from dpsurv_core.data.public import PublicParameters, TimeGrid
@@ -43,7 +43,7 @@ def test_cost_says_label_only():
     mech = RandomizedResponse(1.0, ["a", "b", "c"])
     assert mech.cost.protects == GROUP_LABEL and mech.cost.neighbouring == CHANGE_LABEL
     cohort = load_bundled("lung", group="sex")
-    rel = mech.__class__(1.0, ["1", "2"]).release(cohort, PublicParameters.derive(cohort), SimulationNoise(0))
+    rel = mech.__class__(1.0, ["1", "2"]).compute(cohort, PublicParameters.derive(cohort), SimulationNoise(0))
     assert any("group label only" in d.message and not d.dp for d in rel.disclosures)
     assert "group label only" in rel.parameters["protects"]
     with pytest.raises(ParameterError):
@@ -54,7 +54,7 @@ def test_times_and_events_are_published_unchanged_and_report_rates_match():
     cohort = load_bundled("veteran", group="celltype")
     public = PublicParameters.derive(cohort, horizon=1000, grid=TimeGrid.equal(0, 1000, 10))
     mech = RandomizedResponse(1.0, public.group_categories)
-    rel = mech.release(cohort, public, SimulationNoise(2), trials=3000)
+    rel = mech.compute(cohort, public, SimulationNoise(2), trials=3000)
     pooled = exact_counts(cohort, public.grid, public).pooled()
     assert np.all(rel.counts.pooled().events == pooled.events)  # only labels move
     assert np.all(rel.counts.n.sum(-1) == cohort.n)
@@ -67,7 +67,7 @@ def test_debiased_counts_are_unbiased_before_clamping():
     cohort = load_bundled("lung", group="sex")
     public = PublicParameters.derive(cohort, horizon=1100, grid=TimeGrid.equal(0, 1100, 5))
     mech = RandomizedResponse(2.0, public.group_categories)
-    rel = mech.release(cohort, public, SimulationNoise(4), trials=4000)
+    rel = mech.compute(cohort, public, SimulationNoise(4), trials=4000)
     exact = exact_counts(cohort, public.grid, public)
     deb = rel.extra["debiased_counts"]
     np.testing.assert_allclose(deb.n.mean(0), exact.n, rtol=0.02)
@@ -78,7 +78,7 @@ def test_debiased_counts_are_unbiased_before_clamping():
 
 def _km(counts):
     from dpsurv_core.curves.kaplan_meier import actuarial_share, estimate
-    from dpsurv_core.curves.release import tile_trials
+    from dpsurv_core.curves.result import tile_trials
 
     return estimate(tile_trials(counts, 1), actuarial=actuarial_share(counts.grid)).survival[0]
 
@@ -86,7 +86,7 @@ def _km(counts):
 def test_subjects_report_one_label_for_all_their_rows():
     cohort = load_bundled("kidney", group="disease")
     public = PublicParameters.derive(cohort, grid=event_times_grid(cohort))
-    rel = RandomizedResponse(0.5, public.group_categories).release(cohort, public, SimulationNoise(1), trials=500)
+    rel = RandomizedResponse(0.5, public.group_categories).compute(cohort, public, SimulationNoise(1), trials=500)
     # each subject has 2 rows: every reported group has an even number of rows
     assert np.all(rel.counts.n % 2 == 0)
     rows = np.flatnonzero(cohort.subject == cohort.subject[0])
@@ -94,7 +94,7 @@ def test_subjects_report_one_label_for_all_their_rows():
     group = cohort.group.copy()
     group[rows] = ["AN", "GN"]
     with pytest.raises(ParameterError, match="one label per subject"):
-        RandomizedResponse(0.5, public.group_categories).release(replace(cohort, group=group), public,
+        RandomizedResponse(0.5, public.group_categories).compute(replace(cohort, group=group), public,
                                                                  SimulationNoise(1))
 
 
@@ -126,8 +126,8 @@ def _audit(cls, epsilon=1.0, runs=4000, seed=7):
         ev = c.events[:, :, 0, :][:, :, cells].sum(-1)
         return ev[:, a] - ev[:, b]
 
-    s_in = score(mech.release(cohort, public, SimulationNoise(seed), trials=runs).counts)
-    s_out = score(mech.release(neighbour, public, SimulationNoise(seed + 1), trials=runs).counts)
+    s_in = score(mech.compute(cohort, public, SimulationNoise(seed), trials=runs).counts)
+    s_out = score(mech.compute(neighbour, public, SimulationNoise(seed + 1), trials=runs).counts)
     return empirical_epsilon(s_in, s_out), mech.cost.epsilon
 
 

@@ -69,7 +69,7 @@ def test_bad_parameters_raise_one_sentence():
         with pytest.raises(ParameterError):
             TimeIndexed(5, epsilon=1.0, **kwargs)
     with pytest.raises(ParameterError):
-        TimeIndexed(5, epsilon=1.0).release(load_bundled("lung"), PublicParameters.derive(load_bundled("lung")),
+        TimeIndexed(5, epsilon=1.0).compute(load_bundled("lung"), PublicParameters.derive(load_bundled("lung")),
                                            SimulationNoise(0))  # 20 grid points, mechanism built for 5
 
 
@@ -77,7 +77,7 @@ def test_groups_compose_in_parallel_and_noise_shrinks_over_time():
     cohort = load_bundled("lung", group="sex")
     public = PublicParameters.derive(cohort, horizon=1100, grid=TimeGrid.equal(0, 1100, 20))
     mech = TimeIndexed(20, epsilon=8.0, alpha=0.5, window=1, tau_end=1.0)
-    rel = mech.release(cohort, public, SimulationNoise(5), trials=3000)
+    rel = mech.compute(cohort, public, SimulationNoise(5), trials=3000)
     assert rel.cost.epsilon == 8.0 and rel.curves.survival.shape == (3000, 2, 20)
     raw = mech.noisy(exact_survival(cohort, public, public.grid.points), SimulationNoise(5), 3000)
     spread = raw.std(axis=0).mean(axis=0)
@@ -113,8 +113,8 @@ def _audit(cls, total=2.0, runs=4000, seed=3):
     public = PublicParameters.derive(d, horizon=2, grid=TimeGrid.equal(0, 2, 1))
     mech = cls(1, epsilon=total, alpha=0.5, window=1, tau_start=1.0, tau_end=1.0)
     assert math.isclose(TimeIndexed(1, epsilon=total, alpha=0.5).scales[0], 1 / total)
-    s_in = mech.release(d, public, SimulationNoise(seed), trials=runs).curves.survival[:, 0, :]
-    s_out = mech.release(d_minus, public, SimulationNoise(seed + 1), trials=runs).curves.survival[:, 0, :]
+    s_in = mech.compute(d, public, SimulationNoise(seed), trials=runs).curves.survival[:, 0, :]
+    s_out = mech.compute(d_minus, public, SimulationNoise(seed + 1), trials=runs).curves.survival[:, 0, :]
     np.testing.assert_allclose(exact_survival(d, public, public.grid.points), [[0.0]])
     np.testing.assert_allclose(exact_survival(d_minus, public, public.grid.points), [[1.0]])
     score = lambda x: laplace_score(x, 0.0, 1.0, 1 / total)  # noqa: E731
@@ -143,15 +143,15 @@ def test_declared_group_size_is_checked_named_and_public():
     with pytest.raises(ParameterError, match="whole number"):
         TimeIndexed(10, base_epsilon=1.0, sample_size=0)
     with pytest.raises(ParameterError, match="one per group"):
-        TimeIndexed(10, base_epsilon=1.0, sample_size=(100, 50, 20)).release(cohort, public, SimulationNoise(0))
+        TimeIndexed(10, base_epsilon=1.0, sample_size=(100, 50, 20)).compute(cohort, public, SimulationNoise(0))
     mech = TimeIndexed(10, base_epsilon=1.0, sample_size=(138, 90))
-    rel = mech.release(cohort, public, SimulationNoise(0))
+    rel = mech.compute(cohort, public, SimulationNoise(0))
     assert mech.parameters()["declared_group_size"] == [138, 90]
     assert "declared size 138, 90" in rel.curves.interval_method
     assert "declared_group_size" not in TimeIndexed(10, base_epsilon=1.0).parameters()
     assert mech.interval_covers_sampling and not TimeIndexed(10, base_epsilon=1.0).interval_covers_sampling
     # the declared size changes the band only, never the released curve or the cost
-    plain = TimeIndexed(10, base_epsilon=1.0).release(cohort, public, SimulationNoise(0))
+    plain = TimeIndexed(10, base_epsilon=1.0).compute(cohort, public, SimulationNoise(0))
     np.testing.assert_array_equal(plain.curves.survival, rel.curves.survival)
     assert plain.cost == rel.cost
     assert np.mean(rel.curves.upper - rel.curves.lower) > np.mean(plain.curves.upper - plain.curves.lower)
@@ -166,19 +166,19 @@ def test_declared_censoring_share_is_checked_named_and_public():
         with pytest.raises(ParameterError, match="censoring share"):
             TimeIndexed(10, base_epsilon=1.0, sample_size=100, censoring=bad)
     mech = TimeIndexed(10, base_epsilon=1.0, sample_size=(138, 90), censoring=0.28)
-    rel = mech.release(cohort, public, SimulationNoise(0))
+    rel = mech.compute(cohort, public, SimulationNoise(0))
     assert mech.parameters()["declared_censoring_share"] == [0.28]
     assert "declared share 28%" in rel.curves.interval_method
     per_group = TimeIndexed(10, base_epsilon=1.0, sample_size=(138, 90), censoring=(0.3, 0.2))
-    assert "declared share 30%, 20%" in per_group.release(cohort, public, SimulationNoise(0)).curves.interval_method
+    assert "declared share 30%, 20%" in per_group.compute(cohort, public, SimulationNoise(0)).curves.interval_method
     with pytest.raises(ParameterError, match="one per group"):
-        TimeIndexed(10, base_epsilon=1.0, sample_size=100, censoring=(0.3, 0.2, 0.1)).release(cohort, public,
+        TimeIndexed(10, base_epsilon=1.0, sample_size=100, censoring=(0.3, 0.2, 0.1)).compute(cohort, public,
                                                                                                SimulationNoise(0))
     with pytest.raises(ParameterError, match="censoring share"):
         TimeIndexed(10, base_epsilon=1.0, sample_size=100, censoring="lots")
-    assert "uncensored" in TimeIndexed(10, base_epsilon=1.0, sample_size=100).release(
+    assert "uncensored" in TimeIndexed(10, base_epsilon=1.0, sample_size=100).compute(
         cohort, public, SimulationNoise(0)).curves.interval_method
-    plain = TimeIndexed(10, base_epsilon=1.0, sample_size=(138, 90)).release(cohort, public, SimulationNoise(0))
+    plain = TimeIndexed(10, base_epsilon=1.0, sample_size=(138, 90)).compute(cohort, public, SimulationNoise(0))
     np.testing.assert_array_equal(plain.curves.survival, rel.curves.survival)  # the band only, never the curve
     assert plain.cost == rel.cost
 

@@ -14,7 +14,7 @@ from dpsurv_core.curves.bootstrap import carry_upper, monotone_band, redraw_coun
 from dpsurv_core.curves.intervals import linear_crossing, quantile_limits, rmst_interval
 from dpsurv_core.curves.kaplan_meier import estimate, quantile_r
 from dpsurv_core.curves.laplace_counts import LaplaceCounts
-from dpsurv_core.curves.release import exact_counts, tile_trials
+from dpsurv_core.curves.result import exact_counts, tile_trials
 from dpsurv_core.curves.rrr import RandomizedResponse
 from dpsurv_core.curves.time_indexed import TimeIndexed
 from dpsurv_core.curves.time_indexed_bands import acceptance_ranges, sampled_curves, time_indexed_bands
@@ -32,12 +32,12 @@ def _lung():
 def test_redraw_is_seeded_from_the_release_and_keeps_the_shape():
     cohort, public = _lung()
     mech = LaplaceCounts(1.0)
-    released = mech.release(cohort, public, SimulationNoise(1), trials=3).counts
+    released = mech.compute(cohort, public, SimulationNoise(1), trials=3).counts
     a = redraw_counts(mech, released, 50)
     b = redraw_counts(mech, released, 50)
     assert a.n.shape == (150, 2) and a.events.shape == (150, 2, 1, 20)
     np.testing.assert_array_equal(a.cells(), b.cells())  # same release, same draws
-    other = mech.release(cohort, public, SimulationNoise(2), trials=3).counts
+    other = mech.compute(cohort, public, SimulationNoise(2), trials=3).counts
     assert not np.array_equal(redraw_counts(mech, other, 50).cells(), a.cells())
 
 
@@ -60,7 +60,7 @@ def test_redraw_sampling_matches_the_plug_in_hazard():
 
 def test_no_noise_keeps_greenwood():
     cohort, public = _lung()
-    rel = LaplaceCounts(math.inf).release(cohort, public, SimulationNoise(0))
+    rel = LaplaceCounts(math.inf).compute(cohort, public, SimulationNoise(0))
     ref = estimate(tile_trials(exact_counts(cohort, public.grid, public), 1), actuarial=0.5)
     assert rel.curves.interval_method is None and rel.curves.interval_variance is None
     np.testing.assert_array_equal(rel.curves.lower, ref.lower)
@@ -68,18 +68,18 @@ def test_no_noise_keeps_greenwood():
 
 def test_noisy_band_is_wider_than_greenwood_and_named():
     cohort, public = _lung()
-    rel = LaplaceCounts(0.5).release(cohort, public, SimulationNoise(5))
+    rel = LaplaceCounts(0.5).compute(cohort, public, SimulationNoise(5))
     c = rel.curves
     assert "parametric bootstrap" in c.interval_method
     live = (c.survival > 0.05) & (c.survival < 0.95)
     assert np.all(c.interval_variance[live] > c.greenwood[live])
-    deb = RandomizedResponse(1.0, ("1", "2")).release(cohort, public, SimulationNoise(5)).extra["debiased_curves"]
+    deb = RandomizedResponse(1.0, ("1", "2")).compute(cohort, public, SimulationNoise(5)).extra["debiased_curves"]
     assert "parametric bootstrap" in deb.interval_method
 
 
 def test_rmst_interval_from_the_draws_covers_the_estimate():
     cohort, public = _lung()
-    c = LaplaceCounts(1.0).release(cohort, public, SimulationNoise(2)).curves
+    c = LaplaceCounts(1.0).compute(cohort, public, SimulationNoise(2)).curves
     value, lo, up = rmst_interval(c, 500.0)
     assert np.all(lo < value) and np.all(value < up) and np.all(up - lo > 20)
 
@@ -92,7 +92,7 @@ def test_rmst_interval_adds_the_draws_offset_to_their_spread():
     from scipy.special import ndtri
 
     cohort, public = _lung()
-    c = LaplaceCounts(1.0).release(cohort, public, SimulationNoise(2)).curves
+    c = LaplaceCounts(1.0).compute(cohort, public, SimulationNoise(2)).curves
     value, lo, up = rmst_interval(c, 500.0, True)
     draws = replace(c, survival=c.rmst_draws).rmst(500.0, True)
     sd, offset = draws.std(axis=1, ddof=1), draws.mean(axis=1) - value

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as hs
 
 from dpsurv_core.audit.exposure import differencing, exposure
-from dpsurv_core.curves.release import exact_counts
+from dpsurv_core.curves.result import exact_counts
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters, TimeGrid
 from dpsurv_core.disclosure.cell_key import CellKey, perturbation, record_keys
@@ -37,12 +37,12 @@ def public(c: Cohort, edges) -> PublicParameters:
 
 def brute_force_exposure(mech, c: Cohort, pub: PublicParameters) -> np.ndarray:
     """Remove each subject in turn and recompute the released table (the slow way)."""
-    base = mech.release(c, pub, None).counts.cells()[0]
+    base = mech.compute(c, pub, None).counts.cells()[0]
     out = []
     for i in range(c.n):
         keep = np.ones(c.n, bool)
         keep[i] = False
-        other = mech.release(c.subset(keep), pub, None).counts.cells()[0]
+        other = mech.compute(c.subset(keep), pub, None).counts.cells()[0]
         out.append(bool(np.any(np.abs(other - base) > 1e-9)))
     return np.array(out)
 
@@ -95,7 +95,7 @@ def test_suppression_shows_less_than_five_and_holds_the_curve_flat():
     c = cohort([1, 1, 2, 2, 3, 4, 6, 7, 11, 12, 12, 13, 14, 15, 16, 17, 18, 19, 20, 20],
                [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0])
     pub = public(c, [0, 5, 10, 15, 20])
-    rel = SuppressSmallCells(5).release(c, pub, None)
+    rel = SuppressSmallCells(5).compute(c, pub, None)
     table = rel.extra["table"]
     assert [r["events"] for r in table] == [6, "<5", 5, 0]
     assert [r["censored"] for r in table] == [0, 0, 0, 5]  # 15..19 censored in [15, 20); the two at 20 in no cell
@@ -122,11 +122,11 @@ def test_rounding_rounds_every_cell_and_random_rounding_is_unbiased():
 def test_random_rounding_draws_from_the_noise_source():
     c = cohort(np.arange(1, 31), np.ones(30, int))
     pub = public(c, [0, 10, 20, 30])
-    a = RandomRound(5).release(c, pub, SimulationNoise(1), trials=3).counts.cells()
-    b = RandomRound(5).release(c, pub, SimulationNoise(1), trials=3).counts.cells()
+    a = RandomRound(5).compute(c, pub, SimulationNoise(1), trials=3).counts.cells()
+    b = RandomRound(5).compute(c, pub, SimulationNoise(1), trials=3).counts.cells()
     assert np.array_equal(a, b) and a.shape[0] == 3
     with pytest.raises(ParameterError):
-        RandomRound(5).release(c, pub, None)
+        RandomRound(5).compute(c, pub, None)
 
 
 def test_random_rounding_to_zero_events_still_gets_a_band():
@@ -141,7 +141,7 @@ def test_random_rounding_to_zero_events_still_gets_a_band():
     event = np.concatenate([np.zeros(40, int), np.ones(4, int)])  # one event in each of four bins, 44 subjects
     c = cohort(time, event)
     pub = public(c, [0, 10, 20, 30, 40])
-    rel = next(r for r in (RandomRound(5).release(c, pub, SimulationNoise(s)) for s in range(40))
+    rel = next(r for r in (RandomRound(5).compute(c, pub, SimulationNoise(s)) for s in range(40))
                if r.counts.events.sum() == 0 and np.all(r.counts.at_risk() > 0))  # every bin still open
     curves = band_curves(rel)
     assert np.all(curves.survival == 1.0)
@@ -161,11 +161,11 @@ def test_the_cell_key_perturbs_the_same_cell_the_same_way_twice():
     c = cohort(rng.integers(1, 50, 60).astype(float), rng.integers(0, 2, 60), rng.choice(["x", "y"], 60))
     pub = public(c, np.linspace(0, 50, 6))
     mech = CellKey(SECRET)
-    a = mech.release(c, pub, None).counts.cells()
-    b = CellKey(SECRET).release(c, pub, None).counts.cells()
+    a = mech.compute(c, pub, None).counts.cells()
+    b = CellKey(SECRET).compute(c, pub, None).counts.cells()
     order = rng.permutation(c.n)  # the same records in another order: the same keys, the same table
     shuffled = Cohort(c.time[order], c.event[order], c.group[order], name="hand-made")
-    d = CellKey(SECRET).release(shuffled, pub, None).counts.cells()
+    d = CellKey(SECRET).compute(shuffled, pub, None).counts.cells()
     assert np.array_equal(a, b) and np.array_equal(a, d)
     exact = exact_counts(c, pub.grid, pub).cells()
     a = a[0]
@@ -188,7 +188,7 @@ def test_step_smoothing_leaves_at_least_k_events_per_step():
     rng = np.random.default_rng(2)
     c = cohort(rng.integers(1, 100, 80).astype(float), (rng.random(80) < 0.7).astype(int))
     pub = public(c, np.linspace(0, 100, 21))
-    rel = SmoothSteps(5).release(c, pub, None)
+    rel = SmoothSteps(5).compute(c, pub, None)
     d = rel.counts.events_total[0, 0]
     assert np.all((d == 0) | (d >= 5)) and d.sum() == exact_counts(c, pub.grid, pub).events_total.sum()
     s = rel.curves.survival[0, 0]
@@ -198,7 +198,7 @@ def test_step_smoothing_leaves_at_least_k_events_per_step():
 def test_too_few_events_for_one_step_are_withheld():
     c = cohort([1, 2, 6, 8], [1, 1, 0, 1])
     pub = public(c, [0, 5, 10])
-    rel = SmoothSteps(5).release(c, pub, None)
+    rel = SmoothSteps(5).compute(c, pub, None)
     assert rel.counts.events_total.sum() == 0 and np.all(rel.curves.survival == 1.0)
 
 
@@ -227,7 +227,7 @@ def test_differencing_randomized_response_says_the_pooled_table_reveals_the_pers
     rng = np.random.default_rng(2)
     c = cohort(np.arange(1, 41), np.ones(40, int), rng.choice(["a", "b"], 40))
     pub = public(c, [0, 10, 20, 30, 40])
-    from dpsurv_core.curves.release import context
+    from dpsurv_core.curves.result import context
 
     d = differencing(catalogue.get("curves", "rrr").build(1.0, **context(c, pub)), c, pub, row=3)
     assert d.revealed["presence"] is True and d.revealed["bin"] == [0.0, 10.0] and d.revealed["group"] is None
@@ -344,7 +344,7 @@ def test_random_perturbations_read_the_draws_mean_squared_error_about_the_releas
 
     c = load_bundled("lung")
     pub = PublicParameters.derive(c, horizon=1100, bins=20)
-    curves = RandomRound(5).release(c, pub, SimulationNoise(2)).curves
+    curves = RandomRound(5).compute(c, pub, SimulationNoise(2)).curves
     s, draws = curves.survival[0], curves.rmst_draws[0]
     mse = draws.var(axis=0, ddof=1) + (draws.mean(axis=0) - s) ** 2
     live = s > 0

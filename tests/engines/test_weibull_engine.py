@@ -48,8 +48,8 @@ def _check_engine(engine: str, tmp_path, names: tuple[str, ...] = DATA) -> None:
                 a, b = mech.prepare(ref), mech.prepare(ec)
                 assert a.per_subject and not b.per_subject
                 _same_sample(a, b)
-                ra = mech.release_many(a, SimulationNoise(7), 4)
-                rb = mech.release_many(b, SimulationNoise(7), 4)
+                ra = mech.compute_many(a, SimulationNoise(7), 4)
+                rb = mech.compute_many(b, SimulationNoise(7), 4)
                 np.testing.assert_array_equal(ra.shape, rb.shape, err_msg=f"{name} {mech_name} {eps}")
                 np.testing.assert_array_equal(ra.scale, rb.scale, err_msg=f"{name} {mech_name} {eps}")
         assert not ec.loaded, f"{name}: the Weibull statistics must come from the engine, not from rows in Python"
@@ -74,7 +74,7 @@ def test_noise_off_equals_the_mle_and_lifelines(tmp_path):
     fit = weibull_mle(make_mechanism("mle", 1, 1100.0).prepare(ref))
     for name in ("lsp-tll", "laplace"):
         mech = make_mechanism(name, float("inf"), 1100.0)
-        est = mech.release(mech.prepare(ec), SimulationNoise(1))
+        est = mech.compute(mech.prepare(ec), SimulationNoise(1))
         assert est.shape[0] == fit.shape and est.scale_normalised[0] == fit.scale_normalised
     life = lifelines_fit(make_mechanism("mle", 1, 1100.0).prepare(ref))
     assert fit.shape == pytest.approx(life.shape, rel=1e-5) and fit.scale == pytest.approx(life.scale, rel=1e-5)
@@ -136,7 +136,7 @@ def test_saa_needs_subjects_and_catalogue_says_where_each_runs():
     table = lsp.prepare(ec)
     saa = make_mechanism("saa", 1.0, 5.0, blocks=2)
     with pytest.raises(Exception, match="needs each subject's time and event"):
-        saa.release(table, SimulationNoise(1))
+        saa.compute(table, SimulationNoise(1))
     with pytest.raises(DataError, match="lifelines needs each subject's time and event"):
         lifelines_fit(table)
     assert saa.prepare(ec).per_subject

@@ -34,7 +34,7 @@ def test_dp_releases_keep_a_finite_subject_guarantee(lung):
     public = PublicParameters.derive(lung, horizon=1100)
     mech = LaplaceCounts(1.0)
     ledger = Ledger(5)
-    _charge(ledger, mech, mech.release(lung, public, SimulationNoise(1)))
+    _charge(ledger, mech, mech.compute(lung, public, SimulationNoise(1)))
     assert ledger.void_reasons() == []
     assert ledger.subject_guarantee().startswith("epsilon = 1 ")
 
@@ -43,7 +43,7 @@ def test_event_time_grid_release_voids_the_subject_guarantee(lung):
     public = PublicParameters.derive(lung, grid=TimeGrid.event_times(lung))
     mech = LaplaceCounts(1.0)
     ledger = Ledger(5)
-    rel = mech.release(lung, public, SimulationNoise(1))
+    rel = mech.compute(lung, public, SimulationNoise(1))
     entry = _charge(ledger, mech, rel)
     assert any(not d["dp"] for d in entry.disclosures)
     reasons = ledger.void_reasons()
@@ -58,7 +58,7 @@ def test_label_only_release_voids_the_subject_guarantee(lung):
     mech = RandomizedResponse(1.0, ("1", "2"))
     ledger = Ledger(5)
     ledger.label_only_allowed = True  # under a cap a label-only release needs the data holder's recorded allowance
-    _charge(ledger, mech, mech.release(lung, public, SimulationNoise(1)))
+    _charge(ledger, mech, mech.compute(lung, public, SimulationNoise(1)))
     assert ledger.spent() == 0.0  # nothing is charged to the subject ...
     assert "published as they are" in " ".join(ledger.void_reasons())  # ... because nothing protects it
 
@@ -67,14 +67,14 @@ def test_randomized_response_refuses_undeclared_labels():
     vet = load_bundled("veteran", group="celltype")
     public = PublicParameters.derive(vet, horizon=1000, group_categories=("adeno", "smallcell", "squamous"))
     with pytest.raises(ParameterError, match="outside the declared categories"):
-        RandomizedResponse(1.0, ("adeno", "smallcell", "squamous")).release(vet, public, SimulationNoise(1))
+        RandomizedResponse(1.0, ("adeno", "smallcell", "squamous")).compute(vet, public, SimulationNoise(1))
 
 
 def test_reports_and_bundle_carry_the_disclosures(lung):
     public = PublicParameters.derive(lung, grid=TimeGrid.event_times(lung))
     mech = LaplaceCounts(1.0)
     ledger = Ledger(5)
-    rel = mech.release(lung, public, SimulationNoise(1))
+    rel = mech.compute(lung, public, SimulationNoise(1))
     entry = _charge(ledger, mech, rel)
     item = ReleaseItem("curves", entry, curve_records(rel), None, rel, list(entry.disclosures))
     html = session_report("r", "lung", ledger, [item], [], "release")

@@ -123,7 +123,7 @@ def test_released_regression_coefficients_lie_on_the_grid(release):
     pp = person_period(load_bundled("lung", covariates=("age", "sex")), ["age", "sex"], horizon=1100)
     b = DesignBounds.of(pp)
     for mech in (OutputPerturbation(2.0, 0.05, b), ObjectivePerturbation(1.0, 1.0, b)):
-        rel = mech.release(pp, release, trials=2)
+        rel = mech.compute(pp, release, trials=2)
         assert rel.W.shape == (2, pp.dim) and np.all(np.isfinite(rel.W)) and _on_grid(rel.W)
 
 

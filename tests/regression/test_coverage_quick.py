@@ -56,7 +56,7 @@ def test_calibrated_wald_keeps_its_level():
 def test_noise_part_is_in_the_interval():
     pp = _pp()
     mech = build_mechanism("output", 1.0, pp)
-    inf = coefficient_inference(mech, mech.release(pp, SimulationNoise(1)))
+    inf = coefficient_inference(mech, mech.compute(pp, SimulationNoise(1)))
     # the output noise's coordinate s.d. is scale * sqrt(d + 1) (norm Gamma(d, scale), uniform direction)
     expected = mech.noise_scale * math.sqrt(pp.dim + 1) * pp.encoding.to_original[0]
     assert inf.noise_se[0] == pytest.approx(expected, rel=0.05)
@@ -69,7 +69,7 @@ def test_noise_part_is_in_the_interval():
 def test_interval_is_ordered_and_p_is_a_probability(eps, seed):
     pp = _pp(seed=1)
     mech = build_mechanism("objective", eps, pp)
-    inf = coefficient_inference(mech, mech.release(pp, SimulationNoise(seed)), simulations=500)
+    inf = coefficient_inference(mech, mech.compute(pp, SimulationNoise(seed)), simulations=500)
     assert np.all(inf.lower <= inf.estimate) and np.all(inf.estimate <= inf.upper)
     assert np.all((0 < inf.p_value) & (inf.p_value <= 1)) and np.all((0 <= inf.sign_flip) & (inf.sign_flip <= 1))
 
@@ -79,7 +79,7 @@ def test_psgld_draws_cost_epsilon_and_give_a_t_interval():
     mech = build_mechanism("psgld", 1.0, pp, epochs=10, burn_in=5)
     mech.set_draws(5)
     assert mech.cost.epsilon == 1.0 and mech.parameters()["epsilon_per_draw"] == 0.2
-    rel = mech.release(pp, SimulationNoise(2), trials=2)
+    rel = mech.compute(pp, SimulationNoise(2), trials=2)
     assert rel.W.shape == (2, pp.dim) and rel.diagnostics["draws_W"].shape == (2, 5, pp.dim)
     np.testing.assert_allclose(rel.W, rel.diagnostics["draws_W"].mean(axis=1))
     inf = coefficient_inference(mech, rel, trial=1)
@@ -96,7 +96,7 @@ def test_psgld_warns_when_the_chain_is_too_short_for_its_draws():
     def said(draws: int, epochs: int, burn_in: int) -> bool:
         mech = build_mechanism("psgld", 1.0, pp, epochs=epochs, burn_in=burn_in)
         mech.set_draws(draws)
-        inf = coefficient_inference(mech, mech.release(pp, SimulationNoise(3)), simulations=200)
+        inf = coefficient_inference(mech, mech.compute(pp, SimulationNoise(3)), simulations=200)
         return any("understates it" in w for w in inf.warnings)
 
     assert said(10, 12, 6) and not said(5, 36, 6) and not said(10, 66, 6)
@@ -112,7 +112,7 @@ def test_every_private_regression_mechanism_says_its_interval_carries_the_noise(
 def test_warnings_say_when_the_sign_cannot_be_read():
     pp = _pp()
     mech = build_mechanism("output", 0.5, pp)
-    inf = coefficient_inference(mech, mech.release(pp, SimulationNoise(4)))
+    inf = coefficient_inference(mech, mech.compute(pp, SimulationNoise(4)))
     text = " ".join(inf.warnings)
     assert "includes 1 (no effect)" in text and "cannot say whether x raises or lowers" in text
 
@@ -148,7 +148,7 @@ def test_interval_reads_only_the_release_and_public_values(kind, rho):
     matrix) leaks through it."""
     a, b = _pp(seed=3), _pp(seed=11)
     mech_a = build_mechanism(kind, 1.0, a, lam=0.01, information_share=rho)
-    rel = mech_a.release(a, SimulationNoise(5), trials=1)
+    rel = mech_a.compute(a, SimulationNoise(5), trials=1)
     rel_b = replace(rel, pp=b)
     mech_b = build_mechanism(kind, 1.0, b, lam=0.01, information_share=rho)
     ia, ib = coefficient_inference(mech_a, rel), coefficient_inference(mech_b, rel_b)
@@ -179,7 +179,7 @@ def test_information_interval_uses_the_released_matrix():
     public bound's width (the floor keeps A >= n Lambda' I)."""
     pp = _pp(n=2000, seed=4)
     mech = build_mechanism("objective", 2.0, pp, lam=0.01, information_share=0.2)
-    rel = mech.release(pp, SimulationNoise(6))
+    rel = mech.compute(pp, SimulationNoise(6))
     base = coefficient_inference(mech, rel)
     H = rel.diagnostics["information"]
     bigger = coefficient_inference(mech, replace(rel, diagnostics={"information": H + 5000 * np.eye(pp.dim)}))
@@ -202,7 +202,7 @@ def test_calibrated_information_interval_is_narrower_at_n_2000_and_still_covers(
 def test_calibrated_level_shrinks_where_the_posterior_overcovers_and_never_passes_the_public_bound():
     pp = _pp(n=2000, seed=4)
     mech = build_mechanism("objective", 2.0, pp, lam=0.01, information_share=0.2)
-    rel = mech.release(pp, SimulationNoise(6))
+    rel = mech.compute(pp, SimulationNoise(6))
     H = rel.diagnostics["information"][0]
     seed = 123
     raw, _ = information_errors(mech, H, pp, 2000, seed)

@@ -63,7 +63,7 @@ def test_mechanisms_without_noise_return_the_maximum_likelihood_w(lung_pp):
         mech = build_mechanism(kind, math.inf, pp, **options)
         assert mech.ridge_without_noise == 0.0
         start = {"w_star": minimise(pp, 0.01)} if kind != "psgld" else {}  # a kept w*(Lambda) is not the answer
-        rel = mech.release(pp, SimulationNoise(0), trials=3, **start)
+        rel = mech.compute(pp, SimulationNoise(0), trials=3, **start)
         np.testing.assert_allclose(rel.W, np.repeat(w[None], 3, axis=0), rtol=0, atol=1e-12)
     # and the error study measures no error without noise
     rows = mre_study(pp, [math.inf], lam=0.01, trials=2, mechanisms=("output", "objective"))

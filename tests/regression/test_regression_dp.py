@@ -123,13 +123,13 @@ def test_output_perturbation_noise_law(lung):
     pp = lung
     mech = OutputPerturbation(2.0, 0.05, DesignBounds.of(pp))
     w = minimise(pp, 0.05)
-    rel = mech.release(pp, SimulationNoise(5), trials=3000)
+    rel = mech.compute(pp, SimulationNoise(5), trials=3000)
     r = np.linalg.norm(rel.W - w, axis=1)
     assert stats.kstest(r, stats.gamma(pp.dim, scale=mech.sensitivity / 2.0).cdf).pvalue > 0.01
     assert rel.cost.epsilon == 2.0 and rel.cost.guarantee == EXACT
     entry = mech.ledger_entry("lung")
     assert entry.cost.epsilon == 2.0 and entry.parameters["sensitivity"] == mech.sensitivity
-    one = mech.release(pp, ReleaseNoise())  # the release path: OS entropy
+    one = mech.compute(pp, ReleaseNoise())  # the release path: OS entropy
     assert one.W.shape == (1, pp.dim) and np.all(np.isfinite(one.W))
 
 
@@ -143,7 +143,7 @@ def test_objective_perturbation_budget_split(lung):
     assert small.epsilon_prime == 0.25
     assert b.c2 / (b.n_public * (0.01 + small.extra_ridge)) == pytest.approx(0.25)
     assert small.cost.epsilon == 0.5 and small.jacobian_log_bound + 0 > 0.5
-    rel = small.release(pp, SimulationNoise(2), trials=5)
+    rel = small.compute(pp, SimulationNoise(2), trials=5)
     # each draw minimises the perturbed objective: its gradient vanishes there
     assert rel.W.shape == (5, pp.dim) and np.all(np.isfinite(rel.W))
 
@@ -163,9 +163,9 @@ def test_epsilon_infinity_returns_the_nonprivate_fit(lung):
         for kind in ("output", "objective"):
             mech = build_mechanism(kind, math.inf, pp, lam=lam)
             assert mech.ridge_without_noise == 0.0
-            rel = mech.release(pp, SimulationNoise(1), trials=4, w_star=minimise(pp, lam))
+            rel = mech.compute(pp, SimulationNoise(1), trials=4, w_star=minimise(pp, lam))
             assert np.array_equal(rel.W, np.repeat(w[None], 4, axis=0)), kind
-    rel = build_mechanism("psgld", math.inf, pp).release(pp, SimulationNoise(1), trials=2)
+    rel = build_mechanism("psgld", math.inf, pp).compute(pp, SimulationNoise(1), trials=2)
     assert np.array_equal(rel.W[0], fit_nonprivate(pp, 0.0).w)
     assert rel.cost.guarantee == NO_NOISE  # no noise: nothing is protected, MCMC or not
 
@@ -178,7 +178,7 @@ def test_psgld_chain_converges_towards_the_fit(lung):
     assert "(MCMC)" in mech.cost.sentence()
     assert mech.temperature == pytest.approx(500.0 / (2 * 20 * math.log(2)))
     ticks = []
-    rel = mech.release(pp, SimulationNoise(4), trials=16, beta_ref=ref.beta, progress=ticks.append)
+    rel = mech.compute(pp, SimulationNoise(4), trials=16, beta_ref=ref.beta, progress=ticks.append)
     mre = rel.diagnostics["mre_by_epoch"]
     assert rel.diagnostics["trace"].shape == (61, 16, pp.dim) and ticks[-1] == 1.0
     assert mre[0] == pytest.approx(1.0)  # the chain starts at 0, not at the fit
@@ -231,7 +231,7 @@ def test_distinguishing_d_vs_d_minus_one_subject(kind):
 
     def scores(pp, seed, e):
         mech = build_mechanism(kind, e, pp, lam=lam)
-        return mech.release(pp, SimulationNoise(seed), trials=trials).W @ direction
+        return mech.compute(pp, SimulationNoise(seed), trials=trials).W @ direction
 
     eps_lo = _empirical_epsilon(scores(ppD, 1, eps), scores(ppO, 2, eps))
     assert eps_lo <= eps
@@ -288,7 +288,7 @@ def test_information_noise_law_and_budget_split(lung):
     assert mech.information_noise_scale == pytest.approx(mech.information_sensitivity / 0.2)
     small = design(toy(1, 20), 20)  # the noise law on a small design (1,500 perturbed fits in a second)
     m_small = ObjectivePerturbation(1.0, 0.3, DesignBounds.of(small), information_share=0.2)
-    rel = m_small.release(small, SimulationNoise(8), trials=1500)
+    rel = m_small.compute(small, SimulationNoise(8), trials=1500)
     E = rel.diagnostics["information"] - information_many(small, rel.W)
     assert np.allclose(E, np.swapaxes(E, 1, 2))
     r = np.linalg.norm(E, axis=(1, 2))
@@ -296,8 +296,8 @@ def test_information_noise_law_and_budget_split(lung):
     assert stats.kstest(r, stats.gamma(D, scale=scale).cdf).pvalue > 0.01
     assert stats.kstest(r, stats.gamma(D + 1, scale=scale).cdf).pvalue < 1e-4
     # rho = 0 draws exactly the noise it drew before the option existed, and releases no matrix
-    a = plain.release(pp, SimulationNoise(3), trials=2)
-    b = build_mechanism("objective", 1.0, pp, lam=0.01).release(pp, SimulationNoise(3), trials=2)
+    a = plain.compute(pp, SimulationNoise(3), trials=2)
+    b = build_mechanism("objective", 1.0, pp, lam=0.01).compute(pp, SimulationNoise(3), trials=2)
     assert np.array_equal(a.W, b.W) and "information" not in a.diagnostics
     with pytest.raises(ParameterError, match="information share"):
         mech.set_information_share(1.0)
@@ -308,7 +308,7 @@ def test_information_noise_law_and_budget_split(lung):
 def test_information_share_at_epsilon_infinity_is_the_nonprivate_fit(lung):
     pp = lung
     mech = build_mechanism("objective", math.inf, pp, lam=0.01, information_share=0.2)
-    rel = mech.release(pp, SimulationNoise(1), trials=2)
+    rel = mech.compute(pp, SimulationNoise(1), trials=2)
     w = fit_nonprivate(pp, 0.0).w  # no noise, so no ridge: the maximum-likelihood fit and its exact information
     assert np.array_equal(rel.W, np.repeat(w[None], 2, axis=0))
     np.testing.assert_allclose(rel.diagnostics["information"][0], _information(pp, w), rtol=1e-12)
@@ -316,7 +316,7 @@ def test_information_share_at_epsilon_infinity_is_the_nonprivate_fit(lung):
 
 def test_information_release_uses_the_release_noise(lung):
     mech = build_mechanism("objective", 1.0, lung, lam=0.01, information_share=0.2)
-    one = mech.release(lung, ReleaseNoise())
+    one = mech.compute(lung, ReleaseNoise())
     H = one.diagnostics["information"]
     assert H.shape == (1, lung.dim, lung.dim) and np.all(np.isfinite(H))
 
@@ -338,7 +338,7 @@ def test_distinguishing_the_information_matrix():
 
     def scores(pp, seed, e):
         mech = build_mechanism("objective", e, pp, lam=lam, information_share=0.5)
-        return np.einsum("rij,ij->r", mech.release(pp, SimulationNoise(seed), trials=trials).diagnostics["information"],
+        return np.einsum("rij,ij->r", mech.compute(pp, SimulationNoise(seed), trials=trials).diagnostics["information"],
                          direction)
 
     assert _empirical_epsilon(scores(ppD, 1, eps), scores(ppO, 2, eps)) <= eps

@@ -10,7 +10,7 @@ import pytest
 
 from dpsurv_core.cli.km import released_numbers
 from dpsurv_core.curves.laplace_counts import LaplaceCounts
-from dpsurv_core.curves.release import NonPrivate
+from dpsurv_core.curves.result import NonPrivate
 from dpsurv_core.data.cohort import ColumnMap, build_cohort
 from dpsurv_core.data.public import PublicParameters
 from dpsurv_core.privacy.ledger import LedgerEntry, LedgerStore, PrivacyCost
@@ -50,8 +50,8 @@ def test_markdown_literal_leaves_no_live_markup(label):
 def test_figures_show_injected_group_labels_as_text():
     cohort = injected_cohort()
     public = PublicParameters.derive(cohort)
-    private = LaplaceCounts(1.0).release(cohort, public, SimulationNoise(1))
-    fig = curves_figure({"private": private.curves, "non-private": NonPrivate().release(cohort, public).curves},
+    private = LaplaceCounts(1.0).compute(cohort, public, SimulationNoise(1))
+    fig = curves_figure({"private": private.curves, "non-private": NonPrivate().compute(cohort, public).curves},
                         "days", title=LINK)
     names = [tr.name for tr in fig.data] + [tr.hovertemplate or "" for tr in fig.data] + [fig.layout.title.text]
     assert not any(LIVE_HTML.search(n) for n in names), names
@@ -64,7 +64,7 @@ def test_html_report_holds_no_live_link_from_a_label(tmp_path):
     cohort = injected_cohort()
     public = PublicParameters.derive(cohort)
     mech = LaplaceCounts(1.0)
-    release = mech.release(cohort, public, SimulationNoise(1))
+    release = mech.compute(cohort, public, SimulationNoise(1))
     store = LedgerStore(tmp_path / "l.sqlite3")
     fp = "e" * 64
     with store.transaction(fp) as tx:

@@ -60,7 +60,7 @@ def release_html() -> str:
     mech = LaplaceCounts(1.0)
     ledger = Ledger(cap=3.0)
     ledger.charge(mech.ledger_entry("lung"))
-    release = mech.release(cohort, public, SimulationNoise(7))
+    release = mech.compute(cohort, public, SimulationNoise(7))
     rep = Report("Lung survival, private", "lung", ledger, "release")
     rep.add_section("Private survival curves")
     rep.add_figure(curves_figure({"private": release.curves}, "days"))
@@ -93,7 +93,7 @@ def test_release_report_prints_to_an_a4_pdf_with_its_figures(release_html, tmp_p
 def test_review_pdf_says_confidential_at_the_top_of_every_page():
     cohort = load_bundled("lung", group="sex")
     public = PublicParameters.derive(cohort, horizon=1100)
-    release = LaplaceCounts(1.0).release(cohort, public, SimulationNoise(7))
+    release = LaplaceCounts(1.0).compute(cohort, public, SimulationNoise(7))
     rep = Report("Lung review", "lung", Ledger(), "review")
     for title in ("Private curves", "Comparison", "Again"):  # three figures: more than one page
         rep.add_section(title, confidential=title != "Private curves")

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from dpsurv_core.curves.laplace_counts import LaplaceCounts
-from dpsurv_core.curves.release import NonPrivate
+from dpsurv_core.curves.result import NonPrivate
 from dpsurv_core.data.cohort import load_bundled
 from dpsurv_core.data.public import PublicParameters
 from dpsurv_core.errors import ParameterError
@@ -38,7 +38,7 @@ def lung_release():
     mech = LaplaceCounts(1.0)
     ledger = Ledger(cap=3.0)
     ledger.charge(mech.ledger_entry("lung"))
-    return cohort, public, mech, ledger, mech.release(cohort, public, SimulationNoise(7))
+    return cohort, public, mech, ledger, mech.compute(cohort, public, SimulationNoise(7))
 
 
 def test_release_report_refuses_non_private_sections(lung_release):
@@ -54,7 +54,7 @@ def test_review_report_is_confidential_everywhere_and_self_contained(lung_releas
     rep.add_section("Private curves")
     rep.add_figure(curves_figure({"private": release.curves}, "days"))
     rep.add_section("Comparison", confidential=True)
-    rep.add_figure(curves_figure({"private": release.curves, "non-private": NonPrivate().release(cohort, public).curves},
+    rep.add_figure(curves_figure({"private": release.curves, "non-private": NonPrivate().compute(cohort, public).curves},
                                  "days"))
     html = rep.to_html()
     # banner, both section headings, and the closing mark
@@ -334,7 +334,7 @@ def test_records_written_before_the_tests_were_kept_apart_still_list_them():
     cohort = load_bundled("lung", group="sex")
     public = PublicParameters.derive(cohort, horizon=1100, bins=20)
     mech = RandomizedResponse(1.0, public.group_categories)
-    rel = mech.release(cohort, public, SimulationNoise(3))
+    rel = mech.compute(cohort, public, SimulationNoise(3))
     out = released_tests(rel, mech, {"1": "Male", "2": "Female"})
     assert {"tests", "debiased_tests", "test_method", "debiased_test_method"} <= set(out)
     assert out["debiased_tests"][0]["group_a_label"] == "Male"

@@ -10,7 +10,7 @@ from lifelines.statistics import logrank_test
 
 from dpsurv_core import tradeoff
 from dpsurv_core.curves.kaplan_meier import estimate
-from dpsurv_core.curves.release import context, exact_counts, tile_trials
+from dpsurv_core.curves.result import context, exact_counts, tile_trials
 from dpsurv_core.data.cohort import load_bundled
 from dpsurv_core.data.public import PublicParameters
 from dpsurv_core.errors import ParameterError

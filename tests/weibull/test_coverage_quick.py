@@ -85,7 +85,7 @@ def test_flchain_interval_holds_its_release_and_the_mle():
     cohort = load_bundled("flchain")
     s = sample_from_cohort(cohort, nice_ceiling(float(cohort.time.max())))
     mech = make_mechanism("lsp-tll", 1.0, s.horizon)
-    est = mech.release(s, SimulationNoise(11))
+    est = mech.compute(s, SimulationNoise(11))
     iv = weibull_intervals(mech, est, s.n, 0.7)
     p_mle, l_mle = clipped_mle(s, 10.0)
     for name, mle in (("shape", p_mle), ("scale_normalised", l_mle)):
@@ -98,7 +98,7 @@ def test_flchain_interval_holds_its_release_and_the_mle():
 def test_interval_is_reproducible_and_contains_a_noiseless_release():
     s = _sample()
     mech = make_mechanism("lsp-tll", 1.0, s.horizon)
-    est = mech.release(s, SimulationNoise(8))
+    est = mech.compute(s, SimulationNoise(8))
     a, b = weibull_intervals(mech, est, s.n, 0.3), weibull_intervals(mech, est, s.n, 0.3)
     assert a.to_dict() == b.to_dict()
     assert a.shape.lower <= est.shape[0] <= a.shape.upper
@@ -109,7 +109,7 @@ def test_interval_is_reproducible_and_contains_a_noiseless_release():
 def test_laplace_warning_says_why():
     s = _sample()
     mech = make_mechanism("laplace", 0.5, s.horizon)
-    inf = weibull_intervals(mech, mech.release(s, SimulationNoise(1)), s.n, 0.3)
+    inf = weibull_intervals(mech, mech.compute(s, SimulationNoise(1)), s.n, 0.3)
     text = " ".join(inf.warnings)
     assert "global sensitivity" in text and "lsp-tll" in text
 
@@ -149,7 +149,7 @@ def test_intervals_above_the_direct_size_simulate_no_cohort_of_the_public_size(m
     n = 200_000
     s = _sample(n, seed=1)
     mech = make_mechanism("lsp-tll", 1.0, s.horizon)
-    est = mech.release(s, SimulationNoise(2))
+    est = mech.compute(s, SimulationNoise(2))
     inf = weibull_intervals(mech, est, n, 0.3)
     assert seen
     truth = WeibullTruth()
@@ -195,7 +195,7 @@ def test_release_intervals_from_plain_numbers_equal_the_intervals_of_the_release
     s = _sample()
     for eps in (0.8, 1.6):
         mech = make_mechanism("lsp-tll", eps, s.horizon)
-        est = mech.release(s, SimulationNoise(8))
+        est = mech.compute(s, SimulationNoise(8))
         plain = release_intervals("lsp-tll", eps, float(est.shape[0]), float(est.scale_normalised[0]), s.n, 0.3,
                                   s.horizon, OMEGA, GAMMA, RUNGS, clamped=bool(est.clamped[0]))
         assert plain == weibull_intervals(mech, est, s.n, 0.3).to_dict()
@@ -219,7 +219,7 @@ def test_additive_noise_is_the_noise_the_baseline_adds(name):
     # the mechanism's Laplace noise, whose mean absolute value is its scale b
     s = _sample()
     mech = make_mechanism(name, 1.0, s.horizon)
-    est = mech.release_many(s, SimulationNoise(3), 40_000)
+    est = mech.compute_many(s, SimulationNoise(3), 40_000)
     p, lam = clipped_mle(s, mech.gamma)
     b_p, b_l = inference.additive_noise(mech, s.n)
     assert b_p == b_l == pytest.approx(20.0)

@@ -109,7 +109,7 @@ def test_baseline_coverage_under_heavy_censoring_quick():
         s = WeibullSample(normalise(df["time"].to_numpy(float), h), df["status"].to_numpy(), h)
         share = censoring_share(s)
         assert share >= 0.5
-        iv = weibull_intervals(mech, mech.release(s, SimulationNoise(int(rng.integers(2 ** 63)))), s.n, share)
+        iv = weibull_intervals(mech, mech.compute(s, SimulationNoise(int(rng.integers(2 ** 63)))), s.n, share)
         hits[0] += iv.shape.lower <= truth.shape <= iv.shape.upper
         hits[1] += iv.scale_normalised.lower <= truth.scale / h <= iv.scale_normalised.upper
     assert hits[0] >= 17 and hits[1] >= 17

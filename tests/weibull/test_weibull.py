@@ -110,7 +110,7 @@ def test_all_times_equal_error_for_mle_and_clamp_for_private():
     with pytest.raises(DataError, match="same"):
         weibull_mle(s)
     assert shape_root(s, upper=10.0) == 10.0  # missing root clamps to gamma
-    est = LspTll(1.0, 1.0, rungs=30).release_many(s, SimulationNoise(0), 50)
+    est = LspTll(1.0, 1.0, rungs=30).compute_many(s, SimulationNoise(0), 50)
     assert np.all((est.shape >= 0) & (est.shape <= 10))
 
 
@@ -137,7 +137,7 @@ def test_fewer_events_than_rungs_gives_floor_rungs():
 def test_epsilon_inf_returns_the_mle(cls, flchain):
     fit = weibull_mle(flchain)
     mech = cls(math.inf, flchain.horizon)
-    est = mech.release_many(flchain, SimulationNoise(1), 3)
+    est = mech.compute_many(flchain, SimulationNoise(1), 3)
     np.testing.assert_allclose(est.shape, fit.shape, rtol=1e-14)
     np.testing.assert_allclose(est.scale_normalised, fit.scale_normalised, rtol=1e-12)
     np.testing.assert_allclose(est.scale, fit.scale, rtol=1e-12)
@@ -151,7 +151,7 @@ def test_saa_without_noise_is_the_mle_whatever_the_blocks():
         s = _sample(name)
         fit = weibull_mle(s)
         mech = SampleAggregateWeibull(math.inf, s.horizon, blocks=blocks)
-        est = mech.release_many(s, SimulationNoise(2), 2)
+        est = mech.compute_many(s, SimulationNoise(2), 2)
         np.testing.assert_allclose(est.shape, fit.shape, rtol=1e-10)
         np.testing.assert_allclose(est.scale_normalised, fit.scale_normalised, rtol=1e-10)
     stat = mech.block_statistic(s, SimulationNoise(2), 2)
@@ -183,11 +183,11 @@ def test_costs_are_computed_from_parameters():
 def test_noise_scales_follow_the_budget():
     s = _sample("lung")
     fit = weibull_mle(s)
-    est = LaplaceWeibull(0.4, s.horizon).release_many(s, SimulationNoise(5), 20000)
+    est = LaplaceWeibull(0.4, s.horizon).compute_many(s, SimulationNoise(5), 20000)
     # Lap(gamma / (eps/2)) = Lap(50): mean absolute deviation 50
     assert np.mean(np.abs(est.shape - fit.shape)) == pytest.approx(50.0, rel=0.05)
     saa = SampleAggregateWeibull(0.4, s.horizon, blocks=2)
-    e2 = saa.release_many(s, SimulationNoise(6), 400)
+    e2 = saa.compute_many(s, SimulationNoise(6), 400)
     assert np.mean(np.abs(e2.shape - np.median(e2.shape))) == pytest.approx(25.0, rel=0.15)  # Lap(10 / (2 * 0.2))
 
 
@@ -208,8 +208,8 @@ def test_rows_per_subject_multiplies_sensitivity():
 def test_release_many_is_reproducible_and_reuses_the_ladder(flchain):
     mech = LspTll(0.2, flchain.horizon)
     lad = mech.ladder(flchain)
-    a = mech.release_many(flchain, SimulationNoise(9), 500, ladder=lad)
-    b = mech.release_many(flchain, SimulationNoise(9), 500, ladder=lad)
+    a = mech.compute_many(flchain, SimulationNoise(9), 500, ladder=lad)
+    b = mech.compute_many(flchain, SimulationNoise(9), 500, ladder=lad)
     np.testing.assert_array_equal(a.shape, b.shape)
     assert a.trials == 500 and len(a.records()) == 500
     assert set(a.records()[0]) >= {"trial", "shape", "scale", "scale_normalised"}

@@ -86,7 +86,7 @@ def test_release_on_flchain_lands_near_lifelines(flchain_ladder):
     from lifelines import WeibullFitter
 
     s, _ = flchain_ladder
-    rel = LspTll(1.0, s.horizon).release(s, SimulationNoise(0))
+    rel = LspTll(1.0, s.horizon).compute(s, SimulationNoise(0))
     fit = WeibullFitter().fit(s.t, s.d)
     assert rel.trials == 1 and not rel.clamped.any() and 1 <= rel.rung[0] <= 501
     assert abs(rel.shape[0] - fit.rho_) < 0.05
@@ -353,12 +353,12 @@ def test_distinguishing_attack_stays_below_charged_epsilon(small_pair, factory, 
     D, D1 = small_pair
     R = 2000
     mech = factory(eps)
-    a = mech.release_many(D, SimulationNoise(101), R)
-    b = mech.release_many(D1, SimulationNoise(202), R)
+    a = mech.compute_many(D, SimulationNoise(101), R)
+    b = mech.compute_many(D1, SimulationNoise(202), R)
     for x, y in ((a.shape, b.shape), (a.scale_normalised, b.scale_normalised)):
         assert _empirical_epsilon(x, y) <= mech.cost.epsilon
     # the same attack sees the noise-free version of the mechanism at once (the test has power)
     exact = factory(math.inf, 1)
-    xa = exact.release_many(D, SimulationNoise(1), R).shape
-    xb = exact.release_many(D1, SimulationNoise(2), R).shape
+    xa = exact.compute_many(D, SimulationNoise(1), R).shape
+    xb = exact.compute_many(D1, SimulationNoise(2), R).shape
     assert _empirical_epsilon(xa, xb) > 4.0

@@ -1,7 +1,7 @@
 """Private survival curves: the release object every curve mechanism returns, and the exact reference.
 
 A curve mechanism is a :class:`~dpsurv_core.privacy.mechanism.Mechanism` whose ``release(cohort, public,
-noise, trials)`` returns a :class:`CurveRelease`: the curves (arrays with a leading trials axis),
+noise, trials)`` returns a :class:`CurveResult`: the curves (arrays with a leading trials axis),
 the released counts where the mechanism has them, what it charged and every disclosure.
 """
 
@@ -25,7 +25,7 @@ from dpsurv_core.privacy.noise import NoiseSource
 CURVE_PARAMETERS = ("horizon", "grid", "groups")
 
 @dataclass
-class CurveRelease:
+class CurveResult:
     """One or more releases of survival curves (leading trials axis on every array)."""
 
     mechanism: str
@@ -45,7 +45,7 @@ class CurveRelease:
 
 
 def drawn(mechanism: Any, released: dict[str, Any], public: PublicParameters, competing: bool = False
-          ) -> CurveRelease:
+          ) -> CurveResult:
     """A curve release from what the mechanism drew: its output is put in the record's JSON normal form first, and
     :meth:`read` (post-processing, no cohort in reach) makes everything else of it, so a release and its record
     re-read later give the same numbers to the last bit."""
@@ -57,7 +57,7 @@ def drawn(mechanism: Any, released: dict[str, Any], public: PublicParameters, co
     return rel
 
 
-def risk_counts(rel: CurveRelease) -> BinnedCounts | None:
+def risk_counts(rel: CurveResult) -> BinnedCounts | None:
     """The released counts a number-at-risk table reads: adaptive-km's counts derived without the life table's shift
     of half a bin's censorings into the next bin (which its curve needs, but which would keep them at risk a bin too
     long), rrr's de-biased counts (which estimate each true group's, as its de-biased curves do; the reported labels'
@@ -121,11 +121,11 @@ class NonPrivate(Mechanism):
 
         return no_noise_law(self.name)
 
-    def release(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource | None = None, trials: int = 1,
-                competing: bool = False) -> CurveRelease:
+    def compute(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource | None = None, trials: int = 1,
+                competing: bool = False) -> CurveResult:
         return with_follow_up_end(self._exact(cohort, public, competing), cohort, public)
 
-    def _exact(self, cohort: Cohort, public: PublicParameters, competing: bool) -> CurveRelease:
+    def _exact(self, cohort: Cohort, public: PublicParameters, competing: bool) -> CurveResult:
         """The exact curves at the grid points and at every event time, without each curve's end of follow-up."""
         grid = event_times_grid(cohort, competing)
         horizon = float(public.horizon)  # a declared horizon ends follow-up: every curve stops there
@@ -140,7 +140,7 @@ class NonPrivate(Mechanism):
         counts = exact_counts(cohort, public.grid, public, competing)
         # the curves at every event time too: an area (RMST) is the integral of the step curve there, not of the grid's;
         # each group's last time under observation with both (R's end of the curve)
-        return CurveRelease(self.name, self.cost, {}, [Disclosure("release", "not DP: exact, non-private estimates.",
+        return CurveResult(self.name, self.cost, {}, [Disclosure("release", "not DP: exact, non-private estimates.",
                                                                  dp=False)],
                             curves, tile_trials(counts, 1), "none",
                             extra={"event_time_curves": exact})
@@ -151,7 +151,7 @@ def until(curves: SurvivalCurves, horizon: float) -> SurvivalCurves:
     return curves.up_to(horizon) if np.any(np.asarray(curves.time, float) <= horizon) else curves
 
 
-def with_follow_up_end(rel: CurveRelease, cohort: Cohort, public: PublicParameters) -> CurveRelease:
+def with_follow_up_end(rel: CurveResult, cohort: Cohort, public: PublicParameters) -> CurveResult:
     """A release without noise (epsilon inf: nothing is private) with each curve's last time under observation, so
     that its quantiles follow R's rule at a curve's end as the non-private curves do; a noisy release is returned as
     it is (it does not publish those times), and so is a table kept in an engine (its rows are not read here)."""
@@ -169,7 +169,7 @@ def with_follow_up_end(rel: CurveRelease, cohort: Cohort, public: PublicParamete
     return replace(rel, curves=put(rel.curves), extra=extra)
 
 
-def _kaplan_meier_without_noise(rel: CurveRelease, cohort: Cohort, public: PublicParameters) -> CurveRelease:
+def _kaplan_meier_without_noise(rel: CurveResult, cohort: Cohort, public: PublicParameters) -> CurveResult:
     """A count mechanism with its noise switched off on a coarse public grid: the curves are the non-private
     Kaplan-Meier curves at the grid points (R's summary(fit, times = grid)), not the life table its noisy counts
     need, so that epsilon = inf reproduces the non-private numbers; the released counts stay the exact binned ones."""
