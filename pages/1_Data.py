@@ -272,7 +272,7 @@ m = choice.mapping
 st.markdown(f"**In use: {markdown_literal(choice.name)}** ({'bundled' if choice.bundled else 'on the server' if _from_server else 'uploaded'}, {len(raw):,} rows, "
             f"{len(cols)} columns)")
 try:
-    st.caption(budget_caption(session.ledger(), choice.fingerprint))
+    st.caption(budget_caption(session.ledger(), session.store().key(choice.fingerprint)))
 except DpsurvError as exc:
     st.error(f"The ledger database cannot be read: {exc}")
 

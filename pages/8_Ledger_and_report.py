@@ -62,6 +62,7 @@ fp = choice.fingerprint
 name = choice.name
 try:
     store = session.store()
+    ds_key = store.key(fp)  # what leaves and what the screen shows: the ledger's key, never the content fingerprint
     records = store.records(fp)
     led = store.ledger(fp)
     verification = store.verify()
@@ -73,7 +74,7 @@ release_records = [r for r in records if r.kind == RELEASE]
 cap_records = [r for r in records if r.kind in (CAP_SET, CAP_RAISE, CAP_LOWER, ALLOW_LABEL_ONLY,
                                                 ALLOW_DISCLOSURE_CONTROL)]
 
-st.markdown(f"**Data set:** {markdown_literal(name)} · content fingerprint `{fp[:16]}` · ledger database `{store.path}`")
+st.markdown(f"**Data set:** {markdown_literal(name)} · data set key `{ds_key[:16]}` · ledger database `{store.path}`")
 st.caption(f"The command line reads and writes the same ledger: `{session.cli_budget_command('show')}`.")
 if verification.ok:
     st.success(f"Ledger chain: {verification.message}.", icon=":material/verified:")
@@ -280,7 +281,7 @@ PUBLISHED = ("outputs", "released", "public_inputs", "derived", "kind")
 
 
 def _accounts() -> str:
-    accounts = {"dataset": name, "fingerprint": fp, "ledger_path": str(store.path), "chain": chain,
+    accounts = {"dataset": name, "fingerprint": ds_key, "ledger_path": str(store.path), "chain": chain,
                 "cap": led.cap, "totals": led.totals(), "subject_guarantee": led.subject_guarantee(),
                 "records": [{"id": r.id, "time": r.time, "kind": r.kind, "hash": r.hash,
                              **({"reader": r.body["kind"]} if "kind" in r.body else {}),
@@ -300,10 +301,10 @@ with c1:
     st.download_button("Download release report (PDF)", lambda: html_to_pdf(_release_html()), on_click="ignore",
                        key="dl_release_pdf", file_name=f"dpsurv-release-{name}.pdf", mime="application/pdf",
                        disabled=pdf_missing is not None, help=PDF_HELP)
-    st.download_button("Released numbers (CSV)", lambda: export_bundle(chosen, led, name, fp, chain)[0],
+    st.download_button("Released numbers (CSV)", lambda: export_bundle(chosen, led, name, ds_key, chain)[0],
                        file_name=f"dpsurv-{name}-released.csv", mime="text/csv", key="dl_csv", on_click="ignore",
                        disabled=not chosen)
-    st.download_button("Released numbers (JSON)", lambda: export_bundle(chosen, led, name, fp, chain)[1],
+    st.download_button("Released numbers (JSON)", lambda: export_bundle(chosen, led, name, ds_key, chain)[1],
                        file_name=f"dpsurv-{name}-released.json", mime="application/json", key="dl_json",
                        on_click="ignore", disabled=not chosen)
 with c2:

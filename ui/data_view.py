@@ -168,15 +168,15 @@ def summary_display(table: pd.DataFrame, unit: str, group_name: str | None, with
     return out
 
 
-def budget_caption(ledger, fingerprint: str) -> str:
+def budget_caption(ledger, key: str) -> str:
     """One sentence on the budget of the data in use: it belongs to the content, so it follows the data set across
     tabs, reloads, file names and the command line."""
     spent = ledger.spent()
     n = len(ledger.entries)
     state = (f"no cap set, spent epsilon {spent:.3g}" if ledger.cap is None
              else f"spent epsilon {spent:.3g} of {ledger.cap:g}")
-    return (f"This data set's budget: {state} in {n} release(s). It belongs to the data's content (fingerprint "
-            f"`{fingerprint[:12]}`), not to this tab or the file name: the same values loaded again, in another tab, "
+    return (f"This data set's budget: {state} in {n} release(s). It belongs to the data's content (data set key "
+            f"`{key[:12]}`), not to this tab or the file name: the same values loaded again, in another tab, "
             "another order or under other column names, or by the command line, share it.")
 
 

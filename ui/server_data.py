@@ -133,7 +133,7 @@ def engine_sections(choice: session.DataChoice) -> None:
     st.markdown(f"**In use: {markdown_literal(choice.name)}** (on the server, kept in DuckDB: {choice.rows:,} rows, "
                 "not read into this session)")
     try:
-        st.caption(budget_caption(session.ledger(), choice.fingerprint))
+        st.caption(budget_caption(session.ledger(), session.store().key(choice.fingerprint)))
     except DpsurvError as exc:
         st.error(f"The ledger database cannot be read: {exc}")
     st.subheader("2. What each column means")

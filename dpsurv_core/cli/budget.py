@@ -67,7 +67,7 @@ def _show(store, fp: str, name: str) -> dict[str, Any]:
     acts = [{"id": r.id, "kind": r.kind, "time": r.time, **{k: r.body.get(k) for k in ("cap", "previous", "reason")}}
             for r in records if r.kind != RELEASE]
     warning = chain.warning()
-    return {"dataset": name, "fingerprint": fp, "ledger_path": str(store.path),
+    return {"dataset": name, "fingerprint": store.key(fp), "ledger_path": str(store.path),
             "chain": chain.status, "chain_message": chain.message, "cap": ledger.cap,
             "spent": ledger.spent(SUBJECT), "remaining": None if ledger.cap is None else ledger.remaining(SUBJECT),
             "totals": ledger.totals(), "subject_guarantee": ledger.subject_guarantee(),

@@ -223,7 +223,7 @@ def run(args: argparse.Namespace) -> dict:
         record = [r for r in store.records(plan.fingerprint) if r.id == fields.get("record_id")]
         check = store.verify()  # the chain's state, as the Ledger and report page puts it in its export
         chain = {"ok": check.ok, "records": check.records, "head": store.head(), "message": check.message}
-        csv_text, json_text = export_bundle(record, ledger, cohort.name, plan.fingerprint, chain,
+        csv_text, json_text = export_bundle(record, ledger, cohort.name, store.key(plan.fingerprint), chain,
                                             derived=rep.private_tables(), report_warnings=list(dict.fromkeys(warnings)))
         write_new(args.bundle + ".csv", csv_text, force=args.force)
         write_new(args.bundle + ".json", json_text, force=args.force)

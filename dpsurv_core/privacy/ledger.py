@@ -15,19 +15,40 @@ its check-and-charge transaction and is refused (:class:`ChainBrokenError`) when
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-import os
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from dpsurv_core.errors import BudgetExceededError, DpsurvError, ParameterError
+from dpsurv_core.errors import BudgetExceededError, ParameterError
+from dpsurv_core.privacy.chain import (
+    _CHAIN_QUERY,
+    _SCHEMA,
+    GENESIS,
+    _canonical,
+    _json_default,
+    dataset_key,
+    is_key,
+    ledger_secret,
+    record_hash,
+    walk_chain,
+)
+from dpsurv_core.privacy.chain import ALLOW_DISCLOSURE_CONTROL as ALLOW_DISCLOSURE_CONTROL
+from dpsurv_core.privacy.chain import ALLOW_LABEL_ONLY as ALLOW_LABEL_ONLY
+from dpsurv_core.privacy.chain import CAP_LOWER as CAP_LOWER
+from dpsurv_core.privacy.chain import CAP_RAISE as CAP_RAISE
+from dpsurv_core.privacy.chain import CAP_SET as CAP_SET
+from dpsurv_core.privacy.chain import LEDGER_ENV as LEDGER_ENV
+from dpsurv_core.privacy.chain import RELEASE as RELEASE
+from dpsurv_core.privacy.chain import ChainBrokenError as ChainBrokenError
+from dpsurv_core.privacy.chain import Record as Record
+from dpsurv_core.privacy.chain import Verification as Verification
+from dpsurv_core.privacy.chain import default_path as default_path
 
 ADD_REMOVE = "add/remove one subject"
 CHANGE_LABEL = "change one subject's group label"
@@ -383,125 +404,7 @@ NO_CAP = ("no cap set: this data set's releases are recorded but not limited; se
 
 # ------------------------------------------------------------------------------------------- the database
 
-LEDGER_ENV = "DPSURV_LEDGER"
-GENESIS = "0" * 64
-CAP_SET, CAP_RAISE, CAP_LOWER, RELEASE = "cap-set", "cap-raise", "cap-lower", "release"
-ALLOW_LABEL_ONLY = "allow-label-only"
-ALLOW_DISCLOSURE_CONTROL = "allow-disclosure-control"
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS records (
-    id INTEGER PRIMARY KEY,
-    time TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    body TEXT NOT NULL,
-    prev_hash TEXT NOT NULL,
-    hash TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS records_fingerprint ON records (fingerprint);
-CREATE TRIGGER IF NOT EXISTS records_no_update BEFORE UPDATE ON records
-    BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS records_no_delete BEFORE DELETE ON records
-    BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
--- INSERT OR REPLACE removes the row it collides with without firing the delete trigger: refuse any id that is
--- not past the newest record
-CREATE TRIGGER IF NOT EXISTS records_no_replace BEFORE INSERT ON records
-    WHEN NEW.id <= (SELECT COALESCE(MAX(id), 0) FROM records)
-    BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
-"""
-
-
 _SCHEMA_READY: set[str] = set()
-
-
-def default_path() -> Path:
-    """``$DPSURV_LEDGER`` if set, else ``$XDG_DATA_HOME/dpsurv/ledger.sqlite3`` (``~/.local/share`` by default)."""
-    env = os.environ.get(LEDGER_ENV)
-    if env:
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "dpsurv" / "ledger.sqlite3"
-
-
-def record_hash(prev_hash: str, rid: int, time: str, fingerprint: str, kind: str, body: str) -> str:
-    """SHA-256 over the previous record's hash and this record's fields."""
-    h = hashlib.sha256()
-    for part in (prev_hash, str(rid), time, fingerprint, kind, body):
-        h.update(part.encode())
-        h.update(b"\x1f")
-    return h.hexdigest()
-
-
-def _canonical(body: dict[str, Any]) -> str:
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), default=_json_default, allow_nan=True)
-
-
-@dataclass(frozen=True)
-class Record:
-    """One row of the ledger database."""
-
-    id: int
-    time: str
-    fingerprint: str
-    kind: str
-    body: dict[str, Any]
-    hash: str
-
-
-@dataclass(frozen=True)
-class Verification:
-    ok: bool
-    records: int
-    first_bad: int | None = None
-    message: str = ""
-
-    @property
-    def status(self) -> str:
-        """"intact", or "broken at record N"."""
-        return "intact" if self.ok else f"broken at record {self.first_bad}"
-
-    def warning(self) -> str | None:
-        """One sentence for a reader of the ledger when the chain is broken (None when it is intact)."""
-        if self.ok:
-            return None
-        return (f"The ledger's hash chain is {self.status} ({self.message}), so the cap, totals and releases read from "
-                "it may have been altered and every release is refused: run `python -m dpsurv_core budget verify` and "
-                "restore the ledger from a copy you trust.")
-
-
-class ChainBrokenError(DpsurvError):
-    """The ledger's hash chain is broken: a release is refused before anything is computed or charged."""
-
-    def __init__(self, verification: Verification) -> None:
-        super().__init__(
-            f"The ledger's hash chain is {verification.status} ({verification.message}), so its totals cannot be "
-            "trusted and no release is made: run `python -m dpsurv_core budget verify` and restore the ledger from a "
-            "copy you trust.")
-        self.verification = verification
-
-
-def walk_chain(rows: Iterable[tuple]) -> Verification:
-    """Walk rows ``(id, time, fingerprint, kind, body, prev_hash, hash)`` in id order: ids contiguous from 1, each
-    ``prev_hash`` the hash before, each ``hash`` recomputed (about 10 ms per 1,000 records of 7 kB each)."""
-    prev, n, bad = GENESIS, 0, None
-    for expected, (rid, time, fp, kind, body, prev_hash, h) in enumerate(rows, start=1):
-        n = expected
-        if bad is not None:
-            continue  # count the rest, report the first
-        if rid != expected:
-            bad = (expected, f"record {expected} is missing (deleted)")
-        elif prev_hash != prev:
-            bad = (rid, f"record {rid} does not follow record {rid - 1} (a record before it was edited or deleted)")
-        elif record_hash(prev_hash, rid, time, fp, kind, body) != h:
-            bad = (rid, f"record {rid} was edited after it was written")
-        prev = h
-    if bad is not None:
-        return Verification(False, n, bad[0], bad[1])
-    return Verification(True, n, None, f"{n} record(s), chain intact, head {prev[:16]}")
-
-
-_CHAIN_QUERY = "SELECT id, time, fingerprint, kind, body, prev_hash, hash FROM records ORDER BY id"
 
 
 class LedgerStore:
@@ -520,6 +423,27 @@ class LedgerStore:
             with self._connect() as con:
                 con.executescript(_SCHEMA)
             _SCHEMA_READY.add(key)
+        self._secret: bytes | None = None
+
+    def key(self, fingerprint: str) -> str:
+        """The key this ledger keeps ``fingerprint``'s budget under (:func:`~dpsurv_core.privacy.chain.dataset_key`):
+        what records, exports and screens show instead of the content fingerprint. A key is returned as it is."""
+        if not fingerprint or is_key(fingerprint):
+            return fingerprint
+        if self._secret is None:
+            with self._connect() as con:
+                self._secret = ledger_secret(con)
+        return dataset_key(self._secret, fingerprint)
+
+    def _lookup(self, fingerprint: str) -> tuple[str, ...]:
+        """The stored values a data set's records carry: its key, and its raw fingerprint on records written before
+        ledgers kept keys."""
+        key = self.key(fingerprint)
+        return (key,) if key == fingerprint else (key, fingerprint)
+
+    def _record(self, row: tuple) -> Record:
+        fp = row[2] if is_key(row[2]) else self.key(row[2])
+        return Record(row[0], row[1], fp, row[3], json.loads(row[4]), row[5])
 
     def _connect(self) -> sqlite3.Connection:
         try:
@@ -532,11 +456,14 @@ class LedgerStore:
 
     # ----------------------------------------------------------------------------------------- reading
     def records(self, fingerprint: str | None = None) -> list[Record]:
+        """Every record, or one data set's (``fingerprint``: its content fingerprint or its key), each showing the
+        data set's key."""
+        if not fingerprint:
+            with self._connect() as con:
+                rows = con.execute("SELECT id, time, fingerprint, kind, body, hash FROM records ORDER BY id").fetchall()
+            return [self._record(r) for r in rows]
         with self._connect() as con:
-            rows = con.execute("SELECT id, time, fingerprint, kind, body, hash FROM records"
-                               + (" WHERE fingerprint = ?" if fingerprint else "") + " ORDER BY id",
-                               (fingerprint,) if fingerprint else ()).fetchall()
-        return [Record(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5]) for r in rows]
+            return self._rows(con, fingerprint)
 
     @staticmethod
     def _view(records: list[Record]) -> Ledger:
@@ -562,7 +489,7 @@ class LedgerStore:
         return [r for r in self.records(fingerprint) if r.kind == RELEASE]
 
     def datasets(self) -> dict[str, list[str]]:
-        """Every fingerprint with the data set names its records were made under."""
+        """Every data set's key with the names its records were made under."""
         out: dict[str, list[str]] = {}
         for r in self.records():
             names = out.setdefault(r.fingerprint, [])
@@ -588,6 +515,7 @@ class LedgerStore:
     def transaction(self, fingerprint: str) -> Iterator[Transaction]:
         """BEGIN IMMEDIATE: one writer at a time across processes; the view is read inside the lock, so a check and
         the charge that follows it are atomic. Commits on success, rolls back on any exception."""
+        key = self.key(fingerprint)  # before the write lock: the first key of a ledger writes its secret
         con = self._connect()
         try:
             con.execute("BEGIN IMMEDIATE")
@@ -598,7 +526,7 @@ class LedgerStore:
                 if not chain.ok:
                     raise ChainBrokenError(chain) from None
                 raise
-            tx = Transaction(con, fingerprint, view)
+            tx = Transaction(con, key, view)
             yield tx
             con.execute("COMMIT")
         except BaseException:
@@ -608,11 +536,11 @@ class LedgerStore:
         finally:
             con.close()
 
-    @staticmethod
-    def _rows(con: sqlite3.Connection, fingerprint: str) -> list[Record]:
-        rows = con.execute("SELECT id, time, fingerprint, kind, body, hash FROM records WHERE fingerprint = ? "
-                           "ORDER BY id", (fingerprint,)).fetchall()
-        return [Record(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5]) for r in rows]
+    def _rows(self, con: sqlite3.Connection, fingerprint: str) -> list[Record]:
+        values = self._lookup(fingerprint)
+        rows = con.execute("SELECT id, time, fingerprint, kind, body, hash FROM records WHERE fingerprint IN "
+                           f"({','.join('?' * len(values))}) ORDER BY id", values).fetchall()
+        return [self._record(r) for r in rows]
 
     def set_cap(self, fingerprint: str, cap: float, dataset: str = "", reason: str = "") -> int:
         """Set the cap of a data set that has none. A data set with a cap must use :meth:`raise_cap` or
@@ -775,16 +703,3 @@ def record_outputs(body: dict[str, Any]) -> Any:
         shown = {k: v for k, v in body["released"].items() if not isinstance(v, dict) and k not in RAW_RELEASED}
         return {**shown, **(body.get("derived") or {})}
     return body.get("outputs")
-
-
-def _json_default(obj: Any) -> Any:
-    try:
-        import numpy as np
-
-        if isinstance(obj, np.generic):
-            return obj.item()
-        if isinstance(obj, np.ndarray):
-            return obj.tolist()
-    except ImportError:  # pragma: no cover
-        pass
-    return str(obj)

@@ -85,7 +85,7 @@ def test_the_view_of_one_data_set_composes_only_its_own_releases(filled):
     assert a.cap == 2.0 and a.spent(SUBJECT) == pytest.approx(0.375) and [e.record_id for e in a.entries] == [2, 4]
     assert b.cap is None and b.spent(SUBJECT) == pytest.approx(0.5) and [e.record_id for e in b.entries] == [3]
     assert filled.release_records(FP_A)[0].body["outputs"] == {"n": [1, 2]}
-    assert filled.datasets() == {FP_A: ["lung"], FP_B: ["lung"]}
+    assert filled.datasets() == {filled.key(FP_A): ["lung"], filled.key(FP_B): ["lung"]}
 
 
 def test_an_intact_ledger_verifies_with_exit_0(filled, capsys):
