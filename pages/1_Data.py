@@ -15,7 +15,7 @@ from dpsurv_core.data.labels import CATEGORICAL, KINDS, NUMERIC, code_key
 from dpsurv_core.data.summary import TIME_UNITS, cohort_summary, event_type_counts
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.limits import check_upload
-from dpsurv_core.report.text import markdown_literal
+from dpsurv_core.report.text import markdown_literal, markdown_literal_frame
 from ui import session
 from ui.cache import by_data
 from ui.data_view import (
@@ -506,7 +506,7 @@ except DpsurvError as exc:
     st.error(str(exc))
     st.stop()
 shown_summary = summary_display(table, cohort.time_unit, mapping.group, cohort.subject is not None, labels)
-st.table(shown_summary, hide_index=True)
+st.table(markdown_literal_frame(shown_summary), hide_index=True)
 table_download(shown_summary, f"{choice.name}-summary", key=f"{tok}-summary-csv", label="Summary as CSV")
 st.caption("Exact numbers for the data holder (not private, never released). Censored: percentage of rows. "
            "Median follow-up by reverse Kaplan-Meier; 'not reached' when fewer than half the patients were censored "

@@ -24,7 +24,7 @@ from dpsurv_core.privacy.ledger import (
 from dpsurv_core.report.figures import ledger_figure
 from dpsurv_core.report.html import export_bundle, ledger_report
 from dpsurv_core.report.pdf import html_to_pdf, pdf_problem
-from dpsurv_core.report.text import markdown_literal
+from dpsurv_core.report.text import markdown_literal, markdown_literal_frame
 from ui import releases, session
 from ui.downloads import CONFIDENTIAL_SUFFIX, show_figure, table_download
 from ui.glossary import explainer, terms
@@ -212,7 +212,7 @@ if cap_records:
                 "cap": "—" if r.body.get("cap") is None else f"{r.body['cap']:g}",
                 "previous": "—" if r.body.get("previous") is None else f"{r.body['previous']:g}",
                 "reason": r.body.get("reason") or "—"} for r in cap_records]
-    st.table(pd.DataFrame(history).set_index("id"), width="stretch")
+    st.table(markdown_literal_frame(pd.DataFrame(history).set_index("id")), width="stretch")
     table_download(pd.DataFrame(history), f"cap-history-{name}", "dl_cap_history_csv")
 
 # ---------------------------------------------------------------------------------------------- releases
@@ -228,8 +228,8 @@ else:
              "neighbouring": e.cost.neighbouring,
              "not DP": "; ".join(d["message"] for d in e.disclosures if not d.get("dp", True)) or "—",
              "reproduce command": e.command or "—"} for rid, e in entries.items()]
-    # a plain table: every cell in full, wrapped, none cut off
-    st.table(pd.DataFrame(rows).set_index("id"), width="stretch")
+    # a plain table: every cell in full, wrapped, none cut off, shown as typed (st.table reads cells as Markdown)
+    st.table(markdown_literal_frame(pd.DataFrame(rows).set_index("id")), width="stretch")
     table_download(pd.DataFrame(rows), f"ledger-{name}", "dl_ledger_csv")
     from ui import curves_view as cv  # only for the figure: an empty ledger's first view does without it
 

@@ -23,7 +23,7 @@ from dpsurv_core.curves.result import exact_counts
 from dpsurv_core.data.public import TimeGrid
 from dpsurv_core.engines.source import SERVER_DATA_ENV, Source, duckdb_tables, server_files, server_roots, server_source
 from dpsurv_core.errors import DataError, DpsurvError
-from dpsurv_core.report.text import markdown_literal
+from dpsurv_core.report.text import markdown_literal, markdown_literal_frame
 from ui import session
 from ui.cache import session_cache
 from ui.data_view import budget_caption
@@ -147,8 +147,8 @@ def engine_sections(choice: session.DataChoice) -> None:
 
     st.subheader("3. Summary")
     try:
-        st.table(session_cache(("server_summary", cohort.engine.source, cohort.mapping), lambda: _summary_table(cohort)),
-                 hide_index=True)
+        st.table(markdown_literal_frame(session_cache(("server_summary", cohort.engine.source, cohort.mapping),
+                                                      lambda: _summary_table(cohort))), hide_index=True)
     except DpsurvError as exc:
         st.error(str(exc))
     st.caption("Exact numbers for the data holder (not private, never released), counted by DuckDB inside the file. "

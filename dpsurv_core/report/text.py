@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import re
 from datetime import UTC, datetime
+from typing import Any
 
 _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 MARKDOWN_SPECIAL = "\\`*_[](){}#+-.!<>|~$:"
@@ -31,6 +32,22 @@ def markdown_literal(value: object) -> str:
     spaces (a label cannot start a heading, list, link, image, table or HTML tag)."""
     text = " ".join(str(value).splitlines())
     return _MARKDOWN.sub(r"\\\1", text)
+
+
+def markdown_literal_frame(frame: Any) -> Any:
+    """A copy of a pandas table whose text cells, index and column names show literally where a table renders
+    Markdown (Streamlit's ``st.table``): a command's ``--grid 0:1100:20`` or an uploaded label's ``![x](url)`` is shown
+    as typed, never read as Markdown. Numbers stay numbers."""
+    def cell(x: object) -> object:
+        return markdown_literal(x) if isinstance(x, str) else x
+
+    out = frame.copy()
+    for col in out.columns:
+        if out[col].dtype == object or str(out[col].dtype) in ("string", "category"):
+            out[col] = out[col].map(cell)
+    out.index = out.index.map(cell)
+    out.columns = out.columns.map(cell)
+    return out
 
 
 # ---------------------------------------------------------------------- numbers as clinicians write them

@@ -12,6 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpsurv_core.privacy.ledger import LedgerEntry, LedgerStore, PrivacyCost
+from tests.app.tables import shown
 from ui.session import bundled_choice
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,7 +50,7 @@ def widget(at: AppTest, kind: str, label_start: str):
 
 
 def summary(at: AppTest) -> pd.DataFrame:
-    return at.table[0].value
+    return shown(at.table[0].value)
 
 
 def messages(at: AppTest, kind: str = "error") -> list[str]:

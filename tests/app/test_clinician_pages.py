@@ -21,6 +21,7 @@ from dpsurv_core.data.cohort import load_bundled
 from dpsurv_core.data.public import PublicParameters
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.noise import SimulationNoise
+from tests.app.tables import shown as shown_table
 from ui import curves_view as cv
 from ui import palette, session
 
@@ -261,7 +262,7 @@ def test_ledger_page_explainer_table_csv_and_figure(ledger_path):
     assert explainer_expanded(at)
     labels = downloads(at)
     assert "Table as CSV" in labels and {"Figure as PNG", "Figure as SVG"} <= set(labels)
-    ledger = next(t.value for t in at.table if "reproduce command" in t.value.columns)
+    ledger = next(shown_table(t.value) for t in at.table if "reproduce command" in t.value.columns)
     assert ledger["reproduce command"].iloc[0].startswith("python -m dpsurv_core km")  # in full, not cut
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
+from tests.app.tables import shown
 from tests.data.test_guess import months_trial
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -50,7 +51,7 @@ def test_lung_summary_shows_the_r_labels_and_offers_a_csv(ledger_path):
     at = start()
     stored = at.session_state["value_labels"] if "value_labels" in at.session_state else {}
     assert stored == {}  # viewing a bundled data set keeps no labels of its own: only changes are kept
-    table = at.table[0].value
+    table = shown(at.table[0].value)
     assert table.iloc[:, 0].tolist() == ["All subjects", "Male (1)", "Female (2)"]
     assert table["Subjects"].tolist() == ["228", "138", "90"]
     (button,) = [b for b in at.get("download_button") if b.label == "Summary as CSV"]
@@ -70,7 +71,7 @@ def test_ecog_as_group_and_relabelling_a_bundled_column(ledger_path):
     at = start()
     by_label(at.selectbox, "Group (e.g. treatment arm; compared on later pages)").set_value("ph.ecog")
     run(at)
-    assert at.table[0].value.iloc[1:, 0].tolist() == [
+    assert shown(at.table[0].value).iloc[1:, 0].tolist() == [
         "ECOG 0: asymptomatic (0)", "ECOG 1: symptomatic, fully ambulatory (1)", "ECOG 2: in bed < 50% of the day (2)",
         "ECOG 3: in bed > 50% of the day, not bedbound (3)"]
     by_label(at.selectbox, "Column").set_value("sex")
@@ -96,14 +97,14 @@ def test_months_upload_is_guessed_shown_and_must_be_confirmed(ledger_path):
     assert guess["Role"].tolist() == ["Time", "Event", "Group", "Subject id", "Time unit"]
     assert guess["Column"].tolist() == ["os_months", "os_status", "arm", "patient_id", "months"]
     # the summary is per arm, in months
-    table = at.table[0].value
+    table = shown(at.table[0].value)
     assert table.iloc[:, 0].tolist() == ["All subjects", "Chemo", "Chemo + RT"]
     assert table["Longest follow-up"].iloc[0].endswith("months")
     # coded sex is marked as categories; the user names its codes
     label_sex(at)
     by_label(at.selectbox, "Group (e.g. treatment arm; compared on later pages)").set_value("sex")
     run(at)
-    assert at.table[0].value.iloc[:, 0].tolist() == ["All subjects", "Male (1)", "Female (2)"]
+    assert shown(at.table[0].value).iloc[:, 0].tolist() == ["All subjects", "Male (1)", "Female (2)"]
     # analysis pages wait for the confirmation
     at.switch_page("pages/2_Survival_curves.py")
     run(at)

@@ -10,6 +10,7 @@ import sys
 import pandas as pd
 
 from dpsurv_core.data.summary import cohort_summary
+from tests.app.tables import shown
 from tests.app.test_app_shell import APP, ROOT, rerun, start  # the app's AppTest start, shared with the shell tests
 from ui import session
 from ui.data_view import summary_display
@@ -49,28 +50,28 @@ def test_first_view_does_not_import_the_server_data_helpers():
 
 def test_cached_summary_follows_the_unit_and_the_column_map_across_sessions():
     at = start()
-    days = at.table[0].value
+    days = shown(at.table[0].value)
     pd.testing.assert_frame_equal(days, fresh_summary(at.session_state["data_choice"]))
     assert days["Median follow-up (reverse KM)"].tolist() == ["588 days", "840 days", "529 days"]
 
     at.selectbox(key="b-lung-unit").set_value("months")
     rerun(at)
-    months = at.table[0].value
+    months = shown(at.table[0].value)
     pd.testing.assert_frame_equal(months, fresh_summary(at.session_state["data_choice"]))
     assert months["Longest follow-up"].tolist()[0] == "33.6 months"  # 1022 days
 
     at.selectbox(key="b-lung-group").set_value("(none)")
     rerun(at)
-    ungrouped = at.table[0].value
+    ungrouped = shown(at.table[0].value)
     assert ungrouped.iloc[:, 0].tolist() == ["All subjects"]
     pd.testing.assert_frame_equal(ungrouped, fresh_summary(at.session_state["data_choice"]))
 
     # another session in the same server process: its own unit and map, whatever the first session cached
     other = start()
-    pd.testing.assert_frame_equal(other.table[0].value, days)
+    pd.testing.assert_frame_equal(shown(other.table[0].value), days)
     other.selectbox(key="b-lung-group").set_value("ph.ecog")
     rerun(other)
-    by_ecog = other.table[0].value
+    by_ecog = shown(other.table[0].value)
     pd.testing.assert_frame_equal(by_ecog, fresh_summary(other.session_state["data_choice"]))
     from dpsurv_core.data.cohort import validate
 

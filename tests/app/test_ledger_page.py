@@ -23,6 +23,7 @@ from dpsurv_core.data.public import PublicParameters
 from dpsurv_core.privacy.ledger import CAP_RAISE, CAP_SET, GROUP_LABEL, RELEASE, LedgerEntry, LedgerStore, PrivacyCost
 from dpsurv_core.privacy.noise import SimulationNoise
 from dpsurv_core.report.html import AuditItem
+from tests.app.tables import shown
 from ui.session import bundled_choice
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,7 +79,7 @@ def buttons(at: AppTest) -> list[str]:
 
 
 def releases_table(at: AppTest):
-    return next(t.value for t in at.table if "reproduce command" in t.value.columns)
+    return next(shown(t.value) for t in at.table if "reproduce command" in t.value.columns)
 
 
 @pytest.fixture

@@ -1,0 +1,27 @@
+"""Tables as a reader sees them: ``st.table`` reads cells as Markdown, so the pages escape text cells
+(:func:`dpsurv_core.report.text.markdown_literal_frame`); tests compare the text shown."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from dpsurv_core.report.text import MARKDOWN_SPECIAL
+
+_ESCAPED = re.compile(r"\\([" + re.escape(MARKDOWN_SPECIAL) + "])")
+
+
+def _shown(x: object) -> object:
+    return _ESCAPED.sub(r"\1", x) if isinstance(x, str) else x
+
+
+def shown(frame: pd.DataFrame) -> pd.DataFrame:
+    """The table with each escaped character as it is displayed."""
+    out = frame.copy()
+    for col in out.columns:
+        if out[col].dtype == object:
+            out[col] = out[col].map(_shown)
+    out.index = out.index.map(_shown)
+    out.columns = out.columns.map(_shown)
+    return out
