@@ -33,4 +33,6 @@ EXPOSE 8501
 HEALTHCHECK --interval=30s --timeout=5s --start-period=40s --retries=3 \
     CMD ["python", "-c", "import sys, urllib.request; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=4).status == 200 else 1)"]
 
-CMD ["python", "-m", "streamlit", "run", "app.py", "--server.port=8501", "--server.address=0.0.0.0", "--server.headless=true", "--browser.gatherUsageStats=false"]
+# Published beyond the container, so sign-in must be configured (mount .streamlit/secrets.toml with an [auth]
+# section, docs/deployment.md): without it the check exits 2 with one sentence before the server starts.
+CMD ["sh", "-c", "python -m ui.serving 0.0.0.0 && exec python -m streamlit run app.py --server.port=8501 --server.address=0.0.0.0 --server.headless=true --browser.gatherUsageStats=false"]

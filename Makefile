@@ -6,6 +6,7 @@ PY ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8501
+ADDRESS ?= 127.0.0.1  # this machine only: another address needs sign-in (docs/deployment.md)
 
 .PHONY: run test test-fast lint bench bench-app chromium java clean
 
@@ -28,7 +29,8 @@ $(VENV)/.dev-installed: requirements.txt requirements-dev.txt | $(BIN)/python
 	touch $(VENV)/.app-installed $@
 
 run: $(VENV)/.app-installed chromium
-	$(BIN)/streamlit run app.py --server.headless true --server.port $(PORT) --browser.gatherUsageStats false
+	$(BIN)/python -m ui.serving $(ADDRESS)
+	$(BIN)/streamlit run app.py --server.headless true --server.address $(ADDRESS) --server.port $(PORT) --browser.gatherUsageStats false
 
 # Debian's chromium for the app's PNG/SVG/PDF downloads and the browser tests (playwright cannot download browsers here).
 chromium:

@@ -6,6 +6,16 @@ import streamlit as st
 
 st.set_page_config(page_title="dpsurv", page_icon="📉", layout="wide")
 
+from ui import serving  # noqa: E402
+
+_refused = serving.refusal(st.get_option("server.address"), serving.sign_in_configured(st.secrets))
+if _refused:  # served beyond this machine without sign-in: the server stops (a launcher refuses earlier still)
+    import os
+    import sys
+
+    print(f"error: {_refused}", file=sys.stderr, flush=True)
+    os._exit(2)
+
 PAGES = sorted(Path(__file__).parent.joinpath("pages").glob("[0-9]*.py"))
 
 

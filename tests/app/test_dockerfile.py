@@ -129,7 +129,11 @@ def test_port_health_check_and_command():
     (health,) = of("HEALTHCHECK")
     assert "/_stcore/health" in health and "8501" in health
     (cmd,) = of("CMD")
-    argv = json.loads(cmd)
+    shell = json.loads(cmd)
+    assert shell[:2] == ["sh", "-c"]
+    check, _, serve = shell[2].partition(" && exec ")
+    assert check == "python -m ui.serving 0.0.0.0"  # the sign-in check runs before the server starts
+    argv = serve.split()
     assert argv[argv.index("run") - 1] == "streamlit" and argv[argv.index("run") + 1] == "app.py"
     assert "--server.port=8501" in argv and "--server.headless=true" in argv
     import streamlit.config as config
