@@ -20,6 +20,7 @@ from dpsurv_core.audit import comparison
 from dpsurv_core.audit.figures import comparison_section, report_section
 from dpsurv_core.cli import km
 from dpsurv_core.cli.common import add_data_options, add_release_options, run_plan, store_from_args
+from dpsurv_core.cli.delivery import Charge, delivering
 from dpsurv_core.curves import result as curves
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES
 from dpsurv_core.data.public import Disclosure
@@ -27,7 +28,7 @@ from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import GROUP_LABEL, SUBJECT, as_run, not_dp_disclosure
 from dpsurv_core.report.figures import curves_figure
-from dpsurv_core.report.files import write_new
+from dpsurv_core.report.files import Outputs
 from dpsurv_core.report.html import (
     Report,
     band_sentence,
@@ -37,7 +38,7 @@ from dpsurv_core.report.html import (
     median_table,
     rmst_table,
 )
-from dpsurv_core.report.pdf import PdfUnavailable, html_to_pdf, pdf_problem
+from dpsurv_core.report.pdf import html_to_pdf, pdf_problem
 
 NAME = "report"
 HELP = "release survival curves (and log-rank tests) and write a self-contained HTML (or PDF) report"
@@ -124,26 +125,25 @@ def run(args: argparse.Namespace) -> dict:
         raise ParameterError(f"--out {args.out!r} must name an .html or a .pdf file.")
     if fmt == "pdf" and (problem := pdf_problem()) is not None:  # before anything is released or charged
         raise ParameterError(f"{problem.rstrip('.')}; or choose --out FILE.html for the HTML report.")
-    if not out.parent.exists():
-        raise ParameterError(f"The folder {str(out.parent)!r} does not exist: create it or choose another --out.")
     if not catalogue.get(catalogue.CURVES, args.mechanism).private or math.isinf(args.epsilon):
         raise ParameterError("A report releases private results: choose a private --mechanism and a finite --epsilon "
                              "(non-private numbers appear only with --review).")
-    if args.bundle and not Path(args.bundle).parent.exists():
-        raise ParameterError(f"The folder of --bundle {args.bundle!r} does not exist: create it or choose another prefix.")
     targets = [out] + ([Path(args.bundle + ".csv"), Path(args.bundle + ".json")] if args.bundle else [])
-    for t in targets:  # before anything is released or charged
-        if t.is_symlink():
-            raise ParameterError(f"{str(t)!r} is a symbolic link: dpsurv does not write through links; choose a plain "
-                                 "file path.")
-        if t.exists() and not args.force:
-            raise ParameterError(f"{str(t)!r} exists already: choose another name, or add --force to replace it.")
+    # every output checked and its temporary file made before anything is released or charged; a failure after the
+    # charge says the release was recorded, under which record, and how to rebuild its report without a new charge
+    with Outputs(targets, force=args.force) as outputs, delivering(args.data) as charge:
+        return _release_and_write(args, out, fmt, outputs, charge)
+
+
+def _release_and_write(args: argparse.Namespace, out: Path, fmt: str, outputs: Outputs, charge: Charge) -> dict:
+    """Release, charge, render the report and write it (and the bundle) into the outputs reserved beforehand."""
     from dpsurv_core.cli.logrank import released_tests
 
     # its record keeps the calibrated tests too (with two or more groups), as a logrank release's does
     plan, cohort, public, extra = km.plan(args, tests={"null_draws": None})
     mech = plan.mechanism
     release, fields = run_plan(args, plan)
+    charge.recorded(fields)
     ledger = store_from_args(args).ledger(plan.fingerprint)
     kind = "review" if args.review else "release"
     rep = Report(f"Survival analysis of {cohort.name}", cohort.name, ledger, kind)
@@ -206,16 +206,7 @@ def run(args: argparse.Namespace) -> dict:
         entry = catalogue.get(catalogue.CURVES, args.mechanism)
         dp = (entry.id,) if entry.formal and entry.protects == SUBJECT else comparison.DP_DEFAULT
         comparison_section(rep, comparison.compare(cohort, public, args.epsilon, dp=dp, trials=200))
-    if fmt == "pdf":
-        try:
-            pdf = html_to_pdf(rep.to_html())
-        except PdfUnavailable as exc:
-            raise ParameterError(f"The release was recorded (record {fields.get('record_id')}) but its PDF could not "
-                                 f"be made: {exc} The Ledger and report page rebuilds the report from that record."
-                                 ) from exc
-        write_new(out, pdf, force=args.force)
-    else:
-        write_new(out, rep.to_html(), force=args.force)
+    outputs.write(out, html_to_pdf(rep.to_html()) if fmt == "pdf" else rep.to_html())
     written = [str(out)]
     if args.bundle:  # the numbers the ledger record keeps (band of the type asked, its method, the warnings), as the
         # Ledger and report page exports them
@@ -225,8 +216,8 @@ def run(args: argparse.Namespace) -> dict:
         chain = {"ok": check.ok, "records": check.records, "head": store.head(), "message": check.message}
         csv_text, json_text = export_bundle(record, ledger, cohort.name, store.key(plan.fingerprint), chain,
                                             derived=rep.private_tables(), report_warnings=list(dict.fromkeys(warnings)))
-        write_new(args.bundle + ".csv", csv_text, force=args.force)
-        write_new(args.bundle + ".json", json_text, force=args.force)
+        outputs.write(args.bundle + ".csv", csv_text)
+        outputs.write(args.bundle + ".json", json_text)
         written += [args.bundle + ".csv", args.bundle + ".json"]
     return fields | {"out": str(out), "format": fmt, "pdf": str(out) if fmt == "pdf" else None, "kind": kind,
                      "files": written, "mechanism": mech.name,
