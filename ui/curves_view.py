@@ -55,6 +55,7 @@ from dpsurv_core.data.labels import ValueLabels, code_key
 from dpsurv_core.data.public import Disclosure, PublicParameters, TimeGrid
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
+from dpsurv_core.privacy import options as option_specs
 from dpsurv_core.privacy.catalogue import Entry
 from dpsurv_core.privacy.ledger import GROUP_LABEL
 from dpsurv_core.privacy.release import Plan, Released, charge_phrase, cli_command
@@ -963,24 +964,6 @@ def explore_or_release(plan: Plan, key: str, label: str = "Release",
     return preview, None, "preview"
 
 
-# the options a catalogue entry declares, as widgets: (label, kind, bounds / choices, help)
-OPTION_WIDGETS: dict[str, tuple[str, str, tuple, str | None]] = {
-    "alpha": ("Decay alpha", "float", (0.0, 5.0, 0.1), "Later grid points get less noise: step i spends e(1 + alpha i)."),
-    "tau_start": ("Clip at start (tau start)", "float", (0.0, 1.0, 0.05), None),
-    "tau_end": ("Clip at end (tau end)", "float", (0.0, 1.0, 0.05), None),
-    "window": ("Smoothing window (grid points)", "int", (1, 15, 1), None),
-    "edge_mode": ("Smoothing at the edges", "choice", ("mean", "as-published"),
-                  "mean: average of the values in the window; as-published: the paper divides by the full window "
-                  "even at the ends."),
-    # disclosure control (no epsilon): small-cell suppression, rounding, random rounding, step smoothing
-    "threshold": ("Smallest count shown (threshold)", "int", (2, 100, 1),
-                  "Counts from 1 to threshold - 1 are withheld and shown as '<threshold'; the usual rule is 5 or 10."),
-    "base": ("Rounding base", "int", (2, 100, 1), "Every count is rounded to a multiple of this number (often 5 or 10)."),
-    "k": ("Events per step (k)", "int", (1, 100, 1),
-          "Adjacent time bins are merged until each step of the curve holds at least k events."),
-}
-
-
 def declared_sizes_input(key_prefix: str) -> tuple[int, ...] | None:
     """The time-indexed band's declared group sizes (public numbers, e.g. from the study design); None when blank."""
     text = st.text_input("Declared group size (optional, public)", key=f"{key_prefix}_sample_size",
@@ -1015,24 +998,21 @@ def declared_censoring_input(key_prefix: str, sizes: tuple[int, ...] | None) -> 
 
 
 def option_widgets(entry: Entry, key_prefix: str, skip: Sequence[str] = ("base_epsilon",)) -> dict[str, Any]:
-    """A widget per option the catalogue entry declares (seeded with its defaults), in an expander; their values."""
-    names = [k for k in entry.options if k not in skip and k in OPTION_WIDGETS]
+    """A widget per option the catalogue entry declares (seeded with its defaults), in an expander; their values. Each
+    is made from the option's one specification (:data:`dpsurv_core.privacy.options.OPTIONS`), as its flag is."""
+    specified = option_specs.widgets(entry.options, skip)
     values: dict[str, Any] = {}
-    if not names:
+    if not specified:
         return values
     with st.expander(f"Options of {entry.name}", expanded=not entry.formal):
-        cols = st.columns(min(4, len(names)))
-        for i, name in enumerate(names):
-            label, kind, spec, help_text = OPTION_WIDGETS[name]
-            col, default, key = cols[i % len(cols)], entry.options[name], f"{key_prefix}_opt_{name}"
-            if kind == "float":
-                values[name] = float(col.number_input(label, spec[0], spec[1], float(default), spec[2], key=key,
-                                                      help=help_text))
-            elif kind == "int":
-                values[name] = int(col.number_input(label, spec[0], spec[1], int(default), spec[2], key=key,
-                                                    help=help_text))
+        cols = st.columns(min(4, len(specified)))
+        for i, w in enumerate(specified):
+            col, key = cols[i % len(cols)], f"{key_prefix}_opt_{w.name}"
+            if w.kind == "choice":
+                values[w.name] = col.radio(w.label, w.choices, index=w.choices.index(w.value), key=key, help=w.help)
             else:
-                values[name] = col.radio(label, list(spec), index=list(spec).index(default), key=key, help=help_text)
+                values[w.name] = w.read(col.number_input(w.label, w.low, w.high, w.value, w.step, key=key,
+                                                         help=w.help))
     return values
 
 

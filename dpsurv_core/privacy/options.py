@@ -8,6 +8,7 @@ and the bounds are the widget's, so a flag and a widget can never disagree on wh
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,12 +58,43 @@ class Option:
             return f"at least {low}" if low else "a finite number"
         return f"between {low} and {self.high:g}"
 
-    def widget(self) -> tuple[str, str, tuple, str]:
-        """(label, kind, (low, high, step) or the choices, help) for a page's widget."""
+    def widget(self, default: Any) -> Widget:
+        """The page's widget for this option, seeded with ``default`` (the catalogue entry's): the command line's
+        bounds, ``widget_high`` standing in for an open upper bound (a number box needs one to step towards)."""
         if self.kind == "choice":
-            return self.label, "choice", self.choices, self.help
+            if default not in self.choices:
+                raise ParameterError(f"The default of {self.name} ({default!r}) is not one of {self.choices}")
+            return Widget(self.name, "choice", self.label, self.help, default, choices=self.choices)
+        number = int if self.kind == "int" else float
         high = self.high if self.high is not None else self.widget_high
-        return self.label, self.kind, (self.low, high, self.step), self.help
+        low, high = (None if b is None else number(b) for b in (self.low, high))
+        value = number(default)
+        if (low is not None and value < low) or (high is not None and value > high):
+            raise ParameterError(f"The default of {self.name} ({default}) lies outside its widget's bounds "
+                                 f"[{low}, {high}]")
+        return Widget(self.name, self.kind, self.label, self.help, value, low, high, number(self.step))
+
+
+@dataclass(frozen=True)
+class Widget:
+    """What a page shows for an option: a number box in [low, high] moving by ``step`` (``kind`` "float" or "int",
+    every number of that type, as a number box wants) or a choice among ``choices``; ``value`` is its start."""
+
+    name: str
+    kind: str
+    label: str
+    help: str
+    value: Any
+    low: float | None = None
+    high: float | None = None
+    step: float = 1
+    choices: tuple[str, ...] = ()
+
+    def read(self, value: Any) -> Any:
+        """The widget's ``value`` as the option takes it (a number box may hand back a float for a whole number)."""
+        if self.kind == "choice":
+            return value
+        return int(value) if self.kind == "int" else float(value)
 
 
 TIME_INDEXED = "time-indexed (Veeraragavan et al. 2024)"
@@ -106,3 +138,9 @@ def defaults(name: str, family: str) -> Any:
     if len(values) != 1:
         raise ParameterError(f"The catalogue's entries disagree on the default of {name}: {sorted(values)}")
     return catalogue.get(family, takers(name, family)[0]).options[name]
+
+
+def widgets(options: Mapping[str, Any], skip: Sequence[str] = ()) -> list[Widget]:
+    """A widget for each of a catalogue entry's ``options`` (name to default) that has a specification, in the entry's
+    order, but those in ``skip``; the rest (declared group sizes, censoring shares) have inputs of their own."""
+    return [OPTIONS[k].widget(v) for k, v in options.items() if k in OPTIONS and k not in skip]

@@ -206,12 +206,13 @@ def test_one_option_spec_makes_the_flags_and_the_widgets():
         if not takers(name, catalogue.CURVES):
             continue
         default = defaults(name, catalogue.CURVES)
-        label, kind, bounds, _ = spec.widget()
-        if kind == "choice":
-            assert default in bounds
+        widget = spec.widget(default)  # refuses a default outside the widget's bounds
+        assert (widget.label, widget.help, widget.value) == (spec.label, spec.help, default)
+        if spec.kind == "choice":
+            assert widget.choices == spec.choices
             continue
-        low, high, _ = bounds
-        assert low <= default <= high
+        low, high = widget.low, widget.high
+        assert (low, high) == (spec.low, spec.high if spec.high is not None else spec.widget_high)
         with pytest.raises(SystemExit):
             parser.parse_args([spec.flag, str(low - 1)])
         assert getattr(parser.parse_args([spec.flag, str(default)]), name) == default
