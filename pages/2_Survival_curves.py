@@ -10,7 +10,7 @@ import streamlit as st
 
 from dpsurv_core.cli.km import rmst_curves, rmst_on_grid
 from dpsurv_core.curves import summary as cs
-from dpsurv_core.curves.result import risk_counts
+from dpsurv_core.curves.result import released_at_risk
 from dpsurv_core.data.summary import TIME_UNITS, factor_or_one
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
@@ -116,18 +116,6 @@ def landmark_keys(lm_unit: str) -> tuple[str, str, str]:
             f"sc_lm_pick_{cohort.name}_{unit}_{lm_unit}")
 
 
-def landmark_times(lm_text: str, grid_pick: list[float], lm_unit: str) -> tuple[list[float], np.ndarray]:
-    """(the times as asked, in ``lm_unit``; the same times in the page's unit): grid times picked replace the
-    typed ones and are taken exactly (the typed text rounds them)."""
-    lm_factor = factor_or_one(unit, lm_unit)
-    if grid_pick:
-        lm_times = np.array([public.grid.points[int(np.argmin(np.abs(public.grid.points * lm_factor - v)))]
-                             for v in sorted(set(grid_pick))])
-        return [float(f"{t * lm_factor:.6g}") for t in lm_times], lm_times
-    lm_values = cs.parse_times(lm_text)
-    return lm_values, np.array(lm_values) * factor_or_one(lm_unit, unit)
-
-
 def asked_now() -> tuple[float, list[float]]:
     """The RMST time and the landmark times (in the page's unit) the widgets hold now (their defaults before they
     are first drawn); no landmarks while the typed text cannot be read."""
@@ -135,7 +123,8 @@ def asked_now() -> tuple[float, list[float]]:
     lm_unit = ss.get(LM_UNIT_KEY, LM_DEFAULT_UNIT if LM_DEFAULT_UNIT in TIME_UNITS else TIME_UNITS[0])
     text_key, default_text, pick_key = landmark_keys(lm_unit)
     try:
-        times = landmark_times(ss.get(text_key, default_text), ss.get(pick_key) or [], lm_unit)[1]
+        times = cs.landmark_request(ss.get(text_key, default_text), ss.get(pick_key) or [], public.grid.points, unit,
+                                    lm_unit)[1]
     except DpsurvError:
         times = np.array([])
     return float(ss.get(RMST_KEY, horizon)), [float(t) for t in times]
@@ -227,9 +216,7 @@ for note in cv.figure_notes(fine.curves, read, estimand, estimand in (cs.SURVIVA
 st.markdown("**Number at risk**")
 times = cs.table_times(public.grid)
 exact_risk = cv.exact_at_risk(work, on_grid.counts, times)
-priv_risk = cs.at_risk_at(risk_counts(result), times)[0] if has_counts else None
-if has_counts and result.counts.groups != on_grid.counts.groups:
-    priv_risk = None
+priv_risk = released_at_risk(result, times, on_grid.counts.groups)
 cv.comparison_table(cv.at_risk_table(times, exact_risk, priv_risk, on_grid.counts.groups, group_col if split else None,
                                     unit, private_label=private_label), f"number-at-risk-{cohort.name}", "sc_risk",
                     released, index=True)
@@ -328,7 +315,7 @@ st.caption(f"Times of the public grid ({lm_unit}): {grid_offer}. The private cur
            "between grid times is read at the grid time before it, and the table says which.")
 lm_used = lm_times = np.array([])
 try:
-    lm_values, lm_times = landmark_times(lm_text, grid_pick, lm_unit)
+    lm_values, lm_times = cs.landmark_request(lm_text, grid_pick, public.grid.points, unit, lm_unit)
     on_event_grid = public.grid.kind == "event-times"
     lm_used = np.array(cv.landmark_times_used(priv, lm_times, on_event_grid))  # where the private curve is read
     n_types = len(type_labels) if competing else 1

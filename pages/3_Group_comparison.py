@@ -9,7 +9,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from dpsurv_core.curves import summary as cs
-from dpsurv_core.curves.result import risk_counts
+from dpsurv_core.curves.result import released_at_risk
 from dpsurv_core.curves.uncertainty import at_risk_notes
 from dpsurv_core.data.cohort import validate
 from dpsurv_core.errors import DpsurvError
@@ -155,9 +155,7 @@ for note in cv.figure_notes(fine.curves, result.curves, cs.SURVIVAL, False, unit
     st.caption(note)
 st.markdown("**Number at risk**")
 risk_times = cs.table_times(public.grid)
-risk_private = cs.at_risk_at(risk_counts(result), risk_times)[0] if result.counts is not None else None
-if result.counts is not None and result.counts.groups != on_grid.counts.groups:
-    risk_private = None
+risk_private = released_at_risk(result, risk_times, on_grid.counts.groups)
 cv.comparison_table(cv.at_risk_table(risk_times, cv.exact_at_risk(cohort, on_grid.counts, risk_times), risk_private,
                                     on_grid.counts.groups, group_col, unit, private_label=private_label),
                     f"number-at-risk-{cohort.name}", "gc_risk", released, index=True)
@@ -185,10 +183,8 @@ if not tables:
     st.markdown("Non-private only:")
     cv.show_table(pd.DataFrame(rows), f"logrank-{cohort.name}", "gc_exact_tests", confidential=True)
 for label, (pair, overall, law) in tables.items():
-    fine_tests = [*exact_tests, exact_overall] if len(groups) > 2 else exact_tests
-    same_grid = grid_tests if len(groups) > 2 else grid_tests[:-1]
-    priv_tests = [*pair, overall] if len(groups) > 2 else pair
-    comparison = cs.compare_tests(same_grid, priv_tests)  # flips: private against the exact test on the same grid
+    paired = cs.logrank_rows(exact_tests, exact_overall, grid_tests, pair, overall, len(groups))
+    comparison = paired.on_grid  # flips: private against the exact test on the same grid
     df = cv.logrank_table(comparison, private_label=label, group_column=group_col)
     p_col = f"p {label} " + ("(calibrated)" if law.noisy else "(chi-square: no calibration needed)")
     df = df.rename(columns={"Chi² non-private": "Chi² non-private, public grid",
@@ -196,12 +192,10 @@ for label, (pair, overall, law) in tables.items():
                             "At 0.05 non-private": "At 0.05 non-private, public grid",
                             f"p {label}": p_col,
                             f"Chi² {label}": f"Chi² {label}" + (" (noise-adjusted)" if law.cell_variance > 0 else "")})
-    every = cs.compare_tests(fine_tests, priv_tests)
-    df.insert(1, "Chi² non-private", [cv.fmt_stat(c.statistic_exact) for c in every])
-    df.insert(2, "p non-private", [cv.fmt_p(c.p_exact) for c in every])
-    crit = {(t.group_a, t.group_b): float(t.critical_value[0]) for t in priv_tests}
+    df.insert(1, "Chi² non-private", [cv.fmt_stat(c.statistic_exact) for c in paired.every_time])
+    df.insert(2, "p non-private", [cv.fmt_p(c.p_exact) for c in paired.every_time])
     df.insert(df.columns.get_loc(p_col) + 1, "Chi² needed at 5%",
-              [cv.fmt_stat(crit[(c.group_a, c.group_b)]) if c.defined else "not defined" for c in comparison])
+              [cv.fmt_stat(n) if c.defined else "not defined" for c, n in zip(comparison, paired.needed, strict=True)])
     if len(tables) > 1:
         st.markdown(f"**Non-private vs {label}** "
                     + ("(from the reported, randomized labels)" if label == private_label else "(mixing undone)"))

@@ -8,6 +8,7 @@ the released counts where the mechanism has them, what it charged and every disc
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -15,6 +16,7 @@ import numpy as np
 
 from dpsurv_core.curves.counts import BinnedCounts, count
 from dpsurv_core.curves.kaplan_meier import SurvivalCurves, estimate
+from dpsurv_core.curves.summary import at_risk_at
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import Disclosure, PublicParameters, TimeGrid
 from dpsurv_core.privacy.ledger import PrivacyCost
@@ -63,6 +65,16 @@ def risk_counts(rel: CurveResult) -> BinnedCounts | None:
     long), rrr's de-biased counts (which estimate each true group's, as its de-biased curves do; the reported labels'
     counts mix the groups), else the release's counts (None when it has none)."""
     return rel.extra.get("risk_counts", rel.extra.get("debiased_counts", rel.counts))
+
+
+def released_at_risk(rel: CurveResult, times: np.ndarray, groups: Sequence[str]) -> np.ndarray | None:
+    """The released numbers at risk (G, T) of the first trial at ``times``, read from :func:`risk_counts` (free
+    post-processing); None when the release has no counts or its groups are not ``groups`` (the non-private table's),
+    so that a table never sets one group's numbers beside another's."""
+    counts = risk_counts(rel)
+    if rel.counts is None or counts is None or tuple(rel.counts.groups) != tuple(groups):
+        return None
+    return at_risk_at(counts, times)[0]
 
 
 def groups_of(cohort: Cohort, public: PublicParameters) -> tuple[str, ...] | None:

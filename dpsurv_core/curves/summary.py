@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -19,7 +21,7 @@ from dpsurv_core.curves.kaplan_meier import SurvivalCurves
 from dpsurv_core.curves.logrank import LogRankResult
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import TimeGrid
-from dpsurv_core.data.summary import DAYS_PER, time_factor
+from dpsurv_core.data.summary import DAYS_PER, factor_or_one, time_factor
 from dpsurv_core.errors import ParameterError
 
 SURVIVAL, HAZARD, INCIDENCE = "survival", "cumulative hazard", "cumulative incidence"
@@ -224,6 +226,32 @@ def compare_tests(exact: list[LogRankResult], private: list[LogRankResult], alph
     return out
 
 
+@dataclass(frozen=True)
+class LogRankRows:
+    """A private reading's log-rank tests beside the non-private ones, row for row (the pairs, then the overall test
+    when there are more than two groups: with two it is the pair's). ``on_grid`` compares them with the exact tests
+    on the public grid (like with like: a flip there is the release's doing), ``every_time`` with the exact tests on
+    every event time, and ``needed`` is the statistic each private test must exceed at 5% (its null 95% point)."""
+
+    on_grid: list[TestComparison]
+    every_time: list[TestComparison]
+    needed: list[float]
+
+
+def logrank_rows(exact_pairs: list[LogRankResult], exact_overall: LogRankResult, grid_tests: list[LogRankResult],
+                 private_pairs: Sequence[Any], private_overall: Any, groups: int) -> LogRankRows:
+    """The rows of a private reading's log-rank table: ``exact_*`` on every event time, ``grid_tests`` on the public
+    grid (the pairs, then the overall test), ``private_*`` the calibrated tests of the release (with their
+    ``critical_value``), for ``groups`` groups."""
+    several = groups > 2
+    every_exact = [*exact_pairs, exact_overall] if several else list(exact_pairs)
+    same_grid = list(grid_tests) if several else list(grid_tests[:-1])
+    private = [*private_pairs, private_overall] if several else list(private_pairs)
+    on_grid = compare_tests(same_grid, private)
+    needed = {(t.group_a, t.group_b): float(t.critical_value[0]) for t in private}
+    return LogRankRows(on_grid, compare_tests(every_exact, private), [needed[(c.group_a, c.group_b)] for c in on_grid])
+
+
 def default_landmarks(horizon: float, unit: str, first: float = 0.0) -> tuple[list[float], str]:
     """Up to three landmark times inside ``horizon`` (in ``unit``), in the unit a clinician would use, none before
     ``first`` (the public grid's first point: earlier the private curve is still 1 by definition).
@@ -263,3 +291,17 @@ def parse_times(text: str) -> list[float]:
     if any(not (v >= 0) or not math.isfinite(v) for v in values):
         raise ParameterError("Landmark times must be numbers from 0 on, e.g. 1, 3, 5.")
     return sorted(set(values))
+
+
+def landmark_request(text: str, picked: Sequence[float], grid_points: np.ndarray, unit: str, asked_unit: str
+                     ) -> tuple[list[float], np.ndarray]:
+    """The landmark times a reader asks for: (as asked, in ``asked_unit``; the same times in the data's ``unit``).
+    Grid times ``picked`` (in ``asked_unit``) replace the typed ``text`` and are taken exactly: each is the grid point
+    nearest it (a picker shows them rounded, as the typed text would)."""
+    to_asked = factor_or_one(unit, asked_unit)
+    if picked:
+        points = np.asarray(grid_points, float)
+        times = np.array([points[int(np.argmin(np.abs(points * to_asked - v)))] for v in sorted(set(picked))])
+        return [float(f"{t * to_asked:.6g}") for t in times], times
+    values = parse_times(text)
+    return values, np.array(values) * factor_or_one(asked_unit, unit)

@@ -168,3 +168,54 @@ def test_linear_rmst_is_the_step_rmst_on_the_event_times(lung):
     bound = 0.5 * np.sum(np.diff(np.concatenate([[0.0], t])) * np.abs(np.diff(np.concatenate([[1.0], s]))))
     for horizon in (100.0, 500.0):
         assert abs(fine.rmst(horizon, linear=True)[0, 0] - fine.rmst(horizon)[0, 0]) <= bound
+
+
+def test_logrank_rows_leave_out_the_overall_test_of_two_groups():
+    from types import SimpleNamespace
+
+    def res(a, b, p, stat=3.0):
+        return LogRankResult(a, b, np.array([stat]), np.array([p]), 1, np.zeros(2), np.zeros(2))
+
+    def calibrated(a, b, p, needed):
+        return SimpleNamespace(group_a=a, group_b=b, statistic=np.array([4.0]), p_value=np.array([p]),
+                               critical_value=np.array([needed]))
+
+    # two groups: the overall test is the pair's, so one row
+    two = cs.logrank_rows([res("a", "b", 0.01, 7.0)], res("a, b", None, 0.01), [res("a", "b", 0.2), res("a, b", None, 0.2)],
+                          [calibrated("a", "b", 0.03, 5.5)], calibrated("a, b", None, 0.03, 5.5), 2)
+    assert [r.label for r in two.on_grid] == ["a vs b"] and two.needed == [5.5]
+    assert two.on_grid[0].flipped and not two.every_time[0].flipped  # flips are against the same grid
+    assert two.every_time[0].statistic_exact == 7.0
+    # three groups: the pairs, then the overall test, each with its own 95% point
+    pairs = [("a", "b"), ("a", "c"), ("b", "c")]
+    three = cs.logrank_rows([res(a, b, 0.5) for a, b in pairs], res("a, b, c", None, 0.5),
+                            [*(res(a, b, 0.5) for a, b in pairs), res("a, b, c", None, 0.5)],
+                            [calibrated(a, b, 0.5, 4.0 + i) for i, (a, b) in enumerate(pairs)],
+                            calibrated("a, b, c", None, 0.5, 9.0), 3)
+    assert [r.group_b for r in three.on_grid] == ["b", "c", "c", None]
+    assert three.needed == [4.0, 5.0, 6.0, 9.0]
+
+
+def test_landmark_request_reads_typed_times_or_takes_picked_grid_points_exactly():
+    points = np.array([0.0, 182.625, 365.25, 547.875, 730.5])
+    values, times = cs.landmark_request("1, 0.5", [], points, "days", "years")
+    assert values == [0.5, 1.0] and times.tolist() == [182.625, 365.25]
+    values, times = cs.landmark_request("ignored", [1.5, 0.5, 0.5], points, "days", "years")
+    assert values == [0.5, 1.5] and times.tolist() == [182.625, 547.875]  # the grid points themselves
+    values, times = cs.landmark_request("10", [], points, "visits", "years")  # a unit dpsurv does not know: as typed
+    assert values == [10.0] and times.tolist() == [10.0]
+
+
+def test_released_at_risk_reads_the_release_counts_of_the_same_groups():
+    from dataclasses import replace
+
+    from dpsurv_core.curves.result import released_at_risk
+
+    t = np.array([1.0, 2.0, 3.5, 4.5, 6.0, 7.5, 9.0, 12.0])
+    cohort = Cohort(t, np.array([1, 0, 1, 1, 0, 1, 0, 1]), group=np.array(list("aabbabab")))
+    public = PublicParameters.derive(cohort, grid=TimeGrid.equal(0.0, 10.0, 5))
+    rel = NonPrivate().compute(cohort, public)
+    times = cs.table_times(public.grid)
+    assert np.array_equal(released_at_risk(rel, times, ("a", "b")), cs.at_risk_at(rel.counts, times)[0])
+    assert released_at_risk(rel, times, ("b", "a")) is None  # never one group's numbers beside another's
+    assert released_at_risk(replace(rel, counts=None), times, ("a", "b")) is None  # a curve-only release
