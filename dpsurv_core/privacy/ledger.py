@@ -103,6 +103,8 @@ from dpsurv_core.privacy.cost import (
 from dpsurv_core.privacy.cost import (
     voided as voided,
 )
+from dpsurv_core.privacy.roles import ALLOW, CHANGE_CAP, Actor, local_actor
+from dpsurv_core.privacy.roles import RELEASE as RELEASE_ACT
 
 
 @dataclass
@@ -306,11 +308,15 @@ NO_CAP = ("no cap set: this data set's releases are recorded but not limited; se
 
 _SCHEMA_READY: set[str] = set()
 
+# the act each kind of record is (what a role must allow to append it)
+ACT_OF = {CAP_SET: CHANGE_CAP, CAP_RAISE: CHANGE_CAP, CAP_LOWER: CHANGE_CAP, ALLOW_LABEL_ONLY: ALLOW,
+          ALLOW_DISCLOSURE_CONTROL: ALLOW, RELEASE: RELEASE_ACT}
+
 
 class LedgerStore:
     """The persistent, hash-chained ledger shared by every process that opens the same file."""
 
-    def __init__(self, path: str | Path | None = None, timeout: float = 600.0) -> None:
+    def __init__(self, path: str | Path | None = None, timeout: float = 600.0, actor: Actor | None = None) -> None:
         self.path = Path(path).expanduser() if path else default_path()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -318,6 +324,7 @@ class LedgerStore:
             raise ParameterError(f"The ledger folder {str(self.path.parent)!r} cannot be created ({exc.strerror}): "
                                  f"choose another path with --ledger or {LEDGER_ENV}.") from None
         self.timeout = timeout
+        self.actor = actor or local_actor()  # who acts: every record names them, and their role allows the act
         key = str(self.path.resolve())
         if key not in _SCHEMA_READY or not self.path.exists():  # once per file and process: the app opens it each rerun
             with self._connect() as con:
@@ -426,7 +433,7 @@ class LedgerStore:
                 if not chain.ok:
                     raise ChainBrokenError(chain) from None
                 raise
-            tx = Transaction(con, key, view)
+            tx = Transaction(con, key, view, self.actor)
             yield tx
             con.execute("COMMIT")
         except BaseException:
@@ -507,8 +514,9 @@ def _check_cap(cap: float) -> None:
 class Transaction:
     """Inside :meth:`LedgerStore.transaction`: the data set's view and an append that extends the hash chain."""
 
-    def __init__(self, con: sqlite3.Connection, fingerprint: str, ledger: Ledger) -> None:
+    def __init__(self, con: sqlite3.Connection, fingerprint: str, ledger: Ledger, actor: Actor | None = None) -> None:
         self.con, self.fingerprint, self.ledger = con, fingerprint, ledger
+        self.actor = actor or local_actor()
         self._chain: Verification | None = None
 
     def verify(self) -> Verification:
@@ -551,8 +559,11 @@ class Transaction:
 
     def append(self, kind: str, body: dict[str, Any]) -> int:
         """Append a record extending the hash chain; nothing is built on a broken chain (a cap change or an allowance
-        neither: :meth:`check_chain`, walked once per transaction)."""
+        neither: :meth:`check_chain`, walked once per transaction). The actor's role must allow the act
+        (:data:`ACT_OF`), and the record names the actor."""
+        self.actor.require(ACT_OF[kind])
         self.check_chain()
+        body = {**body, "by": self.actor.name}
         last = self.con.execute("SELECT id, hash FROM records ORDER BY id DESC LIMIT 1").fetchone()
         rid, prev = (last[0] + 1, last[1]) if last else (1, GENESIS)
         time = datetime.now(UTC).isoformat(timespec="microseconds")

@@ -193,7 +193,7 @@ def test_cap_rules(ledger_path):
     store.raise_cap(FP_A, 2.0, "ethics board approval 7")
     assert [r.kind for r in store.records(FP_A)] == [CAP_SET, RELEASE, CAP_LOWER, CAP_RAISE]
     assert store.records(FP_A)[-1].body == {"cap": 2.0, "previous": 0.5, "reason": "ethics board approval 7",
-                                            "dataset": ""}
+                                            "dataset": "", "by": store.actor.name}
     assert store.ledger(FP_A).remaining() == pytest.approx(1.25)
     store.lower_cap(FP_B, 0.3)  # lowering a data set with no cap sets it
     assert store.records(FP_B)[0].kind == CAP_SET and store.ledger(FP_B).cap == 0.3
