@@ -7,7 +7,8 @@
   printed page.
 * :func:`ledger_report` builds the app's report from records of the persistent ledger: the chosen
   releases' stored ``outputs`` (the numbers published when they were released, never a new draw),
-  the ledger table of the chosen records and the composed totals of the whole data set.
+  the ledger table of the chosen records and the composed totals of the whole data set. The sections are made by
+  :mod:`dpsurv_core.report.stored`, which the command line's ``report`` renders its release with too.
 * :func:`export_bundle` (chosen ledger records) and :func:`release_bundle` (the command line's
   numbers) turn released numbers into CSV and JSON (private outputs only).
 """
@@ -35,13 +36,17 @@ from dpsurv_core.privacy.ledger import (
     LedgerEntry,
     Record,
     as_run,
-    charged_sentence,
     entry_from_body,
     record_outputs,
 )
-from dpsurv_core.report.figures import PALETTE, ledger_figure, outputs_figure, step_xy
+from dpsurv_core.report.comparisons import (  # noqa: F401 (re-exported: the review's comparisons were defined here)
+    curve_comparison,
+    parameter_comparison,
+    test_comparison,
+)
+from dpsurv_core.report.figures import ledger_figure, outputs_figure
 from dpsurv_core.report.files import safe_csv
-from dpsurv_core.report.text import plain_label, timestamp
+from dpsurv_core.report.text import timestamp
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#1b1f24}
@@ -361,6 +366,7 @@ class ReleaseItem:
     result: Any = None
     disclosures: list[Any] = field(default_factory=list)
     outputs: Any = None
+    body: dict[str, Any] | None = None  # the stored record's body (released, public inputs, derived), when from one
 
 
 @dataclass
@@ -382,7 +388,7 @@ def record_item(record: Record, time_unit: str = "") -> ReleaseItem:
     outputs = record_outputs(record.body)
     rows = output_records(outputs, entry.analysis, entry.mechanism, record.id)
     return ReleaseItem(f"Release {record.id}: {entry.analysis} ({entry.mechanism})", entry, rows,
-                       outputs_figure(outputs, time_unit), None, list(entry.disclosures), outputs)
+                       outputs_figure(outputs, time_unit), None, list(entry.disclosures), outputs, record.body)
 
 
 def records_table(records: list[dict[str, Any]]) -> pd.DataFrame:
@@ -398,139 +404,6 @@ def records_table(records: list[dict[str, Any]]) -> pd.DataFrame:
     wide = frame.pivot_table(index=idx, columns="quantity", values="value", aggfunc="first", sort=False).reset_index()
     wide.columns.name = None
     return wide
-
-
-def _curve_outputs(outputs: Any) -> bool:
-    return isinstance(outputs, dict) and all(k in outputs for k in (*_CURVE_KEYS, "survival"))
-
-
-def curve_comparison(item: ReleaseItem, cohort: Any) -> tuple[go.Figure, pd.DataFrame] | str | None:
-    """For a curve release: its released survival next to the exact curve of ``cohort`` at the same public time
-    points (for a confidential review), as a figure and an error table; a sentence when they cannot be compared;
-    None for a release that is not a curve."""
-    from dataclasses import replace
-
-    from dpsurv_core.curves.result import NonPrivate, rmse, sup_norm
-    from dpsurv_core.data.public import PublicParameters, TimeGrid
-
-    out = item.outputs
-    if not _curve_outputs(out) or cohort is None:
-        return None
-    groups = [str(g) for g in out["groups"]]
-    names = dict(zip(groups, [str(x) for x in out.get("group_labels") or groups]))
-    time = np.asarray(out["time"], dtype=float)
-    # rrr: the de-biased curves, which the release's figure and warnings read (the reported-label ones mix the groups)
-    private = np.asarray(out.get("debiased_survival") or out["survival"], dtype=float)
-    if time.size == 0 or private.shape != (len(groups), time.size):
-        return "The record's survival numbers do not have one value per group and time point."
-    engine = hasattr(cohort, "exact_release")  # a server table kept in an engine: its exact curves are counted there
-    has_group = cohort.has_group if engine else cohort.group is not None
-    if groups == ["all"]:
-        if engine and has_group:
-            return ("No comparison: the release pooled the groups, and the server table is mapped with a group column "
-                    "now: map no group column on the Data page to compare.")
-        if not engine:
-            cohort = replace(cohort, group=None)  # the release pooled the groups: compare with the pooled curve
-    elif not has_group or sorted(groups) != sorted(str(g) for g in cohort.groups):
-        return (f"The release's groups ({', '.join(groups)}) are not the groups of the data as mapped now "
-                f"({', '.join(map(str, cohort.groups)) or 'no group column'}): map the same group column on the Data "
-                "page to compare.")
-    edges = out.get("edges")
-    if not edges:
-        edges = [min(0.0, float(time[0]) - 1.0), *time.tolist()]
-    try:
-        grid = TimeGrid(np.asarray(edges, dtype=float), "custom")
-        public = PublicParameters(float(grid.edges[-1]), grid,
-                                  group_categories=() if groups == ["all"] else tuple(groups))
-        exact = cohort.exact_release(public) if engine else NonPrivate().compute(cohort, public)
-    except Exception as exc:  # noqa: BLE001 - a comparison that cannot be made is said, not raised
-        return f"No comparison: {exc}"
-    order = [list(map(str, exact.curves.groups)).index(g) if g != "all" else 0 for g in groups]
-    truth = exact.curves.survival[0][order]
-    fig = go.Figure()
-
-    for gi, g in enumerate(groups):
-        colour = PALETTE[gi % len(PALETTE)]
-        for label, values, dash in (("private", private[gi], "solid"), ("non-private", truth[gi], "dash")):
-            x, y = step_xy(time, values * 100, 100.0)
-            fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=plain_label(f"{label}: {names[g]}"),
-                                     line=dict(color=colour, dash=dash)))
-    unit = getattr(cohort, "time_unit", "")
-    fig.update_layout(xaxis_title=f"Time ({unit})" if unit else "Time", yaxis_title="Survival (%)",
-                      template="plotly_white", legend=dict(orientation="h", y=-0.2), margin=dict(l=60, r=20, t=20, b=40))
-    table = pd.DataFrame({"group": [names[g] for g in groups], "RMSE": rmse(private, truth),
-                          "sup-norm": sup_norm(private, truth)})
-    return fig, table
-
-
-def test_comparison(item: ReleaseItem, cohort: Any, alpha: float = 0.05) -> pd.DataFrame | None:
-    """For a release with log-rank tests: each released test (rrr: on the de-biased counts, as the page reads them)
-    beside the exact test on the same public grid (R's survdiff on the binned counts), and whether the conclusion at
-    ``alpha`` flips (confidential review); None without tests or groups that match."""
-    from dpsurv_core.curves import logrank
-    from dpsurv_core.curves.result import NonPrivate
-    from dpsurv_core.data.public import PublicParameters, TimeGrid
-
-    out = item.outputs
-    if not isinstance(out, dict) or cohort is None or hasattr(cohort, "exact_release") or cohort.group is None:
-        return None
-    prefix = "debiased_" if isinstance(out.get("debiased_tests"), list) else ""
-    tests, edges = out.get(prefix + "tests"), out.get("edges")
-    groups = [str(g) for g in out.get("groups") or []]
-    if not isinstance(tests, list) or not tests or not edges or sorted(groups) != sorted(map(str, cohort.groups)):
-        return None
-    try:  # a comparison that cannot be made is left out, not raised (as curve_comparison)
-        grid = TimeGrid(np.asarray(edges, dtype=float), "custom")
-        counts = NonPrivate().compute(cohort, PublicParameters(float(grid.edges[-1]), grid,
-                                                               group_categories=tuple(groups))).counts
-    except Exception:  # noqa: BLE001
-        return None
-    exact = {(r.group_a, r.group_b): r for r in logrank.pairwise(counts)}
-    exact[("overall", None)] = logrank.overall(counts)
-    rows = []
-    for t in [*tests, {"group_a": "overall", "group_b": None, **(out.get(prefix + "overall") or {})}]:
-        key = (str(t.get("group_a")), None if t.get("group_b") is None else str(t.get("group_b")))
-        r = exact.get(key) or exact.get((key[1], key[0]))
-        if r is None:
-            continue
-        p_private, p_exact = t.get("p_value"), float(r.p_value[0])
-        flip = (None if p_private is None or not np.isfinite(p_exact)
-                else ("yes" if (p_private < alpha) != (p_exact < alpha) else "no"))
-        pair = ("all groups" if key[0] == "overall" else
-                f"{t.get('group_a_label', key[0])} vs {t.get('group_b_label', key[1])}")
-        rows.append({"test": pair, "private chi-square": t.get("statistic"), "private p (calibrated)": p_private,
-                     "non-private chi-square (same grid)": float(r.statistic[0]), "non-private p": p_exact,
-                     f"conclusion at {alpha:g} flipped": flip or "no test"})
-    return pd.DataFrame(rows) if rows else None
-
-
-def parameter_comparison(item: ReleaseItem, cohort: Any) -> pd.DataFrame | str | None:
-    """For a Weibull release: the released shape and scale next to the non-private MLE (confidential review); for a
-    regression release a sentence (its record keeps the coefficients, not the person-period settings)."""
-    out = item.outputs
-    if cohort is None or out is None or _curve_outputs(out):
-        return None
-    # a Weibull record: its per-trial estimates (a list of them in records written before the intervals were kept)
-    rows = out if isinstance(out, list) else out.get("estimates", [out]) if isinstance(out, dict) else [out]
-    if rows and all(isinstance(r, dict) and "shape" in r and "scale" in r for r in rows):
-        from dpsurv_core.weibull.mechanisms import NonPrivateMLE
-
-        params = item.entry.parameters
-        horizon = params.get("horizon")
-        if not horizon:
-            return "No comparison: the record does not name the public horizon the release used."
-        options = {"omega": params["omega"]} if params.get("omega") else {}
-        try:
-            mle = NonPrivateMLE(float(horizon), rows_per_subject=cohort.rows_per_subject, **options)
-            fit = mle.compute_many(mle.prepare(cohort), None, 1)
-        except Exception as exc:  # noqa: BLE001
-            return f"No comparison: {exc}"
-        return pd.DataFrame({"parameter": ["shape", "scale"], "private": [float(rows[0]["shape"]), float(rows[0]["scale"])],
-                             "non-private (MLE)": [float(fit.shape[0]), float(fit.scale[0])]})
-    if isinstance(out, dict) and "coefficients" in out:
-        return ("The regression record keeps the released coefficients, not the person-period settings and covariate "
-                "ranges of the fit: compare with the non-private fit on the Regression page.")
-    return None
 
 
 def median_table(entries: list[dict[str, Any]], names: dict[str, str], unit: str = "") -> pd.DataFrame:
@@ -646,56 +519,6 @@ def derived_tables(outputs: Any, time_unit: str = "") -> list[tuple[pd.DataFrame
     return tables
 
 
-def _release_sections(rep: Report, items: list[ReleaseItem], kind: str, cohort: Any, time_unit: str = "") -> None:
-    for item in items:
-        rep.add_section(item.title)
-        cost = item.entry.cost
-        rep.add_text(f"Released {item.entry.time.replace('T', ' ')[:19]} UTC with {item.entry.mechanism}: "
-                     f"{charged_sentence(cost, item.disclosures or item.entry.disclosures)}.")
-        rep.add_disclosures(item.disclosures or item.entry.disclosures)
-        if item.figure is not None:
-            rep.add_figure(item.figure)
-        out = item.outputs if isinstance(item.outputs, dict) else {}
-        if isinstance(out.get("interval_method"), str):
-            if _curve_outputs(out):
-                rep.add_text(band_sentence(out.get("conf_type", "log"), bool(out.get("interval_includes_noise")),
-                                           out["interval_method"]), "note")
-            else:
-                rep.add_text(f"95% intervals that carry the privacy noise: {out['interval_method']}.", "note")
-        for w in [*(out.get("warnings") or []), *(out.get("test_warnings") or [])]:
-            rep.add_text(f"Read with care: {w}", "warning")
-        for frame, caption in derived_tables(out, time_unit):
-            rep.add_table(frame, caption)
-        from dpsurv_core.regression.inference import labelled_quantities  # a category as the tables above name it
-
-        table = records_table(labelled_quantities(item.records, out))
-        if not table.empty:
-            rep.add_table(table, "Released numbers")
-        elif item.outputs is None:
-            rep.add_text("The record holds no released numbers.")
-        if item.entry.command:
-            rep.add_text(f"Run again as a new, charged release: {item.entry.command}")
-        if kind == "review" and cohort is not None:
-            comp = curve_comparison(item, cohort)
-            if comp is None:
-                comp = parameter_comparison(item, cohort)
-            if comp is None:
-                continue
-            rep.add_section(f"{item.title}: comparison with the non-private analysis", confidential=True)
-            if isinstance(comp, str):
-                rep.add_text(comp)
-            elif isinstance(comp, tuple):
-                rep.add_figure(comp[0])
-                rep.add_table(comp[1], "Error of the private curve at the released time points")
-            else:
-                rep.add_table(comp, "Private estimate and the non-private fit")
-            tests = test_comparison(item, cohort)
-            if tests is not None:
-                rep.add_table(tests, "Log-rank tests: the released (calibrated) test beside the exact test on the same "
-                                     "public grid; a flip means a reader of the release would draw the opposite "
-                                     "conclusion")
-
-
 def band_sentence(conf_type: str, includes_noise: bool, method: str) -> str:
     """What the bands drawn beside a curve are: R's type and whether they carry the noise, and how they were made."""
     if method.startswith("no interval"):
@@ -706,40 +529,24 @@ def band_sentence(conf_type: str, includes_noise: bool, method: str) -> str:
     return f"95% bands: R's {conf_type} type{noise}. Method: {method}."
 
 
-def _audit_sections(rep: Report, audits: list[AuditItem], kind: str) -> None:
-    for audit in audits:
-        rep.add_section(f"Privacy audit: {audit.title}", confidential=kind == "review")
-        rep.add_table(pd.DataFrame([{k: v for k, v in audit.summary.items() if not isinstance(v, (list, dict))}]))
-        for table in audit.tables:
-            rep.add_table(table)
-        for fig in audit.figures:
-            rep.add_figure(fig)
-        for text in audit.texts:
-            rep.add_text(text)
-
-
 def ledger_report(title: str, dataset: str, ledger: Ledger, records: list[Record], audits: list[AuditItem] = (),
                   kind: str = "release", cohort: Any = None, time_unit: str = "") -> str:
-    """The app's report from records of the ledger database: each chosen release's stored outputs (what was
-    published, not a new draw), audits, the ledger table of the chosen records with the whole data set's totals, and
-    for a review the non-private comparisons (with ``cohort``, the data as mapped now), marked confidential."""
-    items = [record_item(r, time_unit) for r in records]
-    rep = Report(title, dataset, ledger, kind, [i.entry for i in items])
-    _release_sections(rep, items, kind, cohort, time_unit)
-    _audit_sections(rep, audits, kind)
-    if not items and not audits:
-        rep.add_section("Results")
-        rep.add_text("No release was chosen for this report.")
-    return rep.to_html()
+    """The app's report from records of the ledger database (:func:`dpsurv_core.report.stored.record_report`, the
+    command line's ``report`` renders its release the same way)."""
+    from dpsurv_core.report.stored import record_report
+
+    return record_report(title, dataset, ledger, records, audits, kind, cohort, time_unit).to_html()
 
 
 def session_report(title: str, dataset: str, ledger: Ledger, items: list[ReleaseItem], audits: list[AuditItem] = (),
                    kind: str = "release", cohort: Any = None, public: Any = None) -> str:
     """A report of release items held in memory (every release of ``ledger`` in its ledger table); items that carry
     stored ``outputs`` get the review's non-private comparisons."""
+    from dpsurv_core.report.stored import audit_sections, release_sections
+
     rep = Report(title, dataset, ledger, kind)
-    _release_sections(rep, items, kind, cohort)
-    _audit_sections(rep, audits, kind)
+    release_sections(rep, items, kind, cohort, ledger)
+    audit_sections(rep, audits, kind, [i.entry for i in items])
     if not items and not audits:
         rep.add_section("Results")
         rep.add_text("No release has been made yet.")

@@ -247,7 +247,8 @@ def test_report_of_a_not_dp_release_says_so(capsys, tmp_path):
             "--accept-disclosure", "cut:age", "--out", str(out))
     assert o["guarantee"].startswith("none: not differentially private")
     text = html.unescape(re.sub(r"<[^>]+>", " ", out.read_text()))
-    assert "Privacy: not differentially private as run" in text and "protecting the subject" not in text
+    assert "Privacy: epsilon = 1, but not differentially private as run" in text
+    assert "released with noise, not differentially private as run." in text and "protecting the subject" not in text
     assert "as run, the release protects no one formally" in text  # the ledger line says what it charged all the same
 
 

@@ -90,7 +90,7 @@ def test_a_failure_after_the_charge_names_the_record(tmp_path, capsys, monkeypat
         def broken(*a, **kw):
             raise RuntimeError("the figure could not be drawn")
 
-        monkeypatch.setattr(report_cli, "curves_figure", broken)
+        monkeypatch.setattr(report_cli, "record_report", broken)
     else:
         def full(src, dst):
             raise OSError(errno.ENOSPC, "No space left on device", str(dst))

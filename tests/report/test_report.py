@@ -202,7 +202,8 @@ def test_report_command_writes_report_and_bundle(tmp_path):
     res = json.loads(r.stdout)
     assert res["epsilon_spent"] == 1.0 and res["kind"] == "release"
     html = out.read_text()
-    assert "CONFIDENTIAL" not in html and "Private log-rank tests" in html
+    assert "CONFIDENTIAL" not in html and "laplace-counts, ledger record 1: private." in html
+    assert "Log-rank tests (Monte Carlo test" in html
     bundle = json.loads((tmp_path / "lung.json").read_text())
     assert bundle["released"] and bundle["records"] == [res["record_id"]]
     assert bundle["chain"]["ok"] is True and bundle["chain"]["records"] >= 1  # as the Ledger page's export says it
@@ -217,7 +218,7 @@ def test_report_command_writes_report_and_bundle(tmp_path):
     assert np.all(np.diff(upper) <= 1e-12)  # the noise-aware band never rises (Greenwood's on a noisy curve may)
     # the JSON also holds the report's private tables, derived from the release (medians, log-rank tests)
     titles = [t["title"] for t in bundle["derived_tables"]]
-    assert "Median survival (private, 95% CI)" in titles
+    assert "Median survival and quartiles (95% intervals carrying the noise)" in titles
     medians = next(t for t in bundle["derived_tables"] if t["title"].startswith("Median survival"))["rows"]
     assert [m["group"] for m in medians] == ["Male", "Female"] and all("95% CI upper" in m for m in medians)
     assert any(t["title"].startswith("Log-rank tests (Monte Carlo test of the noise-adjusted")
@@ -407,7 +408,9 @@ def test_a_disclosure_control_report_does_not_call_its_tables_private(tmp_path):
     r = _cli("report", "--data", "lung", "--horizon", "1100", "--mechanism", "round", "--out", str(out), "--json")
     assert r.returncode == 0, r.stderr
     html = out.read_text()
-    assert "(disclosure control, no formal guarantee, 95% CI)" in html and "(private, 95% CI)" not in html
+    assert "round, ledger record 1: disclosure control, no formal guarantee." in html
+    assert "No epsilon charged: disclosure control has no formal guarantee." in html
+    assert "ledger record 1: private." not in html
 
 
 def test_a_report_of_a_not_dp_release_does_not_say_it_protects_the_subject(tmp_path, capsys):
@@ -486,8 +489,7 @@ def test_a_label_only_report_names_what_it_protects_and_its_record(tmp_path):
     import html as _html
 
     text = " ".join(_html.unescape(re.sub(r"<[^>]+>", " ", out.read_text())).split())
-    assert "Survival curves (rrr): label-private: the group label is protected, not the subject" in text
-    assert "Private survival curves" not in text and "Median survival (private" not in text
-    assert ("Ledger record 1: charged epsilon 1 to this data set's total for the group label only, now 1 (no cap "
-            "set).") in text
+    assert "rrr, ledger record 1: label-private: the group label is protected, not the subject." in text
+    assert "ledger record 1: private." not in text
+    assert "Charged epsilon 1 to this data set's total for the group label only, 1 after this release." in text
     assert "published as read, outside this guarantee" not in text  # the horizon declared, sex codes documented
