@@ -14,6 +14,7 @@ import streamlit as st
 from dpsurv_core.audit.attack import advantage_bound
 from dpsurv_core.audit.comparison import compare, paragraph
 from dpsurv_core.audit.figures import (
+    attacked_sentence,
     comparison_figure,
     epsilon_figure,
     influential_figure,
@@ -145,16 +146,19 @@ with tab_board:  # runs first: the audit tab below may stop the script
                 st.markdown(f"**{r.name}.** {markdown_literal(r.differencing_named(session.group_label))}")
         st.caption("Exposed share: patients whose removal changes the released table, so that anyone who knows the "
                    "others learns for certain they took part (computed exactly over every patient). Attack and "
-                   "empirical epsilon: on the most exposed patient; 'infinite (certain)' means the two releases never "
-                   "coincide. Error: against the non-private Kaplan-Meier curve on the public grid. A simulation on "
-                   "the raw data: not charged, not for publication.")
-        releases.store_audit("DP against today's disclosure control",
+                   "empirical epsilon: on the most exposed patient, attacking the whole record a release of the "
+                   f"method makes (its released counts, everything derived from them and each warning, on "
+                   f"{comp.record_trials} runs per data set: 'attacked'), beside the attack on the method's output "
+                   f"alone on all {comp.trials} runs; 'within the charge' needs both. 'Infinite (certain)' means the "
+                   "two releases never coincide. Error: against the non-private Kaplan-Meier curve on the public grid. "
+                   "A simulation on the raw data: not charged, not for publication.")
+        # one per epsilon, tied in the review to the releases made at it (and said so when none was)
+        releases.store_audit(f"DP against today's disclosure control, epsilon {comp.epsilon:g}",
                              {"dataset": comp.dataset, "epsilon of the DP mechanisms": comp.epsilon,
-                              "runs": comp.trials, "subjects": comp.n_subjects}, [comparison_figure(comp)])
-        stored = [a for a in releases.audits() if a.title == "DP against today's disclosure control"]
-        if stored and not stored[-1].tables:
-            stored[-1].tables.append(comp.table())
-            stored[-1].texts.append(paragraph(comp))
+                              "runs": comp.trials, "record runs": comp.record_trials, "subjects": comp.n_subjects},
+                             [comparison_figure(comp)], tables=[comp.table()], texts=[paragraph(comp)],
+                             mechanisms=tuple(r.method for r in comp.rows if r.epsilon is not None),
+                             epsilon=comp.epsilon, analysis="board")
 
 with tab_audit:
     has_group = cohort.group is not None
@@ -397,8 +401,13 @@ with tab_audit:
                                     "advantage_lower", "advantage_upper", "advantage_tpr", "advantage_fpr", "auc",
                                     "advantage_bound", "empirical_epsilon_lower", "trials", "exposed_share",
                                     "distinguishable_with_certainty", "attacked", "attacked_fields_count",
-                                    "record_trials", "sentence") if k in full}
+                                    "record_trials", "within_charge", "sentence") if k in full}
     summary.update({"epsilon_test_tpr": full.get("tpr"), "epsilon_test_fpr": full.get("fpr")})
     summary["target_row"] = result.target.row
-    releases.store_audit(f"{ANALYSIS_LABELS[analysis]}, {mechanism}", summary,
-                         [roc_figure(result), influential_figure(result)])
+    # one per epsilon: the review shows the audit at the epsilon released (or says plainly that it ran at another)
+    charged = result.cost.epsilon
+    releases.store_audit(f"{ANALYSIS_LABELS[analysis]}, {mechanism}, "
+                         + ("no epsilon" if charged is None else f"epsilon {charged:g}"), summary,
+                         [roc_figure(result), influential_figure(result)],
+                         tables=[summary_table(result, session.group_label)], texts=[attacked_sentence(result)],
+                         mechanisms=(mechanism,), epsilon=charged, analysis=analysis)

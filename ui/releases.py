@@ -9,6 +9,7 @@ report. Nothing here is written to disk.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +22,20 @@ NO_COMMAND = ("This release recorded no command line (it was made before release
               "again from here; its published numbers are in the ledger record.")
 
 
-def store_audit(title: str, summary: dict[str, Any], figures: list[Any] | None = None) -> None:
-    """Keep the latest audit of a given title for the review report (audits are simulations, never releases)."""
+MAX_AUDITS = 12  # audits kept for the review (the oldest dropped): a session's few epsilons and mechanisms
+
+
+def store_audit(title: str, summary: dict[str, Any], figures: list[Any] | None = None, *,
+                tables: Sequence[Any] = (), texts: Sequence[str] = (), mechanisms: Sequence[str] = (),
+                epsilon: float | None = None, analysis: str = "") -> None:
+    """Keep the latest audit of a given title for the review report (audits are simulations, never releases). The
+    ``mechanisms`` audited at ``epsilon`` tie it to the releases: a title that names its epsilon keeps an audit at
+    the released epsilon beside a later one at another, and the review shows the one at the epsilon released, or says
+    plainly that the audit shown ran at another (:func:`dpsurv_core.report.stored.chosen_audits`)."""
     kept = [a for a in st.session_state.get("stored_audits", []) if a.title != title]
-    st.session_state["stored_audits"] = kept + [AuditItem(title, summary, figures or [])]
+    item = AuditItem(title, summary, list(figures or []), list(tables), list(texts), tuple(mechanisms), epsilon,
+                     analysis)
+    st.session_state["stored_audits"] = (kept + [item])[-MAX_AUDITS:]
 
 
 def audits() -> list[AuditItem]:

@@ -4,7 +4,10 @@ For every method on the current data and public grid: the error of its survival 
 Kaplan-Meier curve on the grid (RMSE and largest gap, averaged over simulated releases for random methods), the
 share of subjects it exposes with certainty (:mod:`dpsurv_core.audit.exposure`), the strongest membership attack's
 advantage on the most exposed subject and the empirical epsilon lower bound (:mod:`dpsurv_core.audit.runner`;
-infinite when the two neighbouring releases never coincide), and its formal guarantee. Randomized response is left
+infinite when the two neighbouring releases never coincide), and its formal guarantee. As in every audit the attack
+scores the whole record a ``km`` release of the method would make (released counts, everything derived from them and
+each warning: :mod:`dpsurv_core.audit.record`), on fewer runs (a reader per record: :data:`BOARD_RECORD_TRIALS`),
+beside the attack on the mechanism's output alone on all the runs; a DP method is within its charge only if both are. Randomized response is left
 out: it protects the group label only and publishes the times as they are (its exposure is that of exact counts).
 
 Like every audit, this is a simulation on the raw data for the data holder or a board: nothing is charged and the
@@ -22,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from dpsurv_core.audit.attack import advantage_bound
-from dpsurv_core.audit.runner import AuditResult, CurveAdapter, audit
+from dpsurv_core.audit.runner import AuditResult, CurveAdapter, audit, curve_publisher
 from dpsurv_core.curves.result import NonPrivate, context
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters
@@ -30,6 +33,7 @@ from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.noise import SimulationNoise
 
 DP_DEFAULT = ("laplace-counts", "adaptive-km")
+BOARD_RECORD_TRIALS = 60  # runs per data set of each method's record attack (a reader per record)
 SDC_DEFAULT = ("suppress-small-cells", "round", "random-round", "cell-key", "smooth-steps")
 SHORT = {"laplace-counts": "Laplace counts", "adaptive-km": "adaptive Kaplan-Meier", "time-indexed": "time-indexed noise",
          "suppress-small-cells": "small-cell suppression", "round": "rounding", "random-round": "random rounding",
@@ -56,6 +60,13 @@ class ComparisonRow:
     guarantee: str
     differencing: str
     differencing_group: str | None = None  # the group the differencing sentence names (by its code)
+    # what the attack above scored: "record" (the whole release record) or "output" (the mechanism's output only),
+    # how many fields, on how many runs per data set; the output's own bound beside it, and the verdict on both
+    attacked: str = "output"
+    attacked_fields: int = 0
+    record_trials: int | None = None
+    output_empirical_epsilon: float = math.nan
+    within_charge: bool | None = None
 
     def differencing_named(self, label: Callable[[str], str]) -> str:
         """The differencing sentence with its group called by ``label`` (its value label)."""
@@ -69,7 +80,16 @@ class ComparisonRow:
                 "advantage": self.advantage, "advantage_upper": self.advantage_upper,
                 "empirical_epsilon": None if math.isinf(self.empirical_epsilon) else self.empirical_epsilon,
                 "distinguishable_with_certainty": self.certain, "formal_guarantee": self.guarantee,
-                "differencing": self.differencing}
+                "differencing": self.differencing, "attacked": self.attacked, "attacked_fields_count":
+                    self.attacked_fields, "record_trials": self.record_trials,
+                "output_empirical_epsilon": None if math.isinf(self.output_empirical_epsilon)
+                else self.output_empirical_epsilon, "within_charge": self.within_charge}
+
+    def attacked_words(self) -> str:
+        """What the attack scored, for the board's table."""
+        if self.attacked == "record":
+            return f"whole record ({self.attacked_fields} fields, {self.record_trials} runs)"
+        return f"output only ({self.attacked_fields} values)"
 
 
 @dataclass(frozen=True)
@@ -79,6 +99,7 @@ class Comparison:
     epsilon: float
     trials: int
     rows: list[ComparisonRow]
+    record_trials: int = 0  # runs per data set of each record attack (0: the outputs only)
 
     def table(self) -> pd.DataFrame:
         """The board's table, formatted: empirical epsilon 'infinite' when certain, epsilon 'none' for SDC."""
@@ -88,12 +109,15 @@ class Comparison:
             out.append({"method": r.name, "kind": r.kind, "RMSE": round(r.rmse, 4), "largest gap": round(r.max_gap, 4),
                         "exposed share": f"{100 * r.exposed_share:.0f}%",
                         "strongest attack advantage": f"{100 * max(r.advantage, 0.0):.0f}%",
-                        "empirical epsilon (95% lower bound)": emp, "formal guarantee": r.guarantee})
+                        "empirical epsilon (95% lower bound)": emp, "attacked": r.attacked_words(),
+                        "within the charge": "no charge" if r.within_charge is None
+                        else "yes" if r.within_charge else "NO: a bug to fix", "formal guarantee": r.guarantee})
         return pd.DataFrame(out)
 
     def to_dict(self) -> dict[str, Any]:
         return {"dataset": self.dataset, "n_subjects": self.n_subjects, "epsilon": self.epsilon,
-                "trials": self.trials, "rows": [r.to_dict() for r in self.rows], "paragraph": paragraph(self)}
+                "trials": self.trials, "record_trials": self.record_trials, "rows": [r.to_dict() for r in self.rows],
+                "paragraph": paragraph(self)}
 
 
 def _errors(mech: Any, cohort: Cohort, public: PublicParameters, reference: np.ndarray, trials: int,
@@ -108,7 +132,7 @@ def _errors(mech: Any, cohort: Cohort, public: PublicParameters, reference: np.n
 
 
 def _row(entry: Any, mech: Any, result: AuditResult, rmse: float, gap: float, epsilon: float) -> ComparisonRow:
-    a = result.attack
+    a = result.headline  # the attack on the whole record when there is one, as the audit reports it
     formal = entry.formal
     guarantee = (f"epsilon = {epsilon:g} (differential privacy, {entry.protects}, {entry.neighbouring})" if formal
                  else "none (no formal guarantee)")
@@ -117,7 +141,10 @@ def _row(entry: Any, mech: Any, result: AuditResult, rmse: float, gap: float, ep
                          float(result.exposure.share) if result.exposure is not None else float("nan"),
                          float(a.advantage), float(a.advantage_upper), result.empirical_epsilon, result.certain,
                          guarantee, "" if result.differencing is None else result.differencing.sentence,
-                         None if result.differencing is None else _group(result.differencing.revealed.get("group")))
+                         None if result.differencing is None else _group(result.differencing.revealed.get("group")),
+                         "record" if result.record is not None else "output", len(result.attacked_fields),
+                         None if result.record is None else result.record.trials,
+                         math.inf if result.certain else float(result.attack.epsilon_lower), result.within_charge)
 
 
 def _group(group: Any) -> str | None:
@@ -126,23 +153,28 @@ def _group(group: Any) -> str | None:
 
 def compare(cohort: Cohort, public: PublicParameters, epsilon: float = 1.0, dp: Sequence[str] = DP_DEFAULT,
             sdc: Sequence[str] = SDC_DEFAULT, trials: int = 200, seed: int = 0,
-            progress: Callable[[float, str], None] | None = None) -> Comparison:
+            progress: Callable[[float, str], None] | None = None, record_trials: int | None = None) -> Comparison:
     """Every method's error, exposure, attack and guarantee on ``cohort`` (``trials`` simulated runs per data set for
-    the attack and for the error of random methods)."""
+    the attack on the output and for the error of random methods; ``record_trials`` for the attack on the whole
+    record, default the smaller of ``trials`` and :data:`BOARD_RECORD_TRIALS`, 0 for the outputs only)."""
     reference = NonPrivate().compute(cohort, public).curves.survival[0]
+    n_records = min(int(trials), BOARD_RECORD_TRIALS) if record_trials is None else int(record_trials)
     rows: list[ComparisonRow] = []
     ids = [*dp, *sdc]
     for i, mid in enumerate(ids):
         if progress is not None:
-            progress(i / len(ids), f"{mid}: error, exposure and attack")
+            progress(i / len(ids), f"{mid}: error, exposure and attack on its release record")
         entry = catalogue.get(catalogue.CURVES, mid)
         mech = entry.build(epsilon, **context(cohort, public))
         rmse, gap = _errors(mech, cohort, public, reference, trials, seed)
-        result = audit(CurveAdapter(mech, cohort, public), trials=trials, seed=seed)
+        adapter = CurveAdapter(mech, cohort, public)
+        if n_records:
+            adapter.publisher = curve_publisher(mid, epsilon, cohort, public)
+        result = audit(adapter, trials=trials, seed=seed, record_trials=n_records)
         rows.append(_row(entry, mech, result, rmse, gap, epsilon))
     if progress is not None:
         progress(1.0, "done")
-    return Comparison(cohort.name, cohort.n_subjects, float(epsilon), int(trials), rows)
+    return Comparison(cohort.name, cohort.n_subjects, float(epsilon), int(trials), rows, n_records)
 
 
 def paragraph(comp: Comparison) -> str:

@@ -16,9 +16,11 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dpsurv_core.audit.attack import advantage_bound
-from dpsurv_core.audit.runner import AuditResult, CurveAdapter, audit
+from dpsurv_core.audit.record import Publisher
+from dpsurv_core.audit.runner import AuditResult, CurveAdapter, audit, curve_publisher
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters
+from dpsurv_core.privacy import catalogue
 
 
 def roc_figure(result: AuditResult) -> go.Figure:
@@ -158,23 +160,73 @@ def summary_table(result: AuditResult, label: Callable[[str], str] = str) -> pd.
     return pd.DataFrame(rows, columns=["quantity", "value"])
 
 
+REPORT_RECORD_TRIALS = 60  # a report's record attack: a reader per record (a log-rank record's about 60 ms on lung)
+PARTS = {"released": "released", "derived": "derived", "public_inputs": "public inputs"}
+
+
+def attacked_sentence(result: AuditResult) -> str:
+    """Which fields the audit attacked, by part of the record, and the output attack beside it, in one sentence."""
+    if result.record is None:
+        return (f"Attacked: the mechanism's output only ({len(result.attacked_fields)} values): no reader makes this "
+                "mechanism's release record here, so what a release would publish around it is not attacked.")
+    r, o = result.record, result.attack
+    fields = result.attacked_fields
+    flags = sum(1 for f in fields if " has " in f or " = " in f or f.endswith(" is null"))
+    parts = ", ".join(f"{sum(1 for f in fields if f.startswith(k))} {v}" for k, v in PARTS.items())
+    kinds = ("derived.medians", "derived.tests", "derived.warnings has", "derived.lower", "released.")
+    examples = [f for f in (next((f for f in fields if f.startswith(k)), None) for k in kinds) if f][:3] or fields[:3]
+    out = "infinite" if result.certain else f"{o.epsilon_lower:.3f}"
+    return (f"Attacked: the whole release record, {len(fields)} fields ({r.varying} varied between runs): {parts}; "
+            f"{flags} of them texts and nulls (each warning's presence), e.g. {', '.join(examples)}; on {r.trials} "
+            f"runs per data set. The mechanism's output alone: {len(result.output_fields)} values on {result.trials} "
+            f"runs, empirical epsilon lower bound {out}. Within the charge only if both attacks are.")
+
+
+def verdict(result: AuditResult) -> str:
+    """Within the charge, in words: both attacks (the record's and the output's) must be."""
+    if result.within_charge is None:
+        return "no charge to be within" if result.formal_guarantee or result.cost.epsilon is None else \
+            "no guarantee to be within"
+    return "yes (the record's attack and the output's)" if result.within_charge else "NO: a bug to fix"
+
+
 def report_section(report: Any, cohort: Cohort, public: PublicParameters, mechanism: Any,
-                   trials: int = 500, seed: int = 0, names: dict[str, str] | None = None) -> AuditResult:
+                   trials: int = 500, seed: int = 0, names: dict[str, str] | None = None,
+                   publisher: Publisher | None = None, record_trials: int | None = None,
+                   record_id: int | None = None) -> AuditResult:
     """Add a "Privacy audit" section (text, ROC and influential-point figures, a table) to a
     :class:`~dpsurv_core.report.html.Report` for a curve mechanism. The audit reads the raw data, so the
-    section is confidential: only a review report can hold it. ``names``: the group codes' value labels."""
-    result = audit(CurveAdapter(mechanism, cohort, public), trials=trials, seed=seed)
+    section is confidential: only a review report can hold it. ``names``: the group codes' value labels.
+
+    The attack scores the whole record a release makes (``publisher``: by default a ``km`` release's record of the
+    mechanism, :func:`~dpsurv_core.audit.runner.curve_publisher`; a stored record's,
+    :func:`~dpsurv_core.audit.record.stored_publisher`) on ``record_trials`` runs per data set (default the smaller of
+    ``trials`` and :data:`REPORT_RECORD_TRIALS`), beside the attack on the mechanism's output on ``trials`` runs; the
+    verdict needs both. ``record_id``: the ledger record released at the mechanism's epsilon, named as audited."""
+    adapter = CurveAdapter(mechanism, cohort, public)
+    if publisher is None and (entry := catalogue.find(getattr(mechanism, "name", ""))) is not None:
+        publisher = curve_publisher(entry.id, mechanism.cost.epsilon, cohort, public)
+    adapter.publisher = publisher
+    n_records = min(int(trials), REPORT_RECORD_TRIALS) if record_trials is None else record_trials
+    result = audit(adapter, trials=trials, seed=seed, record_trials=n_records)
     report.add_section("Privacy audit", confidential=True)
+    eps = result.cost.epsilon
+    at = "no epsilon (disclosure control)" if eps is None else f"epsilon {eps:g}"
+    report.add_text(f"Audited at {at}" + (f", the epsilon released as ledger record {record_id}." if record_id
+                                          is not None else "."), "note")
     names = names or {}
     report.add_text(f"Target: {result.target.why_named(lambda code: names.get(code, code))}")
     report.add_text(result.sentence())
-    a = result.attack
-    report.add_text(f"Strongest attack: advantage {100 * a.advantage:.0f}% (95% CI {100 * a.advantage_lower:.0f}% to "
-                    f"{100 * a.advantage_upper:.0f}%), AUC {a.auc:.2f}, on {a.runs} held-out runs per data set.")
+    a = result.headline
+    whole = " on the whole release record" if result.record is not None else ""
+    report.add_text(f"Strongest attack{whole}: advantage {100 * a.advantage:.0f}% (95% CI {100 * a.advantage_lower:.0f}% "
+                    f"to {100 * a.advantage_upper:.0f}%), AUC {a.auc:.2f}, on {a.runs} held-out runs per data set.")
+    report.add_text(attacked_sentence(result))
     emp = "infinite (the two releases never coincide)" if result.certain else f"{a.epsilon_lower:.3f}"
-    report.add_text(f"Empirical epsilon lower bound (95%) {emp} against the charged "
-                    f"{result.cost.sentence()}. The audit is a simulation on the data ({trials} runs on D and on D', "
-                    "seeded), not a release: it is not charged to the ledger and must not be published.", "note")
+    report.add_text(f"Empirical epsilon lower bound (95%) {emp} against the charged {result.cost.sentence()}; within "
+                    f"the charge: {verdict(result)}. The audit is a simulation on the data ({trials} runs on D and on "
+                    f"D'{f', {result.record.trials} release records each' if result.record else ''}, seeded), not a "
+                    "release: it is not charged to the ledger and must not be published.", "note")
     report.add_figure(roc_figure(result))
     report.add_figure(influential_figure(result))
     report.add_table(summary_table(result, lambda code: names.get(code, code)), "Privacy audit")
@@ -215,7 +267,12 @@ def comparison_section(report: Any, comp: Any) -> None:
     report.add_section("Differential privacy against today's disclosure control", confidential=True)
     report.add_text(f"Every method below ran on the same data ({comp.n_subjects} subjects) and public grid; DP "
                     f"mechanisms at epsilon {comp.epsilon:g}; {comp.trials} simulated runs per data set for the "
-                    "attack. A simulation on the raw data: nothing is charged and none of it may be published.", "note")
+                    "attack on each method's output"
+                    + (f" and {comp.record_trials} for the attack on the whole record a release of it makes (released "
+                       "counts, everything derived from them, each warning): the strongest attack, the empirical "
+                       "epsilon and 'attacked' are the record's, and a method is within its charge only if both "
+                       "attacks are" if getattr(comp, "record_trials", 0) else "")
+                    + ". A simulation on the raw data: nothing is charged and none of it may be published.", "note")
     report.add_table(comp.table(), "Error, exposure, attack and guarantee of each method")
     report.add_figure(comparison_figure(comp))
     report.add_text(paragraph(comp))

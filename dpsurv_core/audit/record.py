@@ -343,3 +343,25 @@ def record_audit(publisher: Publisher, cohort_in: Cohort, cohort_out: Cohort, tr
                          remade(publisher, cohort_in, cohort_out, [*a, *b]))
     out.rederives = rederives(publisher, [a[0], b[0]])
     return out
+
+
+def stored_publisher(body: dict[str, Any], trials: int = RECORD_TRIALS) -> Publisher | None:
+    """The publisher of a stored curve release record (reader ``curves`` or ``logrank``): its mechanism, rebuilt from
+    the record's public inputs (:func:`dpsurv_core.curves.readout.mechanism_of`), draws each run as the release drew
+    it, and the record's reader reads it with the record's own public inputs; so the audit attacks the record that
+    release makes, at the epsilon it was released at. None for any other record."""
+    inputs = body.get("public_inputs")
+    if body.get("kind") not in ("curves", "logrank") or not isinstance(inputs, dict):
+        return None
+    import math
+
+    from dpsurv_core.curves import readout
+    from dpsurv_core.privacy import catalogue
+
+    mech = readout.mechanism_of(inputs)
+    public = readout.public_parameters(inputs)
+    formal = catalogue.get(catalogue.CURVES, inputs["mechanism"]).formal
+    noiseless = readout.mechanism_of({**inputs, "epsilon": math.inf}) if formal else mech
+    return reader_publisher(body["kind"], lambda c, noise: mech.draw(c, public, noise, 1, False), inputs, trials,
+                            source="the ledger record's own reader and public inputs, its mechanism rebuilt from them",
+                            exact=lambda c, noise: noiseless.draw(c, public, noise, 1, False))

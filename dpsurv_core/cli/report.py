@@ -4,8 +4,8 @@ The report is rendered from the release's ledger record, read back from the ledg
 renders the Ledger and report page's reports (:func:`dpsurv_core.report.stored.record_report`): what it shows is what
 the record holds (released, public inputs, derived, cost, guarantee as run), so the same report can be rebuilt from
 the record once the data is gone, and no exact count of the data reaches it. A release report (the default) holds
-private outputs only; ``--review`` adds the non-private comparison, the privacy audit and the board's comparison of
-methods, and marks every page confidential. ``--out FILE.pdf`` prints the same
+private outputs only; ``--review`` adds the non-private comparison, the privacy audit of the record at the epsilon
+released and the board's comparison of methods, and marks every page confidential. ``--out FILE.pdf`` prints the same
 HTML report to PDF with Debian's chromium (:mod:`dpsurv_core.report.pdf`); without a browser it exits 2 before
 anything is released. ``--bundle PREFIX`` also writes PREFIX.csv and PREFIX.json with the released numbers (the JSON
 with the report's private tables too).
@@ -22,6 +22,7 @@ import pandas as pd
 
 from dpsurv_core.audit import comparison
 from dpsurv_core.audit.figures import comparison_section, report_section
+from dpsurv_core.audit.record import stored_publisher
 from dpsurv_core.cli import km
 from dpsurv_core.cli.common import add_data_options, add_release_options, run_plan, store_from_args
 from dpsurv_core.cli.delivery import Charge, delivering
@@ -105,8 +106,8 @@ def _nonprivate_sections(rep: Report, exact: curves.CurveResult, cohort, public,
 
 def _review_sections(rep: Report, record: Record, cohort, public, mech, args: argparse.Namespace) -> None:
     """What a review adds after the record's own sections (which compare it with the exact curve and tests): the
-    exact analysis, the privacy audit and the board's comparison of methods at the epsilon released (all
-    confidential, simulations and counts on the data)."""
+    exact analysis, the privacy audit of the record at its released epsilon, and the board's comparison of methods
+    at that epsilon (all confidential, simulations and counts on the data)."""
     from dpsurv_core.cli.logrank import released_tests
 
     exact = curves.NonPrivate().compute(cohort, public)
@@ -117,7 +118,9 @@ def _review_sections(rep: Report, record: Record, cohort, public, mech, args: ar
         for table, caption in logrank_tables(released_tests(exact, curves.NonPrivate(), names)):
             rep.add_table(table, caption.replace("Log-rank tests (", "Log-rank tests (non-private, exact counts on "
                                                                     "the grid: ", 1))
-    report_section(rep, cohort, public, mech, names=names)
+    # the attack on the record as stored (its reader and public inputs, its mechanism rebuilt from them) at its epsilon
+    report_section(rep, cohort, public, mech, names=names, publisher=stored_publisher(record.body),
+                   record_id=record.id)
     entry = catalogue.get(catalogue.CURVES, args.mechanism)
     dp = (entry.id,) if entry.formal and entry.protects == SUBJECT else comparison.DP_DEFAULT
     comparison_section(rep, comparison.compare(cohort, public, args.epsilon, dp=dp, trials=200))

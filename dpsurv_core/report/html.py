@@ -378,6 +378,11 @@ class AuditItem:
     figures: list[go.Figure] = field(default_factory=list)
     tables: list[pd.DataFrame] = field(default_factory=list)  # e.g. the board's comparison of methods
     texts: list[str] = field(default_factory=list)  # plain paragraphs shown under the figures
+    # what was audited, to tie the audit to the releases of a report: the mechanisms (catalogue ids) run at
+    # ``epsilon`` (None: disclosure control, or not said), and the kind of audit (``km``, ``logrank``, the board ...)
+    mechanisms: tuple[str, ...] = ()
+    epsilon: float | None = None
+    analysis: str = ""
 
 
 def record_item(record: Record, time_unit: str = "") -> ReleaseItem:

@@ -4,17 +4,20 @@ The Ledger and report page and the command line's ``report`` both render a relea
 record's ``released``, ``public_inputs`` and ``derived`` parts (:mod:`dpsurv_core.publication`), its cost and the
 guarantee as run (its disclosures), and the ledger's totals; never from a release object or the data, so that a report
 rebuilt after the data is gone is the report that was first written. A review adds, for the data holder and marked
-confidential, the comparisons with the non-private analysis (given the cohort) and the privacy audits.
+confidential, the comparisons with the non-private analysis (given the cohort) and the privacy audits, each tied to
+the epsilon the releases were made at (:func:`chosen_audits`).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
 from dpsurv_core.errors import DpsurvError
+from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import (
     GROUP_LABEL,
     Ledger,
@@ -183,10 +186,75 @@ def release_sections(rep: Report, items: Sequence[ReleaseItem], kind: str, cohor
             _review_comparison(rep, item, cohort)
 
 
+# ------------------------------------------------------------------------------------------- audits
+def _mechanism_id(name: str) -> str:
+    entry = catalogue.find(name)
+    return entry.id if entry is not None else name
+
+
+def _same_epsilon(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
+
+
+def _epsilon(value: float | None) -> str:
+    return "no epsilon (disclosure control)" if value is None else f"epsilon {value:g}"
+
+
+def _releases(entries: Sequence[LedgerEntry]) -> str:
+    ids = [str(e.record_id) for e in entries if e.record_id is not None]
+    if not ids:
+        return f"{len(entries)} release(s) of this report"
+    return f"release {ids[0]}" if len(ids) == 1 else f"releases {', '.join(ids[:-1])} and {ids[-1]}"
+
+
+def audited_releases(audit: AuditItem, entries: Sequence[LedgerEntry]) -> tuple[list[LedgerEntry], list[LedgerEntry]]:
+    """The releases among ``entries`` made with one of the audit's mechanisms: those at the epsilon the audit ran at,
+    and those at another epsilon."""
+    ids = set(audit.mechanisms)
+    same = [e for e in entries if _mechanism_id(e.mechanism) in ids]
+    at = [e for e in same if _same_epsilon(e.cost.epsilon, audit.epsilon)]
+    return at, [e for e in same if not any(e is a for a in at)]
+
+
+def _tie(audit: AuditItem, entries: Sequence[LedgerEntry]) -> tuple[str, bool]:
+    """The sentence tying an audit to the releases (and whether it is a warning)."""
+    if not audit.mechanisms:
+        return ("This audit does not say at which epsilon it was run: it may not measure the releases of this report "
+                "as they were made.", True)
+    at, other = audited_releases(audit, entries)
+    if at:
+        return f"Run at {_epsilon(audit.epsilon)}, as released in {_releases(at)}.", False
+    if other:
+        made = "; ".join(f"release {e.record_id} at {_epsilon(e.cost.epsilon)}" for e in other)
+        return (f"This audit was run at {_epsilon(audit.epsilon)}, not at the epsilon released ({made}): it does not "
+                "measure the release as it was made. Run the audit again at the released epsilon on the Privacy "
+                "audit page before relying on it.", True)
+    return (f"No release in this report was made with {', '.join(audit.mechanisms)}: this audit (at "
+            f"{_epsilon(audit.epsilon)}) measures a release that was not made.", True)
+
+
+def chosen_audits(audits: Sequence[AuditItem], entries: Sequence[LedgerEntry]) -> list[tuple[AuditItem, str, bool]]:
+    """The audits a report shows of the releases ``entries``, each with the sentence that ties it to them and whether
+    that sentence is a warning. Of the audits of one kind (analysis and mechanisms) those run at an epsilon one of the
+    releases was made at are shown; when none was, the latest, with a warning that it ran at another epsilon."""
+    kinds: dict[tuple[str, tuple[str, ...]], list[int]] = {}
+    for i, a in enumerate(audits):
+        kinds.setdefault((a.analysis, tuple(a.mechanisms)), []).append(i)
+    shown: dict[int, tuple[str, bool]] = {}
+    for (_, mechanisms), idx in kinds.items():
+        matched = [i for i in idx if mechanisms and audited_releases(audits[i], entries)[0]]
+        for i in matched or (idx if not mechanisms else idx[-1:]):
+            shown[i] = _tie(audits[i], entries)
+    return [(audits[i], *shown[i]) for i in sorted(shown)]
+
+
 def audit_sections(rep: Report, audits: Sequence[AuditItem], kind: str, entries: Sequence[LedgerEntry] = ()) -> None:
-    """A section per audit, confidential in a review."""
-    for audit in audits:
+    """A section per audit chosen for the releases ``entries`` (:func:`chosen_audits`), confidential in a review."""
+    for audit, sentence, warn in chosen_audits(audits, entries):
         rep.add_section(f"Privacy audit: {audit.title}", confidential=kind == "review")
+        rep.add_text(sentence, "warning" if warn else "note")
         rep.add_table(pd.DataFrame([{k: v for k, v in audit.summary.items() if not isinstance(v, (list, dict))}]))
         for table in audit.tables:
             rep.add_table(table)
@@ -199,7 +267,7 @@ def audit_sections(rep: Report, audits: Sequence[AuditItem], kind: str, entries:
 def record_report(title: str, dataset: str, ledger: Ledger, records: Sequence[Record], audits: Sequence[AuditItem] = (),
                   kind: str = "release", cohort: Any = None, time_unit: str = "") -> Report:
     """The report of stored release records: a section per record from what it holds (:func:`release_sections`: each
-    record's own time unit, else ``time_unit``), the audits (:func:`audit_sections`), the ledger
+    record's own time unit, else ``time_unit``), the audits tied to their epsilon (:func:`audit_sections`), the ledger
     table of these records with the whole data set's totals; for a review with ``cohort`` (the data as mapped now)
     the non-private comparisons, marked confidential."""
     items = [record_item(r, time_unit_of(r.body) or time_unit) for r in records]

@@ -46,8 +46,33 @@ def test_every_method_has_its_row_and_dp_exposes_nobody(small):
         assert (r.to_dict()["empirical_epsilon"] is None) == r.certain
     table = comp.table()
     assert list(table.columns) == ["method", "kind", "RMSE", "largest gap", "exposed share",
-                                   "strongest attack advantage", "empirical epsilon (95% lower bound)",
-                                   "formal guarantee"]
+                                   "strongest attack advantage", "empirical epsilon (95% lower bound)", "attacked",
+                                   "within the charge", "formal guarantee"]
+
+
+def test_the_board_attacks_each_method_s_whole_record_and_judges_on_both_attacks(small):
+    """As the audit does: each row's attack is on the whole record a km release of the method makes (released counts,
+    derived fields, warnings), on fewer runs, beside the output's; a DP method is within its charge only if both
+    attacks are, and the table says what was attacked."""
+    _, _, comp = small
+    assert comp.record_trials == 40  # the smaller of the runs and BOARD_RECORD_TRIALS
+    for r in comp.rows:
+        assert r.attacked == "record" and r.record_trials == 40 and r.attacked_fields > 50
+        d = r.to_dict()
+        assert d["attacked"] == "record" and d["attacked_fields_count"] == r.attacked_fields
+    for r in comp.rows[:2]:  # differential privacy: the verdict reads both bounds
+        both = max(r.empirical_epsilon, r.output_empirical_epsilon) <= 1.0
+        assert r.within_charge is both is True
+    for r in comp.rows[2:]:
+        assert r.within_charge is None
+    table = comp.table()
+    assert table["attacked"].str.startswith("whole record (").all()
+    assert table["within the charge"].tolist() == ["yes", "yes"] + ["no charge"] * 5
+    rep = Report("t", "small", Ledger(), "review")
+    comparison_section(rep, comp)
+    assert "40 for the attack on the whole record" in rep.to_html()
+    out_only = compare(small[0], small[1], 1.0, dp=("laplace-counts",), sdc=(), trials=20, seed=1, record_trials=0)
+    assert out_only.rows[0].attacked == "output" and out_only.table()["attacked"][0].startswith("output only")
 
 
 def test_the_paragraph_speaks_of_a_patient_and_quotes_the_numbers(small):
@@ -88,6 +113,10 @@ def test_audit_page_comparison_tab():
     assert not at.exception
     assert len(at.dataframe) >= 1
     assert any("patient in this cohort" in m.value for m in at.markdown)
+    # kept for the review with the epsilon and mechanisms it ran, to be tied to the releases made at that epsilon
+    (board,) = [a for a in at.session_state["stored_audits"] if a.analysis == "board"]
+    assert board.title.endswith("epsilon 1") and board.epsilon == 1.0
+    assert board.mechanisms == ("laplace-counts", "adaptive-km") and "attacked" in board.tables[0].columns
     at.selectbox(key="au_mechanism_km").set_value("suppress-small-cells").run()
     at.select_slider(key="au_runs_km_suppress-small-cells").set_value(40).run()
     at.button(key="au_run").click().run()

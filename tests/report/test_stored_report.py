@@ -1,5 +1,6 @@
 """One path for a release report: the command line's ``report`` renders the stored ledger record, as the Ledger and
-report page does, so its report is rebuilt from the record alone once the data is gone and holds no exact count."""
+report page does, so its report is rebuilt from the record alone once the data is gone and holds no exact count; a
+review's audit attacks the whole record at the epsilon released, or says plainly that it ran at another."""
 
 from __future__ import annotations
 
@@ -11,9 +12,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpsurv_core.audit.figures import report_section
 from dpsurv_core.cli import main
-from dpsurv_core.privacy.ledger import LedgerStore
-from dpsurv_core.report.html import ledger_report
+from dpsurv_core.data.cohort import load_bundled
+from dpsurv_core.data.public import PublicParameters
+from dpsurv_core.privacy.ledger import Ledger, LedgerEntry, LedgerStore, PrivacyCost
+from dpsurv_core.report.html import AuditItem, Report, ledger_report
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
@@ -79,3 +83,107 @@ def test_the_command_line_report_is_the_report_of_its_stored_record_with_no_data
     assert not any(w[:40] in text for w in exact["data_warnings"]) and "row(s)" not in text
     bundle = json.loads((tmp_path / "bundle.json").read_text())
     assert bundle["derived_tables"] == rebuilt.private_tables()
+
+
+def _curve_store(path, epsilons=(0.5,)):
+    """A ledger with one laplace-counts curve release of lung by sex per epsilon (its numbers from a simulation)."""
+    from dpsurv_core.cli.km import released_numbers
+    from dpsurv_core.curves.laplace_counts import LaplaceCounts
+    from dpsurv_core.privacy.noise import SimulationNoise
+
+    cohort = load_bundled("lung", group="sex")
+    public = PublicParameters.derive(cohort, horizon=1100)
+    store, fp = LedgerStore(path), "f" * 64
+    for eps in epsilons:
+        outputs = released_numbers(LaplaceCounts(eps).compute(cohort, public, SimulationNoise(1)))
+        with store.transaction(fp) as tx:
+            tx.charge(LedgerEntry("laplace-counts", "survival curves", "lung", {}, PrivacyCost(eps)), outputs)
+    return store, fp
+
+
+def _audit(eps: float | None, mechanism: str = "laplace-counts") -> AuditItem:
+    return AuditItem(f"Survival curves (Kaplan-Meier), {mechanism}, epsilon {eps:g}", {"empirical epsilon": 0.1},
+                     mechanisms=(mechanism,), epsilon=eps, analysis="km")
+
+
+def test_the_review_shows_the_audit_at_the_released_epsilon_not_the_last_one(tmp_path):
+    store, fp = _curve_store(tmp_path / "l.sqlite3")
+    (release,) = store.release_records(fp)
+    at_release, later = _audit(0.5), _audit(2.0)  # the one at 2 ran last
+    page = _words(ledger_report("r", "lung", store.ledger(fp), [release], [at_release, later], "review"))
+    assert "Privacy audit: Survival curves (Kaplan-Meier), laplace-counts, epsilon 0.5" in page
+    assert "Run at epsilon 0.5, as released in release 1." in page
+    assert "laplace-counts, epsilon 2" not in page  # not shown in its place, silently or not
+    # only an audit at another epsilon: shown, with a warning that says so plainly
+    page = _words(ledger_report("r", "lung", store.ledger(fp), [release], [later], "review"))
+    assert ("This audit was run at epsilon 2, not at the epsilon released (release 1 at epsilon 0.5): it does not "
+            "measure the release as it was made.") in page
+    assert "Privacy audit: Survival curves (Kaplan-Meier), laplace-counts, epsilon 2" in page
+
+
+def test_each_kind_of_audit_is_tied_to_the_releases_of_the_report(tmp_path):
+    from dpsurv_core.report.stored import chosen_audits
+
+    store, fp = _curve_store(tmp_path / "l.sqlite3", (0.5, 1.0))
+    entries = [LedgerEntry("laplace-counts", "survival curves", "lung", {}, PrivacyCost(e), record_id=i + 2)
+               for i, e in enumerate((0.5, 1.0))]
+    board = AuditItem("DP against today's disclosure control, epsilon 1", {}, mechanisms=("laplace-counts", "adaptive-km"),
+                      epsilon=1.0, analysis="board")
+    other = _audit(1.0, "adaptive-km")
+    unknown = AuditItem("an audit of an earlier version", {})
+    shown = chosen_audits([_audit(0.5), _audit(1.0), _audit(3.0), board, other, unknown], entries)
+    said = {a.title: (sentence, warn) for a, sentence, warn in shown}
+    assert said["Survival curves (Kaplan-Meier), laplace-counts, epsilon 0.5"] == (
+        "Run at epsilon 0.5, as released in release 2.", False)
+    assert said["Survival curves (Kaplan-Meier), laplace-counts, epsilon 1"][1] is False
+    assert "Survival curves (Kaplan-Meier), laplace-counts, epsilon 3" not in said  # releases at 0.5 and 1 are audited
+    assert said["DP against today's disclosure control, epsilon 1"] == ("Run at epsilon 1, as released in release 3.",
+                                                                       False)
+    assert said["Survival curves (Kaplan-Meier), adaptive-km, epsilon 1"][0].startswith(
+        "No release in this report was made with adaptive-km") and said[other.title][1]
+    assert said[unknown.title][1] and "does not say at which epsilon" in said[unknown.title][0]
+
+
+def test_a_report_audit_section_attacks_the_stored_record_at_its_epsilon(tmp_path, capsys):
+    """The review's audit section, on a record the report command stored: the attack on its whole record (its own
+    reader and public inputs), which fields, and the verdict on both attacks (small runs)."""
+    from dpsurv_core.audit.record import stored_publisher
+
+    ledger = tmp_path / "l.sqlite3"
+    assert main(["km", "--data", "lung", "--group", "sex", "--epsilon", "1", "--horizon", "1100", "--ledger",
+                 str(ledger), "--json"]) == 0
+    capsys.readouterr()
+    store = LedgerStore(ledger)
+    (record,) = store.release_records(store.records()[0].fingerprint)
+    publisher = stored_publisher(record.body)
+    assert publisher.kind == "curves" and publisher.public_inputs == record.body["public_inputs"]
+    cohort = load_bundled("lung", group="sex")
+    public = PublicParameters.derive(cohort, horizon=1100)
+    from dpsurv_core.audit.runner import curve_mechanism
+
+    rep = Report("r", "lung", Ledger(), "review")
+    result = report_section(rep, cohort, public, curve_mechanism("laplace-counts", 1.0, cohort, public), trials=40,
+                            publisher=publisher, record_trials=8, record_id=record.id)
+    assert result.record is not None and result.record.trials == 8 and result.record.rederives is True
+    assert result.within_charge == (max(result.empirical_epsilon, result.attack.epsilon_lower) <= 1.0)
+    text = _words(rep.to_html())
+    assert "Audited at epsilon 1, the epsilon released as ledger record 1." in text
+    assert "Strongest attack on the whole release record" in text
+    assert f"Attacked: the whole release record, {len(result.attacked_fields)} fields" in text
+    assert "derived.medians" in text and "within the charge: " in text
+
+
+@pytest.mark.slow
+def test_the_review_report_s_audit_and_board_attack_the_record(tmp_path, capsys):
+    out = tmp_path / "review.html"
+    assert main(["report", "--data", "lung", "--group", "sex", "--mechanism", "laplace-counts", "--epsilon", "1",
+                 "--horizon", "1100", "--review", "--ledger", str(tmp_path / "l.sqlite3"), "--out", str(out),
+                 "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["sections"][:2] == ["Release 1: survival curves (laplace-counts)",
+                                   "Release 1: survival curves (laplace-counts): comparison with the non-private "
+                                   "analysis"]
+    text = _words(out.read_text())
+    assert "Audited at epsilon 1, the epsilon released as ledger record 1." in text
+    assert "Attacked: the whole release record" in text and "derived.tests" in text
+    assert "for the attack on the whole record a release of it makes" in text and "whole record (" in text
