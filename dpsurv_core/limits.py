@@ -1,4 +1,5 @@
-"""Resource limits checked before work starts: upload size, rows read into memory, person-period rows, simulation cells.
+"""Resource limits checked before work starts: upload size, rows, columns and cells read into memory, person-period
+rows, simulation cells, the memory a release would allocate.
 
 Each limit is a documented default that an environment variable can override (a whole number; an unset, empty or
 unreadable value means the default). The checks raise one sentence saying what to change, before anything large is
@@ -39,6 +40,25 @@ Excel workbook, unpacked            ``DPSURV_MAX_EXCEL_MB``               500 MB
                                                                                     stops zip bombs. Larger: save as CSV/Parquet.
 Intervals T of the regression      (constant ``MAX_INTERVALS``)          200        Finer time steps add rows (and sensitivity:
                                                                                     c1 = m T R) without a better model.
+Columns of an upload or a table    ``DPSURV_MAX_COLUMNS``                1,000      Checked from the header (CSV/TSV), the schema
+read whole                                                                          (Parquet) or the sheet's dimension (Excel)
+                                                                                    before the table is parsed.
+Cells of an upload (rows x         ``DPSURV_MAX_CELLS``                  30,000,000 About 20 bytes a numeric cell and 50 a text
+columns)                                                                            cell once read (pandas' parser peaks near
+                                                                                    twice that): 5 million rows of 6 columns
+                                                                                    stay near 1.5 GB. Rows come from the line
+                                                                                    ends (\\r, \\r\\n and \\n, as the parser counts
+                                                                                    them), Parquet's metadata or the sheet's
+                                                                                    dimension, so a column bomb (an 8 MB
+                                                                                    Parquet file of 5 million rows x 302
+                                                                                    columns) is refused before reading.
+Memory one release or preview      ``DPSURV_MAX_MEMORY_MB``              1,500 MB   Estimated before any work from the sizes of
+allocates                                                                           its arrays (:mod:`dpsurv_core.curves.memory`:
+                                                                                    time-indexed's band, bootstrap draws x
+                                                                                    groups x bins, log-rank null draws, every
+                                                                                    per-bin array of an event-time grid); 1.5 GB
+                                                                                    leaves room for the process itself (about
+                                                                                    150 MB, the app's 300 MB) within 2 GB.
 =================================  ====================================  =========  ===========================================
 """
 
@@ -56,6 +76,12 @@ PERSON_PERIOD_ENV = "DPSURV_MAX_PERSON_PERIOD_ROWS"
 SIMULATION_ENV = "DPSURV_MAX_SIMULATION_CELLS"
 EXCEL_MB_ENV = "DPSURV_MAX_EXCEL_MB"
 DEFAULT_MAX_EXCEL_MB = 500
+COLUMNS_ENV = "DPSURV_MAX_COLUMNS"
+DEFAULT_MAX_COLUMNS = 1_000
+CELLS_ENV = "DPSURV_MAX_CELLS"
+DEFAULT_MAX_CELLS = 30_000_000
+MEMORY_MB_ENV = "DPSURV_MAX_MEMORY_MB"
+DEFAULT_MAX_MEMORY_MB = 1_500
 
 DEFAULT_MAX_UPLOAD_MB = 200
 DEFAULT_MAX_ROWS = 5_000_000
@@ -170,3 +196,42 @@ def check_simulation(trials: int, bins: int, groups: int = 1, what: str = "trial
         raise ParameterError(f"{int(trials):,} {what} x {int(bins):,} bins x {groups} group(s) is {cells:,} simulated "
                              f"values, too large for one run (at most {max_simulation_cells():,}): use fewer {what} "
                              "or fewer bins.")
+
+
+def max_columns() -> int:
+    return _env(COLUMNS_ENV, DEFAULT_MAX_COLUMNS)
+
+
+def max_cells() -> int:
+    return _env(CELLS_ENV, DEFAULT_MAX_CELLS)
+
+
+def check_table(rows: int, columns: int, filename: str, whole: bool = True) -> None:
+    """Refuse, before it is parsed, a table read whole into memory (an upload: ``whole``) of more than
+    :func:`max_rows` rows, :func:`max_columns` columns or :func:`max_cells` cells; the command line's reading of a
+    whole file (``whole`` False: a format it cannot read column by column) is bound by :func:`max_cli_cells`."""
+    rows, columns = int(rows), max(int(columns), 1)
+    if not whole:
+        check_cli_cells(rows, columns, filename)
+        return
+    check_rows(rows, filename)
+    if columns > max_columns():
+        raise DataError(f"{filename!r} has {columns:,} columns, more than the {max_columns():,} dpsurv reads "
+                        f"({COLUMNS_ENV}): keep only the columns the analysis needs (time, event, group, covariates), "
+                        f"or analyse the file with {LARGER_DATA}.")
+    if rows * columns > max_cells():
+        raise DataError(f"{filename!r} has about {rows:,} rows x {columns:,} columns = {rows * columns:,} values, more "
+                        f"than the {max_cells():,} read into memory ({CELLS_ENV}): keep only the columns the analysis "
+                        f"needs, or analyse the file with {LARGER_DATA}.")
+
+
+def max_memory_mb() -> int:
+    return _env(MEMORY_MB_ENV, DEFAULT_MAX_MEMORY_MB)
+
+
+def check_memory(nbytes: float, what: str, fix: str) -> None:
+    """Refuse work whose arrays would take more than :func:`max_memory_mb` megabytes (``nbytes``, estimated before
+    anything is allocated): ``what`` names the work, ``fix`` says what to change."""
+    if nbytes > max_memory_mb() * 2**20:
+        raise ParameterError(f"{what} would need about {nbytes / 2**20:,.0f} MB of memory, more than the "
+                             f"{max_memory_mb():,} MB one computation may use ({MEMORY_MB_ENV}): {fix}.")

@@ -10,6 +10,7 @@ import csv
 import io
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -80,11 +81,69 @@ def _head_text(raw: bytes, filename: str) -> tuple[str, str]:
 
 
 def _count_lines(raw: bytes) -> int:
-    """Rows of a text table (lines after the header), counted in the bytes without a decoded copy."""
-    lines = raw.count(b"\n") or raw.count(b"\r")
+    """Rows of a text table (lines after the header) as the parser splits them, at \\n, \\r\\n and a lone \\r (old Mac
+    line ends, which may follow a header ended by \\n), counted in the bytes without a decoded copy. Quoted line ends
+    and blank lines count too: never fewer rows than the parser reads."""
+    lines = raw.count(b"\n") + raw.count(b"\r") - raw.count(b"\r\n")
     if raw and not raw.endswith((b"\n", b"\r")):
         lines += 1
     return max(lines - 1, 0)
+
+
+def _count_file_lines(path: Path, block: int = 1 << 24) -> int:
+    """:func:`_count_lines` of a file read in blocks (a \\r\\n split between two blocks counts once)."""
+    lines, last, previous = 0, b"", b""
+    with path.open("rb") as fh:
+        while chunk := fh.read(block):
+            lines += chunk.count(b"\n") + chunk.count(b"\r") - chunk.count(b"\r\n")
+            if previous.endswith(b"\r") and chunk.startswith(b"\n"):
+                lines -= 1
+            previous = last = chunk
+    if last and not last.endswith((b"\n", b"\r")):
+        lines += 1
+    return max(lines - 1, 0)
+
+
+def check_parquet_schema(schema: Any, filename: str) -> None:
+    """Refuse a Parquet file with nested columns (struct, list, map): a cohort table holds one value per cell, and
+    nested cells would be read as Python objects, one per cell."""
+    import pyarrow as pa
+
+    nested = [f.name for f in schema if pa.types.is_nested(f.type)]
+    if nested:
+        names = ", ".join(repr(n) for n in nested[:3]) + (" ..." if len(nested) > 3 else "")
+        raise DataError(f"{filename!r} has nested columns ({names}: struct, list or map values), which dpsurv does not "
+                        "read: export a flat table with one value per cell (for example with those columns flattened "
+                        "or left out).")
+
+
+def _sheet_size(book: pd.ExcelFile, sheet: str) -> tuple[int, int] | None:
+    """(rows, columns) of a sheet from its declared dimension (openpyxl: the sheet's <dimension> element; xlrd: the
+    sheet's size), read before any cell is parsed; None when the workbook does not say."""
+    try:
+        ws = book.book[sheet]
+        rows, columns = ws.max_row, ws.max_column
+    except Exception:
+        try:
+            ws = book.book.sheet_by_name(sheet)
+            rows, columns = ws.nrows, ws.ncols
+        except Exception:
+            return None
+    return (int(rows), int(columns)) if rows and columns else None
+
+
+def _read_path(path: Path, filename: str) -> bytes:
+    """The bytes of a file read whole (formats and files the command line cannot stream column by column), refused
+    past the upload cap before anything is read."""
+    if not path.is_file():
+        raise DataError(f"{str(path)!r} is not a regular file: give the path of a CSV, TSV, Parquet or Excel file.")
+    size = path.stat().st_size
+    if size > limits.max_upload_bytes():
+        raise DataError(f"{filename!r} is {size / 2**20:,.0f} MB and would be read whole (it is Excel, not UTF-8 "
+                        f"text, or its columns could not be streamed), more than the {limits.max_upload_mb():,} MB "
+                        f"dpsurv reads that way ({limits.UPLOAD_MB_ENV}): save it as UTF-8 CSV or Parquet, which "
+                        "dpsurv reads column by column.")
+    return path.read_bytes()
 
 
 def _not_utf8(filename: str) -> str:
@@ -109,15 +168,18 @@ def read_table(source: bytes | str | Path, filename: str | None = None, sheet: s
     """Read a table; returns (frame, warnings). ``source`` is the file's bytes or a path.
 
     Uploads (bytes) past :func:`dpsurv_core.limits.max_upload_mb` and tables past
-    :func:`dpsurv_core.limits.max_rows` rows are refused before the frame is built (``limit_rows=False``: the
-    command line's fallback, which has no row cap). Text is parsed from the bytes: no decoded copy is held.
+    :func:`dpsurv_core.limits.max_rows` rows, :func:`~dpsurv_core.limits.max_columns` columns or
+    :func:`~dpsurv_core.limits.max_cells` cells are refused before the frame is built, the rows and columns read off
+    the line ends and the header, Parquet's metadata or the sheet's dimension (``limit_rows=False``: the command
+    line's fallback, bound by :func:`~dpsurv_core.limits.max_cli_cells` over every column). Text is parsed from the
+    bytes: no decoded copy is held.
     """
     if isinstance(source, (str, Path)):
         path = Path(source)
         filename = filename or path.name
         if not path.exists():
             raise DataError(f"There is no file at {str(path)!r}: check the path, or give a bundled data set name.")
-        raw = path.read_bytes()
+        raw = _read_path(path, filename)
     else:
         filename = filename or "upload.csv"
         limits.check_upload(len(source), filename)
@@ -134,8 +196,6 @@ def read_table(source: bytes | str | Path, filename: str | None = None, sheet: s
                             "'CSV UTF-8' and upload that.") from None
         warnings.append(f"{filename!r} is UTF-16 text (Excel's 'Unicode Text'); it was read as such.")
     if fmt in ("csv", "tsv"):
-        if limit_rows:
-            limits.check_rows(_count_lines(raw), filename)
         head, encoding = _head_text(raw, filename)
         head = head.replace("\r\n", "\n").replace("\r", "\n")  # Windows and old Mac line ends (the head only)
         sep = "\t" if fmt == "tsv" else None
@@ -149,6 +209,7 @@ def read_table(source: bytes | str | Path, filename: str | None = None, sheet: s
         except csv.Error:
             raise DataError(f"The header row of {filename!r} could not be read: save the table again as CSV "
                             "with one name per column.") from None
+        limits.check_table(_count_lines(raw), len(header), filename, whole=limit_rows)  # before the parser runs
         _check_header([h.strip() for h in header], filename)
         df = None
         if encoding != "cp1252":
@@ -168,11 +229,12 @@ def read_table(source: bytes | str | Path, filename: str | None = None, sheet: s
         try:
             import pyarrow.parquet as pq
 
-            rows = pq.ParquetFile(io.BytesIO(raw)).metadata.num_rows
+            meta = pq.ParquetFile(io.BytesIO(raw))
+            rows, schema = meta.metadata.num_rows, meta.schema_arrow
         except Exception:
             raise DataError(f"{filename!r} is not a readable Parquet file: export it again or upload a CSV.") from None
-        if limit_rows:
-            limits.check_rows(rows, filename)
+        check_parquet_schema(schema, filename)
+        limits.check_table(rows, len(schema.names), filename, whole=limit_rows)  # from the metadata: nothing read
         try:
             df = pd.read_parquet(io.BytesIO(raw))
         except Exception:
@@ -191,13 +253,15 @@ def read_table(source: bytes | str | Path, filename: str | None = None, sheet: s
             sheet = sheets[0]
         if sheet not in sheets:
             raise DataError(f"The workbook has no sheet {sheet!r}: choose one of {', '.join(sheets)}.")
+        size = _sheet_size(book, sheet)  # before any read: pandas' reader clears the declared dimension
         header = pd.read_excel(book, sheet_name=sheet, header=None, nrows=1)
         if header.empty:
             raise DataError(f"Sheet {sheet!r} of {filename!r} is empty: choose the sheet that holds the cohort.")
         _check_header([str(v) for v in header.iloc[0].tolist()], filename)
+        if size is not None:  # the sheet's declared size, before its cells are parsed
+            limits.check_table(max(size[0] - 1, 0), max(size[1], header.shape[1]), filename, whole=limit_rows)
         df = pd.read_excel(book, sheet_name=sheet)
-        if limit_rows:
-            limits.check_rows(len(df), filename)
+        limits.check_table(len(df), df.shape[1], filename, whole=limit_rows)  # a sheet that did not declare its size
     df.columns = [str(c).strip() for c in df.columns]
     if df.shape[0] == 0:
         raise DataError(f"{filename!r} has a header but no rows: add one row per subject.")
@@ -222,9 +286,11 @@ def read_columns(path: str | Path, columns: list[str], sheet: str | None = None)
         import pyarrow.parquet as pq
 
         try:
-            names = pq.ParquetFile(path).schema_arrow.names
+            schema = pq.ParquetFile(path).schema_arrow
         except Exception:
             return read_table(path, limit_rows=False)
+        check_parquet_schema(schema, path.name)
+        names = schema.names
         _check_header([str(n) for n in names], path.name)
         missing = [c for c in wanted if c not in names]
         if missing:
@@ -266,6 +332,7 @@ def read_columns(path: str | Path, columns: list[str], sheet: str | None = None)
                 chunks[c].append(batch.column(c).to_numpy(zero_copy_only=False))
         del reader
     except (pa.ArrowInvalid, UnicodeDecodeError):
+        limits.check_cli_cells(_count_file_lines(path), len(present), path.name)  # before the whole file is parsed
         try:  # a column's type changed after the first block: parse the whole file at once
             table = pacsv.read_csv(path, parse_options=parse, convert_options=convert)
         except (pa.ArrowInvalid, UnicodeDecodeError):

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 _MISSING = "\x00<missing>"
+BATCH_CELLS = 4_000_000  # cells of one Parquet batch (rows x columns): the fingerprint's memory whatever the width
 _KEYS = ("0123456789123456", "6543210987654321")  # two independent hash_array keys (16 characters each)
 
 
@@ -168,8 +169,14 @@ def fingerprint_file(path: str | Path, sheet: str | None = None) -> str:
     if suffix in (".parquet", ".pq"):
         import pyarrow.parquet as pq
 
+        from dpsurv_core.data.io import check_parquet_schema
+
+        schema = pq.ParquetFile(p).schema_arrow
+        check_parquet_schema(schema, p.name)
+        rows = max(1_000, min(500_000, BATCH_CELLS // max(len(schema.names), 1)))  # a wide file: shorter batches
+
         def parquet_batches() -> Iterator[pd.DataFrame]:
-            for b in pq.ParquetFile(p).iter_batches(batch_size=500_000):
+            for b in pq.ParquetFile(p).iter_batches(batch_size=rows):
                 yield b.to_pandas()
 
         return fingerprint_batches(parquet_batches(), parquet_batches())
