@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -24,14 +25,36 @@ from dpsurv_core.privacy.release import Plan, Released, not_private_fields, simu
 from dpsurv_core.privacy.release import release as run_release
 from dpsurv_core.publication.declared import parse_accept
 
+_DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?inf(inity)?", re.IGNORECASE)
+_WHOLE = re.compile(r"[+-]?\d+")
+
+
+def decimal(text: str) -> float:
+    """A number written in plain decimals (1, 0.5, .5, 2e-3; inf): Python's float() also reads ``1_0`` as 10 and
+    allows surrounding blanks and "nan", which a typed number never means."""
+    if not _DECIMAL.fullmatch(text):
+        raise ValueError(text)
+    return float(text)
+
+
+def whole(text: str) -> int:
+    """A whole number written in plain digits (int() also reads ``1_0`` as 10)."""
+    if not _WHOLE.fullmatch(text):
+        raise ValueError(text)
+    return int(text)
+
 
 def number(cast: type, ok: Callable[[Any], bool], rule: str, what: str = "a number") -> Callable[[str], Any]:
-    """An argparse type: ``cast`` the text (else "... is not <what>"), then require ``ok`` (else "<rule>, got ...")."""
+    """An argparse type: ``cast`` the text (else "... is not <what>"), then require ``ok`` (else "<rule>, got ...").
+    ``float`` and ``int`` read plain decimals and digits only (:func:`decimal`, :func:`whole`)."""
+    read = {float: decimal, int: whole}.get(cast, cast)
+
     def parse(text: str) -> Any:
         try:
-            v = cast(text)
+            v = read(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+            hint = f" (write {text.replace('_', '')!r}, without the underscores)" if "_" in text else ""
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}{hint}") from None
         if not ok(v):
             raise argparse.ArgumentTypeError(f"{rule}, got {text}")
         return v

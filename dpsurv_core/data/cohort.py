@@ -173,6 +173,10 @@ def mapping_problems(mapping: ColumnMap, cols: list[str]) -> list[Problem]:
     return problems
 
 
+NO_GROUP = ("Column {column!r} is empty in every row, so there is no group to compare: choose the column that holds "
+             "the groups, or no group column.")
+
+
 def validate(df: pd.DataFrame, mapping: ColumnMap) -> tuple[Cohort | None, list[Problem]]:
     """Check ``df`` against ``mapping``; returns the cohort (None if any error) and every problem."""
     cols = list(df.columns)
@@ -197,6 +201,9 @@ def validate(df: pd.DataFrame, mapping: ColumnMap) -> tuple[Cohort | None, list[
                                                     f"have more than {mapping.max_rows_per_subject} row(s): raise the bound "
                                                     "to keep them (every sensitivity is multiplied by the bound).", "warning"))
     sub = df.reset_index(drop=True) if keep.all() else df.loc[keep].reset_index(drop=True)
+    if mapping.group is not None and len(sub) and sub[mapping.group].isna().all():
+        problems.append(Problem(mapping.group, NO_GROUP.format(column=mapping.group)))
+        return None, problems
     if mapping.group is not None and sub[mapping.group].isna().any():
         n_missing = int(sub[mapping.group].isna().sum())
         sub = sub[sub[mapping.group].notna()].reset_index(drop=True)

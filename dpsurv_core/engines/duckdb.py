@@ -18,6 +18,13 @@ MEMORY_ENV = "DPSURV_DUCKDB_MEMORY"
 DEFAULT_MEMORY = "1GB"  # DuckDB's own cap; beyond it joins and aggregates spill to the temporary directory
 
 
+def not_duckdb(path: str, exc: Exception) -> str:
+    """The sentence for a file DuckDB cannot open as a database."""
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return (f"{path!r} could not be opened as a DuckDB database ({first}): give a database file made by DuckDB in "
+            "--data duckdb:PATH:TABLE, or pass a Parquet or CSV file as --data PATH.")
+
+
 class DuckDBEngine(Engine):
     name = "duckdb"
 
@@ -25,8 +32,11 @@ class DuckDBEngine(Engine):
         import duckdb
 
         super().__init__(source)
-        self.con = duckdb.connect(source.location if source.kind == "duckdb" else ":memory:",
-                                  read_only=source.kind == "duckdb")
+        try:
+            self.con = duckdb.connect(source.location if source.kind == "duckdb" else ":memory:",
+                                      read_only=source.kind == "duckdb")
+        except duckdb.Error as exc:  # a file that is not a DuckDB database, or one of a newer DuckDB
+            raise DataError(not_duckdb(source.location, exc)) from None
         if threads:
             self.con.execute(f"SET threads = {int(threads)}")
         memory_limit = memory_limit or os.environ.get(MEMORY_ENV, "").strip() or DEFAULT_MEMORY

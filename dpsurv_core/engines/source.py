@@ -122,7 +122,12 @@ def duckdb_tables(path: str | Path) -> list[str]:
     """The tables of a DuckDB database file (opened read-only)."""
     import duckdb
 
-    con = duckdb.connect(str(path), read_only=True)
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error as exc:
+        from dpsurv_core.engines.duckdb import not_duckdb
+
+        raise DataError(not_duckdb(str(path), exc)) from None
     try:
         return sorted(r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall())
     finally:

@@ -1,9 +1,19 @@
 """Spark through PySpark, for data that lives in a cluster: ``--spark-master URL`` (or the usual
-``SPARK_MASTER`` / spark-submit environment); local mode otherwise. One session per process."""
+``SPARK_MASTER`` / spark-submit environment); local mode otherwise. One session per process.
+
+A master URL is checked before Java starts (:func:`check_master`): its form (``local``, ``local[N]``, ``local[*]``,
+``local[N,F]``, ``spark://HOST:PORT[,HOST:PORT...]``, ``k8s://[https://]HOST:PORT``, ``yarn``), and for a cluster
+that some master answers on its host and port within :data:`CONNECT_SECONDS`; the session itself must start within
+``DPSURV_SPARK_START_SECONDS`` (default 30 s; 180 s on YARN and Kubernetes, which start containers first). Spark's
+own client would otherwise retry an unreachable master for a minute, printing Java traces.
+"""
 
 from __future__ import annotations
 
 import os
+import re
+import socket
+import threading
 from collections.abc import Iterator
 
 import pandas as pd
@@ -13,6 +23,82 @@ from dpsurv_core.engines.source import Source
 from dpsurv_core.errors import DataError
 
 _SESSION = None
+CONNECT_SECONDS = 5.0  # to open a TCP connection to a cluster's master
+START_ENV = "DPSURV_SPARK_START_SECONDS"
+DEFAULT_START_SECONDS = 30.0
+MANAGED_START_SECONDS = 180.0  # yarn and k8s: the resource manager starts the containers first
+_LOCAL = re.compile(r"local(\[(\*|[1-9]\d*)(,[1-9]\d*)?\])?")
+_HOST_PORT = r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):([1-9]\d{0,4})"
+_CLUSTER = re.compile(rf"spark://{_HOST_PORT}(,{_HOST_PORT})*|k8s://(https?://)?{_HOST_PORT}")
+MASTER_FORMS = "local, local[N], local[*], spark://HOST:PORT, k8s://https://HOST:PORT or yarn"
+
+
+def check_master(master: str) -> None:
+    """Refuse, before Java starts, a Spark master URL of no form Spark accepts, or a cluster whose master does not
+    accept a connection on its host and port within :data:`CONNECT_SECONDS` (one sentence, no Java trace)."""
+    if _LOCAL.fullmatch(master):
+        return
+    if master == "yarn":
+        if not (os.environ.get("HADOOP_CONF_DIR") or os.environ.get("YARN_CONF_DIR")):
+            raise DataError("--spark-master yarn needs HADOOP_CONF_DIR or YARN_CONF_DIR naming the cluster's "
+                            "configuration: set it, or give spark://HOST:PORT.")
+        return
+    if not _CLUSTER.fullmatch(master):
+        raise DataError(f"--spark-master {master!r} is not a Spark master URL: give {MASTER_FORMS}.")
+    places = re.findall(_HOST_PORT, master.split("://", 1)[1].split("://")[-1])
+    failures: list[str] = []
+    answered = threading.Event()
+
+    def probe() -> None:  # in a thread: a name lookup has no timeout of its own
+        for host, port in places:
+            try:
+                with socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_SECONDS):
+                    answered.set()
+                    return
+            except OSError as exc:
+                failures.append(f"{host}:{port}: {exc.strerror or exc}")
+
+    worker = threading.Thread(target=probe, name="dpsurv-spark-probe", daemon=True)
+    worker.start()
+    worker.join(CONNECT_SECONDS * len(places) + 1.0)
+    if answered.is_set():
+        return
+    why = "; ".join(failures) if failures else f"no answer within {CONNECT_SECONDS * len(places) + 1.0:.0f} s"
+    raise DataError(f"No Spark master answered at {master!r} ({why}): check the host and port, that the cluster is "
+                    "running and reachable from here, or use --engine duckdb.")
+
+
+def _start_seconds(master: str) -> float:
+    default = MANAGED_START_SECONDS if master == "yarn" or master.startswith("k8s://") else DEFAULT_START_SECONDS
+    try:
+        value = float(os.environ.get(START_ENV, "") or default)
+    except ValueError:
+        return default
+    return value if value > 0 and value == value else default
+
+
+def _start(builder, master: str):
+    """``builder.getOrCreate()`` within :func:`_start_seconds` (a thread: the JVM cannot be interrupted; the process
+    ends it on exit), any failure one sentence."""
+    out: dict = {}
+
+    def run() -> None:
+        try:
+            out["session"] = builder.getOrCreate()
+        except BaseException as exc:  # noqa: BLE001 - reported below as one sentence
+            out["error"] = exc
+
+    worker = threading.Thread(target=run, name="dpsurv-spark-start", daemon=True)
+    worker.start()
+    worker.join(_start_seconds(master))
+    if worker.is_alive():
+        raise DataError(f"Spark did not start with master {master!r} within {_start_seconds(master):.0f} s ({START_ENV}): "
+                        "check that it is a running Spark master, or use --engine duckdb.")
+    if "error" in out:
+        first = (str(out["error"]).strip().splitlines() or [type(out["error"]).__name__])[0]
+        raise DataError(f"Spark could not start with master {master!r} ({first[:200]}): check --spark-master and the "
+                        "Java installation, or use --engine duckdb.")
+    return out["session"]
 
 
 def session(master: str | None = None):
@@ -26,13 +112,14 @@ def session(master: str | None = None):
                             "(apt-get install default-jre-headless) or use --engine duckdb.")
         from pyspark.sql import SparkSession
 
-        master = master or os.environ.get("SPARK_MASTER") or "local[*]"
+        master = (master or os.environ.get("SPARK_MASTER") or "local[*]").strip()
+        check_master(master)
         builder = (SparkSession.builder.appName("dpsurv").master(master)
                    .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                    .config("spark.sql.session.timeZone", "UTC"))
         if master.startswith("local"):  # the statistics are small tables: 200 shuffle partitions are 200 idle tasks
             builder = builder.config("spark.sql.shuffle.partitions", "4")
-        _SESSION = builder.getOrCreate()
+        _SESSION = _start(builder, master)
         _SESSION.sparkContext.setLogLevel("ERROR")
     return _SESSION
 

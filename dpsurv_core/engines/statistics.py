@@ -27,6 +27,7 @@ from dpsurv_core.curves.counts import BinnedCounts
 from dpsurv_core.data.cohort import (
     FALSE_WORDS,
     MIN_GROUP_SIZE,
+    NO_GROUP,
     TRUE_WORDS,
     ColumnMap,
     Problem,
@@ -171,6 +172,8 @@ class Statistics:
         kept, row_kept = cells, ranked
         if m.group is not None:
             n_missing = int(e.scalar(f"SELECT COALESCE(SUM(_c), 0) FROM {cells} AS r WHERE {self._missing(m.group)}"))
+            if n_missing and n_missing == int(e.scalar(f"SELECT COALESCE(SUM(_c), 0) FROM {cells} AS r")):
+                return None, [*problems, Problem(m.group, NO_GROUP.format(column=m.group))]
             if n_missing:
                 kept = f"(SELECT * FROM {cells} AS r WHERE NOT {self._missing(m.group)})"
                 row_kept = f"(SELECT * FROM {ranked} AS r WHERE NOT {self._missing(m.group)})"
