@@ -30,6 +30,7 @@ from dpsurv_core.cli.common import (
     add_release_options,
     cohort_from_args,
     dataset_fingerprint,
+    decimal,
     epsilon_value,
     needs_fingerprint,
     public_from_args,
@@ -38,6 +39,7 @@ from dpsurv_core.cli.common import (
 )
 from dpsurv_core.curves import readout
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES
+from dpsurv_core.curves.memory import check_release
 from dpsurv_core.curves.readings import (  # noqa: F401 (re-exported: the app and the tests read them from here)
     NOISE_BAND_NOTE,
     QUANTILE_PROBS,
@@ -282,6 +284,9 @@ def plan(args: argparse.Namespace, competing: bool = False, analysis: str = "sur
     build = mechanism_build(args, cohort, public)
     entry = catalogue.get(catalogue.CURVES, args.mechanism)
     mech = entry.build(args.epsilon, **build)
+    # the memory of the release and its tests, before the data set is fingerprinted or anything is drawn
+    check_release(mech, cohort, public, getattr(args, "repeat", 1) if getattr(args, "seed", None) is not None else 1,
+                  competing, None if tests is None else int(tests.get("null_draws") or 0))
 
     def compute(noise, trials: int) -> CurveResult:
         rel = with_follow_up_end(mech.compute(cohort, public, noise, trials if entry.private else 1,
@@ -378,7 +383,7 @@ def number_at_risk(groups: tuple[str, ...], cohort: Cohort, public: PublicParame
 
 def positive_time(text: str) -> float:
     try:
-        value = float(text)
+        value = decimal(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a time: give a positive number, e.g. 365.") from None
     if not (value > 0 and math.isfinite(value)):

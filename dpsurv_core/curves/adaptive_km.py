@@ -85,6 +85,7 @@ import numpy as np
 from dpsurv_core.curves.bootstrap import bootstrap_curves, monotone_band, widen_between, with_bootstrap_bands
 from dpsurv_core.curves.counts import BinnedCounts
 from dpsurv_core.curves.kaplan_meier import DeferredArray, estimate, greenwood_bands
+from dpsurv_core.curves.memory import check_release
 from dpsurv_core.curves.result import CURVE_PARAMETERS, CurveResult, drawn, exact_counts
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import Disclosure, PublicParameters
@@ -268,6 +269,7 @@ class AdaptiveKM(Mechanism):
 
     def compute(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource, trials: int = 1,
                 competing: bool = False) -> CurveResult:
+        check_release(self, cohort, public, trials, competing)  # the memory it would take, before any work
         return drawn(self, self.draw(cohort, public, noise, trials, competing), public, competing)
 
     def read(self, released: dict[str, Any], public: PublicParameters, competing: bool = False) -> CurveResult:

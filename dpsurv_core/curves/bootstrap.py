@@ -188,6 +188,9 @@ def bootstrap_curves(mechanism: Any, released: BinnedCounts, estimator_actuarial
     rows = released.n.shape[0]
     g, k, j = released.events.shape[-3:]
     b = draws if draws is not None else draws_for(rows, g * k * j)
+    from dpsurv_core.curves.memory import check_bootstrap
+
+    check_bootstrap(rows, b, g * k * j)  # before anything is redrawn
     a_sim = estimator_actuarial if sampling_actuarial is None else sampling_actuarial
     redrawn = redraw_counts(mechanism, released, b, seed, extra, a_sim)
     cur = estimate(redrawn, actuarial=estimator_actuarial, noisy=True)

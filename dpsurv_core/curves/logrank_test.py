@@ -323,6 +323,10 @@ def calibrated_tests(released: BinnedCounts, law: NoiseLaw, draws: int = DEFAULT
         raise ParameterError(f"A calibrated test needs at least 19 null draws (for example 999), got {draws}.")
     trials, g = counts.n.shape
     j_count = counts.grid.bins
+    if law.noisy:  # the null tables' memory, before any is simulated
+        from dpsurv_core.curves.memory import check_null
+
+        check_null(trials, draws, g, j_count)
     groups = counts.groups
     tests: list[tuple[tuple[int, int] | None, list[int]]] = [(pair, list(pair)) for pair in combinations(range(g), 2)]
     if overall:

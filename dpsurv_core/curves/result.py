@@ -135,6 +135,12 @@ class NonPrivate(Mechanism):
 
     def compute(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource | None = None, trials: int = 1,
                 competing: bool = False) -> CurveResult:
+        from dpsurv_core.curves.memory import check_curves
+
+        # the curves at every event time as well as at the grid points: their memory, before any work
+        events = np.unique(cohort.time[cohort.event == 1]).size if hasattr(cohort, "time") else 0
+        groups = groups_of(cohort, public)
+        check_curves(self, public.grid.bins + events, 1 if groups is None else len(groups))
         return with_follow_up_end(self._exact(cohort, public, competing), cohort, public)
 
     def _exact(self, cohort: Cohort, public: PublicParameters, competing: bool) -> CurveResult:

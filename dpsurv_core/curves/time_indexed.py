@@ -40,6 +40,7 @@ import numpy as np
 from dpsurv_core.curves.bootstrap import INVERSION_METHOD, SAMPLING_INVERSION_METHOD
 from dpsurv_core.curves.counts import count
 from dpsurv_core.curves.kaplan_meier import SurvivalCurves, estimate
+from dpsurv_core.curves.memory import check_release
 from dpsurv_core.curves.result import CURVE_PARAMETERS, CurveResult, NonPrivate, drawn, groups_of, tile_trials
 from dpsurv_core.curves.time_indexed_bands import time_indexed_bands
 from dpsurv_core.data.cohort import Cohort
@@ -185,6 +186,7 @@ class TimeIndexed(Mechanism):
             raise ParameterError(f"This time-indexed mechanism was built for {self.n_points} grid points but the grid "
                                  f"has {points.size}.")
         _check_one_group_per_subject(cohort)
+        check_release(self, cohort, public, trials)  # the band's memory, before any work
         if math.isinf(self.base_epsilon):
             return self._without_noise(cohort, public, noise, trials)
         return drawn(self, self.draw(cohort, public, noise, trials, competing), public, competing)

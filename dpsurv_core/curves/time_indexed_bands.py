@@ -25,6 +25,7 @@ from dpsurv_core.privacy.noise import SimulationNoise
 BAND_SHAPES = (0.75, 1.0, 1.5, 2.0)  # Weibull shapes of the candidate true curves (1: exponential)
 FAMILY_SIZE = 41  # candidate curves per shape (between them the band interpolates)
 CENSORING_STEPS = 1  # steps per grid bin in the censored cohorts' chain (2 changed no coverage; twice the cost)
+CHUNK_DRAWS = 25  # pipeline draws run at once: the outputs are written into one (B, L, J) array, sorted in place
 
 
 def _family(points: np.ndarray, shapes: tuple[float, ...] = BAND_SHAPES, size: int = FAMILY_SIZE
@@ -108,22 +109,30 @@ def _pipeline_ranges(key: tuple, draws: int, alpha: float, size: int | None = No
     public = [np.asarray(mechanism.scales), points, np.asarray(mechanism.thresholds)]
     noise = SimulationNoise(seed_from(*public, *([] if size is None else [np.asarray([size, share])])))
     if size is None:
-        out = mechanism.post_process(mechanism.noisy(family, noise, draws))  # (B, L, J)
+        out = np.empty((draws, *family.shape))  # (B, L, J)
+        for lo in range(0, draws, CHUNK_DRAWS):  # the noise is drawn in the same order as in one call
+            out[lo:lo + CHUNK_DRAWS] = mechanism.post_process(mechanism.noisy(family, noise,
+                                                                              min(CHUNK_DRAWS, draws - lo)))
     else:
-        exact = _cohort_curves(points, shapes, scales, size, share, draws, noise.rng)
-        out = mechanism.post_process(mechanism.noisy(exact, noise, 1)[0])
-    lo, hi = acceptance_ranges(out, alpha)
-    return family, _monotone_in_s(lo), _monotone_in_s(hi)
+        out = _cohort_curves(points, shapes, scales, size, share, draws, noise.rng)  # overwritten by its outputs
+        for lo in range(0, draws, CHUNK_DRAWS):
+            out[lo:lo + CHUNK_DRAWS] = mechanism.post_process(mechanism.noisy(out[lo:lo + CHUNK_DRAWS], noise, 1)[0])
+    lo_q, hi_q = acceptance_ranges(out, alpha, overwrite=True)
+    return family, _monotone_in_s(lo_q), _monotone_in_s(hi_q)
 
 
-def acceptance_ranges(out: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+def acceptance_ranges(out: np.ndarray, alpha: float, overwrite: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Limits [a, b] (along every axis but the first) of ranges that hold at least 1 - alpha of the simulated outputs
     ``out`` (B, ...), alpha / 2 cut from each tail where the law is continuous. Clipping piles the outputs up at 0
     (and at the thresholds): where an atom swallows one tail's alpha / 2 (no draw lies below a), the unused share is
     cut from the other tail instead, so the range holds 1 - alpha and not up to 1 - alpha / 2 (the central range's
     over-coverage on uninformative releases; the boundary-aware tails of Weibull inference). Cuts are counted in
-    draws and never exceed alpha B in all."""
-    s = np.sort(np.asarray(out, float), axis=0)
+    draws and never exceed alpha B in all. ``overwrite``: ``out`` (a float array) is sorted in place, with no copy."""
+    if overwrite:
+        out.sort(axis=0)
+        s = out
+    else:
+        s = np.sort(np.asarray(out, float), axis=0)
     draws = s.shape[0]
     budget = int(np.floor(alpha * draws + 1e-9))
     a = s[budget // 2]
@@ -177,6 +186,9 @@ def time_indexed_bands(mechanism: Any, released: np.ndarray, points: np.ndarray,
     per group; 0: none). None: the band covers the noise only."""
     obs = np.asarray(released, float)
     groups = obs.shape[-2]
+    from dpsurv_core.curves.memory import check_curves
+
+    check_curves(mechanism, len(points), groups, obs.shape[0] if obs.ndim > 2 else 1)  # before the pipeline runs
     size_of = [None] * groups if sizes is None else [int(x) for x in np.broadcast_to(np.asarray(sizes), (groups,))]
     if any(x is not None and x < 1 for x in size_of):
         raise ParameterError(f"The declared group sizes must be whole numbers of at least 1, got {sizes}.")

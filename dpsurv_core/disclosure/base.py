@@ -20,6 +20,7 @@ import numpy as np
 from dpsurv_core.curves.bootstrap import bootstrap_curves, with_bootstrap_bands
 from dpsurv_core.curves.counts import BinnedCounts, post_process
 from dpsurv_core.curves.kaplan_meier import actuarial_share, estimate, incidence_variance
+from dpsurv_core.curves.memory import check_release
 from dpsurv_core.curves.result import CURVE_PARAMETERS, CurveResult, drawn, exact_counts, tile_trials
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import Disclosure, PublicParameters
@@ -100,6 +101,7 @@ class DisclosureControl(Mechanism):
 
     def compute(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource | None = None, trials: int = 1,
                 competing: bool = False) -> CurveResult:
+        check_release(self, cohort, public, trials, competing)  # the memory it would take, before any work
         return drawn(self, self.draw(cohort, public, noise, trials, competing), public, competing)
 
     def read(self, released: dict[str, Any], public: PublicParameters, competing: bool = False) -> CurveResult:
