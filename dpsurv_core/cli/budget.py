@@ -3,7 +3,9 @@
 ``set`` gives a data set with no cap its cap; ``raise`` is a separate recorded act with a reason;
 ``lower`` is always allowed; ``show`` prints the chain's status (with a warning when it is broken), the cap, the
 composed spend and every release as run (its guarantee given its disclosures, which are listed);
-``verify`` walks the hash chain (exit 0 intact, 1 naming the first bad record); ``allow-label-only``
+``verify`` runs SQLite's integrity check and walks the hash chain (exit 0 intact, 1 naming the first bad record or
+the file's damage; ``--head HASH``: also 1 unless the chain's head is the hash noted down elsewhere, which shows a
+ledger rewritten consistently or truncated since); ``allow-label-only``
 records, with a reason, that label-only releases (which leave the subject unprotected) may be made
 under the cap; ``allow-disclosure-control`` does the same for statistical disclosure control (suppression, rounding,
 cell keys, step smoothing), which has no epsilon and no formal guarantee.
@@ -12,6 +14,7 @@ cell keys, step smoothing), which has no epsilon and no formal guarantee.
 from __future__ import annotations
 
 import argparse
+import re
 from typing import Any
 
 from dpsurv_core.cli.common import (
@@ -41,6 +44,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sheet", metavar="NAME", help="Excel sheet holding the cohort")
     p.add_argument("--cap", type=positive_float, metavar="E", help="the cap (set, raise, lower)")
     p.add_argument("--reason", metavar="TEXT", help="why (required by raise, allow-label-only and allow-disclosure-control)")
+    p.add_argument("--head", metavar="HASH", type=noted_head,
+                   help="verify: the head hash noted down elsewhere (at least its first 16 hex digits); a ledger whose "
+                        "head differs was rewritten or truncated since, even with its hash chain intact")
     add_ledger_options(p)
 
 
@@ -80,6 +86,46 @@ def _show(store, fp: str, name: str) -> dict[str, Any]:
             "warnings": [warning] if warning else []}
 
 
+def noted_head(text: str) -> str:
+    """An argparse type: a head hash noted down, 16 to 64 hexadecimal digits."""
+    value = text.strip().lower()
+    if not re.fullmatch(r"[0-9a-f]{16,64}", value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a head hash: give the hash `budget verify` printed as head "
+                                         "(at least its first 16 hexadecimal digits)")
+    return value
+
+
+def _verify(store, noted: str | None) -> dict[str, Any]:
+    """SQLite's integrity check and the chain's walk, then (``noted``) the head against the hash noted down: exit 1
+    on any failure, with one sentence in ``message``."""
+    v = store.verify()
+    head = None if v.status == "damaged" else store.head()  # a damaged file's head is not read
+    out = {"ok": v.ok, "records": v.records, "first_bad_record": v.first_bad, "message": v.message,
+           "ledger_path": str(store.path), "head": head}
+    if noted is not None:
+        out["head_noted"] = noted
+        out["head_matches"] = bool(head and head.startswith(noted))
+        if v.ok and out["head_matches"]:
+            out["message"] += "; the head is the one noted down"
+        elif v.ok:
+            out["ok"] = False
+            out["message"] = _head_differs(store, noted, head or "", v.records)
+    out["_exit"] = 0 if out["ok"] else 1
+    return out
+
+
+def _head_differs(store, noted: str, head: str, count: int) -> str:
+    """The sentence for a head that is not the one noted down: records added since, or a rewrite or truncation."""
+    earlier = next((r.id for r in store.records() if r.hash.startswith(noted)), None)
+    if earlier is not None:
+        return (f"The ledger's head is record {count}'s hash {head[:16]}, not the {noted[:16]} noted down, which is "
+                f"record {earlier}'s: {count - earlier} record(s) were added after it; if you made them, note the new "
+                "head.")
+    return (f"The ledger's head {head[:16]} is not the {noted[:16]} noted down, and no record of the ledger has that "
+            "hash: the ledger was rewritten or truncated since it was noted (a consistent rewrite keeps the hash chain "
+            "intact, so only the noted head shows it); restore the ledger from a copy you trust.")
+
+
 def _rederive(store, record_id: int | None) -> dict[str, Any]:
     """Recompute a release record's derived part from its stored released output and public inputs, with no access
     to the data, and compare it field by field (exit 0 identical, 1 naming the first field that differs)."""
@@ -102,9 +148,9 @@ def _rederive(store, record_id: int | None) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     store = store_from_args(args)
     if args.action == "verify":
-        v = store.verify()
-        return {"ok": v.ok, "records": v.records, "first_bad_record": v.first_bad, "message": v.message,
-                "ledger_path": str(store.path), "head": store.head(), "_exit": 0 if v.ok else 1}
+        return _verify(store, args.head)
+    if args.head is not None:
+        raise ParameterError("--head is checked by `budget verify` only: run `budget verify --head HASH`.")
     if args.action == "rederive":
         return _rederive(store, args.record)
     if not args.data:

@@ -107,14 +107,21 @@ class Verification:
 
     @property
     def status(self) -> str:
-        """"intact", or "broken at record N"."""
-        return "intact" if self.ok else f"broken at record {self.first_bad}"
+        """"intact", "broken at record N", or "damaged" (the file fails SQLite's integrity check: no record is named)."""
+        if self.ok:
+            return "intact"
+        return "damaged" if self.first_bad is None else f"broken at record {self.first_bad}"
+
+    @property
+    def subject(self) -> str:
+        """What is broken, for a sentence: the hash chain, or the database file itself."""
+        return "The ledger database" if self.first_bad is None and not self.ok else "The ledger's hash chain"
 
     def warning(self) -> str | None:
         """One sentence for a reader of the ledger when the chain is broken (None when it is intact)."""
         if self.ok:
             return None
-        return (f"The ledger's hash chain is {self.status} ({self.message}), so the cap, totals and releases read from "
+        return (f"{self.subject} is {self.status} ({self.message}), so the cap, totals and releases read from "
                 "it may have been altered and every release is refused: run `python -m dpsurv_core budget verify` and "
                 "restore the ledger from a copy you trust.")
 
@@ -124,7 +131,7 @@ class ChainBrokenError(DpsurvError):
 
     def __init__(self, verification: Verification) -> None:
         super().__init__(
-            f"The ledger's hash chain is {verification.status} ({verification.message}), so its totals cannot be "
+            f"{verification.subject} is {verification.status} ({verification.message}), so its totals cannot be "
             "trusted and no release is made: run `python -m dpsurv_core budget verify` and restore the ledger from a "
             "copy you trust.")
         self.verification = verification

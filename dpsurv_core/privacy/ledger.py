@@ -28,7 +28,6 @@ from typing import Any
 from dpsurv_core.errors import BudgetExceededError, ParameterError
 from dpsurv_core.privacy.chain import (
     _CHAIN_QUERY,
-    _SCHEMA,
     GENESIS,
     _canonical,
     _json_default,
@@ -103,6 +102,7 @@ from dpsurv_core.privacy.cost import (
 from dpsurv_core.privacy.cost import (
     voided as voided,
 )
+from dpsurv_core.privacy.ledger_file import connect, guarded, prepare, unreadable, verify_database
 from dpsurv_core.privacy.roles import ALLOW, CHANGE_CAP, Actor, local_actor
 from dpsurv_core.privacy.roles import RELEASE as RELEASE_ACT
 
@@ -327,11 +327,11 @@ class LedgerStore:
         self.actor = actor or local_actor()  # who acts: every record names them, and their role allows the act
         key = str(self.path.resolve())
         if key not in _SCHEMA_READY or not self.path.exists():  # once per file and process: the app opens it each rerun
-            with self._connect() as con:
-                con.executescript(_SCHEMA)
+            prepare(self.path, self.timeout)  # a new ledger made whole; an existing file must be a ledger
             _SCHEMA_READY.add(key)
         self._secret: bytes | None = None
 
+    @guarded
     def key(self, fingerprint: str) -> str:
         """The key this ledger keeps ``fingerprint``'s budget under (:func:`~dpsurv_core.privacy.chain.dataset_key`):
         what records, exports and screens show instead of the content fingerprint. A key is returned as it is."""
@@ -353,15 +353,10 @@ class LedgerStore:
         return Record(row[0], row[1], fp, row[3], json.loads(row[4]), row[5])
 
     def _connect(self) -> sqlite3.Connection:
-        try:
-            con = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
-            con.execute("PRAGMA journal_mode=WAL")
-        except sqlite3.DatabaseError as exc:
-            raise ParameterError(f"{str(self.path)!r} is not a dpsurv ledger database ({exc}): choose another path "
-                                 f"with --ledger or {LEDGER_ENV}.") from None
-        return con
+        return connect(self.path, self.timeout)  # an existing ledger file only (ledger_file.check_file)
 
     # ----------------------------------------------------------------------------------------- reading
+    @guarded
     def records(self, fingerprint: str | None = None) -> list[Record]:
         """Every record, or one data set's (``fingerprint``: its content fingerprint or its key), each showing the
         data set's key."""
@@ -405,17 +400,19 @@ class LedgerStore:
                 names.append(name)
         return out
 
+    @guarded
     def head(self) -> str:
         """The hash of the newest record (note it down: it also shows a truncated ledger)."""
         with self._connect() as con:
             row = con.execute("SELECT hash FROM records ORDER BY id DESC LIMIT 1").fetchone()
         return row[0] if row else GENESIS
 
+    @guarded
     def verify(self) -> Verification:
-        """Walk the chain (:func:`walk_chain`): ids contiguous from 1, each ``prev_hash`` the hash before, each
-        ``hash`` recomputed."""
+        """SQLite's integrity check, then the chain's walk (:func:`walk_chain`): ids contiguous from 1, each
+        ``prev_hash`` the hash before, each ``hash`` recomputed (:func:`verify_database`)."""
         with self._connect() as con:
-            return walk_chain(con.execute(_CHAIN_QUERY))
+            return verify_database(con)
 
     # ----------------------------------------------------------------------------------------- writing
     @contextmanager
@@ -436,9 +433,11 @@ class LedgerStore:
             tx = Transaction(con, key, view, self.actor)
             yield tx
             con.execute("COMMIT")
-        except BaseException:
+        except BaseException as exc:
             if con.in_transaction:
                 con.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):  # a damaged or locked file: one sentence
+                raise unreadable(self.path, exc) from None
             raise
         finally:
             con.close()
@@ -521,8 +520,8 @@ class Transaction:
 
     def verify(self) -> Verification:
         """The whole chain walked inside this transaction's write lock (once per transaction)."""
-        if self._chain is None:
-            self._chain = walk_chain(self.con.execute(_CHAIN_QUERY))
+        if self._chain is None:  # SQLite's quick check of the file first: a damaged file builds nothing
+            self._chain = verify_database(self.con, quick=True)
         return self._chain
 
     def check_chain(self) -> None:
