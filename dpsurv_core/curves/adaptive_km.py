@@ -243,7 +243,8 @@ class AdaptiveKM(Mechanism):
         j_count = exact.grid.bins
         if not self.selects:
             return np.ones((trials, j_count), bool), None
-        noisy = self.selection_histogram(exact)[None, :] + self._draw(noise, self.selection_scale, (trials, j_count))
+        noisy = noise.snap(self.selection_histogram(exact)[None, :]
+                           + self._draw(noise, self.selection_scale, (trials, j_count)))
         return merge_bins(noisy, self.threshold), noisy
 
     def draw(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource, trials: int = 1,
@@ -262,6 +263,7 @@ class AdaptiveKM(Mechanism):
         ce = ce + self._draw(noise, scale, ce.shape) * valid[:, None, :]
         s = s + self._draw(noise, scale, s.shape)
         ev, ce, s = np.maximum(ev, 0.0), np.maximum(ce, 0.0), np.maximum(s, 0.0)  # post-processing from here on
+        ev, ce, s = noise.snap(ev), noise.snap(ce), noise.snap(s)  # the release grid (continuous Laplace: reals)
         return {"groups": list(exact.groups), "event_types": list(exact.event_types), "kept": kept.tolist(),
                 "selection_counts": None if selection_noisy is None else np.asarray(selection_noisy, float).tolist(),
                 "block_events": ev.tolist(), "block_censored": ce.tolist(), "beyond_grid": s.tolist(),

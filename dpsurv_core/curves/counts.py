@@ -14,6 +14,7 @@ subject (2m with m rows per subject). Arrays carry optional leading trial axes (
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -70,6 +71,12 @@ class BinnedCounts:
         """All groups added together (one group ``all``)."""
         return replace(self, groups=("all",), n=self.n.sum(-1, keepdims=True),
                        events=self.events.sum(-3, keepdims=True), censored=self.censored.sum(-2, keepdims=True))
+
+    def snapped(self, snap: Callable[[np.ndarray], np.ndarray]) -> BinnedCounts:
+        """Every cell through ``snap``: a release's noise source puts them on its 2^-20 grid (Mironov 2012), which
+        whole numbers already are; post-processing can leave fractions (events of several types scaled down to the
+        number at risk), and continuous Laplace noise leaves reals."""
+        return replace(self, n=snap(self.n), events=snap(self.events), censored=snap(self.censored))
 
     def released(self) -> dict[str, object]:
         """The cells as a release record holds them (nested lists; the grid is a public input, stored apart)."""

@@ -85,9 +85,11 @@ class LaplaceCounts(Mechanism):
 
     def draw(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource, trials: int = 1,
              competing: bool = False) -> dict[str, Any]:
-        """The noisy output: every count cell plus discrete Laplace noise, clamped (:func:`post_process`)."""
+        """The noisy output: every count cell plus discrete Laplace noise, clamped (:func:`post_process`), on the
+        release grid (``noise.snap``)."""
         exact = exact_counts(cohort, public.grid, public, competing)
-        return {"counts": post_process(self.noisy_counts(exact, noise, trials)).released(), "noise": noise.describe()}
+        counts = post_process(self.noisy_counts(exact, noise, trials)).snapped(noise.snap)
+        return {"counts": counts.released(), "noise": noise.describe()}
 
     def compute(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource, trials: int = 1,
                 competing: bool = False) -> CurveResult:

@@ -194,10 +194,12 @@ class TimeIndexed(Mechanism):
     def draw(self, cohort: Cohort, public: PublicParameters, noise: NoiseSource, trials: int = 1,
              competing: bool = False) -> dict[str, Any]:
         """The noisy output: the curve at the public grid points plus decaying Laplace noise, clipped, smoothed and made
-        non-increasing (the paper's post-processing is part of what it publishes)."""
+        non-increasing (the paper's post-processing is part of what it publishes), then snapped to the release grid
+        (``noise.snap``: rounding to nearest keeps the curve in [0, 1] and non-increasing)."""
         groups = groups_of(cohort, public)
         labels = ("all",) if groups is None else tuple(groups)
-        survival = self.post_process(self.noisy(exact_survival(cohort, public, public.grid.points), noise, trials))
+        noisy = self.noisy(exact_survival(cohort, public, public.grid.points), noise, trials)
+        survival = noise.snap(self.post_process(noisy))
         return {"groups": list(labels), "survival": survival.tolist(), "noise": noise.describe()}
 
     def read(self, released: dict[str, Any], public: PublicParameters, competing: bool = False) -> CurveResult:

@@ -63,8 +63,18 @@ URANDOM_INTEGERS = "OS-entropy integers (os.urandom) by rejection, exactly unifo
 URANDOM_UNIFORM = ("exact discrete uniform on a 2^-52 grid (an os.urandom integer below 2^52 by rejection, divided by "
                    "2^52; not a continuous uniform)")
 OPENDP_GAMMA = "sum of d OpenDP Laplace draws in absolute value (|Laplace(s)| is Exponential(s), so the sum is Gamma(d, s))"
-SNAPPED = ("released values snapped to multiples of 2^-20 (Mironov 2012's defence against the rounding of the "
-           "floating-point arithmetic on the draws; a fixed grid, without that paper's proof, so nothing extra is charged)")
+
+
+def snapped(what: str) -> str:
+    """The claim that ``what`` (the released reals a mechanism names) lies on the 2^-20 grid."""
+    return (f"{what} snapped to multiples of 2^-20 (Mironov 2012's defence against the rounding of the floating-point "
+            "arithmetic on the draws; a fixed grid, without that paper's proof, so nothing extra is charged)")
+
+
+SNAPPED = snapped("released values")
+SNAPPED_COUNTS = snapped("the released counts (whole numbers unless post-processing scales them, or the noise is "
+                         "continuous)")
+SNAPPED_WEIBULL = snapped("the released shape and both scales (normalised and in the time unit)")
 INTERNAL_INDEX = URANDOM_INTEGERS + ", used as indices that are never released"
 
 
@@ -136,21 +146,24 @@ ENTRIES: tuple[Entry, ...] = (
           NOTHING, "none", "none", "dpsurv_core.curves.result:NonPrivate", guarantee="none", private=False,
           summary="The exact estimators, equal to lifelines and R survival: for the data holder's eyes only."),
     Entry("laplace-counts", "Laplace noise on binned counts", CURVES, _CURVE_CMDS, GONDARA_WANG, SUBJECT, ADD_REMOVE,
-          OPENDP_DLAP, "dpsurv_core.curves.laplace_counts:LaplaceCounts",
+          OPENDP_DLAP + "; " + SNAPPED_COUNTS, "dpsurv_core.curves.laplace_counts:LaplaceCounts",
           summary="Discrete Laplace noise of scale 2m/epsilon on the per-group numbers at risk, events and censorings "
                   "on public bins; every curve and test is post-processing."),
     Entry("time-indexed", "Time-indexed noise on the curve", CURVES, ("km", "audit", "report"), TIME_INDEXED, SUBJECT,
-          ADD_REMOVE, OPENDP_LAP, "dpsurv_core.curves.time_indexed:TimeIndexed",
+          ADD_REMOVE, OPENDP_LAP + "; " + snapped("the released curve (after clipping, smoothing and the running "
+                                                  "minimum)"), "dpsurv_core.curves.time_indexed:TimeIndexed",
           summary="Laplace noise on the survival curve at each public grid point, decaying over time, then clipping, "
                   "smoothing and a monotone fix; the ledger charges the true total e n (1 + alpha (n + 1) / 2).",
           options={"alpha": 0.5, "tau_start": 1.0, "tau_end": 0.6, "window": 5, "edge_mode": "mean",
                    "base_epsilon": None, "sample_size": None, "censoring": None}),
     Entry("rrr", "Randomized response on the group label", CURVES, _CURVE_CMDS, DE_FAVERI, GROUP_LABEL, CHANGE_LABEL,
-          URANDOM_CHOICE + " (keep or replace, then the replacement label)", "dpsurv_core.curves.rrr:RandomizedResponse",
+          URANDOM_CHOICE + " (keep or replace, then the replacement label); the released counts per reported label "
+          "are whole numbers, so nothing is snapped", "dpsurv_core.curves.rrr:RandomizedResponse",
           summary="Each subject's group label is kept with probability p = (e^eps - 1)/(e^eps - 1 + k) and otherwise "
                   "replaced by a uniform label; times and events are published as they are (label-only protection)."),
     Entry("adaptive-km", "Adaptive Kaplan-Meier (merged bins)", CURVES, _CURVE_CMDS, DPSURV + ", building on "
-          + GONDARA_WANG, SUBJECT, ADD_REMOVE, OPENDP_DLAP, "dpsurv_core.curves.adaptive_km:AdaptiveKM",
+          + GONDARA_WANG, SUBJECT, ADD_REMOVE, OPENDP_DLAP + "; " + SNAPPED_COUNTS,
+          "dpsurv_core.curves.adaptive_km:AdaptiveKM",
           summary="One released cell per subject on public bins merged with a DP share of the budget; sensitivity m "
                   "instead of 2m."),
     Entry("suppress-small-cells", "Small-cell suppression (no formal guarantee)", CURVES, _CURVE_CMDS, SUPPRESSION,
@@ -183,18 +196,19 @@ ENTRIES: tuple[Entry, ...] = (
           guarantee="none", private=False, summary="The non-private Weibull fit on normalised times."),
     Entry("lsp-tll", "LSP + TLL", WEIBULL, ("weibull", "audit"), NGUYEN_HUI_WEIBULL, SUBJECT, ADD_REMOVE,
           OPENDP_GUMBEL_MAX + " (exponential mechanism over LSP rungs); " + URANDOM_UNIFORM + " (position inside "
-          "the rung), " + SNAPPED + "; " + OPENDP_LAP + " (TLL sums)",
+          "the rung); " + OPENDP_LAP + " (TLL sums); " + SNAPPED_WEIBULL,
           "dpsurv_core.weibull.mechanisms:LspTll",
           summary="Shape from the local-sensitivity ladder (exponential mechanism over rungs), scale from Laplace "
                   "noise on truncated log-likelihood sums; epsilon split evenly between them.",
           options={"omega": 6.0, "gamma": 10.0, "rungs": 500}),
     Entry("laplace", "Laplace on the MLE (baseline)", WEIBULL, ("weibull", "audit"), NGUYEN_HUI_WEIBULL, SUBJECT,
-          ADD_REMOVE, OPENDP_LAP, "dpsurv_core.weibull.mechanisms:LaplaceWeibull",
+          ADD_REMOVE, OPENDP_LAP + "; " + SNAPPED_WEIBULL, "dpsurv_core.weibull.mechanisms:LaplaceWeibull",
           summary="Laplace noise of scale gamma/(epsilon/2) on each MLE parameter: the paper's baseline, shown to "
                   "make plain how much noise a global-sensitivity bound needs.",
           options={"omega": 6.0, "gamma": 10.0}),
     Entry("saa", "Sample and aggregate", WEIBULL, ("weibull", "audit"), NGUYEN_HUI_WEIBULL, SUBJECT, ADD_REMOVE,
-          INTERNAL_INDEX + " (block assignment); " + OPENDP_LAP + " (the released estimates)", "dpsurv_core.weibull.mechanisms:SampleAggregateWeibull",
+          INTERNAL_INDEX + " (block assignment); " + OPENDP_LAP + " (the released estimates); " + SNAPPED_WEIBULL,
+          "dpsurv_core.weibull.mechanisms:SampleAggregateWeibull",
           summary="MLE on M random blocks, averaged, with Laplace noise of scale gamma/(M epsilon/2).",
           options={"omega": 6.0, "gamma": 10.0, "blocks": None, "block_size": 500}),
     Entry("nonprivate", "Discrete-time logistic model (not private)", REGRESSION, ("regression", "audit", "report"),

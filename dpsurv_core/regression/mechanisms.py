@@ -538,7 +538,7 @@ class PSGLD(_RegressionMechanism):
         diag: dict[str, Any] = {"steps_per_epoch": steps_per_epoch, "steps": t, "draws": k}
         if k > 1:
             diag["draws_W"] = W.reshape(out_trials, k, d)
-            W = diag["draws_W"].mean(axis=1)
+            W = noise.snap(diag["draws_W"].mean(axis=1))  # the mean leaves the grid: snapped again
             trace, pick = trace[:, ::k], pick[::k]
         diag.update({"trace": trace, "picked_epoch": pick})
         if beta_ref is not None:

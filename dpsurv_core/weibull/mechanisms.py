@@ -20,7 +20,7 @@ import numpy as np
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy.ledger import ADD_REMOVE, SUBJECT, PrivacyCost
 from dpsurv_core.privacy.mechanism import Mechanism, check_epsilon
-from dpsurv_core.privacy.noise import NoiseSource, SimulationNoise
+from dpsurv_core.privacy.noise import NoiseSource, SimulationNoise, snap_to_grid
 from dpsurv_core.weibull.lsp import Ladder, compute_ladder
 from dpsurv_core.weibull.model import (
     GAMMA,
@@ -55,10 +55,13 @@ class WeibullEstimates:
     clamped: np.ndarray | None = None  # TLL: a noisy sum was non-positive and was clamped
     rung: np.ndarray | None = None  # LSP: the rung drawn; internal, never released (see records)
     notes: list[str] = field(default_factory=list)
+    snapped: bool = False  # a release: the shape and both scales lie on the 2^-20 grid (:func:`released_by`)
 
     @property
     def scale(self) -> np.ndarray:
-        return self.scale_normalised * self.horizon
+        """The scale in the data's time unit (on a release snapped again: the product leaves the grid)."""
+        scale = self.scale_normalised * self.horizon
+        return snap_to_grid(scale) if self.snapped else scale
 
     @property
     def trials(self) -> int:
@@ -145,6 +148,16 @@ class WeibullMechanism(Mechanism):
 
     def compute_many(self, sample: WeibullSample, noise: NoiseSource, trials: int) -> WeibullEstimates:
         raise NotImplementedError
+
+
+def released_by(est: WeibullEstimates, noise: NoiseSource | None) -> WeibullEstimates:
+    """The estimates as a mechanism releases them: shape and scale through ``noise.snap``, so that a release's reals lie
+    on the 2^-20 grid (Mironov 2012's snapping of floating-point arithmetic on the draws; post-processing). Simulation
+    noise (and none) leaves them as they are."""
+    if noise is None:
+        return est
+    return replace(est, shape=noise.snap(est.shape), scale_normalised=noise.snap(est.scale_normalised),
+                   snapped=bool(noise.is_release))
 
 
 def _trials(trials: int) -> int:
@@ -241,7 +254,7 @@ class LspTll(WeibullMechanism):
         if clamped.any():
             notes.append(f"{int(clamped.sum())} trial(s): a noisy sum in TLL was below its floor (1 event, or one "
                          "subject at the earliest time) and was clamped to it.")
-        return WeibullEstimates(self.name, p, lam, self.horizon, clamped, rung, notes)
+        return released_by(WeibullEstimates(self.name, p, lam, self.horizon, clamped, rung, notes), noise)
 
 
 def clipped_mle(sample: WeibullSample, gamma: float) -> tuple[float, float]:
@@ -285,7 +298,7 @@ class LaplaceWeibull(WeibullMechanism):
         if not math.isinf(self.epsilon):
             z = noise.laplace(np.array([[self.gamma / self.epsilon_shape], [self.gamma / self.epsilon_scale]]), (2, r))
             shape, scale = shape + z[0], scale + z[1]
-        return WeibullEstimates(self.name, shape, scale, self.horizon)
+        return released_by(WeibullEstimates(self.name, shape, scale, self.horizon), noise)
 
 
 def block_mle(lt: np.ndarray, d: np.ndarray, blocks: np.ndarray, n_blocks: int, gamma: float,
@@ -416,7 +429,7 @@ class SampleAggregateWeibull(WeibullMechanism):
         M, m = self.n_blocks(sample), float(self.rows_per_subject)
         z = noise.laplace(np.array([[m * self.gamma / (M * self.epsilon_shape)],
                                     [m * self.gamma / (M * self.epsilon_scale)]]), (2, est.trials))
-        return replace(est, shape=est.shape + z[0], scale_normalised=est.scale_normalised + z[1])
+        return released_by(replace(est, shape=est.shape + z[0], scale_normalised=est.scale_normalised + z[1]), noise)
 
 
 def make_mechanism(name: str, epsilon: float, horizon: float, omega: float = OMEGA, gamma: float = GAMMA,
