@@ -59,7 +59,7 @@ from dpsurv_core.privacy import options as option_specs
 from dpsurv_core.privacy.catalogue import Entry
 from dpsurv_core.privacy.ledger import GROUP_LABEL
 from dpsurv_core.privacy.release import Plan, Released, charge_phrase, cli_command
-from dpsurv_core.report.text import markdown_literal, p_value, plain_label
+from dpsurv_core.report.text import markdown_code, markdown_literal, markdown_literal_frame, p_value, plain_label
 from ui import downloads, palette, release_panel, session
 from ui.downloads import table_downloads
 
@@ -538,9 +538,21 @@ def show_table(df: pd.DataFrame, name: str, key: str, styled: Any = None, index:
     """A table drawn whole (``st.table``: nothing truncated, text wraps) with its CSV download underneath; ``styled``
     is a Styler of ``df`` to draw instead (the CSV is always the plain table). ``confidential``: ``df`` holds
     non-private numbers; ``publishable``: after a release, its released part, which "Table as CSV" then saves (the
-    whole table is a separate, marked file: :func:`ui.downloads.table_downloads`)."""
-    st.table(df if styled is None else styled, hide_index=not index, width="stretch")
+    whole table is a separate, marked file: :func:`ui.downloads.table_downloads`). ``st.table`` reads cells as
+    Markdown, so every text cell, header and index is drawn escaped (an uploaded label shows as typed, never as a
+    link or image); the CSV holds the text itself, formula-safe."""
+    st.table(literal_table(df, styled), hide_index=not index, width="stretch")
     table_downloads(df, name, f"{key}-csv", publishable, confidential, index)
+
+
+def literal_table(df: pd.DataFrame, styled: Any = None) -> Any:
+    """``df`` (or its Styler ``styled``, whose styles are kept) with its text as ``st.table`` shows it literally."""
+    shown = markdown_literal_frame(df)
+    if styled is None:
+        return shown
+    restyled = shown.style
+    restyled.use(styled.export())
+    return restyled
 
 
 def comparison_table(df: pd.DataFrame, name: str, key: str, released: Released | None, styled: Any = None,
@@ -748,11 +760,11 @@ def empty_groups_warning(on_grid: CurveResult, group_column: str | None) -> None
     present = [str(g) for g, k in zip(counts.groups, n) if k > 0]
     named = [group_name(g, group_column) for g in empty]
     named = [f"{group_column} = {g}" if name == str(g) else name for g, name in zip(empty, named)]
-    st.warning(f"No patient in the data is in {', '.join(named)}: the declared "
+    st.warning(f"No patient in the data is in {markdown_literal(', '.join(named))}: the declared "
                f"group categories include {'it' if len(empty) == 1 else 'them'}, so {'its' if len(empty) == 1 else 'their'}"
                " rows below describe nobody (a private release still publishes noise for "
                f"{'it' if len(empty) == 1 else 'them'}). Declare the categories as the data's codes"
-               + (f" ({', '.join(present)} have patients)" if present else "") + " on the Data page.",
+               + (f" ({markdown_literal(', '.join(present))} have patients)" if present else "") + " on the Data page.",
                icon=":material/warning:")
 
 
@@ -974,7 +986,8 @@ def declared_sizes_input(key_prefix: str) -> tuple[int, ...] | None:
     try:
         return parse_sizes(text)
     except DpsurvError as exc:
-        st.error(f"{exc} The band below covers the noise only until this is fixed.", icon=":material/error:")
+        st.error(f"{markdown_literal(exc)} The band below covers the noise only until this is fixed.",
+                 icon=":material/error:")
         return None
 
 
@@ -992,7 +1005,7 @@ def declared_censoring_input(key_prefix: str, sizes: tuple[int, ...] | None) -> 
     try:
         return parse_shares(text)
     except DpsurvError as exc:
-        st.error(f"{exc} The band below treats the cohort as uncensored until this is fixed.",
+        st.error(f"{markdown_literal(exc)} The band below treats the cohort as uncensored until this is fixed.",
                  icon=":material/error:")
         return None
 
@@ -1023,10 +1036,10 @@ def privacy_card(result: CurveResult, plan: Plan, released: Released | None, ban
         cost = plan.cost
         if released is not None:
             st.markdown(f"**Released as record {released.record_id}**, "
-                        f"{charge_phrase(released.entry.cost, True, released.entry.disclosures)}.")
+                        f"{markdown_literal(charge_phrase(released.entry.cost, True, released.entry.disclosures))}.")
         else:
             st.markdown(f"**Preview** (not charged, not for publication). A release "
-                        f"{charge_phrase(cost, False, plan.disclosures)}.")
+                        f"{markdown_literal(charge_phrase(cost, False, plan.disclosures))}.")
         if cost.protects == GROUP_LABEL:
             st.markdown("**Protects the group label only**: survival times and events are published as they are "
                         "(label-DP, not record-level DP).")
@@ -1046,8 +1059,9 @@ def privacy_card(result: CurveResult, plan: Plan, released: Released | None, ban
                        "their name and on the image: they are not for publication.")
         for note in result.notes:
             if bands or "bands" not in note.lower():
-                st.caption(note)
-        st.caption(f"Reproduce this plan on the command line (a new release, charged again): `{plan.command}`")
+                st.caption(markdown_literal(note))
+        st.caption("Reproduce this plan on the command line (a new release, charged again): "
+                   + markdown_code(plan.command))
 
 
 def competing_cohort(cohort: Cohort) -> Cohort | None:

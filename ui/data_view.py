@@ -20,6 +20,7 @@ from dpsurv_core.data.io import read_table
 from dpsurv_core.data.labels import CATEGORICAL, ValueLabels
 from dpsurv_core.data.summary import convert_times
 from dpsurv_core.errors import DataError, SheetChoiceNeeded
+from dpsurv_core.report.text import markdown_literal
 
 
 def guess_mapping(df: pd.DataFrame) -> ColumnMap:
@@ -132,9 +133,11 @@ def load_labels_json(data: bytes, columns: list[str]) -> tuple[ValueLabels | Non
 
 
 def show_problems(problems: list[Problem]) -> None:
-    """Errors as st.error, warnings as st.warning, each one sentence."""
+    """Errors as st.error, warnings as st.warning, each one sentence shown as typed (it names columns and values of
+    the data, which Markdown would otherwise read)."""
     for p in problems:
-        (st.error if p.severity == "error" else st.warning)(p.message, icon=":material/error:" if p.severity == "error" else ":material/warning:")
+        (st.error if p.severity == "error" else st.warning)(
+            markdown_literal(p.message), icon=":material/error:" if p.severity == "error" else ":material/warning:")
 
 
 def fmt_time(x: float, unit: str) -> str:
@@ -243,7 +246,6 @@ def _declared_categories(choice, cohort, tok: str, labels: ValueLabels) -> dict[
     """A box per categorical column a release may publish categories of: the group column (its groups) and each
     categorical covariate (a regression's levels). Prefilled with what is declared (for a bundled data set the codes
     its documentation lists), never with the codes found in the data."""
-    from dpsurv_core.report.text import markdown_literal
 
     m = choice.mapping
     columns = [m.group] if m.group else []
@@ -288,7 +290,6 @@ def public_boxes(choice, cohort, tok: str, labels: ValueLabels):
 
     from dpsurv_core.data.public import TimeGrid
     from dpsurv_core.errors import DpsurvError
-    from dpsurv_core.report.text import markdown_literal
 
     unit = choice.time_unit
     p1, p2, p3 = st.columns(3)

@@ -29,6 +29,7 @@ from dpsurv_core.privacy.release import (
 from dpsurv_core.privacy.release import preview as run_preview
 from dpsurv_core.publication import UndeclaredValueError, undeclared
 from dpsurv_core.publication.declared import Undeclared
+from dpsurv_core.report.text import markdown_literal
 from ui import session
 
 
@@ -116,9 +117,11 @@ def accept_boxes(plan: Plan, key: str) -> tuple[tuple[str, ...], list[Undeclared
                 "data):")
     ticked: list[str] = []
     for u in values:
-        if st.checkbox(f"Publish {u.name} as read off the data (the release is then not DP as run)",
+        # a widget's label and help are Markdown, and u.name / u.what can name an uploaded column
+        if st.checkbox(f"Publish {markdown_literal(u.name)} as read off the data (the release is then not DP as run)",
                        key=f"accept-{key}-{u.name}",
-                       help=f"{u.what[0].upper()}{u.what[1:]} would be read off the data and published as read: the "
+                       help=f"{markdown_literal(u.what[0].upper() + u.what[1:])} would be read off the data and "
+                            "published as read: the "
                             "record and this data set's ledger then say the release is not DP as run. Declaring it on "
                             "the Data page from the study design keeps the guarantee."):
             ticked.append(u.name)
@@ -143,7 +146,7 @@ def release_button(plan: Plan, key: str, label: str = "Release") -> Released | N
     accept, missing = accept_boxes(plan, key)
     if missing:
         one = len(missing) == 1
-        st.warning(f"Release is off: it would read {_named(missing)} off the data; declare "
+        st.warning(f"Release is off: it would read {markdown_literal(_named(missing))} off the data; declare "
                    f"{'it' if one else 'them'} on the Data page, or tick {'its box' if one else 'their boxes'} above to "
                    f"publish {'it' if one else 'them'} as read.", icon=":material/block:")
     budget = session.ledger()
@@ -161,22 +164,24 @@ def release_button(plan: Plan, key: str, label: str = "Release") -> Released | N
                 made[pk] = release(replace(plan, accept=accept, command=_with_accept(plan.command, accept)),
                                    session.store())
         except UndeclaredValueError as exc:  # declared on no page and not ticked: nothing drawn, nothing charged
-            st.error(refused_sentence(exc.values))
+            st.error(markdown_literal(refused_sentence(exc.values)))
             return None
         except (BudgetExceededError, DpsurvError) as exc:
-            st.error(str(exc))
+            st.error(markdown_literal(exc))
             return None
         except Exception as exc:  # never a traceback: the protocol recorded nothing (its transaction rolled back)
-            st.error(f"The release failed ({type(exc).__name__}: {exc}), so nothing was recorded or charged.")
+            st.error(f"The release failed ({type(exc).__name__}: {markdown_literal(exc)}), so nothing was recorded "
+                     "or charged.")
             return None
         if not again:  # draw the page again so that the button already says what another click would do
             st.rerun()
     rel = made.get(pk)
     if rel is not None:
-        st.success(f"Released as record {rel.record_id}: {charged_sentence(rel.entry.cost, rel.entry.disclosures)}. "
+        st.success(f"Released as record {rel.record_id}: "
+                   f"{markdown_literal(charged_sentence(rel.entry.cost, rel.entry.disclosures))}. "
                    "The numbers below marked "
                    "'released' are the published ones; the record is in the Ledger and report page.")
-        for w in rel.warnings:
+        for w in rel.warnings:  # the ledger's own sentences (no cap set): no label of the data in them
             st.warning(w)
         if (changed := reading_changed(rel.entry.command, plan.command)) is not None:
             st.info(changed)

@@ -53,13 +53,13 @@ def server_data_picker(key: str = "server_data") -> Source | None:
     if chosen.suffix.lower() == ".duckdb":
         tables = duckdb_tables(chosen)
         if not tables:
-            st.warning(f"{chosen.name} holds no table.")
+            st.warning(f"{markdown_literal(chosen.name)} holds no table.")
             return None
         table = st.selectbox("Table", tables, key=f"{key}_table")
     try:
         return server_source(chosen, table)
     except DataError as exc:
-        st.error(str(exc))
+        st.error(markdown_literal(exc))
         return None
 
 
@@ -135,7 +135,7 @@ def engine_sections(choice: session.DataChoice) -> None:
     try:
         st.caption(budget_caption(session.ledger(), session.store().key(choice.fingerprint)))
     except DpsurvError as exc:
-        st.error(f"The ledger database cannot be read: {exc}")
+        st.error(f"The ledger database cannot be read: {markdown_literal(exc)}")
     st.subheader("2. What each column means")
     group = f", group: '{markdown_literal(m.group)}'" if m.group else ", no group column"
     st.markdown(f"Time: '{markdown_literal(m.time)}' (in {choice.time_unit}), event: '{markdown_literal(m.event)}'"
@@ -150,7 +150,7 @@ def engine_sections(choice: session.DataChoice) -> None:
         st.table(markdown_literal_frame(session_cache(("server_summary", cohort.engine.source, cohort.mapping),
                                                       lambda: _summary_table(cohort))), hide_index=True)
     except DpsurvError as exc:
-        st.error(str(exc))
+        st.error(markdown_literal(exc))
     st.caption("Exact numbers for the data holder (not private, never released), counted by DuckDB inside the file. "
                "The median follow-up needs each subject's time and is left out for a table kept on the server.")
 
@@ -200,9 +200,9 @@ def engine_sections(choice: session.DataChoice) -> None:
     try:
         params = session.public_parameters(cohort)
     except DpsurvError as exc:
-        st.error(str(exc))
+        st.error(markdown_literal(exc))
         return
     for dsc in params.disclosures():
-        st.warning(f"Disclosed ({dsc.parameter}): {markdown_literal(dsc.message)}", icon=":material/visibility:")
+        st.warning(f"Disclosed ({markdown_literal(dsc.parameter)}): {markdown_literal(dsc.message)}", icon=":material/visibility:")
     st.caption(f"Time grid: {params.grid.bins} bins from {params.grid.edges[0]:g} to {params.grid.edges[-1]:g} "
                f"{choice.time_unit}; horizon {params.horizon:g} {choice.time_unit}.")

@@ -21,6 +21,7 @@ from dpsurv_core.audit.runner import AuditResult, CurveAdapter, audit, curve_pub
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters
 from dpsurv_core.privacy import catalogue
+from dpsurv_core.report.text import plain_label
 
 
 def roc_figure(result: AuditResult) -> go.Figure:
@@ -253,7 +254,7 @@ def comparison_figure(comp: Any) -> go.Figure:
             hovertemplate="%{text}<br>RMSE %{x:.3f}, largest gap %{customdata[1]:.3f}<br>exposed %{y:.0f}%"
                           "<br>strongest attack advantage %{customdata[0]:.0f}%<extra></extra>"))
     fig.update_layout(height=420, template="plotly_white", margin={"l": 10, "r": 10, "t": 40, "b": 10},
-                      title=f"Error against exposure ({comp.dataset}, DP at epsilon {comp.epsilon:g})",
+                      title=f"Error against exposure ({plain_label(comp.dataset)}, DP at epsilon {comp.epsilon:g})",
                       xaxis_title="error of the survival curve (RMSE against the non-private curve)",
                       yaxis_title="patients exposed with certainty (%)", legend={"orientation": "h", "y": -0.2})
     fig.update_yaxes(range=[-5, 108])

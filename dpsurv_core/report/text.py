@@ -7,7 +7,9 @@ show literally, as the text it is:
 
 * :func:`plain_label` for plotly: ``&``, ``<`` and ``>`` as HTML entities (plotly shows them as the characters);
 * :func:`markdown_literal` for ``st.markdown`` / ``st.caption`` / ``st.info`` ...: every markdown special character
-  backslash-escaped (and ``<``/``>`` too, so no HTML tag can form).
+  backslash-escaped (and ``<``/``>`` too, so no HTML tag can form);
+* :func:`markdown_code` for a command line or path shown as code: a code span no backtick of the label can close;
+* :func:`markdown_literal_frame` for a table drawn by ``st.table``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,17 @@ def markdown_literal(value: object) -> str:
     spaces (a label cannot start a heading, list, link, image, table or HTML tag)."""
     text = " ".join(str(value).splitlines())
     return _MARKDOWN.sub(r"\\\1", text)
+
+
+def markdown_code(value: object) -> str:
+    """``value`` as an inline code span that shows it literally whatever it holds (a command line naming an uploaded
+    file or column, say): a label's own backtick cannot close the span, since the fence is one backtick longer than
+    the longest run of backticks inside (CommonMark), with a space inside each fence when the text begins or ends with
+    a backtick; line breaks become spaces."""
+    text = " ".join(str(value).splitlines())
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def markdown_literal_frame(frame: Any) -> Any:

@@ -1,5 +1,6 @@
-"""Tables as a reader sees them: ``st.table`` reads cells as Markdown, so the pages escape text cells
-(:func:`dpsurv_core.report.text.markdown_literal_frame`); tests compare the text shown."""
+"""Tables and text as a reader sees them: ``st.table`` reads cells as Markdown, so the pages escape text cells
+(:func:`dpsurv_core.report.text.markdown_literal_frame`), and sentences naming data values go to Markdown escaped
+(:func:`dpsurv_core.report.text.markdown_literal`); tests compare the text shown."""
 
 from __future__ import annotations
 
@@ -14,6 +15,11 @@ _ESCAPED = re.compile(r"\\([" + re.escape(MARKDOWN_SPECIAL) + "])")
 
 def _shown(x: object) -> object:
     return _ESCAPED.sub(r"\1", x) if isinstance(x, str) else x
+
+
+def shown_text(text: str) -> str:
+    """Markdown (an alert, a caption, a table cell) as its text is displayed: each escaped character as itself."""
+    return _ESCAPED.sub(r"\1", text)
 
 
 def shown(frame: pd.DataFrame) -> pd.DataFrame:

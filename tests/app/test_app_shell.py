@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpsurv_core.privacy.ledger import LedgerEntry, LedgerStore, PrivacyCost
-from tests.app.tables import shown
+from tests.app.tables import shown, shown_text
 from ui.session import bundled_choice
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -209,7 +209,7 @@ def test_kidney_subject_bound_warning_sits_beside_the_bound():
     elements = flat(at.main)
     bound_at = next(i for i, e in enumerate(elements) if getattr(e, "label", "").startswith("At most this many"))
     warn_at = next(i for i, e in enumerate(elements)
-                   if type(e).__name__ == "Warning" and "38 row(s) were dropped" in e.value)
+                   if type(e).__name__ == "Warning" and "38 row(s) were dropped" in shown_text(e.value))
     assert 0 < warn_at - bound_at <= 3
     assert summary(at).iloc[0].tolist()[1:3] == ["38", "38"]
 

@@ -22,6 +22,7 @@ from dpsurv_core.data.public import PublicParameters
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.noise import SimulationNoise
 from tests.app.tables import shown as shown_table
+from tests.app.tables import shown_text
 from ui import curves_view as cv
 from ui import palette, session
 
@@ -33,6 +34,11 @@ TRADEOFF = str(ROOT / "pages" / "7_Trade-off_explorer.py")
 LEDGER = str(ROOT / "pages" / "8_Ledger_and_report.py")
 SDC = catalogue.disclosure_ids(catalogue.CURVES, "km")
 
+
+
+def shown_tables(at: AppTest) -> list:
+    """The page's tables as displayed (st.table cells are escaped Markdown)."""
+    return [shown_table(t.value) for t in at.table]
 
 def run(path: str, dataset: str | None = None, **widgets) -> AppTest:
     at = AppTest.from_file(path, default_timeout=60)
@@ -76,11 +82,11 @@ def test_curves_page_labels_explainer_and_downloads():
     at = run(CURVES, sc_split=True)
     assert explainer_expanded(at)
     assert {"Male (preview)", "Female (non-private)"} <= chart_names(at)  # legends by label, not "sex = 1"
-    risk = next(t.value for t in at.table if "Male, non-private" in t.value.index)
+    risk = next(t for t in shown_tables(at) if "Male, non-private" in t.index)
     assert list(risk.index) == ["Male, non-private", "Male, preview", "Female, non-private", "Female, preview"]
     private = risk.loc["Male, preview"].astype(str).str.replace(",", "").astype(float).to_numpy()
     assert np.all(private >= 0) and np.all(np.diff(private) <= 0)  # post-processed: non-negative, non-increasing
-    med = next(t.value for t in at.table if any(c.startswith("Quartiles") for c in t.value.columns))
+    med = next(t for t in shown_tables(at) if any(c.startswith("Quartiles") for c in t.columns))
     assert med["Group"].tolist() == ["Male", "Female"]
     labels = downloads(at)
     assert labels.count("Figure as PNG") == 1 and labels.count("Figure as SVG") == 1
@@ -150,9 +156,9 @@ def test_time_indexed_median_warning_shown():
 def test_group_page_labels_downloads_and_sdc():
     at = run(GROUPS)
     assert explainer_expanded(at)
-    tests = next(t.value for t in at.table if t.value.columns[0] == "Test")
+    tests = next(t for t in shown_tables(at) if t.columns[0] == "Test")
     assert tests.loc[0, "Test"] == "Male vs Female"
-    risk = next(t.value for t in at.table if "Male, non-private" in t.value.index)
+    risk = next(t for t in shown_tables(at) if "Male, non-private" in t.index)
     assert len(risk) == 4
     assert {"Male (preview)", "Female (preview)"} <= chart_names(at)
     labels = downloads(at)
@@ -320,7 +326,7 @@ def test_audit_takes_the_mechanism_options_chosen_on_the_curves_page():
         at.session_state[key] = value
         at.run()
         assert not at.exception, [e.message for e in at.exception]
-        captions = [c.value for c in at.caption if "Mechanism settings taken from its page" in c.value]
+        captions = [shown_text(c.value) for c in at.caption if "Mechanism settings taken from its page" in c.value]
         assert captions and shown in captions[0], captions
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from dpsurv_core.privacy.ledger import RELEASE, LedgerStore
+from tests.app.tables import shown
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "3_Group_comparison.py")
 
@@ -16,7 +17,7 @@ def test_preview_shows_calibrated_private_p_beside_the_nonprivate_ones():
     at = AppTest.from_file(PAGE, default_timeout=30)
     at.run()
     assert not at.exception, [e.message for e in at.exception]
-    df = next(t.value for t in at.table if t.value.columns[0] == "Test")
+    df = next(t for t in (shown(x.value) for x in at.table) if t.columns[0] == "Test")
     for col in ("p non-private", "p non-private, public grid", "p preview (calibrated)",
                 "Chi² needed at 5%"):
         assert col in df.columns, list(df.columns)
@@ -38,5 +39,5 @@ def test_rounding_says_what_it_does_to_the_number_at_risk():
     at.selectbox(key="gc_mechanism").set_value("round").run()
     assert not at.exception, [e.message for e in at.exception]
     assert any("rebuilt from rounded counts" in c.value for c in at.caption)
-    df = next(t.value for t in at.table if t.value.columns[0] == "Test")
+    df = next(t for t in (shown(x.value) for x in at.table) if t.columns[0] == "Test")
     assert any(c.endswith("(calibrated)") for c in df.columns)

@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import RELEASE, LedgerStore, record_outputs
+from tests.app.tables import shown, shown_text
 from ui import curves_view as cv
 from ui import session
 
@@ -54,7 +55,7 @@ def releases() -> list:
 def table(at: AppTest, first_column: str, value: str | None = None) -> pd.DataFrame:
     """The first st.table whose first column (or index) is ``first_column``."""
     for t in at.table:
-        df = t.value
+        df = shown(t.value)
         if df.columns[0] == first_column or (value is not None and value in df.index):
             return df
     raise AssertionError(f"no table starting with {first_column!r}: {[t.value.columns[0] for t in at.table]}")
@@ -67,7 +68,7 @@ def private_numbers(at: AppTest, label: str = "preview") -> list[str]:
 
 
 def text(at: AppTest) -> str:
-    return " ".join([m.value for m in at.markdown] + [c.value for c in at.caption])
+    return " ".join(shown_text(e.value) for e in [*at.markdown, *at.caption])
 
 
 def test_default_lung_page_shows_exact_numbers_and_a_labelled_preview():
@@ -79,11 +80,11 @@ def test_default_lung_page_shows_exact_numbers_and_a_labelled_preview():
     assert risk.loc["All patients, non-private", "0"] == "228"
     assert risk.loc["All patients, non-private", "110"] == "192"  # R: summary(fit, times = 110)$n.risk (time >= 110)
     assert "All patients, preview" in risk.index
-    landmark = [t.value for t in at.table if "Time" in t.value.columns][0]
+    landmark = [t for t in (shown(x.value) for x in at.table) if "Time" in t.columns][0]
     assert landmark.loc[0, "Time"] == "1 year, read at 330 days"  # the public grid's point before 365 days
     assert landmark.loc[0, "Non-private (95% CI)"] == "48.3% (41.8% to 55.8%)"  # both columns read at 330 days
     assert "Preview (95% CI)" in landmark.columns
-    rmst = [t.value for t in at.table if "Preview minus non-private (days)" in t.value.columns][0]
+    rmst = [t for t in (shown(x.value) for x in at.table) if "Preview minus non-private (days)" in t.columns][0]
     assert rmst.loc[0, "Non-private (days)"] == "380"
     words = text(at)
     assert "Preview, not for publication" in words  # the preview's mark, with what a release would charge
@@ -143,7 +144,7 @@ def test_budget_refusal_is_a_sentence_and_records_nothing():
     at = run(CURVES, grid=True)
     at.button(key="release-curves").click().run()
     assert not at.exception
-    assert at.error and "0.5" in at.error[0].value
+    assert at.error and "0.5" in shown_text(at.error[0].value)
     assert releases() == []
     assert "Preview (days)" in table(at, "Group").columns  # the preview stays, labelled
 
@@ -195,7 +196,7 @@ def test_cumulative_incidence_on_pbc():
     at = run(CURVES, dataset="pbc", grid=True)
     at.radio(key="sc_estimand").set_value("cumulative incidence").run()
     assert not at.exception
-    landmark = [t.value for t in at.table if "Time" in t.value.columns][0]
+    landmark = [t for t in (shown(x.value) for x in at.table) if "Time" in t.columns][0]
     assert {"All patients: transplant", "All patients: death"} <= set(landmark["Group"])
     # the non-private incidence has R's interval (infinitesimal jackknife variance), the estimate inside it
     for cell in landmark["Non-private (95% CI)"]:
@@ -237,7 +238,7 @@ def test_hazard_and_incidence_landmarks_have_intervals_that_carry_the_noise(data
     at = run(CURVES, dataset=dataset)
     at.radio(key="sc_estimand").set_value(estimand).run()
     assert not at.exception
-    landmark = [t.value for t in at.table if "Time" in t.value.columns][0]
+    landmark = [t for t in (shown(x.value) for x in at.table) if "Time" in t.columns][0]
     private = landmark[[c for c in landmark.columns if c.startswith("Preview")][0]]
     pattern = r"([\d.]+)%? \(([\d.]+)%? to (?:([\d.]+)%?|no upper limit)\)"
     for cell in private:
@@ -383,7 +384,7 @@ def test_declared_categories_without_patients_are_named_in_one_sentence():
         at.session_state["sc_split"] = True
         at.run()
         assert not at.exception
-        (w,) = [w.value for w in at.warning if w.value.startswith("No patient in the data is in")]
+        (w,) = [shown_text(w.value) for w in at.warning if w.value.startswith("No patient in the data is in")]
         assert "sex = 3" in w and "Male" not in w.split(":")[0]
 
 

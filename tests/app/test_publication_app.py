@@ -20,6 +20,8 @@ from streamlit.testing.v1 import AppTest
 from dpsurv_core.data.cohort import ColumnMap
 from dpsurv_core.privacy.ledger import RELEASE, LedgerStore, entry_from_body
 from dpsurv_core.publication import rederive
+from tests.app.tables import shown as shown_table
+from tests.app.tables import shown_text
 from ui import curves_view as cv
 from ui import downloads as dl
 from ui import session
@@ -108,8 +110,8 @@ def _lung_cohort():
 
 
 def shown(at: AppTest, first: str, column_start: str) -> pd.DataFrame:
-    return next(t.value for t in at.table if t.value.columns[0] == first
-                and any(str(c).startswith(column_start) for c in t.value.columns))
+    return next(t for t in (shown_table(x.value) for x in at.table) if t.columns[0] == first
+                and any(str(c).startswith(column_start) for c in t.columns))
 
 
 def test_a_release_of_lung_with_a_declared_grid_records_three_parts_the_page_shows(offered):
@@ -200,7 +202,7 @@ def test_an_upload_with_nothing_declared_names_the_values_and_releases_once_tick
     ok(at)
     button = at.button(key="release-curves")
     assert button.disabled
-    (why,) = [w.value for w in at.warning if w.value.startswith("Release is off")]
+    (why,) = [shown_text(w.value) for w in at.warning if w.value.startswith("Release is off")]
     assert "the horizon (horizon)" in why and "the group categories (categories)" in why and "Data page" in why
     boxes = {c.key: c for c in at.checkbox if str(c.key).startswith("accept-")}
     assert set(boxes) == {"accept-curves-horizon", "accept-curves-categories"}
@@ -209,7 +211,7 @@ def test_an_upload_with_nothing_declared_names_the_values_and_releases_once_tick
     boxes["accept-curves-horizon"].check()
     ok(at)
     assert at.button(key="release-curves").disabled  # one value still neither declared nor ticked
-    (why,) = [w.value for w in at.warning if w.value.startswith("Release is off")]
+    (why,) = [shown_text(w.value) for w in at.warning if w.value.startswith("Release is off")]
     assert "categories" in why and "horizon" not in why
     at.checkbox(key="accept-curves-categories").check()
     ok(at)
@@ -226,7 +228,7 @@ def test_an_upload_with_nothing_declared_names_the_values_and_releases_once_tick
     assert "--accept-disclosure horizon,categories" in record.body["command"]
     assert record.body["public_inputs"]["horizon_from_data"] is True
     assert rederive(record.body)["identical"] is True
-    assert any("not differentially private as run: horizon read off the data" in s.value for s in at.success)
+    assert any("not differentially private as run: horizon read off the data" in shown_text(s.value) for s in at.success)
     assert "read anew" not in " ".join(c.value for c in at.caption)  # the accepted values are not a new reading
 
 
@@ -241,7 +243,7 @@ def test_a_refused_release_is_one_sentence_and_charges_nothing(monkeypatch):
     ok(at)
     at.button(key="release-curves").click()
     ok(at)
-    (error,) = [e.value for e in at.error]
+    (error,) = [shown_text(e.value) for e in at.error]
     assert error.startswith("This release would read the horizon (horizon) off the data") and "Data page" in error
     assert "--accept-disclosure" not in error and releases() == []
 
@@ -256,7 +258,7 @@ def test_group_comparison_records_a_log_rank_release_that_rederives():
     body = record.body
     assert body["kind"] == "logrank" and body["public_inputs"]["tests"] == {"null_draws": None}
     assert rederive(body)["identical"] is True
-    shown_tests = next(t.value for t in at.table if t.value.columns[0] == "Test")
+    shown_tests = next(t for t in (shown_table(x.value) for x in at.table) if t.columns[0] == "Test")
     p_col = next(c for c in shown_tests.columns if c.startswith("p released") and "calibrated" in c)
     assert shown_tests[p_col].iloc[0] == cv.fmt_p(body["derived"]["tests"][0]["p_value"])
 
@@ -278,7 +280,7 @@ def test_the_data_page_declares_every_public_value_and_an_upload_starts_empty():
     public = session.PublicParameters.derive(_lung_cohort(), horizon=900.0, grid=session.declared_grid(choice),
                                              group_categories=choice.group_categories)
     assert public.grid.bins == 15 and not public.grid.from_data and not public.horizon_from_data
-    shown_disclosures = " ".join(w.value for w in at.warning)
+    shown_disclosures = " ".join(shown_text(w.value) for w in at.warning)
     assert "(horizon)" not in shown_disclosures and "(grid)" not in shown_disclosures
     assert "(groups)" not in shown_disclosures
     at.text_input(key="b-lung-grid-days").set_value("0:900")
@@ -294,7 +296,7 @@ def test_the_data_page_declares_every_public_value_and_an_upload_starts_empty():
     assert (choice.horizon, choice.grid, choice.group_categories, choice.n_public, choice.censoring) == (
         None, None, None, None, None)
     assert choice.categories == {} and choice.covariate_ranges == {}
-    warnings = " ".join(w.value for w in upload.warning)
+    warnings = " ".join(shown_text(w.value) for w in upload.warning)
     assert "Disclosed (horizon)" in warnings and "Disclosed (groups)" in warnings
 
 

@@ -18,6 +18,7 @@ from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import APPROXIMATE_MCMC, RELEASE, LedgerStore, record_outputs
 from dpsurv_core.publication import rederive
 from dpsurv_core.report.text import format_ratio_ci
+from tests.app.tables import shown, shown_text
 from ui import session
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,7 +49,7 @@ def releases() -> list:
 
 
 def text(at: AppTest) -> str:
-    return " ".join([m.value for m in at.markdown] + [c.value for c in at.caption])
+    return " ".join(shown_text(e.value) for e in [*at.markdown, *at.caption])
 
 
 def lung_ledger():
@@ -58,7 +59,7 @@ def lung_ledger():
 @pytest.mark.slow
 def test_default_page_previews_the_exact_dp_fits_and_charges_nothing():
     at = run()
-    df = at.table[0].value
+    df = shown(at.table[0].value)
     exact = [e.name for e in catalogue.entries(catalogue.REGRESSION, "regression", private=True)
              if e.guarantee == "exact"]
     assert {f"{name}, preview" for name in exact} == set(df.Estimate[df.Estimate.str.endswith("preview")])
@@ -93,7 +94,7 @@ def test_release_button_charges_once_per_click_with_the_published_cohort_size():
     assert rederive(body)["identical"]
     # no not-DP disclosure, so the subject keeps its guarantee
     assert not [d for d in body["disclosures"] if not d["dp"]] and lung_ledger().void_reasons() == []
-    df = at.table[0].value
+    df = shown(at.table[0].value)
     released = df[df.Estimate.str.endswith(f"released, record {recs[0].id}")].set_index("Covariate")
     assert released.loc["sex: Female vs Male", "Coefficient (log ratio)"] == pytest.approx(
         outputs["coefficients"][0]["sex=Female"], abs=5e-5)
@@ -113,7 +114,7 @@ def test_a_horizon_read_off_the_data_is_refused_until_declared_or_accepted():
     at = run()
     button = at.button(key="release-regression-output")
     assert button.disabled and releases() == []
-    assert any("Release is off" in w.value and "(horizon)" in w.value for w in at.warning)
+    assert any("Release is off" in w.value and "(horizon)" in shown_text(w.value) for w in at.warning)
     at.checkbox(key="accept-regression-output-horizon").check().run()
     at.button(key="release-regression-output").click().run()
     assert not at.exception
@@ -128,7 +129,7 @@ def test_counting_n_in_the_data_is_flagged_not_dp():
     assert "Guarantee: none: not DP" in text(at) and "a release needs n declared" in text(at)
     assert releases() == []
     assert at.button(key="release-regression-output").disabled  # n undeclared: nothing can be drawn or charged
-    assert any("Release is off" in w.value and "(n)" in w.value for w in at.warning)
+    assert any("Release is off" in w.value and "(n)" in shown_text(w.value) for w in at.warning)
     at.checkbox(key="accept-regression-output-n").check().run()
     at.button(key="release-regression-output").click().run()
     (rec,) = releases()
@@ -161,7 +162,7 @@ def test_an_uploaded_cohort_declares_no_n_by_default():
 def test_all_fits_show_coefficients_and_guarantees():
     at = run(data_choice=declared_lung(), rg_mechs=PRIVATE, rg_run_study=True, rg_run_chains=True)
     assert not at.error
-    df = at.table[0].value
+    df = shown(at.table[0].value)
     assert isinstance(df, pd.DataFrame)
     sex = "sex: Female vs Male"  # a categorical covariate: an indicator against its reference level
     assert set(df["Covariate"]) == {"age", sex}
@@ -216,14 +217,14 @@ def test_bad_covariates_are_error_sentences():
     choice.frame = frame
     for col, words in (("const", "constant"), ("mixed", "numeric but row 7")):
         at = run(data_choice=choice, rg_covs=["age", col])
-        assert [e.value for e in at.error] and words in at.error[0].value, [e.value for e in at.error]
+        assert [e.value for e in at.error] and words in shown_text(at.error[0].value), [e.value for e in at.error]
         assert "Traceback" not in at.error[0].value and not at.get("plotly_chart")
     assert releases() == []
 
 
 def test_clinician_view_labels_reference_levels_glossary_and_downloads():
     at = run(rg_covs=["age", "ph.ecog"])
-    df = at.table[0].value
+    df = shown(at.table[0].value)
     # ph.ecog is categorical in lung's R documentation: one indicator per score against ECOG 0, named by its label
     cox = df[df.Estimate.str.startswith("Cox")]
     assert list(cox.Covariate) == ["age", "ph.ecog: ECOG 1: symptomatic, fully ambulatory vs ECOG 0: asymptomatic",

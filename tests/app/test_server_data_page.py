@@ -24,6 +24,7 @@ from dpsurv_core.data.cohort import ColumnMap, build_cohort
 from dpsurv_core.data.public import PublicParameters
 from dpsurv_core.privacy.ledger import LedgerStore
 from dpsurv_core.weibull.model import OMEGA, sample_from_cohort, weibull_mle
+from tests.app.tables import shown, shown_text
 from ui import curves_view as cv
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,7 +68,7 @@ def big_table(tmp_path, monkeypatch, ledger_path) -> str:
 
 
 def text(at: AppTest) -> str:
-    return " ".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [i.value for i in at.info])
+    return " ".join(shown_text(e.value) for e in [*at.markdown, *at.caption, *at.info])
 
 
 def cli_json(capsys, *argv: str) -> dict:
@@ -140,7 +141,7 @@ def test_past_the_row_limit_the_counting_pages_compute_from_the_engine(big_table
     assert choice.rows == 228 and "kept in DuckDB: 228 rows" in text(at)
     # the session's own DuckDB connection, not the process-wide one (a connection serves one query at a time)
     assert choice.engine.engine is not engines.connect("duckdb", choice.engine.engine.source)
-    summary = at.table[0].value  # counted by DuckDB
+    summary = shown(at.table[0].value)  # counted by DuckDB
     assert list(summary.Rows) == ["138", "90"] and list(summary.Events) == ["112", "53"]
 
     # 2 Survival curves: the non-private median and number at risk are the CLI's on the same data
@@ -148,14 +149,14 @@ def test_past_the_row_limit_the_counting_pages_compute_from_the_engine(big_table
     run(at)
     assert "exact Kaplan-Meier computed from the counts DuckDB returns" in text(at)
     exact = cli_json(capsys, "km", "--data", "lung", "--mechanism", "nonprivate", "--grid", "event-times")["curves"][0]
-    medians = next(t.value for t in at.table if "Non-private (days)" in t.value.columns)
+    medians = next(t for t in (shown(x.value) for x in at.table) if "Non-private (days)" in t.columns)
     assert medians["Non-private (days)"].iloc[0] == cv.fmt_ci_time(exact["median"], exact["median_lower"],
                                                                    exact["median_upper"], "days") == "310 (285 to 363)"
     # the number at risk as the page reads it off the exact grid counts, by the core on the rows in memory
     rows = build_cohort(datasets.load("lung"), ColumnMap(time="time", event="status"), "lung")
     public = PublicParameters.derive(rows)
     risk = cs.at_risk_at(NonPrivate().compute(rows, public).counts, cs.table_times(public.grid))[0, 0]
-    assert [int(v) for v in at.table[0].value.loc["All patients, non-private"]] == risk.astype(int).tolist()
+    assert [int(v) for v in shown(at.table[0].value).loc["All patients, non-private"]] == risk.astype(int).tolist()
     offered = at.selectbox(key="sc_mechanism").options
     assert cv.mechanism_name("laplace-counts") in offered  # from the counts, as the CLI's km keeps it in the engine
     assert not {cv.mechanism_name(m) for m in ("time-indexed", "rrr", "cell-key")} & set(offered)  # they read rows
@@ -166,7 +167,7 @@ def test_past_the_row_limit_the_counting_pages_compute_from_the_engine(big_table
     at.switch_page("pages/3_Group_comparison.py")
     run(at)
     test = cli_json(capsys, "logrank", "--data", "lung", "--group", "sex", "--mechanism", "nonprivate")["tests"][0]
-    tests = next(t.value for t in at.table if "Chi² non-private" in t.value.columns)
+    tests = next(t for t in (shown(x.value) for x in at.table) if "Chi² non-private" in t.columns)
     assert tests["Chi² non-private"].iloc[0] == cv.fmt_stat(test["statistic"]) == "10.33"
     assert tests["p non-private"].iloc[0] == cv.fmt_p(test["p_value"])
 
@@ -239,7 +240,7 @@ def test_past_the_engines_event_time_limit_the_baseline_is_the_exact_curve_on_th
     public = PublicParameters.derive(rows)
     # the estimate from the exact counts on the public grid, by the core on the rows in memory
     grid = estimate(tile_trials(exact_counts(rows, public.grid, public), 1))
-    medians = next(t.value for t in at.table if "Non-private (days)" in t.value.columns)
+    medians = next(t for t in (shown(x.value) for x in at.table) if "Non-private (days)" in t.columns)
     expected = cv.quantiles(grid, "log")[0.5]
     assert medians["Non-private (days)"].iloc[0] == cv.fmt_ci_time(expected[0][0][0], expected[1][0][0],
                                                                    expected[2][0][0], "days")

@@ -17,6 +17,7 @@ from dpsurv_core.data.cohort import load_bundled
 from dpsurv_core.data.public import PublicParameters
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import LedgerStore
+from tests.app.tables import shown
 from ui import session
 from ui import tradeoff_view as tv
 
@@ -54,7 +55,7 @@ def arr(v) -> list[float]:
 
 
 def summary(at: AppTest) -> pd.DataFrame:
-    return at.table[0].value
+    return shown(at.table[0].value)
 
 
 def test_first_view_is_a_quick_look_at_the_first_mechanism_then_the_study_adds_the_others():

@@ -18,6 +18,7 @@ from dpsurv_core.data.cohort import ColumnMap, load_bundled
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import RELEASE, LedgerStore
 from dpsurv_core.weibull.model import sample_from_cohort, weibull_mle
+from tests.app.tables import shown_text
 from ui import palette
 from ui.session import DataChoice, bundled_choice
 
@@ -66,9 +67,9 @@ def test_default_page_on_lung_shows_the_fits_and_a_preview():
     assert t["Epsilon"].iloc[2].endswith("if released; preview: none")
     lo, hi = (float(v) for v in t["Shape 95% interval"].iloc[2].split(" to "))
     assert lo <= p <= hi  # the noise-aware interval of the preview, beside it
-    assert "carrying the privacy noise" in " ".join(m.value for m in at.markdown)
+    assert "carrying the privacy noise" in " ".join(shown_text(m.value) for m in at.markdown)
     assert any("censoring share" in i.value for i in at.info)  # read off the data: disclosed
-    text = " ".join(m.value for m in at.markdown)
+    text = " ".join(shown_text(m.value) for m in at.markdown)
     assert "preview (not charged, not for publication)" in text
     assert "protecting the subject, neighbours: add/remove one subject" in text
     assert all(e.paper in text for e in catalogue.entries(catalogue.WEIBULL, "weibull", private=True))
@@ -117,7 +118,7 @@ def test_release_button_charges_once_per_click():
     # the record keeps the intervals and warnings the page shows beside the release (post-processing)
     (kept,) = body["derived"]["intervals"]
     assert kept["shape"]["estimate"] == pytest.approx(released["Shape p"]) and kept["method"] == body["derived"]["interval_method"]
-    shown = " ".join(m.value for m in at.markdown)
+    shown = " ".join(shown_text(m.value) for m in at.markdown)
     assert f"{kept['shape']['lower']:.3g} to {kept['shape']['upper']:.3g}" in shown
     assert released["Epsilon"].endswith("charged")
     # the preview's caption goes once the plan is released: the block shows the released numbers
@@ -133,7 +134,7 @@ def test_every_mechanism_has_its_own_release():
     at = run(wb_mechanisms=ids, wb_epsilon=0.4)
     assert len(table(at)) == 2 + len(ids)
     assert releases() == []
-    warnings = " ".join(w.value for w in at.warning)
+    warnings = " ".join(shown_text(w.value) for w in at.warning)
     # SAA's number of blocks derived from n sets its noise scale: flagged as not DP
     assert "Not differentially private (blocks)" in warnings
     # the horizon, the censoring share and SAA's blocks would be read off the data: each Release button is off
@@ -146,7 +147,7 @@ def test_every_mechanism_has_its_own_release():
     at.run()
     # the header says what the release will be: charged, but not DP as run
     assert "A release would charge: epsilon = 0.4, but not differentially private as run" in " ".join(
-        m.value for m in at.markdown)
+        shown_text(m.value) for m in at.markdown)
     for mid in ids:
         at.button(key=f"release-weibull-{mid}").click().run()
     recs = releases()

@@ -22,6 +22,7 @@ from dpsurv_core.data.cohort import build_cohort, default_mapping
 from dpsurv_core.data.labels import ValueLabels, categorical_columns, encode_categories
 from dpsurv_core.regression.model import fit_nonprivate
 from dpsurv_core.regression.person_period import person_period
+from tests.app.tables import shown
 from ui import session
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,7 +89,7 @@ def page_command(at: AppTest) -> list[str]:
 def assert_page_table_is_the_cli_fit(at: AppTest, out: dict, names: list[str]) -> None:
     """The page's coefficient table, non-private discrete-time rows: the CLI's coefficients (``--mechanism
     nonprivate``) under the CLI's ``covariate_labels``, which are ``names``."""
-    table = at.table[0].value
+    table = shown(at.table[0].value)  # as displayed: st.table cells are escaped Markdown
     rows = table[table.Estimate.str.startswith("Discrete-time")].set_index("Covariate")
     assert list(rows.index) == [out["covariate_labels"][c] for c in out["covariates"]] == names
     np.testing.assert_allclose(rows["Coefficient (log ratio)"].to_numpy(dtype=float),

@@ -21,6 +21,7 @@ from dpsurv_core.cli import main
 from dpsurv_core.privacy.ledger import LedgerStore, record_outputs
 from dpsurv_core.regression import mechanisms
 from dpsurv_core.report.html import ledger_report
+from tests.app.tables import shown
 from ui import session
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,7 +90,7 @@ def test_regression_page_table_and_warnings_use_the_same_rule_and_labels(monkeyp
         at.session_state[key] = value
     at.run()
     assert not at.exception, [e.message for e in at.exception]
-    df = at.table[0].value
+    df = shown(at.table[0].value)
     assert set(df.Covariate) == {"age", "sex: Female vs Male"}
     assert set(df["Ratio type"]) == {"odds ratio", "hazard ratio"}
     ratios = df["Ratio (95% CI)"].tolist()
