@@ -34,7 +34,10 @@ from ui.data_view import (
     with_time_unit,
 )
 from ui.downloads import table_download
+from ui.gate import guard
 from ui.glossary import explainer, terms
+
+guard(__file__)  # before anything is drawn: the page may be reached by its own address
 
 NONE = "(none)"
 BUNDLED, UPLOAD, SERVER = "Bundled data set", "Upload a file", "A file on the server"
@@ -274,7 +277,7 @@ st.markdown(f"**In use: {markdown_literal(choice.name)}** ({'bundled' if choice.
 try:
     st.caption(budget_caption(session.ledger(), session.store().key(choice.fingerprint)))
 except DpsurvError as exc:
-    st.error(f"The ledger database cannot be read: {exc}")
+    st.error(f"The ledger database cannot be read: {markdown_literal(exc)}")
 
 
 def _index(options: list, value) -> int:
@@ -374,7 +377,8 @@ with right:
         type_censor = tuple(tc)
         if bundled_info is not None and bundled_info.event_type == type_col:
             type_names = tuple((str(k), v) for k, v in bundled_info.event_types.items())
-        st.caption("Event types: " + (", ".join(o for o in topts if o not in tc) or "none") + ".")
+        st.caption("Event types: " + (markdown_literal(", ".join(map(str, (o for o in topts if o not in tc))))
+                                      or "none") + ".")
         slots.setdefault(type_col, st.container())
 
     cov_opts = [c for c in cols if c not in (time_col, event_col)]
@@ -503,7 +507,7 @@ try:
     table = by_data(choice.bundled, ("data_summary", *_summary_key), lambda: cohort_summary(cohort),
                     lambda: _bundled_summary(*_summary_key, cohort))
 except DpsurvError as exc:
-    st.error(str(exc))
+    st.error(markdown_literal(exc))
     st.stop()
 shown_summary = summary_display(table, cohort.time_unit, mapping.group, cohort.subject is not None, labels)
 st.table(markdown_literal_frame(shown_summary), hide_index=True)
@@ -530,16 +534,17 @@ if declared_now != choice:
 try:
     params = session.public_parameters(cohort)
 except DpsurvError as exc:
-    st.error(str(exc))
+    st.error(markdown_literal(exc))
     st.stop()
 disclosures = params.disclosures()
 if disclosures:
     st.markdown(f"**Disclosures ({len(disclosures)})**: shown next to every release made from this data.")
     for dsc in disclosures:
         if dsc.dp:
-            st.warning(f"Disclosed ({dsc.parameter}): {markdown_literal(dsc.message)}", icon=":material/visibility:")
+            st.warning(f"Disclosed ({markdown_literal(dsc.parameter)}): {markdown_literal(dsc.message)}",
+                       icon=":material/visibility:")
         else:
-            st.error(f"Not DP ({dsc.parameter}): {markdown_literal(dsc.message)}", icon=":material/error:")
+            st.error(f"Not DP ({markdown_literal(dsc.parameter)}): {markdown_literal(dsc.message)}", icon=":material/error:")
 else:
     st.success("Every public parameter is declared: nothing is read off the data.")
 st.caption(f"Time grid: {params.grid.bins} bins from {params.grid.edges[0]:g} to {params.grid.edges[-1]:g} {unit}; "

@@ -18,7 +18,10 @@ from dpsurv_core.report.text import markdown_literal
 from ui import curves_view as cv
 from ui import session
 from ui.downloads import show_figure
+from ui.gate import guard
 from ui.glossary import explainer, help_text, terms
+
+guard(__file__)  # before anything is drawn: the page may be reached by its own address
 
 st.title("Survival curves")
 st.caption("The Kaplan-Meier curve of the cohort next to a differentially private version of it: pick a mechanism "
@@ -147,11 +150,11 @@ try:
                                                              disclosures=lambda r: r.disclosures,
                                                              reread=cv.record_curves)
 except DpsurvError as exc:
-    st.error(str(exc))
+    st.error(markdown_literal(exc))
     st.stop()
 
 for note in fine.notes:  # a table kept on the server: how its non-private baseline was counted, when it differs
-    st.caption(note)
+    st.caption(markdown_literal(note))
 cv.empty_groups_warning(on_grid, group_col if split else None)
 priv = result.curves
 read = cv.reading_curves(result)  # the curves the numbers are read from (rrr: the de-biased ones)
@@ -210,7 +213,7 @@ else:
                       "still has one." if conf_type in ("log-log", "logit", "arcsin") else ""))
 for note in cv.figure_notes(fine.curves, read, estimand, estimand in (cs.SURVIVAL, cs.INCIDENCE) and bool(band_kind), unit,
                             group_col if split else None):
-    st.caption(note)
+    st.caption(markdown_literal(note))
 
 # -------------------------------------------------------------------------------------- number at risk
 st.markdown("**Number at risk**")
@@ -381,15 +384,15 @@ try:
         st.caption(f"Times before the first grid time ({cv.fmt_time(first, unit)} {unit}) are read at time 0, where "
                    "survival is 100% by definition: they are not estimates; choose a later time or a finer grid.")
 except DpsurvError as exc:
-    st.error(str(exc))
+    st.error(markdown_literal(exc))
 
 # ------------------------------------------------------------------------------------------ readability
 warn_at = list(lm_times) if estimand == cs.SURVIVAL and len(lm_times) else None  # as asked, as the record names them
 warnings = cv.readability_warnings(result, conf_type, warn_at, coarse, unit, gname)
 if warnings:
     st.subheader("Can these private numbers be read?")
-    for sentence in warnings:
-        st.warning(sentence)
+    for sentence in warnings:  # they name the groups by their labels
+        st.warning(markdown_literal(sentence))
 
 # ------------------------------------------------------------------------------------------ errors
 st.subheader(f"How far is the {private_label} curve from the non-private one?")

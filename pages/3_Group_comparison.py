@@ -18,7 +18,10 @@ from dpsurv_core.report.text import markdown_literal
 from ui import curves_view as cv
 from ui import session
 from ui.downloads import show_figure
+from ui.gate import guard
 from ui.glossary import explainer, help_text, terms
+
+guard(__file__)  # before anything is drawn: the page may be reached by its own address
 
 st.title("Group comparison")
 st.caption("Do the groups survive differently? The log-rank test on the real data next to the same test on a "
@@ -72,7 +75,7 @@ if group_col is None:
         group_col = None
         group_spec = f"{split_col}:{'median' if cut is None else f'{float(cut):.10g}'}"
     except DpsurvError as exc:
-        st.error(str(exc))
+        st.error(markdown_literal(exc))
         st.stop()
 
 names = cv.mechanism_choices("logrank", has_group=True)
@@ -103,10 +106,10 @@ if no_counts:
 try:
     fine, on_grid = cv.exact_results(cohort, public)
 except DpsurvError as exc:
-    st.error(str(exc))
+    st.error(markdown_literal(exc))
     st.stop()
 for note in fine.notes:  # a table kept on the server: how its non-private baseline was counted, when it differs
-    st.caption(note)
+    st.caption(markdown_literal(note))
 cv.empty_groups_warning(on_grid, group_col)
 groups = fine.counts.groups
 if len(groups) < 2:
@@ -125,7 +128,7 @@ try:
                                                              disclosures=lambda r: r.disclosures,
                                                              reread=cv.record_curves)
 except DpsurvError as exc:
-    st.error(str(exc))
+    st.error(markdown_literal(exc))
     st.stop()
 mechanism = plan.mechanism
 cv.privacy_card(result, plan, released, bands=False)
@@ -152,7 +155,7 @@ else:
     st.caption(f"Dashed: non-private; solid: {private_label}. No bands here: this page tests whether the groups "
                "differ; the Survival curves page draws each curve's interval.")
 for note in cv.figure_notes(fine.curves, result.curves, cs.SURVIVAL, False, unit, group_col):
-    st.caption(note)
+    st.caption(markdown_literal(note))
 st.markdown("**Number at risk**")
 risk_times = cs.table_times(public.grid)
 risk_private = released_at_risk(result, risk_times, on_grid.counts.groups)
@@ -163,13 +166,13 @@ st.caption(f"Times in {unit}. The rows marked '{private_label}' are computed fro
            + ("de-biased " if "debiased_counts" in result.extra else "") + "released counts, rounded to whole "
            "patients, never below zero and never rising over time (free post-processing of the release).")
 for note in at_risk_notes(mech_name):
-    st.caption(note)
+    st.caption(markdown_literal(note))
 
 # ------------------------------------------------------------------------------------------ tests
 try:
     tests = cv.group_tests(cohort, public, fine, result, mechanism, group_col, private_label)
 except DpsurvError as exc:
-    st.error(str(exc))
+    st.error(markdown_literal(exc))
     st.stop()
 exact_tests, exact_overall, grid_tests = tests.exact, tests.exact_overall, tests.on_grid
 tables, warnings = tests.private, tests.warnings

@@ -16,7 +16,7 @@ from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import NO_NOISE, SUBJECT, as_run, charged_sentence
 from dpsurv_core.privacy.release import Plan, cli_command
 from dpsurv_core.publication.declared import UndeclaredValueError, enforce, undeclared
-from dpsurv_core.report.text import markdown_literal, time_in
+from dpsurv_core.report.text import markdown_code, markdown_literal, time_in
 from dpsurv_core.weibull import readout
 from dpsurv_core.weibull.inference import (
     censoring_disclosure,
@@ -41,6 +41,9 @@ from ui import curves_view as cv
 from ui import glossary, palette, release_panel, session
 from ui.cache import background_started, by_data, digest, prefetch, prefetched, session_cache
 from ui.downloads import show_figure, show_table, table_download
+from ui.gate import guard
+
+guard(__file__)  # before anything is drawn: the page may be reached by its own address
 
 PRIVATE = catalogue.entries(catalogue.WEIBULL, "weibull", private=True)  # the mechanisms, in the catalogue's order
 FIT = catalogue.entries(catalogue.WEIBULL, "weibull", private=False)[0]  # the non-private maximum-likelihood fit
@@ -178,7 +181,7 @@ try:
         epsilon, horizon=horizon, omega=omega, gamma=gamma, rungs=rungs, rows_per_subject=cohort.rows_per_subject,
         blocks=blocks, block_size=BLOCK_SIZE) for name in chosen}
 except DpsurvError as exc:
-    st.error(str(exc))
+    st.error(markdown_literal(exc))
     st.stop()
 
 
@@ -210,7 +213,7 @@ n_disclosures = [] if n_in else [n_disclosure(cohort.n_subjects)]
 # values a release would read off the data: each Release button stays off until they are declared or ticked beside it
 pending = undeclared([*share_disclosures, *n_disclosures, *(d for m in mechs.values() for d in m.disclosures(sample))])
 if pending and chosen:
-    st.caption(f"Read off the data: {', '.join(u.what for u in pending)}. Declare the number of subjects and the "
+    st.caption(f"Read off the data: {markdown_literal(', '.join(u.what for u in pending))}. Declare the number of subjects and the "
                "censoring share on the Data page or in the public settings above (which override it here), the SAA "
                "blocks above; read off the data, epsilon does not cover them, so a release needs your tick beside its "
                "Release button and its record says it is not DP as run.")
@@ -319,7 +322,7 @@ for name in chosen:
             plan = weibull_plan(name)
             results[name], rel, labels[name] = cv.explore_or_release(plan, f"weibull-{name}", f"Release {LABELS[name]}")
         except DpsurvError as exc:
-            st.error(f"{LABELS[name]}: {exc}")
+            st.error(f"{LABELS[name]}: {markdown_literal(exc)}")
             continue
         mech = mechs[name]
         split = f"(epsilon/2 = {mech.epsilon_shape:g} for the shape, {mech.epsilon_scale:g} for the scale)"
@@ -333,7 +336,7 @@ for name in chosen:
             would = plan.disclosures
         guarantee = as_run(mech.cost, would)
         cost = rel.entry.cost if rel is not None else mech.cost
-        charge = f"{charged_sentence(cost, would)} {split}"
+        charge = markdown_literal(f"{charged_sentence(cost, would)} {split}")
         if rel is not None:
             records[name] = rel.record_id
             st.markdown(f"**{LABELS[name]}** released as record {rel.record_id}, charged to this data set's ledger: "
@@ -343,7 +346,7 @@ for name in chosen:
                         f"{charge}.")
         guarantees[name] = guarantee
         for note in results[name].notes:
-            st.caption(note)
+            st.caption(markdown_literal(note))
         if getattr(mech, "caveat", None) and mech.caveat():
             st.info(mech.caveat(unit), icon=":material/lightbulb:")
         est0 = results[name]
@@ -360,17 +363,17 @@ for name in chosen:
         st.caption(f"How: {iv['method']}.")
         for disc in mech.disclosures(sample):
             if disc.dp:
-                st.info(f"Disclosure ({disc.parameter}): {markdown_literal(disc.message)}", icon="ℹ️")
+                st.info(f"Disclosure ({markdown_literal(disc.parameter)}): {markdown_literal(disc.message)}", icon="ℹ️")
             else:
-                st.warning(f"Not differentially private ({disc.parameter}): {markdown_literal(disc.message)} To make "
-                           "it private, declare this value in the public settings above.", icon="⚠️")
-        st.caption(f"Reproduce on the command line (a new release, charged again): `{plan.command}`")
+                st.warning(f"Not differentially private ({markdown_literal(disc.parameter)}): {markdown_literal(disc.message)} "
+                           "To make it private, declare this value in the public settings above.", icon="⚠️")
+        st.caption("Reproduce on the command line (a new release, charged again): " + markdown_code(plan.command))
 if not chosen:
     st.markdown("No private mechanism chosen: choose one above (LSP + TLL is the recommended one) to preview it.")
 for disc in horizon_disclosures:
-    st.info(f"Disclosure ({disc.parameter}): {markdown_literal(disc.message)}", icon="ℹ️")
+    st.info(f"Disclosure ({markdown_literal(disc.parameter)}): {markdown_literal(disc.message)}", icon="ℹ️")
 for disc in [*share_disclosures, *n_disclosures] if chosen else []:
-    st.info(f"Disclosure ({disc.parameter}): {markdown_literal(disc.message)}", icon="ℹ️")
+    st.info(f"Disclosure ({markdown_literal(disc.parameter)}): {markdown_literal(disc.message)}", icon="ℹ️")
 if chosen and not horizon_disclosures:
     st.caption("Disclosures of the horizon: none (it was declared on the Data page).")
 
@@ -436,7 +439,7 @@ if in_engine:  # the exact Kaplan-Meier from the engine's counts at every event 
     km_exact = cv.exact_results(session.engine_cohort(dataclasses.replace(cohort.mapping, group=None)), public)[0]
     km_t, km_s = np.append(0.0, km_exact.curves.time), np.append(1.0, km_exact.curves.survival[0, 0])
     for note in km_exact.notes:
-        st.caption(note)
+        st.caption(markdown_literal(note))
 else:
     km_t, km_s = kaplan_meier(cohort.time, cohort.event)
 grid = np.linspace(0.0, horizon, 300)
@@ -537,7 +540,7 @@ try:
                                       seed, gamma, rungs, blocks))
         bar.progress((i + 1) / len(cells), text=f"Simulating {LABELS[name]} at epsilon {e:g} ({i + 1}/{len(cells)})")
 except DpsurvError as exc:
-    st.error(str(exc))
+    st.error(markdown_literal(exc))
     st.stop()
 bar.empty()
 study = pd.DataFrame(study_rows)

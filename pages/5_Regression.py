@@ -36,11 +36,14 @@ from dpsurv_core.regression.levels import declared_levels
 from dpsurv_core.regression.mechanisms import OutputPerturbation, lambda_study, mre_study
 from dpsurv_core.regression.model import fit_cox, maximum_likelihood, minimise
 from dpsurv_core.regression.person_period import PersonPeriod, person_period
-from dpsurv_core.report.text import markdown_literal, p_value, plain_label
+from dpsurv_core.report.text import markdown_code, markdown_literal, p_value, plain_label
 from ui import curves_view as cv
 from ui import glossary, palette, session
 from ui.cache import by_data, digest, session_cache
 from ui.downloads import show_figure
+from ui.gate import guard
+
+guard(__file__)  # before anything is drawn: the page may be reached by its own address
 
 ENTRIES = catalogue.entries(catalogue.REGRESSION, "regression")  # the catalogue's order: the fits, then mechanisms
 PRIVATE = [e for e in ENTRIES if e.private]
@@ -224,7 +227,7 @@ try:
                                 repr(sorted(cats.levels.items())), repr(sorted(found.levels.items())), n_declared),
                                lambda: _designs(raw, found, levels))
 except DpsurvError as exc:
-    st.error(str(exc))
+    st.error(markdown_literal(exc))
     st.stop()
 disclosures = [d for d in public.disclosures() if d.parameter == "horizon"] + cats.disclosures + pp.disclosures
 psgld_kw = dict(epochs=epochs, burn_in=burn_in, step=step, prior_sd=prior_sd, bound_B=bound_in or None)
@@ -259,7 +262,7 @@ try:
         if psgld_draws > 1 and hasattr(m, "set_draws"):  # the sampler: several draws, epsilon in total
             m.set_draws(psgld_draws)
 except DpsurvError as exc:
-    st.error(str(exc))
+    st.error(markdown_literal(exc))
     st.stop()
 
 # ------------------------------------------------------------------------------------------------ preview or release
@@ -281,8 +284,9 @@ def draw_inference(kind: str, mech, draw, preview: bool):
 
 
 def display_name(name: str) -> str:
-    """A coefficient's name as a reader says it (``sex: Female vs Male``, ``age``)."""
-    return cats.names.get(name, plain_label(name))
+    """A coefficient's name as a reader says it (``sex: Female vs Male``, ``age``), as plain text: escaped where it is
+    drawn (:func:`plain_label` in a figure, ``markdown_literal`` in Markdown)."""
+    return cats.names.get(name, name)
 
 
 def regression_plan(kind: str) -> Plan:
@@ -338,7 +342,7 @@ for kind in chosen:
             shown[kind], rel, labels[kind] = cv.explore_or_release(plan, f"regression-{kind}",
                                                                    f"Release {LABELS[kind]}")
         except DpsurvError as exc:
-            st.error(f"{LABELS[kind]}: {exc}")
+            st.error(f"{LABELS[kind]}: {markdown_literal(exc)}")
             continue
         mech = mechs[kind]
         kind_word = "exact DP" if mech.cost.guarantee == EXACT else \
@@ -346,7 +350,7 @@ for kind in chosen:
         if any(not d.dp for d in disclosures):
             kind_word = "none: not DP, because of the disclosure marked not DP below"
         if pending and rel is None:
-            kind_word += (f" (a release needs {', '.join(u.name for u in pending)} declared, or published as read "
+            kind_word += (f" (a release needs {markdown_literal(', '.join(u.name for u in pending))} declared, or published as read "
                           "off the data by ticking below: then not DP as run)")
         extra = ""
         if hasattr(mech, "sensitivity"):
@@ -365,18 +369,19 @@ for kind in chosen:
         for sentence in infs[kind].warnings:
             st.warning(markdown_literal(readable(sentence, kind)), icon="⚠️")
         st.caption(f"95% intervals and p-values of this fit carry the privacy noise: {infs[kind].method}.")
-        st.caption(f"Reproduce on the command line (a new release, charged again): `{plan.command}`")
+        st.caption("Reproduce on the command line (a new release, charged again): " + markdown_code(plan.command))
         if relabelled:
-            st.caption(f"The command reads the category names of {', '.join(relabelled)} from `{LABELS_FILE}`: save "
+            st.caption(f"The command reads the category names of {markdown_literal(', '.join(relabelled))} from "
+                       f"{markdown_code(LABELS_FILE)}: save "
                        "it with 'Labels as JSON' on the Data page, next to where you run the command.")
 box = st.container(border=True)
 if not chosen:
     box.markdown("No private fit chosen: choose one above to preview it.")
 for disc in disclosures:
     if disc.dp:
-        box.info(f"Disclosure ({disc.parameter}): {markdown_literal(disc.message)}")
+        box.info(f"Disclosure ({markdown_literal(disc.parameter)}): {markdown_literal(disc.message)}")
     else:
-        box.warning(f"Disclosure ({disc.parameter}): {markdown_literal(disc.message)} To keep the guarantee, declare "
+        box.warning(f"Disclosure ({markdown_literal(disc.parameter)}): {markdown_literal(disc.message)} To keep the guarantee, declare "
                     "this value (the public cohort size in the settings above, ranges and the horizon on the Data "
                     "page).")
 if pp.dropped:
@@ -460,7 +465,7 @@ for (kind, part), off in zip(groups, offsets):
 ffig.add_vline(x=1.0, line_dash="dot", line_color=palette.GREY)
 ffig.update_layout(xaxis_type="log", xaxis_range=[math.log10(x_lo), math.log10(x_hi)],
                    xaxis_title="odds ratio (discrete-time) or hazard ratio (Cox), log scale",
-                   yaxis={"tickvals": list(ypos.values()), "ticktext": [display_name(c) for c in ypos]}, height=180 + 90 * len(ypos),
+                   yaxis={"tickvals": list(ypos.values()), "ticktext": [plain_label(display_name(c)) for c in ypos]}, height=180 + 90 * len(ypos),
                    legend={"orientation": "h", "y": -0.5})
 show_figure(ffig, f"regression-forest-{cohort.name}", "rg_forest", width="stretch")
 if off_scale:
@@ -509,7 +514,7 @@ else:
         trace, mre_ep = _chains(design_key, float(epsilon), seed, tuple(sorted(psgld_kw.items())), pp, beta_private)
     names = pp.encoding.names
     factors = pp.encoding.to_original
-    tfig = make_subplots(rows=1, cols=len(names) + 1, subplot_titles=[f"trace: {display_name(n)}" for n in names] + ["MRE by epoch"])
+    tfig = make_subplots(rows=1, cols=len(names) + 1, subplot_titles=[f"trace: {plain_label(display_name(n))}" for n in names] + ["MRE by epoch"])
     epochs_axis = np.arange(trace.shape[0])
     for j in range(len(names)):
         for c in range(trace.shape[1]):

@@ -26,11 +26,14 @@ from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import APPROXIMATE_MCMC, GROUP_LABEL, charged_sentence
-from dpsurv_core.report.text import markdown_literal
+from dpsurv_core.report.text import markdown_code, markdown_literal
 from ui import curves_view as cv
 from ui import releases, session
 from ui.downloads import show_figure, show_table
+from ui.gate import guard
 from ui.glossary import explainer, terms
+
+guard(__file__)  # before anything is drawn: the page may be reached by its own address
 
 ANALYSIS_LABELS = {"km": "Survival curves (Kaplan-Meier)", "logrank": "Log-rank tests between groups",
                    "weibull": "Weibull parameters", "regression": "Discrete-time regression"}
@@ -131,7 +134,7 @@ with tab_board:  # runs first: the audit tab below may stop the script
             boards[board_key] = compare(cohort, public, board_eps, trials=board_runs,
                                         progress=lambda f, text: bar.progress(f, text=text))
         except DpsurvError as exc:
-            st.error(str(exc))
+            st.error(markdown_literal(exc))
         finally:
             bar.empty()
     comp = boards.get(board_key)
@@ -239,7 +242,8 @@ with tab_audit:
             if key in st.session_state:
                 options[name] = st.session_state[key]
     if options and analysis != "regression":
-        st.caption("Mechanism settings taken from its page: " + ", ".join(f"{k} = {v}" for k, v in options.items()) + ".")
+        st.caption("Mechanism settings taken from its page: "
+                   + markdown_literal(", ".join(f"{k} = {v}" for k, v in options.items())) + ".")
 
     settings = {"analysis": analysis, "mechanism": mechanism, "epsilon": epsilon, "trials": trials, "seed": seed,
                 "target": target_row, "options": options, "split": split}
@@ -288,7 +292,7 @@ with tab_audit:
     try:
         result = run_audit()
     except DpsurvError as exc:
-        st.error(str(exc))
+        st.error(markdown_literal(exc))
         st.stop()
 
     att = result.headline  # the attack on the whole release record when there is one, else on the mechanism's output
@@ -337,7 +341,7 @@ with tab_audit:
                      "people would read depends on something else, such as the data. This is a bug to fix.")
         if result.record.separating:
             st.warning("These fields never overlapped between the runs with and without the target: "
-                       + ", ".join(f"`{f}`" for f in result.record.separating[:5])
+                       + ", ".join(markdown_code(f) for f in result.record.separating[:5])
                        + (" and more" if len(result.record.separating) > 5 else "") + ".")
     else:
         st.caption(f"Attacked: the mechanism's output only ({len(result.attacked_fields)} values): no reader makes this "

@@ -23,7 +23,10 @@ from ui import session
 from ui import tradeoff_view as tv
 from ui.cache import session_cache
 from ui.downloads import show_figure, show_table
+from ui.gate import guard
 from ui.glossary import explainer, terms
+
+guard(__file__)  # before anything is drawn: the page may be reached by its own address
 
 ANALYSIS_NAMES = {"curves": "Survival curves (RMSE)", "logrank": "Log-rank tests (significance flips)",
                   "weibull": "Weibull parameters (median error)", "regression": "Regression coefficients (relative error)"}
@@ -115,12 +118,12 @@ if analysis == "regression":
         cohort = build_cohort(choice.frame, dataclasses.replace(mapping, covariates=covariates), choice.name, unit)
         public = session.public_parameters(cohort)
     except DpsurvError as exc:
-        st.error(str(exc))
+        st.error(markdown_literal(exc))
         st.stop()
 try:
     applicable = tradeoff.applicable(analysis, cohort, public, covariates, settings.get("by_group", True))
 except DpsurvError as exc:
-    st.error(str(exc))
+    st.error(markdown_literal(exc))
     st.stop()
 slow_ones = [tv.mechanism_label(m, analysis) for m in applicable if m in tradeoff.SLOW]
 chosen = st.multiselect("Mechanisms", applicable, default=tradeoff.defaults(applicable), key=f"to_mechanisms_{analysis}",
@@ -224,7 +227,7 @@ try:
         rows += cell(m, e, releases_per_point(m))
 except DpsurvError as exc:
     bar.empty()
-    st.error(str(exc))
+    st.error(markdown_literal(exc))
     st.stop()
 seconds = time.perf_counter() - t0
 bar.empty()

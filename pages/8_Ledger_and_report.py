@@ -21,13 +21,17 @@ from dpsurv_core.privacy.ledger import (
     as_run,
     entry_from_body,
 )
+from dpsurv_core.privacy.roles import CHANGE_CAP, SEE_DATA
 from dpsurv_core.report.figures import ledger_figure
 from dpsurv_core.report.html import export_bundle, ledger_report
 from dpsurv_core.report.pdf import html_to_pdf, pdf_problem
-from dpsurv_core.report.text import markdown_literal, markdown_literal_frame
+from dpsurv_core.report.text import markdown_code, markdown_literal, markdown_literal_frame
 from ui import releases, session
 from ui.downloads import CONFIDENTIAL_SUFFIX, show_figure, table_download
+from ui.gate import guard
 from ui.glossary import explainer, terms
+
+guard(__file__)  # before anything is drawn: the page may be reached by its own address
 
 st.title("Ledger and report")
 
@@ -60,6 +64,19 @@ terms("ledger", "release", "preview", "epsilon", "budget cap", "add/remove neigh
 choice = session.data_choice()
 fp = choice.fingerprint
 name = choice.name
+me = session.actor()
+if not me.may(SEE_DATA):  # a reviewer chooses among the ledger's data sets by key: no data is loaded
+    try:
+        known = session.store().datasets()
+    except DpsurvError as exc:
+        st.error(markdown_literal(exc))
+        st.stop()
+    if not known:
+        st.info("The ledger holds no record yet.")
+        st.stop()
+    fp = st.selectbox("Data set", list(known), key="review_dataset",
+                      format_func=lambda k: f"{', '.join(known[k]) or 'unnamed'} (key {k[:12]})")
+    name = ", ".join(known[fp]) or "unnamed"
 try:
     store = session.store()
     ds_key = store.key(fp)  # what leaves and what the screen shows: the ledger's key, never the content fingerprint
@@ -67,15 +84,16 @@ try:
     led = store.ledger(fp)
     verification = store.verify()
 except DpsurvError as exc:
-    st.error(str(exc))
+    st.error(markdown_literal(exc))
     st.stop()
 
 release_records = [r for r in records if r.kind == RELEASE]
 cap_records = [r for r in records if r.kind in (CAP_SET, CAP_RAISE, CAP_LOWER, ALLOW_LABEL_ONLY,
                                                 ALLOW_DISCLOSURE_CONTROL)]
 
-st.markdown(f"**Data set:** {markdown_literal(name)} · data set key `{ds_key[:16]}` · ledger database `{store.path}`")
-st.caption(f"The command line reads and writes the same ledger: `{session.cli_budget_command('show')}`.")
+st.markdown(f"**Data set:** {markdown_literal(name)} · data set key {markdown_code(ds_key[:16])} · ledger database "
+            f"{markdown_code(store.path)}")
+st.caption(f"The command line reads and writes the same ledger: {markdown_code(session.cli_budget_command('show'))}.")
 if verification.ok:
     st.success(f"Ledger chain: {verification.message}.", icon=":material/verified:")
 else:
@@ -127,7 +145,7 @@ def _act(do, done: str) -> None:
     try:
         rid = do()
     except DpsurvError as exc:
-        st.error(str(exc))
+        st.error(markdown_literal(exc))
         return
     st.session_state["ledger_flash"] = f"{done} (record {rid})."
     st.rerun()
@@ -150,10 +168,14 @@ def _allowance(allowed: bool, allowed_text: str, title: str, explain: str, keys:
                 _act(lambda: do(why), done)
 
 
-if led.cap is None:
+if not me.may(CHANGE_CAP):
+    st.caption(f"Cap: {'none set' if led.cap is None else f'epsilon {led.cap:g}'}. Only the data set's custodian sets, "
+               f"raises or lowers it, or allows other kinds of release; you are signed in as "
+               f"{markdown_literal(me.name)} ({me.role}).")
+elif led.cap is None:
     st.info("No cap is set for this data set: its releases are recorded but not limited. Setting a cap is a recorded "
             "act; afterwards it can be lowered at any time, and raised only with a reason (another recorded act). "
-            f"From the command line: `{session.cli_budget_command('set', '--cap C')}`.")
+            f"From the command line: {markdown_code(session.cli_budget_command('set', '--cap C'))}.")
     c1, c2 = st.columns([1, 2])
     new_cap = c1.number_input("Cap (total epsilon for this data set)", min_value=0.01, max_value=1000.0, value=5.0,
                               step=0.5, key="cap_set_value")
@@ -218,12 +240,13 @@ if cap_records:
 # ---------------------------------------------------------------------------------------------- releases
 st.subheader("Releases")
 entries = {r.id: entry_from_body(r.body, r.id, r.time) for r in release_records}
+entries_by = {r.id: str(r.body.get("by") or "—") for r in release_records}  # who made it (records since sign-in)
 if not release_records:
     st.info("No release of this data set yet. Previews on the analysis pages cost nothing and are never recorded; a "
             "click on a button whose label begins with 'Release' records one here.")
 else:
     rows = [{"id": rid, "time (UTC)": e.time.replace("T", " ")[:19], "mechanism": e.mechanism, "analysis": e.analysis,
-             "data": e.dataset, "ε": "none (no formal guarantee)" if e.cost.epsilon is None else f"{e.cost.epsilon:.4g}", "δ": f"{e.cost.delta:.3g}",
+             "data": e.dataset, "by": entries_by.get(rid, "—"), "ε": "none (no formal guarantee)" if e.cost.epsilon is None else f"{e.cost.epsilon:.4g}", "δ": f"{e.cost.delta:.3g}",
              "guarantee": as_run(e.cost, e.disclosures)["guarantee"], "protects": as_run(e.cost, e.disclosures)["protects"],
              "neighbouring": e.cost.neighbouring,
              "not DP": "; ".join(d["message"] for d in e.disclosures if not d.get("dp", True)) or "—",
@@ -261,7 +284,8 @@ else:
 st.session_state[seen_key] = ids
 chosen = [r for r in release_records if r.id in set(chosen_ids)]
 audit_items = releases.audits()
-cohort, _ = session.validated()  # read here: the download's callable runs outside the page's session
+# read here (the download's callable runs outside the page's session); a reviewer's page loads no data
+cohort = session.validated()[0] if me.may(SEE_DATA) else None
 chain = {"ok": verification.ok, "records": verification.records, "head": store.head(), "message": verification.message}
 st.caption(f"The reports and exports hold {len(chosen)} of {len(release_records)} release(s), built from the numbers "
            "each published; their ledger table lists the chosen releases and the totals of the whole data set.")
@@ -308,13 +332,14 @@ with c1:
                        file_name=f"dpsurv-{name}-released.json", mime="application/json", key="dl_json",
                        on_click="ignore", disabled=not chosen)
 with c2:
-    st.markdown("**Review report** (CONFIDENTIAL: includes non-private comparisons and audits)")
-    st.download_button("Download review report (HTML)", _review_html, on_click="ignore", key="dl_review",
-                       file_name=f"dpsurv-review-{name}{CONFIDENTIAL_SUFFIX}.html", mime="text/html")
-    st.download_button("Download review report (PDF)", lambda: html_to_pdf(_review_html()), on_click="ignore",
-                       key="dl_review_pdf", file_name=f"dpsurv-review-{name}{CONFIDENTIAL_SUFFIX}.pdf", mime="application/pdf",
-                       disabled=pdf_missing is not None, help=PDF_HELP)
-    st.caption(f"{len(chosen)} release(s) and {len(audit_items)} audit(s) of this session will be included.")
+    if me.may(SEE_DATA):  # the review refits the non-private analyses: not for a reviewer, who sees no data
+        st.markdown("**Review report** (CONFIDENTIAL: includes non-private comparisons and audits)")
+        st.download_button("Download review report (HTML)", _review_html, on_click="ignore", key="dl_review",
+                           file_name=f"dpsurv-review-{name}{CONFIDENTIAL_SUFFIX}.html", mime="text/html")
+        st.download_button("Download review report (PDF)", lambda: html_to_pdf(_review_html()), on_click="ignore",
+                           key="dl_review_pdf", file_name=f"dpsurv-review-{name}{CONFIDENTIAL_SUFFIX}.pdf",
+                           mime="application/pdf", disabled=pdf_missing is not None, help=PDF_HELP)
+        st.caption(f"{len(chosen)} release(s) and {len(audit_items)} audit(s) of this session will be included.")
     st.download_button("Ledger accounts (JSON)", _accounts, file_name=f"dpsurv-{name}-ledger.json",
                        mime="application/json", key="dl_ledger", on_click="ignore",
                        help="Every record of this data set (caps included) with its hash, for an auditor: the "

@@ -58,16 +58,18 @@ def artifacts() -> Path:
 
 
 @contextmanager
-def launch_app(ledger: Path) -> Iterator[str]:
-    """Start the real app headless on a free localhost port with ``DPSURV_LEDGER=ledger``; yields its URL."""
-    port = _free_port()
+def launch_app(ledger: Path, extra_args: tuple[str, ...] = (), env: dict[str, str] | None = None,
+               port: int | None = None) -> Iterator[str]:
+    """Start the real app headless on a free localhost port with ``DPSURV_LEDGER=ledger`` (``extra_args`` to
+    ``streamlit run``, ``env`` added to the environment); yields its URL."""
+    port = port or _free_port()
     log = ledger.parent / f"app-{port}.log"  # a file, not a pipe: a long run's log never fills a buffer and blocks
     err = log.open("wb")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err, env={**os.environ, "DPSURV_LEDGER": str(ledger)},
+         "--server.fileWatcherType", "none", *extra_args],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err, env={**os.environ, "DPSURV_LEDGER": str(ledger), **(env or {})},
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60

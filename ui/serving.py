@@ -10,6 +10,7 @@ so the app refuses to start there unless Streamlit's OpenID Connect sign-in (an 
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Mapping
 
 SIGN_IN_DOC = "docs/deployment.md"
 
@@ -50,7 +51,19 @@ def sign_in_configured(secrets: object) -> bool:
         return False
     if "server_metadata_url" in keys and "client_id" in keys:
         return True
-    return any(isinstance(auth.get(k), dict) and "server_metadata_url" in auth.get(k) for k in keys)
+    return any(isinstance(auth.get(k), Mapping) and "server_metadata_url" in auth.get(k) for k in keys)
+
+
+def provider_args(secrets: object) -> tuple[str, ...]:
+    """``st.login``'s arguments: () for one provider configured in ``[auth]`` itself, (name,) for the first named
+    provider (``[auth.NAME]``)."""
+    try:
+        auth = secrets["auth"]  # type: ignore[index]
+        if "server_metadata_url" in auth:
+            return ()
+        return next(((str(k),) for k in auth.keys() if isinstance(auth.get(k), Mapping)), ())
+    except Exception:  # noqa: BLE001 (no secrets: no provider)
+        return ()
 
 
 def _secrets_file_has_sign_in(path: str = ".streamlit/secrets.toml") -> bool:

@@ -20,6 +20,7 @@ from dpsurv_core.data.public import PublicParameters, TimeGrid
 from dpsurv_core.privacy.fingerprint import fingerprint
 from dpsurv_core.privacy.ledger import Ledger, LedgerStore
 from dpsurv_core.privacy.noise import preview_seed_for
+from dpsurv_core.privacy.roles import Actor, load_roles, local_actor
 from dpsurv_core.report.text import markdown_literal
 
 DEFAULT_DATASET = "lung"
@@ -160,14 +161,51 @@ def analysis_inputs() -> tuple[Cohort, DataChoice, PublicParameters]:
     try:
         public = public_parameters(cohort)
     except DpsurvError as exc:
-        st.error(f"{exc} Fix the public parameters on the Data page.")
+        st.error(f"{markdown_literal(exc)} Fix the public parameters on the Data page.")
         st.stop()
     return cohort, data_choice(), public
 
 
 def store() -> LedgerStore:
-    """The persistent ledger database shared with the command line (``$DPSURV_LEDGER`` or the default path)."""
-    return LedgerStore()
+    """The persistent ledger database shared with the command line (``$DPSURV_LEDGER`` or the default path), acting
+    as this session's person (:func:`actor`): the store refuses acts their role does not allow."""
+    return LedgerStore(actor=actor())
+
+
+def sign_in_required() -> bool:
+    """Whether this app is served with OpenID Connect sign-in (an ``[auth]`` section in its secrets)."""
+    from ui.serving import sign_in_configured
+
+    return sign_in_configured(st.secrets)
+
+
+def signed_in_names() -> tuple[str, list[str], list[str]]:
+    """(shown name, names the roles file may use, groups) of the signed-in user, from the provider's claims."""
+    user = st.user
+    names = [str(v) for v in (user.get("email"), user.get("preferred_username"), user.get("sub")) if v]
+    groups = user.get("groups") or []
+    groups = [str(g) for g in (groups if isinstance(groups, list) else [groups])]
+    return (names[0] if names else "unknown user"), names, groups
+
+
+def actor() -> Actor:
+    """The person acting in this session: on this machine without sign-in, the data holder with every role; in a
+    served app, the signed-in user with the role the roles file gives them (none: :data:`NO_ROLE`)."""
+    if not sign_in_required():
+        return local_actor()
+    if not st.user.is_logged_in:
+        return Actor("not signed in", NO_ROLE, False)
+    shown, names, groups = signed_in_names()
+    role = load_roles().role_of(names, groups)
+    return Actor(shown, role or NO_ROLE, True)
+
+
+NO_ROLE = "none"
+
+
+def may(act: str) -> bool:
+    """Whether this session's person may perform ``act`` (:mod:`dpsurv_core.privacy.roles`)."""
+    return actor().may(act)
 
 
 def cli_data(choice: DataChoice | None = None) -> str:
