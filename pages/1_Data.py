@@ -16,7 +16,7 @@ from dpsurv_core.data.summary import TIME_UNITS, cohort_summary, event_type_coun
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.limits import check_upload
 from dpsurv_core.report.text import markdown_literal, markdown_literal_frame
-from ui import session
+from ui import capacity, session
 from ui.cache import by_data
 from ui.data_view import (
     budget_caption,
@@ -226,8 +226,9 @@ else:
                 pending = {"token": token, "name": up.name, "error": str(exc), "sheets": [], "warnings": []}
                 st.session_state["upload_pending"] = pending
             else:
-                data = up.getvalue()
-                res = read_upload(data, up.name)
+                with capacity.heavy_or_stop():  # a slot of the server's work, shared by every session
+                    data = up.getvalue()
+                    res = read_upload(data, up.name)
                 pending = {"token": token, "name": up.name, "error": res.error, "sheets": res.sheets,
                            "warnings": res.warnings}
                 if res.sheets:
@@ -250,7 +251,8 @@ else:
                 else:
                     sheet_token = f"{token}-{sheet}"
                     if st.session_state.get("upload_token") != sheet_token:
-                        res = read_upload(pending["bytes"], up.name, sheet=sheet)
+                        with capacity.heavy_or_stop():
+                            res = read_upload(pending["bytes"], up.name, sheet=sheet)
                         if res.frame is not None:
                             _new_upload(f"{up.name} [{sheet}]", res.frame, sheet_token)
                         else:

@@ -27,8 +27,8 @@ from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import APPROXIMATE_MCMC, GROUP_LABEL, charged_sentence
 from dpsurv_core.report.text import markdown_code, markdown_literal
+from ui import capacity, releases, session
 from ui import curves_view as cv
-from ui import releases, session
 from ui.downloads import show_figure, show_table
 from ui.gate import guard
 from ui.glossary import explainer, terms
@@ -131,8 +131,9 @@ with tab_board:  # runs first: the audit tab below may stop the script
         try:
             if len(boards) > 4:
                 boards.clear()
-            boards[board_key] = compare(cohort, public, board_eps, trials=board_runs,
-                                        progress=lambda f, text: bar.progress(f, text=text))
+            with capacity.heavy():  # a slot of the server's work; busy: one sentence (a DpsurvError), nothing run
+                boards[board_key] = compare(cohort, public, board_eps, trials=board_runs,
+                                            progress=lambda f, text: bar.progress(f, text=text))
         except DpsurvError as exc:
             st.error(markdown_literal(exc))
         finally:
@@ -290,7 +291,8 @@ with tab_audit:
         st.stop()
 
     try:
-        result = run_audit()
+        with capacity.heavy():  # a slot of the server's work; busy: one sentence (a DpsurvError), nothing run
+            result = run_audit()
     except DpsurvError as exc:
         st.error(markdown_literal(exc))
         st.stop()

@@ -18,8 +18,8 @@ from dpsurv_core.privacy.ledger import GROUP_LABEL, SUBJECT
 from dpsurv_core.report.files import safe_csv
 from dpsurv_core.report.text import markdown_literal
 from dpsurv_core.weibull.model import GAMMA, OMEGA, RUNGS
+from ui import capacity, session
 from ui import curves_view as cv
-from ui import session
 from ui import tradeoff_view as tv
 from ui.cache import session_cache
 from ui.downloads import show_figure, show_table
@@ -220,11 +220,12 @@ bar = st.progress(0.0, text="Simulating ...")
 t0 = time.perf_counter()
 rows: list[dict] = []
 try:
-    ctx = context()
-    for i, (m, e) in enumerate(cells):
-        bar.progress(i / len(cells), text=f"Simulating {tv.mechanism_label(m, analysis)} at epsilon {e:.3g} "
-                                          f"({i + 1} of {len(cells)} points)")
-        rows += cell(m, e, releases_per_point(m))
+    with capacity.heavy():  # a slot of the server's work; busy: one sentence (a DpsurvError), nothing run
+        ctx = context()
+        for i, (m, e) in enumerate(cells):
+            bar.progress(i / len(cells), text=f"Simulating {tv.mechanism_label(m, analysis)} at epsilon {e:.3g} "
+                                              f"({i + 1} of {len(cells)} points)")
+            rows += cell(m, e, releases_per_point(m))
 except DpsurvError as exc:
     bar.empty()
     st.error(markdown_literal(exc))

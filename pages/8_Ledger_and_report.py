@@ -26,7 +26,7 @@ from dpsurv_core.report.figures import ledger_figure
 from dpsurv_core.report.html import export_bundle, ledger_report
 from dpsurv_core.report.pdf import html_to_pdf, pdf_problem
 from dpsurv_core.report.text import markdown_code, markdown_literal, markdown_literal_frame
-from ui import releases, session
+from ui import capacity, releases, session
 from ui.downloads import CONFIDENTIAL_SUFFIX, show_figure, table_download
 from ui.gate import guard
 from ui.glossary import explainer, terms
@@ -315,15 +315,17 @@ def _accounts() -> str:
 
 # reports (several MB with plotly.js inlined; the review refits the non-private analyses; a PDF starts a browser)
 # and exports (each record's numbers and figure) are built only when their button is clicked, not on every rerun
+# (the reports under a slot of the server's work, ui.capacity: busy, the HTML says so in one sentence)
 pdf_missing = pdf_problem()
 PDF_HELP = "The same report printed to A4 by the server's Chromium browser (takes a few seconds)."
 c1, c2 = st.columns(2)
 with c1:
     st.markdown("**Release report** (private outputs only)")
-    st.download_button("Download release report (HTML)", _release_html, on_click="ignore", key="dl_release",
+    st.download_button("Download release report (HTML)", capacity.deferred(_release_html, capacity.busy_html),
+                       on_click="ignore", key="dl_release",
                        file_name=f"dpsurv-release-{name}.html", mime="text/html")
-    st.download_button("Download release report (PDF)", lambda: html_to_pdf(_release_html()), on_click="ignore",
-                       key="dl_release_pdf", file_name=f"dpsurv-release-{name}.pdf", mime="application/pdf",
+    st.download_button("Download release report (PDF)", capacity.deferred(lambda: html_to_pdf(_release_html())),
+                       on_click="ignore", key="dl_release_pdf", file_name=f"dpsurv-release-{name}.pdf", mime="application/pdf",
                        disabled=pdf_missing is not None, help=PDF_HELP)
     st.download_button("Released numbers (CSV)", lambda: export_bundle(chosen, led, name, ds_key, chain)[0],
                        file_name=f"dpsurv-{name}-released.csv", mime="text/csv", key="dl_csv", on_click="ignore",
@@ -334,10 +336,11 @@ with c1:
 with c2:
     if me.may(SEE_DATA):  # the review refits the non-private analyses: not for a reviewer, who sees no data
         st.markdown("**Review report** (CONFIDENTIAL: includes non-private comparisons and audits)")
-        st.download_button("Download review report (HTML)", _review_html, on_click="ignore", key="dl_review",
+        st.download_button("Download review report (HTML)", capacity.deferred(_review_html, capacity.busy_html),
+                           on_click="ignore", key="dl_review",
                            file_name=f"dpsurv-review-{name}{CONFIDENTIAL_SUFFIX}.html", mime="text/html")
-        st.download_button("Download review report (PDF)", lambda: html_to_pdf(_review_html()), on_click="ignore",
-                           key="dl_review_pdf", file_name=f"dpsurv-review-{name}{CONFIDENTIAL_SUFFIX}.pdf",
+        st.download_button("Download review report (PDF)", capacity.deferred(lambda: html_to_pdf(_review_html())),
+                           on_click="ignore", key="dl_review_pdf", file_name=f"dpsurv-review-{name}{CONFIDENTIAL_SUFFIX}.pdf",
                            mime="application/pdf", disabled=pdf_missing is not None, help=PDF_HELP)
         st.caption(f"{len(chosen)} release(s) and {len(audit_items)} audit(s) of this session will be included.")
     st.download_button("Ledger accounts (JSON)", _accounts, file_name=f"dpsurv-{name}-ledger.json",

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -59,9 +59,10 @@ def artifacts() -> Path:
 
 @contextmanager
 def launch_app(ledger: Path, extra_args: tuple[str, ...] = (), env: dict[str, str] | None = None,
-               port: int | None = None) -> Iterator[str]:
+               port: int | None = None, preexec_fn: Callable[[], object] | None = None) -> Iterator[str]:
     """Start the real app headless on a free localhost port with ``DPSURV_LEDGER=ledger`` (``extra_args`` to
-    ``streamlit run``, ``env`` added to the environment); yields its URL."""
+    ``streamlit run``, ``env`` added to the environment, ``preexec_fn`` run in the server's process before it starts,
+    e.g. to set an address-space limit); yields its URL."""
     port = port or _free_port()
     log = ledger.parent / f"app-{port}.log"  # a file, not a pipe: a long run's log never fills a buffer and blocks
     err = log.open("wb")
@@ -70,6 +71,7 @@ def launch_app(ledger: Path, extra_args: tuple[str, ...] = (), env: dict[str, st
          "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
          "--server.fileWatcherType", "none", *extra_args],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err, env={**os.environ, "DPSURV_LEDGER": str(ledger), **(env or {})},
+        preexec_fn=preexec_fn,
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60

@@ -30,7 +30,7 @@ from dpsurv_core.privacy.release import preview as run_preview
 from dpsurv_core.publication import UndeclaredValueError, undeclared
 from dpsurv_core.publication.declared import Undeclared
 from dpsurv_core.report.text import markdown_literal
-from ui import session
+from ui import capacity, session
 
 
 def preview_key(plan: Plan) -> dict[str, Any]:
@@ -48,8 +48,10 @@ def preview_seed(plan: Plan) -> int:
 
 
 def preview(plan: Plan, trials: int = 1) -> Any:
-    """The plan computed with this session's preview seed for it (no charge)."""
-    return run_preview(plan, preview_seed(plan), trials)
+    """The plan computed with this session's preview seed for it (no charge), under a slot of the server's work
+    (:mod:`ui.capacity`: when none comes free, one sentence and the script stops)."""
+    with capacity.heavy_or_stop():
+        return run_preview(plan, preview_seed(plan), trials)
 
 
 def preview_caption(plan: Plan) -> None:
@@ -135,7 +137,8 @@ def release_button(plan: Plan, key: str, label: str = "Release") -> Released | N
     off, with one sentence naming them, until each is declared on the Data page or ticked; ticked ones are the plan's
     ``accept`` (the record says not DP as run). Returns the release made by this page for exactly this plan (kept in
     the session so that reruns keep showing it), or None. A refusal (a value read off the data, past the cap, a broken
-    ledger) and any other problem are shown as one sentence; nothing is drawn or charged then."""
+    ledger, a server busy with other sessions' work: :mod:`ui.capacity`) and any other problem are shown as one
+    sentence; nothing is drawn or charged then."""
     assert label.startswith("Release")
     made: dict[str, Released] = st.session_state.setdefault("released_by_page", {})
     pk = plan_key(plan, key)
@@ -160,9 +163,13 @@ def release_button(plan: Plan, key: str, label: str = "Release") -> Released | N
                       "go into the report." + (" The numbers shown now are the earlier release's; they stay in the "
                                                "ledger and its reports." if again else "")):
         try:
-            with st.spinner("Releasing: checking the budget, drawing fresh noise, recording the charge..."):
+            with capacity.heavy(), st.spinner("Releasing: checking the budget, drawing fresh noise, recording the "
+                                                  "charge..."):
                 made[pk] = release(replace(plan, accept=accept, command=_with_accept(plan.command, accept)),
                                    session.store())
+        except capacity.ServerBusy:  # no slot came free: release() never ran, so nothing drawn or charged
+            st.error(capacity.BUSY, icon=":material/hourglass_top:")
+            return None
         except UndeclaredValueError as exc:  # declared on no page and not ticked: nothing drawn, nothing charged
             st.error(markdown_literal(refused_sentence(exc.values)))
             return None
