@@ -112,8 +112,10 @@ def add_data_options(p: argparse.ArgumentParser, group: bool = True, covariates:
         g.add_argument("--covariates", metavar="A,B", help="comma-separated covariate columns")
     g.add_argument("--categories", action="append", default=[], metavar="COL:A,B",
                    help="declared categories of a column (the --group column, or a categorical covariate), from the "
-                        "study design: rows in other categories are left out; without it the categories are read off "
-                        "the data (a bundled data set's documented codes count as declared)")
+                        "study design, matched by text or number (1.0 names the code 1): rows in other categories are "
+                        "left out, and a category no row holds is noted in the confidential block only; without it "
+                        "the categories are read off the data (a bundled data set's documented codes count as "
+                        "declared)")
 
 
 def add_release_options(p: argparse.ArgumentParser, mechanisms: list[str], default: str | None = None,
@@ -181,7 +183,8 @@ def cohort_from_args(args: argparse.Namespace, competing: bool = False) -> Cohor
     engine = choose_engine(getattr(args, "engine", None), source)
     if bundled:
         d = datasets.info(args.data)
-        over = dict(time=args.time, event=args.event, id=args.id, max_rows_per_subject=args.max_rows_per_subject)
+        over = dict(time=args.time, event=args.event, id=args.id, max_rows_per_subject=args.max_rows_per_subject,
+                    group_categories=declared_categories(args, group))
         if args.event and args.event != d.event:
             over.update(event_codes=(), censor_codes=())
         if args.event_codes:
@@ -205,7 +208,8 @@ def cohort_from_args(args: argparse.Namespace, competing: bool = False) -> Cohor
         raise DataError("A data file needs --time and --event naming its time and event columns.")
     mapping = ColumnMap(time=args.time, event=args.event, group=group, id=args.id, covariates=covs,
                         event_codes=split_list(args.event_codes), censor_codes=split_list(args.censor_codes),
-                        max_rows_per_subject=args.max_rows_per_subject or 1)
+                        max_rows_per_subject=args.max_rows_per_subject or 1,
+                        group_categories=declared_categories(args, group) or ())
     if source is not None:
         check_exists(source)
     if source is not None and (engine != "pandas" or source.kind == "duckdb"):

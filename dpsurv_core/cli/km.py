@@ -73,12 +73,14 @@ from dpsurv_core.curves.result import (
     NonPrivate,
     context,
     event_times_grid,
+    groups_of,
     risk_counts,
     with_follow_up_end,
 )
 from dpsurv_core.curves.summary import at_risk_at, at_risk_exact, parse_times, risk_table, table_times
 from dpsurv_core.curves.time_indexed import parse_shares, parse_sizes
 from dpsurv_core.data import datasets, grouping
+from dpsurv_core.data.categories import unmatched, unmatched_warning
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.labels import ValueLabels, code_key
 from dpsurv_core.data.public import Disclosure, PublicParameters
@@ -220,6 +222,11 @@ def load(args: argparse.Namespace, competing: bool = False) -> tuple[Cohort, Pub
         public = replace(public, grid=event_times_grid(cohort, competing=True))
     if split is not None:
         public = replace(public, group_categories=cats, categories_from_data=False)
+    elif public.group_categories and not public.categories_from_data:
+        # a declared category no row holds: said to the data holder (confidential), never in the record
+        note = unmatched_warning(args.group, unmatched(public.group_categories, cohort.groups), cohort.groups)
+        if note:
+            args._data_warnings = [*getattr(args, "_data_warnings", []), note]
     return cohort, public, extra
 
 
@@ -275,10 +282,12 @@ def reading_options(args: argparse.Namespace, rel: CurveResult, cohort: Cohort, 
 def plan(args: argparse.Namespace, competing: bool = False, analysis: str = "survival curves", min_groups: int = 1,
          tests: dict[str, Any] | None = None) -> tuple[Plan, Cohort, PublicParameters, list[Disclosure]]:
     """The release plan of --mechanism on --data: the catalogue builds the mechanism, which knows its cost. A cohort
-    with fewer than ``min_groups`` groups is refused here, before anything is released. ``tests`` (the log-rank
-    options, ``{"null_draws": B}``): the record is a log-rank release, whose reader adds the calibrated tests."""
+    with fewer than ``min_groups`` groups is refused here, before anything is released: the declared categories are
+    counted when there are some (a refusal decided by the groups that occur would itself depend on the data), else
+    the groups read off the data. ``tests`` (the log-rank options, ``{"null_draws": B}``): the record is a log-rank
+    release, whose reader adds the calibrated tests."""
     cohort, public, extra = load(args, competing)
-    if min_groups > 1 and len(cohort.groups) < min_groups:
+    if min_groups > 1 and len(groups_of(cohort, public) or ()) < min_groups:
         raise ParameterError(f"A {analysis[:-1] if analysis.endswith('s') else analysis} needs at least {min_groups} "
                              "groups: choose a --group column with two or more values.")
     build = mechanism_build(args, cohort, public)

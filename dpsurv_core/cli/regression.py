@@ -24,7 +24,7 @@ from dpsurv_core.cli.common import (
     split_list,
 )
 from dpsurv_core.cli.km import add_labels_option, value_labels
-from dpsurv_core.data.labels import Categories, encode_categories
+from dpsurv_core.data.labels import encode_categories
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.limits import MAX_INTERVALS
 from dpsurv_core.privacy import catalogue
@@ -136,13 +136,16 @@ def run(args: argparse.Namespace) -> dict:
     if declared and not specs:
         raise ParameterError(f"--categories names {next(iter(declared))!r}, but no covariate is categorical: add it to "
                              "--categorical (and --covariates) or remove --categories.")
-    found = encode_categories(cohort.covariates, specs, labels) if specs else Categories(cohort.covariates)
+    # a declared column's codes and reference are checked against the declaration, never against the codes that occur
+    found = encode_categories(cohort.covariates, {c: r for c, r in specs.items() if c not in declared}, labels)
     levels = declared_levels(cohort.covariates, found, labels, declared, specs, extend_to_labels=noisy)
     cats = levels.categories
     if specs:
         cohort = dataclasses.replace(cohort, covariates=cats.frame)
     pp = person_period(cohort, covariates, horizon=args.horizon, intervals=args.intervals, knots=args.knots,
-                       ranges=_ranges(args.range), levels=cats.levels, n_public=args.n_public)
+                       ranges=_ranges(args.range), levels=cats.levels, n_public=args.n_public, strict=not noisy)
+    # what the data hold against the declared design: for the data holder's eyes only (the confidential block)
+    args._data_warnings = [*getattr(args, "_data_warnings", []), *levels.warnings]
     if cats.disclosures:
         pp.disclosures = [*cats.disclosures, *pp.disclosures]
     exact = {"n": pp.n, "rows": int(pp.y.size), "dropped_incomplete": pp.dropped}

@@ -126,10 +126,11 @@ def build(args: argparse.Namespace) -> WeibullRun:
     public = public_from_args(args, cohort)
     entry = catalogue.get(catalogue.WEIBULL, args.mechanism)
     check(not entry.private or args.epsilon > 0, "--epsilon must be positive.")
-    mech = entry.build(args.epsilon, horizon=public.horizon, omega=args.omega, gamma=args.gamma, rungs=args.rungs,
-                       rows_per_subject=cohort.rows_per_subject, blocks=args.blocks, block_size=args.block_size)
-    sample = mech.prepare(cohort)
     n_declared = declared_n(args)
+    mech = entry.build(args.epsilon, horizon=public.horizon, omega=args.omega, gamma=args.gamma, rungs=args.rungs,
+                       rows_per_subject=cohort.rows_per_subject, blocks=args.blocks, block_size=args.block_size,
+                       n_public=n_declared)
+    sample = mech.prepare(cohort)
     n = cohort.n_subjects if n_declared is None else n_declared
     share = censoring_share(sample) if args.censoring is None else check_share(args.censoring)
     noisy = entry.private and mech.cost.private  # intervals simulated from n and the share (none without noise)
@@ -139,6 +140,12 @@ def build(args: argparse.Namespace) -> WeibullRun:
     if noisy and args.censoring is None:
         extra.append(censoring_disclosure(share))
     disclosures = [*public.disclosures(("horizon",)), *mech.disclosures(sample), *extra]
+    blocks = mech.n_blocks(sample) if hasattr(mech, "n_blocks") else 0
+    if n_declared is not None and blocks > sample.n // 2:  # checked against the declared n: the holder alone is told
+        args._data_warnings = [*getattr(args, "_data_warnings", []),
+                               f"{blocks} blocks for the {sample.n} records read leave fewer than two records in some "
+                               f"blocks (their fits sit at the bound gamma): the declared number of subjects "
+                               f"({n_declared}) allows them, but check it against the study."]
     run_ = WeibullRun(entry, mech, cohort, sample, public, n, share, n_declared is None, args.censoring is None,
                       disclosures)
     run_.plan = Plan(entry, mech, cohort.name, dataset_fingerprint(args) if needs_fingerprint(args, entry) else "",

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from dpsurv_core.data.categories import row_index
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import TimeGrid
 from dpsurv_core.errors import ParameterError
@@ -102,11 +103,7 @@ def _group_index(cohort: Cohort, groups: tuple[str, ...] | None) -> tuple[np.nda
         if groups is not None and cohort.group is None:
             raise ParameterError("Group categories were given but the data has no group column: map one on the Data page or pass --group.")
         return np.zeros(cohort.n, dtype=np.int64), ("all",)
-    lookup = {g: i for i, g in enumerate(groups)}
-    idx = np.array([lookup.get(g, -1) for g in np.unique(cohort.group)], dtype=np.int64)
-    uniq, inv = np.unique(cohort.group, return_inverse=True)
-    gi = idx[inv]
-    return gi, tuple(groups)
+    return row_index(cohort.group, groups), tuple(groups)  # 1.0 declared names the code 1
 
 
 def bin_index(edges: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -17,6 +17,7 @@ import numpy as np
 from dpsurv_core.curves.counts import BinnedCounts, count
 from dpsurv_core.curves.kaplan_meier import SurvivalCurves, estimate
 from dpsurv_core.curves.summary import at_risk_at
+from dpsurv_core.data.categories import row_index
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import Disclosure, PublicParameters, TimeGrid
 from dpsurv_core.privacy.ledger import PrivacyCost
@@ -216,7 +217,8 @@ def _rows_in_memory(cohort: Any) -> bool:
 def _last_time(cohort: Cohort, group: str, public: PublicParameters) -> float:
     """The last time under observation (event or censoring) in ``group`` ("all": the whole cohort), no later than the
     curves' end (the public horizon, or the grid's last point): follow-up ends there. NaN if the group is empty."""
-    times = cohort.time if cohort.group is None or group == "all" else cohort.time[cohort.group.astype(str) == group]
+    times = (cohort.time if cohort.group is None or group == "all"
+             else cohort.time[row_index(cohort.group, (group,)) == 0])
     if not times.size:
         return float("nan")
     end = float(public.grid.points[-1]) if public.grid.kind != "event-times" else float(public.horizon)

@@ -33,6 +33,7 @@ from dpsurv_core.curves.counts import BinnedCounts, post_process
 from dpsurv_core.curves.kaplan_meier import actuarial_share, estimate
 from dpsurv_core.curves.memory import check_release
 from dpsurv_core.curves.result import CURVE_PARAMETERS, CurveResult, drawn, groups_of
+from dpsurv_core.data.categories import row_index
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import Disclosure, PublicParameters, TimeGrid
 from dpsurv_core.errors import ParameterError
@@ -114,8 +115,7 @@ def counts_from_labels(labels: np.ndarray, ev_cell: np.ndarray, ce_cell: np.ndar
 
 def subject_labels(cohort: Cohort, groups: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
     """(label index per subject, subject index per row); -1 for labels outside the categories."""
-    lookup = {g: i for i, g in enumerate(groups)}
-    row_label = np.array([lookup.get(g, -1) for g in cohort.group], dtype=np.int64)
+    row_label = row_index(cohort.group, groups)  # a declared 1.0 names the code 1
     if cohort.subject is None:
         return row_label, np.arange(cohort.n)
     _, row_subject = np.unique(cohort.subject, return_inverse=True)

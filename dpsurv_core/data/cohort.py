@@ -36,6 +36,8 @@ class ColumnMap:
     type_censor_codes: tuple = (0, "0", "censored")
     event_type_names: tuple[tuple[str, str], ...] = ()  # (code, readable name) pairs
     max_rows_per_subject: int = 1
+    # the declared (public) categories of the group column: the group checks count these, not the labels that occur
+    group_categories: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -173,6 +175,22 @@ def mapping_problems(mapping: ColumnMap, cols: list[str]) -> list[Problem]:
     return problems
 
 
+MAX_GROUPS = 20
+
+
+def too_many_groups(mapping: ColumnMap, found: int) -> Problem | None:
+    """More groups than :data:`MAX_GROUPS`: the declared categories when there are some (rows in other categories
+    are left out, so how many labels occur decides nothing), else the ``found`` distinct labels."""
+    declared = len(mapping.group_categories)
+    if declared > MAX_GROUPS:
+        return Problem(mapping.group, f"{declared} categories of {mapping.group!r} were declared: at most {MAX_GROUPS} "
+                                      "groups can be compared; declare fewer or merge categories.", "error")
+    if not declared and found > MAX_GROUPS:
+        return Problem(mapping.group, f"Column {mapping.group!r} has {found} distinct values: it looks continuous; "
+                                      "choose a categorical column for groups.", "error")
+    return None
+
+
 NO_GROUP = ("Column {column!r} is empty in every row, so there is no group to compare: choose the column that holds "
              "the groups, or no group column.")
 
@@ -260,9 +278,9 @@ def validate(df: pd.DataFrame, mapping: ColumnMap) -> tuple[Cohort | None, list[
             problems.append(Problem(mapping.group, f"Group(s) {desc} in {mapping.group!r} have fewer than {MIN_GROUP_SIZE} "
                                                    "subjects: private estimates for them will be mostly noise; merge small "
                                                    "groups or choose another column.", "warning"))
-        if labels.size > 20:
-            problems.append(Problem(mapping.group, f"Column {mapping.group!r} has {labels.size} distinct values: it looks "
-                                                   "continuous; choose a categorical column for groups.", "error"))
+        problem = too_many_groups(mapping, labels.size)
+        if problem is not None:
+            problems.append(problem)
 
     event_type, type_labels = None, ()
     if mapping.event_type is not None and event is not None:

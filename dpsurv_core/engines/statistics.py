@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpsurv_core.curves.counts import BinnedCounts
+from dpsurv_core.data.categories import lookup
 from dpsurv_core.data.cohort import (
     FALSE_WORDS,
     MIN_GROUP_SIZE,
@@ -33,6 +34,7 @@ from dpsurv_core.data.cohort import (
     Problem,
     _natural_key,
     mapping_problems,
+    too_many_groups,
 )
 from dpsurv_core.data.public import MAX_BINS, TimeGrid
 from dpsurv_core.engines.base import RELATION, Engine
@@ -263,9 +265,9 @@ class Statistics:
                 problems.append(Problem(m.group, f"Group(s) {desc} in {m.group!r} have fewer than {MIN_GROUP_SIZE} "
                                                  "subjects: private estimates for them will be mostly noise; merge small "
                                                  "groups or choose another column.", "warning"))
-            if n_labels > 20:
-                problems.append(Problem(m.group, f"Column {m.group!r} has {n_labels} distinct values: it looks "
-                                                 "continuous; choose a categorical column for groups.", "error"))
+            problem = too_many_groups(m, n_labels)
+            if problem is not None:
+                problems.append(problem)
             labels = tuple(sorted((str(r[0]) for r in found), key=_natural_key))
 
         k_expr, type_labels = None, ()
@@ -333,7 +335,10 @@ def binned_counts(engine: Engine, s: Summary, grid: TimeGrid, groups: tuple[str,
     k_count = len(types)
     ev = is_event(s, competing)
     g = "'all'" if labels == ("all",) else s.group
-    where = "" if labels == ("all",) else f" WHERE {g} IN ({', '.join(engine.string(x) for x in labels)})"
+    # each label the data hold -> the declared category it names (the same text, else the same number: 1.0 names 1)
+    index = {"all": 0} if labels == ("all",) else lookup(labels, s.groups)
+    held = ", ".join(engine.string(x) for x in index)
+    where = "" if labels == ("all",) else f" WHERE {g} IN ({held})" if held else " WHERE 1 = 0"
     k = s.event_type if competing else "1"
     sql = (f"SELECT g, e, k, b, SUM(_c) AS c FROM (SELECT {g} AS g, {ev} AS e, {k} AS k, _c, CASE WHEN {ev} = 1 THEN "
            f"GREATEST({count_edges(s.time, edges, True)}, 1) ELSE GREATEST({count_edges(s.time, edges, False)}, 1) "
@@ -341,7 +346,6 @@ def binned_counts(engine: Engine, s: Summary, grid: TimeGrid, groups: tuple[str,
     n = np.zeros(len(labels), np.int64)
     events = np.zeros((len(labels), k_count, j_count), np.int64)
     censored = np.zeros((len(labels), j_count), np.int64)
-    index = {lab: i for i, lab in enumerate(labels)}
     for grp, e, kk, b, c in engine.rows(sql):
         gi = index[str(grp)]
         n[gi] += c

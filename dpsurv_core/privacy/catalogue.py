@@ -355,6 +355,8 @@ def _weibull(entry: Entry, epsilon: float | None, params: dict[str, Any]) -> Mec
     for k in ("omega", "gamma", "rungs", "blocks", "block_size"):
         if k not in kw and params.get(k) is not None:
             kw[k] = params[k]
+    if entry.id == "saa" and params.get("n_public") is not None:  # the declared n bounds the number of blocks
+        kw["n_public"] = params["n_public"]
     # a private entry needs its epsilon like every other (None must not mean "no noise"); the MLE takes none
     return make_mechanism(entry.id, _eps(epsilon) if entry.private else math.inf, params["horizon"],
                           rows_per_subject=params.get("rows_per_subject", 1), **kw)

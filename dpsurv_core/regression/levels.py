@@ -5,7 +5,8 @@ gets no level). For a fit nobody else sees that is right; for a release it is no
 and without that subject the released coefficients would lose a column, so the very shape of the release would tell
 whether that subject is in the data. A private fit therefore takes its levels from a declaration:
 
-* ``--categories COL:A,B`` (the study design's codes): rows in another category are left out;
+* ``--categories COL:A,B`` (the study design's codes, matched as :mod:`dpsurv_core.data.categories` says: the same
+  text, else the same number): rows in another category are left out;
 * else the value labels, when they name every code that occurs (a bundled data set's documented codes, or the
   labels a data holder typed on the Data page or gave as ``--labels``): every labelled code is a level, whether or
   not anyone has it (its indicator is then 0 for everyone and its coefficient noise alone);
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from dpsurv_core.data.categories import lookup, unmatched_warning
 from dpsurv_core.data.labels import Categories, Category, ValueLabels, category_name, code_key, code_keys
 from dpsurv_core.errors import DataError, ParameterError
 
@@ -31,11 +33,12 @@ from dpsurv_core.errors import DataError, ParameterError
 @dataclass(frozen=True)
 class DeclaredLevels:
     """The private fit's categories (:class:`~dpsurv_core.data.labels.Categories`: its frame holds each categorical
-    covariate by category name, a value outside the declared categories missing) and how many rows had such a value
-    (exact: for the data holder's eyes only)."""
+    covariate by category name, a value outside the declared categories missing), how many rows had such a value
+    and a warning per column naming the declared codes no row holds (exact: for the data holder's eyes only)."""
 
     categories: Categories
     left_out: int
+    warnings: tuple[str, ...] = ()
 
 
 def _natural(code: str) -> tuple:
@@ -65,15 +68,19 @@ def declared_levels(frame: pd.DataFrame, cats: Categories, labels: ValueLabels |
     labels = labels or ValueLabels()
     declared = dict(declared or {})
     references = dict(references or {})
-    unknown = [c for c in declared if c not in cats.columns]
+    categorical = list(dict.fromkeys([*references, *cats.columns]))
+    unknown = [c for c in declared if c not in categorical]
     if unknown:
         raise ParameterError(f"--categories names {unknown[0]!r}, which is not among the categorical covariates "
-                             f"({', '.join(cats.columns) or 'none'}): add it to --categorical (and --covariates) or "
+                             f"({', '.join(categorical) or 'none'}): add it to --categorical (and --covariates) or "
                              "remove it from --categories.")
     columns: dict[str, Category] = {}
     out = cats.frame.copy()
     outside = np.zeros(len(out), dtype=bool)
-    for col, cat in cats.columns.items():
+    warnings: list[str] = []
+    # a declared column need not be among those encoded off the data: its codes, reference and names are declared
+    for col in [c for c in categorical if c in cats.columns or c in declared]:
+        cat = cats.columns.get(col)
         if col in declared:
             codes = [k for k in dict.fromkeys(code_key(v) for v in declared[col]) if k]
         elif cat.declared and extend_to_labels:
@@ -93,11 +100,15 @@ def declared_levels(frame: pd.DataFrame, cats: Categories, labels: ValueLabels |
         ref = _reference(col, codes, names, labels, references.get(col))
         order = (ref, *[c for c in codes if c != ref])
         columns[col] = Category(col, order, tuple(names[c] for c in order), True)
-        keys = code_keys(frame[col]).to_numpy()
-        other = (keys != "") & ~np.isin(keys, np.array(codes, dtype=object))
-        outside |= other
-        out[col] = code_keys(frame[col]).map(dict(zip(order, columns[col].names, strict=True))).astype(object)
-    return DeclaredLevels(Categories(out, columns), int(outside.sum()))
+        keys = code_keys(frame[col])
+        held = [k for k in keys.unique() if k != ""]
+        found = lookup(order, held)  # each code the data hold -> the declared code it names
+        outside |= ((keys != "") & ~keys.isin(list(found))).to_numpy()
+        out[col] = keys.map({k: columns[col].names[i] for k, i in found.items()}).astype(object)
+        missing = [c for i, c in enumerate(order) if i not in set(found.values())]
+        if col in declared and missing:  # labelled codes nobody has are levels by design: no news for the holder
+            warnings.append(unmatched_warning(col, missing, held) or "")
+    return DeclaredLevels(Categories(out, columns), int(outside.sum()), tuple(warnings))
 
 
 def _reference(col: str, codes: list[str], names: dict[str, str], labels: ValueLabels, asked: object | None) -> str:

@@ -100,11 +100,14 @@ def _is_numeric(s: pd.Series) -> bool:
 
 def build_encoding(frame: pd.DataFrame, covariates: tuple[str, ...] | list[str],
                    ranges: dict[str, tuple[float, float]] | None = None,
-                   levels: dict[str, tuple[str, ...]] | None = None) -> Encoding:
+                   levels: dict[str, tuple[str, ...]] | None = None, strict: bool = True) -> Encoding:
     """Encoding from declared ranges / levels; anything read off the data is returned as a disclosure.
 
     Raises a one-sentence :class:`DataError` or :class:`ParameterError` for an unknown column, an
-    all-missing column, text in a numeric column, a constant column or a free-text column.
+    all-missing column, text in a numeric column, a constant column or a free-text column. ``strict`` False (a
+    release with noise): a constant column whose range or categories are declared is kept, since a refusal decided
+    by the values that occur would itself depend on the data; its coefficient is then noise alone (the cohort's
+    validation warns the data holder that the column is constant).
     """
     ranges, levels = dict(ranges or {}), dict(levels or {})
     cols: list[CovariateColumn] = []
@@ -127,8 +130,9 @@ def build_encoding(frame: pd.DataFrame, covariates: tuple[str, ...] | list[str],
                 raise DataError(f"Covariate {name!r} is numeric but row {i + 2} holds {str(s.iloc[i])!r}: fix or clear "
                                 "the text entries.", column=name)
         if s.nunique(dropna=True) < 2:
-            raise ParameterError(f"Covariate {name!r} is constant ({s.dropna().iloc[0]!r}), so its coefficient cannot be "
-                                 "estimated: remove it from the covariates.")
+            if strict or name not in (ranges if _is_numeric(s) else levels):
+                raise ParameterError(f"Covariate {name!r} is constant ({s.dropna().iloc[0]!r}), so its coefficient cannot "
+                                     "be estimated: remove it from the covariates.")
         if _is_numeric(s):
             if name in ranges:
                 lo, hi = map(float, ranges[name])
@@ -257,13 +261,15 @@ def person_period(cohort: Cohort, covariates: tuple[str, ...] | list[str], horiz
                   intervals: int = DEFAULT_INTERVALS, knots: int = DEFAULT_KNOTS,  # noqa: F811
                   ranges: dict[str, tuple[float, float]] | None = None,
                   levels: dict[str, tuple[str, ...]] | None = None, n_public: int | None = None,
-                  public: PublicParameters | None = None) -> PersonPeriod:
+                  public: PublicParameters | None = None, strict: bool = True) -> PersonPeriod:
     """Person-period design of ``cohort`` with public horizon, T intervals, q knots and covariate bounds.
 
     ``horizon`` (else ``public.horizon``, else read off the data), covariate ``ranges`` (else
     ``public``'s declared ranges, else the data's) and ``n_public`` (the normaliser n of the
     objective; else the number of subjects) are public; each default read off the data comes back
-    as a disclosure. Subjects with a missing covariate value are dropped (complete cases).
+    as a disclosure. Subjects with a missing covariate value are dropped (complete cases). ``strict`` False (a
+    release with noise): a covariate with a declared range or categories is not refused for being constant in the
+    data (:func:`build_encoding`), and with ``n_public`` declared one complete subject is enough.
     """
     covariates = tuple(covariates)
     if not covariates:
@@ -293,12 +299,14 @@ def person_period(cohort: Cohort, covariates: tuple[str, ...] | list[str], horiz
             if col not in public.ranges_from_data:
                 declared.setdefault(col, r)
     frame = cohort.covariates
-    enc = build_encoding(frame, covariates, declared, levels)
+    enc = build_encoding(frame, covariates, declared, levels, strict)
     disclosures += list(enc.disclosures)
     complete = frame[list(covariates)].notna().all(axis=1).to_numpy()
     dropped = int((~complete).sum())
-    if complete.sum() < 2:
-        raise DataError("Fewer than two subjects have every chosen covariate: choose covariates with fewer missing values.")
+    # with n declared, a release with noise needs a subject, not two: the declared n scales its noise
+    if complete.sum() < (1 if not strict and n_public is not None else 2):
+        raise DataError(f"{'No subject has' if complete.sum() == 0 else 'Fewer than two subjects have'} every chosen "
+                        "covariate: choose covariates with fewer missing values.")
     limits.check_person_period(int(complete.sum()), intervals)
     X = enc.transform(frame.loc[complete])
     Z, y, subject, interval, offsets, k, d = expand(cohort.time[complete], cohort.event[complete], X, horizon, intervals,

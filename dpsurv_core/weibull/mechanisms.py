@@ -361,7 +361,9 @@ class SampleAggregateWeibull(WeibullMechanism):
 
     Each record is assigned to a block uniformly at random and independently, so adding or removing one
     subject changes one block. M is public: declare it with ``blocks``; by default it is
-    max(1, round(n / 500)), which discloses the cohort size roughly (listed as a disclosure).
+    max(1, round(n / 500)), which discloses the cohort size roughly (listed as a disclosure). M may be at most
+    n / 2, n the declared number of subjects ``n_public`` when there is one: a refusal decided by the observed
+    number would itself depend on the data.
     """
 
     name = "saa"
@@ -374,8 +376,13 @@ class SampleAggregateWeibull(WeibullMechanism):
         return subject_sample(cohort, self.horizon, self.omega)
 
     def __init__(self, epsilon: float, horizon: float, omega: float = OMEGA, gamma: float = GAMMA,
-                 blocks: int | None = None, block_size: int = BLOCK_SIZE, rows_per_subject: int = 1) -> None:
+                 blocks: int | None = None, block_size: int = BLOCK_SIZE, rows_per_subject: int = 1,
+                 n_public: int | None = None) -> None:
         super().__init__(epsilon, horizon, omega, gamma, rows_per_subject)
+        if n_public is not None and (int(n_public) != n_public or n_public < 1):
+            raise ParameterError(f"The declared number of subjects must be a whole number of at least 1, got "
+                                 f"{n_public}.")
+        self.n_public = None if n_public is None else int(n_public)
         if blocks is not None and (int(blocks) != blocks or blocks < 1):
             raise ParameterError(f"The number of blocks must be a whole number of at least 1, got {blocks}.")
         if int(block_size) != block_size or block_size < 1:
@@ -408,9 +415,10 @@ class SampleAggregateWeibull(WeibullMechanism):
                                  "time and event: prepare the sample with mechanism.prepare(cohort).")
         r = _trials(trials)
         M = self.n_blocks(sample)
-        if M > sample.n // 2:
-            raise ParameterError(f"{M} blocks for {sample.n} records leaves fewer than two records per block: choose at "
-                                 f"most {max(sample.n // 2, 1)} blocks (the paper uses blocks of about 500 records).")
+        n, what = (sample.n, "records") if self.n_public is None else (self.n_public, "declared subjects")
+        if M > n // 2:
+            raise ParameterError(f"{M} blocks for {n} {what} leaves fewer than two per block: choose at most "
+                                 f"{max(n // 2, 1)} blocks (the paper uses blocks of about 500 records).")
         labels = noise.integers(M, (r, sample.n))  # each record's block, uniform on 0..M-1 (exact on a release)
         start = shape_root(sample, upper=self.gamma)  # first guess of the solver only
         pb, lb = block_mle(np.log(sample.t), sample.d, labels, M, self.gamma, start=start)
@@ -434,8 +442,9 @@ class SampleAggregateWeibull(WeibullMechanism):
 
 def make_mechanism(name: str, epsilon: float, horizon: float, omega: float = OMEGA, gamma: float = GAMMA,
                    rungs: int = RUNGS, rows_per_subject: int = 1, blocks: int | None = None,
-                   block_size: int = BLOCK_SIZE) -> WeibullMechanism:
-    """A Weibull mechanism by its command-line name (mle, lsp-tll, laplace, saa)."""
+                   block_size: int = BLOCK_SIZE, n_public: int | None = None) -> WeibullMechanism:
+    """A Weibull mechanism by its command-line name (mle, lsp-tll, laplace, saa); ``n_public``: the declared number
+    of subjects, which bounds sample and aggregate's blocks."""
     if name == "mle":
         return NonPrivateMLE(horizon, omega, gamma, rows_per_subject)
     if name == "lsp-tll":
@@ -443,7 +452,7 @@ def make_mechanism(name: str, epsilon: float, horizon: float, omega: float = OME
     if name == "laplace":
         return LaplaceWeibull(epsilon, horizon, omega, gamma, rows_per_subject)
     if name == "saa":
-        return SampleAggregateWeibull(epsilon, horizon, omega, gamma, blocks, block_size, rows_per_subject)
+        return SampleAggregateWeibull(epsilon, horizon, omega, gamma, blocks, block_size, rows_per_subject, n_public)
     raise ParameterError(f"Unknown Weibull mechanism {name!r}: choose one of {', '.join(MECHANISMS)}.")
 
 
