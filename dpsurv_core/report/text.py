@@ -31,9 +31,14 @@ def plain_label(value: object) -> str:
 
 def markdown_literal(value: object) -> str:
     """``value`` as markdown that shows literally: markdown special characters backslash-escaped, line breaks as
-    spaces (a label cannot start a heading, list, link, image, table or HTML tag)."""
+    spaces (a label cannot start a heading, list, link, image, table or HTML tag). GitHub-flavoured Markdown also
+    links bare addresses (``http://...``, ``www.``) whatever is escaped, so a zero-width space is put inside each."""
     text = " ".join(str(value).splitlines())
+    text = _AUTOLINK.sub(lambda m: m.group(1) + "\u200b" + m.group(2) if m.group(1) else m.group(3) + "\u200b" + m.group(4), text)
     return _MARKDOWN.sub(r"\\\1", text)
+
+
+_AUTOLINK = re.compile(r"(?i)(:)(//)|(?<![\w.])(www)(\.)")
 
 
 def markdown_code(value: object) -> str:

@@ -14,12 +14,12 @@ _ESCAPED = re.compile(r"\\([" + re.escape(MARKDOWN_SPECIAL) + "])")
 
 
 def _shown(x: object) -> object:
-    return _ESCAPED.sub(r"\1", x) if isinstance(x, str) else x
+    return _ESCAPED.sub(r"\1", x).replace("\u200b", "") if isinstance(x, str) else x
 
 
 def shown_text(text: str) -> str:
     """Markdown (an alert, a caption, a table cell) as its text is displayed: each escaped character as itself."""
-    return _ESCAPED.sub(r"\1", text)
+    return _ESCAPED.sub(r"\1", text).replace("\u200b", "")
 
 
 def shown(frame: pd.DataFrame) -> pd.DataFrame:

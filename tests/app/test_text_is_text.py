@@ -143,7 +143,7 @@ def test_uploaded_labels_stay_text_before_and_after_a_release_and_exports_are_fo
     assert not live(at), live(at)
     # the payloads did reach the page (as escaped text), so the check above looked at them
     shown = " ".join(text for _, text in interpreted(at))
-    assert r"\!\[x\]\(http\://example\.invalid/x\.png\)" in shown
+    assert (r"\!\[x\]\(http\://example\.invalid/x\.png\)".replace("://", ":\u200b//")) in shown
     for box in at.checkbox:  # values still read off the data (a covariate's categories): published as read
         if str(box.key).startswith("accept-" + release.removeprefix("release-") + "-"):
             box.check()
@@ -203,7 +203,7 @@ def test_an_uploaded_file_keeps_its_column_names_and_labels_as_typed_up_to_the_r
     assert not at.exception, [e.value for e in at.exception]
     assert not live(at), live(at)
     covariate = at.table[0].value["Covariate"]
-    assert r'=HYPERLINK\("http\://x"\)' in set(covariate)  # the numeric covariate, named as typed
+    assert (r'=HYPERLINK\("http\://x"\)'.replace("://", ":\u200b//")) in set(covariate)  # the numeric covariate, named as typed
     assert any(c.startswith(r"\!\[x\]") for c in covariate)  # the categorical one, against its reference
     files = csv_downloads(at, downloads)
     assert not formula_cells(files), formula_cells(files)
