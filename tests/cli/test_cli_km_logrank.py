@@ -211,7 +211,7 @@ def test_missing_group_labels_are_left_out_as_in_r_and_the_json_says_so():
     (["weibull", "--data", "lung", "--mechanism", "saa", "--blocks", "1000", "--horizon", "1100",
       "--censoring", "0.3"], "blocks"),
     (["report", "--data", "lung", "--epsilon", "inf", "--out", "/tmp/x.html"], "finite --epsilon"),
-    (["report", "--data", "lung", "--horizon", "1100", "--out", "/proc/x.html"], "cannot use"),
+    (["report", "--data", "lung", "--horizon", "1100", "--out", "/proc/x.html"], "cannot be written"),
 ])
 def test_more_bad_input_is_one_sentence(args, message):
     r = _run(*args)
