@@ -338,8 +338,11 @@ class LedgerStore:
         if not fingerprint or is_key(fingerprint):
             return fingerprint
         if self._secret is None:
-            with self._connect() as con:
+            con = self._connect()
+            try:
                 self._secret = ledger_secret(con)
+            finally:
+                con.close()
         return dataset_key(self._secret, fingerprint)
 
     def _lookup(self, fingerprint: str) -> tuple[str, ...]:
