@@ -118,6 +118,45 @@ def add_data_options(p: argparse.ArgumentParser, group: bool = True, covariates:
                         "declared)")
 
 
+def add_event_type_options(p: argparse.ArgumentParser) -> None:
+    """``--event-type COL``, ``--event-types A=NAME,B`` and ``--type-censor-codes``: a file's competing events, for a
+    cumulative incidence (a bundled data set that documents its event types needs none of them)."""
+    g = next((a for a in p._action_groups if a.title == "data"), None) or p.add_argument_group("data")
+    g.add_argument("--event-type", metavar="COL",
+                   help="competing-event type column, for --estimand cumulative-incidence: each row's kind of event "
+                        "(pbc and transplant document theirs)")
+    g.add_argument("--event-types", metavar="A=NAME,B",
+                   help="declared event types of --event-type, from the study design: their codes, each with an "
+                        "optional name (1=Relapse,2=Death); a row whose code is neither one of them nor a censoring "
+                        "code is refused with one sentence, never made a new type. Without it the types are read off "
+                        "the data (event-types: refused unless --accept-disclosure event-types); a bundled data set's "
+                        "documented types count as declared")
+    g.add_argument("--type-censor-codes", metavar="A,B",
+                   help="values of --event-type that mean censored (default 0 and 'censored'), matched as the codes "
+                        "are (case and a trailing .0 aside)")
+
+
+def event_type_overrides(args: argparse.Namespace, documented: tuple[str | None, dict] = (None, {})
+                         ) -> dict[str, object]:
+    """The ColumnMap fields of ``--event-type``, ``--event-types`` and ``--type-censor-codes`` (for a competing-risks
+    release): the declared types, else a bundled data set's ``documented`` ones (its type column and codes) when its
+    own column is used, else none (read off the data)."""
+    from dpsurv_core.data import event_types
+
+    column = getattr(args, "event_type", None) or documented[0]
+    if column is None:
+        return {}
+    out: dict[str, object] = {"event_type": column}
+    declared = event_types.parse(getattr(args, "event_types", None))
+    if not declared and column == documented[0]:
+        declared = tuple((str(k), str(v)) for k, v in documented[1].items())
+    out["event_type_names"] = declared
+    censor = split_list(getattr(args, "type_censor_codes", None))
+    if censor:
+        out["type_censor_codes"] = censor
+    return out
+
+
 def add_release_options(p: argparse.ArgumentParser, mechanisms: list[str], default: str | None = None,
                         grid: bool = False, horizon: bool = True, simulation: bool = True) -> None:
     """``simulation`` False: a command that only releases (no --repeat, --seed, nor epsilon = inf)."""
@@ -140,7 +179,8 @@ def add_release_options(p: argparse.ArgumentParser, mechanisms: list[str], defau
         p.set_defaults(repeat=1, seed=None)
     g.add_argument("--accept-disclosure", metavar="NAME[,NAME]", default=None,
                    help="publish these values read off the data anyway (horizon, grid, categories, levels:COL, "
-                        "range:COL, n, censoring, blocks, cut:COL): the release is then not DP as run, and its record "
+                        "range:COL, n, censoring, blocks, cut:COL, event-types): the release is then not DP as run, "
+                        "and its record "
                         "and the data set's ledger say so; without it such a release is refused")
     add_ledger_options(p, cap=True)
 
@@ -189,9 +229,8 @@ def cohort_from_args(args: argparse.Namespace, competing: bool = False) -> Cohor
             over.update(event_codes=(), censor_codes=())
         if args.event_codes:
             over.update(event_codes=split_list(args.event_codes), censor_codes=split_list(args.censor_codes))
-        if competing and d.event_type:
-            over["event_type"] = d.event_type
-            over["event_type_names"] = tuple((str(k), v) for k, v in d.event_types.items())
+        if competing:
+            over.update(event_type_overrides(args, (d.event_type, d.event_types)))
         mapping = default_mapping(args.data, group, covs, **{k: v for k, v in over.items() if v is not None})
         if "event_codes" in over and over["event_codes"] == ():
             mapping = ColumnMap(**{**mapping.__dict__, "event_codes": (), "censor_codes": ()})
@@ -209,13 +248,15 @@ def cohort_from_args(args: argparse.Namespace, competing: bool = False) -> Cohor
     mapping = ColumnMap(time=args.time, event=args.event, group=group, id=args.id, covariates=covs,
                         event_codes=split_list(args.event_codes), censor_codes=split_list(args.censor_codes),
                         max_rows_per_subject=args.max_rows_per_subject or 1,
-                        group_categories=declared_categories(args, group) or ())
+                        group_categories=declared_categories(args, group) or (),
+                        **(event_type_overrides(args) if competing else {}))
     if source is not None:
         check_exists(source)
     if source is not None and (engine != "pandas" or source.kind == "duckdb"):
         return _engine_cohort(args, source, "duckdb" if engine == "pandas" else engine, mapping, "days",
                               in_memory=engine == "pandas")
-    df, read_warnings = read_columns(args.data, [args.time, args.event, group, args.id, *covs], sheet=args.sheet)
+    df, read_warnings = read_columns(args.data, [args.time, args.event, group, args.id, mapping.event_type, *covs],
+                                     sheet=args.sheet)
     cohort = build_cohort(df, mapping, args.data)
     args._data_warnings = [*read_warnings, *cohort.warnings]
     return cohort

@@ -27,6 +27,7 @@ import numpy as np
 from dpsurv_core.cli import disclosure_options
 from dpsurv_core.cli.common import (
     add_data_options,
+    add_event_type_options,
     add_release_options,
     cohort_from_args,
     dataset_fingerprint,
@@ -79,7 +80,7 @@ from dpsurv_core.curves.result import (
 )
 from dpsurv_core.curves.summary import at_risk_at, at_risk_exact, parse_times, risk_table, table_times
 from dpsurv_core.curves.time_indexed import parse_shares, parse_sizes
-from dpsurv_core.data import datasets, grouping
+from dpsurv_core.data import datasets, event_types, grouping
 from dpsurv_core.data.categories import unmatched, unmatched_warning
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.labels import ValueLabels, code_key
@@ -211,9 +212,10 @@ def load(args: argparse.Namespace, competing: bool = False) -> tuple[Cohort, Pub
         cohort, cats, extra = grouping.split_cohort(cohort, split)
     else:
         cohort = cohort_from_args(args, competing)
-    if competing and cohort.event_type is None:
-        raise ParameterError(f"Cumulative incidence needs competing events, which {args.data!r} does not have: use "
-                             "pbc (transplant vs death) or transplant (ltx vs death).")
+    if competing and not event_types.has_types(cohort):
+        raise ParameterError(f"Cumulative incidence needs competing events, which {args.data!r} does not have: name "
+                             "the column of each row's event type with --event-type COL (and its declared types "
+                             "with --event-types A,B), or use pbc (transplant vs death) or transplant (ltx vs death).")
     if getattr(args, "grid", None) is None and getattr(args, "mechanism", None) == "nonprivate":
         # nothing is private, so no public grid is needed: R's curve at every event time (R's median and RMST)
         args.grid = "event-times"
@@ -293,6 +295,7 @@ def plan(args: argparse.Namespace, competing: bool = False, analysis: str = "sur
     build = mechanism_build(args, cohort, public)
     entry = catalogue.get(catalogue.CURVES, args.mechanism)
     mech = entry.build(args.epsilon, **build)
+    types = event_types.disclosures(cohort) if competing else []  # read off the data: refused unless accepted
     # the memory of the release and its tests, before the data set is fingerprinted or anything is drawn
     check_release(mech, cohort, public, getattr(args, "repeat", 1) if getattr(args, "seed", None) is not None else 1,
                   competing, None if tests is None else int(tests.get("null_draws") or 0))
@@ -300,7 +303,7 @@ def plan(args: argparse.Namespace, competing: bool = False, analysis: str = "sur
     def compute(noise, trials: int) -> CurveResult:
         rel = with_follow_up_end(mech.compute(cohort, public, noise, trials if entry.private else 1,
                                               competing=competing), cohort, public)
-        rel.disclosures = [*extra, *rel.disclosures]
+        rel.disclosures = [*extra, *rel.disclosures, *types]
         return rel
 
     def publish(rel: CurveResult) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -309,12 +312,14 @@ def plan(args: argparse.Namespace, competing: bool = False, analysis: str = "sur
                    "rmst": getattr(args, "rmst", None)}
         inputs = readout.public_inputs(args.mechanism, args.epsilon, build, public,
                                        competing, reading)
+        if competing:
+            inputs.update(event_types.public_inputs(cohort))
         if tests is not None:
             inputs["tests"] = dict(tests)
         return dict(rel.released or {}), inputs
 
     p = Plan(entry, mech, cohort.name, dataset_fingerprint(args) if needs_fingerprint(args, entry) else "",
-             compute, [*extra, *public.disclosures()], reproduce_command(args), analysis=analysis,
+             compute, [*extra, *public.disclosures(), *types], reproduce_command(args), analysis=analysis,
              kind="curves" if tests is None else "logrank", publish=publish)
     return p, cohort, public, extra
 
@@ -358,6 +363,7 @@ NO_NOISE_FIELDS = {"protects": _NO_NOISE_COST.protects, "neighbouring": _NO_NOIS
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_data_options(p, group=True)
+    add_event_type_options(p)
     add_release_options(p, catalogue.ids(catalogue.CURVES, "km"), default=catalogue.default_id(catalogue.CURVES), grid=True, horizon=True)
     set_group_help(p)
     p.add_argument("--estimand", choices=ESTIMANDS, default="survival",

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from dpsurv_core.data import datasets
+from dpsurv_core.data import datasets, event_types
 from dpsurv_core.errors import DataError
 
 TRUE_WORDS = {"1", "true", "t", "yes", "y", "event", "dead", "died", "death"}
@@ -33,7 +33,7 @@ class ColumnMap:
     covariates: tuple[str, ...] = ()
     event_codes: tuple = ()
     censor_codes: tuple = ()
-    type_censor_codes: tuple = (0, "0", "censored")
+    type_censor_codes: tuple = event_types.DEFAULT_CENSOR_CODES
     event_type_names: tuple[tuple[str, str], ...] = ()  # (code, readable name) pairs
     max_rows_per_subject: int = 1
     # the declared (public) categories of the group column: the group checks count these, not the labels that occur
@@ -287,11 +287,15 @@ def validate(df: pd.DataFrame, mapping: ColumnMap) -> tuple[Cohort | None, list[
         et = sub[mapping.event_type].astype(str).str.strip().str.replace(r"\.0$", "", regex=True)
         censor = {str(c).lower() for c in mapping.type_censor_codes}
         is_c = et.str.lower().isin(censor)
-        codes = tuple(sorted(set(et[~is_c]), key=_natural_key))
-        lookup = {code: i + 1 for i, code in enumerate(codes)}
-        names = {str(k): v for k, v in mapping.event_type_names}
-        type_labels = tuple(names.get(code, code) for code in codes)
-        event_type = np.where(is_c, 0, et.map(lookup).fillna(0)).astype(np.int16)
+        if mapping.event_type_names:  # declared: exactly these types, whatever the rows hold
+            event_type, type_labels, problem = _declared_types(et, is_c, mapping)
+            if problem is not None:
+                problems.append(problem)
+        else:  # read off the data: every code that is not a censoring code (disclosed as event-types at release)
+            codes = tuple(sorted(set(et[~is_c]), key=_natural_key))
+            lookup = {code: i + 1 for i, code in enumerate(codes)}
+            type_labels = codes
+            event_type = np.where(is_c, 0, et.map(lookup).fillna(0)).astype(np.int16)
 
     covs = pd.DataFrame(index=sub.index)
     for col in mapping.covariates:
@@ -329,6 +333,29 @@ def validate(df: pd.DataFrame, mapping: ColumnMap) -> tuple[Cohort | None, list[
         warnings=tuple(p.message for p in problems),
     )
     return cohort, problems
+
+
+def _declared_types(et: pd.Series, is_c: pd.Series, mapping: ColumnMap
+                    ) -> tuple[np.ndarray | None, tuple[str, ...], Problem | None]:
+    """The event types of the type column's normalised codes ``et`` when they are declared (``event_type_names``):
+    (type index per row, 0 censored; the declared names; the blocking problem, if any). A row holding neither a
+    declared code nor a censoring code is an error counted for the data holder (:mod:`dpsurv_core.data.event_types`),
+    never a new type."""
+    pairs = event_types.ordered(mapping.event_type_names)
+    names = tuple(name for _, name in pairs)
+    clash = event_types.censor_clash(pairs, mapping.type_censor_codes)
+    if clash:
+        return None, names, Problem(mapping.event_type, f"The code(s) {', '.join(map(repr, clash))} of "
+                                                        f"{mapping.event_type!r} are declared both as an event type "
+                                                        "and as a censoring code: keep each in one list.")
+    found = event_types.match(pairs, sorted(set(et[~is_c])))
+    index = et.map(found)
+    unknown = ~is_c & index.isna()
+    if unknown.any():
+        codes = sorted(set(et[unknown]), key=_natural_key)
+        return None, names, Problem(mapping.event_type, event_types.undeclared_problem_text(
+            mapping.event_type, int(unknown.sum()), codes))
+    return np.where(is_c, 0, index.fillna(-1) + 1).astype(np.int16), names, None
 
 
 def build_cohort(df: pd.DataFrame, mapping: ColumnMap, name: str = "data", time_unit: str = "days") -> Cohort:

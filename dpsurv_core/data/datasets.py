@@ -95,7 +95,7 @@ DATASETS: dict[str, DatasetInfo] = {
         DatasetInfo("transplant", "Liver transplant waiting list", SURVIVAL, "futime", "event", "days",
                     ("sex", "abo"), ("age", "sex", "abo", "year"),
                     event_codes=("death",), censor_codes=("censored", "ltx", "withdraw"), event_type="event",
-                    event_types={"ltx": "ltx", "death": "death", "withdraw": "withdraw"},
+                    event_types={"death": "death", "ltx": "ltx", "withdraw": "withdraw"},
                     notes="event: censored, death, ltx (transplanted), withdraw; 4 subjects have futime 0.",
                     bounds={"age": (0.0, 100.0)}),
         DatasetInfo("flchain", "Serum free light chain (Olmsted County)", SURVIVAL, "futime", "death", "days",

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpsurv_core.curves.counts import BinnedCounts
+from dpsurv_core.data import event_types
 from dpsurv_core.data.categories import lookup
 from dpsurv_core.data.cohort import (
     FALSE_WORDS,
@@ -274,12 +275,17 @@ class Statistics:
         if m.event_type is not None and event_ok:
             et = self._norm(m.event_type, lower=False)
             is_c = self._in(f"LOWER({et})", m.type_censor_codes)
-            codes = [str(r[0]) for r in e.rows(f"SELECT DISTINCT {et} FROM {kept} AS k WHERE NOT ({is_c}) LIMIT 1001")]
-            codes = sorted(codes, key=_natural_key)
-            names = {str(k): v for k, v in m.event_type_names}
-            type_labels = tuple(names.get(code, code) for code in codes)
-            whens = " ".join(f"WHEN {et} = {e.string(code)} THEN {i + 1}" for i, code in enumerate(codes))
-            k_expr = f"CASE WHEN {is_c} THEN 0 {whens} ELSE 0 END" if codes else "0"
+            if m.event_type_names:  # declared: exactly these types, whatever the rows hold
+                k_expr, type_labels, problem = self._declared_types(kept, et, is_c)
+                if problem is not None:
+                    problems.append(problem)
+            else:  # read off the data (disclosed as event-types at release)
+                codes = [str(r[0]) for r in e.rows(f"SELECT DISTINCT {et} FROM {kept} AS k WHERE NOT ({is_c}) "
+                                                   "LIMIT 1001")]
+                codes = sorted(codes, key=_natural_key)
+                type_labels = tuple(codes)
+                whens = " ".join(f"WHEN {et} = {e.string(code)} THEN {i + 1}" for i, code in enumerate(codes))
+                k_expr = f"CASE WHEN {is_c} THEN 0 {whens} ELSE 0 END" if codes else "0"
 
         if any(p.severity == "error" for p in problems):
             return None, problems
@@ -288,6 +294,34 @@ class Statistics:
                           groups=labels, event_type_labels=type_labels,
                           warnings=[p.message for p in problems])
         return summary, problems
+
+    def _declared_types(self, kept: str, et: str, is_c: str) -> tuple[str, tuple[str, ...], Problem | None]:
+        """The type expression and names of declared event types (``event_type_names``), as
+        :func:`dpsurv_core.data.cohort._declared_types` finds them: a row (a missing value too) holding neither a
+        declared code nor a censoring code is the same blocking problem, never a new type."""
+        m, e = self.m, self.engine
+        pairs = event_types.ordered(m.event_type_names)
+        names = tuple(name for _, name in pairs)
+        clash = event_types.censor_clash(pairs, m.type_censor_codes)
+        if clash:
+            return "0", names, Problem(m.event_type, f"The code(s) {', '.join(map(repr, clash))} of {m.event_type!r} "
+                                                     "are declared both as an event type and as a censoring code: "
+                                                     "keep each in one list.")
+        observed = [str(r[0]) for r in e.rows(f"SELECT DISTINCT {et} FROM {kept} AS k WHERE NOT ({is_c}) "
+                                              f"AND {et} IS NOT NULL LIMIT 1001")]
+        alias = {code.lower(): i for i, (code, _) in enumerate(pairs)}
+        alias.update({o.lower(): i for o, i in event_types.match(pairs, observed).items()})
+        lowered = f"LOWER({et})"
+        named = f"COALESCE({lowered} IN ({', '.join(e.string(a) for a in sorted(alias))}), FALSE)"
+        unknown = f"NOT COALESCE({is_c}, FALSE) AND NOT {named}"
+        rows = int(e.scalar(f"SELECT COALESCE(SUM(_c), 0) FROM {kept} AS k WHERE {unknown}"))
+        if rows:
+            codes = [str(r[0]) for r in e.rows(f"SELECT DISTINCT COALESCE({et}, {e.string('nan')}) AS v FROM {kept} "
+                                               f"AS k WHERE {unknown} ORDER BY v LIMIT 6")]
+            return "0", names, Problem(m.event_type, event_types.undeclared_problem_text(
+                m.event_type, rows, sorted(codes, key=_natural_key)))
+        whens = " ".join(f"WHEN {lowered} = {e.string(a)} THEN {i + 1}" for a, i in sorted(alias.items()))
+        return f"CASE WHEN {is_c} THEN 0 {whens} ELSE 0 END", names, None
 
     def _event_problem(self, kept: str, d: str) -> Problem:
         """The sentence for event values outside the coding (as data/cohort.py words it)."""

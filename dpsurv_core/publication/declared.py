@@ -1,7 +1,8 @@
 """Declared or refused: a release reads no public value off the data unless a person named it.
 
 Every public value a mechanism uses (the grid and horizon, group categories and covariate levels, covariate ranges,
-the number of subjects, the censoring share, the number of sample-and-aggregate blocks, a group cut) is either
+the number of subjects, the censoring share, the number of sample-and-aggregate blocks, a group cut, the
+competing-event types of a cumulative incidence) is either
 declared by the data holder or read off the data. A value read off the data depends on the subjects (one late
 subject moves the horizon, one more subject moves n), so publishing it, or calibrating noise or intervals with it,
 is outside the epsilon charged. By default such a release is refused before any noise is drawn, with one sentence
@@ -29,6 +30,7 @@ DECLARE: dict[str, tuple[str, str]] = {
     "censoring": ("the censoring share", "--censoring SHARE"),
     "blocks": ("the number of blocks", "--blocks M"),
     "cut": ("the group cut", "--group COL:VALUE"),
+    "event-types": ("the competing-event types", "--event-types A,B"),
 }
 
 
