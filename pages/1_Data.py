@@ -10,6 +10,7 @@ import streamlit as st
 
 from dpsurv_core.data import datasets
 from dpsurv_core.data.cohort import ColumnMap
+from dpsurv_core.data.event_types import disclosures as event_type_disclosures
 from dpsurv_core.data.guess import guess_columns, guess_mapping, numeric_summary
 from dpsurv_core.data.labels import CATEGORICAL, KINDS, NUMERIC, code_key
 from dpsurv_core.data.summary import TIME_UNITS, cohort_summary, event_type_counts
@@ -24,6 +25,7 @@ from ui.data_view import (
     declared_in_unit,
     engine_frame,
     engine_sample,
+    event_types_box,
     guess_table,
     is_binary_like,
     load_labels_json,
@@ -377,10 +379,12 @@ with right:
         tc = st.multiselect(f"Values of '{markdown_literal(type_col)}' that mean censored", topts, default=tdefault,
                             key=f"{tok}-type-censor-{type_col}")
         type_censor = tuple(tc)
-        if bundled_info is not None and bundled_info.event_type == type_col:
-            type_names = tuple((str(k), v) for k, v in bundled_info.event_types.items())
-        st.caption("Event types: " + (markdown_literal(", ".join(map(str, (o for o in topts if o not in tc))))
-                                      or "none") + ".")
+        documented = (tuple((str(k), str(v)) for k, v in bundled_info.event_types.items())
+                      if bundled_info is not None and bundled_info.event_type == type_col else ())
+        type_names = event_types_box(m, type_col, tok, documented)
+        if not type_names:  # the data holder's view of what a release would read off the data
+            st.caption("Event types found in the data: " + (markdown_literal(", ".join(
+                map(str, (o for o in topts if o not in tc)))) or "none") + ".")
         slots.setdefault(type_col, st.container())
 
     cov_opts = [c for c in cols if c not in (time_col, event_col)]
@@ -538,7 +542,7 @@ try:
 except DpsurvError as exc:
     st.error(markdown_literal(exc))
     st.stop()
-disclosures = params.disclosures()
+disclosures = [*params.disclosures(), *event_type_disclosures(cohort)]
 if disclosures:
     st.markdown(f"**Disclosures ({len(disclosures)})**: shown next to every release made from this data.")
     for dsc in disclosures:

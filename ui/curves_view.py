@@ -49,7 +49,7 @@ from dpsurv_core.curves.uncertainty import (
     quantile_limits,
     rmst_interval,
 )
-from dpsurv_core.data import datasets
+from dpsurv_core.data import datasets, event_types
 from dpsurv_core.data.cohort import Cohort, default_mapping, validate
 from dpsurv_core.data.labels import ValueLabels, code_key
 from dpsurv_core.data.public import Disclosure, PublicParameters, TimeGrid
@@ -826,6 +826,22 @@ def data_options(choice: session.DataChoice, group: str | None = None, covariate
     return out
 
 
+def event_type_options(choice: session.DataChoice) -> dict[str, Any]:
+    """--event-type, --event-types and --type-censor-codes of the Data page's event-type column, for a competing-risks
+    command line: none for a bundled data set's documented column (the command line declares it itself)."""
+    m = choice.mapping
+    if not m.event_type:
+        return {}
+    info = datasets.info(choice.name) if choice.bundled and choice.name in datasets.DATASETS else None
+    documented = tuple((str(k), str(v)) for k, v in info.event_types.items()) if info is not None else ()
+    if info is not None and m.event_type == info.event_type and tuple(m.event_type_names) == documented:
+        return {}
+    censor = tuple(str(c) for c in m.type_censor_codes)
+    default = tuple(str(c) for c in event_types.DEFAULT_CENSOR_CODES)
+    return {"event_type": m.event_type, "event_types": event_types.text(m.event_type_names) or None,
+            "type_censor_codes": None if set(censor) == set(default) else list(censor)}
+
+
 def grid_options(choice: session.DataChoice, public: PublicParameters, grid: bool = True) -> dict[str, Any]:
     """--grid and --horizon as the CLI needs them to use the same public time axis, in the unit the file stores
     (the command line reads the file's own unit): nothing when both were read off the data with the default 20 bins
@@ -886,24 +902,30 @@ def curve_plan(entry: Entry, epsilon: float | None, cohort: Cohort, public: Publ
     public = pooled(public, cohort)
     build = {**context(cohort, public), **{k: v for k, v in (mechanism_options or {}).items() if v is not None}}
     mechanism = entry.build(epsilon, **build)
+    types: list[Disclosure] = []
+    if competing:  # the event types: declared on the Data page (or documented), else read off the data (refused)
+        types = event_types.disclosures(cohort)
+        options = {**options, **event_type_options(session.data_choice())}
 
     def compute(noise: Any, trials: int) -> CurveResult:
         rel = with_follow_up_end(mechanism.compute(cohort, public, noise, trials if entry.private else 1,
                                                    competing=competing), cohort, public)
-        rel.disclosures = [*extra, *rel.disclosures]
+        rel.disclosures = [*extra, *rel.disclosures, *types]
         return rel
 
     def publish(rel: CurveResult) -> tuple[dict[str, Any], dict[str, Any]]:
         asked = {"conf_type": "log", "time_unit": cohort.time_unit, "landmarks": None, "rmst": None, **(reading or {})}
         asked["names"] = reading_names(rel.curves.groups, group_column)
         inputs = readout.public_inputs(entry.id, epsilon, build, public, competing, asked)
+        if competing:
+            inputs.update(event_types.public_inputs(cohort))
         if tests is not None:
             inputs["tests"] = dict(tests)
         return dict(rel.released or {}), inputs
 
     used = CURVE_PARAMETERS if has_groups(cohort) else tuple(p for p in CURVE_PARAMETERS if p != "groups")
     return Plan(entry, mechanism, cohort.name, session.data_choice().fingerprint, compute,
-                [*extra, *public.disclosures(used)], cli_command(command, options), analysis=analysis,
+                [*extra, *public.disclosures(used), *types], cli_command(command, options), analysis=analysis,
                 kind="curves" if tests is None else "logrank", publish=publish)
 
 

@@ -237,6 +237,44 @@ def declared_in_unit(choice, old_unit: str, unit: str) -> DeclaredTimes:
     return DeclaredTimes(horizon, grid)
 
 
+def event_types_box(mapping: ColumnMap, column: str, tok: str, documented: tuple[tuple[str, str], ...] = ()
+                    ) -> tuple[tuple[str, str], ...]:
+    """The Data page's declaration of the competing-event types of ``column``: the codes of the study design's event
+    types, each with an optional name (``1=Relapse, 2=Death``). Prefilled with what is declared (a bundled data set's
+    documented types for its own type column), never with the codes found in the data. Returns the declared (code,
+    name) pairs, () while undeclared (the types are then read off the data: a competing-risks release is refused
+    unless the data holder publishes them as read)."""
+    from dpsurv_core.data import event_types
+    from dpsurv_core.errors import DpsurvError
+
+    current = tuple(mapping.event_type_names) if mapping.event_type == column else documented
+    on = st.checkbox(f"Declare the event types of '{markdown_literal(column)}'", value=bool(current),
+                     key=f"{tok}-declare-types-{column}",
+                     help="The event types as the study design lists them (relapse, death, ...), so that a "
+                          "competing-risks release need not read which ones occur off the data."
+                          + (" Prefilled with the types this data set's documentation lists." if documented else ""))
+    if not on:
+        st.caption("Undeclared, the event types are the codes the data hold besides the censoring codes: a "
+                   "competing-risks release reads them off the data (event-types) and is refused unless you publish "
+                   "them as read (the release is then not DP as run).")
+        return ()
+    typed = st.text_input(f"Event types of '{markdown_literal(column)}': codes, each with an optional name",
+                          value=event_types.text(current).replace(",", ", "), key=f"{tok}-types-{column}",
+                          placeholder="as in the protocol, e.g. 1=Relapse, 2=Death")
+    try:
+        pairs = event_types.parse(typed, "The event types")
+    except DpsurvError as exc:
+        st.error(f"{markdown_literal(exc)} Until it is fixed the event types are not declared.")
+        return ()
+    if not pairs:
+        st.caption("Type the event types to declare them; until then they are read off the data (disclosed).")
+        return ()
+    st.caption("Declared: these are the release's event types, whichever occur. A row whose code is neither one of "
+               "them nor a censoring code stops the analysis with one sentence here (it is never made a new type, "
+               "counted as censored or left out).")
+    return pairs
+
+
 def _codes(text: str) -> tuple[str, ...] | None:
     codes = tuple(dict.fromkeys(s.strip() for s in text.split(",") if s.strip()))
     return codes or None
