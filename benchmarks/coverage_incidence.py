@@ -16,7 +16,7 @@ import sys
 import numpy as np
 
 from dpsurv_core.curves.counts import count
-from dpsurv_core.curves.intervals import incidence_limits
+from dpsurv_core.curves.intervals import incidence_band, incidence_limits
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES, estimate
 from dpsurv_core.curves.laplace_counts import LaplaceCounts
 from dpsurv_core.curves.result import event_times_grid
@@ -56,7 +56,9 @@ def nonprivate(n: int, replicates: int, seed: int) -> dict[str, np.ndarray]:
 
 
 def private(n: int, eps: float, replicates: int, seed: int) -> dict[str, np.ndarray]:
-    """laplace-counts' log interval: coverage at grid points 20, 40, 70 with the formulas on 1 - I and on I."""
+    """laplace-counts' log interval: coverage at grid points 20, 40, 70 of the published band (the formulas on 1 - I,
+    from the last lower limit to 1 where the released counts leave nobody at risk: :func:`incidence_band`) and of
+    the formulas on I."""
     grid = TimeGrid(np.linspace(0.0, 100.0, 21), "equal", False)
     public = PublicParameters(100.0, grid)
     idx = np.array([3, 7, 13])
@@ -66,8 +68,9 @@ def private(n: int, eps: float, replicates: int, seed: int) -> dict[str, np.ndar
     for r in range(replicates):
         cur = LaplaceCounts(eps).compute(cohort(n, rng), public, SimulationNoise([seed, r]), competing=True).curves
         value, var = cur.cumulative_incidence[0, 0, 0], cur.incidence_variance[0, 0, 0]
-        for key, comp in (("on 1 - I", True), ("on I", False)):
-            lo, up = incidence_limits(value, var, "log", complement=comp)
+        band = incidence_band(cur, "log")
+        for key, (lo, up) in (("on 1 - I", (band[0][0, 0, 0], band[1][0, 0, 0])),
+                              ("on I", incidence_limits(value, var, "log", complement=False))):
             hits[key] += (lo[idx] <= truth(t)) & (truth(t) <= up[idx])
     return {k: v / replicates for k, v in hits.items()}
 

@@ -83,6 +83,7 @@ from typing import Any
 import numpy as np
 
 from dpsurv_core.curves.bootstrap import bootstrap_curves, monotone_band, widen_between, with_bootstrap_bands
+from dpsurv_core.curves.clamping import unclamped_blocks
 from dpsurv_core.curves.counts import BinnedCounts
 from dpsurv_core.curves.kaplan_meier import DeferredArray, estimate, greenwood_bands
 from dpsurv_core.curves.memory import check_release
@@ -287,6 +288,7 @@ class AdaptiveKM(Mechanism):
         exact = BinnedCounts(grid, groups, np.zeros(g), np.zeros((g, k, j)), np.zeros((g, j)), types)  # a template
         valid = _valid_blocks(kept)
         a = 0.5 if (self.actuarial and grid.kind != "event-times") else 0.0
+        ev, ce, s = unclamped_blocks(ev, ce, s, kept, self.counts_scale, self.discrete)  # clamping's bias taken out
         fine = derive_fine_counts(exact, kept, ev, ce, s, a)
         curves = estimate(fine, exact_incidence_variance=self.counts_scale <= 0)  # fine counts carry the noise
         widths = np.diff(grid.edges)

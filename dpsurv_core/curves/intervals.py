@@ -153,18 +153,32 @@ def quantile_limits(time: np.ndarray, lower: np.ndarray, upper: np.ndarray, q: f
 
     ``coarse``: the curve is known at the public grid's points only, and the true curve crosses q somewhere between
     two of them. Each limit is then where its band crosses q with the band read linearly between the grid points (the
-    life-table convention; Collett 2015), the lower band starting from S(0) = 1; a band equal to q over an interval
-    keeps R's midpoint. The upper limit is at least ``curve``'s own quantile by R's rule (the grid point where the
-    curve reaches q), so the interval holds the estimate printed beside it. ``last``: each curve's last time under
-    observation (:func:`quantile_r`; non-private curves only)."""
+    life-table convention; Collett 2015); a band equal to q over an interval keeps R's midpoint. The upper limit is at
+    least ``curve``'s own quantile by R's rule (the grid point where the curve reaches q), so the interval holds the
+    estimate printed beside it. In the first bin nothing is known between S(0) = 1 and the first grid point, and a
+    curve that falls early is far from a straight line there (an exponential curve with its median 60% of the way into
+    the first bin is at 0.31 at the bin's end, and the straight line from 1 crosses 0.5 at 73%, after the truth): where
+    the lower band is at or below q at the first point (:func:`first_bin_crossing`) the lower limit is the grid's
+    start (0), and where the upper band is, the upper limit is the first point, a one-sided interval as R gives
+    where its band does not cross q inside the data. ``last``: each curve's last time under observation
+    (:func:`quantile_r`; non-private curves only)."""
     time = np.asarray(time, float)
     lo_t, up_t = quantile_r(time, lower, q, last=last), quantile_r(time, upper, q, last=last)
     if coarse:
         lo_t = np.where(np.isfinite(lo_t), linear_crossing(time, lower, q), lo_t)
         up_t = np.where(np.isfinite(up_t), np.minimum(linear_crossing(time, upper, q), up_t), up_t)
+        lo_t = np.where(first_bin_crossing(lower, q), min(0.0, float(time[0])), lo_t)
+        up_t = np.where(first_bin_crossing(upper, q), float(time[0]), up_t)
         if curve is not None:
             up_t = np.maximum(up_t, quantile_r(time, curve, q))
     return lo_t, up_t
+
+
+def first_bin_crossing(band: np.ndarray, q: float, tol: float = float(np.sqrt(np.finfo(float).eps))) -> np.ndarray:
+    """Bool (...): ``band`` (..., J) is at or below ``q`` at the grid's first point, so it crosses q inside the first
+    bin, where the curve is not known (NaN: no)."""
+    first = np.asarray(band, float)[..., 0]
+    return np.nan_to_num(first, nan=np.inf) <= q + tol
 
 
 def linear_crossing(time: np.ndarray, band: np.ndarray, q: float,

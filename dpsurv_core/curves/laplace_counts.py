@@ -7,17 +7,31 @@ Laplace(2m/eps) to every cell (discrete Laplace of the same scale on the integer
 releases) is eps-DP for add/remove-one-subject neighbours; the groups are disjoint, so the whole
 release costs eps (parallel composition). Everything after is post-processing and free.
 
-Bands: with noise, the intervals carry it (:mod:`dpsurv_core.curves.uncertainty`: a parametric bootstrap that
-redraws the sampling error and the public noise from the released counts; free post-processing).
+Reading (post-processing of the released counts and the public noise law): the curve reads the counts without the
+bias clamping at 0 put in them (:func:`dpsurv_core.curves.clamping.unclamped_counts`: each released 0 as the noise's
+mean below 0, running sums kept non-decreasing, and nobody at risk from where the release cut the events to the number
+at risk), so a grid finer than the noise no longer drags the curve down (100 bins of 200 subjects at epsilon 1: 0.50
+at the true median of 0.50, where the clamped counts read 0.32). Bands: with noise, the intervals carry it
+(:func:`dpsurv_core.curves.bootstrap.world_bootstrap`: a parametric bootstrap of the curve's error over the worlds the
+release leaves plausible, each redrawn release read the same way). Measured: docs/coverage-curves.md.
 """
 
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any
 
-from dpsurv_core.curves.bootstrap import bootstrap_curves, with_bootstrap_bands
-from dpsurv_core.curves.clamping import laplace_clamping
+from dpsurv_core.curves.bootstrap import WORLDS_METHOD, with_bootstrap_bands, world_bootstrap
+from dpsurv_core.curves.clamping import (
+    laplace_clamping,
+    noise_sd,
+    opened_at_cut,
+    risk_table_counts,
+    stopped_where_cut,
+    unclamped_counts,
+    unclamped_noise,
+)
 from dpsurv_core.curves.counts import BinnedCounts, post_process
 from dpsurv_core.curves.kaplan_meier import actuarial_share, estimate
 from dpsurv_core.curves.memory import check_release
@@ -62,11 +76,15 @@ class LaplaceCounts(Mechanism):
 
     @staticmethod
     def clamping(rel: CurveResult) -> Any:
-        """What clamping at 0 adds to the first trial's event and censoring cells (Laplace noise on every cell)."""
+        """The noise on the first trial's cells and numbers at risk (:func:`unclamped_noise`: the curve reads the
+        counts without clamping's bias); a release read as it is, clamped (``rel.extra`` without "unclamped"): what
+        clamping at 0 adds to its event and censoring cells."""
         if rel.counts is None or not rel.parameters.get("scale"):
             return None
-        return laplace_clamping(rel.counts.events[:1], float(rel.parameters["scale"]),
-                                rel.parameters.get("noise") == "discrete Laplace", rel.counts.censored[:1])
+        scale, discrete = float(rel.parameters["scale"]), rel.parameters.get("noise") == "discrete Laplace"
+        if rel.extra.get("unclamped"):
+            return unclamped_noise(rel.counts.events[:1], scale, discrete)
+        return laplace_clamping(rel.counts.events[:1], scale, discrete, rel.counts.censored[:1])
 
     def noise_law(self, extra: dict[str, Any] | None = None, debiased: bool = False) -> Any:
         """Discrete Laplace of scale 2m/epsilon on every cell, then clamping: what the log-rank null redraws."""
@@ -100,10 +118,21 @@ class LaplaceCounts(Mechanism):
         """Curves and noise-aware bands from the released counts and the public noise law alone."""
         released_counts = BinnedCounts.from_released(released["counts"], public.grid)
         a = actuarial_share(public.grid)
-        curves = estimate(released_counts, actuarial=a, noisy=self.scale > 0)
+        # the curve reads the counts without clamping's bias (each released 0 as the noise's mean below 0)
+        reading = partial(unclamped_counts, scale=self.scale, discrete=self.discrete)
+        counts = reading(released_counts)
+        curves = estimate(counts, actuarial=a, noisy=self.scale > 0)
+        if self.scale > 0:
+            curves = stopped_where_cut(curves, released_counts)
         notes = []
         if self.noise_in_bands and self.scale > 0:
-            curves = with_bootstrap_bands(curves, bootstrap_curves(self, released_counts, a))
+            # the plug-in world's hazard pooled over runs of bins with twice one cell's noise s.d. in events
+            pool = 2.0 * noise_sd(self.scale, self.discrete)
+            boot = world_bootstrap(self, counts, a, reading, pool)
+            curves = opened_at_cut(with_bootstrap_bands(curves, boot, offset=True, lower_tail=True,
+                                                        method=WORLDS_METHOD.format(draws=boot.draws)),
+                                   released_counts)
             notes.append("The bands carry the noise: " + curves.interval_method + ".")
+        extra = {"risk_counts": risk_table_counts(counts, released_counts), "unclamped": True} if self.scale > 0 else {}
         return CurveResult(self.name, self.cost, self.parameters(), public.disclosures(CURVE_PARAMETERS), curves,
-                            released_counts, str(released.get("noise", "")), notes)
+                            released_counts, str(released.get("noise", "")), notes, extra)

@@ -140,6 +140,7 @@ def laplace_law(mech: Any) -> NoiseLaw:
 def adaptive_law(mech: Any, extra: dict[str, Any]) -> NoiseLaw:
     """adaptive-km's noise on the released merged bins (``extra['kept']``), then its constant-hazard fine counts."""
     from dpsurv_core.curves import adaptive_km as ak
+    from dpsurv_core.curves.clamping import unclamped_blocks
 
     kept_all = np.asarray(extra["kept"], bool)
     a = float(extra["actuarial"])
@@ -164,6 +165,7 @@ def adaptive_law(mech: Any, extra: dict[str, Any]) -> NoiseLaw:
         ce = ce + mech._draw(noise, scale, ce.shape) * valid[:, None, :]
         s = s + mech._draw(noise, scale, s.shape)
         ev, ce, s = np.maximum(ev, 0.0), np.maximum(ce, 0.0), np.maximum(s, 0.0)
+        ev, ce, s = unclamped_blocks(ev, ce, s, kept, scale, mech.discrete)  # read as the release reads them
         return ak.derive_fine_counts(exact, kept, ev, ce, s, a)
 
     kind = "discrete Laplace" if mech.discrete else "Laplace"

@@ -59,9 +59,20 @@ def band_curves(rel: CurveResult) -> SurvivalCurves:
 def clamping_of(rel: CurveResult) -> ClampingBias | None:
     """What clamping negative released counts at 0 adds to each event and censoring cell of the first trial (which the
     warnings read) of the curves the band stands behind, for the sentence on its bias: the mechanism states it (its
-    class's ``clamping(rel)``: laplace-counts, rrr's de-biased counts); None for the others and without noise."""
+    class's ``clamping(rel)``: rrr's de-biased counts; laplace-counts, whose curve reads the counts without that bias,
+    states none but the noise on its numbers at risk); adaptive-km: no clamping sentence, the noise on its numbers at
+    risk (:func:`~dpsurv_core.curves.clamping.adaptive_risk_sd`); None for the others and without noise."""
     if no_noise(rel.cost.epsilon):
         return None
+    if rel.mechanism == "adaptive-km" and "kept" in rel.extra and rel.parameters.get("counts_scale"):
+        from dpsurv_core.curves.clamping import adaptive_risk_sd, noise_sd
+
+        main = band_curves(rel)
+        g, k = main.survival.shape[1], len(main.event_types)
+        scale, discrete = float(rel.parameters["counts_scale"]), rel.parameters.get("noise") == "discrete Laplace"
+        zeros = np.zeros((1, g, main.survival.shape[-1]))
+        return ClampingBias(zeros, "", zeros + noise_sd(scale, discrete), None,
+                            adaptive_risk_sd(np.asarray(rel.extra["kept"], bool)[:1], g, k, scale, discrete))
     from dpsurv_core.privacy import catalogue
 
     if rel.mechanism not in catalogue.ids(catalogue.CURVES):

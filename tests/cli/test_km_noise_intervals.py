@@ -401,12 +401,15 @@ def test_a_competing_risks_record_calls_its_medians_and_landmarks_event_free(cap
 
 def test_a_median_the_noise_leaves_not_reached_says_the_truth_may_be_reached(capsys):
     """gehan at epsilon 0.1 (seed 3): both noisy curves stay above 0.5 (median 'not reached') while their bands fall
-    below it from about 1.1 and 1.9 weeks (R's medians: 23 and 8 weeks); a sentence says the median may be reached."""
+    below it already at the first grid point (1.75 weeks; R's medians: 23 and 8 weeks), so the median's lower limit is
+    the grid's start (the crossing lies inside the first bin, where the curve is not known); a sentence says the
+    median may be reached, another that the interval inside the first bin is one-sided."""
     o = run(capsys, "km", "--data", "gehan", "--group", "treat", "--mechanism", "laplace-counts", "--epsilon", "0.1",
             "--seed", "3")
     assert all(c["median"] is None and c["median_lower"] is not None for c in o["curves"])
     hits = [w for w in o["warnings"] if "is not reached on the noisy curve" in w]
-    assert len(hits) == 2 and "from 1.878 weeks on" in hits[1]
+    assert len(hits) == 2 and "from 0 weeks on" in hits[1]
+    assert sum("may lie inside the first bin (before 1.75 weeks)" in w for w in o["warnings"]) == 2
 
 
 def test_a_rule_s_curve_at_zero_has_no_interval_and_a_curve_without_events_is_not_called_wide(capsys):
