@@ -16,8 +16,9 @@ import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from dpsurv_core.data.cohort import ColumnMap
-from dpsurv_core.privacy.ledger import RELEASE, LedgerStore, entry_from_body
+from dpsurv_core.privacy.ledger import entry_from_body
 from dpsurv_core.publication import rederive
+from tests.app.apptest import ok, releases
 from tests.app.tables import shown_text
 from ui import session
 
@@ -26,16 +27,6 @@ APP = str(ROOT / "app.py")
 DATA = str(ROOT / "pages" / "1_Data.py")
 CURVES = str(ROOT / "pages" / "2_Survival_curves.py")
 TOKEN = "u-trial.csv"  # the Data page's widget keys for this upload
-
-
-def ok(at: AppTest) -> AppTest:
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def releases() -> list:
-    return [r for r in LedgerStore().records() if r.kind == RELEASE]
 
 
 def upload(names: tuple[tuple[str, str], ...] = (), cause: list[str] | None = None) -> session.DataChoice:

@@ -14,7 +14,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpsurv_core.privacy import catalogue
-from dpsurv_core.privacy.ledger import RELEASE, LedgerStore, record_outputs
+from dpsurv_core.privacy.ledger import LedgerStore, record_outputs
+from tests.app.apptest import releases
 from tests.app.tables import shown, shown_text
 from ui import curves_view as cv
 from ui import session
@@ -46,10 +47,6 @@ def run(path: str, dataset: str | None = None, grid: bool = False) -> AppTest:
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     return at
-
-
-def releases() -> list:
-    return [r for r in LedgerStore().records() if r.kind == RELEASE]
 
 
 def table(at: AppTest, first_column: str, value: str | None = None) -> pd.DataFrame:

@@ -18,8 +18,9 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from dpsurv_core.data.cohort import ColumnMap
-from dpsurv_core.privacy.ledger import RELEASE, LedgerStore, entry_from_body
+from dpsurv_core.privacy.ledger import RELEASE, entry_from_body
 from dpsurv_core.publication import rederive
+from tests.app.apptest import ok, releases
 from tests.app.tables import shown as shown_table
 from tests.app.tables import shown_text
 from ui import curves_view as cv
@@ -30,16 +31,6 @@ ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 CURVES = str(ROOT / "pages" / "2_Survival_curves.py")
 GROUPS = str(ROOT / "pages" / "3_Group_comparison.py")
-
-
-def ok(at: AppTest) -> AppTest:
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def releases() -> list:
-    return [r for r in LedgerStore().records() if r.kind == RELEASE]
 
 
 def upload_choice() -> session.DataChoice:

@@ -15,9 +15,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpsurv_core.privacy import catalogue
-from dpsurv_core.privacy.ledger import APPROXIMATE_MCMC, RELEASE, LedgerStore, record_outputs
+from dpsurv_core.privacy.ledger import APPROXIMATE_MCMC, LedgerStore, record_outputs
 from dpsurv_core.publication import rederive
 from dpsurv_core.report.text import format_ratio_ci
+from tests.app.apptest import releases
 from tests.app.tables import shown, shown_text
 from ui import session
 
@@ -42,10 +43,6 @@ def declared_lung():
     """lung with its horizon declared on the Data page (1,100 days): with the documented bounds and published size the
     page declares by default, nothing a release uses is read off the data."""
     return dataclasses.replace(session.bundled_choice("lung"), horizon=1100.0)
-
-
-def releases() -> list:
-    return [r for r in LedgerStore().records() if r.kind == RELEASE]
 
 
 def text(at: AppTest) -> str:

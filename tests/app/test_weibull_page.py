@@ -16,8 +16,9 @@ from streamlit.testing.v1 import AppTest
 
 from dpsurv_core.data.cohort import ColumnMap, load_bundled
 from dpsurv_core.privacy import catalogue
-from dpsurv_core.privacy.ledger import RELEASE, LedgerStore
+from dpsurv_core.privacy.ledger import LedgerStore
 from dpsurv_core.weibull.model import sample_from_cohort, weibull_mle
+from tests.app.apptest import releases
 from tests.app.tables import shown_text
 from ui import palette
 from ui.session import DataChoice, bundled_choice
@@ -39,10 +40,6 @@ def run(**state) -> AppTest:
 
 def table(at: AppTest) -> pd.DataFrame:
     return at.dataframe[0].value
-
-
-def releases() -> list:
-    return [r for r in LedgerStore().records() if r.kind == RELEASE]
 
 
 def declared(name: str = "lung", horizon: float = 1100.0) -> DataChoice:

@@ -1,0 +1,19 @@
+"""What the page tests share: run a page and fail on any exception; the release records of the test's ledger."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from dpsurv_core.privacy.ledger import RELEASE, LedgerStore
+
+
+def ok(at: AppTest) -> AppTest:
+    """Run ``at`` and fail on any exception the page raised."""
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def releases() -> list:
+    """The release records in this test's ledger (``$DPSURV_LEDGER``), oldest first."""
+    return [r for r in LedgerStore().records() if r.kind == RELEASE]
