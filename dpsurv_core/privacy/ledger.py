@@ -19,7 +19,7 @@ import json
 import math
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -338,11 +338,8 @@ class LedgerStore:
         if not fingerprint or is_key(fingerprint):
             return fingerprint
         if self._secret is None:
-            con = self._connect()
-            try:
+            with closing(self._connect()) as con:
                 self._secret = ledger_secret(con)
-            finally:
-                con.close()
         return dataset_key(self._secret, fingerprint)
 
     def _lookup(self, fingerprint: str) -> tuple[str, ...]:
@@ -364,10 +361,10 @@ class LedgerStore:
         """Every record, or one data set's (``fingerprint``: its content fingerprint or its key), each showing the
         data set's key."""
         if not fingerprint:
-            with self._connect() as con:
+            with closing(self._connect()) as con:
                 rows = con.execute("SELECT id, time, fingerprint, kind, body, hash FROM records ORDER BY id").fetchall()
             return [self._record(r) for r in rows]
-        with self._connect() as con:
+        with closing(self._connect()) as con:
             return self._rows(con, fingerprint)
 
     @staticmethod
@@ -406,7 +403,7 @@ class LedgerStore:
     @guarded
     def head(self) -> str:
         """The hash of the newest record (note it down: it also shows a truncated ledger)."""
-        with self._connect() as con:
+        with closing(self._connect()) as con:
             row = con.execute("SELECT hash FROM records ORDER BY id DESC LIMIT 1").fetchone()
         return row[0] if row else GENESIS
 
@@ -414,7 +411,7 @@ class LedgerStore:
     def verify(self) -> Verification:
         """SQLite's integrity check, then the chain's walk (:func:`walk_chain`): ids contiguous from 1, each
         ``prev_hash`` the hash before, each ``hash`` recomputed (:func:`verify_database`)."""
-        with self._connect() as con:
+        with closing(self._connect()) as con:
             return verify_database(con)
 
     # ----------------------------------------------------------------------------------------- writing
