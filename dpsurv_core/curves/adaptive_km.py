@@ -288,6 +288,7 @@ class AdaptiveKM(Mechanism):
         exact = BinnedCounts(grid, groups, np.zeros(g), np.zeros((g, k, j)), np.zeros((g, j)), types)  # a template
         valid = _valid_blocks(kept)
         a = 0.5 if (self.actuarial and grid.kind != "event-times") else 0.0
+        released_blocks = (ev, ce, s)
         ev, ce, s = unclamped_blocks(ev, ce, s, kept, self.counts_scale, self.discrete)  # clamping's bias taken out
         fine = derive_fine_counts(exact, kept, ev, ce, s, a)
         curves = estimate(fine, exact_incidence_variance=self.counts_scale <= 0)  # fine counts carry the noise
@@ -331,7 +332,8 @@ class AdaptiveKM(Mechanism):
         if self.selects:
             disclosures.append(Disclosure("bins", f"The bins were merged from the public grid at noisy event counts "
                                                   f"(epsilon {self.selection_epsilon:g} of the budget; DP)."))
-        extra = {"kept": kept, "selection_counts": selection_noisy, "block_events": ev, "block_censored": ce,
+        extra = {"kept": kept, "selection_counts": selection_noisy, "released_blocks": released_blocks,
+                 "block_events": ev, "block_censored": ce,
                  "beyond_grid": s, "block_start": grid.edges[np.minimum(starts, grid.bins)],
                  "block_end": grid.edges[ends + 1], "blocks": valid.sum(-1), "actuarial": a,
                  "widths": widths, "noise_log_variance": noise_var,
@@ -383,6 +385,25 @@ def _block_sums(x: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarr
 
 def _block_of(kept: np.ndarray) -> np.ndarray:
     return np.cumsum(kept, -1) - kept
+
+
+def block_counts(template: BinnedCounts, kept: np.ndarray, ev: np.ndarray, ce: np.ndarray, s: np.ndarray
+                 ) -> BinnedCounts:
+    """The released merged-bin counts as counts on the public grid, each merged bin's events and censorings at its last
+    public bin (nothing in the others), n = s + sum d + sum c: a log-rank test on them is the test on the merged bins
+    themselves, with no interpolation inside a merged bin (post-processing)."""
+    starts, ends = _block_bounds(kept)
+    valid = _valid_blocks(kept)
+    r_count, j_count = kept.shape
+    rows = np.broadcast_to(np.arange(r_count)[:, None], ends.shape)[valid]
+    cols = ends[valid]
+    blocks = np.broadcast_to(np.arange(j_count)[None, :], ends.shape)[valid]
+    events = np.zeros(ev.shape[:-1] + (j_count,))
+    censored = np.zeros(ce.shape[:-1] + (j_count,))
+    events[rows, ..., cols] = ev[rows, ..., blocks]
+    censored[rows, ..., cols] = ce[rows, ..., blocks]
+    n = s + ev.sum((-2, -1)) + ce.sum(-1)
+    return BinnedCounts(template.grid, template.groups, n, events, censored, template.event_types)
 
 
 def spread_counts(template: BinnedCounts, kept: np.ndarray, ev: np.ndarray, ce: np.ndarray, s: np.ndarray
