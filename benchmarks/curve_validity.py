@@ -26,14 +26,16 @@ Target: 93-97.5%, or a warning that says the number cannot be read there. Result
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
+from benchmarks.truths import HazardTruth, Law, bathtub, lognormal, steep
 from dpsurv_core.curves.readings import band_curves, includes_noise, quantile_curves, read_quantiles
 from dpsurv_core.curves.readout import released_numbers
 from dpsurv_core.curves.result import context
@@ -49,36 +51,66 @@ MECHANISMS = ("laplace-counts", "adaptive-km")
 # each warning by the words that name it (report/curve_warnings.py), in the order the table shows them
 WARNINGS = {"wide": "spans almost 0 to 1", "clamping": "alone pulls", "empty": "leave nobody at risk",
             "few at risk": "number at risk read from",
-            "first bin": "first bin", "no upper": "has no upper limit", "not reached": "is not reached on the noisy",
+            "steep bin": "may read a little high", "first bin": "first bin", "no upper": "has no upper limit", "not reached": "is not reached on the noisy",
             "crosses": "crosses 0.5", "labels": "randomized (reported) group labels",
             "time-indexed": "time-indexed", "other": ""}
 
 
 @dataclass(frozen=True)
 class Setting:
-    """One cohort design: the truth, the group size, the number of equal public bins and the grid's end."""
+    """One cohort design: the truth (a :class:`WeibullTruth` or a :class:`benchmarks.truths.HazardTruth`), the
+    cohort size, the number of equal public bins and the grid's end; ``event_times``: the grid is the cohort's own
+    event times instead (read from the data: not DP as run)."""
 
     name: str
-    truth: WeibullTruth
+    truth: WeibullTruth | HazardTruth
     n: int
     bins: int
     horizon: float
     groups: tuple[str, ...] = ("A",)
+    event_times: bool = False
 
-    def public(self) -> PublicParameters:
-        grid = TimeGrid(np.linspace(0.0, self.horizon, self.bins + 1), "equal", False)
+    def public(self, data: Cohort | None = None) -> PublicParameters:
+        grid = (TimeGrid.event_times(data) if self.event_times and data is not None
+                else TimeGrid(np.linspace(0.0, self.horizon, self.bins + 1), "equal", False))
         return PublicParameters(self.horizon, grid, group_categories=self.groups)
 
     def landmarks(self) -> tuple[np.ndarray, np.ndarray]:
-        """(grid indices (4,), true S there (G, 4))."""
-        points = self.public().grid.points
-        idx = np.array([int(np.argmin(np.abs(points - self.truth.quantile(p)))) for p in PROBS])
-        return idx, np.array([self.truth.survival(points[idx], g) for g in self.groups])
+        """(landmark times (4,): the grid points nearest the first group's quantiles PROBS, or the quantiles on an
+        event-time grid; true S there (G, 4))."""
+        quantiles = np.array([self.truth.quantile(p, self.groups[0]) for p in PROBS])
+        if self.event_times:
+            times = quantiles
+        else:
+            points = self.public().grid.points
+            times = points[[int(np.argmin(np.abs(points - q))) for q in quantiles]]
+        return times, np.array([self.truth.survival(times, g) for g in self.groups])
 
     def cohort(self, seed: int) -> Cohort:
+        if isinstance(self.truth, HazardTruth):
+            return self.truth.sample(np.random.default_rng(seed))
         d = weibull_cohort(self.n, self.truth, seed=seed)
         group = d["group"].to_numpy(str) if len(self.groups) > 1 else np.full(self.n, self.groups[0])
         return Cohort(d["time"].to_numpy(float), d["status"].to_numpy(np.int64), group)
+
+
+def shaped(name: str, law: Law, n: int = 200, bins: int = 20, censoring: float = 0.3, end: float | None = None
+           ) -> Setting:
+    """One group of ``n`` from a non-Weibull ``law``; the grid ends at ``end`` or the law's 90% quantile."""
+    truth = HazardTruth(("A",), (n,), (law,), (censoring,))
+    return Setting(f"{name}, {100 * censoring:.0f}% censored, n = {n}, {bins} bins", truth, n, bins,
+                   end if end is not None else truth.quantile(0.9))
+
+
+def grouped(name: str, sizes: tuple[int, ...], shares: tuple[float, ...], bins: int = 20) -> Setting:
+    """Groups of their own size and censoring share, one exponential law (median 700 days); coverage pooled over the
+    groups (the landmarks are the same times for every group)."""
+    names = tuple("ABCDEFGH"[: len(sizes)])
+    law = Law(rates=(math.log(2.0) / 700.0,))
+    truth = HazardTruth(names, sizes, (law,) * len(sizes), shares)
+    return Setting(f"{name}: groups of {', '.join(map(str, sizes))} censored "
+                   f"{', '.join(f'{100 * c:.0f}%' for c in shares)}, {bins} bins", truth, sum(sizes), bins,
+                   law.quantile(0.9), names)
 
 
 def weibull(n: int, bins: int, censoring: float = 0.3) -> Setting:
@@ -105,15 +137,26 @@ def settings(only: set[str] | None) -> list[tuple[str, Setting, tuple[str, ...]]
     two = Setting("Weibull 1.3, 30% censored, two groups of 100 (HR 1.5), 20 bins", WeibullTruth(hazard_ratio=1.5),
                   200, 20, WeibullTruth(hazard_ratio=1.5).quantile(0.9), ("A", "B"))
     cells += [("others", two, ("rrr",)), ("others", weibull(200, 20), ("time-indexed",))]
+    cells += [("shapes", shaped("bathtub hazard", bathtub()), MECHANISMS),
+              ("shapes", shaped("log-normal, sigma 1.5", lognormal(700.0, 1.5)), MECHANISMS),
+              ("shapes", shaped("exponential reaching S = 0.1 at the end of bin 3", steep(1000.0), end=1000.0),
+               MECHANISMS)]
+    cells += [("groups", grouped("1:9", (20, 180), (0.3, 0.3)), MECHANISMS + ("rrr",)),
+              ("groups", grouped("censoring 10/70", (100, 100), (0.1, 0.7)), MECHANISMS + ("rrr",)),
+              ("groups", grouped("three groups", (40, 60, 100), (0.1, 0.4, 0.7)), MECHANISMS),
+              ("groups", grouped("30 per group", (30, 30), (0.3, 0.3)), MECHANISMS)]
+    w = weibull(200, 20)
+    cells += [("event-times", replace(w, name="Weibull 1.3, 30% censored, n = 200, the cohort's event times as the "
+                                           "grid (read from the data: not DP as run)", event_times=True), MECHANISMS)]
     return [c for c in cells if only is None or c[0] in only]
 
 
-def build(mech_id: str, eps: float, data: Cohort, s: Setting) -> Any:
+def build(mech_id: str, eps: float, data: Cohort, s: Setting, public: PublicParameters) -> Any:
     if mech_id == "time-indexed":
         from dpsurv_core.curves.time_indexed import TimeIndexed
 
         return TimeIndexed(s.bins, epsilon=eps, sample_size=s.n, censoring=s.truth.censoring)
-    return catalogue.get(catalogue.CURVES, mech_id).build(eps, **context(data, s.public()))
+    return catalogue.get(catalogue.CURVES, mech_id).build(eps, **context(data, public))
 
 
 MEDIAN_WARNINGS = ("first bin", "no upper", "not reached", "crosses")
@@ -135,10 +178,8 @@ def warned_from(sentence: str) -> float:
 
 
 def measure(s: Setting, mech_id: str, eps: float, cohorts: int, seed: int) -> dict[str, Any]:
-    public = s.public()
-    idx, s_true = s.landmarks()
+    times, s_true = s.landmarks()
     medians = np.array([s.truth.quantile(0.5, g) for g in s.groups])
-    points = public.grid.points
     hit = np.zeros(5)
     hit_quiet = np.zeros(5)
     quiet = np.zeros(5)
@@ -147,8 +188,9 @@ def measure(s: Setting, mech_id: str, eps: float, cohorts: int, seed: int) -> di
     t0 = time.perf_counter()
     for r in range(cohorts):
         data = s.cohort(seed + r)
-        rel = build(mech_id, eps, data, s).compute(data, public, SimulationNoise([seed, r]), trials=1)
-        out = released_numbers(rel, "log", landmarks=[float(points[k]) for k in idx])
+        public = s.public(data)
+        rel = build(mech_id, eps, data, s, public).compute(data, public, SimulationNoise([seed, r]), trials=1)
+        out = released_numbers(rel, "log", landmarks=[float(t) for t in times])
         marks = out["landmarks"]
         lo = np.array([np.nan if m["lower"] is None else m["lower"] for m in marks], float).reshape(len(s.groups), 4)
         up = np.array([np.nan if m["upper"] is None else m["upper"] for m in marks], float).reshape(len(s.groups), 4)
@@ -171,7 +213,7 @@ def measure(s: Setting, mech_id: str, eps: float, cohorts: int, seed: int) -> di
         # median when a sentence is about it or about the curve from its printed value on
         start = min((warned_from(w) for w in out["warnings"]), default=np.inf)
         med = np.array([e["median"] for e in q], float)
-        ok = np.concatenate([points[idx] < start - 1e-9,
+        ok = np.concatenate([times < start - 1e-9,
                              [not any(kind_of(w) in MEDIAN_WARNINGS and "median" in w for w in out["warnings"])
                               and bool(np.all(med < start - 1e-9))]])
         quiet += ok
@@ -199,28 +241,63 @@ def fmt(mech_id: str, eps: float, out: dict[str, Any]) -> str:
     return f"| {mech_id} | {eps_text} | {cov} | {bias} | {fired} | {quiet} |"
 
 
+def _row(job: tuple[Setting, str, float, int, int]) -> str:
+    s, mech_id, eps, cohorts, seed = job
+    return fmt(mech_id, eps, measure(s, mech_id, eps, cohorts, seed))
+
+
+def run(cohorts: int, seed: int = 1, only: set[str] | None = None, epsilons: tuple[float, ...] = EPSILONS,
+        mechanisms: tuple[str, ...] | None = None, jobs: int = 1, log: Any = print) -> list[str]:
+    """Every cell's table (a Markdown section per setting), printed through ``log`` as each row is done; rows run in
+    ``jobs`` processes."""
+    plan: list[tuple[Setting, list[tuple[Setting, str, float, int, int]]]] = []
+    for _, s, mechs in settings(only):
+        if mechanisms:
+            mechs = tuple(m for m in mechs if m in mechanisms)
+            if not mechs:
+                continue
+        ref = "nonprivate" if "time-indexed" not in mechs and not mechanisms else None
+        rows = ([(ref, float("inf"))] if ref else []) + [(m, e) for m in mechs for e in epsilons]
+        plan.append((s, [(s, m, e, cohorts, seed) for m, e in rows]))
+    flat = [job for _, jobs_ in plan for job in jobs_]
+    lines: list[str] = []
+    if jobs > 1:
+        from multiprocessing import get_context
+
+        pool = get_context("spawn").Pool(jobs)
+        results = pool.imap(_row, flat)
+    else:
+        pool, results = None, map(_row, flat)
+    try:
+        for s, rows in plan:
+            head = f"\n**{s.name}**\n\n{HEADER}"
+            log(head)
+            lines.append(head)
+            for _ in rows:
+                line = next(results)
+                log(line)
+                lines.append(line)
+    finally:
+        if pool is not None:
+            pool.close()
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cohorts", type=int, default=200)
+    ap.add_argument("--cohorts", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--only", type=lambda v: set(re.split(r"\s*,\s*", v)), default=None,
-                    help="cells to run: grid, small, censored, early, others")
+                    help="cells to run: grid, small, censored, early, others, shapes, groups, event-times")
     ap.add_argument("--epsilons", type=lambda v: tuple(float(x) for x in v.split(",")), default=EPSILONS)
     ap.add_argument("--mechanisms", type=lambda v: tuple(v.split(",")), default=None,
                     help="only these mechanisms (and no non-private reference row)")
+    ap.add_argument("--jobs", type=int, default=1, help="processes (rows run in parallel)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     print(f"{args.cohorts} cohorts per cell (seed {args.seed}); coverage in % (Monte Carlo s.e.), log band", flush=True)
-    for _, s, mechs in settings(args.only):
-        if args.mechanisms:
-            mechs = tuple(m for m in mechs if m in args.mechanisms)
-            if not mechs:
-                continue
-        print(f"\n**{s.name}**\n\n{HEADER}", flush=True)
-        ref = "nonprivate" if "time-indexed" not in mechs and not args.mechanisms else None
-        rows = ([(ref, float("inf"))] if ref else []) + [(m, e) for m in mechs for e in args.epsilons]
-        for mech_id, eps in rows:
-            print(fmt(mech_id, eps, measure(s, mech_id, eps, args.cohorts, args.seed)), flush=True)
+    run(args.cohorts, args.seed, args.only, args.epsilons, args.mechanisms, args.jobs,
+        lambda line: print(line, flush=True))
     print(f"\ntotal {time.perf_counter() - t0:.0f} s", flush=True)
     return 0
 
