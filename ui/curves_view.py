@@ -59,6 +59,7 @@ from dpsurv_core.privacy import options as option_specs
 from dpsurv_core.privacy.catalogue import Entry
 from dpsurv_core.privacy.ledger import GROUP_LABEL
 from dpsurv_core.privacy.release import Plan, Released, charge_phrase, cli_command
+from dpsurv_core.publication.reading import READABLE
 from dpsurv_core.report.text import markdown_code, markdown_literal, markdown_literal_frame, p_value, plain_label
 from ui import downloads, palette, release_panel, session
 from ui.downloads import table_downloads
@@ -985,10 +986,18 @@ def explore_or_release(plan: Plan, key: str, label: str = "Release",
     slot = st.empty()  # the preview's caption, taken away once this plan is released
     with slot.container():
         release_panel.preview_caption(plan)
-    rel = release_panel.release_button(plan, key, label)
+    inputs = None
+    if plan.publish is not None and plan.kind in READABLE:
+        try:  # the public inputs its record would hold (they follow from the plan; the preview only names the groups)
+            inputs = plan.publish(preview)[1]
+        except Exception:  # noqa: BLE001 - no match to look for; the release itself reports any problem
+            inputs = None
+    rel = release_panel.release_button(plan, key, label, inputs)
     if rel is not None:
         slot.empty()
         shown = rel.result if reread is None else reread(rel)
+        if release_panel.read_from_ledger(plan, key):  # a release of this plan made earlier, read again
+            return shown, rel, f"released, record {rel.record_id}"
         if rel.entry.command and plan.command and not release_panel.same_command(rel.entry.command, plan.command):
             # the reading options (band type, landmarks, RMST time) moved after the click: the same released numbers
             # read another way, which its record and the report do not hold (release_panel's note says so)

@@ -130,7 +130,76 @@ def accept_boxes(plan: Plan, key: str) -> tuple[tuple[str, ...], list[Undeclared
     return tuple(ticked), [u for u in values if u.name not in ticked]
 
 
-def release_button(plan: Plan, key: str, label: str = "Release") -> Released | None:
+def stored_match(plan: Plan, inputs: dict[str, Any] | None) -> Released | None:
+    """The latest release of this data set in the ledger whose plan (mechanism, epsilon, grid, groups, horizon,
+    options: the release part of its public inputs) is ``inputs``', as a :class:`Released` read from its record; None
+    when there is none (or the plan's record kind holds no curve counts)."""
+    from dpsurv_core.privacy.release import stored_release
+    from dpsurv_core.publication.reading import READABLE, find_release
+
+    if inputs is None or plan.kind not in READABLE or not plan.fingerprint:
+        return None
+    found = find_release(session.store().records(plan.fingerprint), inputs)
+    return None if found is None else stored_release(found, session.ledger())
+
+
+def budget_refusal(plan: Plan) -> str | None:
+    """Why the data set's budget cannot pay for ``plan`` now (the ledger's own sentence), or None when it can."""
+    try:
+        session.ledger().check(plan.ledger_entry())
+    except BudgetExceededError as exc:
+        return str(exc)
+    except DpsurvError:
+        return None  # a ledger problem: the release itself says so in one sentence
+    return None
+
+
+def confirm_lines(plan: Plan, accept: tuple[str, ...]) -> list[str]:
+    """What the confirmation says: what is published, the cost, the budget left after it, the guarantee as run."""
+    budget = session.ledger()
+    eps = plan.cost.epsilon
+    mech = plan.entry.name or plan.entry.id
+    what = (f"**Published**: {plan.analysis or plan.entry.analysis} by {mech} on {plan.dataset}: the noisy output and "
+            "the declared values its record lists (grid, groups, horizon, options); every number shown beside it is "
+            "read from these alone. Nothing else leaves.")
+    cost = f"**Cost**: {charge_phrase(plan.cost, False, plan.disclosures)}."
+    if budget.cap is None:
+        after = "**Budget after**: no cap is set for this data set (set one on the Ledger and report page)."
+    elif eps is None:
+        after = f"**Budget after**: unchanged ({budget.remaining():.3g} of the cap {budget.cap:.3g}): no epsilon."
+    else:
+        after = (f"**Budget after**: {max(budget.remaining() - eps, 0.0):.3g} of the cap {budget.cap:.3g} left "
+                 f"(now {budget.remaining():.3g}).")
+    guarantee = f"**Guarantee as run**: {charged_sentence(plan.cost, plan.disclosures)}"
+    if accept:
+        guarantee += (f"; not DP as run: {', '.join(accept)} published as read off the data (ticked above)")
+    return [what, cost, after, guarantee + "."]
+
+
+def confirmed(plan: Plan, key: str, accept: tuple[str, ...], again: bool) -> bool:
+    """The confirmation after a Release click: what will be published, the cost, the budget left after, the guarantee
+    as run, and two buttons. True on the click that confirms; Cancel takes the box away."""
+    with st.container(border=True):
+        st.markdown("**Confirm this release**" + (" (another draw of a plan already released)" if again else ""))
+        for line in confirm_lines(plan, accept):
+            st.markdown(markdown_literal(line).replace("\\*\\*", "**"))
+        yes, no = st.columns(2)
+        eps = plan.cost.epsilon
+        go = yes.button("Confirm: release" + ("" if eps is None else f" and charge epsilon {eps:.3g}"),
+                        key=f"confirm-release-{key}", type="primary")
+        if no.button("Cancel", key=f"cancel-release-{key}"):
+            st.session_state.pop(f"pending-release-{key}", None)
+            st.rerun()
+    return go
+
+
+def read_from_ledger(plan: Plan, key: str) -> bool:
+    """The release :func:`release_button` shows for this plan was read from the ledger (made earlier, elsewhere)."""
+    return plan_key(plan, key) in st.session_state.get("read_from_ledger", set())
+
+
+def release_button(plan: Plan, key: str, label: str = "Release", inputs: dict[str, Any] | None = None
+                   ) -> Released | None:
     """A button labelled ``label`` (it must begin with "Release") that releases ``plan`` through the protocol.
 
     Before it, every public value the plan would read off the data has a box (:func:`accept_boxes`): the button stays
@@ -138,10 +207,20 @@ def release_button(plan: Plan, key: str, label: str = "Release") -> Released | N
     ``accept`` (the record says not DP as run). Returns the release made by this page for exactly this plan (kept in
     the session so that reruns keep showing it), or None. A refusal (a value read off the data, past the cap, a broken
     ledger, a server busy with other sessions' work: :mod:`ui.capacity`) and any other problem are shown as one
-    sentence; nothing is drawn or charged then."""
+    sentence; nothing is drawn or charged then.
+
+    Release once, read many: where the ledger already holds a release of this plan (``inputs``: the public inputs its
+    record would have; :func:`stored_match`), on any page or in an earlier visit, that release is read again and
+    shown, with no new draw or charge; the button then offers another draw, charged again."""
     assert label.startswith("Release")
     made: dict[str, Released] = st.session_state.setdefault("released_by_page", {})
+    read: set[str] = st.session_state.setdefault("read_from_ledger", set())
     pk = plan_key(plan, key)
+    if pk not in made and plan.private:
+        stored = stored_match(plan, inputs)
+        if stored is not None:
+            made[pk] = stored
+            read.add(pk)
     if not plan.private:
         st.info("This mechanism adds no noise: its numbers are for your eyes only and cannot be released. To publish, "
                 "choose a private mechanism above.")
@@ -158,10 +237,19 @@ def release_button(plan: Plan, key: str, label: str = "Release") -> Released | N
               else f"charges epsilon {plan.cost.epsilon:.3g}")
     again = pk in made  # this exact plan is already released: another click is another release, charged again
     text = (f"Release again: a new draw, a new record ({charge} more)" if again else f"{label} ({charge})")
-    if st.button(text, key=f"release-{key}", type="secondary" if again else "primary", disabled=bool(missing),
-                 help=f"A fresh draw, charged against this data set's budget ({left}); it gets a record id and can "
-                      "go into the report." + (" The numbers shown now are the earlier release's; they stay in the "
-                                               "ledger and its reports." if again else "")):
+    refusal = budget_refusal(plan)
+    if refusal:
+        st.warning(f"Release is off: {markdown_literal(refusal)}", icon=":material/block:")
+    pending_key = f"pending-release-{key}"
+    if st.button(text, key=f"release-{key}", type="secondary" if again else "primary",
+                 disabled=bool(missing) or bool(refusal),
+                 help=f"Shows what would be published and charged, to confirm: a fresh draw, charged against this "
+                      f"data set's budget ({left}); it gets a record id and can go into the report."
+                      + (" The numbers shown now are the earlier release's; they stay in the ledger and its reports."
+                         if again else "")):
+        st.session_state[pending_key] = pk
+    if st.session_state.get(pending_key) == pk and confirmed(plan, key, accept, again):
+        st.session_state.pop(pending_key, None)
         try:
             with capacity.heavy(), st.spinner("Releasing: checking the budget, drawing fresh noise, recording the "
                                                   "charge..."):
@@ -180,10 +268,18 @@ def release_button(plan: Plan, key: str, label: str = "Release") -> Released | N
             st.error(f"The release failed ({type(exc).__name__}: {markdown_literal(exc)}), so nothing was recorded "
                      "or charged.")
             return None
+        read.discard(pk)
         if not again:  # draw the page again so that the button already says what another click would do
             st.rerun()
     rel = made.get(pk)
-    if rel is not None:
+    if rel is not None and pk in read:
+        when = rel.entry.time.replace("T", " ")[:16] if rel.entry.time else "earlier"
+        st.info(f"Reading release #{rel.record_id} (recorded {when} UTC, "
+                f"{markdown_literal(charged_sentence(rel.entry.cost, rel.entry.disclosures))}): this plan was released "
+                "before, so the numbers below are that release's, read again from its record. Nothing more is "
+                "charged.", icon=":material/menu_book:")
+        record_download(rel, key)
+    elif rel is not None:
         st.success(f"Released as record {rel.record_id}: "
                    f"{markdown_literal(charged_sentence(rel.entry.cost, rel.entry.disclosures))}. "
                    "The numbers below marked "

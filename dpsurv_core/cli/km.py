@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from dpsurv_core.cli import disclosure_options
+from dpsurv_core.cli import disclosure_options, reading
 from dpsurv_core.cli.common import (
     add_data_options,
     add_event_type_options,
@@ -379,6 +379,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "grid point at or before each time)")
     add_mechanism_options(p)
     add_labels_option(p)
+    reading.add_from_record(p)
 
 
 def number_at_risk(groups: tuple[str, ...], cohort: Cohort, public: PublicParameters, counts, epsilon: float | None,
@@ -414,6 +415,9 @@ def parse_landmarks(text: str) -> list[float]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    reading.check(args, "km")
+    if args.from_record is not None:
+        return reading.from_record(args, "curves")
     competing = args.estimand == "cumulative-incidence"
     rel, cohort, public, extra, fields = release(args, competing)
     out = header(rel, cohort, public, extra)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from dpsurv_core.cli import reading
 from dpsurv_core.cli.common import add_data_options, add_release_options, positive_int
 from dpsurv_core.cli.km import (
     NO_NOISE_FIELDS,
@@ -58,9 +59,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="null draws of the calibrated test (default 999 for one release, fewer with --repeat; at "
                         "least 19)")
     add_labels_option(p)
+    reading.add_from_record(p)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    reading.check(args, "logrank", needs_group=True)
+    if args.from_record is not None:
+        return reading.from_record(args, "logrank")
     private = catalogue.get(catalogue.CURVES, args.mechanism).private
     if not private:
         cohort, public, extra = load(args)

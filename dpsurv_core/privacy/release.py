@@ -117,6 +117,17 @@ class Released:
                 "subject_protected": run["subject_protected"], "disclosures": run["disclosures"]}
 
 
+def stored_release(record: Any, ledger: Ledger) -> Released:
+    """A release already in the ledger (``record``: a release record with three parts), as :class:`Released`: no
+    result in memory, its publication read back from the record, so that what is shown of it is read off the record
+    alone (:mod:`dpsurv_core.publication.reading`). Reading it again draws and charges nothing."""
+    from dpsurv_core.privacy.ledger import entry_from_body
+
+    body = record.body
+    publication = Publication(body["kind"], body["released"], body["public_inputs"], body["derived"])
+    return Released(None, record.id, entry_from_body(body, record.id, record.time), ledger, [], publication)
+
+
 def uncertainty_sentence(plan: Plan) -> str:
     """What the intervals and tests beside this plan's private numbers account for, in one plain sentence."""
     tests = getattr(plan, "analysis", None) == "log-rank tests"

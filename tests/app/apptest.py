@@ -17,3 +17,12 @@ def ok(at: AppTest) -> AppTest:
 def releases() -> list:
     """The release records in this test's ledger (``$DPSURV_LEDGER``), oldest first."""
     return [r for r in LedgerStore().records() if r.kind == RELEASE]
+
+
+def release(at: AppTest, key: str) -> AppTest:
+    """Click the Release button ``key`` and confirm the release in the box it opens (the confirming click runs with
+    the caller's next run)."""
+    at.button(key=key).click()
+    ok(at)
+    at.button(key=f"confirm-{key}").click()
+    return at

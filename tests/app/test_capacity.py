@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.app.apptest import release
 from tests.app.test_pages_curves import CURVES, releases, run
 from ui import capacity
 
@@ -115,13 +116,13 @@ def test_a_release_refused_for_want_of_a_slot_is_one_sentence_and_charges_nothin
     at = run(CURVES, grid=True)  # the preview is computed (a slot free) and kept in the session
     done, threads = _hold(2)
     try:
-        at.button(key="release-curves").click().run()
+        release(at, "release-curves").run()
     finally:
         _free(done, threads)
     assert not at.exception, [e.message for e in at.exception]
     assert [e.value for e in at.error] == [capacity.BUSY]
     assert releases() == []
-    at.button(key="release-curves").click().run()  # a slot is free again: the release goes through, once
+    release(at, "release-curves").run()  # a slot is free again: the release goes through, once
     assert not at.exception and len(releases()) == 1
 
 

@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 from dpsurv_core.data.cohort import ColumnMap
 from dpsurv_core.privacy.ledger import entry_from_body
 from dpsurv_core.publication import rederive
-from tests.app.apptest import ok, releases
+from tests.app.apptest import ok, release, releases
 from tests.app.tables import shown_text
 from ui import session
 
@@ -58,7 +58,7 @@ def test_undeclared_event_types_keep_the_release_off_naming_event_types():
     assert releases() == []
     at.checkbox(key="accept-curves-event-types").check()
     ok(at)
-    at.button(key="release-curves").click()
+    release(at, "release-curves")
     ok(at)
     (record,) = releases()
     run = entry_from_body(record.body, record.id, record.time).as_run()
@@ -72,7 +72,7 @@ def test_declared_event_types_release_a_record_that_rederives():
     at = curves_page(upload((("relapse", "Relapse"), ("death", "Death"))))
     assert not at.button(key="release-curves").disabled
     assert not [c for c in at.checkbox if str(c.key).startswith("accept-")]  # nothing read off the data
-    at.button(key="release-curves").click()
+    release(at, "release-curves")
     ok(at)
     (record,) = releases()
     body = record.body
@@ -145,7 +145,7 @@ def test_a_neighbour_gives_the_same_public_inputs_when_everything_is_declared():
     inputs, types = [], []
     for choice in (full, less):
         at = curves_page(choice)
-        at.button(key="release-curves").click()
+        release(at, "release-curves")
         ok(at)
         body = releases()[-1].body
         inputs.append(body["public_inputs"])

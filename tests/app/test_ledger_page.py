@@ -23,6 +23,7 @@ from dpsurv_core.data.public import PublicParameters
 from dpsurv_core.privacy.ledger import CAP_RAISE, CAP_SET, GROUP_LABEL, RELEASE, LedgerEntry, LedgerStore, PrivacyCost
 from dpsurv_core.privacy.noise import SimulationNoise
 from dpsurv_core.report.html import AuditItem
+from tests.app.apptest import release as click_release
 from tests.app.tables import shown
 from ui.session import bundled_choice
 
@@ -333,7 +334,7 @@ def test_a_release_on_the_curves_page_reaches_the_ledger_page_and_its_exports(le
     curves = run(AppTest.from_file(str(ROOT / "pages" / "2_Survival_curves.py"), default_timeout=90), data_choice=lung)
     assert LedgerStore(ledger_path).records() == []  # the page previews; it records nothing until the click
     (button,) = [b for b in curves.button if b.label.startswith("Release")]
-    button.click()
+    click_release(curves, button.key)
     run(curves)
     (record,) = LedgerStore(ledger_path).release_records(LUNG)
     assert record_outputs(record.body)["survival"] and record.body["command"].startswith("python -m dpsurv_core km")

@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import LedgerStore, record_outputs
-from tests.app.apptest import releases
+from tests.app.apptest import release, releases
 from tests.app.tables import shown, shown_text
 from ui import curves_view as cv
 from ui import session
@@ -112,7 +112,7 @@ def test_release_button_charges_once_per_click_and_labels_the_released_numbers()
     at = run(CURVES, grid=True)
     at.select_slider(key="sc_epsilon").set_value(0.5).run()
     assert releases() == []
-    at.button(key="release-curves").click().run()
+    release(at, "release-curves").run()
     assert not at.exception, [e.message for e in at.exception]
     recs = releases()
     assert len(recs) == 1
@@ -130,7 +130,7 @@ def test_release_button_charges_once_per_click_and_labels_the_released_numbers()
     at.radio(key="sc_estimand").set_value("cumulative hazard").run()  # another view of the same release
     assert len(releases()) == 1 and f"released, record {recs[0].id}" in text(at)
     at.radio(key="sc_estimand").set_value("survival").run()
-    at.button(key="release-curves").click().run()  # a second click: a fresh draw, a second record
+    release(at, "release-curves").run()  # a second click: a fresh draw, a second record
     recs = releases()
     assert len(recs) == 2 and recs[1].id != recs[0].id
     assert private_numbers(at, f"released, record {recs[1].id}") != first
@@ -139,9 +139,11 @@ def test_release_button_charges_once_per_click_and_labels_the_released_numbers()
 def test_budget_refusal_is_a_sentence_and_records_nothing():
     LedgerStore().set_cap(session.bundled_choice("lung").fingerprint, 0.5, "lung")
     at = run(CURVES, grid=True)
-    at.button(key="release-curves").click().run()
     assert not at.exception
-    assert at.error and "0.5" in shown_text(at.error[0].value)
+    # the budget cannot pay: the button is off before any click, with the ledger's sentence naming the cap
+    assert at.button(key="release-curves").disabled
+    said = " ".join(shown_text(w.value) for w in at.warning)
+    assert "Release is off" in said and "0.5" in said
     assert releases() == []
     assert "Preview (days)" in table(at, "Group").columns  # the preview stays, labelled
 
@@ -160,7 +162,7 @@ def test_time_indexed_releases_no_counts():
     total = 0.008 * 20 * (1 + 0.5 * 21 / 2)
     assert f"epsilon = {total:.4g}, protecting the subject" in text(at)
     assert releases() == []
-    at.button(key="release-curves").click().run()
+    release(at, "release-curves").run()
     recs = releases()
     assert len(recs) == 1 and recs[0].body["cost"]["epsilon"] == pytest.approx(total)
     assert "--base-epsilon 0.008" in recs[0].body["command"] and "--epsilon" not in recs[0].body["command"]
@@ -206,7 +208,7 @@ def test_cumulative_incidence_on_pbc():
     assert "The non-private band is drawn side by side" in text(at)  # overlaid: only the private band is shaded
     at.radio(key="sc_layout").set_value("side by side").run()
     assert "infinitesimal jackknife" in text(at)
-    at.button(key="release-curves").click().run()
+    release(at, "release-curves").run()
     assert "--estimand cumulative-incidence" in releases()[0].body["command"]
 
 
@@ -275,7 +277,7 @@ def test_group_page_lung_log_rank():
 
 def test_group_page_release_is_labelled_log_rank_tests():
     at = run(GROUPS, grid=True)
-    at.button(key="release-logrank").click().run()
+    release(at, "release-logrank").run()
     assert not at.exception
     recs = releases()
     assert len(recs) == 1
@@ -290,7 +292,7 @@ def test_group_page_release_is_labelled_log_rank_tests():
     p_col = next(c for c in shown.columns if c.startswith("p released") and "calibrated" in c)
     assert shown[p_col].iloc[0] == cv.fmt_p(kept["p_value"]) and kept["test_method"].startswith("Monte Carlo")
     assert record_outputs(body)["test_warnings"]
-    at.button(key="release-logrank").click().run()
+    release(at, "release-logrank").run()
     assert len(releases()) == 2
 
 
@@ -304,7 +306,7 @@ def test_group_page_without_a_group_explains_and_offers_a_numeric_split():
     lr = table(at, "Test")
     assert lr.loc[0, "Test"] == "age <= 44 vs age > 44"
     assert lr.loc[0, "Chi² non-private"] == "6.58"  # Gondara & Wang 2020 Table 3: stanford2 by age, 6.6
-    at.button(key="release-logrank").click().run()
+    release(at, "release-logrank").run()
     assert "--group age:44" in releases()[0].body["command"]
 
 
@@ -393,7 +395,7 @@ def test_the_record_keeps_what_the_page_prints_beside_the_release():
     at.selectbox(key="sc_conf_type").set_value("log-log").run()
     at.number_input(key="sc_rmst_lung_days").set_value(400.0).run()
     at.text_input(key="sc_lm_lung_days_years").set_value("0.5, 1").run()
-    at.button(key="release-curves").click().run()
+    release(at, "release-curves").run()
     assert not at.exception, [e.message for e in at.exception]
     (rec,) = releases()
     out, command = record_outputs(rec.body), rec.body["command"]

@@ -20,7 +20,7 @@ from streamlit.testing.v1 import AppTest
 from dpsurv_core.data.cohort import ColumnMap
 from dpsurv_core.privacy.ledger import RELEASE, entry_from_body
 from dpsurv_core.publication import rederive
-from tests.app.apptest import ok, releases
+from tests.app.apptest import ok, release, releases
 from tests.app.tables import shown as shown_table
 from tests.app.tables import shown_text
 from ui import curves_view as cv
@@ -83,7 +83,7 @@ def released_lung_curves(offered: Offered | None = None) -> tuple[AppTest, objec
     ok(at)
     assert not at.button(key="release-curves").disabled
     assert not [c for c in at.checkbox if str(c.key).startswith("accept-")]  # nothing read off the data
-    at.button(key="release-curves").click()
+    release(at, "release-curves")
     if offered is not None:
         offered.every.clear()
     # app.py starts every run with no preview shown (downloads.start_run); a page switched to in AppTest runs
@@ -207,7 +207,7 @@ def test_an_upload_with_nothing_declared_names_the_values_and_releases_once_tick
     at.checkbox(key="accept-curves-categories").check()
     ok(at)
     assert releases() == []  # ticking charges nothing
-    at.button(key="release-curves").click()
+    release(at, "release-curves")
     ok(at)
     (record,) = releases()
     run = entry_from_body(record.body, record.id, record.time).as_run()
@@ -232,7 +232,7 @@ def test_a_refused_release_is_one_sentence_and_charges_nothing(monkeypatch):
     at = AppTest.from_file(CURVES, default_timeout=60)
     at.session_state["data_choice"] = upload_choice()
     ok(at)
-    at.button(key="release-curves").click()
+    release(at, "release-curves")
     ok(at)
     (error,) = [shown_text(e.value) for e in at.error]
     assert error.startswith("This release would read the horizon (horizon) off the data") and "Data page" in error
@@ -243,7 +243,7 @@ def test_group_comparison_records_a_log_rank_release_that_rederives():
     at = AppTest.from_file(GROUPS, default_timeout=60)
     at.session_state["data_choice"] = dataclasses.replace(session.bundled_choice("lung"), horizon=1100.0)
     ok(at)
-    at.button(key="release-logrank").click()
+    release(at, "release-logrank")
     ok(at)
     (record,) = releases()
     body = record.body

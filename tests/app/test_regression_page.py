@@ -18,7 +18,7 @@ from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import APPROXIMATE_MCMC, LedgerStore, record_outputs
 from dpsurv_core.publication import rederive
 from dpsurv_core.report.text import format_ratio_ci
-from tests.app.apptest import releases
+from tests.app.apptest import release, releases
 from tests.app.tables import shown, shown_text
 from ui import session
 
@@ -72,7 +72,7 @@ def test_default_page_previews_the_exact_dp_fits_and_charges_nothing():
 
 def test_release_button_charges_once_per_click_with_the_published_cohort_size():
     at = run(data_choice=declared_lung())
-    at.button(key="release-regression-objective").click().run()
+    release(at, "release-regression-objective").run()
     assert not at.exception
     recs = releases()
     assert len(recs) == 1
@@ -100,7 +100,7 @@ def test_release_button_charges_once_per_click_with_the_published_cohort_size():
     assert row["covariate_label"] == "sex: Female vs Male"
     assert released.loc["sex: Female vs Male", "Ratio (95% CI)"] == format_ratio_ci(row["ratio"], row["ratio_lower"],
                                                                                      row["ratio_upper"])
-    at.button(key="release-regression-objective").click().run()  # a fresh draw, a second record
+    release(at, "release-regression-objective").run()  # a fresh draw, a second record
     assert len(releases()) == 2
 
 
@@ -113,7 +113,7 @@ def test_a_horizon_read_off_the_data_is_refused_until_declared_or_accepted():
     assert button.disabled and releases() == []
     assert any("Release is off" in w.value and "(horizon)" in shown_text(w.value) for w in at.warning)
     at.checkbox(key="accept-regression-output-horizon").check().run()
-    at.button(key="release-regression-output").click().run()
+    release(at, "release-regression-output").run()
     assert not at.exception
     (rec,) = releases()
     assert "--accept-disclosure horizon" in rec.body["command"]
@@ -128,7 +128,7 @@ def test_counting_n_in_the_data_is_flagged_not_dp():
     assert at.button(key="release-regression-output").disabled  # n undeclared: nothing can be drawn or charged
     assert any("Release is off" in w.value and "(n)" in shown_text(w.value) for w in at.warning)
     at.checkbox(key="accept-regression-output-n").check().run()
-    at.button(key="release-regression-output").click().run()
+    release(at, "release-regression-output").run()
     (rec,) = releases()
     assert "--n-public" not in rec.body["command"] and "--accept-disclosure n" in rec.body["command"]
     assert rec.body["public_inputs"]["n_public"] == 228  # the count, published as read: the record says so
@@ -149,7 +149,7 @@ def test_an_uploaded_cohort_declares_no_n_by_default():
     assert "a release needs n declared" in text(at) and at.button(key="release-regression-output").disabled
     at.number_input(key="rg_n_trial.csv").set_value(228).run()
     assert not at.button(key="release-regression-output").disabled
-    at.button(key="release-regression-output").click().run()
+    release(at, "release-regression-output").run()
     (rec,) = releases()
     assert rec.body["public_inputs"]["n_public"] == 228 and "--n-public 228" in rec.body["command"]
     assert not [d for d in rec.body["disclosures"] if not d["dp"]] and rederive(rec.body)["identical"]
@@ -184,7 +184,7 @@ def test_all_fits_show_coefficients_and_guarantees():
     assert len(at.get("plotly_chart")) == 4  # forest, MRE vs epsilon, Lambda trade-off, chain traces
     assert releases() == []
     for kind in PRIVATE:
-        at.button(key=f"release-regression-{kind}").click().run()
+        release(at, f"release-regression-{kind}").run()
     recs = releases()
     assert [r.body["mechanism"] for r in recs] == ["output perturbation", "objective perturbation",
                                                    "pSGLD posterior sampling"]
@@ -199,8 +199,8 @@ def test_all_fits_show_coefficients_and_guarantees():
 def test_budget_cap_refuses_with_a_sentence():
     LedgerStore().set_cap(session.bundled_choice("lung").fingerprint, 1.5, "lung")
     at = run(data_choice=declared_lung(), rg_covs=["age"], rg_mechs=["output", "objective"])
-    at.button(key="release-regression-output").click().run()
-    at.button(key="release-regression-objective").click().run()  # would pass the cap
+    release(at, "release-regression-output").run()
+    release(at, "release-regression-objective").run()  # would pass the cap
     assert not at.exception and at.error
     assert len(releases()) == 1 and lung_ledger().spent() == pytest.approx(1.0)
 

@@ -24,6 +24,7 @@ from dpsurv_core.data.cohort import ColumnMap, build_cohort
 from dpsurv_core.data.public import PublicParameters
 from dpsurv_core.privacy.ledger import LedgerStore
 from dpsurv_core.weibull.model import OMEGA, sample_from_cohort, weibull_mle
+from tests.app.apptest import release
 from tests.app.tables import shown, shown_text
 from ui import curves_view as cv
 
@@ -205,8 +206,7 @@ def test_a_release_from_the_kept_table_is_charged_to_the_clis_fingerprint(big_ta
     assert at.session_state["data_choice"].horizon == 1100.0
     at.switch_page("pages/2_Survival_curves.py")
     run(at)
-    (button,) = [b for b in at.button if b.key == "release-curves"]
-    button.click()
+    release(at, "release-curves")
     run(at)
     assert "Released as record" in text(at)
     fingerprint = LedgerStore(ledger_path).key(at.session_state["data_choice"].fingerprint)

@@ -23,6 +23,7 @@ from streamlit.testing.v1 import AppTest, app_test
 
 from dpsurv_core.data.cohort import ColumnMap
 from dpsurv_core.report.files import FORMULA_START
+from tests.app.apptest import release as release_click
 from ui import session
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -149,7 +150,7 @@ def test_uploaded_labels_stay_text_before_and_after_a_release_and_exports_are_fo
             box.check()
     at.run()
     assert not live(at), live(at)  # the boxes' labels name the column
-    at.button(key=release).click().run()
+    release_click(at, release).run()
     assert not at.exception, [e.value for e in at.exception]
     assert any(s.value.startswith("Released as record") for s in at.success), [e.value for e in at.error]
     assert not live(at), live(at)

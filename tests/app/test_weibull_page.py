@@ -18,7 +18,7 @@ from dpsurv_core.data.cohort import ColumnMap, load_bundled
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import LedgerStore
 from dpsurv_core.weibull.model import sample_from_cohort, weibull_mle
-from tests.app.apptest import releases
+from tests.app.apptest import release, releases
 from tests.app.tables import shown_text
 from ui import palette
 from ui.session import DataChoice, bundled_choice
@@ -97,7 +97,7 @@ def test_moving_epsilon_changes_the_preview_and_charges_nothing():
 
 def test_release_button_charges_once_per_click():
     at = run(wb_epsilon=0.5, data_choice=declared(), wb_censoring=0.3)
-    at.button(key=f"release-weibull-{FIRST}").click().run()
+    release(at, f"release-weibull-{FIRST}").run()
     assert not at.exception
     recs = releases()
     assert len(recs) == 1
@@ -122,7 +122,7 @@ def test_release_button_charges_once_per_click():
     assert not any("Releasing this plan would charge" in c.value for c in at.caption)
     # the same button now says that another click is another release, charged again
     assert at.button(key=f"release-weibull-{FIRST}").label.startswith("Release again: a new draw, a new record")
-    at.button(key=f"release-weibull-{FIRST}").click().run()  # a fresh draw, a second record
+    release(at, f"release-weibull-{FIRST}").run()  # a fresh draw, a second record
     assert len(releases()) == 2
 
 
@@ -146,7 +146,7 @@ def test_every_mechanism_has_its_own_release():
     assert "A release would charge: epsilon = 0.4, but not differentially private as run" in " ".join(
         shown_text(m.value) for m in at.markdown)
     for mid in ids:
-        at.button(key=f"release-weibull-{mid}").click().run()
+        release(at, f"release-weibull-{mid}").run()
     recs = releases()
     assert [r.body["mechanism"] for r in recs] == ids
     assert sum(r.body["cost"]["epsilon"] for r in recs) == pytest.approx(0.4 * len(ids))
@@ -160,8 +160,9 @@ def test_every_mechanism_has_its_own_release():
 def test_refused_past_the_cap():
     LedgerStore().set_cap(bundled_choice("lung").fingerprint, 0.5, "lung")
     at = run(data_choice=declared(), wb_censoring=0.3)
-    at.button(key=f"release-weibull-{FIRST}").click().run()
-    assert not at.exception and at.error and "cap" in at.error[0].value
+    # the budget cannot pay: the button is off before any click, with the ledger's sentence naming the cap
+    assert not at.exception and at.button(key=f"release-weibull-{FIRST}").disabled
+    assert any("Release is off" in w.value and "cap" in w.value for w in at.warning)
     assert releases() == []
     assert table(at)["Estimate"].iloc[2].endswith("preview")  # the preview stays, labelled
 
@@ -174,7 +175,7 @@ def test_flchain_with_declared_horizon():
     assert t["Shape p"].iloc[1] == pytest.approx(0.96160775, abs=1e-7)
     assert abs(t["Shape p"].iloc[2] - 0.9616) < 0.3
     assert not any("horizon" in i.value for i in at.info)  # declared: no disclosure
-    at.button(key=f"release-weibull-{FIRST}").click().run()
+    release(at, f"release-weibull-{FIRST}").run()
     assert "--horizon 5300" in releases()[0].body["command"]
 
 
@@ -274,7 +275,7 @@ def test_an_upload_needs_its_n_declared_and_the_page_s_release_publishes_declare
     assert releases() == []
     at.number_input(key="wb_n").set_value(250).run()  # declared from the study design (not the cohort's 228)
     assert not any("Disclosure (n)" in i.value for i in at.info)
-    at.button(key=f"release-weibull-{FIRST}").click().run()
+    release(at, f"release-weibull-{FIRST}").run()
     assert not at.exception
     (rec,) = releases()
     body = rec.body

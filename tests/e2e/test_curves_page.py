@@ -59,6 +59,7 @@ def test_epsilon_change_redraws_the_preview_and_release_charges_once(page, app_u
     page.screenshot(path=str(artifacts / "survival_curves_eps0.75.png"), full_page=True)
 
     page.get_by_role("button", name=re.compile(r"^Release these curves")).click()
+    page.get_by_role("button", name=re.compile(r"^Confirm: release")).first.click()  # the confirmation box
     page.get_by_text("Released as record").first.wait_for(timeout=30_000)
     wait_for_app(page)
     text = main.inner_text()

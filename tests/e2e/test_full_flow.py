@@ -64,6 +64,7 @@ def test_data_curves_epsilon_release_audit_report(page, app_url, app_ledger_path
     assert _releases(app_ledger_path, flchain) == before  # previews are never recorded
 
     page.get_by_role("button", name=re.compile(r"^Release")).first.click()
+    page.get_by_role("button", name=re.compile(r"^Confirm: release")).first.click()  # the confirmation box
     page.get_by_text(re.compile(r"Released as record \d+")).first.wait_for(timeout=90_000)
     wait_for_app(page)
     after = _releases(app_ledger_path, flchain)

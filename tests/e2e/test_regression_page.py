@@ -50,6 +50,7 @@ def test_regression_page_previews_then_releases(page, app_url, artifacts):
     page.screenshot(path=str(artifacts / "regression_page.png"), full_page=True)
 
     page.get_by_role("button", name=re.compile(rf"^Release {re.escape(OBJECTIVE)}")).click()
+    page.get_by_role("button", name=re.compile(r"^Confirm: release")).first.click()  # the confirmation box
     page.get_by_text("Released as record").first.wait_for(timeout=60_000)
     wait_for_app(page)
     record = re.search(r"Released as record (\d+): epsilon = 1, protecting the subject", main.inner_text())

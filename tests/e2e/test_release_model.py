@@ -85,6 +85,7 @@ def test_exploring_records_nothing_and_one_click_records_one_release(app, browse
     open_page(first, "Survival curves")
     button = first.get_by_role("button", name=re.compile(r"^Release")).first
     button.click()
+    first.get_by_role("button", name=re.compile(r"^Confirm: release")).first.click()  # the confirmation box
     first.get_by_text(re.compile(r"Released as record \d+")).first.wait_for(timeout=90_000)
     wait_for_app(first)
     no_exception(first, "release")

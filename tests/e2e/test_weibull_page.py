@@ -42,6 +42,7 @@ def test_weibull_page_previews_then_releases(page, app_url, artifacts):
     page.screenshot(path=str(artifacts / "weibull_page.png"), full_page=True)
 
     page.get_by_role("button", name=re.compile(rf"^Release {re.escape(FIRST)}")).click()
+    page.get_by_role("button", name=re.compile(r"^Confirm: release")).first.click()  # the confirmation box
     page.get_by_text("Released as record").first.wait_for(timeout=30_000)
     wait_for_app(page)
     record = re.search(r"Released as record (\d+): epsilon = 1, protecting the subject", main.inner_text())
