@@ -447,7 +447,9 @@ with st.expander("Value labels and column kinds", expanded=not choice.bundled, i
                            "labelled here. If it is a number (an age, a lab value), mark it as numbers.")
                 codes = codes[:30]
             base_key = f"{tok}-labels-base-{lab_col}"
-            if base_key not in st.session_state:  # the editor's starting table, fixed so its edits apply to it
+            # the editor's starting table, fixed while its edits (its widget state) live so that they apply to it; a
+            # new visit starts from the labels kept since, never from an earlier visit's table
+            if base_key not in st.session_state or f"{tok}-labels-{lab_col}" not in st.session_state:
                 st.session_state[base_key] = pd.DataFrame(
                     {"Value": codes, "Label": [labels.labels_for(lab_col).get(c, "") for c in codes]})
             edited = st.data_editor(st.session_state[base_key], disabled=["Value"], hide_index=True,

@@ -210,3 +210,23 @@ def test_labels_saved_on_the_data_page_name_the_regression_on_the_page_and_the_c
     assert out["covariates"] == ["age", "sex=Male"] and out["reference_levels"] == {"sex": "Female"}
     assert out["categories"]["sex"]["reference_label"] == "Female"
     assert_page_table_is_the_cli_fit(at, out, ["age", "sex: Male vs Female"])
+
+
+def test_labels_survive_leaving_and_returning_to_the_data_page(ledger_path):
+    """The label editor's starting table was fixed at the first visit: returning to the page (its edits gone with the
+    widget) re-applied that table over the labels kept since, wiping them ("sex 1 = Men" back to blank)."""
+    at = start()
+    by_label(at.selectbox, "Column").set_value("sex")
+    run(at)
+    at.session_state["b-lung-labels-sex"] = {"edited_rows": {"0": {"Label": "Men"}}, "added_rows": [],
+                                             "deleted_rows": []}
+    run(at)
+    at.switch_page("pages/2_Survival_curves.py")
+    run(at)
+    at.switch_page("pages/1_Data.py")
+    run(at)
+    run(at)
+    stored = next(iter(at.session_state["value_labels"].values()))
+    assert stored.label("sex", 1) == "Men" and stored.label("sex", 2) == "Female"
+    editor = next(d for d in at.dataframe if d.key == "b-lung-labels-sex")
+    assert editor.value["Label"].tolist() == ["Men", "Female"]
