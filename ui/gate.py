@@ -15,7 +15,9 @@ LEDGER_PAGE = "8_Ledger_and_report"
 
 def guard(page_file: str) -> None:
     """Stop this page unless the person may see it: on this machine without sign-in, always; in a served app, a
-    signed-in user with a role, and for a role without access to the data (a reviewer) only the Ledger page."""
+    signed-in user with a role, and for a role without access to the data (a reviewer) only the Ledger page. Every
+    page's settings are kept across pages (:func:`ui.session.keep_settings`)."""
+    session.keep_settings()
     if not session.sign_in_required():
         return
     me = session.actor()

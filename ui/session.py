@@ -6,6 +6,7 @@ to disk or logged.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -387,3 +388,18 @@ def require_rows(analysis: str) -> None:
         except StreamlitAPIException:  # a page run on its own (outside app.py's navigation) has no link targets
             break
     st.stop()
+
+
+# a page's settings (epsilon, mechanism, grouping, options, declared sizes): its widget keys, buttons and downloads left out
+_SETTING = re.compile(r"^(sc|gc|wb|rg|to|au)_[A-Za-z0-9_]+$")
+_NOT_SETTING = re.compile(r"(^wb_run_study$|^rg_run_(study|chains)$|^to_run$|^to_csv$|^rg_partial_)")
+
+
+def keep_settings() -> None:
+    """Keep every page's settings while the person visits other pages (this session only): Streamlit drops a widget's
+    value when a run does not draw it, so each page would come back at its defaults. Setting a key through
+    ``st.session_state`` at the top of each run keeps it (Streamlit's documented way across pages); only value widgets
+    are kept (never a button, a download or a long study's switch)."""
+    for key in list(st.session_state.keys()):
+        if isinstance(key, str) and _SETTING.match(key) and not _NOT_SETTING.search(key):
+            st.session_state[key] = st.session_state[key]
