@@ -40,6 +40,7 @@ COMMANDS = {
     "regression": "private discrete-time survival regression",
     "audit": "membership-inference audit: empirical epsilon of a mechanism",
     "report": "release and write a self-contained HTML report",
+    "figure": "the publication figure of a stored curve release (SVG, PNG or PDF); no data read, nothing charged",
     "mechanisms": "the mechanism catalogue: id, name, analysis, source, what it protects, noise source",
     "budget": "a data set's privacy budget in the ledger database: set, raise, lower, show, verify",
 }
