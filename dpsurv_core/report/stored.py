@@ -147,6 +147,20 @@ def _review_comparison(rep: Report, item: ReleaseItem, cohort: Any) -> None:
                              "grid; a flip means a reader of the release would draw the opposite conclusion")
 
 
+def _publication_figure(rep: Report, item: ReleaseItem) -> None:
+    """A curve release's publication figure (:mod:`dpsurv_core.report.publication_figure`: curves, band, the
+    KMunicate number-at-risk table, p-value and hazard ratio), from its record alone, and how to write it to a file."""
+    from dpsurv_core.report.publication_figure import is_curve_record, publication_figure
+
+    if not is_curve_record(item.body):
+        return
+    rid = item.entry.record_id
+    rep.add_text("Publication figure (KMunicate layout: Morris et al. 2019), drawn from the record alone"
+                 + (f"; as a file: python -m dpsurv_core figure --record {rid} --out FIGURE.svg (or .pdf, .png)."
+                    if rid is not None else "."), "note")
+    rep.add_figure(publication_figure(item.body, rid))
+
+
 def release_sections(rep: Report, items: Sequence[ReleaseItem], kind: str, cohort: Any = None,
                      ledger: Ledger | None = None, time_unit: str = "") -> None:
     """A section per release from what its record holds: what it is and its guarantee as run, its disclosures, the
@@ -175,6 +189,7 @@ def release_sections(rep: Report, items: Sequence[ReleaseItem], kind: str, cohor
             rep.add_table(frame, caption)
         if (risk := number_at_risk(item.body)) is not None:
             rep.add_table(*risk)
+        _publication_figure(rep, item)
         table = records_table(labelled_quantities(item.records, out))
         if not table.empty:
             rep.add_table(table, "Released numbers")
