@@ -179,3 +179,34 @@ def table_downloads(table: pd.DataFrame, name: str, key: str, publishable: pd.Da
         return
     table_download(publishable, name, key, index=index)
     table_download(table, name, f"{key}-confidential", label=f"{COMPARISON} as CSV", index=index, confidential=True)
+
+
+FIGURE_FORMATS = (("svg", "image/svg+xml"), ("png", "image/png"), ("pdf", "application/pdf"))
+
+
+def record_figure_downloads(body: dict, record_id: int, name: str, key: str) -> None:
+    """The publication figure of a stored curve release (:mod:`dpsurv_core.report.publication_figure`: curves,
+    noise-aware band, number-at-risk table), drawn from its record alone, as SVG, 300-dpi PNG and PDF buttons; each
+    file is made only when its button is clicked. Nothing for a record that is not a curve release; disabled, with a
+    caption saying what to install, where static export cannot run."""
+    from dpsurv_core.report.publication_figure import export_problem, figure_file, is_curve_record, publication_figure
+
+    if not is_curve_record(body):
+        return
+    problem = export_problem()
+    stamp = str(body.get("time") or "")
+
+    def make(fmt: str):
+        return lambda: figure_file(publication_figure(body, record_id), fmt, stamp)
+
+    st.markdown("**Publication figure** (curves with their noise-aware band, the number-at-risk table and the "
+                "log-rank test, from the record alone)")
+    cols = st.columns([1, 1, 1, 3])
+    for col, (fmt, mime) in zip(cols, FIGURE_FORMATS):
+        with col:
+            st.download_button(f"Publication figure ({fmt.upper()})", data=make(fmt) if problem is None else b"",
+                               file_name=f"{file_stem(name)}.{fmt}", mime=mime, key=f"{key}-{fmt}",
+                               on_click="ignore", disabled=problem is not None, icon=":material/image:",
+                               help="300 dots per inch" if fmt == "png" else None)
+    if problem is not None:
+        cols[3].caption(problem)
