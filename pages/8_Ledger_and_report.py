@@ -27,7 +27,7 @@ from dpsurv_core.report.html import export_bundle, ledger_report
 from dpsurv_core.report.pdf import html_to_pdf, pdf_problem
 from dpsurv_core.report.text import markdown_code, markdown_literal, markdown_literal_frame
 from ui import capacity, releases, session
-from ui.downloads import CONFIDENTIAL_SUFFIX, show_figure, table_download
+from ui.downloads import CONFIDENTIAL_SUFFIX, record_figure_downloads, show_figure, table_download
 from ui.gate import guard
 from ui.glossary import explainer, terms
 
@@ -368,3 +368,4 @@ if release_records:
                        file_name=f"dpsurv-release-{rid}.sh", mime="text/x-shellscript", key="dl_repro_sh")
     d2.download_button("Reproduce script (Python)", python, file_name=f"dpsurv-release-{rid}.py",
                        mime="text/x-python", key="dl_repro_py")
+    record_figure_downloads(record.body, rid, f"dpsurv-figure-{name}-record-{rid}", f"dl_figure-{rid}")
