@@ -160,3 +160,22 @@ def test_a_record_that_is_not_a_curve_release_is_refused_in_one_sentence():
     with pytest.raises(pf.ParameterError, match="predates three-part release records"):
         pf.publication_figure({"kind": "curves", "outputs": {}}, 2)
     assert not pf.is_curve_record({"kind": "regression"})
+
+
+def test_the_figure_modules_import_nothing_that_reads_data():
+    """Neither the figure nor the hazard ratio imports the code that reads data (as the readers do not:
+    tests/publication/test_layout.py)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    banned = ("dpsurv_core.data.cohort", "dpsurv_core.data.io", "dpsurv_core.data.datasets", "dpsurv_core.engines",
+              "dpsurv_core.cli", "streamlit")
+    for module in ("dpsurv_core/report/publication_figure.py", "dpsurv_core/curves/hazard_ratio.py"):
+        names = set()
+        for node in ast.walk(ast.parse((root / module).read_text())):
+            if isinstance(node, ast.Import):
+                names.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names.add(node.module)
+        assert not [m for m in names if m.startswith(banned)], module
