@@ -23,6 +23,7 @@ from dpsurv_core.privacy.noise import SimulationNoise
 from dpsurv_core.privacy.release import Plan
 from dpsurv_core.publication import undeclared
 from dpsurv_core.regression import readout
+from dpsurv_core.regression.cautions import row_cautions
 from dpsurv_core.regression.inference import (
     RATIO_KIND,
     coefficient_inference,
@@ -366,8 +367,9 @@ for kind in chosen:
         st.markdown(f"{head} Guarantee: {kind_word}{extra}.")
         # noise-aware intervals and tests (the non-private p in previews only)
         infs[kind] = draw_inference(kind, mech, shown[kind], rel is None)
-        for sentence in infs[kind].warnings:
-            st.warning(markdown_literal(readable(sentence, kind)), icon="⚠️")
+        if infs[kind].warnings:  # the sentences are gathered after the table; each row says its own in short
+            st.caption(f"{len(infs[kind].warnings)} sentence(s) to read with care: see 'Read with care' after the "
+                       "table.")
         st.caption(f"95% intervals and p-values of this fit carry the privacy noise: {infs[kind].method}.")
         st.caption("Reproduce on the command line (a new release, charged again): " + markdown_code(plan.command))
         if relabelled:
@@ -400,7 +402,8 @@ parts = [np_table.assign(estimate=FIT.name, ratio=RATIO_KIND, epsilon=f"none ({N
 for kind, rel in shown.items():
     charged = "charged" if labels[kind] != "preview" else "if released; preview: none"
     parts.append(inference_table(infs[kind]).assign(estimate=f"{LABELS[kind]}, {labels[kind]}", ratio=RATIO_KIND,
-                                           epsilon=f"{rel.cost.sentence()} ({charged})"))
+                                           epsilon=f"{rel.cost.sentence()} ({charged})",
+                                           caution=row_cautions(infs[kind])))
 table = pd.concat(parts, ignore_index=True)
 
 
@@ -420,11 +423,18 @@ show = pd.DataFrame({
     "Ratio type": table.ratio,
     "Ratio (95% CI)": table.apply(_ratio_ci, axis=1),
     "p": table.p_value.map(_p),
+    "Read with care": table.get("caution", pd.Series("", index=table.index)).fillna(""),
     "Non-private p (preview only)": table.get("p_value_nonprivate", pd.Series(np.nan, index=table.index)).map(_p),
     "Coefficient (log ratio)": table.coefficient.round(4),
     "Epsilon": table.epsilon,
 })
 cv.show_table(show, f"regression-{cohort.name}", "rg_table")
+gathered = [(kind, sentence) for kind in shown for sentence in infs[kind].warnings]
+if gathered:
+    with st.container(border=True):
+        st.markdown("**Read with care**")
+        for kind, sentence in gathered:
+            st.warning(f"{LABELS[kind]}: " + markdown_literal(readable(sentence, kind)), icon="⚠️")
 if ((table.odds_ratio > 1e3) | (table.odds_ratio < 1e-3)).any():
     st.caption("A ratio shown as below 0.001 or above 1,000 means, in a private row, that the noise swamped the "
                "estimate at this epsilon and Lambda: raise epsilon or Lambda, or use more patients, before reading it "

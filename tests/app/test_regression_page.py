@@ -297,3 +297,14 @@ def test_psgld_several_draws_give_an_interval_and_say_so_in_the_command():
     assert "--draws 5" in command(five) and "--draws" not in command(one)
     assert any("prior" in w.value for w in one.warning)  # one draw: an interval as wide as the prior
     assert not any("as wide as" in w.value and "prior" in w.value for w in five.warning)
+
+
+def test_each_private_row_says_its_own_caution_and_sentences_come_after_the_table():
+    """Private fits on lung at epsilon 1 have rows whose sign flips or whose interval spans 1 widely: the row says so
+    in the table, and the page's sentences are gathered in one 'Read with care' box (they stood before the table)."""
+    at = run(data_choice=declared_lung())
+    frame = next(shown(t.value) for t in at.table if "Read with care" in shown(t.value).columns)
+    private = frame[frame["Epsilon"].str.contains("charged|preview")]
+    assert len(private) and (private["Read with care"] != "").any()
+    assert not (frame[~frame.index.isin(private.index)]["Read with care"] != "").any()  # non-private rows: none
+    assert any(m.value == "**Read with care**" for m in at.markdown)
