@@ -980,6 +980,9 @@ def explore_or_release(plan: Plan, key: str, label: str = "Release",
     release will disclose, read off the preview (a mechanism's disclosures follow from its parameters, not from its
     noise), recorded with the release. ``reread(released)``: the result to show after a release, read from its record
     (:func:`record_curves`), instead of the result as computed."""
+    deterministic = bool(getattr(plan.mechanism, "deterministic", False))
+    if plan.private and not deterministic and not release_panel.read_from_ledger(plan, key):
+        release_panel.another_draw_button(plan, key)  # before the preview is drawn, so a click shows the next one
     preview = cached_preview(plan, key)
     if disclosures is not None:
         plan.disclosures = list(disclosures(preview))

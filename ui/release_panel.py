@@ -41,10 +41,30 @@ def preview_key(plan: Plan) -> dict[str, Any]:
             "command": READING_OPTIONS.sub("", plan.command)}
 
 
+DRAWS = "preview_draws"  # per plan: how many times "Another draw" was clicked
+
+
+def preview_draw(plan: Plan) -> int:
+    """Which preview draw of ``plan`` is shown (0 until "Another draw" is clicked)."""
+    return int(st.session_state.get(DRAWS, {}).get(repr(sorted(preview_key(plan).items(), key=str)), 0))
+
+
+def another_draw_button(plan: Plan, key: str) -> None:
+    """A button that shows another preview draw of ``plan`` (free: previews are for this screen only, never
+    released; the person at the keyboard may see the data anyway)."""
+    if st.button("Another draw", key=f"another-draw-{key}", icon=":material/casino:",
+                 help="A fresh simulated draw of this plan, to see how much the noise moves the numbers. Free, never "
+                      "exported; a release makes its own draw."):
+        draws = st.session_state.setdefault(DRAWS, {})
+        k = repr(sorted(preview_key(plan).items(), key=str))
+        draws[k] = draws.get(k, 0) + 1
+
+
 def preview_seed(plan: Plan) -> int:
-    """This session's seed for previews of ``plan``: one per (mechanism, epsilon, settings), see
-    :func:`ui.session.preview_seed`."""
-    return session.preview_seed(preview_key(plan))
+    """This session's seed for previews of ``plan``: one per (mechanism, epsilon, settings) and draw (another one
+    after each "Another draw"), see :func:`ui.session.preview_seed`."""
+    draw = preview_draw(plan)
+    return session.preview_seed(preview_key(plan) if draw == 0 else {**preview_key(plan), "draw": draw})
 
 
 def preview(plan: Plan, trials: int = 1) -> Any:

@@ -102,3 +102,16 @@ def test_settings_are_kept_while_visiting_other_pages():
     at.switch_page("pages/3_Group_comparison.py")
     ok(at)
     assert at.select_slider(key="gc_epsilon").value == 0.5
+
+
+def test_another_draw_shows_a_fresh_preview_and_charges_nothing():
+    at = AppTest.from_file(str(ROOT / "pages" / "4_Weibull_parameters.py"), default_timeout=90)
+    at.session_state["data_choice"] = lung()
+    ok(at)
+    keys = [b.key for b in at.button if b.key and b.key.startswith("another-draw-")]
+    assert keys
+    before = [str(t.value) for t in at.table] + [str(d.value) for d in at.dataframe]
+    at.button(key=keys[0]).click()
+    ok(at)
+    after = [str(t.value) for t in at.table] + [str(d.value) for d in at.dataframe]
+    assert before != after and releases() == []
