@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pandas as pd
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from dpsurv_core.curves import summary as cs
+from dpsurv_core.curves.hazard_ratio import METHOD as HR_METHOD
+from dpsurv_core.curves.hazard_ratio import hazard_ratios
 from dpsurv_core.curves.result import released_at_risk
 from dpsurv_core.curves.uncertainty import at_risk_notes
 from dpsurv_core.data.cohort import validate
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
-from dpsurv_core.report.text import markdown_literal
+from dpsurv_core.report.text import format_ratio_ci, markdown_literal
 from ui import curves_view as cv
 from ui import session
 from ui.downloads import show_figure
@@ -185,6 +188,19 @@ if not tables:
                  "p": cv.fmt_p(float(exact_overall.p_value[0]))})
     st.markdown("Non-private only:")
     cv.show_table(pd.DataFrame(rows), f"logrank-{cohort.name}", "gc_exact_tests", confidential=True)
+first = groups[0]
+ratios: list[Any] = []
+why_none: str | None = None
+
+
+def _hr(c: Any, table: dict[str, Any]) -> str:
+    """A pair's hazard ratio (95% CI) of its second group against the first group, where the pair starts there."""
+    if c.group_b is None or c.group_a != first or c.group_b not in table:
+        return "–"
+    hr = table[c.group_b]
+    return format_ratio_ci(hr.estimate, hr.lower, hr.upper)
+
+
 for label, (pair, overall, law) in tables.items():
     paired = cs.logrank_rows(exact_tests, exact_overall, grid_tests, pair, overall, len(groups))
     comparison = paired.on_grid  # flips: private against the exact test on the same grid
@@ -199,11 +215,28 @@ for label, (pair, overall, law) in tables.items():
     df.insert(2, "p non-private", [cv.fmt_p(c.p_exact) for c in paired.every_time])
     df.insert(df.columns.get_loc(p_col) + 1, "Chi² needed at 5%",
               [cv.fmt_stat(n) if c.defined else "not defined" for c, n in zip(comparison, paired.needed, strict=True)])
+    if label == private_label:  # the hazard ratio of each pair's second group against its first, from the counts
+        ratios, why_none = hazard_ratios(result, mechanism)
+        by_group = {hr.group: hr for hr in ratios}
+        exact_mechanism = catalogue.get(catalogue.CURVES, "nonprivate").build(rows_per_subject=cohort.rows_per_subject)
+        exact_ratios = {hr.group: hr for hr in hazard_ratios(fine, exact_mechanism)[0]}
+        df.insert(1, f"HR (95% CI) {label}", [_hr(c, by_group) for c in comparison])
+        df.insert(2, "HR (95% CI) non-private", [_hr(c, exact_ratios) for c in paired.every_time])
     if len(tables) > 1:
         st.markdown(f"**Non-private vs {label}** "
                     + ("(from the reported, randomized labels)" if label == private_label else "(mixing undone)"))
-    cv.comparison_table(df, f"logrank-{cohort.name}-{label}", f"gc_tests_{len(label)}_{label[:12]}", released,
-                        styled=cv.style_flips(df), drop=["Flip?"])  # a flip compares with the non-private test
+    main = [c for c in ("Test", f"HR (95% CI) {label}", p_col, "p non-private", f"At 0.05 {label}", "Flip?")
+            if c in df.columns]
+    cv.comparison_table(df[main], f"logrank-{cohort.name}-{label}", f"gc_tests_{len(label)}_{label[:12]}", released,
+                        styled=cv.style_flips(df[main]), drop=["Flip?"])  # a flip compares with the non-private test
+    with st.expander("Every column of the tests (statistics, the test on the public grid, the value needed at 5%)"):
+        cv.comparison_table(df, f"logrank-all-{cohort.name}-{label}", f"gc_tests_all_{len(label)}_{label[:12]}",
+                            released, styled=cv.style_flips(df), drop=["Flip?"])
+    if label == private_label and why_none:
+        st.caption(markdown_literal(why_none))
+    elif label == private_label and ratios:
+        st.caption(f"Hazard ratios of each group against {markdown_literal(cv.group_name(first, group_col))}: "
+                   f"{HR_METHOD}.")
     st.caption(f"Private p-values: {overall.method}.")
     flips = [c for c in comparison if c.flipped]
     if flips:
@@ -220,8 +253,11 @@ for label, (pair, overall, law) in tables.items():
     else:
         st.success(f"Every test reaches the same conclusion at the 5% level with the private numbers ({label}) as the "
                    "exact test on the same time grid.", icon="✅")
-for w in warnings:
-    st.warning(markdown_literal(w), icon="⚠️")
+if warnings:
+    with st.container(border=True):
+        st.markdown("**Read with care**")
+        for w in warnings:
+            st.warning(markdown_literal(w), icon="⚠️")
 st.caption("Chi² is the log-rank statistic (1 degree of freedom per pair; groups minus one for the overall test). "
            "Non-private tests use every event time, and the public grid's bins (the same bins as the private release: "
            "the flips compare like with like). A private p-value is *calibrated*: its Chi² is compared with the Chi² "
@@ -240,8 +276,8 @@ groups. The sum of these differences gives the statistic (Chi²); a p-value belo
 
 **Privacy.** The private version runs the same test on the published noisy counts: the test itself is free
 post-processing, and the charge is the release of those counts. "Release these tests" releases fresh counts by sex
-(or the group chosen) with their tests, charged like a curve release; a release of the same counts made on the
-Survival curves page is a separate release, charged again, so release grouped curves once, here, if you want both.
+(or the group chosen) with their tests, charged like a curve release; where the Survival curves page already released
+the same counts (the same mechanism, epsilon, grid and groups), this page reads that release and charges nothing.
 Noise alone makes the plain statistic larger, so reading it against the usual chi-square table would
 announce differences that are not there (at epsilon 1 on 20 bins, about half of all releases of two identical groups
 would look "significant"). dpsurv therefore *calibrates* the private p-value: it simulates many releases of groups

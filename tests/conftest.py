@@ -141,6 +141,8 @@ def wait_for_app(pg) -> None:
         timeout=60_000,
     )
     pg.wait_for_timeout(300)
+    # elements of the run before that the new run has not redrawn yet are marked stale until it ends
+    pg.wait_for_function("() => !document.querySelector('[data-stale=\"true\"]')", timeout=60_000)
 
 
 @pytest.fixture(scope="session")

@@ -3,6 +3,7 @@ on every event time and on the same public grid (the flips compare like with lik
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -17,7 +18,12 @@ def test_preview_shows_calibrated_private_p_beside_the_nonprivate_ones():
     at = AppTest.from_file(PAGE, default_timeout=30)
     at.run()
     assert not at.exception, [e.message for e in at.exception]
-    df = next(t for t in (shown(x.value) for x in at.table) if t.columns[0] == "Test")
+    main, df = [t for t in (shown(x.value) for x in at.table) if t.columns[0] == "Test"][:2]
+    # the table shown first: at most six columns, the hazard ratio with its interval among them; every other column
+    # (statistics, the test on the public grid, the value needed) in the expander's table
+    assert len(main.columns) <= 6 and "HR (95% CI) preview" in main.columns, list(main.columns)
+    assert re.fullmatch(r"[0-9.]+ \(95% CI [0-9.]+ to [0-9.]+\)", main.loc[0, "HR (95% CI) preview"])
+    assert re.fullmatch(r"[0-9.]+ \(95% CI [0-9.]+ to [0-9.]+\)", df.loc[0, "HR (95% CI) non-private"])
     for col in ("p non-private", "p non-private, public grid", "p preview (calibrated)",
                 "Chi² needed at 5%"):
         assert col in df.columns, list(df.columns)
