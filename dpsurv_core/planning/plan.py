@@ -1,0 +1,269 @@
+"""Accuracy-first planning: from the targets a study needs to the epsilon of each release, before any data are read.
+
+:func:`make_plan` takes a declared :class:`~dpsurv_core.planning.study.Study`, the targets
+(:mod:`dpsurv_core.planning.targets`) and the mechanisms to consider, and for each mechanism finds the smallest
+epsilon meeting each target in the median over simulated releases (:mod:`dpsurv_core.planning.search`), then the
+release epsilon meeting every target it serves, checked by releasing the simulated cohorts at that epsilon itself
+(``verify``). The plan's releases are one per analysis (curves with their log-rank tests, Weibull, regression), each
+by the mechanism that needs the least epsilon for its targets, split under an optional cap
+(:mod:`dpsurv_core.planning.budget`).
+
+The returned dict (JSON-ready) is, with one mechanism::
+
+    {"epsilon": E, "achieved": {target: {"median", "p10", "p90"}}, "targets": [{"target", "epsilon",
+     "achieved": {...}, ...}], "mechanism": ..., "study": {...}, "budget": {...}, ...}
+
+``epsilon`` is the total of the planned releases (with one mechanism, its release's smallest epsilon meeting every
+target; 10, the largest searched, with ``reachable`` false when some target cannot be met below it), and
+``achieved`` the precision each target reaches there. With several mechanisms the same keys describe the plan's
+choice, and ``plans`` holds each mechanism's own plan keyed by its id.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from dpsurv_core.errors import ParameterError
+from dpsurv_core.planning import targets as tg
+from dpsurv_core.planning.budget import PlannedRelease, split
+from dpsurv_core.planning.evaluate import DEFAULT_COHORTS, NULL_DRAWS, REGRESSION_TRIALS, Profile, profile_for
+from dpsurv_core.planning.search import EPS_MAX, LADDER, Achieved, Search, Solution
+from dpsurv_core.planning.study import Study
+from dpsurv_core.planning.targets import Target
+
+ANALYSIS = {"curves": "survival curves (and their log-rank tests)", "weibull": "Weibull parameters",
+            "regression": "regression"}
+PLAN_VERSION = 1
+INTERPOLATION = ("between two simulated epsilons each cohort's half-width is interpolated (its square linear in "
+                 "1 / epsilon^2), a power by its probit linear in log epsilon")
+
+
+def mechanism_family(mechanism: str) -> str:
+    """The release family ("curves", "weibull", "regression") of a mechanism a plan can use."""
+    for fam in ("curves", "power", "weibull", "regression"):
+        if mechanism in tg.MECHANISMS[fam]:
+            return tg.RELEASE_FAMILY[fam]
+    known = sorted({m for ms in tg.MECHANISMS.values() for m in ms})
+    raise ParameterError(f"--mechanism {mechanism!r} cannot be planned: choose one of {', '.join(known)} (a plan is "
+                         "for mechanisms with an epsilon).")
+
+
+def resolve_mechanisms(targets: Sequence[Target], mechanisms: Sequence[str] | None) -> list[str]:
+    """The mechanisms to plan: the named ones (each target served by at least one; one named mechanism must serve
+    every target), else every default mechanism of the targets' families."""
+    if not targets:
+        raise ParameterError("Give at least one --target, for example survival:365:0.05.")
+    if mechanisms:
+        chosen = list(dict.fromkeys(mechanisms))
+        for m in chosen:
+            mechanism_family(m)
+        for t in targets:
+            if not any(tg.applicable(t, m) for m in chosen):
+                raise ParameterError(tg.not_applicable(t, chosen[0]) if len(chosen) == 1 else
+                                     f"None of {', '.join(chosen)} can serve the target {t.key}: add one of "
+                                     f"{', '.join(tg.MECHANISMS[t.family])}.")
+        return chosen
+    out: list[str] = []
+    for t in targets:
+        out += [m for m in tg.DEFAULT_MECHANISMS[t.family] if m not in out]
+    return out
+
+
+def guarantee(mechanism: str, epsilon: float) -> dict[str, Any]:
+    """The mechanism's guarantee from the catalogue, in words, at ``epsilon``."""
+    from dpsurv_core.privacy import catalogue
+
+    entry = catalogue.get(mechanism_family(mechanism), mechanism)
+    unit = "one subject's group label" if entry.protects == catalogue.GROUP_LABEL else "one subject's record"
+    how = "is in the data or not" if entry.neighbouring == catalogue.ADD_REMOVE else "is changed"
+    approx = "" if entry.guarantee == "exact" else f" The guarantee is {entry.guarantee}."
+    words = (f"Whether {unit} {how} changes the probability of any published result by at most a factor "
+             f"e^{epsilon:g} = {math.exp(min(epsilon, 700.0)):.3g}.{approx}")
+    return {"name": entry.name, "source": entry.paper, "protects": entry.protects, "neighbouring": entry.neighbouring,
+            "guarantee": entry.guarantee, "in_words": words}
+
+
+def _cohorts(cohorts: int | None, power_cohorts: int | None) -> dict[str, int]:
+    out = dict(DEFAULT_COHORTS)
+    if cohorts is not None:
+        if cohorts < 5:
+            raise ParameterError(f"--cohorts must be at least 5 (a median of fewer is no plan), got {cohorts}.")
+        out.update(curves=cohorts, weibull=cohorts, regression=max(1, math.ceil(cohorts / REGRESSION_TRIALS)))
+    if power_cohorts is not None:
+        if power_cohorts < 50:
+            raise ParameterError(f"--power-cohorts must be at least 50 (a power needs many releases), got {power_cohorts}.")
+        out["power"] = power_cohorts
+    return out
+
+
+class Planner:
+    """One plan's searches: a profile per mechanism, family and scenario, shared by every target it reads."""
+
+    def __init__(self, study: Study, cohorts: dict[str, int], seed: int,
+                 cache: dict[tuple[Any, ...], Profile] | None = None, verify: bool = True) -> None:
+        self.study, self.cohorts, self.seed, self.verify = study, cohorts, int(seed), verify
+        self.cache = cache if cache is not None else {}
+        self._searches: dict[tuple[Any, ...], Search] = {}
+
+    def search(self, target: Target, mechanism: str, targets: Sequence[Target]) -> Search:
+        prof = profile_for(self.study, target, mechanism, self.cohorts, self.seed, self.cache)
+        key = (id(prof), tuple(t.key for t in targets))
+        if key not in self._searches:
+            mine = [t for t in targets if profile_for(self.study, t, mechanism, self.cohorts, self.seed,
+                                                      self.cache) is prof]
+            self._searches[key] = Search(prof, mine)
+        return self._searches[key]
+
+    def mechanism_plan(self, mechanism: str, targets: Sequence[Target]) -> tuple[dict[str, Any], PlannedRelease]:
+        mine = [t for t in targets if tg.applicable(t, mechanism)]
+        searches = {t.key: self.search(t, mechanism, mine) for t in mine}
+        sols: dict[str, Solution] = {t.key: searches[t.key].solve(t) for t in mine}
+        reachable = all(s.reachable for s in sols.values())
+        eps = max((s.epsilon for s in sols.values() if s.epsilon is not None), default=EPS_MAX)
+        eps = eps if reachable else EPS_MAX
+        at = self._verified(mine, searches, sols, eps) if reachable else {
+            t.key: searches[t.key].at(t, eps) for t in mine}
+        if reachable:
+            eps = next(iter(at.values())).epsilon
+        release = PlannedRelease(mechanism, ANALYSIS[mechanism_family(mechanism)], list(mine), searches)
+        release.epsilon, release.achieved = eps, at
+        notes = [n for s in sols.values() for n in s.notes]
+        out = {"mechanism": mechanism, "analysis": release.analysis, "epsilon": eps, "reachable": reachable,
+               "achieved": {k: a.to_dict() for k, a in at.items()},
+               "targets": [target_entry(t, sols[t.key], self.study.unit) for t in mine],
+               "guarantee": guarantee(mechanism, eps), "notes": notes}
+        return out, release
+
+    def _verified(self, mine: Sequence[Target], searches: dict[str, Search], sols: dict[str, Solution], eps: float
+                  ) -> dict[str, Achieved]:
+        """Every target at the release epsilon, released there when ``verify``; a target that the releases at it
+        miss (the interpolation was optimistic) moves the epsilon up to its bracket's upper ladder epsilon."""
+        for _ in range(len(LADDER)):
+            at = {t.key: _released_at(searches[t.key], t, eps) if self.verify else searches[t.key].at(t, eps)
+                  for t in mine}
+            missed = [t for t in mine if not at[t.key].met]
+            if not missed:
+                return at
+            ups = [sols[t.key].bracket[1] for t in missed if sols[t.key].bracket] + \
+                [e for e in LADDER if e > eps][:1]
+            eps = max(min(ups), eps) if ups else eps
+            if eps >= EPS_MAX:
+                return {t.key: _released_at(searches[t.key], t, EPS_MAX) for t in mine}
+        return at
+
+
+def _released_at(search: Search, target: Target, eps: float) -> Achieved:
+    """The achieved precision of releases made at ``eps`` itself (no interpolation)."""
+    from dpsurv_core.planning.search import summarise
+
+    return summarise(target, search.values(eps)[target.key], search.groups, eps)
+
+
+def target_entry(t: Target, s: Solution, unit: str) -> dict[str, Any]:
+    """A target's line of the plan: its smallest epsilon (null: not reachable below 10) and the achieved precision."""
+    out: dict[str, Any] = {"target": t.key, "description": t.describe(unit), **t.to_dict(), "epsilon": s.epsilon,
+                           "reachable": s.reachable, "achieved": s.achieved.to_dict()}
+    if not s.reachable:
+        out["achieved_at"] = s.achieved.epsilon
+        out["note"] = s.notes[0] if s.notes else f"not reachable below epsilon {EPS_MAX:g}"
+    if s.floor is not None:
+        out["without_noise"] = s.floor if math.isfinite(s.floor) else None
+    return out
+
+
+def make_plan(study: Study, targets: Sequence[Target], mechanisms: Sequence[str] | None = None,
+              cap: float | None = None, cohorts: int | None = None, power_cohorts: int | None = None, seed: int = 1,
+              verify: bool = False, cache: dict[tuple[Any, ...], Profile] | None = None,
+              progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """The plan (module docstring). ``cache``: profiles kept between calls (the app keeps one per declaration)."""
+    t0 = time.perf_counter()
+    if cap is not None and not (math.isfinite(cap) and cap > 0):
+        raise ParameterError(f"--cap must be a positive epsilon, got {cap}.")
+    keys = [t.key for t in targets]
+    if len(set(keys)) != len(keys):
+        raise ParameterError("The same --target is given twice: give each target once.")
+    chosen = resolve_mechanisms(targets, mechanisms)
+    planner = Planner(study, _cohorts(cohorts, power_cohorts), seed, cache, verify)
+    plans: dict[str, dict[str, Any]] = {}
+    releases: dict[str, PlannedRelease] = {}
+    for m in chosen:
+        if progress:
+            progress(f"planning {m}")
+        plans[m], releases[m] = planner.mechanism_plan(m, targets)
+    picked = pick_releases(targets, plans, releases)
+    budget = split(picked, cap, progress)
+    by_key = {t["target"]: (r["mechanism"], t) for r in budget["releases"] for t in r["targets"]}
+    per_target = []
+    for t in targets:
+        mech, line = by_key[t.key]
+        own = next(e for e in plans[mech]["targets"] if e["target"] == t.key)
+        per_target.append({**own, "mechanism": mech, "planned_epsilon": next(
+            r["epsilon"] for r in budget["releases"] if r["mechanism"] == mech), "achieved_as_planned": line["achieved"]})
+    reachable = all(p["reachable"] for m, p in plans.items() if m in {r.mechanism for r in picked})
+    out: dict[str, Any] = {
+        "epsilon": budget["total"], "reachable": bool(reachable and budget["meets_all"]),
+        "achieved": {t.key: by_key[t.key][1]["achieved"] for t in targets},
+        "targets": per_target, "study": study.to_dict(), "budget": budget,
+        "releases": [{"mechanism": r.mechanism, "analysis": r.analysis, "epsilon": r.epsilon,
+                      "targets": [t.key for t in r.targets], "guarantee": guarantee(r.mechanism, r.epsilon)}
+                     for r in picked],
+        "simulation": simulation_note(planner, seed),
+        "plan_version": PLAN_VERSION, "reads_data": False,
+    }
+    if len(chosen) == 1:
+        only = plans[chosen[0]]
+        out.update(mechanism=chosen[0], guarantee=only["guarantee"], notes=only["notes"])
+        if cap is None:  # one mechanism, no cap: exactly its own plan
+            out["epsilon"], out["achieved"] = only["epsilon"], only["achieved"]
+    else:
+        out["plans"] = plans
+        out["notes"] = [n for p in plans.values() for n in p["notes"]]
+    if not out["reachable"]:
+        out["not_reachable"] = [t.key for t in targets
+                                if not next(e for e in plans[by_key[t.key][0]]["targets"] if e["target"] == t.key)
+                                ["reachable"]]
+    out["seconds"] = round(time.perf_counter() - t0, 2)
+    return out
+
+
+def pick_releases(targets: Sequence[Target], plans: dict[str, dict[str, Any]],
+                  releases: dict[str, PlannedRelease]) -> list[PlannedRelease]:
+    """One release per analysis: among the mechanisms serving every target of that analysis, the one reaching them
+    all at the smallest epsilon (ties: the order given); an analysis no single mechanism serves whole takes, per
+    target, the first mechanism that reaches it at the smallest epsilon."""
+    out: list[PlannedRelease] = []
+    families = list(dict.fromkeys(tg.RELEASE_FAMILY[t.family] for t in targets))
+    for fam in families:
+        wanted = {t.key for t in targets if tg.RELEASE_FAMILY[t.family] == fam}
+        whole = [m for m, r in releases.items() if {t.key for t in r.targets} >= wanted
+                 and mechanism_family(m) == fam]
+        if whole:
+            best = min(whole, key=lambda m: (not plans[m]["reachable"], plans[m]["epsilon"]))
+            r = releases[best]
+            r.targets = [t for t in r.targets if t.key in wanted]
+            out.append(r)
+            continue
+        left = set(wanted)
+        for m in sorted((m for m in releases if mechanism_family(m) == fam),
+                        key=lambda m: (-len({t.key for t in releases[m].targets} & left), plans[m]["epsilon"])):
+            take = [t for t in releases[m].targets if t.key in left]
+            if take:
+                r = releases[m]
+                r.targets = take
+                out.append(r)
+                left -= {t.key for t in take}
+    return out
+
+
+def simulation_note(planner: Planner, seed: int) -> dict[str, Any]:
+    released = {f"{p.mechanism} ({p.family}{'' if p.hazard_ratio == 1 else f', HR {p.hazard_ratio:g}'})":
+                [e for e in p.evaluated if math.isfinite(e)] for p in planner.cache.values()
+                if p.study == planner.study}
+    return {"cohorts": planner.cohorts, "seed": seed, "null_draws_per_test": NULL_DRAWS,
+            "regression_releases_per_cohort": REGRESSION_TRIALS, "epsilons_searched": list(LADDER),
+            "epsilons_released": released, "interpolation": INTERPOLATION,
+            "note": "simulated cohorts of the declared study only: no data set was read, nothing was released or "
+                    "charged"}
