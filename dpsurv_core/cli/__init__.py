@@ -43,6 +43,7 @@ COMMANDS = {
     "figure": "the publication figure of a stored curve release (SVG, PNG or PDF); no data read, nothing charged",
     "mechanisms": "the mechanism catalogue: id, name, analysis, source, what it protects, noise source",
     "budget": "a data set's privacy budget in the ledger database: set, raise, lower, show, verify",
+    "plan": "the epsilon each release needs for the precision a study asks, from its declaration alone (reads no data)",
 }
 
 
