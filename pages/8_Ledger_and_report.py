@@ -291,13 +291,18 @@ st.caption(f"The reports and exports hold {len(chosen)} of {len(release_records)
            "each published; their ledger table lists the chosen releases and the totals of the whole data set.")
 
 
+cap_history = [r for r in records if r.kind in (CAP_SET, CAP_RAISE, CAP_LOWER)]  # the board's summary lists them
+
+
 def _release_html() -> str:
-    return ledger_report(f"dpsurv release: {name}", name, led, chosen, [], "release", time_unit=choice.time_unit)
+    return ledger_report(f"dpsurv release: {name}", name, led, chosen, [], "release", time_unit=choice.time_unit,
+                         cap_history=cap_history)
 
 
 def _review_html() -> str:
     # the review refits the non-private analyses on the data as mapped now: only when asked for
-    return ledger_report(f"dpsurv review: {name}", name, led, chosen, audit_items, "review", cohort, choice.time_unit)
+    return ledger_report(f"dpsurv review: {name}", name, led, chosen, audit_items, "review", cohort, choice.time_unit,
+                         cap_history)
 
 
 # a record's numbers are not part of the accounts; its "kind" names its reader ("reader" here, beside the record's kind)

@@ -30,6 +30,7 @@ from dpsurv_core.curves import result as curves
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy import catalogue
+from dpsurv_core.privacy.chain import CAP_LOWER, CAP_RAISE, CAP_SET
 from dpsurv_core.privacy.ledger import SUBJECT, Record, record_outputs
 from dpsurv_core.report.figures import curves_figure
 from dpsurv_core.report.files import Outputs
@@ -167,8 +168,10 @@ def _release_and_write(args: argparse.Namespace, out: Path, fmt: str, outputs: O
     # the stored record alone (released, public inputs, derived, cost, guarantee as run), rendered by the code that
     # renders the Ledger and report page's reports: neither the data nor the release object is in reach
     dataset = str(stored.body.get("dataset") or cohort.name)
+    caps = [r for r in store.records(plan.fingerprint) if r.kind in (CAP_SET, CAP_RAISE, CAP_LOWER)]
     rep = record_report(f"Survival analysis of {dataset}", dataset, ledger, [stored], kind=kind,
-                        cohort=cohort if args.review else None)
+                        cohort=cohort if args.review else None, cap_history=caps,
+                        below=("audit", "comparison") if args.review else ())
     if args.review:
         _review_sections(rep, stored, cohort, public, mech, args)
     kept = record_outputs(stored.body) or {}

@@ -51,7 +51,8 @@ from dpsurv_core.report.text import timestamp
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#1b1f24}
 h1{font-size:1.6em} h2{font-size:1.25em;border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:1.6em}
-table{border-collapse:collapse;margin:.6em 0;font-size:.9em} th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}
+table{border-collapse:collapse;margin:.6em 0;font-size:.9em;display:block;max-width:100%;overflow-x:auto}
+td,th{overflow-wrap:anywhere} @media print{table{display:table;table-layout:fixed;width:100%}} th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}
 th{background:#f3f4f6} td:first-child,th:first-child{text-align:left}
 .confidential{background:#b91c1c;color:#fff;font-weight:700;text-align:center;padding:.35em;letter-spacing:.08em}
 .section-flag{color:#b91c1c;font-weight:700;font-size:.85em}
@@ -535,12 +536,13 @@ def band_sentence(conf_type: str, includes_noise: bool, method: str) -> str:
 
 
 def ledger_report(title: str, dataset: str, ledger: Ledger, records: list[Record], audits: list[AuditItem] = (),
-                  kind: str = "release", cohort: Any = None, time_unit: str = "") -> str:
+                  kind: str = "release", cohort: Any = None, time_unit: str = "", cap_history: list[Record] = ()
+                  ) -> str:
     """The app's report from records of the ledger database (:func:`dpsurv_core.report.stored.record_report`, the
     command line's ``report`` renders its release the same way)."""
     from dpsurv_core.report.stored import record_report
 
-    return record_report(title, dataset, ledger, records, audits, kind, cohort, time_unit).to_html()
+    return record_report(title, dataset, ledger, records, audits, kind, cohort, time_unit, cap_history).to_html()
 
 
 def session_report(title: str, dataset: str, ledger: Ledger, items: list[ReleaseItem], audits: list[AuditItem] = (),

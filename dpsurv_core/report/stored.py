@@ -270,7 +270,9 @@ def audit_sections(rep: Report, audits: Sequence[AuditItem], kind: str, entries:
     for audit, sentence, warn in chosen_audits(audits, entries):
         rep.add_section(f"Privacy audit: {audit.title}", confidential=kind == "review")
         rep.add_text(sentence, "warning" if warn else "note")
-        rep.add_table(pd.DataFrame([{k: v for k, v in audit.summary.items() if not isinstance(v, (list, dict))}]))
+        shown = {k: v for k, v in audit.summary.items() if not isinstance(v, (list, dict))}
+        # one measure per row: a wide one-row table ran off the page's edge
+        rep.add_table(pd.DataFrame({"Measure": [str(k).replace("_", " ") for k in shown], "Value": list(shown.values())}))
         for table in audit.tables:
             rep.add_table(table)
         for fig in audit.figures:
@@ -280,16 +282,32 @@ def audit_sections(rep: Report, audits: Sequence[AuditItem], kind: str, entries:
 
 
 def record_report(title: str, dataset: str, ledger: Ledger, records: Sequence[Record], audits: Sequence[AuditItem] = (),
-                  kind: str = "release", cohort: Any = None, time_unit: str = "") -> Report:
+                  kind: str = "release", cohort: Any = None, time_unit: str = "", cap_history: Sequence[Record] = (),
+                  below: Sequence[str] = ()) -> Report:
     """The report of stored release records: a section per record from what it holds (:func:`release_sections`: each
     record's own time unit, else ``time_unit``), the audits tied to their epsilon (:func:`audit_sections`), the ledger
     table of these records with the whole data set's totals; for a review with ``cohort`` (the data as mapped now)
     the non-private comparisons, marked confidential."""
     items = [record_item(r, time_unit_of(r.body) or time_unit) for r in records]
     rep = Report(title, dataset, ledger, kind, [i.entry for i in items])
+    _board_section(rep, items, ledger, kind, chosen_audits(audits, [i.entry for i in items]), cap_history, below)
     release_sections(rep, items, kind, cohort, ledger, time_unit)
     audit_sections(rep, audits, kind, [i.entry for i in items])
     if not items and not audits:
         rep.add_section("Results")
         rep.add_text("No release was chosen for this report.")
     return rep
+
+
+def _board_section(rep: Report, items: Sequence[ReleaseItem], ledger: Ledger, kind: str,
+                   audits: Sequence[tuple[AuditItem, str, bool]], cap_history: Sequence[Record],
+                   below: Sequence[str] = ()) -> None:
+    """The report's first section, for the board (:func:`dpsurv_core.report.board.board_summary`)."""
+    from dpsurv_core.report.board import TITLE, board_summary
+
+    rep.add_section(TITLE)
+    for what, value in board_summary(items, ledger, kind, audits, cap_history, below):
+        if what == "table":
+            rep.add_table(value, "Budget cap: every change, with its reason")
+        else:
+            rep.add_text(value, "warning" if what == "warning" else None)

@@ -70,7 +70,8 @@ def test_the_command_line_report_is_the_report_of_its_stored_record_with_no_data
     from dpsurv_core.report.stored import record_report
 
     rebuilt = record_report(f"Survival analysis of {name}", name, store.ledger(record.fingerprint), [record])
-    assert printed["sections"] == [s.title for s in rebuilt.sections] == ["Release 1: survival curves (laplace-counts)"]
+    assert printed["sections"] == [s.title for s in rebuilt.sections] == ["Summary for the board",
+                                                                    "Release 1: survival curves (laplace-counts)"]
     text = _words(written)
     assert "Privacy: epsilon = 1, protecting the subject" in text and "ledger record 1: private." in text
     titles = [caption for s in rebuilt.sections for caption, _ in s.tables]
@@ -180,10 +181,12 @@ def test_the_review_report_s_audit_and_board_attack_the_record(tmp_path, capsys)
                  "--horizon", "1100", "--review", "--ledger", str(tmp_path / "l.sqlite3"), "--out", str(out),
                  "--json"]) == 0
     res = json.loads(capsys.readouterr().out)
-    assert res["sections"][:2] == ["Release 1: survival curves (laplace-counts)",
+    assert res["sections"][:3] == ["Summary for the board", "Release 1: survival curves (laplace-counts)",
                                    "Release 1: survival curves (laplace-counts): comparison with the non-private "
                                    "analysis"]
     text = _words(out.read_text())
     assert "Audited at epsilon 1, the epsilon released as ledger record 1." in text
+    # the board's summary points to the audit and the comparison this review adds, not to "none was run"
+    assert "in the section 'Privacy audit' below" in text and "No privacy audit was run" not in text
     assert "Attacked: the whole release record" in text and "derived.tests" in text
     assert "for the attack on the whole record a release of it makes" in text and "whole record (" in text
