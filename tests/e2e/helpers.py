@@ -26,10 +26,10 @@ READY = {"Data": "text=Number of time bins", "Survival curves": "text=Number at 
          "Ledger and report": "role=button[name=\"Download review report (HTML)\"]"}
 
 
-def fresh_session(browser, url: str, timeout: float = 60_000):
-    """A new browser session (its own context, so its own Streamlit session) on the app at ``url``, 1400 x 1400 px,
-    downloads accepted, once the app has drawn: (context, page)."""
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1400}, accept_downloads=True)
+def fresh_session(browser, url: str, timeout: float = 60_000, width: int = 1400):
+    """A new browser session (its own context, so its own Streamlit session) on the app at ``url``, ``width`` x 1400
+    px, downloads accepted, once the app has drawn: (context, page)."""
+    ctx = browser.new_context(viewport={"width": width, "height": 1400}, accept_downloads=True)
     pg = ctx.new_page()
     pg.set_default_timeout(timeout)
     pg.goto(url)
