@@ -102,6 +102,25 @@ def blocks(plan: dict[str, Any], title: str = "Privacy plan") -> list[Block]:
     return out
 
 
+def target_rows(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per target, as the app's table shows it: the smallest epsilon meeting it alone, the release epsilon
+    planned, and what releases achieve there (a power in %; a half-width in the target's unit)."""
+    rows = []
+    for t in plan["targets"]:
+        power = t["kind"] == "logrank-power"
+        a = t.get("achieved_as_planned") or t["achieved"]
+        show = (lambda x: None if x is None else round(100 * float(x), 1)) if power else \
+            (lambda x: None if x is None else float(f"{float(x):.4g}"))
+        met = next((x["met"] for r in plan["budget"]["releases"] for x in r["targets"] if x["target"] == t["target"]),
+                   None)
+        rows.append({"Target": t["description"], "Mechanism": t.get("mechanism", plan.get("mechanism")),
+                     "Smallest epsilon": t["epsilon"], "Planned epsilon": t.get("planned_epsilon", plan["epsilon"]),
+                     "Achieved (median)": show(a.get("median")), "p10": show(a.get("p10")), "p90": show(a.get("p90")),
+                     "Unit": "% power" if power else ("share" if t["kind"] == "survival" else "time"),
+                     "Met": "yes" if met else "no", "Note": t.get("note", "")})
+    return rows
+
+
 def to_markdown(items: list[Block]) -> str:
     lines: list[str] = []
     for kind, value in items:

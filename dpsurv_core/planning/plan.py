@@ -33,6 +33,7 @@ from dpsurv_core.planning.evaluate import DEFAULT_COHORTS, NULL_DRAWS, REGRESSIO
 from dpsurv_core.planning.search import EPS_MAX, LADDER, Achieved, Search, Solution
 from dpsurv_core.planning.study import Study
 from dpsurv_core.planning.targets import Target
+from dpsurv_core.publication.record import jsonable
 
 ANALYSIS = {"curves": "survival curves (and their log-rank tests)", "weibull": "Weibull parameters",
             "regression": "regression"}
@@ -226,7 +227,28 @@ def make_plan(study: Study, targets: Sequence[Target], mechanisms: Sequence[str]
                                 if not next(e for e in plans[by_key[t.key][0]]["targets"] if e["target"] == t.key)
                                 ["reachable"]]
     out["seconds"] = round(time.perf_counter() - t0, 2)
-    return out
+    return jsonable(out, strict=False)  # strict JSON: an interval with no finite limit reads null
+
+
+def prefill(study: Study, targets: Sequence[Target], mechanisms: Sequence[str] | None = None,
+            cohorts: int | None = None, seed: int = 1, cache: dict[tuple[Any, ...], Profile] | None = None,
+            progress: Callable[[float], None] | None = None) -> int:
+    """Release the simulated cohorts of every curve profile ``targets`` use at every ladder epsilon and keep the
+    releases in ``cache``: any later survival, median or RMST target of this declaration is then read from stored
+    releases (post-processing only), with no new release (the app redraws a changed target at once). Returns how many
+    epsilons were released (0 when every one already was)."""
+    sizes = _cohorts(cohorts, None)
+    todo = []
+    for m in (resolve_mechanisms(targets, None) if mechanisms is None else list(mechanisms)):
+        mine = [t for t in targets if t.family == "curves" and tg.applicable(t, m)]
+        if mine:
+            prof = profile_for(study, mine[0], m, sizes, seed, cache)
+            todo += [(prof, eps) for eps in LADDER if eps not in prof.released]  # type: ignore[attr-defined]
+    for k, (prof, eps) in enumerate(todo):
+        prof.releases(eps)  # type: ignore[attr-defined]
+        if progress:
+            progress((k + 1) / len(todo))
+    return len(todo)
 
 
 def pick_releases(targets: Sequence[Target], plans: dict[str, dict[str, Any]],

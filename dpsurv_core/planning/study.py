@@ -34,6 +34,7 @@ from dpsurv_core.errors import ParameterError
 GROUP_NAMES = tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 MAX_CURVE_POINTS = 10_000
 MAX_SUBJECTS = 1_000_000
+MAX_CSV_BYTES = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -84,25 +85,34 @@ class Survival:
 
     @classmethod
     def read_csv(cls, path: str) -> Survival:
-        """A public CSV of ``time,survival`` rows (a header row is allowed; survival as a share or in %)."""
-        rows: list[tuple[float, float]] = []
+        """A public CSV file of ``time,survival`` rows (:meth:`from_csv_text`)."""
         p = Path(path)
-        if p.stat().st_size > 2_000_000:
+        if p.stat().st_size > MAX_CSV_BYTES:
             raise ParameterError(f"--curve {path!r} is larger than 2 MB: a public curve needs only its points.")
-        with p.open(newline="", encoding="utf-8-sig") as fh:
-            for k, row in enumerate(csv.reader(fh)):
-                cells = [c.strip() for c in row if c.strip()]
-                if not cells:
-                    continue
-                try:
-                    rows.append((float(cells[0]), float(cells[1].rstrip("%")) / (100 if cells[1].endswith("%") else 1)))
-                except (ValueError, IndexError):
-                    if k == 0:
-                        continue  # a header
-                    raise ParameterError(f"Row {k + 1} of --curve {path!r} is not time,survival (two numbers).") from None
-        if rows and max(s for _, s in rows) > 1 and max(s for _, s in rows) <= 100:
+        return cls.from_csv_text(p.read_text(encoding="utf-8-sig"), p.name)
+
+    @classmethod
+    def from_csv_text(cls, text: str, source: str = "") -> Survival:
+        """A public curve from CSV text of ``time,survival`` rows (a header row is allowed; survival as a share, or
+        in % with or without the sign)."""
+        if len(text) > MAX_CSV_BYTES:
+            raise ParameterError(f"The curve {source!r} is larger than 2 MB: a public curve needs only its points.")
+        rows: list[tuple[float, float]] = []
+        for k, row in enumerate(csv.reader(text.lstrip("\ufeff").splitlines())):
+            cells = [c.strip() for c in row if c.strip()]
+            if not cells:
+                continue
+            try:
+                pct = cells[1].endswith("%")
+                rows.append((float(cells[0]), float(cells[1].rstrip("%")) / (100 if pct else 1)))
+            except (ValueError, IndexError):
+                if k == 0:
+                    continue  # a header
+                raise ParameterError(f"Row {k + 1} of the curve {source!r} is not time,survival (two numbers).") \
+                    from None
+        if rows and 1 < max(s for _, s in rows) <= 100:
             rows = [(t, s / 100) for t, s in rows]  # percentages without a % sign
-        return cls.table([t for t, _ in rows], [s for _, s in rows], Path(path).name)
+        return cls.table([t for t, _ in rows], [s for _, s in rows], source)
 
     # ------------------------------------------------------------------------------------------------ the law
     def cumulative_hazard(self, t: np.ndarray) -> np.ndarray:
