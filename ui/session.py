@@ -391,7 +391,7 @@ def require_rows(analysis: str) -> None:
 
 
 # a page's settings (epsilon, mechanism, grouping, options, declared sizes): its widget keys, buttons and downloads left out
-_SETTING = re.compile(r"^(sc|gc|wb|rg|to|au)_[A-Za-z0-9_]+$")
+_SETTING = re.compile(r"^(sc|gc|wb|rg|to|au|pl)_[A-Za-z0-9_]+$")
 _NOT_SETTING = re.compile(r"(^wb_run_study$|^rg_run_(study|chains)$|^to_run$|^to_csv$|^au_run$|^rg_partial_)")
 
 
