@@ -14,7 +14,7 @@ from dpsurv_core.data import datasets
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import NO_NOISE, SUBJECT, as_run, charged_sentence
-from dpsurv_core.privacy.release import Plan, cli_command
+from dpsurv_core.privacy.release import PREVIEW_SPREAD_DRAWS, Plan, cli_command, preview_spread
 from dpsurv_core.publication.declared import UndeclaredValueError, enforce, undeclared
 from dpsurv_core.report.text import markdown_code, markdown_literal, time_in
 from dpsurv_core.weibull import readout
@@ -325,6 +325,13 @@ for name in chosen:
             st.error(f"{LABELS[name]}: {markdown_literal(exc)}")
             continue
         mech = mechs[name]
+        if rel is None and mech.cost.epsilon is not None:  # how much the noise moves a preview: 20 draws, free
+            spread = cv.preview_spread_of(plan, f"weibull-{name}")
+            if spread is not None:
+                (s10, s50, s90), (c10, c50, c90) = (preview_spread(spread.shape), preview_spread(spread.scale))
+                st.caption(f"Across {PREVIEW_SPREAD_DRAWS} preview draws (simulation noise, free, never exported): "
+                           f"shape {s10:.3g} to {s90:.3g} (10th to 90th percentile; median {s50:.3g}), scale "
+                           f"{c10:.4g} to {c90:.4g} {unit} (median {c50:.4g}).")
         split = f"(epsilon/2 = {mech.epsilon_shape:g} for the shape, {mech.epsilon_scale:g} for the scale)"
         # what a release would record: a value read off the data only once ticked beside the Release button
         # (ui.release_panel.accept_boxes), and then not DP as run; until then the button is off

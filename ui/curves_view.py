@@ -971,6 +971,23 @@ def cached_preview(plan: Plan, key: str) -> Any:
     return cache[pk]
 
 
+def preview_spread_of(plan: Plan, key: str) -> Any:
+    """The plan previewed over PREVIEW_SPREAD_DRAWS draws of simulation noise (free, recorded nowhere, never exported),
+    kept for this session like the preview; None when the mechanism cannot draw several at once."""
+    from dpsurv_core.privacy.release import PREVIEW_SPREAD_DRAWS
+
+    cache = st.session_state.setdefault("preview_spread_cache", {})
+    pk = (release_panel.plan_key(plan, key), release_panel.preview_seed(plan))
+    if pk not in cache:
+        if len(cache) > 24:
+            cache.clear()
+        try:
+            cache[pk] = release_panel.preview(plan, PREVIEW_SPREAD_DRAWS)
+        except DpsurvError:
+            cache[pk] = None
+    return cache[pk]
+
+
 def explore_or_release(plan: Plan, key: str, label: str = "Release",
                        disclosures: Callable[[Any], Sequence[Disclosure]] | None = None,
                        reread: Callable[[Released], Any] | None = None) -> tuple[Any, Released | None, str]:

@@ -202,6 +202,22 @@ def preview(plan: Plan, seed: int, trials: int = 1) -> Any:
     return plan.compute(SimulationNoise(seed), trials)
 
 
+PREVIEW_SPREAD_DRAWS = 20
+
+
+def preview_spread(values: Any) -> tuple[float, float, float]:
+    """(10th percentile, median, 90th percentile) of a number over preview draws (seeded simulation noise): how much
+    the noise alone moves it, for the data holder's eyes (never released)."""
+    import numpy as np
+
+    v = np.asarray(values, float)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return (math.nan, math.nan, math.nan)
+    p10, med, p90 = np.percentile(v, [10, 50, 90])
+    return float(p10), float(med), float(p90)
+
+
 def simulation_fields(seed: int | None, trials: int) -> dict[str, Any]:
     return {"release": False, "simulation": True, "seed": seed, "trials": trials, "privacy_note": SIMULATION_SENTENCE}
 

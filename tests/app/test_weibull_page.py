@@ -7,6 +7,7 @@ button writes one record to the ledger database (``DPSURV_LEDGER``, one per test
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -286,3 +287,11 @@ def test_an_upload_needs_its_n_declared_and_the_page_s_release_publishes_declare
     row = table(at).iloc[2]
     assert row["Shape 95% interval"] == f"{kept['shape']['lower']:.3g} to {kept['shape']['upper']:.3g}"
     assert rederive(body)["identical"] is True
+
+
+def test_a_preview_shows_the_spread_of_twenty_draws_and_another_draw():
+    at = run(data_choice=declared(), wb_censoring=0.3)
+    said = " ".join(c.value for c in at.caption)
+    assert re.search(r"Across 20 preview draws \(simulation noise, free, never exported\): shape [0-9.]+ to [0-9.]+", said)
+    assert any(b.key == f"another-draw-weibull-{FIRST}" for b in at.button)
+    assert releases() == []
