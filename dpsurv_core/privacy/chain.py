@@ -58,6 +58,19 @@ CREATE TRIGGER IF NOT EXISTS records_no_delete BEFORE DELETE ON records
 CREATE TRIGGER IF NOT EXISTS records_no_replace BEFORE INSERT ON records
     WHEN NEW.id <= (SELECT COALESCE(MAX(id), 0) FROM records)
     BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+-- checkpoints of the verified chain head (dpsurv_core.privacy.checkpoint): append-only like the records
+CREATE TABLE IF NOT EXISTS checkpoints (
+    record_id INTEGER PRIMARY KEY,
+    hash TEXT NOT NULL,
+    time TEXT NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS checkpoints_no_update BEFORE UPDATE ON checkpoints
+    BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS checkpoints_no_delete BEFORE DELETE ON checkpoints
+    BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS checkpoints_no_replace BEFORE INSERT ON checkpoints
+    WHEN NEW.record_id <= (SELECT COALESCE(MAX(record_id), 0) FROM checkpoints)
+    BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
 """
 
 
@@ -137,11 +150,14 @@ class ChainBrokenError(DpsurvError):
         self.verification = verification
 
 
-def walk_chain(rows: Iterable[tuple]) -> Verification:
+def walk_chain(rows: Iterable[tuple], after: int = 0, head: str = GENESIS) -> Verification:
     """Walk rows ``(id, time, fingerprint, kind, body, prev_hash, hash)`` in id order: ids contiguous from 1, each
-    ``prev_hash`` the hash before, each ``hash`` recomputed (about 10 ms per 1,000 records of 7 kB each)."""
-    prev, n, bad = GENESIS, 0, None
-    for expected, (rid, time, fp, kind, body, prev_hash, h) in enumerate(rows, start=1):
+    ``prev_hash`` the hash before, each ``hash`` recomputed (about 10 ms per 1,000 records of 7 kB each).
+
+    ``after`` and ``head``: the rows start after record ``after``, whose hash is ``head`` (a checkpoint, trusted by
+    the caller); the count returned is still every record up to the newest."""
+    prev, n, bad = head, after, None
+    for expected, (rid, time, fp, kind, body, prev_hash, h) in enumerate(rows, start=after + 1):
         n = expected
         if bad is not None:
             continue  # count the rest, report the first

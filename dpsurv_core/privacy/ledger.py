@@ -9,8 +9,9 @@ about the subject, so it is never added to the subject-level total.
 is the persistent ledger: an SQLite database (default path :func:`default_path`, replaced by the
 environment variable ``DPSURV_LEDGER``) shared by the app and the command line. Its records are
 append-only and hash-chained: each holds the SHA-256 of its own content and of the record before,
-so an edited or deleted record breaks the chain (:meth:`LedgerStore.verify`), and a release walks the chain inside
-its check-and-charge transaction and is refused (:class:`ChainBrokenError`) when it is broken.
+so an edited or deleted record breaks the chain (:meth:`LedgerStore.verify`), and a release walks the chain (from its
+newest checkpoint, :mod:`dpsurv_core.privacy.checkpoint`) inside its check-and-charge transaction and is refused
+(:class:`ChainBrokenError`) when it is broken.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from dpsurv_core.privacy.chain import ChainBrokenError as ChainBrokenError
 from dpsurv_core.privacy.chain import Record as Record
 from dpsurv_core.privacy.chain import Verification as Verification
 from dpsurv_core.privacy.chain import default_path as default_path
+from dpsurv_core.privacy.checkpoint import after_append, verify_all, verify_tail
 from dpsurv_core.privacy.cost import (
     ADD_REMOVE as ADD_REMOVE,
 )
@@ -102,7 +104,7 @@ from dpsurv_core.privacy.cost import (
 from dpsurv_core.privacy.cost import (
     voided as voided,
 )
-from dpsurv_core.privacy.ledger_file import connect, guarded, prepare, unreadable, verify_database
+from dpsurv_core.privacy.ledger_file import connect, guarded, prepare, unreadable
 from dpsurv_core.privacy.roles import ALLOW, CHANGE_CAP, Actor, local_actor
 from dpsurv_core.privacy.roles import RELEASE as RELEASE_ACT
 
@@ -409,10 +411,10 @@ class LedgerStore:
 
     @guarded
     def verify(self) -> Verification:
-        """SQLite's integrity check, then the chain's walk (:func:`walk_chain`): ids contiguous from 1, each
-        ``prev_hash`` the hash before, each ``hash`` recomputed (:func:`verify_database`)."""
+        """SQLite's integrity check, then the chain's walk (:func:`walk_chain`) from the first record: ids contiguous
+        from 1, each ``prev_hash`` the hash before, each ``hash`` recomputed; then every checkpoint (:func:`verify_all`)."""
         with closing(self._connect()) as con:
-            return verify_database(con)
+            return verify_all(con)
 
     # ----------------------------------------------------------------------------------------- writing
     @contextmanager
@@ -517,11 +519,13 @@ class Transaction:
         self.con, self.fingerprint, self.ledger = con, fingerprint, ledger
         self.actor = actor or local_actor()
         self._chain: Verification | None = None
+        self._mark = 0  # the newest checkpoint's record id (0: none)
 
     def verify(self) -> Verification:
-        """The whole chain walked inside this transaction's write lock (once per transaction)."""
-        if self._chain is None:  # SQLite's quick check of the file first: a damaged file builds nothing
-            self._chain = verify_database(self.con, quick=True)
+        """The chain walked inside this transaction's write lock (once per transaction), from its newest checkpoint
+        when it has one, else from the start after SQLite's quick check of the file (:func:`verify_tail`)."""
+        if self._chain is None:
+            self._chain, self._mark = verify_tail(self.con)
         return self._chain
 
     def check_chain(self) -> None:
@@ -567,9 +571,10 @@ class Transaction:
         rid, prev = (last[0] + 1, last[1]) if last else (1, GENESIS)
         time = datetime.now(UTC).isoformat(timespec="microseconds")
         text = _canonical(body)
+        h = record_hash(prev, rid, time, self.fingerprint, kind, text)
         self.con.execute("INSERT INTO records (id, time, fingerprint, kind, body, prev_hash, hash) VALUES (?,?,?,?,?,?,?)",
-                         (rid, time, self.fingerprint, kind, text, prev, record_hash(prev, rid, time, self.fingerprint,
-                                                                                     kind, text)))
+                         (rid, time, self.fingerprint, kind, text, prev, h))
+        self._mark = after_append(self.con, rid, h, time, self._mark)  # in this transaction, on the verified chain
         return rid
 
     def charge(self, entry: LedgerEntry, publication: Any = None) -> int:
