@@ -98,14 +98,16 @@ def _at_risk_events(counts: BinnedCounts, shifted: float = 0.0, exposure: bool =
                     ) -> tuple[np.ndarray, np.ndarray]:
     """r_gj = R_gj - (1 - a) c_gj (at least 0) and the events, at most r_gj.
 
-    ``exposure``: r_gj = R_gj x / -log(1 - x), x = (d_gj + c_gj) / R_gj, instead: the mean number at risk over the bin
-    when a group's subjects leave it at a constant rate (the piecewise-exponential model: Holford 1980; Laird and
-    Olivier 1981). For a bin where a group loses few of R it is the life table's R - (d + c) / 2; for a wide bin that
-    a group mostly leaves early (adaptive-km's merged bins, a heavily censored group) the life table's R - c / 2
-    overstates the group's time at risk, and with it its expected events."""
+    ``exposure``: r_gj = R_gj x / -log(1 - x), x = c_gj / R_gj, instead: the mean number not yet censored over the bin
+    when a group's censorings come at a constant rate within it (the exposure of the piecewise-exponential model:
+    Holford 1980; Laird and Olivier 1981), events counted at risk as the life table counts them. For a bin where a group
+    loses few of R to censoring it is the life table's R - c / 2; for a wide bin that a heavily censored group mostly
+    leaves early (adaptive-km's merged bins) R - c / 2 overstates its time at risk, and with it its expected events.
+    (Taking the events' own exits into x too made the number at risk depend on each group's noisy events, which broke
+    the level with 30 patients per group: 7.3-8.7% at epsilon 0.5 and 1.)"""
     if exposure:
-        big = np.maximum(counts.at_risk().astype(float), 0.0)
-        left = np.maximum(counts.events_total.astype(float), 0.0) + np.maximum(counts.censored.astype(float), 0.0)
+        left = np.maximum(counts.censored.astype(float), 0.0)
+        big = np.maximum(counts.at_risk().astype(float) + left, 0.0)  # R: at_risk() has the bin's censorings out
         x = np.clip(np.divide(left, big, out=np.zeros_like(big), where=big > 0), 0.0, 1.0 - 1e-3)
         safe = np.where(x > 1e-9, x, 0.5)
         r = big * np.where(x > 1e-9, safe / -np.log1p(-safe), 1.0)

@@ -72,3 +72,17 @@ def test_adaptive_km_test_reads_its_merged_bins_and_keeps_the_level(unequal_null
     test = lt.calibrated_tests(released, law, draws=99)[-1]
     reject = np.nan_to_num(test.p_value, nan=1.0) < 0.05
     assert reject.mean() <= 0.095
+
+
+def test_the_exposure_rule_counts_censorings_at_a_constant_rate_and_ignores_the_events():
+    """r = R x / -log(1 - x), x = c / R: the life table's R - c / 2 for few censorings, less for many; the events do
+    not move it (numbers at risk that followed each group's noisy events broke the level with 30 per group)."""
+    counts = _counts([[4, 2], [1, 3]], [[2, 6], [10, 0]], [20, 30], "equal")
+    r, _ = logrank._at_risk_events(counts, exposure=True)
+    c = counts.censored
+    big = counts.at_risk() + c  # R, followed at the bin's start
+    want = np.where(c > 0, big * (c / big) / -np.log1p(-c / big), big)
+    np.testing.assert_allclose(r, want)
+    assert abs(r[0, 0] - (20 - 1)) < 0.05  # two of 20 censored: close to the life table's 19
+    more = _counts([[9, 2], [1, 3]], [[2, 6], [10, 0]], [20, 30], "equal")
+    np.testing.assert_allclose(logrank._at_risk_events(more, exposure=True)[0][:, 0], r[:, 0])
