@@ -70,7 +70,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     d.add_argument("--time-unit", default="days", help="the time unit of every time given (default days)")
     t = p.add_argument_group("targets and mechanisms")
     t.add_argument("--target", action="append", default=[], metavar="SPEC", help=TARGET_HELP)
-    t.add_argument("--mechanism", action="append", default=None, metavar="ID",
+    t.add_argument("--mechanism", dest="mechanisms", action="append", default=None, metavar="ID",
                    help="a mechanism to plan (repeatable; default every applicable one that protects the subject)")
     t.add_argument("--cap", type=_positive(float, "--cap"), default=None, metavar="E",
                    help="total epsilon the releases must share: the split maximises the worst margin")
@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     targets = [parse_target(s) for s in args.target]
     study = study_from_args(args)
     fmt = _document_format(args.document) if args.document else None
-    plan = make_plan(study, targets, args.mechanism, cap=args.cap, cohorts=args.cohorts,
+    plan = make_plan(study, targets, args.mechanisms, cap=args.cap, cohorts=args.cohorts,
                      power_cohorts=args.power_cohorts, seed=args.seed, verify=args.verify)
     files: dict[str, str] = {}
     if args.out:
