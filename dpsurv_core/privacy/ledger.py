@@ -450,16 +450,21 @@ class LedgerStore:
                            f"({','.join('?' * len(values))}) ORDER BY id", values).fetchall()
         return [self._record(r) for r in rows]
 
-    def set_cap(self, fingerprint: str, cap: float, dataset: str = "", reason: str = "") -> int:
+    def set_cap(self, fingerprint: str, cap: float, dataset: str = "", reason: str = "",
+                plan: dict[str, Any] | None = None) -> int:
         """Set the cap of a data set that has none. A data set with a cap must use :meth:`raise_cap` or
-        :meth:`lower_cap`."""
+        :meth:`lower_cap`. ``plan``: the planned releases the cap was set from (kept in the record, hash-chained;
+        :mod:`dpsurv_core.planning.adherence`)."""
         _check_cap(cap)
         with self.transaction(fingerprint) as tx:
             if tx.ledger.cap is not None:
                 raise BudgetExceededError(
                     f"This data set already has a cap (epsilon {tx.ledger.cap:.4g}); raising it is a separate recorded "
                     "act: use `budget raise --cap C --reason TEXT` (lowering: `budget lower --cap C`).")
-            return tx.append(CAP_SET, {"cap": cap, "dataset": dataset, "reason": reason})
+            body: dict[str, Any] = {"cap": cap, "dataset": dataset, "reason": reason}
+            if plan is not None:
+                body["plan"] = plan
+            return tx.append(CAP_SET, body)
 
     def raise_cap(self, fingerprint: str, cap: float, reason: str, dataset: str = "") -> int:
         _check_cap(cap)
