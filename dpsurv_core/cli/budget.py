@@ -43,6 +43,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"a bundled data set ({', '.join(datasets.names())}) or a data file (not needed for verify)")
     p.add_argument("--sheet", metavar="NAME", help="Excel sheet holding the cohort")
     p.add_argument("--cap", type=positive_float, metavar="E", help="the cap (set, raise, lower)")
+    p.add_argument("--plan", metavar="plan.json",
+                   help="set: the cap from a plan file (`plan --out`), whose releases later releases are marked "
+                        "against (as planned, or a deviation that needs --confirm-deviation)")
     p.add_argument("--reason", metavar="TEXT", help="why (required by raise, allow-label-only and allow-disclosure-control)")
     p.add_argument("--head", metavar="HASH", type=noted_head,
                    help="verify: the head hash noted down elsewhere (at least its first 16 hex digits); a ledger whose "
@@ -51,6 +54,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _show(store, fp: str, name: str) -> dict[str, Any]:
+    from dpsurv_core.planning.adherence import active_plan
+
     chain = store.verify()
     try:
         ledger = store.ledger(fp)
@@ -69,7 +74,7 @@ def _show(store, fp: str, name: str) -> dict[str, Any]:
                          "subject_protected": run["subject_protected"],
                          "subject_unprotected_because": run["subject_unprotected_because"],
                          "disclosures": run["disclosures"], "time": e.time, "dataset": e.dataset,
-                         "reproduce": e.command})
+                         "reproduce": e.command, "note": e.note})
     acts = [{"id": r.id, "kind": r.kind, "time": r.time, **{k: r.body.get(k) for k in ("cap", "previous", "reason")}}
             for r in records if r.kind != RELEASE]
     warning = chain.warning()
@@ -82,7 +87,7 @@ def _show(store, fp: str, name: str) -> dict[str, Any]:
             "disclosure_control_allowed": ledger.disclosure_control_allowed,
             "disclosure_control_releases": len(ledger.disclosure_control()),
             "subject_protected": all(r["subject_protected"] for r in releases),
-            "releases": releases, "cap_history": acts, "head": store.head(),
+            "releases": releases, "cap_history": acts, "head": store.head(), "plan": active_plan(records),
             "warnings": [warning] if warning else []}
 
 
@@ -157,9 +162,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise ParameterError(f"`budget {args.action}` needs --data naming the data set (bundled name or file).")
     fp = dataset_fingerprint(args)
     name = args.data
-    if args.action in ("set", "raise", "lower") and args.cap is None:
+    if args.plan is not None and args.action != "set":
+        raise ParameterError("--plan sets a cap: use `budget set --plan plan.json`.")
+    if args.action in ("set", "raise", "lower") and args.cap is None and args.plan is None:
         raise ParameterError(f"`budget {args.action}` needs --cap E (a positive epsilon).")
-    if args.action == "set":
+    if args.action == "set" and args.plan is not None:
+        from dpsurv_core.planning.adherence import cap_of, read_plan
+
+        plan = read_plan(args.plan)
+        store.set_cap(fp, cap_of(plan, args.cap), name, reason=f"from the plan {plan['source']}", plan=plan)
+    elif args.action == "set":
         store.set_cap(fp, args.cap, name)
     elif args.action == "raise":
         store.raise_cap(fp, args.cap, args.reason or "", name)
