@@ -182,6 +182,9 @@ def add_release_options(p: argparse.ArgumentParser, mechanisms: list[str], defau
                         "range:COL, n, censoring, blocks, cut:COL, event-types): the release is then not DP as run, "
                         "and its record "
                         "and the data set's ledger say so; without it such a release is refused")
+    g.add_argument("--confirm-deviation", action="store_true",
+                   help="release even though the data set's plan (`budget set --plan`) has no such release still to "
+                        "be made: the ledger marks it as a deviation from plan")
     add_ledger_options(p, cap=True)
 
 
@@ -423,8 +426,16 @@ def run_plan(args: argparse.Namespace, plan: Plan) -> tuple[Any, dict[str, Any]]
         return plan.compute(SimulationNoise(args.seed), args.repeat), simulation_fields(args.seed, args.repeat)
     store = store_from_args(args)
     plan = replace(plan, accept=parse_accept(getattr(args, "accept_disclosure", None)))
+    if plan.fingerprint:  # a data set whose cap was set from a plan: as planned, or a confirmed deviation
+        from dpsurv_core.planning.adherence import checked_note
+
+        note = checked_note(store.records(plan.fingerprint), plan.entry.id, plan.cost.epsilon,
+                            bool(getattr(args, "confirm_deviation", False)))
+        plan = replace(plan, note=note or plan.note)
     released: Released = run_release(plan, store, cap=getattr(args, "cap", None))  # --cap: set only if none is set
     fields = released.summary()
+    if plan.note:
+        fields["plan"] = plan.note
     fields["ledger_path"] = str(store.path)
     fields["reproduce"] = plan.command
     fields["ledger_warnings"] = released.warnings
