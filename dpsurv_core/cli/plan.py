@@ -80,6 +80,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--power-cohorts", type=_positive(int, "--power-cohorts"), default=None, metavar="R",
                    help="simulated cohorts per epsilon for power targets (default 240)")
     s.add_argument("--seed", type=int, default=1, help="seed of the simulated cohorts and their noise (default 1)")
+    s.add_argument("--jobs", type=_positive(int, "--jobs"), default=2, metavar="J",
+                   help="processes searching at once (curves and each log-rank scenario apart; default 2)")
     s.add_argument("--verify", action="store_true",
                    help="also release the simulated cohorts at each planned epsilon itself (no interpolation; slower)")
     o = p.add_argument_group("files")
@@ -123,7 +125,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     study = study_from_args(args)
     fmt = _document_format(args.document) if args.document else None
     plan = make_plan(study, targets, args.mechanisms, cap=args.cap, cohorts=args.cohorts,
-                     power_cohorts=args.power_cohorts, seed=args.seed, verify=args.verify)
+                     power_cohorts=args.power_cohorts, seed=args.seed, verify=args.verify,
+                     jobs=args.jobs)
     files: dict[str, str] = {}
     if args.out:
         Path(args.out).write_text(json.dumps(_strict(plan), indent=1, allow_nan=False) + "\n", encoding="utf-8")

@@ -104,8 +104,8 @@ class Planner:
     """One plan's searches: a profile per mechanism, family and scenario, shared by every target it reads."""
 
     def __init__(self, study: Study, cohorts: dict[str, int], seed: int,
-                 cache: dict[tuple[Any, ...], Profile] | None = None, verify: bool = True) -> None:
-        self.study, self.cohorts, self.seed, self.verify = study, cohorts, int(seed), verify
+                 cache: dict[tuple[Any, ...], Profile] | None = None, verify: bool = True, jobs: int = 1) -> None:
+        self.study, self.cohorts, self.seed, self.verify, self.jobs = study, cohorts, int(seed), verify, int(jobs)
         self.cache = cache if cache is not None else {}
         self._searches: dict[tuple[Any, ...], Search] = {}
 
@@ -121,7 +121,8 @@ class Planner:
     def mechanism_plan(self, mechanism: str, targets: Sequence[Target]) -> tuple[dict[str, Any], PlannedRelease]:
         mine = [t for t in targets if tg.applicable(t, mechanism)]
         searches = {t.key: self.search(t, mechanism, mine) for t in mine}
-        sols: dict[str, Solution] = {t.key: searches[t.key].solve(t) for t in mine}
+        sols: dict[str, Solution] = self._solve_parallel(mechanism, mine, searches) if self.jobs > 1 else {}
+        sols.update({t.key: searches[t.key].solve(t) for t in mine if t.key not in sols})
         reachable = all(s.reachable for s in sols.values())
         eps = max((s.epsilon for s in sols.values() if s.epsilon is not None), default=EPS_MAX)
         eps = eps if reachable else EPS_MAX
@@ -137,6 +138,29 @@ class Planner:
                "targets": [target_entry(t, sols[t.key], self.study.unit) for t in mine],
                "guarantee": guarantee(mechanism, eps), "notes": notes}
         return out, release
+
+    def _solve_parallel(self, mechanism: str, mine: Sequence[Target], searches: dict[str, Search]
+                        ) -> dict[str, Solution]:
+        """Each profile's searches in a process of its own (forked: the declaration and the imports are shared), at
+        most ``jobs`` at once; their released values are kept in this process's profiles. {} where fork is not
+        available or there is one profile only (the caller then solves here)."""
+        import multiprocessing as mp
+
+        groups: dict[int, list[Target]] = {}
+        for t in mine:
+            groups.setdefault(id(searches[t.key].profile), []).append(t)
+        if len(groups) < 2 or "fork" not in mp.get_all_start_methods():
+            return {}
+        work = [(self.study, mechanism, self.cohorts, self.seed, ts) for ts in groups.values()]
+        with mp.get_context("fork").Pool(min(self.jobs, len(work))) as pool:
+            results = pool.map(_solve_remote, work)
+        out: dict[str, Solution] = {}
+        for ts, (sols, values, evaluations) in zip(groups.values(), results):
+            prof = searches[ts[0].key].profile
+            prof._values.update(values)
+            prof.evaluations += evaluations
+            out.update({s.target.key: s for s in sols})
+        return out
 
     def _verified(self, mine: Sequence[Target], searches: dict[str, Search], sols: dict[str, Solution], eps: float
                   ) -> dict[str, Achieved]:
@@ -154,6 +178,16 @@ class Planner:
             if eps >= EPS_MAX:
                 return {t.key: _released_at(searches[t.key], t, EPS_MAX) for t in mine}
         return at
+
+
+def _solve_remote(job: tuple[Study, str, dict[str, int], int, list[Target]]
+                  ) -> tuple[list[Solution], dict[tuple[float, str], Any], int]:
+    """One profile's searches, in a worker process: (solutions, the values released, how many epsilons)."""
+    study, mechanism, cohorts, seed, targets = job
+    prof = profile_for(study, targets[0], mechanism, cohorts, seed, {})
+    search = Search(prof, targets)
+    sols = [search.solve(t) for t in targets]
+    return sols, dict(prof._values), prof.evaluations
 
 
 def _released_at(search: Search, target: Target, eps: float) -> Achieved:
@@ -178,8 +212,9 @@ def target_entry(t: Target, s: Solution, unit: str) -> dict[str, Any]:
 def make_plan(study: Study, targets: Sequence[Target], mechanisms: Sequence[str] | None = None,
               cap: float | None = None, cohorts: int | None = None, power_cohorts: int | None = None, seed: int = 1,
               verify: bool = False, cache: dict[tuple[Any, ...], Profile] | None = None,
-              progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """The plan (module docstring). ``cache``: profiles kept between calls (the app keeps one per declaration)."""
+              progress: Callable[[str], None] | None = None, jobs: int = 1) -> dict[str, Any]:
+    """The plan (module docstring). ``cache``: profiles kept between calls (the app keeps one per declaration);
+    ``jobs``: processes searching a mechanism's profiles (curves, each log-rank scenario) at once."""
     t0 = time.perf_counter()
     if cap is not None and not (math.isfinite(cap) and cap > 0):
         raise ParameterError(f"--cap must be a positive epsilon, got {cap}.")
@@ -187,7 +222,7 @@ def make_plan(study: Study, targets: Sequence[Target], mechanisms: Sequence[str]
     if len(set(keys)) != len(keys):
         raise ParameterError("The same --target is given twice: give each target once.")
     chosen = resolve_mechanisms(targets, mechanisms)
-    planner = Planner(study, _cohorts(cohorts, power_cohorts), seed, cache, verify)
+    planner = Planner(study, _cohorts(cohorts, power_cohorts), seed, cache, verify, jobs)
     plans: dict[str, dict[str, Any]] = {}
     releases: dict[str, PlannedRelease] = {}
     for m in chosen:

@@ -38,6 +38,7 @@ LADDER = (0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 
 EPS_MAX = LADDER[-1]
 PILOT = LADDER.index(1.0)
 MAX_STEPS = 8
+EXTRAPOLATE = 1.5  # the model is carried at most this factor above the highest released epsilon
 Z80 = 1.2815515655446004  # the 90% point of the standard normal
 Z95 = 1.959963984540054  # the 97.5% point
 
@@ -158,6 +159,12 @@ class Search:
             return summarise(target, self.values(eps)[target.key], self.groups, eps)
         below = [e for e in done if e < eps and math.isfinite(e)]
         above = [e for e in done if e > eps and math.isfinite(e)]
+        if not above and len(below) >= 2 and eps <= EXTRAPOLATE * max(below):
+            # just above the released epsilons: the same model carried on from the two highest (the precision only
+            # improves with epsilon, so a release there is not needed to say what it reaches)
+            e0, e1 = sorted(below)[-2:]
+            v = interpolate(target, (e0, self.values(e0)[target.key]), (e1, self.values(e1)[target.key]), eps)
+            return summarise(target, v, self.groups, eps, interpolated=True)
         if not below or not above:
             return summarise(target, self.values(eps)[target.key], self.groups, eps)
         e0, e1 = max(below), min(above)

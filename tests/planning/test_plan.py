@@ -93,3 +93,11 @@ def test_summary_takes_the_worst_group():
     values = np.array([[0.04, 0.06], [0.05, 0.07], [0.045, 0.065]])
     a = summarise(t, values, ("A", "B"), 1.0)
     assert a.group == "B" and a.median == pytest.approx(0.065) and not a.met
+
+
+def test_parallel_search_gives_the_same_plan():
+    specs = [parse_target(s) for s in ("survival:365:0.06", "logrank-power:0.7:0.7")]
+    one = make_plan(STUDY, specs, ["laplace-counts"], cohorts=6, power_cohorts=60, jobs=1)
+    two = make_plan(STUDY, specs, ["laplace-counts"], cohorts=6, power_cohorts=60, jobs=2)
+    assert [t["epsilon"] for t in one["targets"]] == [t["epsilon"] for t in two["targets"]]
+    assert one["achieved"] == two["achieved"] and one["epsilon"] == two["epsilon"]
