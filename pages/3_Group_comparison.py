@@ -218,7 +218,8 @@ for label, (pair, overall, law) in tables.items():
     if label == private_label:  # the hazard ratio of each pair's second group against its first, from the counts
         ratios, why_none = hazard_ratios(result, mechanism)
         by_group = {hr.group: hr for hr in ratios}
-        exact_mechanism = catalogue.get(catalogue.CURVES, "nonprivate").build(rows_per_subject=cohort.rows_per_subject)
+        exact_mechanism = catalogue.get(catalogue.CURVES, catalogue.REFERENCES[catalogue.CURVES]).build(
+            rows_per_subject=cohort.rows_per_subject)
         exact_ratios = {hr.group: hr for hr in hazard_ratios(fine, exact_mechanism)[0]}
         df.insert(1, f"HR (95% CI) {label}", [_hr(c, by_group) for c in comparison])
         df.insert(2, "HR (95% CI) non-private", [_hr(c, exact_ratios) for c in paired.every_time])

@@ -200,8 +200,9 @@ def test_budget_cap_refuses_with_a_sentence():
     LedgerStore().set_cap(session.bundled_choice("lung").fingerprint, 1.5, "lung")
     at = run(data_choice=declared_lung(), rg_covs=["age"], rg_mechs=["output", "objective"])
     release(at, "release-regression-output").run()
-    release(at, "release-regression-objective").run()  # would pass the cap
-    assert not at.exception and at.error
+    # the second would pass the cap: its button is off, with the ledger's sentence naming the cap
+    assert not at.exception and at.button(key="release-regression-objective").disabled
+    assert any("Release is off" in w.value and "cap" in w.value for w in at.warning)
     assert len(releases()) == 1 and lung_ledger().spent() == pytest.approx(1.0)
 
 
