@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from dpsurv_core.report.text import plain_number
@@ -63,3 +64,19 @@ def weibull_warnings(mech: WeibullMechanism, shape: ParameterInterval, scale_nor
         out.append(f"The shape's interval ({shape.lower:.2f} to {shape.upper:.2f}) includes 1, so this release cannot "
                    "tell whether the hazard rises or falls over time; spend more epsilon or use a larger cohort.")
     return out
+
+
+def floor_warning(weibull_lower: float, weibull_upper: float, fit_lower: float, fit_upper: float, floor_share: float,
+                  omega: float, horizon: float) -> str:
+    """The sentence beside a shape interval that was widened for the floor of the normalised times
+    (:func:`dpsurv_core.weibull.simulation.fitted_limit`): Weibull times of the shapes in [weibull_lower,
+    weibull_upper] would put about ``floor_share`` of the records at the floor e^-omega horizons, where the fit reads
+    each as that time, and their fit converges to [fit_lower, fit_upper] instead. Post-processing: the released
+    values, the interval and the public horizon and omega only."""
+    return (f"About {floor_share:.0%} of the times the fitted Weibull describes lie before the earliest time the fit "
+            f"reads (e^-{omega:g} of the horizon, {_plain(math.exp(-omega) * horizon)}), where each is read as that "
+            "time, so the released shape is that of the best Weibull fit to the times as the fit reads them, above the "
+            f"shape of the Weibull law itself: if the times are Weibull, their shape lies from {_plain(weibull_lower)} to "
+            f"{_plain(weibull_upper)}; whatever their law, the best fit's shape lies from {_plain(fit_lower)} to "
+            f"{_plain(fit_upper)}. The interval holds both; if a Kaplan-Meier curve of the data does not look Weibull, "
+            "read the shape as the best fit's, a summary of the curve, not as the hazard's true shape.")

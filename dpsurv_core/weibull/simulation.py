@@ -143,6 +143,22 @@ def record_law(shape: float, scale: float, limit: float, omega: float, cells: in
     return RecordLaw(x, np.clip(censored, 0.0, None), np.clip(events, 0.0, None))
 
 
+def fitted_limit(shape: float, scale_normalised: float, share: float, omega: float, gamma: float
+                 ) -> tuple[float, float]:
+    """(the shape the non-private fit converges to, the share of records at the floor e^-omega) on cohorts of
+    Weibull(shape, scale) times with the declared censoring share, normalised as the mechanisms read them: the limit
+    of :meth:`RecordLaw.mle`. Below the floor every time is set to it, which raises the fitted shape above the
+    Weibull one (by 0.035 at shape 0.64 and scale 0.26 horizons, where 5% of the times lie below it), so a release
+    estimates this limit whatever the law of the times, and the Weibull shape only when the times are Weibull down to
+    the floor. (nan, nan) where the law is degenerate (a shape so small that its Gamma(1 + 1/p) overflows)."""
+    if not (0.01 <= shape and scale_normalised > 0 and math.isfinite(scale_normalised)):
+        return math.nan, math.nan
+    law = record_law(shape, scale_normalised, exact_censoring_limit(shape, share, scale_normalised), omega)
+    if not (np.isfinite(law.events).all() and np.isfinite(law.censored).all()):
+        return math.nan, math.nan
+    return law.mle(gamma)[0], float(law.events[0] + law.censored[0])
+
+
 def simulate_samples(shape: float, scale_normalised: float, n: int, share: float, cohorts: int, omega: float,
                      horizon: float, rows_per_subject: int, rng: np.random.Generator,
                      limit: float | None = None) -> list[WeibullSample]:
