@@ -78,12 +78,19 @@ _SCHEMA_READY: set[str] = set()
 
 
 def default_path() -> Path:
-    """``$DPSURV_LEDGER`` if set, else ``$XDG_DATA_HOME/dpsurv/ledger.sqlite3`` (``~/.local/share`` by default)."""
+    """``$DPSURV_LEDGER`` if set to a path, else ``$XDG_DATA_HOME/dpsurv/ledger.sqlite3`` (``~/.local/share`` by
+    default). A ``postgresql://`` URL in ``$DPSURV_LEDGER`` is opened by :class:`LedgerStore` itself; this path is
+    then only the folder other local files (the cell-key secret) are kept beside."""
     env = os.environ.get(LEDGER_ENV)
-    if env:
+    if env and not is_ledger_url(env):
         return Path(env).expanduser()
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "dpsurv" / "ledger.sqlite3"
+
+
+def is_ledger_url(value: str) -> bool:
+    """Whether a ledger location is a PostgreSQL URL (``postgresql://`` or ``postgres://``) rather than a file."""
+    return value.startswith(("postgresql://", "postgres://"))
 
 
 def record_hash(prev_hash: str, rid: int, time: str, fingerprint: str, kind: str, body: str) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
@@ -35,6 +36,7 @@ from dpsurv_core.privacy.chain import (
     _canonical,
     dataset_key,
     is_key,
+    is_ledger_url,
     ledger_secret,
     record_hash,
     walk_chain,
@@ -119,7 +121,16 @@ ACT_OF = {CAP_SET: CHANGE_CAP, CAP_RAISE: CHANGE_CAP, CAP_LOWER: CHANGE_CAP, ALL
 
 
 class LedgerStore:
-    """The persistent, hash-chained ledger shared by every process that opens the same file."""
+    """The persistent, hash-chained ledger shared by every process that opens the same file; a ``postgresql://``
+    URL (as ``path`` or in ``$DPSURV_LEDGER``) opens the same ledger in PostgreSQL
+    (:class:`~dpsurv_core.privacy.ledger_pg.PgLedgerStore`)."""
+
+    def __new__(cls, path: str | Path | None = None, *args: Any, **kwargs: Any) -> LedgerStore:
+        if cls is LedgerStore and is_ledger_url(str(path) if path else os.environ.get(LEDGER_ENV, "")):
+            from dpsurv_core.privacy.ledger_pg import PgLedgerStore
+
+            return super().__new__(PgLedgerStore)
+        return super().__new__(cls)
 
     def __init__(self, path: str | Path | None = None, timeout: float = 600.0, actor: Actor | None = None) -> None:
         self.path = Path(path).expanduser() if path else default_path()
