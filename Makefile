@@ -1,6 +1,6 @@
 # Two commands on a fresh machine with Python 3.11, pip, make and apt:
 #   make run    install what the app needs (Debian chromium for figure and PDF downloads included) and start it on http://localhost:8501
-#   make test   install what the tests need (Debian chromium and a headless JRE for Spark included) and run the whole suite
+#   make test   install what the tests need (Debian chromium, a headless JRE for Spark and PostgreSQL for the ledger tests included) and run the whole suite
 # While editing: make test-fast (ruff + pytest without the browser tests and the tests marked slow, < 1 min).
 PY ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 PORT ?= 8501
 ADDRESS ?= 127.0.0.1  # this machine only: another address needs sign-in (docs/deployment.md)
 
-.PHONY: run test test-fast lint bench bench-app chromium java clean
+.PHONY: run test test-fast lint bench bench-app chromium java postgres clean
 
 # Debian's python3.11 needs its -venv package for ensurepip: install it with apt when venv fails.
 $(BIN)/python:
@@ -53,7 +53,17 @@ java:
 	    || echo "Java could not be installed: the Spark engine tests will be skipped"; \
 	else echo "apt-get is unavailable: the Spark engine tests will be skipped (they need Java)"; fi
 
-test: $(VENV)/.dev-installed chromium java
+# Debian's PostgreSQL server binaries for the PostgreSQL ledger tests (each session starts a throw-away cluster).
+postgres:
+	@if command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then :; \
+	elif command -v apt-get >/dev/null 2>&1; then \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  echo "installing Debian's postgresql for the PostgreSQL ledger tests"; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null \
+	    || echo "PostgreSQL could not be installed: the PostgreSQL ledger tests will be skipped"; \
+	else echo "apt-get is unavailable: the PostgreSQL ledger tests will be skipped (they need Debian's postgresql)"; fi
+
+test: $(VENV)/.dev-installed chromium java postgres
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
