@@ -180,7 +180,8 @@ class Ledger:
             raise BudgetExceededError(
                 f"This release costs epsilon {entry.cost.epsilon:.4g} but only {left:.4g} of the "
                 f"cap {self.cap:.4g} is left for {entry.cost.protects}: it would exceed the cap by {over:.4g}. Lower "
-                "epsilon, or raise the cap as a recorded act with a reason."
+                f"epsilon, or raise the cap to at least {self.cap + over:.4g} as a recorded act with a reason: "
+                "`python -m dpsurv_core budget raise --data D --cap C --reason TEXT`."
             )
 
     def charge(self, entry: LedgerEntry) -> LedgerEntry:

@@ -81,7 +81,8 @@ def test_cap_refuses_a_release_with_a_clear_message_and_records_nothing():
         led.charge(entry(0.5))
     msg = str(exc.value)
     assert "costs epsilon 0.5" in msg and "only 0.4 of the cap 1 is left" in msg
-    assert "exceed the cap by 0.1." in msg and "Lower epsilon, or raise the cap" in msg
+    assert "exceed the cap by 0.1." in msg and "Lower epsilon, or raise the cap to at least 1.1" in msg
+    assert "`python -m dpsurv_core budget raise --data D --cap C --reason TEXT`." in msg
     assert "\n" not in msg
     assert len(led.entries) == 1 and led.spent() == pytest.approx(0.6)
     led.charge(entry(0.4))  # exactly up to the cap is allowed
