@@ -1,5 +1,16 @@
+"""``python -m dpsurv_core`` and the installed ``dpsurv`` command: the same command line (:mod:`dpsurv_core.cli`)."""
+
+from __future__ import annotations
+
 import sys
 
-from dpsurv_core.cli import main
+from dpsurv_core.cli import main as cli_main
 
-sys.exit(main())
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command of the command line on ``argv`` (``sys.argv[1:]`` when None) and return its exit status."""
+    return cli_main(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

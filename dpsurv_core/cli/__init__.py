@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from dpsurv_core.errors import DpsurvError
+from dpsurv_core.extras import missing_sentence
 from dpsurv_core.privacy.ledger import (
     NO_FORMAL,
     NO_NOISE,
@@ -46,6 +47,16 @@ COMMANDS = {
     "plan": "the epsilon each release needs for the precision a study asks, from its declaration alone (reads no data)",
 }
 
+# a command that draws with an optional package (``pip install dpsurv`` installs the others' needs): checked before its
+# module is imported, so that it exits 2 with one sentence naming the extra to install
+COMMAND_NEEDS = {"report": "plotly", "figure": "plotly"}
+
+
+def missing_extra(name: str | None) -> str | None:
+    """None when command ``name`` can run here; otherwise the sentence naming the extra it needs."""
+    module = COMMAND_NEEDS.get(name or "")
+    return missing_sentence(f"The {name} command", module) if module else None
+
 
 class UsageError(Exception):
     pass
@@ -63,7 +74,7 @@ def build_parser(selected: str | None = None) -> Parser:
     sub.required = True
     for name in COMMANDS:
         p = sub.add_parser(name, help=COMMANDS[name], description=COMMANDS[name])
-        if selected is None or name == selected:
+        if (selected is None or name == selected) and missing_extra(name) is None:
             mod = importlib.import_module(f".{name}", __name__)
             mod.add_arguments(p)
             p.set_defaults(_run=mod.run)
@@ -145,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     np.seterr(all="ignore")
     try:
         selected = next((a for a in argv if not a.startswith("-")), None)
+        if (missing := missing_extra(selected)) is not None:
+            raise UsageError(missing)
         parser = build_parser(selected if selected in COMMANDS else None)
         args = parser.parse_args(argv)
         args._argv = list(argv)

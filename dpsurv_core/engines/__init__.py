@@ -14,6 +14,7 @@ from dpsurv_core.engines.cohort import DEFAULT_CHUNK_ROWS, EngineCohort
 from dpsurv_core.engines.source import ENGINES, Source, choose_engine, parse
 from dpsurv_core.engines.statistics import Statistics
 from dpsurv_core.errors import DataError
+from dpsurv_core.extras import install_hint, installed
 
 __all__ = ["ENGINES", "Engine", "EngineCohort", "Source", "choose_engine", "connect", "open_cohort", "parse"]
 
@@ -31,11 +32,11 @@ def connect(name: str, source: Source, spark_master: str | None = None) -> Engin
                 raise DataError("--engine duckdb needs the duckdb package: pip install -r requirements.txt.") from None
             engine: Engine = DuckDBEngine(source)
         elif name == "spark":
-            try:
-                from dpsurv_core.engines.spark import SparkEngine
-            except ImportError:
-                raise DataError("--engine spark needs PySpark: pip install -r requirements.txt (and a Java runtime).") \
-                    from None
+            if not installed("pyspark"):  # PySpark is imported only when the engine starts
+                raise DataError(f"--engine spark needs PySpark, which is not installed: {install_hint('pyspark')} "
+                                "(and a Java runtime).")
+            from dpsurv_core.engines.spark import SparkEngine
+
             engine = SparkEngine(source, spark_master)
         else:
             raise DataError(f"There is no engine {name!r}: choose one of {', '.join(ENGINES)}.")

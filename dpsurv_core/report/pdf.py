@@ -39,7 +39,7 @@ BANNER = """() => { const b = document.querySelector('.confidential.page');
 FIGURES_DRAWN = """() => [...document.querySelectorAll('.plotly-graph-div')]
     .every(d => d._fullLayout !== undefined && d.querySelector('.main-svg') !== null)"""
 INSTALL = ("install Debian's chromium (`apt-get install chromium`) or set DPSURV_CHROMIUM to a Chromium executable, "
-           "and the Python package playwright (`pip install -r requirements.txt`)")
+           "and the Python package playwright (`pip install 'dpsurv[pdf]'`)")
 
 
 FOOTER = ('<div style="font-size:8px;color:#555;width:100%;text-align:center">'
