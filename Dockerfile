@@ -1,5 +1,6 @@
 # dpsurv: differentially private survival analysis (Streamlit app over the dpsurv_core package).
-#   docker build -t dpsurv . && docker run --rm -p 8501:8501 dpsurv   ->  http://localhost:8501
+#   docker build -t dpsurv . && docker run --rm -v dpsurv-ledger:/data -p 8501:8501 dpsurv   ->  http://localhost:8501
+# The privacy ledger (every release and the budget it spent) lives on the volume at /data, so it outlives the container.
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -15,8 +16,8 @@ RUN apt-get update && apt-get install -y --no-install-recommends chromium \
 ENV DPSURV_CHROMIUM=/usr/bin/chromium
 
 # Dependencies first, so code changes do not reinstall them.
-COPY requirements.txt ./
-RUN pip install --no-cache-dir -r requirements.txt
+COPY requirements.txt requirements-pdf.txt ./
+RUN pip install --no-cache-dir -r requirements.txt -r requirements-pdf.txt
 
 COPY .streamlit/ ./.streamlit/
 COPY pyproject.toml app.py ./
@@ -24,8 +25,12 @@ COPY dpsurv_core/ ./dpsurv_core/
 COPY ui/ ./ui/
 COPY pages/ ./pages/
 
-# Run unprivileged. Uploads stay in the session's memory: the app writes nothing to disk.
+# Run unprivileged. Uploads stay in the session's memory: the app writes nothing to disk but the ledger.
 RUN useradd --create-home --uid 10001 dpsurv
+# The ledger on a volume (named with -v dpsurv-ledger:/data): docker run --rm keeps the budget, a new image reads it.
+RUN mkdir /data && chown dpsurv:dpsurv /data
+ENV DPSURV_LEDGER=/data/ledger.sqlite3
+VOLUME /data
 USER dpsurv
 
 EXPOSE 8501

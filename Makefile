@@ -1,5 +1,5 @@
 # Two commands on a fresh machine with Python 3.11, pip, make and apt:
-#   make run    install what the app needs (Debian chromium for figure and PDF downloads included) and start it on http://localhost:8501
+#   make run    install what the app needs (Debian chromium for figure downloads included; PDF=1 adds Playwright for PDF reports) and start it on http://localhost:8501
 #   make test   install what the tests need (Debian chromium, a headless JRE for Spark and PostgreSQL for the ledger tests included) and run the whole suite
 # While editing: make test-fast (ruff + pytest without the browser tests and the tests marked slow, < 1 min).
 PY ?= $(shell command -v python3.11 || command -v python3)
@@ -24,11 +24,13 @@ $(VENV)/.app-installed: requirements.txt | $(BIN)/python
 	$(BIN)/pip install --quiet -r requirements.txt
 	touch $@
 
-$(VENV)/.dev-installed: requirements.txt requirements-dev.txt | $(BIN)/python
+$(VENV)/.dev-installed: requirements.txt requirements-pdf.txt requirements-dev.txt | $(BIN)/python
 	$(BIN)/pip install --quiet -r requirements-dev.txt
 	touch $(VENV)/.app-installed $@
 
+# the app's runtime has no Spark and no Playwright: PDF=1 make run adds Playwright for the PDF report downloads
 run: $(VENV)/.app-installed chromium
+	$(if $(PDF),$(BIN)/pip install --quiet -r requirements-pdf.txt)
 	$(BIN)/python -m ui.serving $(ADDRESS)
 	$(BIN)/streamlit run app.py --server.headless true --server.address $(ADDRESS) --server.port $(PORT) --browser.gatherUsageStats false
 
@@ -42,7 +44,7 @@ chromium:
 	    || echo "chromium could not be installed: figure and PDF downloads are off and browser tests will be skipped"; \
 	else echo "apt-get is unavailable: browser tests will be skipped (they need Debian chromium)"; fi
 
-# Debian's headless Java runtime for the Spark engine tests (PySpark itself comes from requirements.txt).
+# Debian's headless Java runtime for the Spark engine tests (PySpark itself comes from requirements-dev.txt).
 java:
 	@if command -v java >/dev/null 2>&1; then :; \
 	elif command -v apt-get >/dev/null 2>&1; then \

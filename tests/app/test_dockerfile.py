@@ -148,3 +148,17 @@ def test_port_health_check_and_command():
 def test_dockerignore_keeps_the_context_small(heavy):
     patterns = [ln.strip() for ln in (ROOT / ".dockerignore").read_text().splitlines() if ln.strip()]
     assert heavy in patterns
+
+
+def test_the_ledger_lives_on_a_volume_the_app_user_can_write():
+    assert of("VOLUME") == ["/data"]
+    envs = " ".join(of("ENV"))
+    assert re.search(r"\bDPSURV_LEDGER=/data/\S+", envs), "the ledger must be kept on the /data volume"
+    kinds = [k for k, _ in instructions()]
+    owned = next(i for i, (k, a) in enumerate(instructions()) if k == "RUN" and "chown" in a and "/data" in a)
+    assert owned < kinds.index("VOLUME") < kinds.index("USER")  # changes after VOLUME would be discarded
+
+
+def test_the_app_image_installs_no_spark():
+    installed = (ROOT / "requirements.txt").read_text() + (ROOT / "requirements-pdf.txt").read_text()
+    assert "pyspark" not in installed.lower()
