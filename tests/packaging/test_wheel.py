@@ -1,0 +1,123 @@
+"""The wheel, built from the checkout and installed in a fresh venv with the core dependencies only (no extras).
+
+It must give a working ``dpsurv`` command (``datasets``, a seeded ``km`` simulation) without PySpark, Streamlit or
+plotly, and a command that needs an extra must say which one. The dependencies come from pip's configured index (the
+local registry); where it cannot be reached the test is skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow
+
+# pip's words when an index has no such package or cannot be reached: the registry is missing, not the package broken
+UNREACHABLE = ("No matching distribution", "Could not find a version", "NewConnectionError", "Failed to establish",
+               "Temporary failure in name resolution", "Network is unreachable", "connection error")
+
+
+def _pip(args: list[str], python: str | Path, what: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    """Run pip; skip (with the reason printed) when the index cannot be reached, fail on any other error."""
+    proc = subprocess.run([str(python), "-m", "pip", *args], capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        out = proc.stdout + proc.stderr
+        if any(word in out for word in UNREACHABLE):
+            reason = f"{what}: pip's index (the local registry) cannot be reached or lacks a package: {out[-400:]}"
+            print(reason)
+            pytest.skip(reason)
+        pytest.fail(f"{what} failed:\n{out[-3000:]}")
+    return proc
+
+
+def _source_copy(dest: Path) -> Path:
+    """What the wheel is built from, copied so that the build leaves no build/ or egg-info in the shared checkout."""
+    dest.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, dest / name)
+    shutil.copytree(ROOT / "dpsurv_core", dest / "dpsurv_core", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return dest
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A fresh venv (no system site-packages) holding the built wheel and the core dependencies only."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    src = _source_copy(tmp / "src")
+    dist = tmp / "dist"
+    started = time.monotonic()
+    _pip(["wheel", "--no-deps", "--quiet", "--wheel-dir", str(dist), str(src)], sys.executable, "building the wheel",
+         timeout=300)
+    (wheel,) = dist.glob("dpsurv-*.whl")
+    venv = tmp / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    _pip(["install", "--quiet", str(wheel)], python, "installing the wheel with its core dependencies", timeout=600)
+    print(f"wheel {wheel.name}: {wheel.stat().st_size / 1e3:.0f} kB; built and installed core-only in "
+          f"{time.monotonic() - started:.0f} s")
+    work = tmp / "work"  # the commands run here, away from the checkout, on a throw-away ledger
+    work.mkdir()
+    return {"python": python, "dpsurv": venv / "bin" / "dpsurv", "work": work, "wheel": wheel}
+
+
+def _run(env: dict[str, Path], *args: str) -> subprocess.CompletedProcess[str]:
+    run_env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "DPSURV_"))}
+    run_env.update(DPSURV_LEDGER=str(env["work"] / "ledger.sqlite3"), XDG_DATA_HOME=str(env["work"] / "xdg"))
+    return subprocess.run([str(a) for a in args], cwd=env["work"], env=run_env, capture_output=True, text=True,
+                          timeout=180)
+
+
+def test_the_wheel_holds_the_package_and_its_bundled_data(installed):
+    import zipfile
+
+    names = zipfile.ZipFile(installed["wheel"]).namelist()
+    assert "dpsurv_core/data/bundled/lung.csv" in names and "dpsurv_core/cli/__init__.py" in names
+    assert not any("__pycache__" in n or n.startswith(("tests/", "ui/", "pages/")) for n in names)
+    entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+    assert "dpsurv = dpsurv_core.__main__:main" in zipfile.ZipFile(installed["wheel"]).read(entry_points).decode()
+
+
+def test_datasets_from_the_installed_command(installed):
+    proc = _run(installed, installed["dpsurv"], "datasets", "--json")
+    assert proc.returncode == 0, proc.stderr
+    sets = {d["name"]: d for d in json.loads(proc.stdout)}
+    assert {"lung", "veteran", "gehan"} <= set(sets) and sets["lung"]["n"] == 228
+
+
+def test_a_seeded_km_simulation_without_the_extras(installed):
+    proc = _run(installed, installed["dpsurv"], "km", "--data", "lung", "--mechanism", "laplace-counts",
+                "--epsilon", "1", "--grid", "0:1100:20", "--seed", "1", "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["simulation"] is True and out["release"] is False and out["epsilon_spent"] == 1.0
+    assert "record_id" not in out  # a simulation is never recorded
+    again = _run(installed, installed["dpsurv"], "km", "--data", "lung", "--mechanism", "laplace-counts",
+                 "--epsilon", "1", "--grid", "0:1100:20", "--seed", "1", "--json")
+    assert json.loads(again.stdout) == out  # seeded: the same noise
+
+
+def test_the_package_is_the_installed_one_and_the_extras_are_absent(installed):
+    where = _run(installed, installed["python"], "-c", "import dpsurv_core; print(dpsurv_core.__file__)")
+    assert where.returncode == 0 and str(installed["python"].parents[1]) in where.stdout
+    for module in ("pyspark", "streamlit", "plotly", "playwright"):
+        proc = _run(installed, installed["python"], "-c", f"import {module}")
+        assert proc.returncode != 0 and "ModuleNotFoundError" in proc.stderr, f"{module} is installed by the core"
+
+
+def test_a_command_needing_an_extra_names_it(installed):
+    proc = _run(installed, installed["dpsurv"], "figure", "--record", "1", "--out", "f.svg", "--json")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip() == ("error: The figure command needs the Python package plotly, which is not "
+                                   "installed: pip install 'dpsurv[app]'.")
+    spark = _run(installed, installed["dpsurv"], "km", "--data", "lung", "--engine", "spark", "--mechanism",
+                 "laplace-counts", "--epsilon", "1", "--grid", "0:1100:20", "--seed", "1", "--json")
+    assert spark.returncode == 2 and "pip install 'dpsurv[spark]'" in spark.stderr
+    assert len(spark.stderr.strip().splitlines()) == 1
