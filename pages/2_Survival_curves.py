@@ -11,6 +11,7 @@ import streamlit as st
 from dpsurv_core.cli.km import rmst_curves, rmst_on_grid
 from dpsurv_core.curves import summary as cs
 from dpsurv_core.curves.result import released_at_risk
+from dpsurv_core.data.cohort import NO_EVENTS
 from dpsurv_core.data.summary import TIME_UNITS, factor_or_one
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
@@ -37,6 +38,8 @@ engine_left_out: list[str] = []
 if cv.in_engine(cohort):  # a server table kept in DuckDB: the mechanisms that run from its counts, as the CLI does
     names, engine_left_out = cv.engine_mechanisms(names)
 comp_cohort = cv.competing_cohort(cohort)
+if cohort.n_events == 0:  # every subject censored: analysed as R's survfit does (S = 1, no quantile reached)
+    st.info(NO_EVENTS)
 
 # ------------------------------------------------------------------------------------------ controls
 c1, c2, c3 = st.columns([1.3, 1, 1])

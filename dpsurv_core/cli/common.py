@@ -335,9 +335,8 @@ def _engine_public(args: argparse.Namespace, cohort: Any, grid_spec: str | None,
     engine's summary provides both, and the event-times grid is a DISTINCT query."""
     if grid_spec and grid_spec.strip() == "event-times":
         times = cohort.event_times()
-        if times.size == 0:
-            raise ParameterError("There are no events, so there is no event-time grid: declare a grid START:STOP:BINS.")
-        grid = TimeGrid(np.concatenate([[min(0.0, float(times[0]) - 1.0)], times]), "event-times", True)
+        grid = (TimeGrid.without_events(float(cohort.max_time)) if times.size == 0 else
+                TimeGrid(np.concatenate([[min(0.0, float(times[0]) - 1.0)], times]), "event-times", True))
     else:
         grid = TimeGrid.parse(grid_spec) if grid_spec else None
     if grid is not None and horizon is None and grid.kind == "equal":

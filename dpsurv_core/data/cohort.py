@@ -19,6 +19,8 @@ from dpsurv_core.errors import DataError
 TRUE_WORDS = {"1", "true", "t", "yes", "y", "event", "dead", "died", "death"}
 FALSE_WORDS = {"0", "false", "f", "no", "n", "censored", "alive", "censor"}
 MIN_GROUP_SIZE = 5
+# all-censored data is analysed as R survival does (survfit: S = 1 at every time, no median; survdiff: chisq 0, no p)
+NO_EVENTS = "No events were observed: the curve stays at 1 and no quantile is reached."
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,18 @@ def _event_from(series: pd.Series, col: str, event_codes: tuple, censor_codes: t
 
 def mapping_problems(mapping: ColumnMap, cols: list[str]) -> list[Problem]:
     """What is wrong with ``mapping`` for a table with columns ``cols`` (shared by the in-memory and engine paths)."""
+def no_events_problem(mapping: ColumnMap) -> Problem:
+    """The warning for data without a single event (kept, as R survival's survfit and survdiff keep it: the curve
+    is 1 at every time, no quantile is reached, and a log-rank test has chi-square 0 and no p-value), with a check
+    of the declared event codes when there are some."""
+    if mapping.event_codes:
+        codes = ", ".join(map(str, mapping.event_codes))
+        return Problem(mapping.event, f"{NO_EVENTS} (No row of {mapping.event!r} has the declared event code(s) "
+                                      f"{codes}: check which values mean an event.)", "warning")
+    return Problem(mapping.event, f"{NO_EVENTS} (Every subject is censored in {mapping.event!r}: check the event "
+                                  "column or its coding if that is not intended.)", "warning")
+
+
     problems: list[Problem] = []
     roles = {"time": mapping.time, "event": mapping.event, "group": mapping.group, "subject id": mapping.id,
              "event type": mapping.event_type}
@@ -256,13 +270,8 @@ def validate(df: pd.DataFrame, mapping: ColumnMap) -> tuple[Cohort | None, list[
 
     event, ev_problems = _event_from(sub[mapping.event], mapping.event, mapping.event_codes, mapping.censor_codes)
     problems += ev_problems
-    if event is not None and event.sum() == 0 and mapping.event_codes:
-        codes = ", ".join(map(str, mapping.event_codes))
-        problems.append(Problem(mapping.event, f"No row of {mapping.event!r} has the declared event code(s) {codes}: "
-                                               "check which values mean an event."))
-    elif event is not None and event.sum() == 0:
-        problems.append(Problem(mapping.event, f"Every subject is censored in {mapping.event!r}: there is no event to "
-                                               "analyse; check the event column or its coding."))
+    if event is not None and event.sum() == 0:
+        problems.append(no_events_problem(mapping))
 
     group = None
     if mapping.group is not None:

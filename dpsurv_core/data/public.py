@@ -75,9 +75,15 @@ class TimeGrid:
     def event_times(cls, cohort: Cohort) -> TimeGrid:
         times = np.unique(cohort.time[cohort.event == 1])
         if times.size == 0:
-            raise ParameterError("There are no events, so there is no event-time grid: declare a grid START:STOP:BINS.")
+            return cls.without_events(float(np.max(cohort.time)) if cohort.time.size else 1.0)
         start = min(0.0, float(times[0]) - 1.0)
         return cls(np.concatenate([[start], times]), "event-times", True)
+
+    @classmethod
+    def without_events(cls, last_time: float) -> TimeGrid:
+        """The event-time grid of data with no event (every subject censored): one bin up to the last time, so that
+        the curve is 1 throughout, as R survival's survfit gives for such data."""
+        return cls(np.array([min(0.0, last_time - 1.0), max(last_time, 0.0)]), "event-times", True)
 
     @classmethod
     def parse(cls, spec: str, cohort: Cohort | None = None) -> TimeGrid:

@@ -116,7 +116,7 @@ class EngineCohort(Cohort):
         :meth:`TimeGrid.event_times` reads off the rows, to the same edges."""
         times = self.event_times(competing)
         if times.size == 0:
-            raise ParameterError("There are no events, so there is no event-time grid: declare a grid START:STOP:BINS.")
+            return TimeGrid.without_events(float(self.max_time))
         return TimeGrid(np.concatenate([[min(0.0, float(times[0]) - 1.0)], times]), "event-times", True)
 
     def public_parameters(self, horizon: float | None = None, bins: int = 20, grid: TimeGrid | None = None,

@@ -35,6 +35,7 @@ from dpsurv_core.data.cohort import (
     Problem,
     _natural_key,
     mapping_problems,
+    no_events_problem,
     too_many_groups,
 )
 from dpsurv_core.data.public import MAX_BINS, TimeGrid
@@ -236,13 +237,8 @@ class Statistics:
         elif ev_bad:
             event_ok = False
             problems.append(self._event_problem(kept, d))
-        if event_ok and n_events == 0 and m.event_codes:
-            codes = ", ".join(map(str, m.event_codes))
-            problems.append(Problem(m.event, f"No row of {m.event!r} has the declared event code(s) {codes}: "
-                                             "check which values mean an event."))
-        elif event_ok and n_events == 0:
-            problems.append(Problem(m.event, f"Every subject is censored in {m.event!r}: there is no event to "
-                                             "analyse; check the event column or its coding."))
+        if event_ok and n_events == 0:
+            problems.append(no_events_problem(m))
 
         labels: tuple[str, ...] = ()
         g = None

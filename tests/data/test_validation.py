@@ -116,11 +116,12 @@ def test_missing_event_value():
     assert cohort is None and errors(problems)[0].column == "status" and "missing event" in errors(problems)[0].message
 
 
-def test_all_censored():
+def test_all_censored_is_kept_with_one_warning_as_r_keeps_it():
     cohort, problems = validate(frame([5, 8, 12], [0, 0, 0]), M)
-    assert cohort is None
-    (p,) = errors(problems)
-    assert p.column == "status" and "Every subject is censored" in p.message
+    assert cohort is not None and cohort.n_events == 0 and not errors(problems)
+    (p,) = [p for p in problems if p.severity == "warning"]
+    assert p.column == "status" and p.message.startswith("No events were observed: the curve stays at 1 and no "
+                                                         "quantile is reached.")
 
 
 def test_a_group_with_too_few_subjects_is_a_warning_naming_the_group():

@@ -99,9 +99,6 @@ BAD = {
                     ColumnMap("t", "d")),
     "undeclared code": (pd.DataFrame({"t": [5.0, 6.0, 3.0, 4.0], "d": ["x", "y", "z", "x"]}),
                         ColumnMap("t", "d", event_codes=("x",), censor_codes=("y",))),
-    "no declared event": (pd.DataFrame({"t": [5.0, 6.0, 3.0, 4.0], "d": ["y", "y", "y", "y"]}),
-                          ColumnMap("t", "d", event_codes=("x",), censor_codes=("y",))),
-    "all censored": (pd.DataFrame({"t": [5.0, 6.0, 3.0, 4.0], "d": [0, 0, 0, 0]}), ColumnMap("t", "d")),
     "missing column": (pd.DataFrame({"t": [5.0, 6.0], "d": [1, 0]}), ColumnMap("time", "d")),
     "missing id": (pd.DataFrame({"t": [5.0, 6.0, 3.0], "d": [1, 0, 1], "id": [1.0, None, 2.0]}),
                    ColumnMap("t", "d", id="id")),
@@ -114,6 +111,10 @@ WARN = {  # kept, with warnings: rows over the bound per subject, missing and sm
     "small and missing groups": (pd.DataFrame({"t": np.arange(0.0, 12.0), "d": [1, 0] * 6,
                                                "g": ["a"] * 7 + ["b"] * 3 + [None] * 2}), ColumnMap("t", "d", "g")),
     "single group": (pd.DataFrame({"t": [5.0, 6.0, 3.0, 4.0, 1.0, 2.0], "d": 1, "g": 1.0}), ColumnMap("t", "d", "g")),
+    # no events: kept as R keeps it (S = 1, no quantile), with one sentence
+    "no declared event": (pd.DataFrame({"t": [5.0, 6.0, 3.0, 4.0], "d": ["y", "y", "y", "y"]}),
+                          ColumnMap("t", "d", event_codes=("x",), censor_codes=("y",))),
+    "all censored": (pd.DataFrame({"t": [5.0, 6.0, 3.0, 4.0], "d": [0, 0, 0, 0]}), ColumnMap("t", "d")),
 }
 
 
