@@ -157,6 +157,15 @@ def event_type_overrides(args: argparse.Namespace, documented: tuple[str | None,
     return out
 
 
+def add_timefix_option(p: argparse.ArgumentParser) -> None:
+    """``--no-timefix``: keep the exact times where the non-private curves and tests would merge near-tied ones as R
+    survival's timefix does (:mod:`dpsurv_core.curves.timefix`)."""
+    g = next((a for a in p._action_groups if a.title == "data"), None) or p.add_argument_group("data")
+    g.add_argument("--no-timefix", action="store_true",
+                   help="keep times that differ by floating-point error (0.1+0.2 and 0.3) apart in the non-private "
+                        "curves and tests; by default they are one time, as R survival's timefix makes them")
+
+
 def add_release_options(p: argparse.ArgumentParser, mechanisms: list[str], default: str | None = None,
                         grid: bool = False, horizon: bool = True, simulation: bool = True) -> None:
     """``simulation`` False: a command that only releases (no --repeat, --seed, nor epsilon = inf)."""
@@ -237,6 +246,7 @@ def cohort_from_args(args: argparse.Namespace, competing: bool = False) -> Cohor
         mapping = default_mapping(args.data, group, covs, **{k: v for k, v in over.items() if v is not None})
         if "event_codes" in over and over["event_codes"] == ():
             mapping = ColumnMap(**{**mapping.__dict__, "event_codes": (), "censor_codes": ()})
+        mapping = ColumnMap(**{**mapping.__dict__, "timefix": not getattr(args, "no_timefix", False)})
         if engine == "pandas":
             cohort = build_cohort(datasets.load(args.data), mapping, args.data, d.time_unit)
             args._data_warnings = list(cohort.warnings)
@@ -252,6 +262,7 @@ def cohort_from_args(args: argparse.Namespace, competing: bool = False) -> Cohor
                         event_codes=split_list(args.event_codes), censor_codes=split_list(args.censor_codes),
                         max_rows_per_subject=args.max_rows_per_subject or 1,
                         group_categories=declared_categories(args, group) or (),
+                        timefix=not getattr(args, "no_timefix", False),
                         **(event_type_overrides(args) if competing else {}))
     if source is not None:
         check_exists(source)

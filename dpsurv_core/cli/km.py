@@ -29,6 +29,7 @@ from dpsurv_core.cli.common import (
     add_data_options,
     add_event_type_options,
     add_release_options,
+    add_timefix_option,
     cohort_from_args,
     dataset_fingerprint,
     decimal,
@@ -80,6 +81,7 @@ from dpsurv_core.curves.result import (
 )
 from dpsurv_core.curves.summary import at_risk_at, at_risk_exact, parse_times, risk_table, table_times
 from dpsurv_core.curves.time_indexed import parse_shares, parse_sizes
+from dpsurv_core.curves.timefix import timefixed
 from dpsurv_core.data import datasets, event_types, grouping
 from dpsurv_core.data.categories import unmatched, unmatched_warning
 from dpsurv_core.data.cohort import Cohort
@@ -212,6 +214,8 @@ def load(args: argparse.Namespace, competing: bool = False) -> tuple[Cohort, Pub
         cohort, cats, extra = grouping.split_cohort(cohort, split)
     else:
         cohort = cohort_from_args(args, competing)
+    if getattr(args, "mechanism", None) in catalogue.ids(catalogue.CURVES, private=False):
+        cohort = timefixed(cohort)  # exact curves and tests count near-tied times as one, as R's timefix does
     if competing and not event_types.has_types(cohort):
         raise ParameterError(f"Cumulative incidence needs competing events, which {args.data!r} does not have: name "
                              "the column of each row's event type with --event-type COL (and its declared types "
@@ -364,6 +368,7 @@ NO_NOISE_FIELDS = {"protects": _NO_NOISE_COST.protects, "neighbouring": _NO_NOIS
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_data_options(p, group=True)
     add_event_type_options(p)
+    add_timefix_option(p)
     add_release_options(p, catalogue.ids(catalogue.CURVES, "km"), default=catalogue.default_id(catalogue.CURVES), grid=True, horizon=True)
     set_group_help(p)
     p.add_argument("--estimand", choices=ESTIMANDS, default="survival",

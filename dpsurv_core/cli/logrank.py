@@ -21,7 +21,7 @@ import argparse
 from typing import Any
 
 from dpsurv_core.cli import reading
-from dpsurv_core.cli.common import add_data_options, add_release_options, positive_int
+from dpsurv_core.cli.common import add_data_options, add_release_options, add_timefix_option, positive_int
 from dpsurv_core.cli.km import (
     NO_NOISE_FIELDS,
     add_group_labels,
@@ -40,6 +40,7 @@ from dpsurv_core.cli.km import (
 from dpsurv_core.curves import logrank_test
 from dpsurv_core.curves.logrank_readout import _finite, calibrated_fields, released_tests  # noqa: F401 (re-exported)
 from dpsurv_core.curves.result import event_times_grid, exact_counts, risk_counts, tile_trials
+from dpsurv_core.curves.timefix import timefixed
 from dpsurv_core.data.public import Disclosure
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy import catalogue
@@ -51,6 +52,7 @@ HELP = "pairwise and overall log-rank tests between groups from private counts"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_data_options(p, group=True)
+    add_timefix_option(p)
     add_release_options(p, catalogue.ids(catalogue.CURVES, "logrank"), default=catalogue.default_id(catalogue.CURVES), grid=True,
                         horizon=True)
     set_group_help(p, required=True)
@@ -101,7 +103,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     tested = counts
     if private and no_noise(rel.cost.epsilon):  # noise switched off: R's survdiff on the data's event times, as the
         # non-private test (the binned counts' test moves with the bins and with how a bin's censorings are counted)
-        tested = tile_trials(exact_counts(cohort, event_times_grid(cohort), public), 1)
+        tested = tile_trials(exact_counts(timefixed(cohort), event_times_grid(timefixed(cohort)), public), 1)
         law = logrank_test.noise_law(catalogue.get(catalogue.CURVES, "nonprivate").build())
     trials = tested.n.shape[0]
     draws = args.null_draws or logrank_test.default_draws(trials, len(tested.groups), tested.grid.bins)
@@ -122,7 +124,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                                   mech, general=False)
     if out.get("simulation"):  # a preview, for the data holder only: the exact tests on the data's event times beside
         exact = logrank_test.calibrated_tests(
-            tile_trials(exact_counts(cohort, event_times_grid(cohort), public), 1),
+            tile_trials(exact_counts(timefixed(cohort), event_times_grid(timefixed(cohort)), public), 1),
             logrank_test.noise_law(catalogue.get(catalogue.CURVES, "nonprivate").build()))
         by_pair = {(r.group_a, r.group_b): _finite(float(r.p_value[0])) for r in exact}
         for d in tests:

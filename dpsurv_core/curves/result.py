@@ -17,6 +17,7 @@ import numpy as np
 from dpsurv_core.curves.counts import BinnedCounts, count
 from dpsurv_core.curves.kaplan_meier import SurvivalCurves, estimate
 from dpsurv_core.curves.summary import at_risk_at
+from dpsurv_core.curves.timefix import timefixed
 from dpsurv_core.data.categories import row_index
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import Disclosure, PublicParameters, TimeGrid
@@ -138,6 +139,7 @@ class NonPrivate(Mechanism):
                 competing: bool = False) -> CurveResult:
         from dpsurv_core.curves.memory import check_curves
 
+        cohort = timefixed(cohort)  # near-tied times are one time, as R's survfit counts them
         # the curves at every event time as well as at the grid points: their memory, before any work
         events = np.unique(cohort.time[cohort.event == 1]).size if hasattr(cohort, "time") else 0
         groups = groups_of(cohort, public)
@@ -145,7 +147,9 @@ class NonPrivate(Mechanism):
         return with_follow_up_end(self._exact(cohort, public, competing), cohort, public)
 
     def _exact(self, cohort: Cohort, public: PublicParameters, competing: bool) -> CurveResult:
-        """The exact curves at the grid points and at every event time, without each curve's end of follow-up."""
+        """The exact curves at the grid points and at every event time, without each curve's end of follow-up
+        (near-tied times merged as R's timefix merges them, :mod:`dpsurv_core.curves.timefix`)."""
+        cohort = timefixed(cohort)
         grid = event_times_grid(cohort, competing)
         horizon = float(public.horizon)  # a declared horizon ends follow-up: every curve stops there
         exact = until(estimate(tile_trials(exact_counts(cohort, grid, public, competing), 1)), horizon)

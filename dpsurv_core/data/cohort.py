@@ -40,6 +40,8 @@ class ColumnMap:
     max_rows_per_subject: int = 1
     # the declared (public) categories of the group column: the group checks count these, not the labels that occur
     group_categories: tuple[str, ...] = ()
+    # R's timefix (dpsurv_core.curves.timefix): the exact curves and tests merge near-tied times unless False
+    timefix: bool = True
 
 
 @dataclass(frozen=True)
@@ -152,8 +154,6 @@ def _event_from(series: pd.Series, col: str, event_codes: tuple, censor_codes: t
     return None, problems
 
 
-def mapping_problems(mapping: ColumnMap, cols: list[str]) -> list[Problem]:
-    """What is wrong with ``mapping`` for a table with columns ``cols`` (shared by the in-memory and engine paths)."""
 def no_events_problem(mapping: ColumnMap) -> Problem:
     """The warning for data without a single event (kept, as R survival's survfit and survdiff keep it: the curve
     is 1 at every time, no quantile is reached, and a log-rank test has chi-square 0 and no p-value), with a check
@@ -166,6 +166,8 @@ def no_events_problem(mapping: ColumnMap) -> Problem:
                                   "column or its coding if that is not intended.)", "warning")
 
 
+def mapping_problems(mapping: ColumnMap, cols: list[str]) -> list[Problem]:
+    """What is wrong with ``mapping`` for a table with columns ``cols`` (shared by the in-memory and engine paths)."""
     problems: list[Problem] = []
     roles = {"time": mapping.time, "event": mapping.event, "group": mapping.group, "subject id": mapping.id,
              "event type": mapping.event_type}
