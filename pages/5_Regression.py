@@ -238,7 +238,8 @@ unit = cohort.time_unit
 # Process-wide caches hold bundled (public) data only; an upload's results stay in this session (ui.cache).
 def _baselines_compute(_cohort, _pp):
     fit = nonprivate_fit(_pp)  # kept on the design: the previews' non-private p-values reuse it
-    return fit.table(), fit.beta, fit_cox(_cohort, _pp).table
+    cox = fit_cox(_cohort, _pp)  # R's coxph: a category with no event is NA, with a sentence
+    return fit.table(), fit.beta, cox.table, tuple(cox.warnings)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -252,8 +253,9 @@ def _baselines(key: str, _cohort, _pp):
 
 
 try:
-    np_table, beta_star, cox_table = _baselines((data_key, tuple(covs), intervals, knots, public.horizon,
-                                                 repr(sorted(declared.items()))).__repr__(), cohort, pp_ref)
+    np_table, beta_star, cox_table, cox_warnings = _baselines((data_key, tuple(covs), intervals, knots, public.horizon,
+                                                               repr(sorted(declared.items()))).__repr__(), cohort,
+                                                              pp_ref)
     # the non-private fit on the private design (its coefficient of a declared level nobody has is 0): the chains'
     # and the error study's reference
     beta_private = beta_star if pp is pp_ref else maximum_likelihood(pp)[: pp.p]
@@ -429,6 +431,8 @@ show = pd.DataFrame({
     "Epsilon": table.epsilon,
 })
 cv.show_table(show, f"regression-{cohort.name}", "rg_table")
+for sentence in cox_warnings:
+    st.warning(f"{COX.name}: " + markdown_literal(sentence), icon="⚠️")
 gathered = [(kind, sentence) for kind in shown for sentence in infs[kind].warnings]
 if gathered:
     with st.container(border=True):
@@ -441,7 +445,7 @@ if ((table.odds_ratio > 1e3) | (table.odds_ratio < 1e-3)).any():
                "clinically.")
 st.caption(f"n = {pp.n} subjects, {pp.y.size} person-period rows, T = {intervals} intervals of "
            f"{pp.horizon / intervals:.4g} {unit} up to the horizon {pp.horizon:.4g} {unit}; the non-private discrete-time "
-           "fit has Lambda = 0 (maximum likelihood), Cox is lifelines' CoxPHFitter. Ratios are per unit of a numeric "
+           "fit has Lambda = 0 (maximum likelihood), Cox is fitted as R's coxph (Efron ties). Ratios are per unit of a numeric "
            "covariate, or of a category against its reference level. 95% intervals and p-values of the non-private "
            "fits are Wald's; those of the private rows carry the privacy noise (drawn from its public law) on top of "
            "the sampling error, and their p-value is a Wald test calibrated for that noise; previews also show the "

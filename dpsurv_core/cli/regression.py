@@ -32,6 +32,7 @@ from dpsurv_core.privacy.ledger import ADD_REMOVE, APPROXIMATE_MCMC, SUBJECT
 from dpsurv_core.privacy.release import Plan, not_private_fields
 from dpsurv_core.publication import derive
 from dpsurv_core.regression import readout
+from dpsurv_core.regression.cox import TIES
 from dpsurv_core.regression.inference import nonprivate_p_values
 from dpsurv_core.regression.levels import declared_levels
 from dpsurv_core.regression.model import fit_cox, fit_nonprivate, wald_fit
@@ -68,6 +69,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "labels (sex=Female: --labels, over a bundled data set's own), else by column and code "
                         "(sex=sex 2), as on the Regression page")
     add_labels_option(p)
+    g.add_argument("--ties", choices=TIES, default=None,
+                   help="tied event times in the Cox model (--mechanism cox): efron (default, as R's coxph) or breslow")
     g.add_argument("--n-public", type=positive_int, metavar="N",
                    help="public cohort size n normalising the objective (default: the data's, disclosed)")
     s = p.add_argument_group("pSGLD")
@@ -126,6 +129,7 @@ def run(args: argparse.Namespace) -> dict:
     if not covariates:
         raise ParameterError("--covariates is required: name one or more covariate columns, for example age,sex.")
     check_repeat(args)
+    check(getattr(args, "ties", None) is None or args.mechanism == "cox", "--ties applies to --mechanism cox only.")
     specs = _categorical_specs(getattr(args, "categorical", None), covariates)
     declared = parse_categories(getattr(args, "categories", None))
     cohort = cohort_from_args(args)
@@ -163,28 +167,38 @@ def run(args: argparse.Namespace) -> dict:
     if not entry.private:
         lam = 0.0 if args.lam is None else args.lam
         discrete_time = entry.id == catalogue.reference_id(catalogue.REGRESSION)
+        cox_fields: dict[str, Any] = {}
+        warnings: list[str] = []
         if discrete_time:
             fit = fit_nonprivate(pp, lam)
             tab = fit.table()
             params = {"lambda": lam, "intervals": pp.intervals, "knots": pp.knots, "horizon": pp.horizon,
                       "link": "logit", "n_public": pp.n_public}
         else:
-            tab = fit_cox(cohort, pp).table
-            params = {"model": "lifelines CoxPHFitter (Efron ties)", "horizon": pp.horizon}
+            ties = args.ties or "efron"
+            cox = fit_cox(cohort, pp, ties)
+            tab, model, warnings = cox.table, cox.model, list(cox.warnings)
+            params = {"model": f"Cox partial likelihood, Newton-Raphson as R's coxph ({ties.capitalize()} ties)",
+                      "ties": ties, "horizon": pp.horizon}
+            cox_fields = {"not_estimated": cox.not_estimated, "loglik": list(model.loglik),
+                          "iterations": model.iterations,
+                          "tests": {"likelihood_ratio": model.likelihood_ratio_test.to_dict(),
+                                    "wald": model.wald_test.to_dict(), "score": model.score_test.to_dict()}}
         # n scales the noise of the private fits only: read off the data it is no disclosure for a fit without noise
         out["disclosures"] = [d for d in out["disclosures"] if d["parameter"] != "n"]
         out.update({"epsilon_spent": math.inf, "guarantee": "none: not differentially private", "protects": "nothing",
                     "neighbouring": ADD_REMOVE, "privacy": "not private: for the data holder's eyes only",
                     "noise": "none", "interval_includes_noise": False,
                     "interval_method": "Wald 95% interval from the fit's information matrix: sampling error only",
-                    "warnings": [],
+                    "warnings": warnings,
                     "parameters": params, "estimates": [{
                         "trial": 0, "coefficients": dict(zip(tab.covariate, tab.coefficient)),
                         "ratios": dict(zip(tab.covariate, tab.odds_ratio)),
                         "lower": dict(zip(tab.covariate, tab.lower)), "upper": dict(zip(tab.covariate, tab.upper)),
-                        "p_value": dict(zip(tab.covariate, tab.p_value))}],
+                        "p_value": dict(zip(tab.covariate, tab.p_value)),
+                        **({"se": dict(zip(tab.covariate, tab.se))} if cox_fields else {})}],
                     "ratio_kind": "odds ratio" if discrete_time else "hazard ratio",
-                    **not_private_fields()})
+                    **cox_fields, **not_private_fields()})
         return out
     lam = DEFAULT_LAMBDA if args.lam is None else args.lam
     psgld = dict(bound_B=args.sanitizer_bound, prior_sd=args.prior_sd, epochs=args.epochs, burn_in=args.burn_in,

@@ -214,9 +214,10 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("nonprivate", "Discrete-time logistic model (not private)", REGRESSION, ("regression", "audit", "report"),
           NGUYEN_HUI_REGRESSION, NOTHING, "none", "none", "dpsurv_core.regression.model:fit_nonprivate",
           guarantee="none", private=False, summary="The non-private discrete-time fit (ridge Lambda, default 0)."),
-    Entry("cox", "Cox proportional hazards (not private)", REGRESSION, ("regression",), "Cox (1972); lifelines "
-          "CoxPHFitter", NOTHING, "none", "none", "dpsurv_core.regression.model:fit_cox", guarantee="none",
-          private=False, summary="lifelines' Cox model (Efron ties): the clinical reference."),
+    Entry("cox", "Cox proportional hazards (not private)", REGRESSION, ("regression",), "Cox (1972); Therneau & "
+          "Grambsch (2000), R survival's coxph", NOTHING, "none", "none", "dpsurv_core.regression.model:fit_cox",
+          guarantee="none", private=False, summary="The Cox model fitted as R's coxph (Newton-Raphson, Efron ties by "
+          "default, Breslow with --ties breslow): the clinical reference."),
     Entry("output", "Output perturbation", REGRESSION, ("regression", "audit", "report"), NGUYEN_HUI_REGRESSION,
           SUBJECT, ADD_REMOVE, _SPHERE, "dpsurv_core.regression.mechanisms:OutputPerturbation",
           summary="The ridge-penalised fit plus noise of density proportional to exp(-epsilon ||b|| / s), "

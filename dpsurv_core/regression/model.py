@@ -8,8 +8,9 @@ by L-BFGS (scipy), with n the public normaliser of the design. Lambda = 0 gives 
 likelihood fit of the logit model h(j | x) = beta . x + alpha . s(j). Coefficients are reported
 in the covariates' original units (beta_original = f * beta_normalised, see
 :class:`~dpsurv_core.regression.person_period.Encoding`) with odds ratios exp(beta) and Wald 95% intervals.
-The Cox baseline is lifelines' ``CoxPHFitter`` on the same covariates (same reference levels,
-same censoring at the horizon); the paper's Table 3 compares them by the relative error
+The Cox baseline (:mod:`dpsurv_core.regression.cox`: Newton-Raphson on the partial likelihood as R's coxph, Efron
+or Breslow ties) is fitted on the same covariates (same reference levels, same censoring at the horizon); the paper's
+Table 3 compares them by the relative error
 |beta_dt - beta_cox| / |beta_cox| per coefficient.
 """
 
@@ -25,6 +26,7 @@ import pandas as pd
 from scipy import optimize, special
 
 from dpsurv_core.errors import ParameterError
+from dpsurv_core.regression.cox import CoxModel, check_ties, coxph
 
 if TYPE_CHECKING:  # types only: the fits take the design as built, so a record's reader can import them data-free
     from dpsurv_core.data.cohort import Cohort
@@ -182,35 +184,73 @@ def cox_frame(cohort: Cohort, pp: PersonPeriod) -> pd.DataFrame:
 
 @dataclass
 class CoxResult:
+    """The Cox fit as the CLI and the pages read it: ``table`` (covariate, coefficient, odds_ratio (the hazard
+    ratio), se, lower, upper, p_value; NaN for a coefficient that was not estimated), the coefficients, the fit's
+    global tests (:class:`~dpsurv_core.regression.cox.CoxModel`), the sentences about left-out coefficients and the
+    seconds it took."""
+
     coefficients: dict[str, float]
     table: pd.DataFrame
     seconds: float
+    model: CoxModel | None = None
+    warnings: list[str] = field(default_factory=list)
+    not_estimated: list[str] = field(default_factory=list)
 
 
-def fit_cox(cohort: Cohort, pp: PersonPeriod) -> CoxResult:
-    """lifelines ``CoxPHFitter`` (Efron ties) on the same covariates: log hazard ratios, HR and 95% CI. Newton's
-    iterations run to a step of 1e-10 (lifelines' default 1e-7 stopped ovarian's rx at -0.814453, R's coxph at
-    -0.814585)."""
-    from lifelines import CoxPHFitter
+def _no_event_levels(df: pd.DataFrame, pp: PersonPeriod) -> tuple[list[str], list[str]]:
+    """The indicator columns whose category had no event (the partial likelihood then increases without bound as
+    that coefficient goes to minus infinity: R's coxph reports a huge negative coefficient or NA), and a sentence
+    for each. A reference level with no event would send every other level of its covariate to plus infinity: that
+    is refused with a sentence naming another reference level."""
+    names, sentences = [], []
+    events = df["_event"].to_numpy() > 0
+    for source, levels in pp.encoding.levels:
+        cols = [c for c in pp.encoding.columns if c.source == source and c.kind == "categorical"]
+        in_level = {c.name: df[c.name].to_numpy() > 0 for c in cols}
+        reference = ~np.any(np.column_stack(list(in_level.values())), axis=1) if cols else np.ones(len(df), bool)
+        if not events[reference].any() and any(events[v].any() for v in in_level.values()):
+            raise ParameterError(f"No subject in the reference level {levels[0]!r} of {source!r} had an event, so no "
+                                 f"hazard ratio against it can be estimated: choose a reference level with events "
+                                 f"(--categorical {source}:LEVEL).")
+        for c in cols:
+            if not events[in_level[c.name]].any():
+                names.append(c.name)
+                sentences.append(f"No subject in level {c.level!r} of {source!r} ({c.name}) had an event, so its "
+                                 "hazard ratio cannot be estimated (R's coxph sends it towards zero): its coefficient "
+                                 "is NA, and the other coefficients are those R's coxph converges to, the fit without "
+                                 "that level's subjects (who then weigh nothing in any risk set).")
+    return names, sentences
 
+
+def fit_cox(cohort: Cohort, pp: PersonPeriod, ties: str = "efron") -> CoxResult:
+    """The Cox model on the same covariates (:func:`cox_frame`) by coxph's Newton-Raphson
+    (:func:`dpsurv_core.regression.cox.coxph`, Efron or Breslow ties): log hazard ratios, hazard ratios with Wald
+    95% intervals exp(beta -/+ 1.96 se), Wald p-values 2 Phi(-|beta / se|) (Therneau & Grambsch 2000). A category
+    with no event gets NA with a sentence, and the rest is R's coxph's limit as that coefficient goes to minus infinity:
+    the fit without that category's subjects (and its column), whose global tests are reported."""
+    ties = check_ties(ties)
     df = cox_frame(cohort, pp)
-    t0 = _time.perf_counter()
-    cph = CoxPHFitter()
-    try:
-        cph.fit(df, duration_col="_time", event_col="_event", fit_options={"precision": 1e-10})
-    except Exception as exc:  # lifelines raises ConvergenceError and friends
-        raise ParameterError(f"The Cox model could not be fitted ({type(exc).__name__}): remove a covariate that "
-                             "separates the events or is nearly constant.") from None
-    seconds = _time.perf_counter() - t0
-    s = cph.summary
     names = pp.encoding.names
-    table = pd.DataFrame({"covariate": names, "coefficient": s.loc[names, "coef"].to_numpy(),
-                          "odds_ratio": s.loc[names, "exp(coef)"].to_numpy(),
-                          "se": s.loc[names, "se(coef)"].to_numpy(),
-                          "lower": s.loc[names, "exp(coef) lower 95%"].to_numpy(),
-                          "upper": s.loc[names, "exp(coef) upper 95%"].to_numpy(),
-                          "p_value": s.loc[names, "p"].to_numpy()})
-    return CoxResult(dict(zip(names, table["coefficient"].tolist())), table, seconds)
+    t0 = _time.perf_counter()
+    dropped, warnings = _no_event_levels(df, pp)
+    kept = [n for n in names if n not in dropped]
+    if not kept:
+        raise ParameterError("No covariate is left to fit: every category of the chosen covariates that is not the "
+                             "reference had no event.")
+    # as that coefficient goes to minus infinity the level's subjects weigh nothing in any risk set: the other
+    # coefficients R's coxph converges to are those of the fit without them
+    rows = ~df[dropped].to_numpy(dtype=float).any(axis=1) if dropped else np.ones(len(df), dtype=bool)
+    model = coxph(df["_time"].to_numpy()[rows], df["_event"].to_numpy()[rows], df.loc[rows, kept].to_numpy(dtype=float),
+                  ties)
+    seconds = _time.perf_counter() - t0
+    est = dict(zip(kept, range(len(kept))))
+    coef = np.array([model.coef[est[n]] if n in est else np.nan for n in names])
+    se = np.array([model.se[est[n]] if n in est else np.nan for n in names])
+    p = np.array([model.p_values[est[n]] if n in est else np.nan for n in names])
+    with np.errstate(over="ignore"):
+        table = pd.DataFrame({"covariate": names, "coefficient": coef, "odds_ratio": np.exp(coef), "se": se,
+                              "lower": np.exp(coef - Z95 * se), "upper": np.exp(coef + Z95 * se), "p_value": p})
+    return CoxResult(dict(zip(names, coef.tolist())), table, seconds, model, [*warnings, *model.notes], dropped)
 
 
 def relative_errors(estimate: dict[str, float], reference: dict[str, float]) -> dict[str, float]:
