@@ -25,6 +25,7 @@ from ui.data_view import (
     declared_in_unit,
     engine_frame,
     engine_sample,
+    event_codes_box,
     event_types_box,
     guess_table,
     is_binary_like,
@@ -323,16 +324,16 @@ with left:
                              key=f"{tok}-event")
     event_codes: tuple = ()
     censor_codes: tuple = ()
+    code_type_pairs: tuple = ()  # several event codes, each its own event type (competing risks)
     if event_col in raw.columns and (not is_binary_like(raw[event_col]) or (m.event == event_col and m.event_codes)):
         opts = code_options(raw[event_col])
         default = [o for o in opts if o in {str(c) for c in m.event_codes}] if m.event == event_col else []
         picked_codes = st.multiselect(f"Values of '{markdown_literal(event_col)}' that mean the event happened", opts, default=default,
                                       key=f"{tok}-codes-{event_col}",
-                                      help="Every other value counts as censored.")
+                                      help="Several values: each can be its own event type (competing risks).")
         if picked_codes:
             event_codes = tuple(picked_codes)
-            censor_codes = tuple(o for o in opts if o not in picked_codes)
-            st.caption(f"Censored: {markdown_literal(', '.join(censor_codes)) or 'no other value'}.")
+            censor_codes, code_type_pairs = event_codes_box(m, event_col, tok, opts, event_codes)
         else:
             st.caption(f"'{markdown_literal(event_col)}' is not coded 0/1: choose the value(s) that mean an event (for R's "
                        "1 = censored, 2 = dead coding, choose 2).")
@@ -367,7 +368,7 @@ with right:
 
     type_opts = [NONE] + [c for c in cols if c != time_col]
     bundled_info = datasets.info(choice.name) if choice.bundled else None
-    type_default = m.event_type or NONE
+    type_default = NONE if m.event_type == m.event else m.event_type or NONE  # the event column's codes: on the left
     type_col = st.selectbox("Competing-event type (optional: which kind of event ended follow-up)", type_opts,
                             index=_index(type_opts, type_default), key=f"{tok}-type")
     type_col = None if type_col == NONE else type_col
@@ -396,6 +397,8 @@ with right:
 
 general_slot = st.container()
 
+if code_type_pairs and type_col is None:  # the event column's codes are the event types, its censoring codes theirs
+    type_col, type_names, type_censor = event_col, code_type_pairs, censor_codes
 mapping = ColumnMap(time=time_col, event=event_col, group=group_col, id=id_col, event_type=type_col,
                     covariates=tuple(covs), event_codes=event_codes, censor_codes=censor_codes,
                     type_censor_codes=type_censor, event_type_names=type_names, max_rows_per_subject=bound)

@@ -237,6 +237,32 @@ def declared_in_unit(choice, old_unit: str, unit: str) -> DeclaredTimes:
     return DeclaredTimes(horizon, grid)
 
 
+def event_codes_box(mapping: ColumnMap, column: str, tok: str, options: list[str], event_codes: tuple[str, ...]
+                    ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """The censoring codes of an event column coded with words or several codes (as ``--censor-codes``), and with
+    several event codes whether each is its own event type (as ``--event-codes A,B`` with a cumulative incidence).
+    The censoring codes start as every other value (or what is declared); a value left in neither list stops the
+    analysis with one sentence naming it and its rows (:func:`dpsurv_core.data.event_types.unlisted_text`), never
+    counted as censored. Returns (censoring codes, the (code, name) event types or ())."""
+    rest = [o for o in options if o not in event_codes]
+    declared = {str(c).strip().lower() for c in mapping.censor_codes} if mapping.event == column else set()
+    default = [o for o in rest if o.lower() in declared] if declared else rest
+    censor = st.multiselect(f"Values of '{markdown_literal(column)}' that mean censored", rest, default=default,
+                            key=f"{tok}-censor-{column}",
+                            help="A value in neither list stops the analysis, naming it and its number of rows: it "
+                                 "is never counted as censored by default.")
+    pairs: tuple[tuple[str, str], ...] = ()
+    if len(event_codes) > 1:
+        on = st.checkbox(f"Each event value of '{markdown_literal(column)}' is its own event type (competing risks)",
+                         value=bool(mapping.event == column and mapping.event_type == column),
+                         key=f"{tok}-code-types-{column}",
+                         help="For a cumulative incidence per event type on the Survival curves page; the types are "
+                              "declared (these values, in this order), so a release does not read them off the data.")
+        if on:
+            pairs = tuple((c, c) for c in event_codes)
+    return tuple(censor), pairs
+
+
 def event_types_box(mapping: ColumnMap, column: str, tok: str, documented: tuple[tuple[str, str], ...] = ()
                     ) -> tuple[tuple[str, str], ...]:
     """The Data page's declaration of the competing-event types of ``column``: the codes of the study design's event

@@ -100,8 +100,12 @@ def add_data_options(p: argparse.ArgumentParser, group: bool = True, covariates:
                    help="Spark master for --engine spark (default $SPARK_MASTER or local[*])")
     g.add_argument("--time", metavar="COL", help="time column (bundled data sets have a default)")
     g.add_argument("--event", metavar="COL", help="event column: 1 = event, 0 = censored (or --event-codes)")
-    g.add_argument("--event-codes", metavar="A,B", help="values of the event column that mean an event")
-    g.add_argument("--censor-codes", metavar="A,B", help="values of the event column that mean censored")
+    g.add_argument("--event-codes", metavar="A,B",
+                   help="values of the event column that mean an event; with several codes and --estimand "
+                        "cumulative-incidence each code is its own (declared) event type")
+    g.add_argument("--censor-codes", metavar="A,B",
+                   help="values of the event column that mean censored (for competing events default 0 and "
+                        "'censored'); once declared, a value in neither list is refused, naming it and its rows")
     if group:
         g.add_argument("--group", metavar="COL", help="group column")
     g.add_argument("--id", metavar="COL", help="subject id column (several rows per subject)")
@@ -164,6 +168,30 @@ def add_timefix_option(p: argparse.ArgumentParser) -> None:
     g.add_argument("--no-timefix", action="store_true",
                    help="keep times that differ by floating-point error (0.1+0.2 and 0.3) apart in the non-private "
                         "curves and tests; by default they are one time, as R survival's timefix makes them")
+
+
+def code_types(mapping: ColumnMap, args: argparse.Namespace, competing: bool) -> ColumnMap:
+    """``--event-codes A,B`` with several codes for a cumulative incidence (and no ``--event-type``): each code of
+    the event column is its own declared event type (named by its code, in the order given), ``--censor-codes`` its
+    censoring codes (default 0 and 'censored'), and a value in neither list is refused with its number of rows, as
+    ``--event-type COL --event-types A,B --type-censor-codes`` on the same column does (Aalen & Johansen 1978; R
+    survival's documented behaviour: ``survfit`` with a factor status, its first level censoring)."""
+    from dpsurv_core.data import event_types
+
+    codes = split_list(getattr(args, "event_codes", None))
+    if not competing or len(codes) < 2 or getattr(args, "event_type", None):
+        return mapping
+    pairs = event_types.parse(",".join(codes), "--event-codes")
+    if any(code != name for code, name in pairs):
+        raise ParameterError("--event-codes takes the codes only (A,B): each code names its event type.")
+    censor = split_list(getattr(args, "censor_codes", None)) or tuple(event_types.DEFAULT_CENSOR_CODES)
+    clash = event_types.censor_clash(pairs, censor)
+    if clash:
+        raise ParameterError(f"The code(s) {', '.join(map(repr, clash))} are in both --event-codes and "
+                             "--censor-codes: keep each in one list.")
+    return ColumnMap(**{**mapping.__dict__, "event_type": mapping.event, "event_type_names": pairs,
+                        "type_censor_codes": censor, "event_codes": tuple(c for c, _ in pairs),
+                        "censor_codes": censor})
 
 
 def add_release_options(p: argparse.ArgumentParser, mechanisms: list[str], default: str | None = None,
@@ -246,7 +274,8 @@ def cohort_from_args(args: argparse.Namespace, competing: bool = False) -> Cohor
         mapping = default_mapping(args.data, group, covs, **{k: v for k, v in over.items() if v is not None})
         if "event_codes" in over and over["event_codes"] == ():
             mapping = ColumnMap(**{**mapping.__dict__, "event_codes": (), "censor_codes": ()})
-        mapping = ColumnMap(**{**mapping.__dict__, "timefix": not getattr(args, "no_timefix", False)})
+        mapping = code_types(ColumnMap(**{**mapping.__dict__, "timefix": not getattr(args, "no_timefix", False)}),
+                             args, competing)
         if engine == "pandas":
             cohort = build_cohort(datasets.load(args.data), mapping, args.data, d.time_unit)
             args._data_warnings = list(cohort.warnings)
@@ -264,6 +293,7 @@ def cohort_from_args(args: argparse.Namespace, competing: bool = False) -> Cohor
                         group_categories=declared_categories(args, group) or (),
                         timefix=not getattr(args, "no_timefix", False),
                         **(event_type_overrides(args) if competing else {}))
+    mapping = code_types(mapping, args, competing)
     if source is not None:
         check_exists(source)
     if source is not None and (engine != "pandas" or source.kind == "duckdb"):

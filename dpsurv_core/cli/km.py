@@ -218,8 +218,9 @@ def load(args: argparse.Namespace, competing: bool = False) -> tuple[Cohort, Pub
         cohort = timefixed(cohort)  # exact curves and tests count near-tied times as one, as R's timefix does
     if competing and not event_types.has_types(cohort):
         raise ParameterError(f"Cumulative incidence needs competing events, which {args.data!r} does not have: name "
-                             "the column of each row's event type with --event-type COL (and its declared types "
-                             "with --event-types A,B), or use pbc (transplant vs death) or transplant (ltx vs death).")
+                             "the event types with --event-codes A,B (each code of the event column its own type, "
+                             "--censor-codes for censoring), or a separate type column with --event-type COL (and "
+                             "its declared types with --event-types A,B), or use pbc (transplant vs death) or transplant (ltx vs death).")
     if getattr(args, "grid", None) is None and getattr(args, "mechanism", None) == "nonprivate":
         # nothing is private, so no public grid is needed: R's curve at every event time (R's median and RMST)
         args.grid = "event-times"

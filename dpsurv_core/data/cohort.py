@@ -120,14 +120,14 @@ def _event_from(series: pd.Series, col: str, event_codes: tuple, censor_codes: t
     if event_codes:
         ev = {str(c).strip().lower() for c in event_codes}
         ce = {str(c).strip().lower() for c in censor_codes} if censor_codes else None
-        s = series.astype(str).str.strip().str.lower()
-        s = s.str.replace(r"\.0$", "", regex=True)
+        shown = series.astype(str).str.strip().str.replace(r"\.0$", "", regex=True)
+        s = shown.str.lower()
         is_event = s.isin(ev)
         if ce is not None:
-            unknown = sorted(set(s[~is_event & ~s.isin(ce)]))
-            if unknown:
-                problems.append(Problem(col, f"Column {col!r} has value(s) {', '.join(map(repr, unknown[:5]))} that are "
-                                             "neither a declared event code nor a censoring code: declare them or fix the rows."))
+            unknown = ~is_event & ~s.isin(ce)
+            if unknown.any():  # refused, never counted as censored nor made an event type
+                problems.append(Problem(col, event_types.unlisted_text(
+                    col, event_types.value_counts(shown, unknown), event_codes, censor_codes)))
                 return None, problems
         return is_event.to_numpy().astype(np.int8), problems
     if pd.api.types.is_bool_dtype(series):
@@ -363,9 +363,9 @@ def _declared_types(et: pd.Series, is_c: pd.Series, mapping: ColumnMap
     index = et.map(found)
     unknown = ~is_c & index.isna()
     if unknown.any():
-        codes = sorted(set(et[unknown]), key=_natural_key)
         return None, names, Problem(mapping.event_type, event_types.undeclared_problem_text(
-            mapping.event_type, int(unknown.sum()), codes))
+            mapping.event_type, event_types.value_counts(et, unknown), [c for c, _ in pairs],
+            mapping.type_censor_codes))
     return np.where(is_c, 0, index.fillna(-1) + 1).astype(np.int16), names, None
 
 

@@ -77,14 +77,45 @@ def match(pairs: Sequence[tuple[str, str]], observed: Iterable[str]) -> dict[str
     return {o: by_lower[o.lower()] for o in observed if o.lower() in by_lower}
 
 
-def undeclared_problem_text(column: str, rows: int, codes: Sequence[str]) -> str:
-    """The data holder's sentence (confidential: it counts rows) for rows whose type is neither declared nor a
-    censoring code, and what happens to them: nothing is analysed with the type column until they are resolved."""
-    shown = ", ".join(repr(c) for c in list(codes)[:5]) + (", ..." if len(codes) > 5 else "")
-    return (f"{rows} row(s) of {column!r} hold code(s) {shown} that are neither a declared event type nor a censoring "
-            "code: add them to the declared event types or to the censoring codes, or fix those rows. They are "
-            "neither counted as censored nor left out (either would bias every curve), so nothing is analysed with "
-            "this event-type column until then.")
+def listed(codes: Iterable[Any]) -> str:
+    """Codes as a list in a sentence, each once (``0`` and ``0.0`` are one code)."""
+    seen: dict[str, None] = {}
+    for c in codes:
+        seen.setdefault(normal(c), None)
+    return ", ".join(seen) or "none"
+
+
+def unlisted_text(column: str, counts: Sequence[tuple[str, int]], event_codes: Iterable[Any],
+                  censor_codes: Iterable[Any], event_option: str = "--event-codes",
+                  censor_option: str = "--censor-codes", what: str = "an event code",
+                  where: str = "the event codes") -> str:
+    """The data holder's sentence (confidential: it counts rows) for values of ``column`` that are in neither the
+    declared event codes nor the censoring codes, each with its number of rows: such rows are refused, never
+    counted as censored, left out or made a new event type (either would bias every curve)."""
+    shown = [f"{str(code)!r} ({n} row{'' if n == 1 else 's'})" for code, n in list(counts)[:5]]
+    more = f" and {len(counts) - 5} more value(s)" if len(counts) > 5 else ""
+    values = (", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else shown[0]) + more
+    one = len(counts) == 1
+    return (f"The column {column!r} holds {values}, which {'is' if one else 'are'} neither {what} "
+            f"({listed(event_codes)}) nor a censoring code ({listed(censor_codes)}): add "
+            f"{'it' if one else 'them'} to the censoring codes ({censor_option}) or to {where} ({event_option}), "
+            "or fix those rows; nothing is analysed until then.")
+
+
+def undeclared_problem_text(column: str, counts: Sequence[tuple[str, int]], declared: Iterable[Any],
+                            censor_codes: Iterable[Any]) -> str:
+    """:func:`unlisted_text` for a type column's codes that are neither a declared event type nor a censoring code
+    (``--event-types`` and ``--type-censor-codes``)."""
+    return unlisted_text(column, counts, declared, censor_codes, "--event-types", "--type-censor-codes",
+                         "a declared event type", "the declared event types")
+
+
+def value_counts(values: Any, mask: Any) -> list[tuple[str, int]]:
+    """(value, rows) of the pandas Series ``values`` where ``mask`` holds, in the codes' natural order."""
+    from dpsurv_core.data.cohort import _natural_key
+
+    counts = values[mask].value_counts()
+    return sorted(((str(k), int(v)) for k, v in counts.items()), key=lambda kv: _natural_key(kv[0]))
 
 
 def declared(cohort: Any) -> bool:

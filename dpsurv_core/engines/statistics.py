@@ -312,10 +312,12 @@ class Statistics:
         unknown = f"NOT COALESCE({is_c}, FALSE) AND NOT {named}"
         rows = int(e.scalar(f"SELECT COALESCE(SUM(_c), 0) FROM {kept} AS k WHERE {unknown}"))
         if rows:
-            codes = [str(r[0]) for r in e.rows(f"SELECT DISTINCT COALESCE({et}, {e.string('nan')}) AS v FROM {kept} "
-                                               f"AS k WHERE {unknown} ORDER BY v LIMIT 6")]
+            counts = [(str(r[0]), int(r[1])) for r in e.rows(
+                f"SELECT COALESCE({et}, {e.string('nan')}) AS v, SUM(_c) FROM {kept} AS k WHERE {unknown} "
+                "GROUP BY v ORDER BY v LIMIT 1001")]
             return "0", names, Problem(m.event_type, event_types.undeclared_problem_text(
-                m.event_type, rows, sorted(codes, key=_natural_key)))
+                m.event_type, sorted(counts, key=lambda kv: _natural_key(kv[0])), [c for c, _ in pairs],
+                m.type_censor_codes))
         whens = " ".join(f"WHEN {lowered} = {e.string(a)} THEN {i + 1}" for a, i in sorted(alias.items()))
         return f"CASE WHEN {is_c} THEN 0 {whens} ELSE 0 END", names, None
 
@@ -324,11 +326,11 @@ class Statistics:
         m, e, c = self.m, self.engine, self.q(self.m.event)
         kind = self.kinds.get(m.event)
         if m.event_codes:
-            s = self._norm(m.event)
-            unknown = [r[0] for r in e.rows(f"SELECT DISTINCT {s} AS v FROM {kept} AS k WHERE ({d}) IS NULL "
-                                            "ORDER BY v LIMIT 5")]
-            return Problem(m.event, f"Column {m.event!r} has value(s) {', '.join(map(repr, unknown))} that are "
-                                    "neither a declared event code nor a censoring code: declare them or fix the rows.")
+            s = self._norm(m.event, lower=False)
+            counts = [(str(r[0]), int(r[1])) for r in e.rows(
+                f"SELECT {s} AS v, SUM(_c) FROM {kept} AS k WHERE ({d}) IS NULL GROUP BY v ORDER BY v LIMIT 1001")]
+            return Problem(m.event, event_types.unlisted_text(m.event, sorted(counts, key=lambda kv: _natural_key(kv[0])),
+                                                              m.event_codes, m.censor_codes))
         if kind in ("int", "float"):
             bad = [r[0] for r in e.rows(f"SELECT DISTINCT {c} AS v FROM {kept} AS k WHERE ({d}) IS NULL AND "
                                         f"NOT {self._missing(m.event)} ORDER BY v LIMIT 6")]

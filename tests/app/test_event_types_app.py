@@ -110,8 +110,8 @@ def test_the_data_page_declares_event_types_from_nothing_the_data_hold():
     ok(at)
     errors = [shown_text(e.value) for e in at.error]
     deaths = int((upload().frame["cause"] == "death").sum())
-    assert any(e.startswith(f"{deaths} row(s) of 'cause' hold code(s) 'death' that are neither a declared event "
-                            "type nor a censoring code") for e in errors)
+    assert any(e.startswith(f"The column 'cause' holds 'death' ({deaths} rows), which is neither a declared event "
+                            "type (relapse) nor a censoring code") for e in errors)
     assert any("Fix the red messages above" in e for e in errors)
 
 

@@ -84,10 +84,12 @@ def test_a_code_spelled_otherwise_is_one_sentence_never_a_new_type(capsys, tmp_p
     cause = ["0", "relapse", "death", "Death ", "dead", "cens"] * 10
     data = _trial(tmp_path, "spelled", cause=cause)
     error = fails(capsys, *CIF, "--data", data, "--event-types", "relapse,death")
-    assert "20 row(s) of 'cause' hold code(s) 'cens', 'dead'" in error  # 'Death ' is death (case and blanks aside)
-    assert "neither a declared event type nor a censoring code" in error and _releases() == []
+    # each value named with its rows ('Death ' is death: case and blanks aside)
+    assert "The column 'cause' holds 'cens' (10 rows) and 'dead' (10 rows), which are neither" in error
+    assert "a declared event type (relapse, death) nor a censoring code (0, censored)" in error
+    assert "--type-censor-codes" in error and _releases() == []
     error = fails(capsys, *CIF, "--data", data, "--event-types", "relapse,death", "--type-censor-codes", "0,cens")
-    assert "10 row(s) of 'cause' hold code(s) 'dead'" in error
+    assert "holds 'dead' (10 rows), which is neither" in error
     out = run(capsys, *CIF, "--data", data, "--event-types", "relapse,death=Death,dead=Death (other)",
               "--type-censor-codes", "0,cens", "--epsilon", "inf")
     assert list(out["curves"][0]["cumulative_incidence"]) == ["relapse", "Death", "Death (other)"]
@@ -107,7 +109,7 @@ def test_declared_types_count_alike_in_memory_and_in_the_engine(capsys, tmp_path
     assert [v[-1] for v in incidence.values()] == pytest.approx(
         [v[-1] for v in expected["curves"][0]["cumulative_incidence"].values()])
     error = fails(capsys, *CIF, "--data", data, "--event-types", "relapse,death", "--engine", engine)
-    assert "1 row(s) of 'cause' hold code(s) 'other'" in error
+    assert "The column 'cause' holds 'other' (1 row), which is neither a declared event type" in error
 
 
 def test_a_bundled_data_set_declares_its_documented_types_without_a_flag(capsys):
