@@ -17,6 +17,7 @@ from typing import Any
 import streamlit as st
 
 from dpsurv_core.errors import BudgetExceededError, DpsurvError
+from dpsurv_core.planning.adherence import AS_PLANNED, DEVIATION, adherence, checked_note
 from dpsurv_core.privacy.ledger import charged_sentence
 from dpsurv_core.privacy.release import (
     PREVIEW_LABEL,
@@ -174,8 +175,24 @@ def budget_refusal(plan: Plan) -> str | None:
     return None
 
 
+DEVIATION_BOX = ("Release it anyway: the ledger marks it as a deviation from the plan, and the reports show that mark")
+APP_CONFIRMED = "in the app's confirmation box"
+
+
+def plan_mark(plan: Plan) -> tuple[str, str] | None:
+    """(status, note) of ``plan`` against the plan the data set's cap was set from (``budget set --plan``): "as
+    planned: release K ..." or "deviation from plan: ..."; None when the cap came from no plan."""
+    if not plan.fingerprint or plan.cost.epsilon is None:
+        return None
+    try:
+        return adherence(session.store().records(plan.fingerprint), plan.entry.id, plan.cost.epsilon)
+    except DpsurvError:
+        return None  # a ledger problem: the release itself says so in one sentence
+
+
 def confirm_lines(plan: Plan, accept: tuple[str, ...]) -> list[str]:
-    """What the confirmation says: what is published, the cost, the budget left after it, the guarantee as run."""
+    """What the confirmation says: what is published, the cost, the budget left after it, the guarantee as run, and
+    where the cap came from a plan, whether this release is one of its planned releases."""
     budget = session.ledger()
     eps = plan.cost.epsilon
     mech = plan.entry.name or plan.entry.id
@@ -193,7 +210,13 @@ def confirm_lines(plan: Plan, accept: tuple[str, ...]) -> list[str]:
     guarantee = f"**Guarantee as run**: {charged_sentence(plan.cost, plan.disclosures)}"
     if accept:
         guarantee += (f"; not DP as run: {', '.join(accept)} published as read off the data (ticked above)")
-    return [what, cost, after, guarantee + "."]
+    lines = [what, cost, after, guarantee + "."]
+    mark = plan_mark(plan)
+    if mark is not None:
+        status, note = mark
+        lines.append(f"**Plan**: {note[0].upper() + note[1:]}." if status == AS_PLANNED else
+                     f"**Plan**: this would be a {note}.")
+    return lines
 
 
 def confirmed(plan: Plan, key: str, accept: tuple[str, ...], again: bool) -> bool:
@@ -203,10 +226,15 @@ def confirmed(plan: Plan, key: str, accept: tuple[str, ...], again: bool) -> boo
         st.markdown("**Confirm this release**" + (" (another draw of a plan already released)" if again else ""))
         for line in confirm_lines(plan, accept):
             st.markdown(markdown_literal(line).replace("\\*\\*", "**"))
+        mark = plan_mark(plan)
+        deviating = mark is not None and mark[0] == DEVIATION
+        ticked = deviating and st.checkbox(DEVIATION_BOX, key=f"deviate-{key}")
         yes, no = st.columns(2)
         eps = plan.cost.epsilon
         go = yes.button("Confirm: release" + ("" if eps is None else f" and charge epsilon {eps:.3g}"),
-                        key=f"confirm-release-{key}", type="primary")
+                        key=f"confirm-release-{key}", type="primary", disabled=deviating and not ticked,
+                        help="A deviation from the plan is released only once its box above is ticked."
+                        if deviating else None)
         if no.button("Cancel", key=f"cancel-release-{key}"):
             st.session_state.pop(f"pending-release-{key}", None)
             st.rerun()
@@ -273,8 +301,8 @@ def release_button(plan: Plan, key: str, label: str = "Release", inputs: dict[st
         try:
             with capacity.heavy(), st.spinner("Releasing: checking the budget, drawing fresh noise, recording the "
                                                   "charge..."):
-                made[pk] = release(replace(plan, accept=accept, command=_with_accept(plan.command, accept)),
-                                   session.store())
+                made[pk] = release(replace(plan, accept=accept, command=_with_accept(plan.command, accept),
+                                           note=marked_note(plan)), session.store())
         except capacity.ServerBusy:  # no slot came free: release() never ran, so nothing drawn or charged
             st.error(capacity.BUSY, icon=":material/hourglass_top:")
             return None
@@ -310,6 +338,16 @@ def release_button(plan: Plan, key: str, label: str = "Release", inputs: dict[st
             st.info(changed)
         record_download(rel, key)
     return rel
+
+
+def marked_note(plan: Plan) -> str:
+    """The ledger note of an app release: the plan's mark (a deviation reaches here only confirmed, its box ticked)
+    where the cap came from a plan, else the plan's own note."""
+    if not plan.fingerprint or plan.cost.epsilon is None:
+        return plan.note
+    note = checked_note(session.store().records(plan.fingerprint), plan.entry.id, plan.cost.epsilon, True,
+                        APP_CONFIRMED)
+    return note or plan.note
 
 
 def record_download(rel: Released, key: str) -> None:

@@ -111,9 +111,10 @@ def adherence(records: Sequence[Any], mechanism: str, epsilon: float | None) -> 
     return DEVIATION, f"{DEVIATION}: {mechanism} at {eps} is not a planned release still to be made (planned: {todo})"
 
 
-def checked_note(records: Sequence[Any], mechanism: str, epsilon: float | None, confirmed: bool) -> str:
+def checked_note(records: Sequence[Any], mechanism: str, epsilon: float | None, confirmed: bool,
+                 how: str = "with --confirm-deviation") -> str:
     """The ledger note of a release (empty without a plan); a deviation not ``confirmed`` is refused in one
-    sentence, before anything is drawn or charged."""
+    sentence, before anything is drawn or charged. ``how``: how the deviation was confirmed, as the note says it."""
     found = adherence(records, mechanism, epsilon)
     if found is None:
         return ""
@@ -122,4 +123,4 @@ def checked_note(records: Sequence[Any], mechanism: str, epsilon: float | None, 
         raise ParameterError(f"This release would be a {note}. Release what the plan says, or add "
                              "--confirm-deviation to release it anyway: the ledger will mark it as a deviation from "
                              "the plan.")
-    return note + ("; confirmed with --confirm-deviation" if status == DEVIATION else "")
+    return note + (f"; confirmed {how}" if status == DEVIATION else "")

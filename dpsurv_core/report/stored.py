@@ -116,6 +116,8 @@ def _privacy_lines(rep: Report, item: ReleaseItem, ledger: Ledger | None) -> Non
                  f"{release_kind(cost, disclosures)}.")
     not_dp = cost.formal and not_dp_disclosure(disclosures, cost.protects) is not None
     rep.add_text(f"Privacy: {charged_sentence(cost, disclosures)}.", "note notdp" if not_dp else "note")
+    if entry.note.startswith(("as planned", "deviation from plan")):  # the cap came from a plan (budget set --plan)
+        rep.add_text(f"Plan: {entry.note}.", "warning" if entry.note.startswith("deviation") else "note")
     if not cost.formal:
         rep.add_text("No epsilon charged: disclosure control has no formal guarantee.")
         return
