@@ -11,6 +11,9 @@
      epsilon 1, seeded simulation: the compute path of a release without the ledger);
    - ``logrank``: the same with the calibrated log-rank test (999 null draws);
    - ``km-spark`` / ``logrank-spark`` with ``--spark``: the same jobs on Spark local mode;
+   - with ``--release``: ``release``, a real charged ``km`` release (no ``--seed``: the content fingerprint computed by
+     DuckDB with an empty fingerprint cache, the ledger's check-and-charge, release noise), ``release-cached``, the
+     same release again (the fingerprint read from the per-file cache), and ``fingerprint``, the fingerprint alone;
    - ``bare-weibull``: a bare DuckDB query of the Weibull statistics (distinct times capped at the horizon with
      their counts and events) and ``weibull``: ``python -m dpsurv_core weibull --mechanism lsp-tll --engine duckdb``
      (horizon 3650, epsilon 1, seeded simulation; ratio to ``bare-weibull``); ``weibull-spark`` with ``--spark``.
@@ -106,7 +109,14 @@ def run_job(argv: list[str], env: dict[str, str]) -> tuple[float, float, str]:
     return wall, peak / 1024, "ok" if ok else proc.stderr.strip().splitlines()[-2:][0][:200]
 
 
-def jobs(path: Path, spark: bool) -> dict[str, list[str]]:
+FINGERPRINT = """
+import sys
+from dpsurv_core.privacy.fingerprint import fingerprint_file
+print(fingerprint_file(sys.argv[1], refresh=True))
+"""
+
+
+def jobs(path: Path, spark: bool, release: bool = False) -> dict[str, list[str]]:
     common = ["--data", str(path), "--time", "time", "--event", "status", "--group", "group", "--grid", GRID,
               "--epsilon", "1", "--seed", "1", "--json"]
     bare = Path(tempfile.gettempdir()) / "dpsurv_bare_duckdb.py"
@@ -118,6 +128,13 @@ def jobs(path: Path, spark: bool) -> dict[str, list[str]]:
     out = {"bare": [str(bare), str(path)],
            "km": ["dpsurv_core", "km", *common, "--engine", "duckdb"],
            "logrank": ["dpsurv_core", "logrank", *common, "--engine", "duckdb"]}
+    if release:
+        real = [a for a in common if a not in ("--seed", "1")] + ["--cap", "1000000", "--categories", "group:A,B"]
+        fp = Path(tempfile.gettempdir()) / "dpsurv_fingerprint_only.py"
+        fp.write_text(FINGERPRINT)
+        out["release"] = ["dpsurv_core", "km", *real, "--engine", "duckdb"]
+        out["release-cached"] = out["release"]
+        out["fingerprint"] = [str(fp), str(path)]
     if spark:
         out["km-spark"] = ["dpsurv_core", "km", *common, "--engine", "spark"]
         out["logrank-spark"] = ["dpsurv_core", "logrank", *common, "--engine", "spark"]
@@ -134,11 +151,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dir", default=None, help="where the Parquet files go (default a temporary folder)")
     p.add_argument("--spark", action="store_true", help="also time the Spark local-mode jobs")
     p.add_argument("--keep", action="store_true", help="keep the generated files")
+    p.add_argument("--release", action="store_true",
+                   help="also time real charged releases (cold and cached fingerprint) and the fingerprint alone")
     p.add_argument("--only", default=None, help="comma-separated jobs to run (e.g. bare-weibull,weibull)")
     args = p.parse_args(argv)
     folder = Path(args.dir or tempfile.mkdtemp(prefix="dpsurv_engines_"))
     folder.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "DPSURV_LEDGER": str(folder / "ledger.sqlite3")}
+    cache = folder / "fingerprints.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DPSURV_LEDGER": str(folder / "ledger.sqlite3"),
+           "DPSURV_FINGERPRINT_CACHE": str(cache)}
     print("| rows | job | seconds | ratio to bare DuckDB | peak memory (MB) | status |")
     print("|---:|---|---:|---:|---:|---|")
     for text in args.rows.split(","):
@@ -151,9 +172,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"<!-- generated {rows:,} rows in {gen:.1f} s, {path.stat().st_size / 2**20:.0f} MB -->", flush=True)
         times: dict[str, float] = {}
         only = set(args.only.split(",")) if args.only else None
-        for name, cmd in jobs(path, args.spark).items():
+        for name, cmd in jobs(path, args.spark, args.release).items():
             if only is not None and name not in only:
                 continue
+            if name == "release":
+                cache.unlink(missing_ok=True)  # a cold fingerprint: computed in full by DuckDB
             wall, peak, status = run_job(cmd, env)
             times[name] = wall
             ratio = wall / times.get("bare-weibull" if "weibull" in name else "bare", wall)

@@ -48,6 +48,7 @@ def ledger_path(tmp_path, monkeypatch) -> Path:
     """Every test (and every process it starts) writes to its own ledger database, never the user's."""
     path = tmp_path / "ledger.sqlite3"
     monkeypatch.setenv("DPSURV_LEDGER", str(path))
+    monkeypatch.setenv("DPSURV_FINGERPRINT_CACHE", str(tmp_path / "fingerprints.json"))  # nor the user's cache
     return path
 
 

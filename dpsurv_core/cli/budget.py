@@ -5,7 +5,9 @@
 composed spend and every release as run (its guarantee given its disclosures, which are listed);
 ``verify`` runs SQLite's integrity check and walks the hash chain (exit 0 intact, 1 naming the first bad record or
 the file's damage; ``--head HASH``: also 1 unless the chain's head is the hash noted down elsewhere, which shows a
-ledger rewritten consistently or truncated since); ``allow-label-only``
+ledger rewritten consistently or truncated since; ``--data D --refingerprint``: also recompute D's content fingerprint
+in a full pass, ignoring the per-file cache, and link D to the records a ledger kept under the version-1
+fingerprint); ``allow-label-only``
 records, with a reason, that label-only releases (which leave the subject unprotected) may be made
 under the cap; ``allow-disclosure-control`` does the same for statistical disclosure control (suppression, rounding,
 cell keys, step smoothing), which has no epsilon and no formal guarantee.
@@ -50,6 +52,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--head", metavar="HASH", type=noted_head,
                    help="verify: the head hash noted down elsewhere (at least its first 16 hex digits); a ledger whose "
                         "head differs was rewritten or truncated since, even with its hash chain intact")
+    p.add_argument("--refingerprint", action="store_true",
+                   help="recompute --data's content fingerprint in a full pass instead of reading the per-file cache "
+                        "(with verify: also compare it with the cached one and link the version-1 fingerprint)")
     add_ledger_options(p)
 
 
@@ -131,6 +136,31 @@ def _head_differs(store, noted: str, head: str, count: int) -> str:
             "intact, so only the noted head shows it); restore the ledger from a copy you trust.")
 
 
+def _refingerprint(store, args: argparse.Namespace) -> dict[str, Any]:
+    """A full pass over --data (the cache ignored and rewritten), compared with the cached fingerprint, and the
+    version-1 fingerprint linked so a ledger's records from before version 2 stay with the data set."""
+    from pathlib import Path
+
+    from dpsurv_core.privacy import fingerprint_cache, fingerprint_v1
+    from dpsurv_core.privacy.fingerprint import fingerprint_file
+
+    if args.data in datasets.DATASETS:
+        return {"cache_agreed": True, "message": "a bundled data set is fingerprinted in full every time"}
+    path = Path(args.data)
+    if not path.is_file():
+        raise ParameterError("--refingerprint reads a data file: give its path in --data.")
+    entry = fingerprint_cache.lookup(path, getattr(args, "sheet", None) or "")
+    fresh = fingerprint_file(path, sheet=getattr(args, "sheet", None), refresh=True)
+    old = fingerprint_v1.fingerprint_file(path, sheet=getattr(args, "sheet", None))
+    fingerprint_cache.link_legacy(path, fresh, old, getattr(args, "sheet", None) or "")
+    agreed = entry is None or entry.get("fingerprint") == fresh
+    return {"fingerprint": store.key(fresh), "cache_agreed": agreed, "cached": entry is not None,
+            "version_1_records": len(store.records(old)),
+            "message": ("the cached fingerprint was stale (the file changed keeping its size, time and sampled "
+                        "blocks): the cache now holds the full pass's" if not agreed else
+                        "the full pass agrees with the cache" if entry is not None else "the file was not cached")}
+
+
 def _rederive(store, record_id: int | None) -> dict[str, Any]:
     """Recompute a release record's derived part from its stored released output and public inputs, with no access
     to the data, and compare it field by field (exit 0 identical, 1 naming the first field that differs)."""
@@ -153,7 +183,19 @@ def _rederive(store, record_id: int | None) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     store = store_from_args(args)
     if args.action == "verify":
-        return _verify(store, args.head)
+        out = _verify(store, args.head)
+        if args.data and args.refingerprint:
+            out["refingerprint"] = _refingerprint(store, args)
+            if not out["refingerprint"]["cache_agreed"]:
+                out["_exit"] = 1
+        return out
+    if args.refingerprint and args.data and args.data not in datasets.DATASETS:  # a full pass, the cache rewritten
+        from dpsurv_core.engines import parse
+        from dpsurv_core.privacy.fingerprint import fingerprint_file, fingerprint_source
+
+        source = parse(args.data)
+        args._fingerprint = (fingerprint_source(source, refresh=True) if source is not None and source.kind == "duckdb"
+                             else fingerprint_file(args.data, sheet=getattr(args, "sheet", None), refresh=True))
     if args.head is not None:
         raise ParameterError("--head is checked by `budget verify` only: run `budget verify --head HASH`.")
     if args.action == "rederive":

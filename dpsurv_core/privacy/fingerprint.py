@@ -1,99 +1,167 @@
-"""A data set's content fingerprint: the key its privacy budget is kept under.
+"""A data set's content fingerprint (version 2): the key its privacy budget is kept under.
 
-The budget belongs to the data, not to a file name, a browser tab or a column layout. The
-fingerprint therefore does not change when rows are shuffled, columns reordered or renamed, or
-the same numbers are stored as integers in one file and as floats in another; any changed value
-changes it.
+The budget belongs to the data, not to a file name, a browser tab or a column layout. The fingerprint therefore does
+not change when rows are shuffled, columns reordered or renamed, the file is stored as Parquet, CSV or a DuckDB table,
+or the same numbers are stored as integers in one file and as floats or decimals in another; a changed value, a pair
+of values swapped within a column, a dropped or a duplicated row changes it.
 
-Construction: every cell is hashed (numbers as float64, text as text, missing values as one
-token); a column's key is the order-free multiset of its cell hashes; columns are put in the order
-of their keys; each row's hash combines its cells in that order; the fingerprint is the multiset of
-row hashes (sum of two independent 64-bit hashes, wrapped), together with the table's shape. Sums
-are order-free, so both passes stream over row batches.
+Construction (the same in NumPy here, in DuckDB SQL in :mod:`dpsurv_core.privacy.fingerprint_sql`, and for any other
+engine by streaming its rows through this module):
 
-Columns with the same key (the same values in another arrangement, e.g. two 0/1 flags with as many
-ones) have no order of their own: a row combines them by an order-free sum, and each such column
-gets a second key, the multiset of (its cell, the row's hash) pairs, which tells them apart again
-for the digest. Tables without such ties keep the plain construction.
+1. **Cells as 64-bit words.** A number (integer, float, decimal, boolean) is read as float64: an integral value below
+   2^53 in magnitude is ``value + 2^53``; any other finite value is its IEEE-754 bit pattern (zero's sign dropped);
+   infinities are their bit patterns; a magnitude below 2^-1000 that is not zero is one word per sign; a missing value
+   (null, NaN) is one word. A text cell is the MD5 of its UTF-8 text, its two 64-bit halves (little-endian) one per
+   lane. A text column whose every present value reads as a number (``pandas.to_numeric``, the CSV typing) is a
+   number column. So each cell has a word per lane: ``c1``, ``c2`` (equal for numbers).
+2. **Mixing** is MurmurHash3's 64-bit finaliser ``m`` (what DuckDB's ``hash()`` of an unsigned 64-bit integer is;
+   checked at run time, else the SQL path is not used). Sums are modulo 2^64, so they are order-free and parallel.
+3. **Column keys** (pass 1): per column and lane, the sum over rows of ``m(c ^ salt)``: the multiset of the column's
+   cells. Columns are put in the order of their keys, so neither their order nor their names count.
+4. **Row hashes** (pass 2): per lane, ``acc = start``, then for each column in key order ``acc = m(acc ^ c)``; columns
+   with equal keys (the same values in another arrangement) form one group combined by an order-free sum of
+   ``m(c ^ salt)``, and each such column gets a second key, the sum of ``m(m(row ^ salt) ^ c)``, which tells tied
+   columns apart again. The fingerprint's state is the two lanes' sums of row hashes (128 bits), the row count and the
+   column keys: a dropped or duplicated row changes the sums, a value swapped within a column changes two rows.
+5. **Digest**: SHA-256 of the version, the shape, the sorted column keys, the row sums and the sorted second keys.
+
+Not cryptographic (an adversary who wants two tables to share a budget merges their budgets, which only spends
+faster); invariant by construction, so the same data never gets a fresh budget.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-_MISSING = "\x00<missing>"
-BATCH_CELLS = 4_000_000  # cells of one Parquet batch (rows x columns): the fingerprint's memory whatever the width
-_KEYS = ("0123456789123456", "6543210987654321")  # two independent hash_array keys (16 characters each)
+VERSION = "dpsurv-fingerprint-v2"
+U64 = np.uint64
+MASK = (1 << 64) - 1
+MURMUR = 0xD6E8FEB86659FD93
+INT_OFFSET = 1 << 53  # integral values below 2^53: value + 2^53, in [0, 2^54)
+MISSING = (1 << 54) + 3  # the words in [2^54, 23 * 2^52) are no IEEE pattern of a magnitude at least 2^-1000
+TINY_POS, TINY_NEG = (1 << 54) + 1, (1 << 54) + 2
+POS_INF, NEG_INF = 0x7FF0000000000000, 0xFFF0000000000000
+TINY = 2.0 ** -1000
+SALT_COL = (0x243F6A8885A308D3, 0x13198A2E03707344)  # per lane: column keys
+START = (0xA4093822299F31D0, 0x082EFA98EC4E6C89)  # per lane: a row hash's start
+SALT_TIE = (0x452821E638D01377, 0xBE5466CF34E90C6C)  # per lane: cells of tied columns
+SALT_PAIR = (0xC0AC29B7C97C50DD, 0x3F84D5B5B5470917)  # per lane: second keys of tied columns
 
 
-def _cell_hashes(col: pd.Series, key: str) -> np.ndarray:
-    """uint64 hash per cell; numbers (and booleans) as float64 so 1 and 1.0 agree."""
-    if pd.api.types.is_bool_dtype(col) or pd.api.types.is_numeric_dtype(col):
-        values = pd.to_numeric(col, errors="coerce").astype("float64").to_numpy()
-        values = np.where(values == 0, 0.0, values)  # -0.0 and 0.0 are the same value
-        out = pd.util.hash_array(values, hash_key=key, categorize=False)
-        return np.where(np.isnan(values), pd.util.hash_array(np.array([_MISSING], dtype=object), hash_key=key)[0], out)
-    # hash each distinct value once (as text), then spread: the same per-cell hashes as hashing every cell's text
-    codes, uniques = pd.factorize(col.to_numpy(dtype=object), use_na_sentinel=True)
-    text = np.array([str(u) for u in uniques] + [_MISSING], dtype=object)
-    return pd.util.hash_array(text, hash_key=key, categorize=False)[codes]
+def murmur(x: np.ndarray) -> np.ndarray:
+    """MurmurHash3's 64-bit finaliser, elementwise on uint64 (DuckDB's ``hash(UBIGINT)``)."""
+    x = np.asarray(x, dtype=U64)
+    with np.errstate(over="ignore"):
+        x = x ^ (x >> U64(32))
+        x = x * U64(MURMUR)
+        x = x ^ (x >> U64(32))
+        x = x * U64(MURMUR)
+        return x ^ (x >> U64(32))
 
 
-def _numeric_like(col: pd.Series) -> pd.Series:
-    """Text columns whose every non-missing value is a number are read as numbers (CSV vs Excel typing)."""
-    if pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
-        return col
-    n = 1000  # the first 100 present values, without scanning a long column for missing ones
-    while True:
-        head = col.iloc[:n].dropna().head(100)
-        if len(head) >= 100 or n >= len(col):
-            break
-        n *= 10
-    if pd.to_numeric(head, errors="coerce").isna().any():
-        return col
-    conv = pd.to_numeric(col, errors="coerce")
-    return conv if bool((conv.notna() == col.notna()).all()) else col
+def number_words(values: np.ndarray) -> np.ndarray:
+    """The word of each float64 value (step 1 of the module docstring)."""
+    x = np.asarray(values, dtype="float64")
+    x = np.where(x == 0, 0.0, x)  # -0.0 is 0.0
+    out = x.view(U64).copy()  # IEEE patterns, including the infinities
+    with np.errstate(invalid="ignore"):
+        ax = np.abs(x)
+        integral = (ax < INT_OFFSET) & (x == np.trunc(x))
+        tiny = (ax < TINY) & (x != 0)
+    out[integral] = (x[integral].astype(np.int64) + INT_OFFSET).astype(U64)
+    out[tiny & (x > 0)] = U64(TINY_POS)
+    out[tiny & (x < 0)] = U64(TINY_NEG)
+    out[np.isnan(x)] = U64(MISSING)
+    return out
 
 
-def _batches(frame: pd.DataFrame, rows: int = 1_000_000) -> Iterator[pd.DataFrame]:
-    for start in range(0, max(len(frame), 1), rows):
-        yield frame.iloc[start:start + rows]
+def text_words(texts: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The two words of each text (MD5 halves, little-endian): what DuckDB's ``md5_number_upper``/``_lower`` give."""
+    digests = [hashlib.md5(t.encode("utf-8", "surrogatepass")).digest() for t in texts]
+    both = np.frombuffer(b"".join(digests), dtype="<u8").reshape(-1, 2) if digests else np.zeros((0, 2), "<u8")
+    return both[:, 0].astype(U64), both[:, 1].astype(U64)
 
 
-class _Accumulator:
-    """Order-free sums of hashes: pass 1 per column, pass 2 per row."""
+def numeric_text(values: pd.Series | np.ndarray) -> np.ndarray | None:
+    """The texts as float64 when every present one reads as a number (the CSV typing), else None."""
+    conv = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce")
+    present = pd.notna(pd.Series(values, dtype=object))
+    return conv.to_numpy(dtype="float64") if bool((conv.notna() == present).all()) else None
 
-    def __init__(self, ncols: int) -> None:
-        self.ncols = ncols
-        self.col_sums = np.zeros((ncols, 2), dtype=np.uint64)
-        self.row_sum = np.zeros(2, dtype=np.uint64)
-        self.tied_sums: np.ndarray | None = None  # second keys of columns whose keys are equal
-        self.rows = 0
 
-    def columns(self, batch: pd.DataFrame) -> list[list[np.ndarray]]:
-        """Add a batch's cell hashes to the column sums; returns them (per column, per key) for reuse."""
-        cells = []
-        with np.errstate(over="ignore"):
-            for j in range(self.ncols):
-                col = _numeric_like(batch.iloc[:, j])
-                hashes = [_cell_hashes(col, key) for key in _KEYS]
-                for k in range(len(_KEYS)):
-                    self.col_sums[j, k] += np.sum(hashes[k], dtype=np.uint64)
-                cells.append(hashes)
+def dictionary_words(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Words per lane for distinct texts (None or NaN for missing): as numbers when every one reads as a number."""
+    texts = pd.Series(values, dtype=object)
+    missing = texts.isna().to_numpy()
+    numbers = numeric_text(texts)
+    if numbers is not None:
+        w = number_words(numbers)
+        return w, w.copy()
+    w1 = np.full(len(texts), MISSING, dtype=U64)
+    w2 = w1.copy()
+    if (~missing).any():
+        a, b = text_words(str(v) for v in texts[~missing])
+        w1[~missing], w2[~missing] = a, b
+    return w1, w2
+
+
+def _is_number(col: pd.Series) -> bool:
+    return bool(pd.api.types.is_bool_dtype(col) or pd.api.types.is_numeric_dtype(col))
+
+
+@dataclass
+class Accumulator:
+    """Order-free sums over row batches (NumPy): pass 1 column keys, pass 2 row hashes."""
+
+    ncols: int
+    rows: int = 0
+    text: dict[int, dict] = field(default_factory=dict)  # text column -> {value: count}, then {value: (w1, w2)}
+    col_sums: list[list[int]] = field(default_factory=list)
+    row_sums: list[int] = field(default_factory=lambda: [0, 0])
+    tied_sums: dict[int, list[int]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.col_sums = [[0, 0] for _ in range(self.ncols)]
+
+    def first(self, batch: pd.DataFrame) -> None:
+        """Pass 1: number columns' key sums; text columns' distinct values with their counts."""
         self.rows += len(batch)
-        return cells
+        for j in range(self.ncols):
+            col = batch.iloc[:, j]
+            if _is_number(col) and j not in self.text:
+                words = number_words(pd.to_numeric(col, errors="coerce").astype("float64").to_numpy())
+                for k in range(2):
+                    self.col_sums[j][k] += int(np.sum(murmur(words ^ U64(SALT_COL[k])), dtype=U64))
+            else:
+                counts = self.text.setdefault(j, {})
+                for v, n in col.astype(object).where(col.notna(), None).value_counts(dropna=False).items():
+                    key = None if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)
+                    counts[key] = counts.get(key, 0) + int(n)
+
+    def close_first(self) -> None:
+        """Text columns' words per distinct value, and their key sums from the counts."""
+        for j, counts in self.text.items():
+            values = np.array(list(counts), dtype=object)
+            n = np.array([counts[v] for v in values], dtype=U64)
+            w1, w2 = dictionary_words(values)
+            with np.errstate(over="ignore"):
+                for k, w in enumerate((w1, w2)):
+                    self.col_sums[j][k] += int(np.sum(murmur(w ^ U64(SALT_COL[k])) * n, dtype=U64))
+            self.text[j] = {v: (int(a), int(b)) for v, a, b in zip(values, w1, w2, strict=True)}
+        self.col_sums = [[s & MASK for s in pair] for pair in self.col_sums]
 
     def groups(self) -> list[list[int]]:
-        """Columns in the order of their keys; columns with equal keys form one group (their order is arbitrary)."""
+        """Columns in key order; columns with equal keys form one group."""
         out: list[list[int]] = []
         last = None
-        for j in sorted(range(self.ncols), key=lambda j: tuple(int(v) for v in self.col_sums[j])):
-            key = tuple(int(v) for v in self.col_sums[j])
+        for j in sorted(range(self.ncols), key=lambda j: tuple(self.col_sums[j])):
+            key = tuple(self.col_sums[j])
             if key == last:
                 out[-1].append(j)
             else:
@@ -101,131 +169,115 @@ class _Accumulator:
                 last = key
         return out
 
-    def rows_pass(self, batch: pd.DataFrame | list[list[np.ndarray]], groups: list[list[int]]) -> None:
-        """Add the batch's row hashes (groups of cells combined in key order, cells within a group by a sum)."""
-        tied = [j for g in groups if len(g) > 1 for j in g]
-        if tied and self.tied_sums is None:
-            self.tied_sums = np.zeros((self.ncols, 2), dtype=np.uint64)
+    def _words(self, batch: pd.DataFrame, j: int) -> tuple[np.ndarray, np.ndarray]:
+        col = batch.iloc[:, j]
+        if j not in self.text:
+            w = number_words(pd.to_numeric(col, errors="coerce").astype("float64").to_numpy())
+            return w, w
+        table = self.text[j]
+        keys = [None if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)
+                for v in col.astype(object).where(col.notna(), None)]
+        pairs = np.array([table[v] for v in keys], dtype=U64).reshape(-1, 2)
+        return pairs[:, 0], pairs[:, 1]
+
+    def second(self, batch: pd.DataFrame, groups: list[list[int]]) -> None:
+        """Pass 2: row hashes (columns in key order, tied columns by a sum) and tied columns' second keys."""
+        words = {j: self._words(batch, j) for g in groups for j in g}
         with np.errstate(over="ignore"):
-            for k, key in enumerate(_KEYS):
-                cells = {j: batch[j][k] if isinstance(batch, list) else _cell_hashes(_numeric_like(batch.iloc[:, j]), key)
-                         for g in groups for j in g}
-                acc = None
+            for k in range(2):
+                acc = np.full(len(batch), START[k], dtype=U64)
                 for g in groups:
-                    h = cells[g[0]]
-                    for j in g[1:]:
-                        h = h + cells[j]  # order-free within a group of tied columns
-                    if acc is None:
-                        acc = np.full(h.shape, np.uint64(0x9E3779B97F4A7C15), dtype=np.uint64)
-                    acc = (acc * np.uint64(1099511628211)) ^ h  # order-dependent mix within a row
-                    acc = pd.util.hash_array(acc, hash_key=key, categorize=False)
-                if acc is None:
-                    continue
-                self.row_sum[k] += np.sum(acc, dtype=np.uint64)
-                for j in tied:  # each tied column's (cell, row) pairs
-                    pair = pd.util.hash_array((acc * np.uint64(0x100000001B3)) ^ cells[j], hash_key=key, categorize=False)
-                    self.tied_sums[j, k] += np.sum(pair, dtype=np.uint64)
+                    if len(g) == 1:
+                        acc = murmur(acc ^ words[g[0]][k])
+                    else:
+                        tie = sum((murmur(words[j][k] ^ U64(SALT_TIE[k])) for j in g[1:]),
+                                  murmur(words[g[0]][k] ^ U64(SALT_TIE[k])))
+                        acc = murmur(acc ^ tie)
+                self.row_sums[k] += int(np.sum(acc, dtype=U64))
+                salted = murmur(acc ^ U64(SALT_PAIR[k]))
+                for g in groups:
+                    for j in g if len(g) > 1 else ():
+                        sums = self.tied_sums.setdefault(j, [0, 0])
+                        sums[k] += int(np.sum(murmur(salted ^ words[j][k]), dtype=U64))
 
     def digest(self) -> str:
-        h = hashlib.sha256()
-        h.update(f"dpsurv-fingerprint-v1 rows={self.rows} cols={self.ncols}".encode())
-        h.update(np.sort(self.col_sums.view([("a", np.uint64), ("b", np.uint64)]).ravel()).tobytes())
-        h.update(self.row_sum.tobytes())
-        if self.tied_sums is not None:
-            h.update(b"tied columns")
-            h.update(np.sort(self.tied_sums.view([("a", np.uint64), ("b", np.uint64)]).ravel()).tobytes())
-        return h.hexdigest()
+        return digest(self.rows, self.col_sums, self.row_sums, self.tied_sums)
+
+
+def digest(rows: int, col_sums: list[list[int]], row_sums: list[int], tied_sums: dict[int, list[int]]) -> str:
+    """Step 5: SHA-256 of the version, the shape, the sorted column keys, the row sums and the sorted second keys."""
+    def pack(pair: Iterable[int]) -> bytes:
+        return b"".join((int(v) & MASK).to_bytes(8, "little") for v in pair)
+
+    h = hashlib.sha256(f"{VERSION} rows={rows} cols={len(col_sums)}".encode())
+    h.update(b"".join(sorted(pack(p) for p in col_sums)))
+    h.update(pack(row_sums))
+    if tied_sums:
+        h.update(b"tied columns" + b"".join(sorted(pack(p) for p in tied_sums.values())))
+    return h.hexdigest()
 
 
 def fingerprint_batches(first_pass: Iterable[pd.DataFrame], second_pass: Iterable[pd.DataFrame]) -> str:
     """Fingerprint of a table given twice as an iterable of row batches (same columns, same order)."""
-    acc: _Accumulator | None = None
+    acc: Accumulator | None = None
     for batch in first_pass:
-        acc = acc or _Accumulator(batch.shape[1])
-        acc.columns(batch)
+        acc = acc or Accumulator(batch.shape[1])
+        acc.first(batch)
     if acc is None:
         raise ValueError("a table with no batches has no fingerprint")
+    acc.close_first()
     groups = acc.groups()
     for batch in second_pass:
-        acc.rows_pass(batch, groups)
+        acc.second(batch, groups)
     return acc.digest()
 
 
 def fingerprint(frame: pd.DataFrame) -> str:
-    """Content fingerprint of a whole table (hex SHA-256)."""
-    if len(frame) <= 1_000_000:  # one batch: hash every cell once
-        acc = _Accumulator(frame.shape[1])
-        cells = acc.columns(frame)
-        acc.rows_pass(cells, acc.groups())
-        return acc.digest()
-    return fingerprint_batches(_batches(frame), _batches(frame))
+    """Content fingerprint of a whole table in memory (hex SHA-256), vectorised in NumPy."""
+    if len(frame) <= 1_000_000:
+        return fingerprint_batches([frame], [frame])
+    parts = lambda: (frame.iloc[i:i + 1_000_000] for i in range(0, len(frame), 1_000_000))  # noqa: E731
+    return fingerprint_batches(parts(), parts())
 
 
-def fingerprint_file(path: str | Path, sheet: str | None = None) -> str:
-    """Fingerprint of a table file; Parquet streams in row batches, other formats are read as the data layer reads
-    them (so a file and its upload agree)."""
+def fingerprint_file(path: str | Path, sheet: str | None = None, refresh: bool = False) -> str:
+    """Fingerprint of a table file: Parquet and CSV/TSV by DuckDB in two parallel scans, other formats as the data
+    layer reads them (so a file and its upload agree). Kept in the per-file cache
+    (:mod:`dpsurv_core.privacy.fingerprint_cache`); ``refresh`` forces a full pass."""
+    from dpsurv_core.privacy import fingerprint_cache
+
     p = Path(path)
-    suffix = p.suffix.lower()
-    if suffix in (".parquet", ".pq"):
-        import pyarrow.parquet as pq
 
-        from dpsurv_core.data.io import check_parquet_schema
+    def compute() -> str:
+        from dpsurv_core.privacy import fingerprint_sql
 
-        schema = pq.ParquetFile(p).schema_arrow
-        check_parquet_schema(schema, p.name)
-        rows = max(1_000, min(500_000, BATCH_CELLS // max(len(schema.names), 1)))  # a wide file: shorter batches
+        if p.suffix.lower() in (".parquet", ".pq", ".csv", ".tsv", ".txt", ".tab") and fingerprint_sql.available():
+            return fingerprint_sql.fingerprint_path(p)
+        from dpsurv_core.data.io import read_table
 
-        def parquet_batches() -> Iterator[pd.DataFrame]:
-            for b in pq.ParquetFile(p).iter_batches(batch_size=rows):
-                yield b.to_pandas()
+        return fingerprint(read_table(p, sheet=sheet, limit_rows=False)[0])
 
-        return fingerprint_batches(parquet_batches(), parquet_batches())
-    from dpsurv_core.data.io import read_table
-
-    if suffix in (".csv", ".tsv", ".txt", ".tab") and p.stat().st_size > 64 * 2**20:
-        streamed = _csv_fingerprint(p, "\t" if suffix in (".tsv", ".tab") else None)
-        if streamed is not None:
-            return streamed
-    return fingerprint(read_table(p, sheet=sheet, limit_rows=False)[0])
+    return fingerprint_cache.cached(p, compute, refresh=refresh, detail=sheet or "")
 
 
-def _csv_fingerprint(path: Path, sep: str | None) -> str | None:
-    """Large CSV/TSV files streamed in pyarrow blocks (all columns, one block in memory at a time); None when pyarrow
-    cannot stream the file (then the data layer reads it)."""
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-
-    with path.open("rb") as fh:
-        first = fh.readline().decode("utf-8-sig", errors="replace")
-    if sep is None:
-        sep = "," if "," in first else (";" if ";" in first else ("\t" if "\t" in first else ","))
-
-    def blocks() -> Iterator[pd.DataFrame]:
-        reader = pacsv.open_csv(path, read_options=pacsv.ReadOptions(block_size=1 << 24),
-                                parse_options=pacsv.ParseOptions(delimiter=sep),
-                                convert_options=pacsv.ConvertOptions(strings_can_be_null=True))
-        for batch in reader:
-            yield batch.to_pandas()
-
-    try:
-        return fingerprint_batches(blocks(), blocks())
-    except (pa.ArrowInvalid, UnicodeDecodeError):
-        return None
-
-
-def fingerprint_source(source, engine=None) -> str:
-    """Fingerprint of an engine source (:class:`dpsurv_core.engines.Source`), never holding its rows: a local file
-    as :func:`fingerprint_file` streams it (so the file, its upload and every engine agree), a DuckDB table or a
-    cluster path streamed through the engine in row batches, a frame directly."""
+def fingerprint_source(source, engine=None, refresh: bool = False) -> str:
+    """Fingerprint of an engine source (:class:`dpsurv_core.engines.Source`), never holding its rows: a local file as
+    :func:`fingerprint_file`, a DuckDB table in SQL, any other source (a cluster path through Spark) by streaming its
+    rows through this module in batches; a frame directly."""
     if source.kind == "frame":
         return fingerprint(source.frame)
     if source.kind in ("parquet", "csv") and Path(source.location).is_file():
-        return fingerprint_file(source.location)
+        return fingerprint_file(source.location, refresh=refresh)
+    if source.kind == "duckdb":
+        from dpsurv_core.privacy import fingerprint_cache, fingerprint_sql
+
+        def table() -> str:
+            con = engine.con if engine is not None and getattr(engine, "name", "") == "duckdb" else None
+            return fingerprint_sql.fingerprint_table(source.location, source.table, con)
+
+        return fingerprint_cache.cached(Path(source.location), table, refresh=refresh, detail=f"table:{source.table}")
     if engine is None:
         raise ValueError("an engine is needed to fingerprint a table that is not a local file")
-    if source.kind == "duckdb":
-        sql = f"SELECT * FROM {engine.quote(source.table)}"
-    else:
-        cols = ", ".join(engine.quote(c) for c in engine.columns())
-        sql = f"SELECT {cols} FROM cohort"
+    cols = ", ".join(engine.quote(c) for c in engine.columns())
+    sql = f"SELECT {cols} FROM cohort"
     return fingerprint_batches(engine.batches(sql, 500_000), engine.batches(sql, 500_000))

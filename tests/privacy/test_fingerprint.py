@@ -214,16 +214,15 @@ def test_a_changed_copy_has_its_own_budget(capsys, tmp_path, lung):
     assert o["spent"] == 0.0 and o["releases"] == [] and o["fingerprint"] != fingerprint(lung)
 
 
-def test_large_csv_streaming_path_agrees_with_the_data_layer(tmp_path):
-    """Big CSV files are fingerprinted in pyarrow blocks (bounded memory); the result must equal the in-memory one."""
-    from pathlib import Path
-
-    from dpsurv_core.privacy.fingerprint import _csv_fingerprint
+def test_csv_and_tsv_files_fingerprinted_by_duckdb_agree_with_the_data_layer(tmp_path):
+    """CSV files are fingerprinted by DuckDB on the file (every column read as text, numbers as numbers); the result
+    must equal the in-memory one."""
+    from dpsurv_core.privacy.fingerprint_sql import fingerprint_path
 
     frame = datasets.load("lung")
     path = tmp_path / "lung_copy.csv"
     frame.sample(frac=1, random_state=3).to_csv(path, index=False)
-    assert _csv_fingerprint(Path(path), None) == fingerprint(frame)
+    assert fingerprint_path(path) == fingerprint(frame)
     tsv = tmp_path / "lung.tsv"
     frame.to_csv(tsv, index=False, sep="\t")
-    assert _csv_fingerprint(Path(tsv), "\t") == fingerprint(frame)
+    assert fingerprint_path(tsv) == fingerprint(frame)

@@ -1,0 +1,248 @@
+"""The content fingerprint (:mod:`dpsurv_core.privacy.fingerprint`, version 2) computed by DuckDB, in parallel.
+
+The same construction as the NumPy reference, as SQL over the file (``read_parquet``; ``read_csv`` with every column
+as text, so a number reads as a number whatever the CSV sniffer would type it) or a DuckDB table:
+
+- text columns first: ``SELECT v, count(*) GROUP BY v`` per text column. Up to :data:`DICTIONARY_LIMIT` distinct values
+  come to Python, which gives each its words (a number when every value reads as one, else the MD5 halves) and the
+  column's key sums from the counts; the words go back as a small table the second pass joins. A column with more
+  distinct values (identifiers) is hashed in SQL (``md5_number_upper``/``_lower``, or ``TRY_CAST`` to DOUBLE when every
+  value reads as a number), which is slower.
+- pass 1, one aggregate query: the number columns' key sums (``sum(hash(xor(word, salt)))``: DuckDB's ``hash`` of an
+  unsigned 64-bit integer is MurmurHash3's finaliser, checked by :func:`available`) and the row count;
+- pass 2, one aggregate query: the two lanes' sums of row hashes, columns in key order, and tied columns' second keys.
+
+Sums are HUGEINT (no overflow below 2^64 rows) reduced modulo 2^64 in Python.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from dpsurv_core.privacy import fingerprint as fp
+
+DICTIONARY_LIMIT = 1_000_000
+CASE_LIMIT = 32  # text columns with at most this many labels map them by a CASE, larger ones by a join
+SMALL_INTEGERS = ("TINYINT", "SMALLINT", "INTEGER", "UTINYINT", "USMALLINT", "UINTEGER", "BOOLEAN")
+_CHECKED: dict[str, bool] = {}
+NUMBER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
+                "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "BOOLEAN", "DECIMAL")
+THREADS_ENV = "DPSURV_FINGERPRINT_THREADS"
+
+
+def available() -> bool:
+    """DuckDB is installed and its ``hash()`` of UBIGINT is the finaliser the NumPy reference uses."""
+    if "ok" not in _CHECKED:
+        try:
+            import duckdb
+
+            probe = [0, 1, 2**53 + 7, fp.MISSING, 2**64 - 1]
+            con = duckdb.connect()
+            got = [con.execute(f"SELECT hash({v}::UBIGINT)").fetchone()[0] for v in probe]
+            con.close()
+            _CHECKED["ok"] = got == [int(v) for v in fp.murmur(np.array(probe, dtype=np.uint64))]
+        except Exception:  # noqa: BLE001 - no DuckDB, or another hash: the NumPy path is used
+            _CHECKED["ok"] = False
+    return _CHECKED["ok"]
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _s(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def number_sql(x: str) -> str:
+    """SQL for the word of a DOUBLE expression ``x`` (:func:`dpsurv_core.privacy.fingerprint.number_words`)."""
+    a = f"abs({x})"
+    e0 = f"floor(log2({a}))"
+
+    def scaled(e: str) -> str:  # a * 2^(52 - e), exact, in two factors that cannot overflow
+        return f"({a} * pow(2.0, floor((52 - ({e})) / 2)) * pow(2.0, (52 - ({e})) - floor((52 - ({e})) / 2)))"
+
+    e = f"({e0} + CASE WHEN {scaled(e0)} >= 9007199254740992 THEN 1 WHEN {scaled(e0)} < 4503599627370496 THEN -1 ELSE 0 END)"
+    ieee = (f"(CASE WHEN {x} < 0 THEN 9223372036854775808::UBIGINT ELSE 0::UBIGINT END"
+            f" + CAST({e} + 1023 AS UBIGINT) * 4503599627370496::UBIGINT"
+            f" + CAST({scaled(e)} - 4503599627370496 AS UBIGINT))")
+    return (f"(CASE WHEN {x} IS NULL OR isnan({x}) THEN {fp.MISSING}::UBIGINT"
+            f" WHEN isinf({x}) THEN CASE WHEN {x} > 0 THEN {fp.POS_INF}::UBIGINT ELSE {fp.NEG_INF}::UBIGINT END"
+            f" WHEN {a} < 9007199254740992 AND {x} = trunc({x}) THEN CAST(CAST({x} AS BIGINT) + 9007199254740992 AS UBIGINT)"
+            f" WHEN {a} < {fp.TINY!r} THEN CASE WHEN {x} > 0 THEN {fp.TINY_POS}::UBIGINT ELSE {fp.TINY_NEG}::UBIGINT END"
+            f" ELSE {ieee} END)")
+
+
+def _mod(v) -> int:
+    return int(v or 0) & fp.MASK
+
+
+class _Table:
+    """One relation ``rel`` (a FROM clause) on a connection, fingerprinted by the module docstring's passes."""
+
+    def __init__(self, con, rel: str) -> None:
+        self.con, self.rel = con, rel
+        described = con.execute(f"DESCRIBE SELECT * FROM {rel}").fetchall()
+        self.names = [r[0] for r in described]
+        self.types = [str(r[1]).upper() for r in described]
+
+    def _is_number(self, j: int) -> bool:
+        return self.types[j].startswith(NUMBER_TYPES)
+
+    def run(self) -> str:
+        n = len(self.names)
+        col_sums = [[0, 0] for _ in range(n)]
+        words: dict[int, tuple[str, str]] = {}  # column -> SQL of its two words
+        joins: list[str] = []
+        number_cols: list[int] = []
+        for j in range(n):
+            col = f"src.{_q(self.names[j])}"
+            if self.types[j].startswith(SMALL_INTEGERS):  # never 2^53 in magnitude: no float path needed
+                w = f"coalesce(CAST(CAST({col} AS BIGINT) + {fp.INT_OFFSET} AS UBIGINT), {fp.MISSING}::UBIGINT)"
+                words[j] = (w, w)
+                number_cols.append(j)
+            elif self._is_number(j):
+                w = number_sql(f"CAST({col} AS DOUBLE)")
+                words[j] = (w, w)
+                number_cols.append(j)
+            else:
+                words[j] = self._text(j, col, col_sums, joins, number_cols)
+        inner = self._words_relation(words, joins)
+        rows = self._first(number_cols, inner, col_sums)
+        col_sums = [[_mod(s) for s in pair] for pair in col_sums]
+        acc = fp.Accumulator(n)
+        acc.col_sums = col_sums
+        groups = acc.groups()
+        row_sums, tied = self._second(groups, inner)
+        return fp.digest(rows, col_sums, row_sums, tied)
+
+    def _words_relation(self, words: dict[int, tuple[str, str]], joins: list[str]) -> str:
+        """A subquery with each column's words computed once: ``w{j}_0``, ``w{j}_1`` (one column when equal)."""
+        cols = []
+        for j, (a, b) in words.items():
+            cols.append(f"{a} AS w{j}_0")
+            if b != a:
+                cols.append(f"{b} AS w{j}_1")
+        self.same = {j for j, (a, b) in words.items() if a == b}
+        return f"(SELECT {', '.join(cols)} FROM {self.rel} AS src {' '.join(joins)})"
+
+    def _w(self, j: int, k: int) -> str:
+        return f"w{j}_0" if j in self.same else f"w{j}_{k}"
+
+    def _text(self, j: int, col: str, col_sums: list[list[int]], joins: list[str], number_cols: list[int]
+              ) -> tuple[str, str]:
+        text = f"CAST({col} AS VARCHAR)"
+        bare = f"CAST({_q(self.names[j])} AS VARCHAR)"
+        frame = self.con.execute(f"SELECT {bare} AS v, count(*) AS n FROM {self.rel} GROUP BY ALL "
+                                 f"LIMIT {DICTIONARY_LIMIT + 1}").fetchdf()
+        missing = f"{fp.MISSING}::UBIGINT"
+        if len(frame) <= DICTIONARY_LIMIT:
+            w1, w2 = fp.dictionary_words(frame["v"].to_numpy(dtype=object))
+            counts = frame["n"].to_numpy(dtype=np.uint64)
+            with np.errstate(over="ignore"):
+                for k, w in enumerate((w1, w2)):
+                    col_sums[j][k] = int(np.sum(fp.murmur(w ^ np.uint64(fp.SALT_COL[k])) * counts, dtype=np.uint64))
+            present = frame["v"].notna().to_numpy()
+            values = frame["v"][present].astype(str).tolist()
+            if not values:  # every value missing
+                return missing, missing
+            if len(values) <= CASE_LIMIT:  # a few labels: a CASE is cheaper than a join
+                def case(w) -> str:
+                    arms = " ".join(f"WHEN {_s(v)} THEN {int(x)}::UBIGINT" for v, x in zip(values, w[present], strict=True))
+                    return f"(CASE {text} {arms} ELSE {missing} END)"
+
+                return case(w1), case(w2)
+            name = f"_fpdict{j}"
+            self.con.register(name, pd.DataFrame({"v": values, "w1": w1[present], "w2": w2[present]}))
+            joins.append(f"LEFT JOIN {name} AS d{j} ON {text} = d{j}.v")
+            return f"coalesce(d{j}.w1, {missing})", f"coalesce(d{j}.w2, {missing})"
+        numeric = self.con.execute(f"SELECT count({bare}) = count(TRY_CAST({bare} AS DOUBLE)) FROM {self.rel}").fetchone()[0]
+        number_cols.append(j)  # its key sums come from pass 1
+        if numeric:
+            w = number_sql(f"TRY_CAST({text} AS DOUBLE)")
+            return w, w
+        return (f"coalesce(md5_number_upper({text}), {missing})", f"coalesce(md5_number_lower({text}), {missing})")
+
+    def _first(self, number_cols: list[int], inner: str, col_sums: list[list[int]]) -> int:
+        sums = [f"sum(hash(xor({self._w(j, k)}, {fp.SALT_COL[k]}::UBIGINT)))" for j in number_cols for k in range(2)]
+        out = self.con.execute(f"SELECT {', '.join(['count(*)', *sums])} FROM {inner}").fetchone()
+        for i, j in enumerate(number_cols):
+            col_sums[j] = [int(out[1 + 2 * i] or 0), int(out[2 + 2 * i] or 0)]
+        return int(out[0])
+
+    def _second(self, groups: list[list[int]], inner: str) -> tuple[list[int], dict[int, list[int]]]:
+        selects, aggregates = [], []
+        tied = [j for g in groups if len(g) > 1 for j in g]
+        for k in range(2):
+            acc = f"{fp.START[k]}::UBIGINT"
+            for g in groups:
+                if len(g) == 1:
+                    acc = f"hash(xor({acc}, {self._w(g[0], k)}))"
+                else:
+                    parts = " + ".join(f"hash(xor({self._w(j, k)}, {fp.SALT_TIE[k]}::UBIGINT))::HUGEINT" for j in g)
+                    acc = f"hash(xor({acc}, CAST(({parts}) % 18446744073709551616 AS UBIGINT)))"
+            selects.append(f"{acc} AS r{k}")
+            aggregates.append(f"sum(r{k})")
+            for j in tied:
+                aggregates.append(f"sum(hash(xor(hash(xor(r{k}, {fp.SALT_PAIR[k]}::UBIGINT)), {self._w(j, k)})))")
+        keep = sorted({self._w(j, k) for j in tied for k in range(2)})
+        out = self.con.execute(f"SELECT {', '.join(aggregates)} FROM (SELECT {', '.join([*selects, *keep])} "
+                               f"FROM {inner})").fetchone()
+        row_sums = [_mod(out[0]), _mod(out[1 + len(tied)])]
+        tied_sums = {j: [_mod(out[1 + i]), _mod(out[2 + len(tied) + i])] for i, j in enumerate(tied)}
+        return row_sums, tied_sums
+
+
+def _connect():
+    import os
+
+    import duckdb
+
+    con = duckdb.connect()
+    threads = os.environ.get(THREADS_ENV, "").strip()
+    if threads.isdigit() and int(threads) > 0:
+        con.execute(f"SET threads = {int(threads)}")
+    con.execute("SET memory_limit = '1GB'")
+    con.execute("SET preserve_insertion_order = false")
+    return con
+
+
+def fingerprint_path(path: str | Path) -> str:
+    """Fingerprint of a Parquet or CSV/TSV file, computed by DuckDB on the file."""
+    p = Path(path)
+    con = _connect()
+    try:
+        if p.suffix.lower() in (".parquet", ".pq"):
+            rel = f"read_parquet({_s(str(p))})"
+        else:
+            delim = ", delim = '\\t'" if p.suffix.lower() in (".tsv", ".tab") else ""
+            rel = f"read_csv({_s(str(p))}, header = true, all_varchar = true{delim})"
+        return _Table(con, rel).run()
+    finally:
+        con.close()
+
+
+def fingerprint_table(database: str | Path, table: str, con=None) -> str:
+    """Fingerprint of a table in a DuckDB database file (on ``con`` when given, else a read-only connection)."""
+    import duckdb
+
+    own = con is None
+    con = con or duckdb.connect(str(database), read_only=True)
+    try:
+        return _Table(con, _q(table)).run()
+    finally:
+        if own:
+            con.close()
+
+
+def fingerprint_frame(frame: pd.DataFrame) -> str:
+    """Fingerprint of a frame computed by DuckDB (for tests: it must equal the NumPy reference)."""
+    con = _connect()
+    try:
+        con.register("_fpframe", frame.reset_index(drop=True))
+        return _Table(con, "_fpframe").run()
+    finally:
+        con.close()

@@ -1,0 +1,159 @@
+"""The content fingerprint computed by the engine: DuckDB (on a frame, a Parquet or CSV file, a DuckDB table), Spark
+and the NumPy reference give the same fingerprint for the same data, keep today's invariances and sensitivities, and
+the per-file cache is used only for an unchanged file."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dpsurv_core.data import datasets
+from dpsurv_core.engines.source import Source
+from dpsurv_core.privacy import fingerprint_cache, fingerprint_sql
+from dpsurv_core.privacy.fingerprint import fingerprint, fingerprint_file, fingerprint_source, number_words
+from dpsurv_core.privacy.fingerprint_sql import fingerprint_frame, fingerprint_path, number_sql
+from tests.cli_run import run
+
+CELL = {
+    "int": st.one_of(st.none(), st.integers(-5, 5)),
+    "float": st.one_of(st.none(), st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)),
+    "wide": st.floats(allow_nan=True, allow_infinity=True),
+    "text": st.one_of(st.none(), st.sampled_from(["a", "b", "c", "dd", "e f", "ü", "1x"])),
+}
+
+
+@st.composite
+def frames(draw) -> pd.DataFrame:
+    kinds = draw(st.lists(st.sampled_from(sorted(CELL)), min_size=1, max_size=4))
+    n = draw(st.integers(1, 8))
+    data = {f"c{j}": draw(st.lists(CELL[k], min_size=n, max_size=n)) for j, k in enumerate(kinds)}
+    frame = pd.DataFrame(data)
+    for j, k in enumerate(kinds):  # integers with missing values as a nullable integer column
+        if k == "int":
+            frame[f"c{j}"] = frame[f"c{j}"].astype("Int64")
+    return frame
+
+
+def test_duckdb_hash_is_the_reference_finaliser():
+    assert fingerprint_sql.available()
+
+
+@given(values=st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=1, max_size=30))
+def test_number_words_in_sql_equal_numpy(values):
+    con = duckdb.connect()
+    got = [r[0] for r in con.execute(f"SELECT {number_sql('x')} FROM (SELECT unnest(?::DOUBLE[]) AS x)",
+                                     [values]).fetchall()]
+    assert got == [int(v) for v in number_words(np.array(values, dtype="float64"))]
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None, max_examples=30)
+@given(frame=frames())
+def test_property_duckdb_equals_numpy_on_frames_parquet_and_csv(frame, tmp_path_factory):
+    ref = fingerprint(frame)
+    assert fingerprint_frame(frame) == ref
+    folder = tmp_path_factory.mktemp("fp")
+    frame.to_parquet(folder / "t.parquet", index=False)
+    assert fingerprint_path(folder / "t.parquet") == ref
+
+
+def test_lung_everywhere_the_same(tmp_path):
+    lung = datasets.load("lung")
+    ref = fingerprint(lung)
+    lung.sample(frac=1, random_state=2)[list(lung.columns[::-1])].to_parquet(tmp_path / "l.parquet", index=False)
+    lung.astype("float64").to_csv(tmp_path / "l.csv", index=False)
+    con = duckdb.connect(str(tmp_path / "l.duckdb"))
+    con.execute("CREATE TABLE cohort AS SELECT * FROM read_parquet(?)", [str(tmp_path / "l.parquet")])
+    con.execute("CREATE TABLE decimals AS SELECT * REPLACE (CAST(age AS DECIMAL(6, 2)) AS age) FROM cohort")
+    con.close()
+    assert fingerprint_file(tmp_path / "l.parquet") == ref
+    assert fingerprint_file(tmp_path / "l.csv") == ref
+    assert fingerprint_source(Source("duckdb", str(tmp_path / "l.duckdb"), "cohort")) == ref
+    assert fingerprint_source(Source("duckdb", str(tmp_path / "l.duckdb"), "decimals")) == ref  # numeric type
+
+
+def test_tied_columns_and_sensitivities_in_duckdb():
+    a = pd.DataFrame({"x": [1, 2, 1, 2], "y": [2, 1, 2, 1], "z": ["p", "q", "r", "s"]})
+    b = pd.DataFrame({"x": [2, 1, 1, 2], "y": [1, 2, 2, 1], "z": ["p", "q", "r", "s"]})
+    assert fingerprint_frame(a) == fingerprint(a) != fingerprint_frame(b) == fingerprint(b)
+    assert fingerprint_frame(a[["z", "y", "x"]].iloc[::-1]) == fingerprint(a)
+    lung = datasets.load("lung")
+    ref = fingerprint_frame(lung)
+    swapped = lung.copy()
+    swapped.loc[[0, 1], "age"] = swapped.loc[[1, 0], "age"].to_numpy()
+    for changed in (swapped, lung.drop(index=5), pd.concat([lung, lung.iloc[[5]]])):
+        assert fingerprint_frame(changed) != ref
+
+
+def test_many_labels_join_and_identifiers_hashed_in_sql(tmp_path, monkeypatch):
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"id": [f"P{i:05d}" for i in range(3000)], "site": rng.integers(0, 100, 3000).astype(str),
+                          "code": [f"{v}" for v in rng.integers(0, 10**6, 3000)], "t": rng.exponential(5, 3000)})
+    frame.to_parquet(tmp_path / "f.parquet", index=False)
+    ref = fingerprint(frame)  # site and code read as numbers
+    assert fingerprint_path(tmp_path / "f.parquet") == ref  # a join for id (3000 labels), CASE-free
+    monkeypatch.setattr(fingerprint_sql, "DICTIONARY_LIMIT", 10)  # every text column hashed in SQL
+    assert fingerprint_path(tmp_path / "f.parquet") == ref
+
+
+def test_the_cache_is_used_for_an_unchanged_file_only(tmp_path, monkeypatch):
+    path = tmp_path / "lung.parquet"
+    lung = datasets.load("lung")
+    lung.to_parquet(path, index=False)
+    calls = []
+    real = fingerprint_sql.fingerprint_path
+    monkeypatch.setattr(fingerprint_sql, "fingerprint_path", lambda p: calls.append(p) or real(p))
+    first = fingerprint_file(path)
+    assert fingerprint_file(path) == first and len(calls) == 1  # a hit
+    entry = json.loads(fingerprint_cache.cache_path().read_text())
+    assert [e["fingerprint"] for e in entry.values()] == [first]
+    lung.drop(index=3).to_parquet(path, index=False)  # changed: a miss
+    assert fingerprint_file(path) != first and len(calls) == 2
+    second = fingerprint_file(path)
+    assert len(calls) == 2
+    # the same size and time, one sampled block changed: a miss
+    st = os.stat(path)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert fingerprint_cache.lookup(path) is None
+    # refresh forces a full pass even when the entry matches
+    lung.to_parquet(path, index=False)
+    fingerprint_file(path)
+    n = len(calls)
+    assert fingerprint_file(path, refresh=True) == first and len(calls) == n + 1
+    assert second != first
+    monkeypatch.setenv("DPSURV_FINGERPRINT_CACHE", "off")
+    assert fingerprint_file(path) == first and len(calls) == n + 2
+
+
+def test_budget_verify_refingerprint_links_version_1_records(tmp_path, capsys):
+    from dpsurv_core.privacy import fingerprint_v1
+    from dpsurv_core.privacy.ledger import LedgerStore
+
+    lung = datasets.load("lung")
+    path = tmp_path / "lung.csv"
+    lung.to_csv(path, index=False)
+    LedgerStore().set_cap(fingerprint_v1.fingerprint(lung), 2.0, "lung")  # a cap kept under version 1
+    out = run(capsys, "budget", "verify", "--data", str(path), "--refingerprint")
+    assert out["refingerprint"]["version_1_records"] == 1 and out["refingerprint"]["cache_agreed"]
+    assert fingerprint_cache.legacy(fingerprint(lung)) == [fingerprint_v1.fingerprint(lung)]
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_spark_equals_duckdb_and_numpy(tmp_path, spark_session):
+    from dpsurv_core import engines
+
+    lung = datasets.load("lung")
+    path = tmp_path / "lung.parquet"
+    lung.to_parquet(path, index=False)
+    eng = engines.connect("spark", Source("parquet", "file://" + str(path)))
+    assert fingerprint_source(eng.source, eng) == fingerprint_path(path) == fingerprint(lung)
