@@ -17,7 +17,7 @@ from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.report.text import markdown_literal
 from ui import curves_view as cv
-from ui import session
+from ui import preview_spread, session
 from ui.downloads import show_figure
 from ui.gate import guard
 from ui.glossary import explainer, help_text, terms
@@ -277,6 +277,8 @@ with col_a:
                    "so they move in steps of that size.")
     if competing:
         st.caption("With competing risks shown, the survival curve counts any event (event-free survival).")
+    if released is None:
+        preview_spread.curve_spread_panel(plan, "curves", unit, coarse, gname)
 with col_b:
     st.subheader("Restricted mean survival time")
     rmst_h = st.number_input(f"Up to ({unit})", min_value=float(public.grid.edges[1]), max_value=horizon, value=horizon,

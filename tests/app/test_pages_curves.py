@@ -444,3 +444,24 @@ def test_reading_note_names_the_default_band_the_record_keeps():
     assert reading_changed(recorded, recorded + " --conf-type log") is None
     note = reading_changed(recorded, recorded + " --conf-type plain --landmarks 365")
     assert "keep the click's readings: the log band and no landmark times." in note
+
+
+def test_the_spread_of_twenty_preview_draws_is_shown_on_request_and_charges_nothing():
+    """Before a release the page offers the spread of the private median over 20 preview draws; the numbers are the
+    core's reading of a 20-draw simulation of the same plan (free), and nothing is recorded."""
+    at = run(CURVES, grid=True)
+    assert not [c for c in at.caption if "preview draws (simulation noise" in c.value]
+    at.button(key="spread-curves").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    (cap,) = [c.value for c in at.caption if "Private median across 20 preview draws" in c.value]
+    found = re.search(r"All patients: ([\d,]+) to ([\d,]+) days \(median ([\d,]+)\)", cap)
+    assert found, cap
+    lo, hi, mid = (float(x.replace(",", "")) for x in found.groups())
+    assert lo <= mid <= hi and 150 < mid < 500  # lung's median is 310 days
+    assert releases() == []
+    # another plan is drawn 20 times only on request again (a redraw stays quick)
+    at.select_slider(key="sc_epsilon").set_value(0.5).run()
+    assert not [c for c in at.caption if "Private median across 20 preview draws" in c.value]
+    at.button(key="spread-curves").click().run()
+    (wider,) = [c.value for c in at.caption if "Private median across 20 preview draws" in c.value]
+    assert wider != cap and releases() == []
