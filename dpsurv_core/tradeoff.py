@@ -313,7 +313,8 @@ def _prepare_weibull(cohort: Cohort, public: PublicParameters, omega: float | No
     omega = OMEGA if omega is None else float(omega)
     gamma = GAMMA if gamma is None else float(gamma)
     rungs = RUNGS if rungs is None else int(rungs)
-    fit_entry = catalogue.entries(catalogue.WEIBULL, "weibull", private=False)[0]
+    # the clipped MLE: the estimator the private mechanisms estimate, on the same clipped sample
+    fit_entry = catalogue.get(catalogue.WEIBULL, catalogue.reference_id(catalogue.WEIBULL))
     sample = fit_entry.build(horizon=float(public.horizon), omega=omega, gamma=gamma, rungs=rungs,
                              rows_per_subject=cohort.rows_per_subject).prepare(cohort)
     fit = weibull_mle(sample)
@@ -321,7 +322,7 @@ def _prepare_weibull(cohort: Cohort, public: PublicParameters, omega: float | No
     return Context(WEIBULL, cohort, public, {"omega": omega, "gamma": gamma, "rungs": rungs},
                    {"mdae_shape": 0.0, "mdae_scale": 0.0},
                    {"shape": float(fit.shape), "scale": float(fit.scale), "scale_normalised": float(fit.scale_normalised)},
-                   "maximum-likelihood fit", {"sample": sample, "fit": fit, "ladder": ladder})
+                   "clipped maximum-likelihood fit", {"sample": sample, "fit": fit, "ladder": ladder})
 
 
 def _weibull_cell(ctx: Context, name: str, epsilon: float, trials: int, noise: SimulationNoise) -> tuple[dict, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 import pandas as pd
@@ -46,7 +47,9 @@ from ui.gate import guard
 guard(__file__)  # before anything is drawn: the page may be reached by its own address
 
 PRIVATE = catalogue.entries(catalogue.WEIBULL, "weibull", private=True)  # the mechanisms, in the catalogue's order
-FIT = catalogue.entries(catalogue.WEIBULL, "weibull", private=False)[0]  # the non-private maximum-likelihood fit
+# the private mechanisms' reference: the clipped MLE, the estimator they estimate (not R's survreg fit, "mle")
+FIT = catalogue.get(catalogue.WEIBULL, catalogue.reference_id(catalogue.WEIBULL))
+SURVREG = catalogue.get(catalogue.WEIBULL, "mle")  # the times as they are, as R's survreg fits them
 IDS = [e.id for e in PRIVATE]
 LABELS = {e.id: e.name for e in PRIVATE}
 COLOURS = dict(zip(IDS, palette.COLOURS, strict=False))
@@ -96,8 +99,8 @@ with a disclosure).
 
 **The mechanisms and their sources:**
 """ + "\n".join(f"- **{e.name}** ({e.paper}): {e.summary}" for e in PRIVATE))
-glossary.terms("Weibull", "LSP rung", "TLL", "sample and aggregate", "global sensitivity", "omega", "gamma", "epsilon",
-               "preview", "release", "Kaplan-Meier")
+glossary.terms("Weibull", "LSP rung", "TLL", "sample and aggregate", "global sensitivity", "omega", "clipped MLE",
+               "gamma", "epsilon", "preview", "release", "Kaplan-Meier")
 
 cohort, choice, public = session.analysis_inputs()
 unit = cohort.time_unit
@@ -176,6 +179,13 @@ try:
     sample = (session_cache(("wb_engine_sample", cv.data_key(cohort, public), horizon, omega),
                             lambda: fit_mech.prepare(cohort)) if in_engine else fit_mech.prepare(cohort))
     mle = weibull_mle(sample)
+    try:  # R's survreg fit on the times as they are (refused when a time is 0, as survreg refuses it)
+        _sr = SURVREG.build(horizon=horizon, rows_per_subject=cohort.rows_per_subject)
+        survreg, survreg_refused = weibull_mle(
+            session_cache(("wb_engine_survreg", cv.data_key(cohort, public), horizon), lambda: _sr.prepare(cohort))
+            if in_engine else _sr.prepare(cohort)), ""
+    except DpsurvError as exc:
+        survreg, survreg_refused = None, str(exc)
     ll = None if in_engine else _lifelines(sample.t, sample.d, horizon, omega)  # lifelines reads each subject
     mechs = {name: catalogue.get(catalogue.WEIBULL, name).build(
         epsilon, horizon=horizon, omega=omega, gamma=gamma, rungs=rungs, rows_per_subject=cohort.rows_per_subject,
@@ -409,9 +419,10 @@ st.subheader("Parameter table")
 fmt_scale = "{:,.1f}" if unit == "days" else "{:,.2f}"
 rows = [
     *([] if ll is None else [
-        {"Estimate": "Maximum likelihood, lifelines WeibullFitter (not private)", "Shape p": ll.shape,
+        {"Estimate": "Maximum likelihood, lifelines WeibullFitter, clipped times (not private)", "Shape p": ll.shape,
          f"Scale ({unit})": ll.scale, "Scale / T_max": ll.scale_normalised, "Epsilon": f"none ({NO_NOISE})"}]),
-    {"Estimate": "Maximum likelihood, Equations 4-5 (not private)", "Shape p": mle.shape, f"Scale ({unit})": mle.scale,
+    {"Estimate": "Maximum likelihood, Equations 4-5, clipped times: the private rows' reference (not private)",
+     "Shape p": mle.shape, f"Scale ({unit})": mle.scale,
      "Scale / T_max": mle.scale_normalised, "Epsilon": f"none ({NO_NOISE})",
      **({} if (wald := wald_intervals(sample, mle.shape, mle.scale_normalised, horizon)) is None else {
          "Shape 95% interval": f"{wald.shape.lower:.3g} to {wald.shape.upper:.3g}",
@@ -439,6 +450,17 @@ st.caption(f"n = {sample.n} records, {sample.n_events} events, horizon T_max = {
            "privacy noise and the sampling error together (a parametric bootstrap from the released numbers, inverted "
            "over the true shape: no second look at the data); the maximum-likelihood row's is the Wald interval on "
            "the log scale (the sampling error only, as R's survreg).")
+# which reference the table shows: the clipped MLE (what the private mechanisms estimate), and R's survreg beside it
+if survreg is None:
+    _survreg = f"R's survreg on the times as they are gives no fit here: {survreg_refused}"
+elif math.isclose(survreg.shape, mle.shape, rel_tol=1e-12) and math.isclose(survreg.scale, mle.scale, rel_tol=1e-12):
+    _survreg = "R's survreg on the times as they are gives the same fit here: no time lies below the floor."
+else:
+    _survreg = (f"R's survreg on the times as they are (weibull --mechanism mle) gives shape {survreg.shape:.4f} and "
+                f"scale {time_in(survreg.scale, unit)}: some times lie below the floor.")
+st.caption(f"**Reference: the clipped MLE** ({FIT.id}), the maximum-likelihood fit on times kept above e^-omega of "
+           f"the horizon ({math.exp(-omega) * horizon:.3g} {unit}): the private mechanisms estimate it, so their rows "
+           "are compared with it. " + markdown_literal(_survreg))
 
 # ------------------------------------------------------------------------------------------------ curves
 st.subheader("Fitted survival curves over the Kaplan-Meier curve")
@@ -454,7 +476,8 @@ fig = go.Figure()
 fig.add_trace(go.Scatter(x=km_t, y=100 * km_s, mode="lines", line={"shape": "hv", "color": KM_COLOUR},
                          name="Kaplan-Meier (not private)"))
 fig.add_trace(go.Scatter(x=grid, y=100 * survival_curve(grid, mle.shape, mle.scale), mode="lines",
-                         line={"color": MLE_COLOUR, "dash": "dash"}, name="Weibull, maximum likelihood (not private)"))
+                         line={"color": MLE_COLOUR, "dash": "dash"},
+                         name="Weibull, clipped maximum likelihood (not private)"))
 invalid = []
 for name, est in results.items():
     curve = survival_curve(grid, float(est.shape[0]), float(est.scale[0]))

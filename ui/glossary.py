@@ -84,6 +84,9 @@ GLOSSARY: dict[str, str] = {
     # Weibull page
     "omega": "A public setting: survival times are divided by the horizon and kept above e^-omega of it, so no "
              "single very short time can move the private sums much.",
+    "clipped MLE": "The maximum-likelihood Weibull fit on times kept above e^-omega of the horizon: the number the "
+                   "private mechanisms estimate, so they are compared with it. R's survreg fits the times as they are; "
+                   "the two differ only when a time lies below that floor.",
     "gamma": "A public upper bound on the Weibull shape and scale (scale as a share of the horizon). The private "
              "mechanisms search and clip within [0, gamma]; the Laplace baseline's noise is sized by it.",
     "TLL": "The private Weibull scale of Nguyen & Hui: noise is added to the number of events and to the sum of the "

@@ -50,17 +50,21 @@ from dpsurv_core.weibull.model import GAMMA, OMEGA, RUNGS, WeibullSample
 from dpsurv_core.weibull.readout import CURVE_POINTS, MAX_INTERVAL_TRIALS  # noqa: F401 (re-exported)
 
 NAME = "weibull"
-HELP = "Weibull shape and scale: non-private MLE, LSP + TLL, Laplace or sample-and-aggregate"
+HELP = "Weibull shape and scale: non-private MLE (R's survreg, or clipped), LSP + TLL, Laplace or sample-and-aggregate"
 CONFIDENTIAL_NOTE = "exact values for the data holder's eyes only: not part of the release"
 HORIZON_NOTE = ("Times were normalised as t / horizon, clipped to [e^-omega, 1]: follow-up ends at the horizon (a time "
                 "beyond it counts as censored at the horizon) and times near 0 count as e^-omega.")
+MLE_NOTE = ("The maximum-likelihood fit of R's survreg (shape = 1 / survreg's scale, scale = exp(intercept)) on the times "
+            "as they are: follow-up ends at the horizon (a time beyond it counts as censored at the horizon), no time "
+            "is clipped. The private mechanisms estimate the clipped MLE instead (--mechanism clipped-mle).")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_data_options(p, group=False)
     add_release_options(p, catalogue.ids(catalogue.WEIBULL, "weibull"))
     g = p.add_argument_group("Weibull public parameters")
-    g.add_argument("--omega", type=positive_float, default=OMEGA, help="times are clipped below at e^-omega (default 6)")
+    g.add_argument("--omega", type=positive_float, default=OMEGA,
+                   help="times are clipped below at e^-omega (default 6; not by --mechanism mle)")
     g.add_argument("--gamma", type=positive_float, default=GAMMA, help="upper bound of shape and scale (default 10)")
     g.add_argument("--rungs", type=positive_int, default=RUNGS, metavar="K", help="rungs of the LSP ladder (default 500)")
     g.add_argument("--blocks", type=positive_int, metavar="M",
@@ -192,7 +196,7 @@ def run(args: argparse.Namespace) -> dict:
                              "events": sample.n_events, "censoring_read": censoring_share(sample),
                              "disclosures_as_read": as_read, "mechanism_notes": list(est.notes)},
         }
-    notes = [*est.notes, HORIZON_NOTE]
+    notes = [*est.notes, MLE_NOTE if mech.name == "mle" else HORIZON_NOTE]
     if fields.get("simulation"):
         notes.append(f"{args.repeat} simulated release(s) with seeded noise: for study, not for publication; each "
                      f"would cost epsilon {cost.epsilon:g}.")

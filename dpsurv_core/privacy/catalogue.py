@@ -192,8 +192,16 @@ ENTRIES: tuple[Entry, ...] = (
           guarantee=NO_FORMAL, summary="Adjacent bins are merged until each step of the curve holds at least k events; "
           "the curve is flat inside a step. No epsilon.", options={"k": 5}),
     Entry("mle", "Weibull maximum likelihood (not private)", WEIBULL, ("weibull", "audit", "report"),
-          "lifelines WeibullFitter", NOTHING, "none", "none", "dpsurv_core.weibull.mechanisms:NonPrivateMLE",
-          guarantee="none", private=False, summary="The non-private Weibull fit on normalised times."),
+          "Kalbfleisch & Prentice (2002); R survival's survreg", NOTHING, "none", "none",
+          "dpsurv_core.weibull.mechanisms:SurvregMLE", guarantee="none", private=False,
+          summary="The non-private Weibull fit as R's survreg gives it: the times as they are, follow-up ending at the "
+                  "horizon (shape = 1 / survreg's scale, scale = exp(intercept))."),
+    Entry("clipped-mle", "Weibull clipped maximum likelihood (not private)", WEIBULL, ("weibull", "audit", "report"),
+          NGUYEN_HUI_WEIBULL, NOTHING, "none", "none", "dpsurv_core.weibull.mechanisms:ClippedMLE",
+          guarantee="none", private=False,
+          summary="The clipped MLE the private mechanisms estimate: the maximum-likelihood fit on times divided by the "
+                  "horizon and raised to at least e^-omega; the private Weibull mechanisms' reference.",
+          options={"omega": 6.0}),
     Entry("lsp-tll", "LSP + TLL", WEIBULL, ("weibull", "audit"), NGUYEN_HUI_WEIBULL, SUBJECT, ADD_REMOVE,
           OPENDP_GUMBEL_MAX + " (exponential mechanism over LSP rungs); " + URANDOM_UNIFORM + " (position inside "
           "the rung); " + OPENDP_LAP + " (TLL sums); " + SNAPPED_WEIBULL,
@@ -240,7 +248,9 @@ ENTRIES: tuple[Entry, ...] = (
 
 
 DEFAULTS = {CURVES: "laplace-counts", WEIBULL: "lsp-tll", REGRESSION: "objective"}
-REFERENCES = {CURVES: "nonprivate", WEIBULL: "mle", REGRESSION: "nonprivate"}  # the exact, non-private fits
+# the exact, non-private fits each family's private results are compared with (for Weibull the clipped MLE, the
+# estimator the private mechanisms estimate; "mle" is R's survreg fit on the times as they are)
+REFERENCES = {CURVES: "nonprivate", WEIBULL: "clipped-mle", REGRESSION: "nonprivate"}
 
 
 def default_id(family: str) -> str:
@@ -397,6 +407,7 @@ _FACTORIES: dict[tuple[str, str], Callable[[Entry, float | None, dict[str, Any]]
     (CURVES, "cell-key"): _disclosure_control,
     (CURVES, "smooth-steps"): _disclosure_control,
     (WEIBULL, "mle"): _weibull,
+    (WEIBULL, "clipped-mle"): _weibull,
     (WEIBULL, "lsp-tll"): _weibull,
     (WEIBULL, "laplace"): _weibull,
     (WEIBULL, "saa"): _weibull,

@@ -124,15 +124,16 @@ def test_comparison(item: Any, cohort: Any, alpha: float = 0.05) -> pd.DataFrame
 
 
 def parameter_comparison(item: Any, cohort: Any) -> pd.DataFrame | str | None:
-    """For a Weibull release: the released shape and scale next to the non-private MLE (confidential review); for a
-    regression release a sentence (its record keeps the coefficients, not the person-period settings)."""
+    """For a Weibull release: the released shape and scale next to the non-private clipped MLE, the estimator the
+    private mechanisms estimate (confidential review); for a regression release a sentence (its record keeps the
+    coefficients, not the person-period settings)."""
     out = item.outputs
     if cohort is None or out is None or curve_outputs(out):
         return None
     # a Weibull record: its per-trial estimates (a list of them in records written before the intervals were kept)
     rows = out if isinstance(out, list) else out.get("estimates", [out]) if isinstance(out, dict) else [out]
     if rows and all(isinstance(r, dict) and "shape" in r and "scale" in r for r in rows):
-        from dpsurv_core.weibull.mechanisms import NonPrivateMLE
+        from dpsurv_core.weibull.mechanisms import ClippedMLE
 
         params = item.entry.parameters
         horizon = params.get("horizon")
@@ -140,12 +141,12 @@ def parameter_comparison(item: Any, cohort: Any) -> pd.DataFrame | str | None:
             return "No comparison: the record does not name the public horizon the release used."
         options = {"omega": params["omega"]} if params.get("omega") else {}
         try:
-            mle = NonPrivateMLE(float(horizon), rows_per_subject=cohort.rows_per_subject, **options)
+            mle = ClippedMLE(float(horizon), rows_per_subject=cohort.rows_per_subject, **options)
             fit = mle.compute_many(mle.prepare(cohort), None, 1)
         except Exception as exc:  # noqa: BLE001
             return f"No comparison: {exc}"
         return pd.DataFrame({"parameter": ["shape", "scale"], "private": [float(rows[0]["shape"]), float(rows[0]["scale"])],
-                             "non-private (MLE)": [float(fit.shape[0]), float(fit.scale[0])]})
+                             "non-private (clipped MLE)": [float(fit.shape[0]), float(fit.scale[0])]})
     if isinstance(out, dict) and "coefficients" in out:
         return ("The regression record keeps the released coefficients, not the person-period settings and covariate "
                 "ranges of the fit: compare with the non-private fit on the Regression page.")

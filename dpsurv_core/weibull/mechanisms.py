@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from dpsurv_core.data.public import Disclosure
 
 BLOCK_SIZE = 500
-MECHANISMS = ("mle", "lsp-tll", "laplace", "saa")
+MECHANISMS = ("mle", "clipped-mle", "lsp-tll", "laplace", "saa")
 
 
 @dataclass
@@ -166,10 +166,11 @@ def _trials(trials: int) -> int:
     return int(trials)
 
 
-class NonPrivateMLE(WeibullMechanism):
-    """The maximum-likelihood fit (Equations 4 and 5): not differentially private, for comparison only."""
+class ClippedMLE(WeibullMechanism):
+    """The clipped maximum-likelihood fit (Equations 4 and 5 on t <- clip(t / T_max, e^-omega, 1)): the estimator the
+    private mechanisms estimate, and their reference. Not differentially private, for comparison only."""
 
-    name = "mle"
+    name = "clipped-mle"
     private = False
 
     def __init__(self, horizon: float, omega: float = OMEGA, gamma: float = GAMMA, rows_per_subject: int = 1) -> None:
@@ -195,6 +196,37 @@ class NonPrivateMLE(WeibullMechanism):
         fit = weibull_mle(sample)
         r = _trials(trials)
         return WeibullEstimates(self.name, np.full(r, fit.shape), np.full(r, fit.scale_normalised), self.horizon)
+
+
+NonPrivateMLE = ClippedMLE  # the name this class had before the unclipped MLE took the id "mle"
+
+
+class SurvregMLE(ClippedMLE):
+    """The Weibull maximum-likelihood fit as R's survreg gives it: Equations 4 and 5 on the times as they are (follow-up
+    ends at the horizon; no time is raised to a floor), so shape = 1 / survreg's scale and scale = exp(survreg's
+    intercept) (Kalbfleisch & Prentice 2002, section 3.2). A time of 0 has no Weibull likelihood: such data are
+    refused with a sentence, as survreg refuses them. Not differentially private."""
+
+    name = "mle"
+
+    def __init__(self, horizon: float, omega: float = OMEGA, gamma: float = GAMMA, rows_per_subject: int = 1) -> None:
+        super().__init__(horizon, OMEGA, gamma, rows_per_subject)
+        self.omega = math.inf  # no floor: normalise() clips at e^-inf = 0, i.e. not at all
+
+    def parameters(self) -> dict[str, Any]:
+        return {"horizon": self.horizon, "clipping": "none (R's survreg on the times as they are)"}
+
+    def prepare(self, cohort: Cohort) -> WeibullSample:
+        """The cohort's times divided by the horizon, censored there, not clipped; a time of 0 is refused."""
+        self._check_rows(cohort)
+        with np.errstate(divide="ignore"):  # a time of 0 has log -inf: counted and refused below
+            sample = sample_from_cohort(cohort, self.horizon, self.omega)
+        zero = int(round(float(sample.c_u[np.isneginf(sample.lt_u)].sum())))
+        if zero:
+            raise ParameterError(f"{zero} record(s) have time 0, where the Weibull likelihood is not defined (R's "
+                                 "survreg refuses them too): drop them, or use --mechanism clipped-mle, which counts "
+                                 "times near 0 as e^-omega of the horizon.")
+        return sample
 
 
 def tll(sample: WeibullSample, shape: np.ndarray, epsilon_scale: float, noise: NoiseSource,
@@ -443,10 +475,12 @@ class SampleAggregateWeibull(WeibullMechanism):
 def make_mechanism(name: str, epsilon: float, horizon: float, omega: float = OMEGA, gamma: float = GAMMA,
                    rungs: int = RUNGS, rows_per_subject: int = 1, blocks: int | None = None,
                    block_size: int = BLOCK_SIZE, n_public: int | None = None) -> WeibullMechanism:
-    """A Weibull mechanism by its command-line name (mle, lsp-tll, laplace, saa); ``n_public``: the declared number
-    of subjects, which bounds sample and aggregate's blocks."""
+    """A Weibull mechanism by its command-line name (mle, clipped-mle, lsp-tll, laplace, saa); ``n_public``: the
+    declared number of subjects, which bounds sample and aggregate's blocks."""
     if name == "mle":
-        return NonPrivateMLE(horizon, omega, gamma, rows_per_subject)
+        return SurvregMLE(horizon, omega, gamma, rows_per_subject)
+    if name == "clipped-mle":
+        return ClippedMLE(horizon, omega, gamma, rows_per_subject)
     if name == "lsp-tll":
         return LspTll(epsilon, horizon, omega, gamma, rungs, rows_per_subject)
     if name == "laplace":
@@ -464,7 +498,7 @@ def mdae_study(sample: WeibullSample, epsilons: list[float] | tuple[float, ...],
                blocks: int | None = None, block_size: int = BLOCK_SIZE, ladder: Ladder | None = None,
                progress: Any = None) -> list[dict[str, Any]]:
     """Median absolute error (docs/mechanisms.md) of shape and scale over ``trials`` simulated releases per
-    (mechanism, total epsilon), against the non-private MLE on the same normalised data.
+    (mechanism, total epsilon), against the clipped MLE on the same normalised data (the estimator they estimate).
 
     Simulation only (seeded ``SimulationNoise``; nothing is released or charged). The LSP ladder is
     computed once and reused. ``progress(done, total, label)`` is called after each cell.

@@ -295,3 +295,18 @@ def test_a_preview_shows_the_spread_of_twenty_draws_and_another_draw():
     assert re.search(r"Across 20 preview draws \(simulation noise, free, never exported\): shape [0-9.]+ to [0-9.]+", said)
     assert any(b.key == f"another-draw-weibull-{FIRST}" for b in at.button)
     assert releases() == []
+
+
+def test_the_page_says_its_reference_is_the_clipped_mle_and_gives_survreg_s_fit_beside_it():
+    """stanford2 has times below e^-6 of the horizon: the table's maximum-likelihood row is the clipped MLE (what the
+    private mechanisms estimate, shape 0.575), and the caption gives R's survreg fit on the times as they are (0.5543);
+    on flchain (3 times of 0) survreg gives no fit, and the caption says why."""
+    at = run(data_choice=declared("stanford2", 3700.0), wb_censoring=0.3, wb_run_study=False)
+    t = table(at)
+    assert "clipped times: the private rows' reference" in t["Estimate"].iloc[1]
+    assert t["Shape p"].iloc[1] == pytest.approx(0.575, abs=1e-3)
+    said = " ".join(shown_text(c.value) for c in at.caption)
+    assert "Reference: the clipped MLE" in said and "gives shape 0.5543" in said
+    at = run(data_choice=declared("flchain", 5300.0), wb_censoring=0.7, wb_run_study=False, wb_mechanisms=[FIRST])
+    said = " ".join(shown_text(c.value) for c in at.caption)
+    assert "Reference: the clipped MLE" in said and "3 record(s) have time 0" in said

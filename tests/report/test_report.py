@@ -162,7 +162,7 @@ def test_review_of_ledger_records_compares_with_the_non_private_analysis(tmp_pat
     html = ledger_report("r", "lung", led, store.release_records(fp), [audit], "review", cohort)
     assert html.count("CONFIDENTIAL") >= 8
     assert "Release 2: survival curves (laplace-counts): comparison with the non-private analysis" in html
-    assert "RMSE" in html and "non-private (MLE)" in html
+    assert "RMSE" in html and "non-private (clipped MLE)" in html
     assert "compare with the non-private fit on the Regression page" in html
     assert "Privacy audit: curves" in html
     # a release by sex cannot be compared with the data mapped without a group: it says so
