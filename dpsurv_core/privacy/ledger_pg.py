@@ -50,6 +50,7 @@ LOCK_CLASS_DATASET = 0x64707376  # "dpsv": the first key of a data set's advisor
 LOCK_CLASS_CHAIN = 0x64707363  # "dpsc": the ledger-wide lock taken to append
 LOCK_CLASS_SCHEMA = 0x64707373  # "dpss": the lock taken while the schema is made
 DRIVER = "pip install 'psycopg[binary]'"
+_PREPARED: set[str] = set()  # the URLs whose schema this process has found or made
 
 _APPEND_ONLY = """
 CREATE OR REPLACE FUNCTION {s}.append_only() RETURNS trigger LANGUAGE plpgsql AS $fn$
@@ -176,7 +177,9 @@ class PgLedgerStore(LedgerStore):
         self.timeout = timeout
         self.actor = actor or local_actor()
         self._secret: bytes | None = None
-        self._prepare()
+        if url not in _PREPARED:  # once per ledger and process: the app opens it on every rerun
+            self._prepare()
+            _PREPARED.add(url)
 
     # ----------------------------------------------------------------------------------------- connections
     def failure(self, exc: Exception) -> LedgerFileError:

@@ -248,18 +248,30 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 from tests.app.test_pages_curves import CURVES, declared
 
-at = AppTest.from_file(CURVES, default_timeout=120)
-at.session_state["data_choice"] = declared("lung")
-at.run()
-at.select_slider(key="sc_epsilon").set_value(0.1).run()
-at.button(key="release-curves").click().run()
-at.button(key="confirm-release-curves").click()
 print("ready", flush=True)
 go = Path(sys.argv[1])
 while not go.exists():
     time.sleep(0.01)
+at = AppTest.from_file(CURVES, default_timeout=300)
+at.session_state["data_choice"] = declared("lung")
 at.run()
+at.select_slider(key="sc_epsilon").set_value(0.1).run()
+at.button(key="release-curves").click().run()
+at.button(key="confirm-release-curves").click().run()
 print(json.dumps({"errors": [e.value for e in at.error], "exceptions": [str(e.value) for e in at.exception]}))
+"""
+
+
+CLI_RUN = """
+import sys, time
+from pathlib import Path
+from dpsurv_core.__main__ import main
+
+print("ready", flush=True)
+go = Path(sys.argv[1])
+while not go.exists():
+    time.sleep(0.01)
+sys.exit(main(sys.argv[2:]))
 """
 
 
@@ -303,22 +315,25 @@ def test_twenty_cli_processes_against_a_cap_of_one_get_exactly_ten(capsys, pg_ur
 
 @pytest.mark.slow
 def test_ten_app_sessions_and_ten_cli_runs_against_a_cap_of_one_get_exactly_ten(capsys, pg_url, tmp_path):
-    """Each app session runs the Survival curves page (Streamlit's AppTest) up to the confirming click, waits for
-    the others, then confirms: the release goes through ui.release_panel, as a click in the browser does."""
+    """Ten app sessions, each running the Survival curves page in Streamlit's AppTest through the release and its
+    confirming click (the release goes through ui.release_panel, as a click in the browser does), and ten command
+    lines on `python -m dpsurv_core`'s entry point: all loaded first, then all started at once."""
     assert run(capsys, "budget", "set", "--data", "lung", "--cap", "1", "--ledger", pg_url)["cap"] == 1.0
     go = tmp_path / "go"
     env = {**os.environ, "DPSURV_LEDGER": pg_url, "PYTHONPATH": str(ROOT)}
+    km = [*KM, "--epsilon", "0.1", "--ledger", pg_url, "--json"]
     apps = [subprocess.Popen([sys.executable, "-c", APP_SESSION, str(go)], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True) for _ in range(10)]
+    clis = [subprocess.Popen([sys.executable, "-c", CLI_RUN, str(go), *km], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True) for _ in range(10)]
     try:
-        for p in apps:  # every session at its confirming click
+        for p in apps + clis:  # every session at its confirming click, every command line loaded
             line = p.stdout.readline()
             assert line.strip() == "ready", (line, p.poll())
     except BaseException:
-        for p in apps:
+        for p in apps + clis:
             p.kill()
         raise
-    clis = [_cli(pg_url) for _ in range(10)]
     go.touch()
     start = time.monotonic()
     app_results, cli_results = _collect(apps), _collect(clis)
@@ -332,8 +347,9 @@ def test_ten_app_sessions_and_ten_cli_runs_against_a_cap_of_one_get_exactly_ten(
     assert len(cli_ok) + len(cli_refused) == 10, [(c, e[-300:]) for c, _, e in cli_results]
     app_ok = [s for s in sessions if not s["errors"]]
     assert len(app_ok) + len(app_refused) == 10 and len(app_ok) + len(cli_ok) == 10, (sessions, len(cli_ok))
-    print(f"app sessions: {len(app_ok)} released, {len(app_refused)} refused; command lines: {len(cli_ok)} released, "
-          f"{len(cli_refused)} refused")
+    with capsys.disabled():
+        print(f"\napp sessions: {len(app_ok)} released, {len(app_refused)} refused; command lines: {len(cli_ok)} released, "
+              f"{len(cli_refused)} refused")
     records = [r for r in LedgerStore(pg_url).records() if r.kind == RELEASE]
     assert len(records) == 10 and sorted(r.id for r in records) == list(range(2, 12))
     _settled(capsys, pg_url, 10)
