@@ -36,6 +36,8 @@ from dpsurv_core.privacy.ledger import (
 from dpsurv_core.privacy.ledger_file import LedgerFileError
 from dpsurv_core.privacy.release import release
 from tests.cli_run import fails, run
+from tests.privacy import test_ledger_store as store_tests
+from tests.privacy import test_release_protocol as protocol
 from tests.privacy.postgres import APP_ROLE, Server, grant_app_role
 from tests.privacy.test_release_protocol import FP as PLAN_FP
 from tests.privacy.test_release_protocol import KM, Calls, make_plan
@@ -182,6 +184,26 @@ def test_checkpoints_are_written_and_checked(backend, monkeypatch):
                    f"WHERE id = {rid}")
     with pytest.raises(ChainBrokenError):
         charge(LedgerStore(backend.location), FP_A, 0.01)
+
+
+# the SQLite ledger's own tests that open the ledger only through LedgerStore and the CLI, run on PostgreSQL
+ON_POSTGRES = [store_tests.test_cap_rules,
+               protocol.test_a_release_that_fits_computes_once_charges_once_and_returns_its_record_id,
+               protocol.test_a_refused_release_computes_nothing_draws_nothing_and_records_nothing,
+               protocol.test_an_exhausted_cap_refuses_even_the_smallest_release,
+               protocol.test_a_compute_that_fails_rolls_the_charge_back,
+               protocol.test_a_release_with_no_cap_is_recorded_and_says_no_cap_is_set]
+ON_POSTGRES_CLI = [protocol.test_a_seeded_run_is_a_simulation_and_records_nothing,
+                   protocol.test_a_cli_release_is_charged_to_the_persistent_ledger]
+
+
+@pytest.mark.parametrize("test", ON_POSTGRES + ON_POSTGRES_CLI, ids=lambda t: t.__name__)
+def test_the_sqlite_ledgers_protocol_tests_hold_on_postgresql(test, pg_url, monkeypatch, capsys):
+    monkeypatch.setenv("DPSURV_LEDGER", pg_url)
+    if test in ON_POSTGRES_CLI:
+        test(capsys, pg_url)
+    else:
+        test(pg_url)
 
 
 # ------------------------------------------------------------------------------------------ PostgreSQL only
