@@ -148,6 +148,35 @@ def split_publishable(result: dict[str, Any], data_warnings: list[str]) -> dict[
     return result
 
 
+def run_parsed(args: argparse.Namespace) -> Any:
+    """Run the command of parsed options ``args`` and return its result as ``main`` prints it (the publishable and
+    confidential blocks of a release, the not-DP labels); errors are raised, not printed. The Python API
+    (:mod:`dpsurv_core.api`) runs its commands through here too, so that both give the same numbers."""
+    if getattr(args, "labels", None):  # a bad --labels file is a sentence before anything is released or charged
+        from dpsurv_core.cli.km import value_labels
+
+        args._value_labels = value_labels(args)
+    result = args._run(args)
+    data_warnings = getattr(args, "_data_warnings", None)
+    if isinstance(result, dict) and isinstance(result.get("publishable"), dict):
+        result = split_publishable(result, list(data_warnings or []))
+    elif isinstance(result, dict) and result.get("release") is False:
+        result["block"] = ONE_BLOCK["simulation" if result.get("simulation") else "not private"]
+    if isinstance(result, dict) and "publishable" not in result and data_warnings:
+        # the data's warnings first, then the analysis's own
+        own = [w for w in result.get("warnings") or [] if w not in data_warnings]
+        result["warnings"] = list(data_warnings) + own
+    if isinstance(result, dict):
+        not_dp_labels(result)
+    repeat = getattr(args, "repeat", 1) or 1
+    if (isinstance(result, dict) and repeat > 1 and result.get("simulation")
+            and isinstance(result.get("epsilon_spent"), (int, float))):
+        # R seeded simulations are not a release; if all R were published they would compose sequentially
+        result["epsilon_per_release"] = result["epsilon_spent"]
+        result["epsilon_if_all_published"] = repeat * result["epsilon_spent"]
+    return result
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     # numerical warnings are not messages for the user: every problem they could signal is checked and
@@ -161,28 +190,7 @@ def main(argv: list[str] | None = None) -> int:
         parser = build_parser(selected if selected in COMMANDS else None)
         args = parser.parse_args(argv)
         args._argv = list(argv)
-        if getattr(args, "labels", None):  # a bad --labels file is a sentence before anything is released or charged
-            from dpsurv_core.cli.km import value_labels
-
-            args._value_labels = value_labels(args)
-        result = args._run(args)
-        data_warnings = getattr(args, "_data_warnings", None)
-        if isinstance(result, dict) and isinstance(result.get("publishable"), dict):
-            result = split_publishable(result, list(data_warnings or []))
-        elif isinstance(result, dict) and result.get("release") is False:
-            result["block"] = ONE_BLOCK["simulation" if result.get("simulation") else "not private"]
-        if isinstance(result, dict) and "publishable" not in result and data_warnings:
-            # the data's warnings first, then the analysis's own
-            own = [w for w in result.get("warnings") or [] if w not in data_warnings]
-            result["warnings"] = list(data_warnings) + own
-        if isinstance(result, dict):
-            not_dp_labels(result)
-        repeat = getattr(args, "repeat", 1) or 1
-        if (isinstance(result, dict) and repeat > 1 and result.get("simulation")
-                and isinstance(result.get("epsilon_spent"), (int, float))):
-            # R seeded simulations are not a release; if all R were published they would compose sequentially
-            result["epsilon_per_release"] = result["epsilon_spent"]
-            result["epsilon_if_all_published"] = repeat * result["epsilon_spent"]
+        result = run_parsed(args)
         status = int(result.pop("_exit", 0)) if isinstance(result, dict) else 0  # budget verify: 1 when broken
         sys.stdout.write(json.dumps(_clean(result), allow_nan=False) + "\n")
         return status

@@ -258,8 +258,9 @@ def cohort_from_args(args: argparse.Namespace, competing: bool = False) -> Cohor
     """The cohort named by --data with the mapped columns, validated (in the engine --engine chooses)."""
     group = getattr(args, "group", None)
     covs = split_list(getattr(args, "covariates", None))
-    bundled = args.data in datasets.DATASETS
-    source = None if bundled else parse_source(args.data)
+    frame = getattr(args, "_frame", None)  # a DataFrame from the Python API (dpsurv_core.api), named by --data
+    bundled = args.data in datasets.DATASETS and frame is None
+    source = None if bundled or frame is not None else parse_source(args.data)
     engine = choose_engine(getattr(args, "engine", None), source)
     if bundled:
         d = datasets.info(args.data)
@@ -282,7 +283,7 @@ def cohort_from_args(args: argparse.Namespace, competing: bool = False) -> Cohor
             return cohort
         return _engine_cohort(args, Source("frame", frame=datasets.load(args.data), label=args.data), engine, mapping,
                               d.time_unit)
-    if source is None and not (args.data.endswith(tuple(".xlsx .xlsm .xls".split())) or "/" in args.data):
+    if source is None and frame is None and not (args.data.endswith(tuple(".xlsx .xlsm .xls".split())) or "/" in args.data):
         raise DataError(f"--data {args.data!r} is neither a bundled data set ({', '.join(datasets.names())}), a "
                         "CSV/TSV/Parquet/Excel file path, nor a DuckDB table (duckdb:PATH.duckdb:TABLE).")
     if not args.time or not args.event:
@@ -299,8 +300,12 @@ def cohort_from_args(args: argparse.Namespace, competing: bool = False) -> Cohor
     if source is not None and (engine != "pandas" or source.kind == "duckdb"):
         return _engine_cohort(args, source, "duckdb" if engine == "pandas" else engine, mapping, "days",
                               in_memory=engine == "pandas")
-    df, read_warnings = read_columns(args.data, [args.time, args.event, group, args.id, mapping.event_type, *covs],
-                                     sheet=args.sheet)
+    read_warnings: list[str] = []
+    if frame is not None:
+        df = frame
+    else:
+        df, read_warnings = read_columns(args.data, [args.time, args.event, group, args.id, mapping.event_type, *covs],
+                                         sheet=args.sheet)
     cohort = build_cohort(df, mapping, args.data)
     args._data_warnings = [*read_warnings, *cohort.warnings]
     return cohort
@@ -420,7 +425,9 @@ def dataset_fingerprint(args: argparse.Namespace) -> str:
 
             source = parse_source(args.data)
             args._engine = connect("duckdb", source)
-        if args.data in datasets.DATASETS:
+        if getattr(args, "_frame", None) is not None:
+            args._fingerprint = fingerprint(args._frame)
+        elif args.data in datasets.DATASETS:
             args._fingerprint = fingerprint(datasets.load(args.data))
         elif source is not None:
             from dpsurv_core.privacy.fingerprint import fingerprint_source
