@@ -8,7 +8,11 @@ from dpsurv_core.cli import main as cli_main
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command of the command line on ``argv`` (``sys.argv[1:]`` when None) and return its exit status."""
+    """Run one command of the command line on ``argv`` (``sys.argv[1:]`` when None) and return its exit status. A
+    release's data file is fingerprinted in the background meanwhile (:mod:`dpsurv_core.privacy.fingerprint_prefetch`)."""
+    from dpsurv_core.privacy.fingerprint_prefetch import start
+
+    start(sys.argv[1:] if argv is None else argv)
     return cli_main(argv)
 
 

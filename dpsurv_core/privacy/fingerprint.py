@@ -240,13 +240,16 @@ def fingerprint(frame: pd.DataFrame) -> str:
     return fingerprint_batches(parts(), parts())
 
 
-def fingerprint_file(path: str | Path, sheet: str | None = None, refresh: bool = False) -> str:
+def fingerprint_file(path: str | Path, sheet: str | None = None, refresh: bool = False, prefetched: bool = True) -> str:
     """Fingerprint of a table file: Parquet and CSV/TSV by DuckDB in two parallel scans, other formats as the data
     layer reads them (so a file and its upload agree). Kept in the per-file cache
-    (:mod:`dpsurv_core.privacy.fingerprint_cache`); ``refresh`` forces a full pass."""
-    from dpsurv_core.privacy import fingerprint_cache
+    (:mod:`dpsurv_core.privacy.fingerprint_cache`); ``refresh`` forces a full pass. The value the command line started
+    computing as it started (:mod:`dpsurv_core.privacy.fingerprint_prefetch`) is used when there is one."""
+    from dpsurv_core.privacy import fingerprint_cache, fingerprint_prefetch
 
     p = Path(path)
+    if prefetched and not refresh and sheet is None and (value := fingerprint_prefetch.take(p)) is not None:
+        return value
 
     def compute() -> str:
         from dpsurv_core.privacy import fingerprint_sql

@@ -142,3 +142,13 @@ def legacy(fingerprint: str) -> list[str]:
 def link_legacy(path: Path, fingerprint: str, old: str, detail: str = "") -> None:
     """Record that the file whose version-2 fingerprint is ``fingerprint`` had version-1 fingerprint ``old``."""
     store(path, fingerprint, detail, legacy=old)
+
+
+def legacy_lookup(store, fingerprint: str) -> tuple[str, ...]:
+    """The stored values a ledger's version-1 records of this data set carry (each linked version-1 fingerprint's key,
+    and the raw fingerprint of records written before ledgers kept keys): what ``LedgerStore._lookup`` adds to its
+    own so that records from before version 2 stay with the data set."""
+    out: list[str] = []
+    for old in legacy(fingerprint) if fingerprint and len(fingerprint) == 64 else ():
+        out += [store.key(old), old]
+    return tuple(out)

@@ -25,6 +25,8 @@ import pandas as pd
 from dpsurv_core.privacy import fingerprint as fp
 
 DICTIONARY_LIMIT = 1_000_000
+FEW_VALUES = 50_000  # distinct values in the first PROBE_ROWS rows below which a column's key comes from its counts
+PROBE_ROWS = 200_000
 CASE_LIMIT = 32  # text columns with at most this many labels map them by a CASE, larger ones by a join
 SMALL_INTEGERS = ("TINYINT", "SMALLINT", "INTEGER", "UTINYINT", "USMALLINT", "UINTEGER", "BOOLEAN")
 _CHECKED: dict[str, bool] = {}
@@ -80,6 +82,13 @@ def _mod(v) -> int:
     return int(v or 0) & fp.MASK
 
 
+def _key_sums(sums: list[int], words: tuple[np.ndarray, np.ndarray], counts: np.ndarray) -> None:
+    """A column's key sums from its distinct values' words and counts (sum of count * m(word ^ salt))."""
+    with np.errstate(over="ignore"):
+        for k, w in enumerate(words):
+            sums[k] = int(np.sum(fp.murmur(w ^ np.uint64(fp.SALT_COL[k])) * counts, dtype=np.uint64))
+
+
 class _Table:
     """One relation ``rel`` (a FROM clause) on a connection, fingerprinted by the module docstring's passes."""
 
@@ -97,27 +106,57 @@ class _Table:
         col_sums = [[0, 0] for _ in range(n)]
         words: dict[int, tuple[str, str]] = {}  # column -> SQL of its two words
         joins: list[str] = []
-        number_cols: list[int] = []
+        number_cols: list[int] = []  # columns whose key sums pass 1 computes
+        self.distinct = self._few_values()
         for j in range(n):
             col = f"src.{_q(self.names[j])}"
-            if self.types[j].startswith(SMALL_INTEGERS):  # never 2^53 in magnitude: no float path needed
-                w = f"coalesce(CAST(CAST({col} AS BIGINT) + {fp.INT_OFFSET} AS UBIGINT), {fp.MISSING}::UBIGINT)"
+            if self._is_number(j):
+                if self.types[j].startswith(SMALL_INTEGERS):  # never 2^53 in magnitude: no float path needed
+                    w = f"coalesce(CAST(CAST({col} AS BIGINT) + {fp.INT_OFFSET} AS UBIGINT), {fp.MISSING}::UBIGINT)"
+                else:
+                    w = number_sql(f"CAST({col} AS DOUBLE)")
                 words[j] = (w, w)
-                number_cols.append(j)
-            elif self._is_number(j):
-                w = number_sql(f"CAST({col} AS DOUBLE)")
-                words[j] = (w, w)
-                number_cols.append(j)
+                if j in self.distinct:
+                    frame = self.distinct[j]
+                    wn = fp.number_words(pd.to_numeric(frame["v"], errors="coerce").to_numpy(dtype="float64"))
+                    _key_sums(col_sums[j], (wn, wn), frame["n"].to_numpy(dtype=np.uint64))
+                else:
+                    number_cols.append(j)
             else:
                 words[j] = self._text(j, col, col_sums, joins, number_cols)
         inner = self._words_relation(words, joins)
-        rows = self._first(number_cols, inner, col_sums)
+        if number_cols:
+            self._first(number_cols, inner, col_sums)
         col_sums = [[_mod(s) for s in pair] for pair in col_sums]
         acc = fp.Accumulator(n)
         acc.col_sums = col_sums
         groups = acc.groups()
-        row_sums, tied = self._second(groups, inner)
+        rows, row_sums, tied = self._second(groups, inner)
         return fp.digest(rows, col_sums, row_sums, tied)
+
+    def _few_values(self) -> dict[int, pd.DataFrame]:
+        """Distinct values with their counts of every column that looks like it has few (at most
+        :data:`FEW_VALUES` in its first :data:`PROBE_ROWS` rows), from one scan with grouping sets: their key sums then
+        need no hashing per row. Only the speed depends on the guess."""
+        if not self.names:
+            return {}
+        exprs = [f"CAST({_q(c)} AS {'DOUBLE' if self._is_number(j) else 'VARCHAR'})" for j, c in enumerate(self.names)]
+        probe = self.con.execute(f"SELECT {', '.join(f'approx_count_distinct({e})' for e in exprs)} FROM "
+                                 f"(SELECT * FROM {self.rel} LIMIT {PROBE_ROWS})").fetchone()
+        few = [j for j, d in enumerate(probe) if (d or 0) <= FEW_VALUES]
+        if not few:
+            return {}
+        cols = ", ".join(f"{exprs[j]} AS v{j}" for j in few)
+        sets = ", ".join(f"(v{j})" for j in few)
+        grouping = ", ".join(f"v{j}" for j in few)
+        frame = self.con.execute(f"SELECT {cols}, GROUPING({grouping}) AS g, count(*) AS n FROM {self.rel} "
+                                 f"GROUP BY GROUPING SETS ({sets})").fetchdf()
+        out = {}
+        full = (1 << len(few)) - 1
+        for i, j in enumerate(few):
+            part = frame[frame["g"] == full ^ (1 << (len(few) - 1 - i))]
+            out[j] = pd.DataFrame({"v": part[f"v{j}"].to_numpy(dtype=object), "n": part["n"].to_numpy()})
+        return out
 
     def _words_relation(self, words: dict[int, tuple[str, str]], joins: list[str]) -> str:
         """A subquery with each column's words computed once: ``w{j}_0``, ``w{j}_1`` (one column when equal)."""
@@ -136,15 +175,14 @@ class _Table:
               ) -> tuple[str, str]:
         text = f"CAST({col} AS VARCHAR)"
         bare = f"CAST({_q(self.names[j])} AS VARCHAR)"
-        frame = self.con.execute(f"SELECT {bare} AS v, count(*) AS n FROM {self.rel} GROUP BY ALL "
-                                 f"LIMIT {DICTIONARY_LIMIT + 1}").fetchdf()
+        frame = self.distinct.get(j)
+        if frame is None:
+            frame = self.con.execute(f"SELECT {bare} AS v, count(*) AS n FROM {self.rel} GROUP BY ALL "
+                                     f"LIMIT {DICTIONARY_LIMIT + 1}").fetchdf()
         missing = f"{fp.MISSING}::UBIGINT"
         if len(frame) <= DICTIONARY_LIMIT:
             w1, w2 = fp.dictionary_words(frame["v"].to_numpy(dtype=object))
-            counts = frame["n"].to_numpy(dtype=np.uint64)
-            with np.errstate(over="ignore"):
-                for k, w in enumerate((w1, w2)):
-                    col_sums[j][k] = int(np.sum(fp.murmur(w ^ np.uint64(fp.SALT_COL[k])) * counts, dtype=np.uint64))
+            _key_sums(col_sums[j], (w1, w2), frame["n"].to_numpy(dtype=np.uint64))
             present = frame["v"].notna().to_numpy()
             values = frame["v"][present].astype(str).tolist()
             if not values:  # every value missing
@@ -166,14 +204,13 @@ class _Table:
             return w, w
         return (f"coalesce(md5_number_upper({text}), {missing})", f"coalesce(md5_number_lower({text}), {missing})")
 
-    def _first(self, number_cols: list[int], inner: str, col_sums: list[list[int]]) -> int:
+    def _first(self, number_cols: list[int], inner: str, col_sums: list[list[int]]) -> None:
         sums = [f"sum(hash(xor({self._w(j, k)}, {fp.SALT_COL[k]}::UBIGINT)))" for j in number_cols for k in range(2)]
-        out = self.con.execute(f"SELECT {', '.join(['count(*)', *sums])} FROM {inner}").fetchone()
+        out = self.con.execute(f"SELECT {', '.join(sums)} FROM {inner}").fetchone()
         for i, j in enumerate(number_cols):
-            col_sums[j] = [int(out[1 + 2 * i] or 0), int(out[2 + 2 * i] or 0)]
-        return int(out[0])
+            col_sums[j] = [int(out[2 * i] or 0), int(out[2 * i + 1] or 0)]
 
-    def _second(self, groups: list[list[int]], inner: str) -> tuple[list[int], dict[int, list[int]]]:
+    def _second(self, groups: list[list[int]], inner: str) -> tuple[int, list[int], dict[int, list[int]]]:
         selects, aggregates = [], []
         tied = [j for g in groups if len(g) > 1 for j in g]
         for k in range(2):
@@ -189,11 +226,24 @@ class _Table:
             for j in tied:
                 aggregates.append(f"sum(hash(xor(hash(xor(r{k}, {fp.SALT_PAIR[k]}::UBIGINT)), {self._w(j, k)})))")
         keep = sorted({self._w(j, k) for j in tied for k in range(2)})
-        out = self.con.execute(f"SELECT {', '.join(aggregates)} FROM (SELECT {', '.join([*selects, *keep])} "
-                               f"FROM {inner})").fetchone()
+        out = self.con.execute(f"SELECT count(*), {', '.join(aggregates)} FROM (SELECT "
+                               f"{', '.join([*selects, *keep])} FROM {inner})").fetchone()
+        rows, out = int(out[0]), out[1:]
         row_sums = [_mod(out[0]), _mod(out[1 + len(tied)])]
         tied_sums = {j: [_mod(out[1 + i]), _mod(out[2 + len(tied) + i])] for i, j in enumerate(tied)}
-        return row_sums, tied_sums
+        return rows, row_sums, tied_sums
+
+
+_ACTIVE: set = set()  # open connections, so a process that ends early can interrupt them
+
+
+def interrupt_all() -> None:
+    """Interrupt every running fingerprint query of this process (it then raises in its own thread)."""
+    for con in list(_ACTIVE):
+        try:
+            con.interrupt()
+        except Exception:  # noqa: BLE001 - closed meanwhile
+            pass
 
 
 def _connect():
@@ -202,6 +252,7 @@ def _connect():
     import duckdb
 
     con = duckdb.connect()
+    _ACTIVE.add(con)
     threads = os.environ.get(THREADS_ENV, "").strip()
     if threads.isdigit() and int(threads) > 0:
         con.execute(f"SET threads = {int(threads)}")
@@ -222,6 +273,7 @@ def fingerprint_path(path: str | Path) -> str:
             rel = f"read_csv({_s(str(p))}, header = true, all_varchar = true{delim})"
         return _Table(con, rel).run()
     finally:
+        _ACTIVE.discard(con)
         con.close()
 
 
@@ -245,4 +297,5 @@ def fingerprint_frame(frame: pd.DataFrame) -> str:
         con.register("_fpframe", frame.reset_index(drop=True))
         return _Table(con, "_fpframe").run()
     finally:
+        _ACTIVE.discard(con)
         con.close()
