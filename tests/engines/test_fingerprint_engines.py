@@ -134,7 +134,7 @@ def test_the_cache_is_used_for_an_unchanged_file_only(tmp_path, monkeypatch):
     assert fingerprint_file(path) == first and len(calls) == n + 2
 
 
-def test_budget_verify_refingerprint_links_version_1_records(tmp_path, capsys):
+def test_budget_verify_refingerprint_links_version_1_records(tmp_path, capsys, monkeypatch):
     from dpsurv_core.privacy import fingerprint_v1
     from dpsurv_core.privacy.ledger import LedgerStore
 
@@ -145,6 +145,11 @@ def test_budget_verify_refingerprint_links_version_1_records(tmp_path, capsys):
     out = run(capsys, "budget", "verify", "--data", str(path), "--refingerprint")
     assert out["refingerprint"]["version_1_records"] == 1 and out["refingerprint"]["cache_agreed"]
     assert fingerprint_cache.legacy(fingerprint(lung)) == [fingerprint_v1.fingerprint(lung)]
+    # the one-line change LedgerStore._lookup needs: its own values and the linked version-1 ones
+    own = LedgerStore._lookup
+    monkeypatch.setattr(LedgerStore, "_lookup",
+                        lambda self, f: own(self, f) + fingerprint_cache.legacy_lookup(self, f))
+    assert LedgerStore().ledger(fingerprint(lung)).cap == 2.0
 
 
 @pytest.mark.slow
@@ -157,3 +162,42 @@ def test_spark_equals_duckdb_and_numpy(tmp_path, spark_session):
     lung.to_parquet(path, index=False)
     eng = engines.connect("spark", Source("parquet", "file://" + str(path)))
     assert fingerprint_source(eng.source, eng) == fingerprint_path(path) == fingerprint(lung)
+
+
+def test_the_fingerprint_started_with_the_command_is_the_one_computed_in_place(tmp_path, monkeypatch):
+    from dpsurv_core.privacy import fingerprint_prefetch as pre
+
+    lung = datasets.load("lung")
+    path = tmp_path / "lung.parquet"
+    lung.to_parquet(path, index=False)
+    common = ["--data", str(path), "--time", "time", "--event", "status"]
+    assert pre.wanted(["km", *common, "--seed", "1"]) is None  # a simulation is keyed by nothing
+    assert pre.wanted(["budget", "show", *common]) is None
+    assert pre.wanted(["km", "--data", "lung"]) is None
+    assert pre.wanted(["km", *common]) == path
+    monkeypatch.setenv("DPSURV_FINGERPRINT_CACHE", "off")
+    pre.start(["km", *common])
+    assert pre.take(path) == fingerprint(lung)
+    assert pre.take(path) is None  # taken once
+    pre.start(["km", *common])
+    path.touch()  # changed since (its time): not used, computed again
+    os.utime(path, ns=(1, 1))
+    assert pre.take(path) is None and fingerprint_file(path) == fingerprint(lung)
+
+
+def test_a_release_through_the_command_line_is_charged_under_the_fingerprint(tmp_path):
+    import subprocess
+    import sys
+
+    from dpsurv_core.privacy.ledger import LedgerStore
+
+    lung = datasets.load("lung")
+    path = tmp_path / "lung.parquet"
+    lung.to_parquet(path, index=False)
+    cmd = [sys.executable, "-m", "dpsurv_core", "km", "--data", str(path), "--time", "time", "--event", "status",
+           "--mechanism", "laplace-counts", "--epsilon", "0.5", "--grid", "0:1100:20", "--engine", "duckdb", "--json"]
+    done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ}, timeout=300)
+    assert done.returncode == 0, done.stderr
+    store = LedgerStore()
+    assert [r.fingerprint for r in store.release_records(fingerprint(lung))] == [store.key(fingerprint(lung))]
+    assert fingerprint_cache.lookup(path)["fingerprint"] == fingerprint(lung)
