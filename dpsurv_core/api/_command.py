@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Self
 
 import pandas as pd
 
@@ -138,7 +138,7 @@ class Fitter:
         return {"mechanism": self.mechanism, "epsilon": self.epsilon, **self.options}
 
     def _run(self, df: Any, duration_col: str | None, event_col: str | None, group_col: str | None,
-             dataset: str | None, more: dict[str, Any]) -> Fitter:
+             dataset: str | None, more: dict[str, Any]) -> Self:
         data, frame = data_options(df, duration_col, event_col, group_col, dataset)
         out = run(self.command, {**data, **self._options(), **more}, frame)
         self.result_ = out
@@ -150,7 +150,7 @@ class Fitter:
 
     def release(self, df: Any, duration_col: str | None = None, event_col: str | None = None,
                 group_col: str | None = None, ledger: str | None = None, dataset: str | None = None,
-                cap: float | None = None) -> Fitter:
+                cap: float | None = None) -> Self:
         """Release through the release protocol and the ledger, as the command line does: the cost is checked
         against the data set's cap before anything is drawn, the noise comes from the release source (never a seed)
         and the release is recorded, hash-chained, with its publication.
@@ -183,12 +183,24 @@ class Fitter:
             When the release would exceed the data set's cap: nothing is drawn or recorded.
         dpsurv_core.errors.ParameterError, dpsurv_core.errors.DataError
             For options or data the command line would refuse, with its sentence.
+
+        Examples
+        --------
+        >>> from dpsurv_core import PrivateKaplanMeier, load_dataset
+        >>> km = PrivateKaplanMeier(epsilon=0.5, grid=(0, 150, 5))
+        >>> km.release(load_dataset("leukemia"), group_col="x", cap=1.0).record_id_ == km.publishable_["record_id"]
+        True
+
+        References
+        ----------
+        .. [1] Dwork C. & Roth A. (2014), The Algorithmic Foundations of Differential Privacy (sequential
+           composition, which the ledger's cap enforces).
         """
         more = {"ledger": ledger, "cap": cap}
         return self._run(df, duration_col, event_col, group_col, dataset, more)
 
     def simulate(self, df: Any, duration_col: str | None = None, event_col: str | None = None,
-                 group_col: str | None = None, dataset: str | None = None, seed: int = 0) -> Fitter:
+                 group_col: str | None = None, dataset: str | None = None, seed: int = 0) -> Self:
         """A seeded simulation of the release (``--seed``): the same computation with simulation noise, never
         recorded in any ledger and not for publication (``record_id_`` stays None).
 
@@ -203,6 +215,18 @@ class Fitter:
         -------
         self
             With the fitted attributes of the simulated release.
+
+        Examples
+        --------
+        >>> from dpsurv_core import PrivateKaplanMeier, load_dataset
+        >>> a = PrivateKaplanMeier(grid=(0, 150, 5)).simulate(load_dataset("leukemia"), seed=2)
+        >>> b = PrivateKaplanMeier(grid=(0, 150, 5)).simulate(load_dataset("leukemia"), seed=2)
+        >>> a.survival_function_.equals(b.survival_function_), a.record_id_
+        (True, None)
+
+        References
+        ----------
+        .. [1] Dwork C. & Roth A. (2014), The Algorithmic Foundations of Differential Privacy.
         """
         return self._run(df, duration_col, event_col, group_col, dataset, {"seed": int(seed)})
 

@@ -6,7 +6,7 @@ seeded simulation for the data holder or an ethics board, never a release: nothi
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 import pandas as pd
 
@@ -93,7 +93,7 @@ class Audit:
         return f"<Audit analysis={self.analysis!r} mechanism={self.mechanism!r} epsilon={self.epsilon!r}>"
 
     def run(self, df: Any, duration_col: str | None = None, event_col: str | None = None,
-            group_col: str | None = None, dataset: str | None = None, seed: int = 0) -> Audit:
+            group_col: str | None = None, dataset: str | None = None, seed: int = 0) -> Self:
         """Run the audit: a seeded simulation, never charged or recorded.
 
         Parameters
@@ -107,6 +107,19 @@ class Audit:
         -------
         self
             With ``empirical_epsilon_``, ``advantage_``, ``auc_``, ``summary`` and ``result_``.
+
+        Examples
+        --------
+        >>> from dpsurv_core import Audit, load_dataset
+        >>> audit = Audit("km", "nonprivate", trials=10, grid=(0, 150, 5), record_trials=0)
+        >>> audit = audit.run(load_dataset("leukemia"), group_col="x")  # exact curves: the subject is exposed
+        >>> audit.advantage_, audit.result_["charged_to_ledger"]
+        (1.0, False)
+
+        References
+        ----------
+        .. [1] Jagielski M., Ullman J. & Oprea A. (2020), Auditing differentially private machine learning: how
+           private is private SGD?, NeurIPS.
         """
         data, frame = data_options(df, duration_col, event_col, group_col, dataset)
         options = {**data, "analysis": self.analysis, "mechanism": self.mechanism, "epsilon": self.epsilon,

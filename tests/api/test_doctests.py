@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = ["dpsurv_core.api.datasets", "dpsurv_core.api.curves", "dpsurv_core.api.logrank",
+MODULES = ["dpsurv_core.api._command", "dpsurv_core.api.datasets", "dpsurv_core.api.curves", "dpsurv_core.api.logrank",
            "dpsurv_core.api.weibull", "dpsurv_core.api.regression", "dpsurv_core.api.audit"]
 
 
