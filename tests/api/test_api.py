@@ -149,3 +149,12 @@ def test_an_audit_equals_the_cli_and_records_nothing(capsys, ledger_path) -> Non
     assert audit.result_ == cli
     assert audit.empirical_epsilon_ == cli["empirical_epsilon_lower"] and audit.auc_ == cli["auc"]
     assert releases(ledger_path) == []
+
+
+def test_a_release_reads_what_the_cli_prints() -> None:
+    km = PrivateKaplanMeier(grid=(0, 1000, 10)).release(load_dataset("lung"), group_col="sex", cap=2.0)
+    for curve, name in zip(km.result_["curves"], ["Male", "Female"]):
+        assert km.survival_function_[name].tolist() == curve["survival"]
+        assert km.confidence_interval_[f"{name}_upper_0.95"].tolist() == curve["upper"]
+        assert km.median_survival_time_[name] == curve["median"]
+    assert km.survival_function_.index.tolist() == km.publishable_["derived"]["time"]
