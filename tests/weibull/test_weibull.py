@@ -272,11 +272,16 @@ def test_cli_errors_exit_2(capsys, argv):
     assert rc == 2 and err.startswith("error: ") and "Traceback" not in err
 
 
-def test_cli_no_events_exit_2(tmp_path, capsys):
+def test_cli_no_events(tmp_path, capsys):
+    """All-censored data: no Weibull fit has a maximum there, the non-private one nor LSP's (exit 2, one sentence
+    each, once the declared values are given)."""
     f = tmp_path / "censored.csv"
     f.write_text("t,e\n1,0\n2,0\n3,0\n")
-    rc, _, err = _cli(capsys, "--data", str(f), "--time", "t", "--event", "e", "--mechanism", "lsp-tll")
-    assert rc == 2 and "event" in err
+    rc, _, err = _cli(capsys, "--data", str(f), "--time", "t", "--event", "e", "--mechanism", "mle")
+    assert rc == 2 and "no events" in err
+    rc, _, out = _cli(capsys, "--data", str(f), "--time", "t", "--event", "e", "--mechanism", "lsp-tll", "--horizon",
+                      "10", "--n-public", "3", "--censoring", "0.9", "--seed", "1")
+    assert rc == 2 and "no events" in out
 
 
 def test_cli_all_times_equal_mle_exit_2(tmp_path, capsys):
