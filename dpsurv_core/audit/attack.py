@@ -50,6 +50,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Literal
 
 import numpy as np
 from scipy.stats import beta, rankdata
@@ -139,7 +140,7 @@ def best_advantage_threshold(s_in: np.ndarray, s_out: np.ndarray, thresholds: np
     """(advantage, threshold) of the test 'score > t' ('>=' with ``inclusive``) that maximises TPR - FPR
     over ``thresholds`` on these scores (the first such threshold on ties)."""
     a, b = np.sort(np.asarray(s_in, dtype=float)), np.sort(np.asarray(s_out, dtype=float))
-    side = "left" if inclusive else "right"
+    side: Literal["left", "right"] = "left" if inclusive else "right"
     tpr = (a.size - np.searchsorted(a, thresholds, side=side)) / max(a.size, 1)
     fpr = (b.size - np.searchsorted(b, thresholds, side=side)) / max(b.size, 1)
     adv = tpr - fpr
@@ -314,17 +315,26 @@ def candidate_scores(train_in: np.ndarray, train_out: np.ndarray, focus: dict[st
     out: dict[str, _Score] = {}
     for name, idx in sets.items():
         mi, mo, bi = m_in[idx], m_out[idx], b[idx]
-        out[f"laplace:{name}"] = _Score(f"Laplace likelihood ratio ({name})",
-                                        lambda x, idx=idx, mi=mi, mo=mo, bi=bi: laplace_score(x[:, idx], mi, mo, bi))
+        out[f"laplace:{name}"] = _Score(f"Laplace likelihood ratio ({name})", _laplace_fn(idx, mi, mo, bi))
         c, w = 0.5 * (mu_in[idx] + mu_out[idx]), (mu_in[idx] - mu_out[idx]) / var[idx]
-        out[f"gauss:{name}"] = _Score(f"Gaussian likelihood ratio ({name})",
-                                      lambda x, idx=idx, c=c, w=w: (x[:, idx] - c) @ w)
+        out[f"gauss:{name}"] = _Score(f"Gaussian likelihood ratio ({name})", _gauss_fn(idx, c, w))
         for rank, k in enumerate(idx[np.argsort(-sep[idx], kind="stable")][:2]):
             what = f"field {names[int(k)]}" if names is not None else f"released coordinate {int(k)}"
-            out[f"single:{name}:{rank}"] = _Score(f"{what} ({name})",
-                                                  lambda x, k=int(k): x[:, k])
+            out[f"single:{name}:{rank}"] = _Score(f"{what} ({name})", _column_fn(int(k)))
     both = np.concatenate([train_in, train_out])
     return {k: _quantised(v, both) for k, v in out.items()}
+
+
+def _laplace_fn(idx: np.ndarray, mi: np.ndarray, mo: np.ndarray, bi: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    return lambda x: laplace_score(x[:, idx], mi, mo, bi)
+
+
+def _gauss_fn(idx: np.ndarray, c: np.ndarray, w: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    return lambda x: (x[:, idx] - c) @ w
+
+
+def _column_fn(k: int) -> Callable[[np.ndarray], np.ndarray]:
+    return lambda x: x[:, k]
 
 
 def _quantised(score: _Score, train: np.ndarray) -> _Score:
@@ -339,7 +349,8 @@ def _quantised(score: _Score, train: np.ndarray) -> _Score:
         ref = score.fn(train)
     finite = np.abs(ref[np.isfinite(ref)])
     step = 1e-9 * (float(finite.max()) if finite.size and finite.max() > 0 else 1.0)
-    return _Score(score.label, lambda x, f=score.fn, q=step: np.round(f(x) / q) * q)
+    f = score.fn
+    return _Score(score.label, lambda x: np.round(f(x) / step) * step)
 
 
 def _threshold_bounds(s_in: np.ndarray, s_out: np.ndarray, thresholds: np.ndarray, level: float
@@ -392,15 +403,15 @@ def distinguish(released_in: np.ndarray, released_out: np.ndarray, focus: dict[s
                 s_in, s_out = cand.fn(tr_in[sel]), cand.fn(tr_out[sel])
                 if not (np.all(np.isfinite(s_in)) and np.all(np.isfinite(s_out))):
                     continue
-                thr = _midpoints(np.concatenate([s_in, s_out]))
-                plus, minus = _threshold_bounds(s_in, s_out, thr, level)
+                cuts = _midpoints(np.concatenate([s_in, s_out]))
+                plus, minus = _threshold_bounds(s_in, s_out, cuts, level)
                 sep = abs(float(np.median(s_in) - np.median(s_out)))
                 for orient, vals in ((1, plus), (-1, minus)):
                     i = int(np.argmax(vals))
                     if (float(vals[i]), sep) > best[:2]:
-                        best = (float(vals[i]), sep, cand, orient, float(thr[i]))
+                        best = (float(vals[i]), sep, cand, orient, float(cuts[i]))
                     # thresholds are midpoints, never a score, so 'score < t' is the complement of 'score > t'
-                    adv, t = best_advantage_threshold(orient * s_in, orient * s_out, orient * thr)
+                    adv, t = best_advantage_threshold(orient * s_in, orient * s_out, orient * cuts)
                     if (adv, sep) > strongest[:2]:
                         strongest = (adv, sep, cand, orient, t)  # t is on the oriented scale
     constant = _Score("constant", lambda x: np.zeros(x.shape[0]))

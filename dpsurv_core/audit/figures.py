@@ -68,7 +68,7 @@ def epsilon_figure(result: AuditResult) -> go.Figure:
     has_eps = eps is not None and math.isfinite(eps)
     fig = go.Figure()
     top = max(a.epsilon_lower, a.epsilon_point if math.isfinite(a.epsilon_point) else 0.0,
-              eps if has_eps else 0.0, 0.1) * 1.15
+              eps if eps is not None and has_eps else 0.0, 0.1) * 1.15
     if has_eps:
         fig.add_trace(go.Bar(y=["charged"], x=[eps], orientation="h", marker={"color": "#9ca3af"},
                              name="charged by the mechanism", hovertemplate="charged epsilon %{x:.3g}<extra></extra>"))

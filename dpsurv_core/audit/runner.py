@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -186,7 +186,7 @@ class AuditResult:
             "advantage_tpr": a.adv_tpr, "advantage_fpr": a.adv_fpr, "advantage_tpr_ci": list(a.adv_tpr_ci),
             "advantage_fpr_ci": list(a.adv_fpr_ci), "advantage_threshold": a.adv_threshold,
             "advantage_score": a.adv_score, "epsilon_test_advantage": a.epsilon_test_advantage,
-            "advantage_bound": advantage_bound(self.cost.epsilon) if self.formal_guarantee else None, "auc": a.auc,
+            "advantage_bound": advantage_bound(self.cost.epsilon) if self.formal_guarantee and self.cost.epsilon is not None else None, "auc": a.auc,
             "roc": {"fpr": a.roc_fpr, "tpr": a.roc_tpr},
             "influential_points": infl, "influential_points_per_trial": per, "influential_thresholds": list(THRESHOLDS),
             "influential_points_noise_alone_per_trial": None if self.influential_noise_alone is None else {
@@ -290,6 +290,7 @@ class Adapter:
     analysis: str = ""
     mechanism_name: str = ""
     cohort: Cohort
+    public: PublicParameters
     publisher: Publisher | None = None
 
     @property
@@ -523,6 +524,14 @@ class NonPrivateRegression:
         return type("Fit", (), {"W": np.repeat(w[None, :], trials, axis=0)})()
 
 
+class _Design(TypedDict):
+    """The public design a regression audit keeps for D and D' (keywords of ``person_period``)."""
+
+    horizon: float
+    intervals: int
+    knots: int
+
+
 class RegressionAdapter(Adapter):
     """Discrete-time regression mechanisms: the released coefficient vector W (R, dim).
 
@@ -540,8 +549,8 @@ class RegressionAdapter(Adapter):
         if not covariates:
             raise ParameterError("A regression audit needs covariates: pass --covariates, for example age,sex.")
         self.cohort, self.public, self.covariates = cohort, public, tuple(covariates)
-        self.design = dict(horizon=public.horizon, intervals=intervals or DEFAULT_INTERVALS,
-                           knots=knots or DEFAULT_KNOTS)
+        self.design = _Design(horizon=public.horizon, intervals=intervals or DEFAULT_INTERVALS,
+                              knots=knots or DEFAULT_KNOTS)
         self.pp = person_period(cohort, self.covariates, ranges=ranges, n_public=n_public, **self.design)
         enc = self.pp.encoding
         self.ranges = {c.source: (c.centre - c.half_range, c.centre + c.half_range)
@@ -596,7 +605,9 @@ class RegressionAdapter(Adapter):
             # The sampler's vectorised path shares one minibatch sequence among the chains of a call, so
             # its chains are not independent draws; the binomial bounds need independent runs, so every
             # run here is its own chain with its own spawned seed (a loop over runs, ~0.1 s per chain).
-            seeds = noise.rng.bit_generator.seed_seq.spawn(trials)
+            seq = noise.rng.bit_generator.seed_seq
+            assert isinstance(seq, np.random.SeedSequence)  # simulation generators are seeded (SimulationNoise)
+            seeds = seq.spawn(trials)
             out = np.empty((trials, pp.dim))
             for i, s in enumerate(seeds):
                 out[i] = self.mechanism.compute(pp, SimulationNoise(s), 1).W[0]
@@ -749,7 +760,7 @@ def curve_mechanism(name: str, epsilon: float, cohort: Cohort, public: PublicPar
     """A curve mechanism by name from the mechanism catalogue, as the ``km`` command builds it (time-indexed
     options: alpha, tau_start, tau_end, window, edge_mode, base_epsilon; other keywords are ignored), without
     noise-aware bands: the audit reads the curves and counts only (the bands are post-processing, never attacked)."""
-    mech = catalogue.get(catalogue.CURVES, name).build(epsilon, **context(cohort, public), **options)
+    mech: Any = catalogue.get(catalogue.CURVES, name).build(epsilon, **context(cohort, public), **options)
     if getattr(mech, "noise_in_bands", False):
         mech.noise_in_bands = False
     return mech
@@ -770,7 +781,7 @@ def curve_publisher(name: str, epsilon: float, cohort: Cohort, public: PublicPar
     if not entry.private or (entry.formal and (epsilon is None or not math.isfinite(epsilon))):
         return None  # no noise: not a release, so no record (the numbers are for the data holder's eyes only)
     build = {**context(cohort, public), **{k: v for k, v in options.items() if k in entry.options and v is not None}}
-    mech = entry.build(epsilon, **build)
+    mech: Any = entry.build(epsilon, **build)  # a curve mechanism with draw and read (the base type has neither)
     if not hasattr(mech, "draw") or not hasattr(mech, "read"):
         return None
     groups = groups_of(cohort, public) or ("all",)
@@ -779,7 +790,7 @@ def curve_publisher(name: str, epsilon: float, cohort: Cohort, public: PublicPar
     inputs = readout.public_inputs(name, epsilon, build, public, False, reading)
     if tests is not None:
         inputs["tests"] = dict(tests)
-    noiseless = entry.build(math.inf, **build) if entry.formal else mech  # to find where the target shows
+    noiseless: Any = entry.build(math.inf, **build) if entry.formal else mech  # to find where the target shows
     return reader_publisher("curves" if tests is None else "logrank",
                             lambda c, noise: mech.draw(c, public, noise, 1, False), inputs,
                             source=f"the {'km' if tests is None else 'logrank'} release's public inputs "

@@ -72,6 +72,7 @@ def without(cohort: Cohort, target: Target) -> Cohort:
 
 def relabelled(cohort: Cohort, target: Target) -> Cohort:
     """D' for randomized response: the target subject's rows get the label ``target.new_group``."""
+    assert cohort.group is not None, "randomized response relabels a group column"
     group = cohort.group.astype(object).copy()
     group[list(target.rows)] = target.new_group
     return replace(cohort, group=group.astype(str))
@@ -135,6 +136,7 @@ def user_target(cohort: Cohort, row: int, label_categories: tuple[str, ...] | No
     new = None
     if label_categories is not None:
         cats = list(label_categories)
+        assert cohort.group is not None, "label-only mechanisms need a group column"
         label = str(cohort.group[row])
         new = cats[((cats.index(label) if label in cats else -1) + 1) % len(cats)]
     action = f"its group label changes to {new} in D'" if label_categories is not None else "D' is the data without it"
@@ -159,6 +161,7 @@ def leave_one_out_counts(cohort: Cohort, public: PublicParameters, competing: bo
     if groups is None:
         gi = np.zeros(cohort.n, dtype=np.int64)
     else:
+        assert cohort.group is not None  # groups_of returns categories only for a cohort with a group column
         uniq, inv = np.unique(cohort.group.astype(str), return_inverse=True)
         lookup = {g: i for i, g in enumerate(groups)}
         gi = np.array([lookup.get(str(g), -1) for g in uniq], dtype=np.int64)[inv]

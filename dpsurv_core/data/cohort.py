@@ -9,6 +9,7 @@ subject are kept (the rest dropped, with a warning), and every sensitivity is mu
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -178,10 +179,10 @@ def mapping_problems(mapping: ColumnMap, cols: list[str]) -> list[Problem]:
     for col in mapping.covariates:
         if col not in cols:
             problems.append(Problem(col, f"There is no covariate column {col!r}: choose among {', '.join(cols[:12])}."))
-        role = next((r for r, c in (("time", mapping.time), ("event", mapping.event), ("subject id", mapping.id),
+        same = next((r for r, c in (("time", mapping.time), ("event", mapping.event), ("subject id", mapping.id),
                                     ("event type", mapping.event_type)) if c == col), None)
-        if role is not None:
-            problems.append(Problem(col, f"The covariate {col!r} is the {role} column: a model cannot explain the "
+        if same is not None:
+            problems.append(Problem(col, f"The covariate {col!r} is the {same} column: a model cannot explain the "
                                          "outcome by itself; remove it from the covariates."))
     if mapping.time == mapping.event and mapping.time in cols:
         problems.append(Problem(mapping.event, "The time and the event must be different columns: choose the column of "
@@ -293,7 +294,8 @@ def validate(df: pd.DataFrame, mapping: ColumnMap) -> tuple[Cohort | None, list[
         if problem is not None:
             problems.append(problem)
 
-    event_type, type_labels = None, ()
+    event_type: np.ndarray | None = None
+    type_labels: tuple[str, ...] = ()
     if mapping.event_type is not None and event is not None:
         et = sub[mapping.event_type].astype(str).str.strip().str.replace(r"\.0$", "", regex=True)
         censor = {str(c).lower() for c in mapping.type_censor_codes}
@@ -336,6 +338,7 @@ def validate(df: pd.DataFrame, mapping: ColumnMap) -> tuple[Cohort | None, list[
 
     if any(p.severity == "error" for p in problems):
         return None, problems
+    assert event is not None  # _event_from returns None only with an error
     cohort = Cohort(
         time=t.to_numpy(dtype=float), event=event, group=group,
         subject=None if mapping.id is None else sub[mapping.id].to_numpy(),
@@ -352,6 +355,7 @@ def _declared_types(et: pd.Series, is_c: pd.Series, mapping: ColumnMap
     (type index per row, 0 censored; the declared names; the blocking problem, if any). A row holding neither a
     declared code nor a censoring code is an error counted for the data holder (:mod:`dpsurv_core.data.event_types`),
     never a new type."""
+    assert mapping.event_type is not None  # called for a declared event-type column only
     pairs = event_types.ordered(mapping.event_type_names)
     names = tuple(name for _, name in pairs)
     clash = event_types.censor_clash(pairs, mapping.type_censor_codes)
@@ -382,10 +386,10 @@ def build_cohort(df: pd.DataFrame, mapping: ColumnMap, name: str = "data", time_
 def default_mapping(name: str, group: str | None = None, covariates: tuple[str, ...] = (), **overrides) -> ColumnMap:
     """The column map a bundled data set declares, with optional overrides."""
     d = datasets.info(name)
-    kw = dict(time=d.time, event=d.event, group=group, id=d.id, covariates=tuple(covariates),
-              event_codes=tuple(d.event_codes) if d.event_codes != (1,) else (),
-              censor_codes=tuple(d.censor_codes) if d.event_codes != (1,) else (),
-              max_rows_per_subject=d.rows_per_subject)
+    kw: dict[str, Any] = dict(time=d.time, event=d.event, group=group, id=d.id, covariates=tuple(covariates),
+                              event_codes=tuple(d.event_codes) if d.event_codes != (1,) else (),
+                              censor_codes=tuple(d.censor_codes) if d.event_codes != (1,) else (),
+                              max_rows_per_subject=d.rows_per_subject)
     kw.update({k: v for k, v in overrides.items() if v is not None})
     return ColumnMap(**kw)
 

@@ -269,10 +269,10 @@ def guess_columns(df: pd.DataFrame) -> Guess:
     for c in cols:
         if kinds.get(c) != CATEGORICAL:
             continue
-        vals = {code_key(v) for v in frame[c].dropna().unique()} - {""}
-        known = KNOWN_VALUE_LABELS.get(frozenset(v.lower() for v in vals))
+        codes = {code_key(v) for v in frame[c].dropna().unique()} - {""}
+        known = KNOWN_VALUE_LABELS.get(frozenset(v.lower() for v in codes))
         if known is not None:
-            labels = labels.with_labels(c, {v: known[v.lower()] for v in vals})
+            labels = labels.with_labels(c, {v: known[v.lower()] for v in codes})
     return Guess(time, event, group, subject, unit, unit_from, suggested, reasons, kinds, labels)
 
 

@@ -339,7 +339,7 @@ def read_columns(path: str | Path, columns: list[str], sheet: str | None = None)
             return read_table(path, limit_rows=False)
         limits.check_cli_cells(table.num_rows, len(present), path.name)
         return table.to_pandas(split_blocks=True, self_destruct=True), []
-    columns = {c: np.concatenate(v) if v else np.array([]) for c, v in chunks.items()}
-    if not columns or next(iter(columns.values())).size == 0:
+    arrays = {c: np.concatenate(v) if v else np.array([]) for c, v in chunks.items()}
+    if not arrays or next(iter(arrays.values())).size == 0:
         raise DataError(f"{path.name!r} has a header but no rows: add one row per subject.")
-    return pd.DataFrame(columns, copy=False), []
+    return pd.DataFrame(arrays, copy=False), []

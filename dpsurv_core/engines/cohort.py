@@ -31,6 +31,15 @@ _ROW_FIELDS = ("time", "event", "group", "subject", "event_type", "covariates")
 class EngineCohort(Cohort):
     """A validated cohort kept in an engine (see the module docstring)."""
 
+    # set by :meth:`open` (declarations only: no dataclass fields, no class attributes)
+    engine: Engine
+    summary: statistics.Summary
+    purpose: str
+    chunk_rows: int
+    mapping: ColumnMap
+    counts_computed: int
+    _rows: Cohort | None
+
     def __new__(cls, *args, **kwargs):
         # dataclasses.replace(engine_cohort, ...) builds a copy from every field, i.e. from the rows read through
         # the bounded path: that copy is an ordinary in-memory Cohort
@@ -51,7 +60,7 @@ class EngineCohort(Cohort):
         self.name, self.time_unit = name, time_unit
         self.warnings = tuple(summary.warnings)
         self.event_type_labels = summary.event_type_labels
-        self._rows: Cohort | None = None
+        self._rows = None
         self.counts_computed = 0
         return self
 
@@ -177,7 +186,7 @@ class EngineCohort(Cohort):
     def in_memory(self) -> Cohort:
         """The rows as an ordinary :class:`Cohort`, streamed in chunks below the row limit (else refused)."""
         if self._rows is None:
-            m: ColumnMap = self.mapping
+            m = self.mapping
             cols = [c for c in dict.fromkeys([m.time, m.event, m.group, m.id, m.event_type, *m.covariates]) if c]
             rows = self.summary.rows_in_source
             limits.check_engine_rows(rows, len(cols), self.name, self.purpose)
