@@ -65,15 +65,18 @@ postgres:
 	    || echo "PostgreSQL could not be installed: the PostgreSQL ledger tests will be skipped"; \
 	else echo "apt-get is unavailable: the PostgreSQL ledger tests will be skipped (they need Debian's postgresql)"; fi
 
+# Tests run in as many processes as the machine has cores (pytest-xdist; each test file stays in one process, so
+# its module fixtures are built once); the 20 slowest are listed at the end.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 test: $(VENV)/.dev-installed chromium java postgres
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadfile --durations=20
 
 # No browser (marker browser, folder tests/e2e) and no tests marked slow; make test still runs them all.
 FAST_MARKERS ?= not browser and not slow
 test-fast: $(VENV)/.dev-installed
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m "$(FAST_MARKERS)" --ignore=tests/e2e
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadfile -m "$(FAST_MARKERS)" --ignore=tests/e2e
 
 lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check .
