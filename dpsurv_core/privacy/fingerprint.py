@@ -129,18 +129,22 @@ class Accumulator:
     def __post_init__(self) -> None:
         self.col_sums = [[0, 0] for _ in range(self.ncols)]
 
-    def first(self, batch: pd.DataFrame) -> None:
-        """Pass 1: number columns' key sums; text columns' distinct values with their counts."""
-        self.rows += len(batch)
+    def first(self, batch: pd.DataFrame, weights: np.ndarray | None = None) -> None:
+        """Pass 1: number columns' key sums; text columns' distinct values with their counts. ``weights``: each row
+        stands for that many rows (a table of distinct rows with their counts)."""
+        w = np.ones(len(batch), dtype=U64) if weights is None else np.asarray(weights, dtype=U64)
+        self.rows += int(w.sum())
         for j in range(self.ncols):
             col = batch.iloc[:, j]
             if _is_number(col) and j not in self.text:
                 words = number_words(pd.to_numeric(col, errors="coerce").astype("float64").to_numpy())
                 for k in range(2):
-                    self.col_sums[j][k] += int(np.sum(murmur(words ^ U64(SALT_COL[k])), dtype=U64))
+                    with np.errstate(over="ignore"):
+                        self.col_sums[j][k] += int(np.sum(murmur(words ^ U64(SALT_COL[k])) * w, dtype=U64))
             else:
                 counts = self.text.setdefault(j, {})
-                for v, n in col.astype(object).where(col.notna(), None).value_counts(dropna=False).items():
+                values = col.astype(object).where(col.notna(), None)
+                for v, n in pd.Series(w, index=values.to_numpy()).groupby(level=0, dropna=False).sum().items():
                     key = None if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)
                     counts[key] = counts.get(key, 0) + int(n)
 
@@ -180,7 +184,7 @@ class Accumulator:
         pairs = np.array([table[v] for v in keys], dtype=U64).reshape(-1, 2)
         return pairs[:, 0], pairs[:, 1]
 
-    def second(self, batch: pd.DataFrame, groups: list[list[int]]) -> None:
+    def second(self, batch: pd.DataFrame, groups: list[list[int]], weights: np.ndarray | None = None) -> None:
         """Pass 2: row hashes (columns in key order, tied columns by a sum) and tied columns' second keys."""
         words = {j: self._words(batch, j) for g in groups for j in g}
         with np.errstate(over="ignore"):
@@ -193,12 +197,13 @@ class Accumulator:
                         tie = sum((murmur(words[j][k] ^ U64(SALT_TIE[k])) for j in g[1:]),
                                   murmur(words[g[0]][k] ^ U64(SALT_TIE[k])))
                         acc = murmur(acc ^ tie)
-                self.row_sums[k] += int(np.sum(acc, dtype=U64))
+                w = U64(1) if weights is None else np.asarray(weights, dtype=U64)
+                self.row_sums[k] += int(np.sum(acc * w, dtype=U64))
                 salted = murmur(acc ^ U64(SALT_PAIR[k]))
                 for g in groups:
                     for j in g if len(g) > 1 else ():
                         sums = self.tied_sums.setdefault(j, [0, 0])
-                        sums[k] += int(np.sum(murmur(salted ^ words[j][k]), dtype=U64))
+                        sums[k] += int(np.sum(murmur(salted ^ words[j][k]) * w, dtype=U64))
 
     def digest(self) -> str:
         return digest(self.rows, self.col_sums, self.row_sums, self.tied_sums)
@@ -229,6 +234,15 @@ def fingerprint_batches(first_pass: Iterable[pd.DataFrame], second_pass: Iterabl
     groups = acc.groups()
     for batch in second_pass:
         acc.second(batch, groups)
+    return acc.digest()
+
+
+def fingerprint_counted(frame: pd.DataFrame, counts: np.ndarray) -> str:
+    """Fingerprint of the table in which each row of ``frame`` occurs ``counts`` times (its distinct rows)."""
+    acc = Accumulator(frame.shape[1])
+    acc.first(frame, counts)
+    acc.close_first()
+    acc.second(frame, acc.groups(), counts)
     return acc.digest()
 
 

@@ -27,6 +27,12 @@ from dpsurv_core.privacy import fingerprint as fp
 DICTIONARY_LIMIT = 1_000_000
 FEW_VALUES = 50_000  # distinct values in the first PROBE_ROWS rows below which a column's key comes from its counts
 PROBE_ROWS = 200_000
+DISTINCT_ROW_CELLS = 20_000_000  # a table of distinct rows (with counts) up to this many cells is hashed in NumPy
+
+
+def distinct_row_limit(ncols: int) -> int:
+    """How many distinct rows the one-scan path takes (at most two million; fewer for a wide table)."""
+    return max(1, min(2_000_000, DISTINCT_ROW_CELLS // max(ncols, 1)))
 CASE_LIMIT = 32  # text columns with at most this many labels map them by a CASE, larger ones by a join
 SMALL_INTEGERS = ("TINYINT", "SMALLINT", "INTEGER", "UTINYINT", "USMALLINT", "UINTEGER", "BOOLEAN")
 _CHECKED: dict[str, bool] = {}
@@ -107,7 +113,15 @@ class _Table:
         words: dict[int, tuple[str, str]] = {}  # column -> SQL of its two words
         joins: list[str] = []
         number_cols: list[int] = []  # columns whose key sums pass 1 computes
-        self.distinct = self._few_values()
+        exprs = [f"CAST({_q(c)} AS {'DOUBLE' if self._is_number(j) else 'VARCHAR'})" for j, c in enumerate(self.names)]
+        probe = self.con.execute(f"SELECT approx_count_distinct(hash({', '.join(exprs)})), "
+                                 f"{', '.join(f'approx_count_distinct({e})' for e in exprs)} FROM "
+                                 f"(SELECT * FROM {self.rel} LIMIT {PROBE_ROWS})").fetchone() if n else (0,)
+        if (probe[0] or 0) <= FEW_VALUES:
+            done = self._distinct_rows(exprs)
+            if done is not None:
+                return done
+        self.distinct = self._few_values(exprs, probe[1:])
         for j in range(n):
             col = f"src.{_q(self.names[j])}"
             if self._is_number(j):
@@ -134,15 +148,23 @@ class _Table:
         rows, row_sums, tied = self._second(groups, inner)
         return fp.digest(rows, col_sums, row_sums, tied)
 
-    def _few_values(self) -> dict[int, pd.DataFrame]:
+    def _distinct_rows(self, exprs: list[str]) -> str | None:
+        """The whole fingerprint from one scan when the table has few distinct rows: ``GROUP BY`` every column (as
+        DOUBLE or text) with the count, then :func:`~dpsurv_core.privacy.fingerprint.fingerprint_counted` on that
+        small table (the same sums: each distinct row weighted by its count). None when there are more than
+        :func:`distinct_row_limit` distinct rows (the two passes then run)."""
+        limit = distinct_row_limit(len(exprs))
+        cols = ", ".join(f"{e} AS v{j}" for j, e in enumerate(exprs))
+        frame = self.con.execute(f"SELECT {cols}, count(*) AS _n FROM {self.rel} GROUP BY ALL LIMIT {limit + 1}").fetchdf()
+        if len(frame) > limit:
+            return None
+        counts = frame.pop("_n").to_numpy(dtype=np.uint64)
+        return fp.fingerprint_counted(frame, counts)
+
+    def _few_values(self, exprs: list[str], probe) -> dict[int, pd.DataFrame]:
         """Distinct values with their counts of every column that looks like it has few (at most
         :data:`FEW_VALUES` in its first :data:`PROBE_ROWS` rows), from one scan with grouping sets: their key sums then
         need no hashing per row. Only the speed depends on the guess."""
-        if not self.names:
-            return {}
-        exprs = [f"CAST({_q(c)} AS {'DOUBLE' if self._is_number(j) else 'VARCHAR'})" for j, c in enumerate(self.names)]
-        probe = self.con.execute(f"SELECT {', '.join(f'approx_count_distinct({e})' for e in exprs)} FROM "
-                                 f"(SELECT * FROM {self.rel} LIMIT {PROBE_ROWS})").fetchone()
         few = [j for j, d in enumerate(probe) if (d or 0) <= FEW_VALUES]
         if not few:
             return {}
