@@ -53,14 +53,56 @@ def test_number_words_in_sql_equal_numpy(values):
     assert got == [int(v) for v in number_words(np.array(values, dtype="float64"))]
 
 
+class paths:
+    """DuckDB's three ways to the same fingerprint: ``one-scan`` (few distinct rows: GROUP BY every column, counted
+    in NumPy), ``grouping-sets`` (column keys from distinct values, row hashes in SQL), ``sql`` (everything hashed per
+    row in SQL)."""
+
+    def __init__(self, way: str) -> None:
+        self.way = way
+
+    def __enter__(self) -> None:
+        self.saved = fingerprint_sql.FEW_VALUES, fingerprint_sql.distinct_row_limit
+        if self.way != "one-scan":
+            fingerprint_sql.distinct_row_limit = lambda ncols: 0
+        if self.way == "sql":
+            fingerprint_sql.FEW_VALUES = -1
+
+    def __exit__(self, *exc) -> None:
+        fingerprint_sql.FEW_VALUES, fingerprint_sql.distinct_row_limit = self.saved
+
+
+WAYS = ("one-scan", "grouping-sets", "sql")
+
+
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None, max_examples=30)
 @given(frame=frames())
 def test_property_duckdb_equals_numpy_on_frames_parquet_and_csv(frame, tmp_path_factory):
     ref = fingerprint(frame)
-    assert fingerprint_frame(frame) == ref
     folder = tmp_path_factory.mktemp("fp")
     frame.to_parquet(folder / "t.parquet", index=False)
-    assert fingerprint_path(folder / "t.parquet") == ref
+    for way in WAYS:
+        with paths(way):
+            assert fingerprint_frame(frame) == ref, way
+            assert fingerprint_path(folder / "t.parquet") == ref, way
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_each_duckdb_path_keeps_invariances_and_sensitivities(way, tmp_path):
+    lung = datasets.load("lung")
+    ref = fingerprint(lung)
+    a = pd.DataFrame({"x": [1, 2, 1, 2], "y": [2, 1, 2, 1], "z": ["p", "q", "r", "s"]})
+    b = pd.DataFrame({"x": [2, 1, 1, 2], "y": [1, 2, 2, 1], "z": ["p", "q", "r", "s"]})
+    swapped = lung.copy()
+    swapped.loc[[0, 1], "age"] = swapped.loc[[1, 0], "age"].to_numpy()
+    with paths(way):
+        lung.sample(frac=1, random_state=4)[list(lung.columns[::-1])].astype("float64").to_csv(tmp_path / "l.csv",
+                                                                                                 index=False)
+        assert fingerprint_path(tmp_path / "l.csv") == fingerprint_frame(lung) == ref
+        assert fingerprint_frame(a) == fingerprint(a) != fingerprint_frame(b) == fingerprint(b)
+        assert fingerprint_frame(a[["z", "y", "x"]].iloc[::-1]) == fingerprint(a)
+        for changed in (swapped, lung.drop(index=5), pd.concat([lung, lung.iloc[[5]]])):
+            assert fingerprint_frame(changed) == fingerprint(changed) != ref
 
 
 def test_lung_everywhere_the_same(tmp_path):
@@ -97,9 +139,12 @@ def test_many_labels_join_and_identifiers_hashed_in_sql(tmp_path, monkeypatch):
                           "code": [f"{v}" for v in rng.integers(0, 10**6, 3000)], "t": rng.exponential(5, 3000)})
     frame.to_parquet(tmp_path / "f.parquet", index=False)
     ref = fingerprint(frame)  # site and code read as numbers
-    assert fingerprint_path(tmp_path / "f.parquet") == ref  # a join for id (3000 labels), CASE-free
+    assert fingerprint_path(tmp_path / "f.parquet") == ref  # one scan: 3000 distinct rows
+    with paths("grouping-sets"):
+        assert fingerprint_path(tmp_path / "f.parquet") == ref  # a join for id (3000 labels), a CASE for none
     monkeypatch.setattr(fingerprint_sql, "DICTIONARY_LIMIT", 10)  # every text column hashed in SQL
-    assert fingerprint_path(tmp_path / "f.parquet") == ref
+    with paths("sql"):
+        assert fingerprint_path(tmp_path / "f.parquet") == ref
 
 
 def test_the_cache_is_used_for_an_unchanged_file_only(tmp_path, monkeypatch):
