@@ -154,8 +154,13 @@ class _Table:
         small table (the same sums: each distinct row weighted by its count). None when there are more than
         :func:`distinct_row_limit` distinct rows (the two passes then run)."""
         limit = distinct_row_limit(len(exprs))
-        cols = ", ".join(f"{e} AS v{j}" for j, e in enumerate(exprs))
-        frame = self.con.execute(f"SELECT {cols}, count(*) AS _n FROM {self.rel} GROUP BY ALL LIMIT {limit + 1}").fetchdf()
+        # grouped on the stored values (cheaper to hash than their DOUBLE or text), converted after: values that
+        # convert alike stay separate rows, which the weighted sums add up the same
+        raw = ", ".join(f"{_q(c)} AS r{j}" for j, c in enumerate(self.names))
+        cols = ", ".join(e.replace(_q(c), f"r{j}", 1) + f" AS v{j}" for j, (e, c) in enumerate(zip(exprs, self.names,
+                                                                                                  strict=True)))
+        frame = self.con.execute(f"SELECT {cols}, _n FROM (SELECT {raw}, count(*) AS _n FROM {self.rel} GROUP BY ALL "
+                                 f"LIMIT {limit + 1})").fetchdf()
         if len(frame) > limit:
             return None
         counts = frame.pop("_n").to_numpy(dtype=np.uint64)
