@@ -224,10 +224,11 @@ def _free_port() -> int:
 
 @pytest.mark.parametrize("master, words", [
     ("bogus", "is not a Spark master URL"),
-    (f"spark://127.0.0.1:{_free_port()}", "No Spark master answered"),
+    ("spark://127.0.0.1:{free}", "No Spark master answered"),  # a port nobody listens on, chosen when the test runs
 ])
 def test_a_bogus_spark_master_fails_fast_without_java(master, words):
     pytest.importorskip("pyspark")
+    master = master.format(free=_free_port())  # (in the test, so every test process collects the same test ids)
     t = time.perf_counter()
     r = subprocess.run([sys.executable, "-m", "dpsurv_core", "km", *LUNG, "--engine", "spark", "--spark-master", master,
                         "--seed", "1", "--json"], capture_output=True, text=True, timeout=120, cwd=ROOT)
