@@ -295,6 +295,34 @@ def fingerprint_source(source, engine=None, refresh: bool = False) -> str:
         return fingerprint_cache.cached(Path(source.location), table, refresh=refresh, detail=f"table:{source.table}")
     if engine is None:
         raise ValueError("an engine is needed to fingerprint a table that is not a local file")
+    counted = _distinct_rows(engine)
+    if counted is not None:
+        return counted
     cols = ", ".join(engine.quote(c) for c in engine.columns())
     sql = f"SELECT {cols} FROM cohort"
     return fingerprint_batches(engine.batches(sql, 500_000), engine.batches(sql, 500_000))
+
+
+ENGINE_DISTINCT_ROWS = 500_000  # distinct rows an engine (Spark) may send back for the one-scan path
+
+
+def _distinct_rows(engine) -> str | None:
+    """The one-scan path in the engine's own SQL (Spark on a cluster: the scan runs on the executors): every column
+    as DOUBLE or text, grouped with its count; :func:`fingerprint_counted` on the result. None when the table has more
+    than :data:`ENGINE_DISTINCT_ROWS` distinct rows (its rows are then streamed through :func:`fingerprint_batches`)."""
+    kinds = engine.columns()
+    if not kinds:
+        return None
+    text = "STRING" if engine.name == "spark" else "VARCHAR"
+    exprs = [f"CAST({engine.quote(c)} AS {'DOUBLE' if k in ('int', 'float', 'bool') else text})" for c, k in kinds.items()]
+    limit = ENGINE_DISTINCT_ROWS
+    rows = engine.rows(f"SELECT {', '.join(f'{e} AS v{j}' for j, e in enumerate(exprs))}, COUNT(*) AS n FROM cohort "
+                       f"GROUP BY {', '.join(exprs)} LIMIT {limit + 1}")
+    if len(rows) > limit:
+        return None
+    frame = pd.DataFrame.from_records(rows, columns=[*(f"v{j}" for j in range(len(exprs))), "n"])
+    counts = frame.pop("n").to_numpy(dtype=np.uint64)
+    for j, k in enumerate(kinds.values()):
+        frame[f"v{j}"] = (pd.to_numeric(frame[f"v{j}"], errors="coerce").astype("float64")
+                          if k in ("int", "float", "bool") else frame[f"v{j}"].astype(object))
+    return fingerprint_counted(frame, counts)
