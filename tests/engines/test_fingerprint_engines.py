@@ -199,14 +199,17 @@ def test_budget_verify_refingerprint_links_version_1_records(tmp_path, capsys, m
 
 @pytest.mark.slow
 @pytest.mark.spark
-def test_spark_equals_duckdb_and_numpy(tmp_path, spark_session):
+def test_spark_equals_duckdb_and_numpy(tmp_path, spark_session, monkeypatch):
     from dpsurv_core import engines
+    from dpsurv_core.privacy import fingerprint as fp_module
 
     lung = datasets.load("lung")
     path = tmp_path / "lung.parquet"
     lung.to_parquet(path, index=False)
     eng = engines.connect("spark", Source("parquet", "file://" + str(path)))
-    assert fingerprint_source(eng.source, eng) == fingerprint_path(path) == fingerprint(lung)
+    assert fingerprint_source(eng.source, eng) == fingerprint_path(path) == fingerprint(lung)  # one scan in Spark
+    monkeypatch.setattr(fp_module, "ENGINE_DISTINCT_ROWS", 10)  # too many distinct rows: streamed through NumPy
+    assert fingerprint_source(eng.source, eng) == fingerprint(lung)
 
 
 def test_the_fingerprint_started_with_the_command_is_the_one_computed_in_place(tmp_path, monkeypatch):
@@ -246,3 +249,17 @@ def test_a_release_through_the_command_line_is_charged_under_the_fingerprint(tmp
     store = LedgerStore()
     assert [r.fingerprint for r in store.release_records(fingerprint(lung))] == [store.key(fingerprint(lung))]
     assert fingerprint_cache.lookup(path)["fingerprint"] == fingerprint(lung)
+
+
+def test_the_engine_one_scan_path_in_duckdb_sql(tmp_path, monkeypatch):
+    """What Spark runs on a cluster path (GROUP BY every column in the engine's SQL), here on DuckDB's view."""
+    from dpsurv_core import engines
+    from dpsurv_core.privacy import fingerprint as fp_module
+
+    lung = datasets.load("lung")
+    path = tmp_path / "lung.parquet"
+    lung.to_parquet(path, index=False)
+    eng = engines.connect("duckdb", Source("parquet", str(path)))
+    assert fp_module._distinct_rows(eng) == fingerprint(lung)
+    monkeypatch.setattr(fp_module, "ENGINE_DISTINCT_ROWS", 10)
+    assert fp_module._distinct_rows(eng) is None
