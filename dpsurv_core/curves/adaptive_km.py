@@ -299,6 +299,7 @@ class AdaptiveKM(Mechanism):
             if self.band_method == "bootstrap":
                 boot = with_bootstrap_bands(curves, bootstrap_curves(self, fine, 0.0, extra={"kept": kept,
                                                                                              "actuarial": a}))
+                assert boot.interval_variance is not None and boot.interval_method is not None  # set by the bootstrap
                 v = np.maximum(boot.interval_variance, curves.greenwood + noise_var)
                 lo, up, lo_lin, up_lin = bands(curves.survival, v, curves.alpha)
                 lo, up = monotone_band(lo, up)
@@ -327,7 +328,7 @@ class AdaptiveKM(Mechanism):
                  + ("half of each bin's censorings count as at risk (life-table)." if a else
                     "censorings leave before the bin's events (Kaplan-Meier).")]
         if self.noise_in_bands and self.counts_scale > 0:
-            notes.append("The bands carry the noise: " + curves.interval_method + ".")
+            notes.append(f"The bands carry the noise: {curves.interval_method}.")
         disclosures = list(public.disclosures(CURVE_PARAMETERS))
         if self.selects:
             disclosures.append(Disclosure("bins", f"The bins were merged from the public grid at noisy event counts "
@@ -468,7 +469,7 @@ def derive_fine_counts(exact: BinnedCounts, kept: np.ndarray, ev: np.ndarray, ce
         c_out[..., j] = cj
         d_fine[..., j] = dj
         remaining = np.where(h_fine[..., j] >= 1.0, 0.0, rj - dj)
-    exact_path = kept.all(-1) & (a == 0)  # every bin a single public bin, no actuarial shift
+    exact_path = np.asarray(kept.all(-1) & (a == 0))  # every bin a single public bin, no actuarial shift
     d_fine = np.where(exact_path[:, None, None], dt, d_fine)
     c_out = np.where(exact_path[:, None, None], ce, c_out)
     events = np.where(exact_path[:, None, None, None], ev, d_fine[..., None, :] * share_fine)

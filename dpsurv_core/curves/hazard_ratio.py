@@ -94,6 +94,7 @@ def hazard_ratios(rel: Any, mech: Any, trial: int = 0) -> tuple[list[HazardRatio
     first = replace(counts, n=counts.n[one], events=counts.events[one], censored=counts.censored[one])
     merged = law.test_view is not None and law.noisy  # adaptive-km: its merged bins, each at its last public bin
     if merged:
+        assert law.test_view is not None  # merged implies a test view
         first = law.test_view(first) if trial == 0 else first  # the view holds the first trial's merged bins
     r, d = logrank._at_risk_events(first, law.shifted, exposure=merged)
     kept = None if law.kept is None or not law.noisy else np.asarray(law.kept, bool)[one]

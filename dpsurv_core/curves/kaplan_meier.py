@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 import numpy as np
 
@@ -35,15 +36,16 @@ class DeferredArray:
     function) so that a release stays cacheable; ``size`` keeps the first grid points on the last two axes."""
 
     def __init__(self, compute: Callable[[], np.ndarray], size: int | None = None) -> None:
-        self._compute, self._size, self._value = compute, size, None
+        self._compute, self._size = compute, size
+        self._value: np.ndarray | None = None
 
-    def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
+    def __array__(self, dtype: Any = None, copy: object = None) -> np.ndarray:
         if self._value is None:
             full = np.asarray(self._compute())
             self._value = full if self._size is None else full[..., :self._size, :self._size]
         return self._value if dtype is None else self._value.astype(dtype)
 
-    def __getitem__(self, key: object) -> np.ndarray:
+    def __getitem__(self, key: Any) -> np.ndarray:
         return np.asarray(self)[key]
 
     def first(self, size: int) -> DeferredArray:

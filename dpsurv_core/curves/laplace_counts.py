@@ -132,7 +132,7 @@ class LaplaceCounts(Mechanism):
             curves = opened_at_cut(with_bootstrap_bands(curves, boot, offset=True, lower_tail=True,
                                                         method=WORLDS_METHOD.format(draws=boot.draws)),
                                    released_counts)
-            notes.append("The bands carry the noise: " + curves.interval_method + ".")
+            notes.append(f"The bands carry the noise: {curves.interval_method}.")
         extra = {"risk_counts": risk_table_counts(counts, released_counts), "unclamped": True} if self.scale > 0 else {}
         return CurveResult(self.name, self.cost, self.parameters(), public.disclosures(CURVE_PARAMETERS), curves,
                             released_counts, str(released.get("noise", "")), notes, extra)

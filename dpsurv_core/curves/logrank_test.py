@@ -413,6 +413,7 @@ def calibrated_tests(released: BinnedCounts, law: NoiseLaw, draws: int = DEFAULT
         raise ParameterError("calibrated_tests needs counts with one leading trials axis.")
     merged = law.test_view is not None and law.noisy  # the test reads merged bins (adaptive-km)
     if merged:
+        assert law.test_view is not None  # merged implies a test view
         counts = _single(law.test_view(counts))
     simulate_noise = law.test_apply if (law.test_apply is not None and law.noisy) else law.apply
     draws = int(draws)
@@ -463,7 +464,7 @@ def calibrated_tests(released: BinnedCounts, law: NoiseLaw, draws: int = DEFAULT
             parts = []
             for lo in range(0, trials, chunk):
                 hi = min(trials, lo + chunk)
-                sim = simulate_null(base, *(a[lo:hi] for a in params), draws, rng.rng)
+                sim = simulate_null(base, params[0][lo:hi], params[1][lo:hi], params[2][lo:hi], draws, rng.rng)
                 rows = np.repeat(np.arange(lo, hi), draws)
                 noisy = simulate_noise(sim, rows, rng)
                 parts.append(np.stack(_stat(noisy, [sim_idx.index(i) for i in idx], law, rows)))

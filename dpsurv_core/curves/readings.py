@@ -202,9 +202,12 @@ def conf_bands(curves: SurvivalCurves, conf_type: str, with_noise: bool = False)
     return lo, up
 
 
+_NONE = np.array(None, dtype=object)  # np.where(..., None) as NumPy's stubs accept it: an object array
+
+
 def _none_where_nan(a: np.ndarray) -> list:
     a = np.asarray(a, float)
-    return np.where(np.isfinite(a), a, None).tolist()
+    return np.where(np.isfinite(a), a, _NONE).tolist()
 
 
 def _finite_or_none(x: float) -> float | None:
@@ -253,8 +256,8 @@ def curve_entries(curves: SurvivalCurves, estimand: str, conf_type: str = "log",
     s = curves.survival.tolist()
     lo_arr, up_arr = conf_bands(curves, conf_type, with_noise)
     no_band = bool(np.all(np.isnan(curves.lower)))
-    lo = None if no_band else np.where(np.isnan(lo_arr), None, lo_arr).tolist()
-    up = None if no_band else np.where(np.isnan(up_arr), None, up_arr).tolist()
+    lo = None if no_band else np.where(np.isnan(lo_arr), _NONE, lo_arr).tolist()
+    up = None if no_band else np.where(np.isnan(up_arr), _NONE, up_arr).tolist()
     if with_noise or no_band:
         lol, upl = _nullable(curves.lower_linear), _nullable(curves.upper_linear)
     else:  # Greenwood's plain band as R gives it (no interval where S = 0), as --conf-type plain prints it

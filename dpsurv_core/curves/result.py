@@ -204,7 +204,8 @@ def _kaplan_meier_without_noise(rel: CurveResult, cohort: Cohort, public: Public
     trials = rel.curves.survival.shape[0]
     c = exact.curves
     rep = lambda a: np.repeat(a, trials, axis=0) if isinstance(a, np.ndarray) and a.ndim > 1 else a  # noqa: E731
-    curves = replace(c, **{f.name: rep(getattr(c, f.name)) for f in fields(c)})
+    tiled: dict[str, Any] = {f.name: rep(getattr(c, f.name)) for f in fields(c)}
+    curves = replace(c, **tiled)
     extra = {**rel.extra, "event_time_curves": exact.extra["event_time_curves"]}
     if "debiased_curves" in extra:  # no label noise: the de-biased curves are the curves
         extra["debiased_curves"] = curves

@@ -115,6 +115,7 @@ def counts_from_labels(labels: np.ndarray, ev_cell: np.ndarray, ce_cell: np.ndar
 
 def subject_labels(cohort: Cohort, groups: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
     """(label index per subject, subject index per row); -1 for labels outside the categories."""
+    assert cohort.group is not None  # randomized response refuses data without a group column
     row_label = row_index(cohort.group, groups)  # a declared 1.0 names the code 1
     if cohort.subject is None:
         return row_label, np.arange(cohort.n)
@@ -199,6 +200,7 @@ class RandomizedResponse(Mechanism):
         if cohort.group is None:
             raise ParameterError("Randomized response randomizes the group label: pass --group.")
         groups = groups_of(cohort, public)
+        assert groups is not None  # the cohort has a group column
         if tuple(groups) != self.categories:
             raise ParameterError(f"The mechanism was built for the categories {', '.join(self.categories)} but the "
                                  f"public categories are {', '.join(groups)}.")
@@ -234,8 +236,8 @@ class RandomizedResponse(Mechanism):
         debiased_curves = estimate(debiased, actuarial=a, noisy=self.p < 1)
         if self.p < 1:
             debiased_curves = with_bootstrap_bands(debiased_curves, bootstrap_curves(self, debiased, a))
-            notes.append("The de-biased curves' bands carry the label noise: " + debiased_curves.interval_method
-                         + ". The reported-label curves keep Greenwood's band, which is honest for what they estimate "
+            notes.append(f"The de-biased curves' bands carry the label noise: {debiased_curves.interval_method}"
+                         ". The reported-label curves keep Greenwood's band, which is honest for what they estimate "
                          "(the survival of the mixture of groups the randomized labels define), not for each group.")
         return CurveResult(self.name, self.cost, self.parameters(), disclosures, estimate(reported, actuarial=a, noisy=self.p < 1), reported,
                             str(released.get("noise", "")), notes,

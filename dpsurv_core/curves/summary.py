@@ -51,7 +51,7 @@ def estimand_values(curves: SurvivalCurves, estimand: str, event_type: int = 0) 
     return arr[..., event_type, :] if estimand == INCIDENCE else arr
 
 
-def bands(curves: SurvivalCurves, kind: str = "log-log") -> tuple[np.ndarray, np.ndarray] | None:
+def bands(curves: SurvivalCurves, kind: str = "log-log") -> tuple[np.ndarray, np.ndarray]:
     """Pointwise 95% band of the survival curve: ``log-log`` (default) or ``linear``."""
     if kind == "log-log":
         return curves.lower, curves.upper

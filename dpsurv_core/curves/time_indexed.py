@@ -253,18 +253,20 @@ class TimeIndexed(Mechanism):
             exact = NonPrivate().compute(cohort, public)
         c = exact.curves
         rep = lambda a: np.repeat(a, trials, axis=0) if isinstance(a, np.ndarray) and a.ndim > 1 else a  # noqa: E731
-        curves = replace(c, **{f.name: rep(getattr(c, f.name)) for f in fields(c)})
+        tiled: dict[str, Any] = {f.name: rep(getattr(c, f.name)) for f in fields(c)}
+        curves = replace(c, **tiled)
         notes = ["Epsilon inf: no noise, so the clipping and smoothing have nothing to reduce; the curve is the "
                  "non-private Kaplan-Meier curve at the grid points, with its Greenwood band (no counts are released)."]
         return CurveResult(self.name, self.cost, self.parameters(), public.disclosures(CURVE_PARAMETERS), curves, None,
                             noise.describe(), notes, extra={"event_time_curves": exact.extra["event_time_curves"]})
 
 
-def _sizes(sample_size: int | Sequence[int] | None) -> tuple[int, ...] | None:
-    """The declared (public) group sizes the band's sampling term uses, checked."""
+def _sizes(sample_size: float | Sequence[float] | None) -> tuple[int, ...] | None:
+    """The declared (public) group sizes the band's sampling term uses, checked (whole numbers, possibly as floats)."""
     if sample_size is None:
         return None
-    sizes = (sample_size,) if np.ndim(sample_size) == 0 else tuple(sample_size)
+    given: Any = sample_size  # a number, a sequence or an array: np.ndim tells them apart
+    sizes = (given,) if np.ndim(given) == 0 else tuple(given)
     if not sizes or any(float(x) != int(x) or int(x) < 1 for x in sizes):
         raise ParameterError(f"The declared group size must be a whole number of subjects of at least 1, got "
                              f"{sample_size}.")
@@ -276,7 +278,8 @@ def _share(censoring: float | Sequence[float] | None, sizes: tuple[int, ...] | N
     need a declared size."""
     if censoring is None:
         return None
-    shares = (censoring,) if np.ndim(censoring) == 0 else tuple(censoring)
+    given: Any = censoring  # a number, a sequence or an array: np.ndim tells them apart
+    shares = (given,) if np.ndim(given) == 0 else tuple(given)
     try:
         ok = bool(shares) and all(math.isfinite(float(x)) and 0.0 <= float(x) < 1.0 for x in shares)
     except (TypeError, ValueError):

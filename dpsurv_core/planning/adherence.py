@@ -33,7 +33,7 @@ def summary(plan: dict[str, Any], source: str = "") -> dict[str, Any]:
     try:
         version = int(plan["plan_version"])
         budget = plan["budget"]
-        releases = [{"release": int(r["release"]), "mechanism": str(r["mechanism"]), "analysis": str(r["analysis"]),
+        releases: list[dict[str, Any]] = [{"release": int(r["release"]), "mechanism": str(r["mechanism"]), "analysis": str(r["analysis"]),
                      "epsilon": float(r["epsilon"]), "targets": [str(t["target"]) for t in r["targets"]]}
                     for r in budget["releases"]]
         total = float(budget["total"])

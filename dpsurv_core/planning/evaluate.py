@@ -130,8 +130,8 @@ class CurveProfile(Profile):
         from dpsurv_core.curves.readings import rmst_curves, rmst_entries
         from dpsurv_core.curves.readout import released_numbers
 
-        marks = sorted({float(t.time) for t in targets if t.kind == "survival"})
-        rmsts = sorted({float(t.time) for t in targets if t.kind == "rmst"})
+        marks = sorted({_given(t.time) for t in targets if t.kind == "survival"})
+        rmsts = sorted({_given(t.time) for t in targets if t.kind == "rmst"})
         g = len(self.study.sizes)
         out = {t.key: np.full((self.count, g), np.inf) for t in targets}
         for r, rel in enumerate(self.releases(eps)):
@@ -145,14 +145,14 @@ class CurveProfile(Profile):
             for k, group in enumerate(rel.curves.groups):
                 for t in targets:
                     if t.kind == "survival":
-                        e = lm[(group, float(t.time))]
+                        e = lm[(group, _given(t.time))]
                         out[t.key][r, k] = half_width(e["lower"], e["upper"], 0.0, 1.0)
                     elif t.kind == "median":
                         e = med[group]
                         reached = e["median"] is not None and math.isfinite(e["median"])
                         out[t.key][r, k] = half_width(e["median_lower"], e["median_upper"]) if reached else math.inf
                     elif t.kind == "rmst":
-                        e = rm[(group, float(t.time))]
+                        e = rm[(group, _given(t.time))]
                         out[t.key][r, k] = half_width(e["lower"], e["upper"], -math.inf, math.inf)
         return out
 
@@ -201,7 +201,7 @@ class PowerProfile(Profile):
         entry = catalogue.get(catalogue.CURVES, self.mechanism)
         first = sim.cohort(0)
         # the catalogue's mechanism without bands (a test reads the released counts only)
-        mech = (entry.build(eps, **context(first, public)) if self.mechanism == "rrr"
+        mech: Any = (entry.build(eps, **context(first, public)) if self.mechanism == "rrr"
                 else entry.mechanism_class()(eps, noise_in_bands=False))
         if self.mechanism == "laplace-counts":
             # its release draws discrete Laplace noise on every count cell and clamps (laplace_counts.draw): exactly
@@ -253,7 +253,7 @@ class WeibullProfile(Profile):
         widths = np.full((sim.count, 1), np.inf)
         for r in range(sim.count):
             cohort = sim.cohort(r)
-            mech = entry.build(eps, horizon=study.horizon, n_public=study.n)
+            mech: Any = entry.build(eps, horizon=study.horizon, n_public=study.n)  # a Weibull mechanism
             sample = mech.prepare(cohort)
             est = mech.compute_many(sample, noise_for(self.seed, WEIBULL, r), 1)
             blocks = mech.n_blocks(sample) if hasattr(mech, "n_blocks") and getattr(mech, "blocks", None) is None \
@@ -286,7 +286,7 @@ class RegressionProfile(Profile):
         for r in range(sim.count):
             pp = person_period(sim.cohort(r, covariate=True), ["group_b"], horizon=study.horizon,
                                ranges={"group_b": (0.0, 1.0)}, n_public=study.n, strict=False)
-            mech = entry.build(eps, pp=pp, lam=LAMBDA)
+            mech: Any = entry.build(eps, pp=pp, lam=LAMBDA)  # a regression mechanism
             rel = mech.compute(pp, noise_for(self.seed, REGRESSION, r), trials=self.trials)
             released, public = readout.publication(entry.id, mech, rel)
             for i in range(len(rel.W)):
@@ -297,6 +297,12 @@ class RegressionProfile(Profile):
         return {t.key: arr for t in targets}
 
 
+def _given(value: float | None) -> float:
+    """A target's time or hazard ratio, which its kind requires (checked when the target was parsed)."""
+    assert value is not None
+    return float(value)
+
+
 PROFILES = {CURVES: CurveProfile, POWER: PowerProfile, WEIBULL: WeibullProfile, REGRESSION: RegressionProfile}
 
 
@@ -305,7 +311,7 @@ def profile_for(study: Study, target: Target, mechanism: str, cohorts: dict[str,
     """The profile that reads ``target`` for ``mechanism`` (one per family, and per hazard ratio for power targets),
     from ``cache`` when there."""
     family = target.family
-    hr = float(target.hazard_ratio) if target.is_power else 1.0
+    hr = _given(target.hazard_ratio) if target.is_power else 1.0
     key = (study, mechanism, family, hr, int(cohorts[family]), int(seed))
     if cache is not None and key in cache:
         return cache[key]

@@ -172,7 +172,7 @@ class Planner:
             missed = [t for t in mine if not at[t.key].met]
             if not missed:
                 return at
-            ups = [sols[t.key].bracket[1] for t in missed if sols[t.key].bracket] + \
+            ups = [b[1] for t in missed if (b := sols[t.key].bracket)] + \
                 [e for e in LADDER if e > eps][:1]
             eps = max(min(ups), eps) if ups else eps
             if eps >= EPS_MAX:

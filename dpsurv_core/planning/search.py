@@ -205,8 +205,8 @@ class Search:
         notes: list[str] = []
         floor = self.floor(target)
         if floor is not None and not floor.met:
-            top = self.at(target, EPS_MAX)
-            return Solution(target, None, top, floor.median, notes=[unreachable(target, floor, self.profile)])
+            at_max = self.at(target, EPS_MAX)
+            return Solution(target, None, at_max, floor.median, notes=[unreachable(target, floor, self.profile)])
         known: dict[int, Achieved] = {i: self.at(target, e) for i, e in enumerate(LADDER) if e in self.profile.evaluated}
         for _ in range(MAX_STEPS):
             lo = max((i for i, a in known.items() if not a.met), default=-1)

@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -170,13 +171,13 @@ class Survival:
         return out
 
     @classmethod
-    def from_dict(cls, d: dict[str, object]) -> Survival:
+    def from_dict(cls, d: dict[str, Any]) -> Survival:
         kind = str(d.get("kind"))
         if kind == "exponential":
-            return cls.exponential(float(d["median"]))  # type: ignore[arg-type]
+            return cls.exponential(float(d["median"]))
         if kind == "weibull":
-            return cls.weibull(float(d["shape"]), float(d["scale"]))  # type: ignore[arg-type]
-        return cls.table(list(d["times"]), list(d["survival"]), str(d.get("source", "")))  # type: ignore[arg-type]
+            return cls.weibull(float(d["shape"]), float(d["scale"]))
+        return cls.table(list(d["times"]), list(d["survival"]), str(d.get("source", "")))
 
 
 @dataclass(frozen=True)
@@ -250,11 +251,11 @@ class Study:
                 "survival": self.survival.to_dict(), "time_unit": self.unit}
 
     @classmethod
-    def from_dict(cls, d: dict[str, object]) -> Study:
+    def from_dict(cls, d: dict[str, Any]) -> Study:
         start, stop, bins = str(d["grid"]).split(":")
-        return cls(tuple(int(s) for s in d["sizes"]), float(d["horizon"]),  # type: ignore[union-attr, arg-type]
-                   (float(start), float(stop), int(bins)), float(d["censoring"]),  # type: ignore[arg-type]
-                   Survival.from_dict(d["survival"]), str(d.get("time_unit", "days")))  # type: ignore[arg-type]
+        return cls(tuple(int(s) for s in d["sizes"]), float(d["horizon"]),
+                   (float(start), float(stop), int(bins)), float(d["censoring"]),
+                   Survival.from_dict(d["survival"]), str(d.get("time_unit", "days")))
 
     def describe(self) -> str:
         sizes = " and ".join(f"{s} in group {g}" for g, s in zip(self.groups, self.sizes)) if len(self.sizes) > 1 \
