@@ -162,7 +162,7 @@ def sandwich(w: np.ndarray, pp: PersonPeriod, lam: float) -> tuple[np.ndarray, n
     return H, Ainv @ H @ Ainv
 
 
-def sampling_bound(pp: PersonPeriod, lam: float) -> float:
+def sampling_bound(pp: PersonPeriod | PublicDesign, lam: float) -> float:
     """A public bound on the ridge fit's sampling variance per coordinate (normalised scale): the sandwich
     A^-1 H A^-1 with A = H + n Lambda I has eigenvalues h / (h + n Lambda)^2 <= 1 / (4 n Lambda) whatever the
     information H, so the bound needs only n and Lambda. Tight when h is near n Lambda, conservative otherwise."""
@@ -176,7 +176,7 @@ def psd_floor(H: np.ndarray, floor: float = 0.0) -> tuple[np.ndarray, np.ndarray
     return np.maximum(h, floor), V
 
 
-def information_errors(mech: ObjectivePerturbation, H_released: np.ndarray, pp: PersonPeriod, m: int, seed: int
+def information_errors(mech: ObjectivePerturbation, H_released: np.ndarray, pp: PersonPeriod | PublicDesign, m: int, seed: int
                        ) -> tuple[np.ndarray, np.ndarray]:
     """(total errors, noise errors) of objective perturbation with a released noisy information matrix H~.
 
@@ -208,7 +208,7 @@ def _scales(h: np.ndarray, V: np.ndarray, c: float) -> tuple[np.ndarray, np.ndar
     return a, s
 
 
-def calibrated_level(mech: ObjectivePerturbation, H_released: np.ndarray, pp: PersonPeriod, m: int, seed: int,
+def calibrated_level(mech: ObjectivePerturbation, H_released: np.ndarray, pp: PersonPeriod | PublicDesign, m: int, seed: int,
                      level: float = LEVEL, worlds: int = CALIBRATION_WORLDS, draws: int = CALIBRATION_DRAWS,
                      grid: np.ndarray = CALIBRATION_GRID) -> np.ndarray:
     """Per coordinate, the nominal level at which :func:`information_errors`' interval covers ``level`` of the
@@ -242,7 +242,7 @@ def calibrated_level(mech: ObjectivePerturbation, H_released: np.ndarray, pp: Pe
     return grid[np.where(ok.any(0), ok.argmax(0), len(grid) - 1)]
 
 
-def calibrated_information_errors(mech: ObjectivePerturbation, H_released: np.ndarray, pp: PersonPeriod, m: int,
+def calibrated_information_errors(mech: ObjectivePerturbation, H_released: np.ndarray, pp: PersonPeriod | PublicDesign, m: int,
                                   seed: int, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(total errors, noise errors, calibrated levels): :func:`information_errors`' draws, each coordinate scaled by
     kappa_j = (its |error|'s quantile at the calibrated level) / (its quantile at ``level``), so the ``level``
@@ -263,7 +263,7 @@ def calibrated_information_errors(mech: ObjectivePerturbation, H_released: np.nd
     return err * kappa, e_noise * kappa, alpha
 
 
-def simulated_errors(mech: _RegressionMechanism, w: np.ndarray, pp: PersonPeriod, m: int, seed: int
+def simulated_errors(mech: _RegressionMechanism, w: np.ndarray, pp: PersonPeriod | PublicDesign, m: int, seed: int
                      ) -> tuple[np.ndarray, np.ndarray]:
     """(total errors, noise errors), each (m, dim), on the normalised scale, for one released w (see module doc).
 
@@ -277,6 +277,7 @@ def simulated_errors(mech: _RegressionMechanism, w: np.ndarray, pp: PersonPeriod
         # public for one draw (release several draws for an interval from their spread)
         e_noise = noise.standard_normal((m, d)) * mech.prior_sd
         return e_noise, e_noise
+    assert isinstance(mech, (OutputPerturbation, ObjectivePerturbation))  # the other mechanisms with a ridge
     lam = mech.lam
     b = sphere_noise(noise, d, mech.noise_scale, m)
     if isinstance(mech, ObjectivePerturbation):
@@ -335,7 +336,7 @@ def labelled_quantities(records: list[dict[str, Any]], outputs: Any) -> list[dic
               if isinstance(r, dict) and "covariate" in r and "covariate_label" in r}
     if not labels:
         return records
-    rename = {f"coefficients.{k}": f"coefficients.{v}" for k, v in labels.items()}
+    rename: dict[Any, str] = {f"coefficients.{k}": f"coefficients.{v}" for k, v in labels.items()}
     return [r | {"quantity": rename.get(r.get("quantity"), r.get("quantity"))} for r in records]
 
 
@@ -409,6 +410,7 @@ def draw_inference(mech: _RegressionMechanism, design: PublicDesign, w: np.ndarr
         k = D.shape[0]
         w = D.mean(axis=0)
         S = np.cov(D.T)
+        assert isinstance(mech, PSGLD)  # k_draws > 1 only for PSGLD
         tau_k = mech.temperature / k
         se_n = np.sqrt(np.diag(S) / k)[:p] * np.abs(f)
         se = np.sqrt(np.diag(S) * (1.0 / k + tau_k))[:p] * np.abs(f)

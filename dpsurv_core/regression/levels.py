@@ -83,11 +83,13 @@ def declared_levels(frame: pd.DataFrame, cats: Categories, labels: ValueLabels |
         cat = cats.columns.get(col)
         if col in declared:
             codes = [k for k in dict.fromkeys(code_key(v) for v in declared[col]) if k]
-        elif cat.declared and extend_to_labels:
-            codes = list(labels.labels_for(col))
         else:
-            columns[col] = cat  # read off the data: its disclosure (levels:COL) goes with it
-            continue
+            assert cat is not None  # not declared, so among the encoded columns
+            if cat.declared and extend_to_labels:
+                codes = list(labels.labels_for(col))
+            else:
+                columns[col] = cat  # read off the data: its disclosure (levels:COL) goes with it
+                continue
         codes = sorted(dict.fromkeys(codes), key=_natural)
         if len(codes) < 2:
             raise ParameterError(f"The declared categories of {col!r} must be at least two codes (for example "

@@ -320,7 +320,9 @@ def _tll_scale_interval(mech: WeibullMechanism, shape: float, scale: float, shap
     q = float(np.clip(shape, 1e-3, None))
     rescale = n > DIRECT_SUBJECTS
     floor = math.exp(-mech.omega)
-    lows, highs, sds = [], [], []
+    lows: list[float] = []
+    highs: list[float] = []
+    sds: list[float] = []
     coarse: list[tuple[float, float]] = []
     for grid in (np.geomspace(1e-3, mech.gamma, 16), None):
         if grid is None:  # refine around the coarse answer
@@ -333,7 +335,7 @@ def _tll_scale_interval(mech: WeibullMechanism, shape: float, scale: float, shap
             if rescale:  # the two sums at n from the record law (central limit), as in _tll_at_n
                 mom = [record_law(float(p), float(lam), exact_censoring_limit(float(p), share, float(lam)),
                                   mech.omega).power_moments(np.array([q])) for lam in grid]
-                m1, var, cov = (np.array([float(x[i][0]) for x in mom])[:, None, None] for i in range(3))
+                m1, var, cov = (np.array([float(np.asarray(x[i])[0]) for x in mom])[:, None, None] for i in range(3))
                 md = np.array([x[3] for x in mom])[:, None, None]  # the event share (the horizon censors more at
                 var_d = md * (1.0 - md)                              # larger lambda)
                 zn = rng.standard_normal((2, grid.size, cohorts, DRAWS))
@@ -384,7 +386,9 @@ def _additive_scale_interval(mech: WeibullMechanism, shapes: np.ndarray, scale: 
     candidate's region leaves out the tails of :func:`boundary_tails` (central away from 0 and gamma), so the
     interval stays inside [0, gamma] and no release gets an empty one; the ends are interpolated on a grid of
     ``points`` scales."""
-    b = additive_noise(mech, n)[1]
+    noise = additive_noise(mech, n)
+    assert noise is not None  # called for a baseline with additive noise only
+    b = noise[1]
     g = mech.gamma
     grid = np.linspace(g / points, g, points)
     tails = np.array([boundary_tails(float(x), b, g, 1.0 - level) for x in grid])
@@ -554,4 +558,5 @@ def release_intervals(name: str, epsilon: float, shape: float, scale_normalised:
                                                         **extra)
     est = WeibullEstimates(name, np.array([shape]), np.array([scale_normalised]), horizon,
                            clamped=np.array([bool(clamped)]))
+    assert isinstance(mech, WeibullMechanism)  # the Weibull family's factory makes one
     return weibull_intervals(mech, est, n, share).to_dict()

@@ -150,6 +150,9 @@ class _Sums:
     the times every such rung keeps (below j_kcap) plus cumulative sums over the distinct times from j_kcap on,
     read at j_k."""
 
+    lt_pow: np.ndarray
+    c_pow: np.ndarray
+
     def __init__(self, s: WeibullSample, top: float, kcap: int | None = None, like: _Sums | None = None) -> None:
         lt, c = s.lt_u, s.c_u
         self.lt = lt
@@ -273,6 +276,7 @@ class _Boundary:
 
     def G(self, k: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         _, s1, s2 = self.sums.full(p)
+        assert self.prefix is not None, "use_prefix first"
         P, P1 = self.prefix.partial(k, p)
         a = k / (_E * p)
         val = (s1 - a) / P - 1.0 / p - (self.sd + k * self.omega) / (self.D + k)
@@ -419,7 +423,7 @@ def _lower_roots(bf: _Boundary, kmax: int, p_star: float, tol: float) -> np.ndar
         more = p[-1] * 0.5 ** np.arange(1, 41)
         p = np.concatenate([p, more])
         ks.append(bf.rung_of(more))
-    ks_a = np.maximum.accumulate(np.nan_to_num(np.concatenate([[0.0]] + ks), nan=-1.0))  # k(p) rises as p falls
+    ks_a = np.maximum.accumulate(np.nan_to_num(np.concatenate([np.array([0.0]), *ks]), nan=-1.0))  # k(p) rises as p falls
     k = np.arange(1, kmax + 1, dtype=float)
     c = np.searchsorted(ks_a, k, side="left")  # ks_a[c - 1] < k <= ks_a[c]
     inside = c < ks_a.size

@@ -88,7 +88,7 @@ class WeibullMechanism(Mechanism):
     private = True
     # the MLE, LSP + TLL and the Laplace baseline read only the table of distinct times with their counts and
     # events (an engine's GROUP BY): they run where the data live
-    engines = ("pandas", "duckdb", "spark")
+    engines: tuple[str, ...] = ("pandas", "duckdb", "spark")
 
     def __init__(self, epsilon: float, horizon: float, omega: float = OMEGA, gamma: float = GAMMA,
                  rows_per_subject: int = 1) -> None:
@@ -453,6 +453,7 @@ class SampleAggregateWeibull(WeibullMechanism):
                                  f"{max(n // 2, 1)} blocks (the paper uses blocks of about 500 records).")
         labels = noise.integers(M, (r, sample.n))  # each record's block, uniform on 0..M-1 (exact on a release)
         start = shape_root(sample, upper=self.gamma)  # first guess of the solver only
+        assert sample.t is not None and sample.d is not None  # per_subject, checked above
         pb, lb = block_mle(np.log(sample.t), sample.d, labels, M, self.gamma, start=start)
         return WeibullEstimates(self.name, pb.mean(axis=1), lb.mean(axis=1), self.horizon,
                                 notes=[f"{M} block(s) of about {sample.n / M:.0f} records."])
