@@ -146,13 +146,24 @@ def _refingerprint(store, args: argparse.Namespace) -> dict[str, Any]:
 
     if args.data in datasets.DATASETS:
         return {"cache_agreed": True, "message": "a bundled data set is fingerprinted in full every time"}
-    path = Path(args.data)
-    if not path.is_file():
-        raise ParameterError("--refingerprint reads a data file: give its path in --data.")
-    entry = fingerprint_cache.lookup(path, getattr(args, "sheet", None) or "")
-    fresh = fingerprint_file(path, sheet=getattr(args, "sheet", None), refresh=True)
-    old = fingerprint_v1.fingerprint_file(path, sheet=getattr(args, "sheet", None))
-    fingerprint_cache.link_legacy(path, fresh, old, getattr(args, "sheet", None) or "")
+    if args.data.startswith("duckdb:"):  # a table in a DuckDB database: its cache entry is under the table
+        from dpsurv_core.engines import connect, parse
+        from dpsurv_core.privacy.fingerprint import fingerprint_source
+
+        source = parse(args.data)
+        path, detail = Path(source.location), f"table:{source.table}"
+        entry = fingerprint_cache.lookup(path, detail)
+        engine = connect("duckdb", source)
+        fresh = fingerprint_source(source, engine, refresh=True)
+        old = fingerprint_v1.fingerprint_source(source, engine)
+    else:
+        path, detail = Path(args.data), getattr(args, "sheet", None) or ""
+        if not path.is_file():
+            raise ParameterError("--refingerprint reads a data file or a DuckDB table: give its path in --data.")
+        entry = fingerprint_cache.lookup(path, detail)
+        fresh = fingerprint_file(path, sheet=getattr(args, "sheet", None), refresh=True)
+        old = fingerprint_v1.fingerprint_file(path, sheet=getattr(args, "sheet", None))
+    fingerprint_cache.link_legacy(path, fresh, old, detail)
     agreed = entry is None or entry.get("fingerprint") == fresh
     return {"fingerprint": store.key(fresh), "cache_agreed": agreed, "cached": entry is not None,
             "version_1_records": len(store.records(old)),

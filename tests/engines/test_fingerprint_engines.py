@@ -263,3 +263,18 @@ def test_the_engine_one_scan_path_in_duckdb_sql(tmp_path, monkeypatch):
     assert fp_module._distinct_rows(eng) == fingerprint(lung)
     monkeypatch.setattr(fp_module, "ENGINE_DISTINCT_ROWS", 10)
     assert fp_module._distinct_rows(eng) is None
+
+
+def test_refingerprint_of_a_duckdb_table(tmp_path, capsys):
+    from dpsurv_core.privacy import fingerprint_v1
+
+    lung = datasets.load("lung")
+    con = duckdb.connect(str(tmp_path / "r.duckdb"))
+    con.register("lung_frame", lung)
+    con.execute("CREATE TABLE registry AS SELECT * FROM lung_frame")
+    con.close()
+    data = f"duckdb:{tmp_path / 'r.duckdb'}:registry"
+    out = run(capsys, "budget", "verify", "--data", data, "--refingerprint")["refingerprint"]
+    assert out["cache_agreed"] and not out["cached"] and out["version_1_records"] == 0
+    assert fingerprint_cache.legacy(fingerprint(lung)) == [fingerprint_v1.fingerprint(lung)]
+    assert run(capsys, "budget", "verify", "--data", data, "--refingerprint")["refingerprint"]["cached"]
