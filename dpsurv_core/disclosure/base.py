@@ -40,7 +40,7 @@ class DisclosureControl(Mechanism):
     what = "disclosure control"
     interval_includes_noise = False  # True for the random perturbations: their bands redraw the perturbation
     noise_in_bands = True  # the audit and the trade-off explorer switch the bootstrap off: they never read the bands
-    engines = ("pandas", "duckdb", "spark")  # ``alter`` reads exact counts only (cell-key overrides: subject keys)
+    engines: tuple[str, ...] = ("pandas", "duckdb", "spark")  # ``alter`` reads exact counts only (cell-key overrides: subject keys)
 
     def __init__(self, rows_per_subject: int = 1) -> None:
         self.rows_per_subject = int(rows_per_subject)

@@ -44,5 +44,6 @@ class SuppressSmallCells(DisclosureControl):
     def alter(self, exact: BinnedCounts, cohort: Cohort, public: PublicParameters, noise: NoiseSource | None,
               trials: int) -> tuple[BinnedCounts, dict[str, Any]]:
         masks = {k: suppressed(getattr(exact, k), self.threshold) for k in ("n", "events", "censored")}
-        out = replace(exact, **{k: np.where(m, 0, getattr(exact, k)) for k, m in masks.items()})
+        changes: dict[str, Any] = {k: np.where(m, 0, getattr(exact, k)) for k, m in masks.items()}
+        out = replace(exact, **changes)
         return out, {"suppressed": masks}

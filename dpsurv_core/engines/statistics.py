@@ -267,7 +267,8 @@ class Statistics:
                 problems.append(problem)
             labels = tuple(sorted((str(r[0]) for r in found), key=_natural_key))
 
-        k_expr, type_labels = None, ()
+        k_expr: str | None = None
+        type_labels: tuple[str, ...] = ()
         if m.event_type is not None and event_ok:
             et = self._norm(m.event_type, lower=False)
             is_c = self._in(f"LOWER({et})", m.type_censor_codes)
@@ -296,6 +297,7 @@ class Statistics:
         :func:`dpsurv_core.data.cohort._declared_types` finds them: a row (a missing value too) holding neither a
         declared code nor a censoring code is the same blocking problem, never a new type."""
         m, e = self.m, self.engine
+        assert m.event_type is not None  # called for a declared event-type column only
         pairs = event_types.ordered(m.event_type_names)
         names = tuple(name for _, name in pairs)
         clash = event_types.censor_clash(pairs, m.type_censor_codes)

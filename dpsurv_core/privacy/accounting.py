@@ -175,6 +175,7 @@ class Ledger:
                 "`python -m dpsurv_core budget allow-label-only --data D --reason TEXT`.")
         over = self.excess(entry)
         if over > 0:
+            assert self.cap is not None  # no cap: no excess
             left = self.cap - self.spent(entry.cost.protects)
             left = left if left > self.cap * 1e-12 else 0.0  # 1e-16 left by rounding is nothing left
             raise BudgetExceededError(

@@ -362,7 +362,7 @@ def _weibull(entry: Entry, epsilon: float | None, params: dict[str, Any]) -> Mec
     if "horizon" not in params:
         raise ParameterError("A Weibull mechanism needs the public horizon.")
     o = _opts(entry, params)
-    kw = {k: o[k] for k in ("omega", "gamma", "rungs", "blocks", "block_size") if k in o}
+    kw: dict[str, Any] = {k: o[k] for k in ("omega", "gamma", "rungs", "blocks", "block_size") if k in o}
     for k in ("omega", "gamma", "rungs", "blocks", "block_size"):
         if k not in kw and params.get(k) is not None:
             kw[k] = params[k]

@@ -127,6 +127,7 @@ class _Accumulator:
                     continue
                 self.row_sum[k] += np.sum(acc, dtype=np.uint64)
                 for j in tied:  # each tied column's (cell, row) pairs
+                    assert self.tied_sums is not None  # made above when a column is tied
                     pair = pd.util.hash_array((acc * np.uint64(0x100000001B3)) ^ cells[j], hash_key=key, categorize=False)
                     self.tied_sums[j, k] += np.sum(pair, dtype=np.uint64)
 

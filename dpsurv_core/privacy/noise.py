@@ -205,7 +205,7 @@ class ReleaseNoise:
 
     def __init__(self) -> None:
         self._dp = _opendp()
-        self._gaussian = None
+        self._gaussian: Any = None  # an OpenDP measurement (untyped), built on first use
 
     def _vector_laplace(self, scale: float, count: int, integer: bool) -> np.ndarray:
         dp = self._dp

@@ -92,7 +92,7 @@ class Released:
     def summary(self) -> dict[str, Any]:
         """JSON fields every release prints."""
         cost = self.entry.cost
-        out = {"release": True, "simulation": False, "record_id": self.record_id, "epsilon_spent": cost.epsilon,
+        out: dict[str, Any] = {"release": True, "simulation": False, "record_id": self.record_id, "epsilon_spent": cost.epsilon,
                "delta": cost.delta, "protects": cost.protects, "neighbouring": cost.neighbouring,
                "guarantee": cost.guarantee, "cap": self.ledger.cap, "spent": self.ledger.spent(cost.protects),
                "budget": self.ledger.cap_sentence}

@@ -104,7 +104,8 @@ def test_comparison(item: Any, cohort: Any, alpha: float = 0.05) -> pd.DataFrame
                                                                group_categories=tuple(groups))).counts
     except Exception:  # noqa: BLE001
         return None
-    exact = {(r.group_a, r.group_b): r for r in logrank.pairwise(counts)}
+    assert counts is not None  # the non-private mechanism releases its counts
+    exact: dict[tuple[str | None, str | None], Any] = {(r.group_a, r.group_b): r for r in logrank.pairwise(counts)}
     exact[("overall", None)] = logrank.overall(counts)
     rows = []
     for t in [*tests, {"group_a": "overall", "group_b": None, **(out.get(prefix + "overall") or {})}]:

@@ -85,7 +85,7 @@ def curve_warnings(curves: SurvivalCurves, lower: np.ndarray, upper: np.ndarray,
             out.append(f"{whose} crosses 0.5 {crossings} times, so its {median} is not identifiable; "
                        "raise epsilon or widen the bins.")
         elif mechanism == "time-indexed" and np.isfinite(med) and has_band and up[g][-1] >= 0.5:
-            out.append(f"The time-indexed median of {label} ({_fmt(med, time_unit)}) may be an artefact of the "
+            out.append(f"The time-indexed median of {label} ({_fmt(float(med), time_unit)}) may be an artefact of the "
                        "clipping and noise: the band still allows a survival above 0.5 at the end of the grid, so the "
                        "true median may not be reached; use a counts mechanism or raise epsilon.")
         elif has_band and not np.isfinite(med) and np.any(np.nan_to_num(lo[g], nan=1.0) < 0.5):
@@ -96,7 +96,7 @@ def curve_warnings(curves: SurvivalCurves, lower: np.ndarray, upper: np.ndarray,
         elif has_band and np.isfinite(med):
             _, med_up = quantile_limits(time, lo[g], up[g], 0.5, coarse, s[g])
             if not np.isfinite(med_up):
-                out.append(f"The {median} of {label} ({_fmt(med, time_unit)}) has no upper limit: the band's upper "
+                out.append(f"The {median} of {label} ({_fmt(float(med), time_unit)}) has no upper limit: the band's upper "
                            "limit never falls to 0.5 on the grid, so the true median may lie beyond the grid or not be "
                            "reached at all; report its interval as open above (from its lower limit to 'not "
                            "reached', as printed), or raise epsilon.")

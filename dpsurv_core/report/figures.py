@@ -97,7 +97,7 @@ def ledger_figure(ledger: Ledger, entries: list | None = None) -> go.Figure:
     chosen = list(ledger.entries) if entries is None else list(entries)
     no_eps = [e for e in chosen if e.cost.epsilon is None]  # disclosure control: no epsilon to draw (never a 0 bar)
     chosen = [e for e in chosen if e.cost.epsilon is not None]
-    eps = [e.cost.epsilon for e in chosen]
+    eps = [e.cost.epsilon for e in chosen if e.cost.epsilon is not None]  # all of them (filtered above)
     labels = [plain_label(f"{e.record_id or i + 1}. {e.mechanism} ({e.analysis})") for i, e in enumerate(chosen)]
     fig = go.Figure(go.Bar(x=labels, y=eps, name="epsilon of the release", marker_color=SKY_BLUE,
                            hovertemplate="%{x}<br>epsilon %{y:.4g}<extra></extra>"))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -56,6 +57,7 @@ class Reserved:
     def __init__(self, path: str | Path, force: bool = False):
         self.path = Path(path)
         self.force = force
+        self._fd: int | None = None
         self._check()
         folder = self.path.parent if str(self.path.parent) else Path(".")
         if not folder.exists():
@@ -123,7 +125,7 @@ class Outputs:
     ...     outputs.write("r.html", html)
     """
 
-    def __init__(self, paths: list[str | Path], force: bool = False):
+    def __init__(self, paths: Sequence[str | Path], force: bool = False):
         self.paths = [Path(p) for p in paths]
         self.force = force
         self._held: dict[Path, Reserved] = {}

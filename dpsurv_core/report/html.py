@@ -18,6 +18,7 @@ from __future__ import annotations
 import html
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -233,7 +234,7 @@ def _csv(records: list[dict[str, Any]]) -> str:
     return safe_csv(frame)
 
 
-def release_bundle(records: list[dict[str, Any]], ledger: Ledger, disclosures: list[Any] = ()) -> tuple[str, str]:
+def release_bundle(records: list[dict[str, Any]], ledger: Ledger, disclosures: Sequence[Any] = ()) -> tuple[str, str]:
     """CSV and JSON of released numbers. Each record: (record,) analysis, mechanism, trial, group, quantity, time,
     value. The JSON also holds the ledger (each entry with its disclosures) and the given disclosures."""
     _check_private(records)
@@ -535,8 +536,8 @@ def band_sentence(conf_type: str, includes_noise: bool, method: str) -> str:
     return f"95% bands: R's {conf_type} type{noise}. Method: {method}."
 
 
-def ledger_report(title: str, dataset: str, ledger: Ledger, records: list[Record], audits: list[AuditItem] = (),
-                  kind: str = "release", cohort: Any = None, time_unit: str = "", cap_history: list[Record] = ()
+def ledger_report(title: str, dataset: str, ledger: Ledger, records: list[Record], audits: Sequence[AuditItem] = (),
+                  kind: str = "release", cohort: Any = None, time_unit: str = "", cap_history: Sequence[Record] = ()
                   ) -> str:
     """The app's report from records of the ledger database (:func:`dpsurv_core.report.stored.record_report`, the
     command line's ``report`` renders its release the same way)."""
@@ -545,7 +546,7 @@ def ledger_report(title: str, dataset: str, ledger: Ledger, records: list[Record
     return record_report(title, dataset, ledger, records, audits, kind, cohort, time_unit, cap_history).to_html()
 
 
-def session_report(title: str, dataset: str, ledger: Ledger, items: list[ReleaseItem], audits: list[AuditItem] = (),
+def session_report(title: str, dataset: str, ledger: Ledger, items: list[ReleaseItem], audits: Sequence[AuditItem] = (),
                    kind: str = "release", cohort: Any = None, public: Any = None) -> str:
     """A report of release items held in memory (every release of ``ledger`` in its ledger table); items that carry
     stored ``outputs`` get the review's non-private comparisons."""

@@ -18,8 +18,12 @@ import os
 import shutil
 from html import escape
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dpsurv_core.errors import DpsurvError
+
+if TYPE_CHECKING:  # Playwright is optional (the pdf extra)
+    from playwright.sync_api import PdfMargins, ViewportSize
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -27,7 +31,7 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
 PAGE_MM = (210.0, 297.0)  # A4
 MARGIN_MM = 12.0
 # the browser window is as wide as the printable width of the page, so plotly sizes each figure to the paper
-VIEWPORT = {"width": round((PAGE_MM[0] - 2 * MARGIN_MM) / 25.4 * 96), "height": 1000}
+VIEWPORT: ViewportSize = {"width": round((PAGE_MM[0] - 2 * MARGIN_MM) / 25.4 * 96), "height": 1000}
 # for the PDF only: wide tables wrap inside the page instead of running off its edge; a figure is not cut in two
 PRINT_CSS = """
 body{max-width:none;margin:0;padding:0;font-size:11px}
@@ -109,7 +113,8 @@ def _print(html: str, timeout_s: float) -> bytes:
                 page.wait_for_function(FIGURES_DRAWN, timeout=ms)
                 page.evaluate("() => document.fonts.ready")
                 banner = page.evaluate(BANNER)
-                margin = {side: f"{MARGIN_MM:g}mm" for side in ("top", "right", "bottom", "left")}
+                side = f"{MARGIN_MM:g}mm"
+                margin: PdfMargins = {"top": side, "right": side, "bottom": side, "left": side}
                 if banner:
                     margin["top"] = f"{MARGIN_MM + 8:g}mm"
                 return page.pdf(format="A4", print_background=True, margin=margin, display_header_footer=True,

@@ -56,7 +56,9 @@ def time_unit_of(body: dict[str, Any] | None) -> str:
     inputs = (body or {}).get("public_inputs")
     if not isinstance(inputs, dict):
         return ""
-    reading = inputs.get("reading") if isinstance(inputs.get("reading"), dict) else {}
+    reading = inputs.get("reading")
+    if not isinstance(reading, dict):
+        reading = {}
     return str(reading.get("time_unit") or inputs.get("time_unit") or "")
 
 
@@ -104,7 +106,7 @@ def _total_after(ledger: Ledger | None, entry: LedgerEntry) -> float | None:
     upto = [e for e in ledger.entries if e.cost.protects == entry.cost.protects and e.record_id is not None
             and e.record_id <= entry.record_id]
     total = Ledger.composed(upto)
-    return None if total is None else float(total.epsilon)
+    return None if total is None or total.epsilon is None else float(total.epsilon)  # composed: formal costs only
 
 
 def _privacy_lines(rep: Report, item: ReleaseItem, ledger: Ledger | None) -> None:
@@ -160,6 +162,7 @@ def _publication_figure(rep: Report, item: ReleaseItem) -> None:
     rep.add_text("Publication figure (KMunicate layout: Morris et al. 2019), drawn from the record alone"
                  + (f"; as a file: python -m dpsurv_core figure --record {rid} --out FIGURE.svg (or .pdf, .png)."
                     if rid is not None else "."), "note")
+    assert item.body is not None  # a curve record has a body
     rep.add_figure(publication_figure(item.body, rid))
 
 
