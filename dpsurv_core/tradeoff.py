@@ -236,7 +236,7 @@ def without_bands(mechanism: Any) -> Any:
 
 def _prepare_curves(cohort: Cohort, public: PublicParameters, by_group: bool) -> Context:
     work = cohort if (by_group and cohort.group is not None) else replace(cohort, group=None)
-    exact_km = catalogue.entries(catalogue.CURVES, "km", private=False)[0].build()
+    exact_km: Any = catalogue.entries(catalogue.CURVES, "km", private=False)[0].build()  # a curve mechanism
     exact = exact_km.compute(work, public).curves  # the exact KM (every event time) read at the grid points
     binned = estimate(tile_trials(exact_counts(work, public.grid, public), 1), actuarial=actuarial_share(public.grid))
     floor = _pooled_rmse(binned, exact)[0]
@@ -315,8 +315,9 @@ def _prepare_weibull(cohort: Cohort, public: PublicParameters, omega: float | No
     rungs = RUNGS if rungs is None else int(rungs)
     # the clipped MLE: the estimator the private mechanisms estimate, on the same clipped sample
     fit_entry = catalogue.get(catalogue.WEIBULL, catalogue.reference_id(catalogue.WEIBULL))
-    sample = fit_entry.build(horizon=float(public.horizon), omega=omega, gamma=gamma, rungs=rungs,
-                             rows_per_subject=cohort.rows_per_subject).prepare(cohort)
+    fit_mech: Any = fit_entry.build(horizon=float(public.horizon), omega=omega, gamma=gamma, rungs=rungs,
+                                    rows_per_subject=cohort.rows_per_subject)  # a Weibull mechanism
+    sample = fit_mech.prepare(cohort)
     fit = weibull_mle(sample)
     ladder = compute_ladder(sample, rungs, gamma)
     return Context(WEIBULL, cohort, public, {"omega": omega, "gamma": gamma, "rungs": rungs},
@@ -329,8 +330,9 @@ def _weibull_cell(ctx: Context, name: str, epsilon: float, trials: int, noise: S
     from dpsurv_core.weibull.mechanisms import LspTll
 
     s, fit, st = ctx.data["sample"], ctx.data["fit"], ctx.settings
-    mech = catalogue.get(catalogue.WEIBULL, name).build(epsilon, horizon=s.horizon, omega=s.omega, gamma=st["gamma"],
-                                                        rungs=st["rungs"], rows_per_subject=s.rows_per_subject)
+    mech: Any = catalogue.get(catalogue.WEIBULL, name).build(epsilon, horizon=s.horizon, omega=s.omega,
+                                                             gamma=st["gamma"], rungs=st["rungs"],
+                                                             rows_per_subject=s.rows_per_subject)  # a Weibull mechanism
     kw = {"ladder": ctx.data["ladder"]} if isinstance(mech, LspTll) else {}
     est = mech.compute_many(s, noise, trials, **kw)
     return {"mdae_shape": np.abs(est.shape - fit.shape),
@@ -370,8 +372,8 @@ def _prepare_regression(cohort: Cohort, public: PublicParameters, covariates: Se
 def _regression_cell(ctx: Context, name: str, epsilon: float, trials: int, noise: SimulationNoise,
                      progress: Callable[[float], None] | None = None) -> tuple[dict, Any]:
     pp, beta_star = ctx.data["pp"], ctx.data["beta_star"]
-    mech = catalogue.get(catalogue.REGRESSION, name).build(epsilon, pp=pp, lam=ctx.settings["lambda"],
-                                                           **ctx.settings["psgld"])
+    mech: Any = catalogue.get(catalogue.REGRESSION, name).build(epsilon, pp=pp, lam=ctx.settings["lambda"],
+                                                                **ctx.settings["psgld"])  # a regression mechanism
     if name in SLOW:
         betas = mech.compute(pp, noise, trials=trials, progress=progress).betas
     else:
@@ -509,7 +511,7 @@ class TradeoffResult:
     seconds: float
 
 
-def run(ctx: Context, mechanisms: Sequence[str], epsilons: Sequence[float], trials: int = 200, seed: int = 0,
+def run(ctx: Context, mechanisms: Sequence[str], epsilons: Sequence[float] | np.ndarray, trials: int = 200, seed: int = 0,
         progress: Progress | None = None) -> pd.DataFrame:
     """Every (mechanism, epsilon) cell of a prepared study; ``progress(fraction, message)`` after each cell
     (and within pSGLD chains)."""

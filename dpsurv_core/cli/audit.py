@@ -76,10 +76,12 @@ def plan_publisher(args: argparse.Namespace, adapter: core.Adapter) -> Publisher
     tests = {"null_draws": getattr(args, "null_draws", None)} if args.analysis == "logrank" else None
     p, cohort, public, _ = (km.plan(args) if tests is None else
                             km.plan(args, analysis="log-rank tests", min_groups=2, tests=tests))
+    assert p.publish is not None  # km.plan's plans publish through their reader
     _, inputs = p.publish(p.compute(AuditNoise(args.seed), 1))
     entry = catalogue.get(catalogue.CURVES, args.mechanism)
-    noiseless = entry.build(math.inf, **km.mechanism_build(args, cohort, public)) if entry.formal else p.mechanism
-    mech = p.mechanism
+    # curve mechanisms with draw (the base type has none)
+    noiseless: Any = entry.build(math.inf, **km.mechanism_build(args, cohort, public)) if entry.formal else p.mechanism
+    mech: Any = p.mechanism
     return reader_publisher(p.kind or "curves", lambda c, noise: mech.draw(c, public, noise, 1, False), inputs,
                             source=f"the {args.analysis} command's release plan (cli.km.plan): its mechanism, reader "
                                    "and public inputs",

@@ -299,7 +299,7 @@ def plan(args: argparse.Namespace, competing: bool = False, analysis: str = "sur
                              "groups: choose a --group column with two or more values.")
     build = mechanism_build(args, cohort, public)
     entry = catalogue.get(catalogue.CURVES, args.mechanism)
-    mech = entry.build(args.epsilon, **build)
+    mech: Any = entry.build(args.epsilon, **build)  # a curve mechanism
     types = event_types.disclosures(cohort) if competing else []  # read off the data: refused unless accepted
     # the memory of the release and its tests, before the data set is fingerprinted or anything is drawn
     check_release(mech, cohort, public, getattr(args, "repeat", 1) if getattr(args, "seed", None) is not None else 1,

@@ -178,6 +178,7 @@ def run(args: argparse.Namespace) -> dict:
             ties = args.ties or "efron"
             cox = fit_cox(cohort, pp, ties)
             tab, model, warnings = cox.table, cox.model, list(cox.warnings)
+            assert model is not None  # fit_cox always keeps its model
             params = {"model": f"Cox partial likelihood, Newton-Raphson as R's coxph ({ties.capitalize()} ties)",
                       "ties": ties, "horizon": pp.horizon}
             cox_fields = {"not_estimated": cox.not_estimated, "loglik": list(model.loglik),
@@ -205,7 +206,8 @@ def run(args: argparse.Namespace) -> dict:
                  batch=args.batch, step=args.step, step_decay=args.step_decay, step_gamma=args.step_gamma)
     check(not args.information_share or "information_share" in entry.options,
           "--information-share applies to objective only.")
-    mech = entry.build(args.epsilon, pp=pp, lam=lam, information_share=args.information_share, **psgld)
+    mech: Any = entry.build(args.epsilon, pp=pp, lam=lam, information_share=args.information_share,
+                            **psgld)  # a regression mechanism
     if args.draws != 1:
         check(hasattr(mech, "set_draws"), "--draws applies to psgld only.")
         mech.set_draws(args.draws)

@@ -101,7 +101,7 @@ class WeibullRun:
 
     def public_inputs(self) -> dict[str, Any]:
         """The record's declared values (:func:`dpsurv_core.weibull.readout.public_inputs`)."""
-        mech = self.mechanism
+        mech: Any = self.mechanism  # n_blocks: sample-and-aggregate's only
         blocks_from_data = hasattr(mech, "n_blocks") and getattr(mech, "blocks", None) is None
         blocks = mech.n_blocks(self.sample) if blocks_from_data else getattr(mech, "blocks", None)
         return readout.public_inputs(mech, self.n, self.share, self.cohort.time_unit, blocks=blocks,
@@ -134,6 +134,7 @@ def build(args: argparse.Namespace) -> WeibullRun:
     mech = entry.build(args.epsilon, horizon=public.horizon, omega=args.omega, gamma=args.gamma, rungs=args.rungs,
                        rows_per_subject=cohort.rows_per_subject, blocks=args.blocks, block_size=args.block_size,
                        n_public=n_declared)
+    assert isinstance(mech, WeibullMechanism)  # the Weibull family's factory makes one
     sample = mech.prepare(cohort)
     n = cohort.n_subjects if n_declared is None else n_declared
     share = censoring_share(sample) if args.censoring is None else check_share(args.censoring)
@@ -153,7 +154,10 @@ def build(args: argparse.Namespace) -> WeibullRun:
     run_ = WeibullRun(entry, mech, cohort, sample, public, n, share, n_declared is None, args.censoring is None,
                       disclosures)
     run_.plan = Plan(entry, mech, cohort.name, dataset_fingerprint(args) if needs_fingerprint(args, entry) else "",
-                     lambda noise, trials: mech.compute_many(sample, noise if entry.private else None, trials),
+                     # None only for the non-private MLE, whose compute_many takes no noise (the base class types
+                     # the private mechanisms' signature)
+                     lambda noise, trials: mech.compute_many(sample, noise if entry.private else None,  # type: ignore[arg-type]
+                                                             trials),
                      disclosures, reproduce_command(args), analysis="Weibull parameters", kind=readout.KIND,
                      publish=run_.publish)
     return run_
