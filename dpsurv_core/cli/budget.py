@@ -151,6 +151,7 @@ def _refingerprint(store, args: argparse.Namespace) -> dict[str, Any]:
         from dpsurv_core.privacy.fingerprint import fingerprint_source
 
         source = parse(args.data)
+        assert source is not None  # a duckdb: name parses to a source (or is refused)
         path, detail = Path(source.location), f"table:{source.table}"
         entry = fingerprint_cache.lookup(path, detail)
         engine = connect("duckdb", source)

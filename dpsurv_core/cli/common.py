@@ -141,7 +141,7 @@ def add_event_type_options(p: argparse.ArgumentParser) -> None:
 
 
 def event_type_overrides(args: argparse.Namespace, documented: tuple[str | None, dict] = (None, {})
-                         ) -> dict[str, object]:
+                         ) -> dict[str, Any]:
     """The ColumnMap fields of ``--event-type``, ``--event-types`` and ``--type-censor-codes`` (for a competing-risks
     release): the declared types, else a bundled data set's ``documented`` ones (its type column and codes) when its
     own column is used, else none (read off the data)."""
@@ -150,7 +150,7 @@ def event_type_overrides(args: argparse.Namespace, documented: tuple[str | None,
     column = getattr(args, "event_type", None) or documented[0]
     if column is None:
         return {}
-    out: dict[str, object] = {"event_type": column}
+    out: dict[str, Any] = {"event_type": column}
     declared = event_types.parse(getattr(args, "event_types", None))
     if not declared and column == documented[0]:
         declared = tuple((str(k), str(v)) for k, v in documented[1].items())
@@ -322,10 +322,11 @@ def _engine_cohort(args: argparse.Namespace, source: Source, engine: str, mappin
     cohort = open_cohort(source, engine, mapping, source.name, time_unit, purpose,
                          spark_master=getattr(args, "spark_master", None))
     args._source, args._engine = source, cohort.engine
+    out: Cohort = cohort
     if in_memory or not _stays_in_engine(command, mechanism) or mapping.covariates:
-        cohort = cohort.in_memory()
-    args._data_warnings = list(cohort.warnings)
-    return cohort
+        out = cohort.in_memory()
+    args._data_warnings = list(out.warnings)
+    return out
 
 
 def public_from_args(args: argparse.Namespace, cohort: Cohort) -> PublicParameters:
@@ -379,6 +380,7 @@ def _engine_public(args: argparse.Namespace, cohort: Any, grid_spec: str | None,
                    ) -> PublicParameters:
     """As :meth:`PublicParameters.derive` on the rows, which reads only their maximum time and group labels: here the
     engine's summary provides both, and the event-times grid is a DISTINCT query."""
+    grid: TimeGrid | None
     if grid_spec and grid_spec.strip() == "event-times":
         times = cohort.event_times()
         grid = (TimeGrid.without_events(float(cohort.max_time)) if times.size == 0 else
@@ -424,6 +426,7 @@ def dataset_fingerprint(args: argparse.Namespace) -> str:
             from dpsurv_core.engines import connect
 
             source = parse_source(args.data)
+            assert source is not None  # a duckdb: name parses to a source (or is refused)
             args._engine = connect("duckdb", source)
         if getattr(args, "_frame", None) is not None:
             args._fingerprint = fingerprint(args._frame)

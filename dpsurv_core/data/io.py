@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -268,7 +269,7 @@ def read_table(source: bytes | str | Path, filename: str | None = None, sheet: s
     return df, warnings
 
 
-def read_columns(path: str | Path, columns: list[str], sheet: str | None = None) -> tuple[pd.DataFrame, list[str]]:
+def read_columns(path: str | Path, columns: Sequence[str | None], sheet: str | None = None) -> tuple[pd.DataFrame, list[str]]:
     """Read only ``columns`` of a file, in typed arrays (large CSV/TSV/Parquet files: far less memory and time).
 
     Falls back to :func:`read_table` for Excel, for text that is not UTF-8, and for files pyarrow cannot parse, so

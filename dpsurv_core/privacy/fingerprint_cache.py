@@ -134,8 +134,8 @@ def legacy(fingerprint: str) -> list[str]:
     where = cache_path()
     if where is None:
         return []
-    found = {e.get("legacy") for e in _load(where).values()
-             if isinstance(e, dict) and e.get("fingerprint") == fingerprint and e.get("legacy")}
+    found: set[str] = {e["legacy"] for e in _load(where).values()
+                       if isinstance(e, dict) and e.get("fingerprint") == fingerprint and e.get("legacy")}
     return sorted(found)
 
 

@@ -49,7 +49,11 @@ def available() -> bool:
 
             probe = [0, 1, 2**53 + 7, fp.MISSING, 2**64 - 1]
             con = duckdb.connect()
-            got = [con.execute(f"SELECT hash({v}::UBIGINT)").fetchone()[0] for v in probe]
+            got = []
+            for v in probe:
+                row = con.execute(f"SELECT hash({v}::UBIGINT)").fetchone()
+                assert row is not None  # a SELECT of one value returns one row
+                got.append(row[0])
             con.close()
             _CHECKED["ok"] = got == [int(v) for v in fp.murmur(np.array(probe, dtype=np.uint64))]
         except Exception:  # noqa: BLE001 - no DuckDB, or another hash: the NumPy path is used

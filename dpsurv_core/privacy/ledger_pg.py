@@ -173,7 +173,8 @@ class PgLedgerStore(LedgerStore):
         if not is_ledger_url(url):
             raise LedgerFileError(f"{shown_url(url)!r} is not a postgresql:// URL.")
         self.url = url
-        self.path = shown_url(url)  # what sentences show: never the password
+        # what sentences show (never the password); a URL, not a file, so never read as a Path
+        self.path = shown_url(url)  # type: ignore[assignment]
         self.timeout = timeout
         self.actor = actor or local_actor()
         self._secret: bytes | None = None
@@ -247,8 +248,8 @@ class PgLedgerStore(LedgerStore):
         return dataset_key(self._secret, fingerprint)
 
     @pg_guarded
-    def records(self, fingerprint: str | None = None) -> list:  # type: ignore[override]
-        return LedgerStore.records.__wrapped__(self, fingerprint)  # type: ignore[attr-defined]
+    def records(self, fingerprint: str | None = None) -> list:
+        return LedgerStore.records.__wrapped__(self, fingerprint)  # type: ignore[attr-defined]  # set by functools.wraps
 
     @pg_guarded
     def head(self) -> str:
