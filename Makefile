@@ -70,6 +70,7 @@ postgres:
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 test: $(VENV)/.dev-installed chromium java postgres
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadfile --durations=20
 
 # No browser (marker browser, folder tests/e2e) and no tests marked slow; make test still runs them all.
@@ -91,4 +92,4 @@ bench-app: $(VENV)/.dev-installed chromium
 	$(BIN)/python -m benchmarks app
 
 clean:
-	rm -rf $(VENV) tests/artifacts .pytest_cache .hypothesis
+	rm -rf $(VENV) tests/artifacts .pytest_cache .hypothesis .mypy_cache
