@@ -9,13 +9,14 @@ Construction (the same in NumPy here, in DuckDB SQL in :mod:`dpsurv_core.privacy
 engine by streaming its rows through this module):
 
 1. **Cells as 64-bit words.** A number (integer, float, decimal, boolean) is read as float64: an integral value below
-   2^53 in magnitude is ``value + 2^53``; any other finite value is its IEEE-754 bit pattern (zero's sign dropped);
-   infinities are their bit patterns; a magnitude below 2^-1000 that is not zero is one word per sign; a missing value
-   (null, NaN) is one word. A text cell is the MD5 of its UTF-8 text, its two 64-bit halves (little-endian) one per
-   lane. A text column whose every present value reads as a number (``pandas.to_numeric``, the CSV typing) is a
-   number column. So each cell has a word per lane: ``c1``, ``c2`` (equal for numbers).
-2. **Mixing** is MurmurHash3's 64-bit finaliser ``m`` (what DuckDB's ``hash()`` of an unsigned 64-bit integer is;
-   checked at run time, else the SQL path is not used). Sums are modulo 2^64, so they are order-free and parallel.
+   2^53 in magnitude is ``value + 2^53``; any other value is its IEEE-754 bit pattern (infinities included); a
+   missing value (null, NaN) is one word. A text cell is the MD5 of its UTF-8 text, its two 64-bit halves
+   (little-endian) one per lane. A text column whose every present value reads as a number (``pandas.to_numeric``,
+   the CSV typing) is a number column. Each word is then mixed, ``c = m(word)``, so each cell has a value per lane:
+   ``c1``, ``c2`` (equal for numbers).
+2. **Mixing** ``m`` is MurmurHash3's 64-bit finaliser: what DuckDB's ``hash()`` of an unsigned 64-bit integer is,
+   and its ``hash()`` of a DOUBLE is ``m`` of the IEEE bits (both checked at run time, else the SQL path is not
+   used). Sums are modulo 2^64, so they are order-free and parallel.
 3. **Column keys** (pass 1): per column and lane, the sum over rows of ``m(c ^ salt)``: the multiset of the column's
    cells. Columns are put in the order of their keys, so neither their order nor their names count.
 4. **Row hashes** (pass 2): per lane, ``acc = start``, then for each column in key order ``acc = m(acc ^ c)``; columns
@@ -44,17 +45,14 @@ U64 = np.uint64
 MASK = (1 << 64) - 1
 MURMUR = 0xD6E8FEB86659FD93
 INT_OFFSET = 1 << 53  # integral values below 2^53: value + 2^53, in [0, 2^54)
-MISSING = (1 << 54) + 3  # the words in [2^54, 23 * 2^52) are no IEEE pattern of a magnitude at least 2^-1000
-TINY_POS, TINY_NEG = (1 << 54) + 1, (1 << 54) + 2
-POS_INF, NEG_INF = 0x7FF0000000000000, 0xFFF0000000000000
-TINY = 2.0 ** -1000
+MISSING = 0  # no number's word: 0 would be the integral -2^53 (not below 2^53) or +0.0's pattern (0.0 is integral)
 SALT_COL = (0x243F6A8885A308D3, 0x13198A2E03707344)  # per lane: column keys
 START = (0xA4093822299F31D0, 0x082EFA98EC4E6C89)  # per lane: a row hash's start
 SALT_TIE = (0x452821E638D01377, 0xBE5466CF34E90C6C)  # per lane: cells of tied columns
 SALT_PAIR = (0xC0AC29B7C97C50DD, 0x3F84D5B5B5470917)  # per lane: second keys of tied columns
 
 
-def murmur(x: np.ndarray) -> np.ndarray:
+def murmur(x: np.ndarray | int) -> np.ndarray:
     """MurmurHash3's 64-bit finaliser, elementwise on uint64 (DuckDB's ``hash(UBIGINT)``)."""
     x = np.asarray(x, dtype=U64)
     with np.errstate(over="ignore"):
@@ -65,27 +63,27 @@ def murmur(x: np.ndarray) -> np.ndarray:
         return x ^ (x >> U64(32))
 
 
+MISSING_WORD = int(murmur(np.array([MISSING], dtype=U64))[0])  # a missing cell's mixed word, in every lane
+
+
 def number_words(values: np.ndarray) -> np.ndarray:
-    """The word of each float64 value (step 1 of the module docstring)."""
+    """The mixed word ``c`` of each float64 value (steps 1 and 2 of the module docstring)."""
     x = np.asarray(values, dtype="float64")
     x = np.where(x == 0, 0.0, x)  # -0.0 is 0.0
     out = x.view(U64).copy()  # IEEE patterns, including the infinities
     with np.errstate(invalid="ignore"):
-        ax = np.abs(x)
-        integral = (ax < INT_OFFSET) & (x == np.trunc(x))
-        tiny = (ax < TINY) & (x != 0)
+        integral = (np.abs(x) < INT_OFFSET) & (x == np.trunc(x))
     out[integral] = (x[integral].astype(np.int64) + INT_OFFSET).astype(U64)
-    out[tiny & (x > 0)] = U64(TINY_POS)
-    out[tiny & (x < 0)] = U64(TINY_NEG)
     out[np.isnan(x)] = U64(MISSING)
-    return out
+    return murmur(out)
 
 
 def text_words(texts: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
-    """The two words of each text (MD5 halves, little-endian): what DuckDB's ``md5_number_upper``/``_lower`` give."""
+    """The two mixed words of each text: ``m`` of its MD5 halves, little-endian (DuckDB's ``md5_number_upper`` and
+    ``md5_number_lower``)."""
     digests = [hashlib.md5(t.encode("utf-8", "surrogatepass")).digest() for t in texts]
     both = np.frombuffer(b"".join(digests), dtype="<u8").reshape(-1, 2) if digests else np.zeros((0, 2), "<u8")
-    return both[:, 0].astype(U64), both[:, 1].astype(U64)
+    return murmur(both[:, 0].astype(U64)), murmur(both[:, 1].astype(U64))
 
 
 def numeric_text(values: pd.Series | np.ndarray) -> np.ndarray | None:
@@ -103,7 +101,7 @@ def dictionary_words(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if numbers is not None:
         w = number_words(numbers)
         return w, w.copy()
-    w1 = np.full(len(texts), MISSING, dtype=U64)
+    w1 = np.full(len(texts), MISSING_WORD, dtype=U64)
     w2 = w1.copy()
     if (~missing).any():
         a, b = text_words(str(v) for v in texts[~missing])

@@ -42,20 +42,24 @@ THREADS_ENV = "DPSURV_FINGERPRINT_THREADS"
 
 
 def available() -> bool:
-    """DuckDB is installed and its ``hash()`` of UBIGINT is the finaliser the NumPy reference uses."""
+    """DuckDB is installed and its ``hash()`` of UBIGINT, and of a DOUBLE's bits, is the finaliser the NumPy reference
+    uses."""
     if "ok" not in _CHECKED:
         try:
             import duckdb
 
-            probe = [0, 1, 2**53 + 7, fp.MISSING, 2**64 - 1]
+            probe = [0, 1, 2**53 + 7, 2**64 - 1]
+            doubles = [0.1, -2.5e-300, 5e-324, float("inf"), -1e300]
             con = duckdb.connect()
             got = []
-            for v in probe:
-                row = con.execute(f"SELECT hash({v}::UBIGINT)").fetchone()
+            for sql, v in [*((f"SELECT hash({v}::UBIGINT)", None) for v in probe),
+                           *(("SELECT hash(?::DOUBLE)", [v]) for v in doubles)]:
+                row = con.execute(sql, v).fetchone()
                 assert row is not None  # a SELECT of one value returns one row
                 got.append(row[0])
             con.close()
-            _CHECKED["ok"] = got == [int(v) for v in fp.murmur(np.array(probe, dtype=np.uint64))]
+            want = [*fp.murmur(np.array(probe, dtype=np.uint64)), *fp.murmur(np.array(doubles).view(np.uint64))]
+            _CHECKED["ok"] = got == [int(v) for v in want]
         except Exception:  # noqa: BLE001 - no DuckDB, or another hash: the NumPy path is used
             _CHECKED["ok"] = False
     return _CHECKED["ok"]
@@ -70,22 +74,16 @@ def _s(text: str) -> str:
 
 
 def number_sql(x: str) -> str:
-    """SQL for the word of a DOUBLE expression ``x`` (:func:`dpsurv_core.privacy.fingerprint.number_words`)."""
-    a = f"abs({x})"
-    e0 = f"floor(log2({a}))"
+    """SQL for the mixed word of a DOUBLE expression ``x`` (:func:`dpsurv_core.privacy.fingerprint.number_words`):
+    DuckDB's ``hash`` of a DOUBLE is the finaliser of its IEEE bits."""
+    return (f"(CASE WHEN {x} IS NULL OR isnan({x}) THEN {fp.MISSING_WORD}::UBIGINT"
+            f" WHEN abs({x}) < 9007199254740992 AND {x} = trunc({x})"
+            f" THEN hash(CAST(CAST({x} AS BIGINT) + 9007199254740992 AS UBIGINT)) ELSE hash({x}) END)")
 
-    def scaled(e: str) -> str:  # a * 2^(52 - e), exact, in two factors that cannot overflow
-        return f"({a} * pow(2.0, floor((52 - ({e})) / 2)) * pow(2.0, (52 - ({e})) - floor((52 - ({e})) / 2)))"
 
-    e = f"({e0} + CASE WHEN {scaled(e0)} >= 9007199254740992 THEN 1 WHEN {scaled(e0)} < 4503599627370496 THEN -1 ELSE 0 END)"
-    ieee = (f"(CASE WHEN {x} < 0 THEN 9223372036854775808::UBIGINT ELSE 0::UBIGINT END"
-            f" + CAST({e} + 1023 AS UBIGINT) * 4503599627370496::UBIGINT"
-            f" + CAST({scaled(e)} - 4503599627370496 AS UBIGINT))")
-    return (f"(CASE WHEN {x} IS NULL OR isnan({x}) THEN {fp.MISSING}::UBIGINT"
-            f" WHEN isinf({x}) THEN CASE WHEN {x} > 0 THEN {fp.POS_INF}::UBIGINT ELSE {fp.NEG_INF}::UBIGINT END"
-            f" WHEN {a} < 9007199254740992 AND {x} = trunc({x}) THEN CAST(CAST({x} AS BIGINT) + 9007199254740992 AS UBIGINT)"
-            f" WHEN {a} < {fp.TINY!r} THEN CASE WHEN {x} > 0 THEN {fp.TINY_POS}::UBIGINT ELSE {fp.TINY_NEG}::UBIGINT END"
-            f" ELSE {ieee} END)")
+def _when_present(value: str, sql: str) -> str:
+    """``sql`` where ``value`` is present, else a missing cell's word (DuckDB's ``hash(NULL)`` is not NULL)."""
+    return f"(CASE WHEN {value} IS NULL THEN {fp.MISSING_WORD}::UBIGINT ELSE {sql} END)"
 
 
 def _mod(v) -> int:
@@ -130,7 +128,7 @@ class _Table:
             col = f"src.{_q(self.names[j])}"
             if self._is_number(j):
                 if self.types[j].startswith(SMALL_INTEGERS):  # never 2^53 in magnitude: no float path needed
-                    w = f"coalesce(CAST(CAST({col} AS BIGINT) + {fp.INT_OFFSET} AS UBIGINT), {fp.MISSING}::UBIGINT)"
+                    w = _when_present(col, f"hash(CAST(CAST({col} AS BIGINT) + {fp.INT_OFFSET} AS UBIGINT))")
                 else:
                     w = number_sql(f"CAST({col} AS DOUBLE)")
                 words[j] = (w, w)
@@ -210,7 +208,7 @@ class _Table:
         if frame is None:
             frame = self.con.execute(f"SELECT {bare} AS v, count(*) AS n FROM {self.rel} GROUP BY ALL "
                                      f"LIMIT {DICTIONARY_LIMIT + 1}").fetchdf()
-        missing = f"{fp.MISSING}::UBIGINT"
+        missing = f"{fp.MISSING_WORD}::UBIGINT"
         if len(frame) <= DICTIONARY_LIMIT:
             w1, w2 = fp.dictionary_words(frame["v"].to_numpy(dtype=object))
             _key_sums(col_sums[j], (w1, w2), frame["n"].to_numpy(dtype=np.uint64))
@@ -233,7 +231,8 @@ class _Table:
         if numeric:
             w = number_sql(f"TRY_CAST({text} AS DOUBLE)")
             return w, w
-        return (f"coalesce(md5_number_upper({text}), {missing})", f"coalesce(md5_number_lower({text}), {missing})")
+        return (_when_present(text, f"hash(md5_number_upper({text}))"),
+                _when_present(text, f"hash(md5_number_lower({text}))"))
 
     def _first(self, number_cols: list[int], inner: str, col_sums: list[list[int]]) -> None:
         sums = [f"sum(hash(xor({self._w(j, k)}, {fp.SALT_COL[k]}::UBIGINT)))" for j in number_cols for k in range(2)]
