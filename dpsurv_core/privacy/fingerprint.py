@@ -177,10 +177,10 @@ class Accumulator:
             w = number_words(pd.to_numeric(col, errors="coerce").astype("float64").to_numpy())
             return w, w
         table = self.text[j]
-        keys = [None if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)
-                for v in col.astype(object).where(col.notna(), None)]
-        pairs = np.array([table[v] for v in keys], dtype=U64).reshape(-1, 2)
-        return pairs[:, 0], pairs[:, 1]
+        codes, uniques = pd.factorize(col.astype(object), use_na_sentinel=True)  # each distinct value looked up once
+        missing = table.get(None, (MISSING_WORD, MISSING_WORD))
+        pairs = np.array([table[str(u)] for u in uniques] + [missing], dtype=U64).reshape(-1, 2)
+        return pairs[codes, 0], pairs[codes, 1]  # code -1 (missing) is the last row
 
     def second(self, batch: pd.DataFrame, groups: list[list[int]], weights: np.ndarray | None = None) -> None:
         """Pass 2: row hashes (columns in key order, tied columns by a sum) and tied columns' second keys."""
