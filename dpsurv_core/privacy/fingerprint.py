@@ -54,13 +54,13 @@ SALT_PAIR = (0xC0AC29B7C97C50DD, 0x3F84D5B5B5470917)  # per lane: second keys of
 
 def murmur(x: np.ndarray | int) -> np.ndarray:
     """MurmurHash3's 64-bit finaliser, elementwise on uint64 (DuckDB's ``hash(UBIGINT)``)."""
-    x = np.asarray(x, dtype=U64)
+    v: np.ndarray = np.array(x, dtype=U64, ndmin=1)
     with np.errstate(over="ignore"):
-        x = x ^ (x >> U64(32))
-        x = x * U64(MURMUR)
-        x = x ^ (x >> U64(32))
-        x = x * U64(MURMUR)
-        return x ^ (x >> U64(32))
+        v = v ^ (v >> U64(32))
+        v = v * U64(MURMUR)
+        v = v ^ (v >> U64(32))
+        v = v * U64(MURMUR)
+        return np.asarray(v ^ (v >> U64(32)), dtype=U64)
 
 
 MISSING_WORD = int(murmur(np.array([MISSING], dtype=U64))[0])  # a missing cell's mixed word, in every lane
