@@ -16,6 +16,7 @@ from scipy.special import ndtri
 
 from dpsurv_core.curves.kaplan_meier import (
     SurvivalCurves,
+    band_quantile,
     confidence_limits,
     quantile_r,
     restricted_mean,
@@ -149,7 +150,9 @@ def rmst_weights(time: np.ndarray, horizon: float, coarse: bool) -> np.ndarray:
 def quantile_limits(time: np.ndarray, lower: np.ndarray, upper: np.ndarray, q: float = 0.5, coarse: bool = False,
                     curve: np.ndarray | None = None, last: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Limits of the time where S falls to ``q`` by inverting the band, as R's quantile.survfit: (where the lower
-    band reaches q, where the upper band does); inf = not reached.
+    band reaches q, where the upper band does); inf = not reached. On a grid of every time the curve steps at, each
+    limit curve is read as R reads it (:func:`~dpsurv_core.curves.kaplan_meier.band_quantile`: survival's findq, its
+    sorted distinct values, which differs from the first crossing where the band is not monotone).
 
     ``coarse``: the curve is known at the public grid's points only, and the true curve crosses q somewhere between
     two of them. Each limit is then where its band crosses q with the band read linearly between the grid points (the
@@ -163,14 +166,15 @@ def quantile_limits(time: np.ndarray, lower: np.ndarray, upper: np.ndarray, q: f
     where its band does not cross q inside the data. ``last``: each curve's last time under observation
     (:func:`quantile_r`; non-private curves only)."""
     time = np.asarray(time, float)
+    if not coarse:  # every time the curve steps at: R's reading of the limit curves, monotone or not
+        return band_quantile(time, lower, q, last=last), band_quantile(time, upper, q, last=last)
     lo_t, up_t = quantile_r(time, lower, q, last=last), quantile_r(time, upper, q, last=last)
-    if coarse:
-        lo_t = np.where(np.isfinite(lo_t), linear_crossing(time, lower, q), lo_t)
-        up_t = np.where(np.isfinite(up_t), np.minimum(linear_crossing(time, upper, q), up_t), up_t)
-        lo_t = np.where(first_bin_crossing(lower, q), min(0.0, float(time[0])), lo_t)
-        up_t = np.where(first_bin_crossing(upper, q), float(time[0]), up_t)
-        if curve is not None:
-            up_t = np.maximum(up_t, quantile_r(time, curve, q))
+    lo_t = np.where(np.isfinite(lo_t), linear_crossing(time, lower, q), lo_t)
+    up_t = np.where(np.isfinite(up_t), np.minimum(linear_crossing(time, upper, q), up_t), up_t)
+    lo_t = np.where(first_bin_crossing(lower, q), min(0.0, float(time[0])), lo_t)
+    up_t = np.where(first_bin_crossing(upper, q), float(time[0]), up_t)
+    if curve is not None:
+        up_t = np.maximum(up_t, quantile_r(time, curve, q))
     return lo_t, up_t
 
 

@@ -99,8 +99,8 @@ class SurvivalCurves:
         """Median survival and its CI by R's rule (:func:`quantile_r`): (median, lower, upper), each (..., G);
         inf = not reached. The CI comes from ``lower``/``upper`` (log-log; ``km --conf-type`` picks another)."""
         end = self.follow_up_end
-        return (quantile_r(self.time, self.survival, last=end), quantile_r(self.time, self.lower, last=end),
-                quantile_r(self.time, self.upper, last=end))
+        return (quantile_r(self.time, self.survival, last=end), band_quantile(self.time, self.lower, last=end),
+                band_quantile(self.time, self.upper, last=end))
 
     def up_to(self, horizon: float) -> SurvivalCurves:
         """The curves at their times no later than ``horizon`` (follow-up ending there): a quantile the curve reaches
@@ -265,6 +265,52 @@ def quantile_r(time: np.ndarray, curve: np.ndarray, q: float = 0.5,
             out[idx] = 0.5 * (time[i] + nxt)
         else:
             out[idx] = time[i]
+    return out
+
+
+def band_quantile(time: np.ndarray, band: np.ndarray, q: float = 0.5,
+                  tol: float = float(np.sqrt(np.finfo(float).eps)), last: np.ndarray | None = None) -> np.ndarray:
+    """Where a confidence limit curve ``band`` (..., J) at ``time`` (J,) reaches ``q``, as R's quantile.survfit reads
+    its lower and upper curves (survival's findq, the same rule as for the estimate): the points (0, 1) and
+    (t_j, band_j) are kept at their first occurrence of each value and without NaN; with y = 1 - band and p = 1 - q,
+    i1 is the point with the smallest y such that y + tol >= p and i2 the point with the smallest y such that
+    y - tol >= p, and the quantile is the midpoint of their times; where the last kept value equals p (within ``tol``)
+    it is the midpoint of t_i1 and the curve's last time ``last`` (R's xmax; the axis's last time without it).
+    inf = not reached (R's NA).
+
+    On a non-increasing curve this is :func:`quantile_r`. A band need not be monotone (the log band's upper limit is
+    clipped at 1, the plain band's lower limit at 0, and Greenwood's variance can grow faster than S falls): then the
+    sorted values decide, not the first crossing in time. E.g. upper limits 0.49 at t = 45 and 0.495 at t = 48 for
+    q = 0.5: R reads 48, the time of the value closest to q from below, not 45, the first time below it."""
+    time = np.asarray(time, float)
+    band = np.asarray(band, float)
+    p = 1.0 - q
+    out = np.full(band.shape[:-1], np.inf)
+    for idx in np.ndindex(band.shape[:-1]):
+        x = np.concatenate([[0.0], time])
+        y = np.concatenate([[0.0], 1.0 - band[idx]])
+        ok = ~np.isnan(y)
+        if not ok.any() or y[ok].max() < p:
+            continue
+        xmax = float(time[-1]) if last is None or np.isnan(np.asarray(last)[idx]) else float(np.asarray(last)[idx])
+        _, first = np.unique(y, return_index=True)  # NaN values sort last and each is its own
+        keep = np.sort(first)
+        x, y = x[keep], y[keep]
+        ok = ~np.isnan(y)
+        xs, ys = x[ok], y[ok]
+        order = np.argsort(ys, kind="stable")
+        xs, ys = xs[order], ys[order]
+
+        def reach(shift: float, xs: np.ndarray = xs, ys: np.ndarray = ys) -> float:
+            at = np.flatnonzero(ys + shift >= p)  # approx(..., method = "constant", f = 1): the next value up
+            return float(xs[at[0]]) if at.size and p >= ys[0] + shift else np.nan
+
+        t1, t2 = reach(tol), reach(-tol)
+        value = 0.5 * (t1 + t2)
+        if not np.isnan(y[-1]) and abs(p - y[-1]) < tol:
+            value = 0.5 * (t1 + xmax)
+        if np.isfinite(value):
+            out[idx] = value
     return out
 
 
