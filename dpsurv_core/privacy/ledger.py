@@ -159,10 +159,14 @@ class LedgerStore:
         return dataset_key(self._secret, fingerprint)
 
     def _lookup(self, fingerprint: str) -> tuple[str, ...]:
-        """The stored values a data set's records carry: its key, and its raw fingerprint on records written before
-        ledgers kept keys."""
+        """The stored values a data set's records carry: its key, its raw fingerprint on records written before
+        ledgers kept keys, and the same two for each version-1 content fingerprint linked to this one (``budget verify
+        --refingerprint``), so that records made before fingerprints were computed in the engine stay with their
+        data set and its budget."""
+        from dpsurv_core.privacy.fingerprint_cache import legacy_lookup
+
         key = self.key(fingerprint)
-        return (key,) if key == fingerprint else (key, fingerprint)
+        return ((key,) if key == fingerprint else (key, fingerprint)) + legacy_lookup(self, fingerprint)
 
     def _record(self, row: tuple) -> Record:
         fp = row[2] if is_key(row[2]) else self.key(row[2])

@@ -190,11 +190,12 @@ def test_budget_verify_refingerprint_links_version_1_records(tmp_path, capsys, m
     out = run(capsys, "budget", "verify", "--data", str(path), "--refingerprint")
     assert out["refingerprint"]["version_1_records"] == 1 and out["refingerprint"]["cache_agreed"]
     assert fingerprint_cache.legacy(fingerprint(lung)) == [fingerprint_v1.fingerprint(lung)]
-    # the one-line change LedgerStore._lookup needs: its own values and the linked version-1 ones
-    own = LedgerStore._lookup
-    monkeypatch.setattr(LedgerStore, "_lookup",
-                        lambda self, f: own(self, f) + fingerprint_cache.legacy_lookup(self, f))
+    # the data set's records under version 1 are found under its version-2 fingerprint: the cap holds
     assert LedgerStore().ledger(fingerprint(lung)).cap == 2.0
+    # and a release of the same data is charged against that cap
+    run(capsys, "km", "--data", str(path), "--time", "time", "--event", "status", "--mechanism", "laplace-counts",
+        "--epsilon", "1.5", "--grid", "0:1100:20")
+    assert LedgerStore().ledger(fingerprint(lung)).spent() == pytest.approx(1.5)
 
 
 @pytest.mark.slow
