@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 PORT ?= 8501
 ADDRESS ?= 127.0.0.1  # this machine only: another address needs sign-in (docs/deployment.md)
 
-.PHONY: run test test-fast lint bench bench-app chromium java postgres clean
+.PHONY: run test test-fast lint docs bench bench-app chromium java postgres clean
 
 # Debian's python3.11 needs its -venv package for ensurepip: install it with apt when venv fails.
 $(BIN)/python:
@@ -78,6 +78,10 @@ FAST_MARKERS ?= not browser and not slow
 test-fast: $(VENV)/.dev-installed
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadfile -m "$(FAST_MARKERS)" --ignore=tests/e2e
+
+# The documentation site (MkDocs, API reference from the docstrings) into build/site; make test builds it strict too.
+docs: $(VENV)/.dev-installed
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check .
