@@ -92,6 +92,9 @@ class SurvivalCurves:
     # (..., G) each curve's last time under observation (event or censoring), for R's quantile at the end of a curve
     # that stays at q; known to the non-private curves only (a private release does not publish it)
     follow_up_end: np.ndarray | None = None
+    # (..., G) each curve's first time under observation (event or censoring): before it R's summary.survfit gives
+    # S = 1 with limits [1, 1] for every conf.type; known to the non-private curves only
+    follow_up_start: np.ndarray | None = None
     # (..., G, J) var of the Nelson-Aalen cumulative hazard, sum d / r^2 (R's std.chaz squared); exact counts only
     cumhaz_variance: np.ndarray | None = None
 
@@ -110,7 +113,8 @@ class SurvivalCurves:
             return self
         j = int(keep.sum())
         cut = {f.name: getattr(self, f.name)[..., :j] for f in fields(self)
-               if f.name not in ("time", "groups", "event_types", "alpha", "follow_up_end", "noise_covariance")
+               if f.name not in ("time", "groups", "event_types", "alpha", "follow_up_end", "follow_up_start",
+                             "noise_covariance")
                and isinstance(getattr(self, f.name), np.ndarray) and getattr(self, f.name).shape[-1:] == keep.shape}
         if isinstance(self.noise_covariance, DeferredArray):  # (..., G, J, J): both time axes
             cut["noise_covariance"] = self.noise_covariance.first(j)
@@ -381,6 +385,13 @@ def cumhaz_limits(cumhaz: np.ndarray, variance: np.ndarray, conf_type: str = "lo
     elif conf_type == "log":
         with np.errstate(divide="ignore", invalid="ignore"):
             upper = np.where(h > 0, np.exp(np.log(h) + z * se_log), np.nan)
+    elif conf_type in ("logit", "arcsin"):
+        # at H = 1 exactly R's formulas meet an infinite spread: logit's upper limit is 1 - 1 / (1 + exp(Inf)) = 1 and
+        # its lower limit NaN; arcsin's limits are sin(max(0, pi/2 - Inf))^2 = 0 and sin(min(pi/2, Inf))^2 = 1
+        at_one = (h == 1.0) & (sd > 0)
+        upper = np.where(at_one, 1.0, upper)
+        if conf_type == "arcsin":
+            lower = np.where(at_one, 0.0, lower)
     return lower, upper
 
 

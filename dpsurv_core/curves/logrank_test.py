@@ -446,6 +446,11 @@ def calibrated_tests(released: BinnedCounts, law: NoiseLaw, draws: int = DEFAULT
         label_a = groups[pair[0]] if pair is not None else ", ".join(groups)
         label_b = groups[pair[1]] if pair is not None else None
         if not law.noisy:
+            # R's survdiff where the groups have events but only one group has expected events: chisq 0 on 0 degrees
+            # of freedom, p = 1 (no events at all: no test, as R's p is NA)
+            one_group = (dofs == 0) & (_subset(counts, idx).events_total.sum(axis=(-2, -1)) > 0)
+            stat, plain = np.where(one_group, 0.0, stat), np.where(one_group, 0.0, plain)
+            chi = np.where(one_group, 1.0, chi)
             with np.errstate(invalid="ignore"):
                 crit = np.where(dofs > 0, chdtri(np.maximum(dofs, 1), ALPHA), np.nan)
             out.append(CalibratedTest(label_a, label_b, dof, stat, chi, chi, crit, 0,

@@ -191,6 +191,14 @@ def conf_bands(curves: SurvivalCurves, conf_type: str, with_noise: bool = False)
     if np.all(np.isnan(curves.greenwood)) and curves.interval_variance is None:
         return curves.lower, curves.upper
     lo, up = confidence_limits(curves.survival, log_variance(curves, with_noise), conf_type, curves.alpha)
+    if conf_type == "plain" and len(curves.event_types) > 1 and curves.interval_method is None:
+        # competing events: R's multi-state survfit gives the event-free probability at 0 a standard error of 0, so
+        # its plain interval there is [0, 0] (the other conf.types stay NA: they take logs of 0)
+        at_zero = curves.survival == 0
+        lo, up = np.where(at_zero, 0.0, lo), np.where(at_zero, 0.0, up)
+    if curves.follow_up_start is not None:  # before a curve's first time: S = 1 with limits [1, 1], as R's summary
+        before = np.asarray(curves.time, float) < curves.follow_up_start[..., None]
+        lo, up = np.where(before, 1.0, lo), np.where(before, 1.0, up)
     # nobody left at risk: the estimator's band there is [0, 1] ([0, the last upper limit] for a noise-aware band)
     marked = (curves.upper == 1) | (curves.interval_method is not None)
     stopped = np.logical_or.accumulate(curves.at_risk <= 0, axis=-1) & (curves.lower == 0) & marked
@@ -300,10 +308,11 @@ def curve_entries(curves: SurvivalCurves, estimand: str, conf_type: str = "log",
 def landmark_entries(curves: SurvivalCurves, times: list[float], conf_type: str, exact_grid: bool,
                      with_noise: bool = False) -> list[dict[str, Any]]:
     """One entry per trial, group and requested time: the step curve at ``time_used`` (the requested time itself on
-    the event-times grid or when it is a grid point, else the last grid point before it; 0 before the first)."""
+    the event-times grid or when it is a grid point, else the last grid point before it; 0 before the first). Before
+    the grid's first point, and before a curve's own first time where it is known, S = 1 with limits [1, 1] for every
+    conf.type, as R's summary.survfit gives them there (a curve's own first time: :func:`conf_bands`)."""
     lo, up = conf_bands(curves, conf_type, with_noise)
     no_band = bool(np.all(np.isnan(curves.lower)))
-    start_lo, start_up = confidence_limits(np.ones(1), np.zeros(1), conf_type, curves.alpha)
     grid = np.asarray(curves.time, float)
     out = []
     trials, groups = curves.survival.shape[:2]
@@ -312,8 +321,8 @@ def landmark_entries(curves: SurvivalCurves, times: list[float], conf_type: str,
             for when in times:
                 on = np.flatnonzero(np.isclose(grid, when, rtol=0, atol=1e-9))
                 k = int(on[0]) if on.size else int(np.searchsorted(grid, when, side="right")) - 1
-                if k < 0:
-                    used, s, lo_v, up_v = (when if exact_grid else 0.0), 1.0, start_lo[0], start_up[0]
+                if k < 0:  # S = 1 with limits [1, 1] before the first time, for every conf.type (R's summary)
+                    used, s, lo_v, up_v = (when if exact_grid else 0.0), 1.0, 1.0, 1.0
                 else:
                     used = when if (exact_grid or on.size) else float(grid[k])
                     s, lo_v, up_v = curves.survival[t, g, k], lo[t, g, k], up[t, g, k]

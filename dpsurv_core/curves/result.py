@@ -186,7 +186,9 @@ def with_follow_up_end(rel: CurveResult, cohort: Cohort, public: PublicParameter
 
     def put(c: SurvivalCurves) -> SurvivalCurves:
         end = np.array([_last_time(cohort, g, public) for g in c.groups], float)
-        return replace(c, follow_up_end=np.broadcast_to(end, c.survival.shape[:-1]).copy())
+        start = np.array([_first_time(cohort, g) for g in c.groups], float)
+        return replace(c, follow_up_end=np.broadcast_to(end, c.survival.shape[:-1]).copy(),
+                       follow_up_start=np.broadcast_to(start, c.survival.shape[:-1]).copy())
 
     extra = {k: put(v) if isinstance(v, SurvivalCurves) else v for k, v in rel.extra.items()}
     return replace(rel, curves=put(rel.curves), extra=extra)
@@ -230,6 +232,14 @@ def _last_time(cohort: Cohort, group: str, public: PublicParameters) -> float:
     return float(min(times.max(), max(end, 0.0)))
 
 
+def _first_time(cohort: Cohort, group: str) -> float:
+    """The first time under observation (event or censoring) in ``group`` ("all": the whole cohort); NaN if the
+    group is empty."""
+    times = (cohort.time if cohort.group is None or group == "all"
+             else cohort.time[row_index(cohort.group, (group,)) == 0])
+    return float(times.min()) if times.size else float("nan")
+
+
 def at_grid(curves: SurvivalCurves, points: np.ndarray) -> SurvivalCurves:
     """Read step-function curves at other time points (e.g. the public grid's right edges)."""
     vals = {name: curves.at_times(points, name) for name in
@@ -250,7 +260,8 @@ def at_grid(curves: SurvivalCurves, points: np.ndarray) -> SurvivalCurves:
     return SurvivalCurves(np.asarray(points, float), curves.groups, vals["survival"], vals["lower"], vals["upper"],
                           vals["lower_linear"], vals["upper_linear"], vals["greenwood"], at_risk, events, censored,
                           vals["cumulative_hazard"], cif, curves.event_types, curves.alpha, incidence_variance=cif_var,
-                          cumhaz_variance=chaz_var, follow_up_end=curves.follow_up_end)
+                          cumhaz_variance=chaz_var, follow_up_end=curves.follow_up_end,
+                          follow_up_start=curves.follow_up_start)
 
 
 def rmse(private: np.ndarray, reference: np.ndarray) -> np.ndarray:

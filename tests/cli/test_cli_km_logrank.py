@@ -281,7 +281,8 @@ def test_rrr_log_rank_release_says_its_p_values_carry_the_label_noise(capsys):
 
 def test_log_rank_degrees_of_freedom_follow_r_when_a_group_has_no_expected_events(tmp_path):
     """R's survdiff drops a group with no expected events from the degrees of freedom: a third group censored before
-    the first event leaves chi-square 8.6335 on 1 df (p 0.00330), not 2 df (p 0.0133); its pairs have no test."""
+    the first event leaves chi-square 8.6335 on 1 df (p 0.00330), not 2 df (p 0.0133); its pairs are chi-square 0 on
+    0 df, p = 1, as R's survdiff gives them."""
     import json as _json
 
     rows = ["time,status,grp"] + [f"{t},{s},a" for t, s in ((1, 1), (2, 0), (3, 1), (4, 1), (5, 1))] \
@@ -297,7 +298,8 @@ def test_log_rank_degrees_of_freedom_follow_r_when_a_group_has_no_expected_event
     assert abs(overall["statistic"] - 8.6335) < 1e-3 and abs(overall["p_value"] - 0.0033004) < 1e-6
     pairs = {(t["group_a"], t["group_b"]): t for t in out["tests"]}
     assert pairs[("a", "b")]["dof"] == 1 and abs(pairs[("a", "b")]["p_value"] - 0.0033004) < 1e-6
-    assert pairs[("a", "c")]["p_value"] is None and pairs[("b", "c")]["p_value"] is None
+    for pair in (("a", "c"), ("b", "c")):
+        assert pairs[pair]["dof"] == 0 and pairs[pair]["statistic"] == 0.0 and pairs[pair]["p_value"] == 1.0
 
 
 def test_rrr_keep_probability_does_not_overflow_at_large_epsilon():

@@ -76,12 +76,13 @@ two_groups <- data.frame(time = c(1, 2, 2, 4, 5, 6, 3, 5, 7, 8, 9, 10), status =
 
 before_first <- function() {
   # summary(fit, times = t) before a group's first time: S = 1 with limits [1, 1] for every conf.type
-  lapply(c("plain", "log", "log-log", "logit", "arcsin"), function(ct) {
+  cases <- lapply(c("plain", "log", "log-log", "logit", "arcsin"), function(ct) {
     fit <- survfit(Surv(time, status) ~ group, data = two_groups, conf.type = ct)
     s <- summary(fit, times = c(0.5, 2.5), extend = TRUE)
     list(conf_type = ct, strata = sub("^group=", "", as.character(s$strata)), time = hex(s$time), surv = hex(s$surv),
          lower = hex(s$lower), upper = hex(s$upper))
   })
+  list(data = two_groups, cases = cases)
 }
 
 hazard_at_one <- function() {
