@@ -124,6 +124,13 @@ CONFIDENTIAL_NOTE = ("exact values about the data, for the data holder's eyes on
                       "covered by its guarantee; publish only the 'publishable' block")
 
 
+ROBUST_COLUMNS = ("robust_se", "robust_lower", "robust_upper", "robust_p_value")
+ROBUST_NOTE = ("several rows per subject: robust_se, robust_lower, robust_upper, robust_p_value and the robust_wald "
+               "and robust_score tests use R's coxph(..., cluster = id) sandwich variance (dfbeta residuals summed "
+               "within subject; Lin & Wei 1989), which allows for rows of one subject being dependent; se, lower, "
+               "upper, p_value and the wald, score and likelihood-ratio tests treat the rows as independent")
+
+
 def run(args: argparse.Namespace) -> dict:
     covariates = split_list(args.covariates)
     if not covariates:
@@ -176,7 +183,8 @@ def run(args: argparse.Namespace) -> dict:
                       "link": "logit", "n_public": pp.n_public}
         else:
             ties = args.ties or "efron"
-            cox = fit_cox(cohort, pp, ties)
+            # several rows per subject (--id, or a bundled data set's id with repeated rows): R's cluster = id
+            cox = fit_cox(cohort, pp, ties, robust=True if getattr(args, "id", None) else None)
             tab, model, warnings = cox.table, cox.model, list(cox.warnings)
             assert model is not None  # fit_cox always keeps its model
             params = {"model": f"Cox partial likelihood, Newton-Raphson as R's coxph ({ties.capitalize()} ties)",
@@ -185,6 +193,10 @@ def run(args: argparse.Namespace) -> dict:
                           "iterations": model.iterations,
                           "tests": {"likelihood_ratio": model.likelihood_ratio_test.to_dict(),
                                     "wald": model.wald_test.to_dict(), "score": model.score_test.to_dict()}}
+            if model.robust_wald_test is not None and model.robust_score_test is not None:
+                cox_fields["tests"].update(robust_wald=model.robust_wald_test.to_dict(),
+                                           robust_score=model.robust_score_test.to_dict())
+                cox_fields.update(clusters=model.clusters, robust_note=ROBUST_NOTE)
         # n scales the noise of the private fits only: read off the data it is no disclosure for a fit without noise
         out["disclosures"] = [d for d in out["disclosures"] if d["parameter"] != "n"]
         out.update({"epsilon_spent": math.inf, "guarantee": "none: not differentially private", "protects": "nothing",
@@ -197,7 +209,8 @@ def run(args: argparse.Namespace) -> dict:
                         "ratios": dict(zip(tab.covariate, tab.odds_ratio)),
                         "lower": dict(zip(tab.covariate, tab.lower)), "upper": dict(zip(tab.covariate, tab.upper)),
                         "p_value": dict(zip(tab.covariate, tab.p_value)),
-                        **({"se": dict(zip(tab.covariate, tab.se))} if cox_fields else {})}],
+                        **({"se": dict(zip(tab.covariate, tab.se))} if cox_fields else {}),
+                        **{k: dict(zip(tab.covariate, tab[k])) for k in ROBUST_COLUMNS if k in tab}}],
                     "ratio_kind": "odds ratio" if discrete_time else "hazard ratio",
                     **cox_fields, **not_private_fields()})
         return out

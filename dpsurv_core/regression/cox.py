@@ -22,6 +22,19 @@ at). The variance is I^-1 at
 the estimate; the three global tests are R's: likelihood ratio 2 (l(beta) - l(0)), Wald beta^T I beta and score
 U(0)^T I(0)^-1 U(0), each chi-square on p degrees of freedom. Covariates are centred at their means first, as coxph
 does (the partial likelihood is unchanged, the arithmetic better conditioned).
+
+With several rows per subject (a ``cluster`` id for each row) the robust variance is R's ``coxph(..., cluster = id)``
+(Lin & Wei 1989; Therneau & Grambsch 2000, sections 7.2 and 8.2): the score residual of row i (Efron's, which is
+Breslow's with every f_j = 0) is
+
+    L_i = d_i [ x_i - (1/m) sum_j e_j + r_i sum_j f_j (x_i - e_j) / s_j ]      (j over the deaths at t_i)
+          - r_i sum_{deaths j with t_j <= t_i} (x_i - e_j) / s_j,
+
+so that sum_i L_i = U(beta); the dfbeta residuals are D_i = L_i I^-1, summed within each cluster c to D_c, and the
+robust variance is V = sum_c D_c^T D_c (the sandwich I^-1 B I^-1, B the cluster sum of score outer products). As in
+R, the robust Wald test is beta^T V^-1 beta and each coefficient's robust z is beta / sqrt(V_kk); the robust score
+test is U(0)^T B_0^-1 U(0), B_0 = sum_c L_c(0)^T L_c(0) with the score residuals at beta = 0 summed within cluster.
+The likelihood-ratio and score tests and I^-1 are those of the fit that treats the rows as independent.
 """
 
 from __future__ import annotations
@@ -70,6 +83,10 @@ class CoxModel:
     n: int
     events: int
     notes: list[str] = field(default_factory=list)
+    robust_var: np.ndarray | None = None  # V = D^T D over clusters (module docstring), with a cluster only
+    robust_wald_test: GlobalTest | None = None
+    robust_score_test: GlobalTest | None = None
+    clusters: int | None = None
 
     @property
     def se(self) -> np.ndarray:
@@ -83,6 +100,20 @@ class CoxModel:
     def p_values(self) -> np.ndarray:
         """Wald p-value of each coefficient, 2 Phi(-|beta / se|)."""
         return 2.0 * special.ndtr(-np.abs(self.z))
+
+    @property
+    def robust_se(self) -> np.ndarray | None:
+        """sqrt(diag V), the robust (cluster) standard errors; None without a cluster."""
+        return None if self.robust_var is None else np.sqrt(np.diag(self.robust_var))
+
+    @property
+    def robust_p_values(self) -> np.ndarray | None:
+        """2 Phi(-|beta / robust se|), the p-values R's coxph reports with a cluster; None without one."""
+        se = self.robust_se
+        if se is None:
+            return None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return 2.0 * special.ndtr(-np.abs(self.coef / se))
 
 
 def check_ties(ties: str) -> str:
@@ -98,6 +129,7 @@ class _Design:
 
     def __init__(self, time: np.ndarray, event: np.ndarray, X: np.ndarray, ties: str) -> None:
         order = np.lexsort((-np.asarray(event, dtype=float), np.asarray(time, dtype=float)))
+        self.order = order
         self.t = np.asarray(time, dtype=float)[order]
         self.d = np.asarray(event, dtype=float)[order] > 0
         X = np.asarray(X, dtype=float)[order]
@@ -141,6 +173,45 @@ class _Design:
         return loglik, U, info
 
 
+    def score_residuals(self, beta: np.ndarray) -> np.ndarray:
+        """The score residual L_i of every row (sorted order), shape (n, p) (module docstring)."""
+        X, dead, g, f = self.X, self.dead, self.death_group, self.frac
+        size = self.first.size
+        r = np.exp(X @ beta)
+        S0 = np.cumsum(r[::-1])[::-1][self.first][g]
+        A0 = np.bincount(self.group[dead], weights=r[dead], minlength=size)[g]
+        den = S0 - f * A0
+        rX = r[:, None] * X
+        S1 = np.cumsum(rX[::-1], axis=0)[::-1][self.first][g]
+        A1 = _group_sum(rX[dead], self.group[dead], size)[g]
+        e = (S1 - f[:, None] * A1) / den[:, None]
+        m = np.bincount(g, minlength=size)
+        # per distinct time: sum_j 1/s_j, sum_j e_j/s_j, sum_j f_j/s_j, sum_j f_j e_j/s_j, sum_j e_j / m
+        H = np.bincount(g, weights=1.0 / den, minlength=size)
+        G = _group_sum(e / den[:, None], g, size)
+        F = np.bincount(g, weights=f / den, minlength=size)
+        FG = _group_sum(f[:, None] * e / den[:, None], g, size)
+        mean_e = _group_sum(e, g, size) / np.maximum(m, 1)[:, None]
+        gi = self.group
+        resid = -r[:, None] * (X * np.cumsum(H)[gi][:, None] - np.cumsum(G, axis=0)[gi])
+        rd = r[dead][:, None]
+        resid[dead] += X[dead] - mean_e[gi[dead]] + rd * (X[dead] * F[gi[dead]][:, None] - FG[gi[dead]])
+        return resid
+
+
+def _cluster_sums(values: np.ndarray, cluster: np.ndarray) -> np.ndarray:
+    _, inverse = np.unique(cluster, return_inverse=True)
+    return _group_sum(values, inverse.ravel(), int(inverse.max()) + 1)
+
+
+def _quadratic(matrix: np.ndarray, u: np.ndarray) -> float:
+    """u^T matrix^-1 u (NaN when the matrix is singular, as with fewer clusters than coefficients)."""
+    try:
+        return float(u @ _solve(matrix, u))
+    except ParameterError:
+        return math.nan
+
+
 def _group_sum(values: np.ndarray, groups: np.ndarray, size: int) -> np.ndarray:
     out = np.zeros((size, *values.shape[1:]))
     np.add.at(out, groups, values)
@@ -157,8 +228,10 @@ def _solve(info: np.ndarray, u: np.ndarray) -> np.ndarray:
 
 
 def coxph(time: np.ndarray, event: np.ndarray, X: np.ndarray, ties: str = "efron", eps: float = EPS,
-          max_iter: int = MAX_ITER) -> CoxModel:
-    """Maximise the log partial likelihood by coxph's Newton-Raphson (module docstring); ``X`` is (n, p)."""
+          max_iter: int = MAX_ITER, cluster: np.ndarray | None = None) -> CoxModel:
+    """Maximise the log partial likelihood by coxph's Newton-Raphson (module docstring); ``X`` is (n, p). With
+    ``cluster`` (a subject id for each row) the model also carries R's robust variance and robust Wald and score
+    tests (module docstring; ``coxph(..., cluster = id)``)."""
     ties = check_ties(ties)
     X = np.asarray(X, dtype=float).reshape(len(time), -1)
     p = X.shape[1]
@@ -206,5 +279,15 @@ def coxph(time: np.ndarray, event: np.ndarray, X: np.ndarray, ties: str = "efron
     var = (var + var.T) / 2.0
     wald = float(beta @ _solve(var, beta)) if p else 0.0
     d = int(np.asarray(event).astype(bool).sum())
-    return CoxModel(beta, var, (l0, loglik), GlobalTest(score, p), GlobalTest(wald, p),
-                    GlobalTest(2.0 * (loglik - l0), p), it, ties, len(time), d, notes)
+    model = CoxModel(beta, var, (l0, loglik), GlobalTest(score, p), GlobalTest(wald, p),
+                     GlobalTest(2.0 * (loglik - l0), p), it, ties, len(time), d, notes)
+    if cluster is not None:
+        ids = np.asarray(cluster)[des.order]
+        D = _cluster_sums(des.score_residuals(beta) @ var, ids)  # dfbeta residuals summed within cluster
+        robust = D.T @ D
+        L0 = _cluster_sums(des.score_residuals(np.zeros(p)), ids)
+        model.robust_var = robust
+        model.robust_wald_test = GlobalTest(_quadratic(robust, beta) if p else 0.0, p)
+        model.robust_score_test = GlobalTest(_quadratic(L0.T @ L0, L0.sum(axis=0)) if p else 0.0, p)
+        model.clusters = int(D.shape[0])
+    return model

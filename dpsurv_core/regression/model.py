@@ -166,7 +166,8 @@ def wald_fit(pp: PersonPeriod, w: np.ndarray, lam: float = 0.0) -> Fit:
 
 
 def cox_frame(cohort: Cohort, pp: PersonPeriod) -> pd.DataFrame:
-    """Cox input on the same covariates in original units (same dummies), same complete cases, censored at H."""
+    """Cox input on the same covariates in original units (same dummies), same complete cases, censored at H; the
+    subject id of each row in ``_id`` when the cohort has one."""
     frame = cohort.covariates
     complete = frame[list(dict.fromkeys(c.source for c in pp.encoding.columns))].notna().all(axis=1).to_numpy()
     sub = frame.loc[complete].reset_index(drop=True)
@@ -179,13 +180,16 @@ def cox_frame(cohort: Cohort, pp: PersonPeriod) -> pd.DataFrame:
     df["_time"] = np.minimum(t, pp.horizon)
     df["_event"] = np.where(t <= pp.horizon, cohort.event[complete], 0)
     df.loc[df["_time"] <= 0, "_time"] = 1e-9 * pp.horizon
+    if cohort.subject is not None:  # the subject of each row: the cluster of the robust variance
+        df["_id"] = np.asarray(cohort.subject)[complete]
     return df
 
 
 @dataclass
 class CoxResult:
     """The Cox fit as the CLI and the pages read it: ``table`` (covariate, coefficient, odds_ratio (the hazard
-    ratio), se, lower, upper, p_value; NaN for a coefficient that was not estimated), the coefficients, the fit's
+    ratio), se, lower, upper, p_value, and with a cluster robust_se, robust_lower, robust_upper, robust_p_value; NaN
+    for a coefficient that was not estimated), the coefficients, the fit's
     global tests (:class:`~dpsurv_core.regression.cox.CoxModel`), the sentences about left-out coefficients and the
     seconds it took."""
 
@@ -222,12 +226,17 @@ def _no_event_levels(df: pd.DataFrame, pp: PersonPeriod) -> tuple[list[str], lis
     return names, sentences
 
 
-def fit_cox(cohort: Cohort, pp: PersonPeriod, ties: str = "efron") -> CoxResult:
+def fit_cox(cohort: Cohort, pp: PersonPeriod, ties: str = "efron", robust: bool | None = None) -> CoxResult:
     """The Cox model on the same covariates (:func:`cox_frame`) by coxph's Newton-Raphson
     (:func:`dpsurv_core.regression.cox.coxph`, Efron or Breslow ties): log hazard ratios, hazard ratios with Wald
     95% intervals exp(beta -/+ 1.96 se), Wald p-values 2 Phi(-|beta / se|) (Therneau & Grambsch 2000). A category
     with no event gets NA with a sentence, and the rest is R's coxph's limit as that coefficient goes to minus infinity:
-    the fit without that category's subjects (and its column), whose global tests are reported."""
+    the fit without that category's subjects (and its column), whose global tests are reported.
+
+    With a subject id (``robust`` True, or None and some subject has several rows) the model also carries R's
+    ``coxph(..., cluster = id)`` robust variance V = D^T D, D the dfbeta residuals summed within subject (Lin & Wei
+    1989; Therneau & Grambsch 2000, section 8.2), and the table its standard errors sqrt(V_kk), Wald intervals
+    exp(beta -/+ 1.96 sqrt(V_kk)) and p-values 2 Phi(-|beta| / sqrt(V_kk))."""
     ties = check_ties(ties)
     df = cox_frame(cohort, pp)
     names = pp.encoding.names
@@ -240,8 +249,11 @@ def fit_cox(cohort: Cohort, pp: PersonPeriod, ties: str = "efron") -> CoxResult:
     # as that coefficient goes to minus infinity the level's subjects weigh nothing in any risk set: the other
     # coefficients R's coxph converges to are those of the fit without them
     rows = ~df[dropped].to_numpy(dtype=float).any(axis=1) if dropped else np.ones(len(df), dtype=bool)
+    cluster = df["_id"].to_numpy()[rows] if "_id" in df else None
+    if cluster is not None and robust is None:
+        robust = bool(pd.Series(cluster).duplicated().any())
     model = coxph(df["_time"].to_numpy()[rows], df["_event"].to_numpy()[rows], df.loc[rows, kept].to_numpy(dtype=float),
-                  ties)
+                  ties, cluster=cluster if robust else None)
     seconds = _time.perf_counter() - t0
     est = dict(zip(kept, range(len(kept))))
     coef = np.array([model.coef[est[n]] if n in est else np.nan for n in names])
@@ -250,6 +262,11 @@ def fit_cox(cohort: Cohort, pp: PersonPeriod, ties: str = "efron") -> CoxResult:
     with np.errstate(over="ignore"):
         table = pd.DataFrame({"covariate": names, "coefficient": coef, "odds_ratio": np.exp(coef), "se": se,
                               "lower": np.exp(coef - Z95 * se), "upper": np.exp(coef + Z95 * se), "p_value": p})
+        if model.robust_se is not None and model.robust_p_values is not None:
+            rse = np.array([model.robust_se[est[n]] if n in est else np.nan for n in names])
+            table["robust_se"] = rse
+            table["robust_lower"], table["robust_upper"] = np.exp(coef - Z95 * rse), np.exp(coef + Z95 * rse)
+            table["robust_p_value"] = [model.robust_p_values[est[n]] if n in est else np.nan for n in names]
     return CoxResult(dict(zip(names, coef.tolist())), table, seconds, model, [*warnings, *model.notes], dropped)
 
 
