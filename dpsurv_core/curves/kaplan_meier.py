@@ -102,8 +102,8 @@ class SurvivalCurves:
         """Median survival and its CI by R's rule (:func:`quantile_r`): (median, lower, upper), each (..., G);
         inf = not reached. The CI comes from ``lower``/``upper`` (log-log; ``km --conf-type`` picks another)."""
         end = self.follow_up_end
-        return (quantile_r(self.time, self.survival, last=end), band_quantile(self.time, self.lower, last=end),
-                band_quantile(self.time, self.upper, last=end))
+        return (quantile_r(self.time, self.survival, last=end), quantile_r(self.time, self.lower, last=end),
+                quantile_r(self.time, self.upper, last=end))
 
     def up_to(self, horizon: float) -> SurvivalCurves:
         """The curves at their times no later than ``horizon`` (follow-up ending there): a quantile the curve reaches
