@@ -420,6 +420,35 @@ def parse_landmarks(text: str) -> list[float]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+ROBUST_NOTE = ("several rows per subject: robust_se is the standard error of S by the infinitesimal jackknife over "
+               "subjects, and robust_lower/robust_upper its limits (same conf_type), as R's survfit(..., id = id) "
+               "gives them; lower and upper treat the rows as independent (Greenwood)")
+
+
+def add_robust_errors(curves: list[dict[str, Any]], cohort: Any, conf_type: str) -> bool:
+    """With several rows for some subject (rows in memory), each curve entry gets ``robust_se``, ``robust_lower`` and
+    ``robust_upper`` at its times: R's survfit(..., id = id) robust standard error of S, sqrt(sum_k U_k(t)^2) over the
+    subjects' influences U_k (:mod:`dpsurv_core.curves.km_robust`; Therneau & Grambsch 2000), and its limits. False
+    (nothing added) otherwise, as R computes no robust variance without repeated ids."""
+    import pandas as pd
+
+    from dpsurv_core.curves.km_robust import robust_km
+    from dpsurv_core.data.labels import code_keys
+
+    if not isinstance(cohort, Cohort) or cohort.subject is None or not pd.Series(cohort.subject).duplicated().any():
+        return False
+    keys = None if cohort.group is None else code_keys(pd.Series(cohort.group)).to_numpy()
+    for entry in curves:
+        rows = np.ones(cohort.time.size, bool) if keys is None else keys == str(entry["group"])
+        fit = robust_km(cohort.time[rows], cohort.event[rows], np.asarray(cohort.subject)[rows])
+        times = np.asarray(entry["time"], dtype=float)
+        _, se = fit.at(times)
+        lower, upper = fit.limits(times, conf_type)
+        entry.update({k: [None if not math.isfinite(v) else float(v) for v in a]
+                      for k, a in (("robust_se", se), ("robust_lower", lower), ("robust_upper", upper))})
+    return True
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     reading.check(args, "km")
     if args.from_record is not None:
@@ -456,6 +485,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     else:
         out["curves"] = curve_entries(rel.curves, args.estimand, conf_type, noisy_band, coarse,
                                       quantile_curves(rel, rel.curves))
+    if rel.mechanism == NonPrivate.name and not competing and "debiased_curves" not in rel.extra \
+            and add_robust_errors(out["curves"], cohort, conf_type):
+        out["robust_note"] = ROBUST_NOTE
     out["number_at_risk"] = number_at_risk(rel.curves.groups, cohort, public, risk_counts(rel), rel.cost.epsilon,
                                            rel.trials)
     # without noise every count mechanism's curves are the non-private ones (read off the rows at each time)

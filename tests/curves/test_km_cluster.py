@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from dpsurv_core.curves.km_robust import robust_km
+from tests.cli_run import run
 
 FIXTURE = json.loads((Path(__file__).parent / "r_reference" / "km_cluster.json").read_text())
 RTOL = 1e-8
@@ -47,3 +48,32 @@ def test_first_event_influence_by_hand():
     t = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
     fit = robust_km(t, np.ones(5), np.arange(5))
     assert fit.se[0] == pytest.approx(np.sqrt((0.8 / 5) ** 2 + 4 * (0.2 / 5) ** 2), rel=1e-14)
+
+
+@pytest.mark.parametrize("conf_type", ["log", "log-log", "plain"])
+def test_km_command_adds_r_robust_errors_for_repeated_rows(capsys, conf_type):
+    """km --mechanism nonprivate on kidney (two rows per patient) by sex: robust_se, robust_lower and robust_upper at
+    each time of the curve equal R's survfit(..., id = id) there."""
+    o = run(capsys, "km", "--data", "kidney", "--group", "sex", "--mechanism", "nonprivate", "--conf-type", conf_type)
+    assert "survfit(..., id = id)" in o["robust_note"]
+    refs = {r["group"]: r for c in FIXTURE["cases"] if c["name"] == "kidney_by_sex" for r in c["curves"]}
+    for entry in o["curves"]:
+        ref = refs[entry["group"]]
+        # the command's times are every group's event times: R's value there is its last at or before it
+        # (before the group's first time S = 1 with standard error 0: R's first values there, a censoring-only start)
+        index = np.searchsorted(_array(ref["time"]), np.asarray(entry["time"], dtype=float), side="right") - 1
+        if index.min() < 0:
+            assert ref["survival"][0] == 1.0 and ref["std_err"][0] == 0.0
+        index = np.maximum(index, 0)
+        for key, values in (("robust_se", ref["std_err"]), ("robust_lower", ref["lower"][conf_type]),
+                            ("robust_upper", ref["upper"][conf_type])):
+            ours = _array(entry[key])
+            np.testing.assert_allclose(ours, _array(values)[index], rtol=RTOL, atol=1e-300, err_msg=key)
+
+
+def test_no_robust_keys_without_repeated_rows(capsys, tmp_path):
+    path = tmp_path / "single.csv"
+    pd.DataFrame({"id": range(30), "time": np.arange(1.0, 31.0), "event": [1, 0, 1] * 10}).to_csv(path, index=False)
+    for argv in (["--data", "lung"], ["--data", str(path), "--time", "time", "--event", "event", "--id", "id"]):
+        o = run(capsys, "km", *argv, "--mechanism", "nonprivate")
+        assert "robust_note" not in o and not any("robust_se" in c for c in o["curves"])
