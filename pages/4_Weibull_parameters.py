@@ -47,9 +47,9 @@ from ui.gate import guard
 guard(__file__)  # before anything is drawn: the page may be reached by its own address
 
 PRIVATE = catalogue.entries(catalogue.WEIBULL, "weibull", private=True)  # the mechanisms, in the catalogue's order
-# the private mechanisms' reference: the clipped MLE, the estimator they estimate (not R's survreg fit, "mle")
+# the private mechanisms' reference: the clipped MLE, the estimator they estimate (not R's survreg fit)
 FIT = catalogue.get(catalogue.WEIBULL, catalogue.reference_id(catalogue.WEIBULL))
-SURVREG = catalogue.get(catalogue.WEIBULL, "mle")  # the times as they are, as R's survreg fits them
+SURVREG = catalogue.get(catalogue.WEIBULL, catalogue.SURVREG)  # the times as they are, as R's survreg fits them
 IDS = [e.id for e in PRIVATE]
 LABELS = {e.id: e.name for e in PRIVATE}
 COLOURS = dict(zip(IDS, palette.COLOURS, strict=False))

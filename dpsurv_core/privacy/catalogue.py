@@ -251,6 +251,7 @@ DEFAULTS = {CURVES: "laplace-counts", WEIBULL: "lsp-tll", REGRESSION: "objective
 # the exact, non-private fits each family's private results are compared with (for Weibull the clipped MLE, the
 # estimator the private mechanisms estimate; "mle" is R's survreg fit on the times as they are)
 REFERENCES = {CURVES: "nonprivate", WEIBULL: "clipped-mle", REGRESSION: "nonprivate"}
+SURVREG = "mle"  # the Weibull fit R's survreg makes, on the times as they are (shown beside the clipped reference)
 
 
 def default_id(family: str) -> str:
