@@ -5,26 +5,16 @@ app."""
 
 from __future__ import annotations
 
-import json
-
 from dpsurv_core.privacy.ledger import RELEASE, LedgerStore
 from tests.app.apptest import ok, releases
 from tests.app.test_pages_curves import CURVES, run
 from tests.cli_run import run as cli
+from tests.planning.test_plan_ledger import plan_file as ledger_plan_file
 
 
 def plan_file(tmp_path, mechanism: str, epsilon: float) -> str:
-    """A plan file with one planned curve release and one Weibull release, made for a cap of 3 (the parts the ledger
-    reads)."""
-    body = {"plan_version": 1, "epsilon": epsilon + 0.5, "reachable": True, "study": {"n": 228},
-            "budget": {"cap": 3.0, "total": epsilon + 0.5,
-                       "releases": [{"release": 1, "analysis": "survival curves", "mechanism": mechanism,
-                                     "epsilon": epsilon, "targets": [{"target": "survival:365:0.1"}]},
-                                    {"release": 2, "analysis": "Weibull parameters", "mechanism": "lsp-tll",
-                                     "epsilon": 0.5, "targets": [{"target": "weibull-shape:0.2"}]}]}}
-    path = tmp_path / "plan.json"
-    path.write_text(json.dumps(body))
-    return str(path)
+    """A plan file with one planned curve release and one Weibull release, made for a cap of 3."""
+    return ledger_plan_file(tmp_path, ((mechanism, epsilon), ("lsp-tll", 0.5)), cap=3.0)
 
 
 def box_text(at) -> str:
