@@ -2,8 +2,8 @@
 
 The core (the command line's releases, readings, budget and planning) needs only the dependencies of
 ``pip install dpsurv``. The HTML report and the publication figure draw with plotly (extra ``app``), a PDF report prints
-through Playwright (extra ``pdf``) and ``--engine spark`` runs on PySpark (extra ``spark``): each is imported only
-where it is used, and where it is missing the command exits 2 with one sentence naming the extra to install.
+through Playwright (extra ``pdf``), ``--engine spark`` runs on PySpark (extra ``spark``) and a ``postgresql://`` ledger
+talks to its server through psycopg (extra ``postgres``): each is imported only where it is used, and where it is missing the command exits 2 with one sentence naming the extra to install.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import importlib.util
 
 # the Python module -> the extra of ``pip install dpsurv[EXTRA]`` that installs it
 EXTRA_OF = {"plotly": "app", "kaleido": "app", "streamlit": "app", "authlib": "app", "playwright": "pdf",
-            "pyspark": "spark"}
+            "pyspark": "spark", "psycopg": "postgres"}
 
 
 def installed(module: str) -> bool:

@@ -18,7 +18,8 @@ ledger's secret (and an INSERT that is not past the newest id), and the app's ro
 (:data:`ROLE_SQL`; docs/deployment.md). Someone who can drop the triggers (the schema's owner, a superuser) can still
 edit records; ``budget verify`` finds it, as with the SQLite file.
 
-psycopg 3 is imported only when a ``postgresql://`` ledger is opened: ``pip install 'psycopg[binary]'``.
+psycopg 3 is imported only when a ``postgresql://`` ledger is opened: the extra ``postgres``,
+``pip install 'dpsurv[postgres]'``.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ SCHEMA = "dpsurv"
 LOCK_CLASS_DATASET = 0x64707376  # "dpsv": the first key of a data set's advisory lock
 LOCK_CLASS_CHAIN = 0x64707363  # "dpsc": the ledger-wide lock taken to append
 LOCK_CLASS_SCHEMA = 0x64707373  # "dpss": the lock taken while the schema is made
-DRIVER = "pip install 'psycopg[binary]'"
+DRIVER = "pip install 'dpsurv[postgres]'"  # the extra that installs psycopg[binary] (dpsurv_core.extras)
 _PREPARED: set[str] = set()  # the URLs whose schema this process has found or made
 
 _APPEND_ONLY = """

@@ -260,7 +260,7 @@ def test_an_unreachable_server_and_a_missing_driver_are_one_sentence_and_exit_2(
     assert "could not be reached" in line and "pw" not in line
     monkeypatch.setitem(sys.modules, "psycopg", None)  # import psycopg now fails
     line = fails(capsys, "budget", "verify", "--ledger", pg_server.url("postgres"))
-    assert "needs the psycopg driver" in line and "pip install 'psycopg[binary]'" in line
+    assert "needs the psycopg driver" in line and "pip install 'dpsurv[postgres]'" in line
 
 
 # ------------------------------------------------------------------------------------------ twenty processes
