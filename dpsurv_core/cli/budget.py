@@ -7,7 +7,7 @@ composed spend and every release as run (its guarantee given its disclosures, wh
 the file's damage; ``--head HASH``: also 1 unless the chain's head is the hash noted down elsewhere, which shows a
 ledger rewritten consistently or truncated since; ``--data D --refingerprint``: also recompute D's content fingerprint
 in a full pass, ignoring the per-file cache, and link D to the records a ledger kept under the version-1
-fingerprint); ``allow-label-only``
+fingerprint by a hash-chained link record in the ledger, so every machine reading the ledger counts them); ``allow-label-only``
 records, with a reason, that label-only releases (which leave the subject unprotected) may be made
 under the cap; ``allow-disclosure-control`` does the same for statistical disclosure control (suppression, rounding,
 cell keys, step smoothing), which has no epsilon and no formal guarantee.
@@ -165,12 +165,26 @@ def _refingerprint(store, args: argparse.Namespace) -> dict[str, Any]:
         fresh = fingerprint_file(path, sheet=getattr(args, "sheet", None), refresh=True)
         old = fingerprint_v1.fingerprint_file(path, sheet=getattr(args, "sheet", None))
     fingerprint_cache.link_legacy(path, fresh, old, detail)
+    link = _link(store, fresh, old, args.data)
     agreed = entry is None or entry.get("fingerprint") == fresh
     return {"fingerprint": store.key(fresh), "cache_agreed": agreed, "cached": entry is not None,
-            "version_1_records": len(store.records(old)),
+            "version_1_records": len(store.records(old)), **link,
             "message": ("the cached fingerprint was stale (the file changed keeping its size, time and sampled "
                         "blocks): the cache now holds the full pass's" if not agreed else
                         "the full pass agrees with the cache" if entry is not None else "the file was not cached")}
+
+
+def _link(store, fresh: str, old: str, name: str) -> dict[str, Any]:
+    """The version-1 fingerprint's records linked to the version-2 one by a record in the ledger itself
+    (:meth:`~dpsurv_core.privacy.ledger.LedgerStore.link_fingerprint`), so every machine reading the ledger counts
+    them; ``link_error`` says why it could not be appended (a broken chain, a role that may not append)."""
+    from dpsurv_core.errors import DpsurvError
+
+    try:
+        rid = store.link_fingerprint(fresh, old, name)
+    except DpsurvError as exc:
+        return {"link_record": None, "link_error": str(exc)}
+    return {"link_record": rid}
 
 
 def _rederive(store, record_id: int | None) -> dict[str, Any]:
@@ -198,7 +212,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         out = _verify(store, args.head)
         if args.data and args.refingerprint:
             out["refingerprint"] = _refingerprint(store, args)
-            if not out["refingerprint"]["cache_agreed"]:
+            if not out["refingerprint"]["cache_agreed"] or out["refingerprint"].get("link_error"):
                 out["_exit"] = 1
         return out
     if args.refingerprint and args.data and args.data not in datasets.DATASETS:  # a full pass, the cache rewritten

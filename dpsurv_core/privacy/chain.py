@@ -29,6 +29,9 @@ GENESIS = "0" * 64
 CAP_SET, CAP_RAISE, CAP_LOWER, RELEASE = "cap-set", "cap-raise", "cap-lower", "release"
 ALLOW_LABEL_ONLY = "allow-label-only"
 ALLOW_DISCLOSURE_CONTROL = "allow-disclosure-control"
+# a data set's link from its version-1 content fingerprint to version 2 (``budget verify --refingerprint``): its body
+# lists the stored values (keys, or raw fingerprints already in the ledger) whose records belong to the data set
+FINGERPRINT_LINK = "fingerprint-link"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (

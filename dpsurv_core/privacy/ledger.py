@@ -46,6 +46,7 @@ from dpsurv_core.privacy.chain import ALLOW_LABEL_ONLY as ALLOW_LABEL_ONLY
 from dpsurv_core.privacy.chain import CAP_LOWER as CAP_LOWER
 from dpsurv_core.privacy.chain import CAP_RAISE as CAP_RAISE
 from dpsurv_core.privacy.chain import CAP_SET as CAP_SET
+from dpsurv_core.privacy.chain import FINGERPRINT_LINK as FINGERPRINT_LINK
 from dpsurv_core.privacy.chain import LEDGER_ENV as LEDGER_ENV
 from dpsurv_core.privacy.chain import RELEASE as RELEASE
 from dpsurv_core.privacy.chain import ChainBrokenError as ChainBrokenError
@@ -117,7 +118,7 @@ _SCHEMA_READY: set[str] = set()
 
 # the act each kind of record is (what a role must allow to append it)
 ACT_OF = {CAP_SET: CHANGE_CAP, CAP_RAISE: CHANGE_CAP, CAP_LOWER: CHANGE_CAP, ALLOW_LABEL_ONLY: ALLOW,
-          ALLOW_DISCLOSURE_CONTROL: ALLOW, RELEASE: RELEASE_ACT}
+          ALLOW_DISCLOSURE_CONTROL: ALLOW, RELEASE: RELEASE_ACT, FINGERPRINT_LINK: RELEASE_ACT}
 
 
 class LedgerStore:
@@ -160,9 +161,10 @@ class LedgerStore:
 
     def _lookup(self, fingerprint: str) -> tuple[str, ...]:
         """The stored values a data set's records carry: its key, its raw fingerprint on records written before
-        ledgers kept keys, and the same two for each version-1 content fingerprint linked to this one (``budget verify
-        --refingerprint``), so that records made before fingerprints were computed in the engine stay with their
-        data set and its budget."""
+        ledgers kept keys, and the same two for each version-1 content fingerprint this machine's cache links to this
+        one. :meth:`_rows` adds the values the ledger's own link records name (``budget verify --refingerprint``,
+        :meth:`link_fingerprint`), so that records made before fingerprints were computed in the engine stay with
+        their data set and its budget on every machine."""
         from dpsurv_core.privacy.fingerprint_cache import legacy_lookup
 
         key = self.key(fingerprint)
@@ -263,10 +265,40 @@ class LedgerStore:
             con.close()
 
     def _rows(self, con: sqlite3.Connection, fingerprint: str) -> list[Record]:
-        values = self._lookup(fingerprint)
-        rows = con.execute("SELECT id, time, fingerprint, kind, body, hash FROM records WHERE fingerprint IN "
-                           f"({','.join('?' * len(values))}) ORDER BY id", values).fetchall()
-        return [self._record(r) for r in rows]
+        """A data set's records in id order: those under :meth:`_lookup`'s values, then those under the values each
+        :data:`FINGERPRINT_LINK` record among them names (followed until no new value appears), so a data set's
+        version-1 records count wherever the ledger is read."""
+        values = list(dict.fromkeys(self._lookup(fingerprint)))
+        seen = set(values)
+        rows: list[tuple] = []
+        while values:
+            rows += con.execute("SELECT id, time, fingerprint, kind, body, hash FROM records WHERE fingerprint IN "
+                                f"({','.join('?' * len(values))}) ORDER BY id", tuple(values)).fetchall()
+            values = [v for v in linked_values(rows) if v not in seen]
+            seen.update(values)
+        return [self._record(r) for r in sorted(rows, key=lambda r: r[0])]
+
+    def link_fingerprint(self, fingerprint: str, old: str, dataset: str = "", reason: str = "") -> int | None:
+        """Append a :data:`FINGERPRINT_LINK` record under ``fingerprint``'s key naming the stored values of the
+        records kept under ``old`` (its key; its raw value too where records from before keys carry it, so nothing
+        new about the data is written), in the hash chain like any record. Returns its id; None (nothing appended)
+        when ``old`` has no records, is the same data set, or is already linked."""
+        with self.transaction(fingerprint) as tx:
+            old_key = self.key(old)
+            if old_key == tx.fingerprint:
+                return None
+            candidates = tuple(dict.fromkeys((old_key, old)))
+            present = {r[0] for r in tx.con.execute("SELECT DISTINCT fingerprint FROM records WHERE fingerprint IN "
+                                                    f"({','.join('?' * len(candidates))})", candidates).fetchall()}
+            stored = [v for v in candidates if v in present]
+            known = {v for v in linked_values(tx.con.execute(
+                "SELECT id, time, fingerprint, kind, body FROM records WHERE fingerprint = ? AND kind = ?",
+                (tx.fingerprint, FINGERPRINT_LINK)).fetchall())}
+            if not stored or set(stored) <= known:
+                return None
+            return tx.append(FINGERPRINT_LINK, {
+                "linked": stored, "from_version": 1, "dataset": dataset,
+                "reason": reason or "the data set's records kept under its version-1 content fingerprint"})
 
     def set_cap(self, fingerprint: str, cap: float, dataset: str = "", reason: str = "",
                 plan: dict[str, Any] | None = None) -> int:
@@ -416,6 +448,20 @@ class Transaction:
         entry.record_id = rid
         self.ledger.entries.append(entry)
         return rid
+
+
+def linked_values(rows: list[tuple]) -> list[str]:
+    """The stored values the :data:`FINGERPRINT_LINK` records among ``rows`` (``id, time, fingerprint, kind, body,
+    ...``) name, in order."""
+    out: list[str] = []
+    for r in rows:
+        if r[3] == FINGERPRINT_LINK:
+            try:
+                linked = json.loads(r[4]).get("linked", [])
+            except (ValueError, AttributeError):  # an edited record: the chain's walk names it
+                continue
+            out += [v for v in linked if isinstance(v, str) and v and v not in out]
+    return out
 
 
 def entry_from_body(body: dict[str, Any], rid: int, time: str) -> LedgerEntry:

@@ -19,7 +19,7 @@ from dpsurv_core.engines.source import Source
 from dpsurv_core.privacy import fingerprint_cache, fingerprint_sql
 from dpsurv_core.privacy.fingerprint import fingerprint, fingerprint_file, fingerprint_source, number_words
 from dpsurv_core.privacy.fingerprint_sql import fingerprint_frame, fingerprint_path, number_sql
-from tests.cli_run import run
+from tests.cli_run import fails, run
 
 CELL = {
     "int": st.one_of(st.none(), st.integers(-5, 5)),
@@ -196,6 +196,41 @@ def test_budget_verify_refingerprint_links_version_1_records(tmp_path, capsys, m
     run(capsys, "km", "--data", str(path), "--time", "time", "--event", "status", "--mechanism", "laplace-counts",
         "--epsilon", "1.5", "--grid", "0:1100:20")
     assert LedgerStore().ledger(fingerprint(lung)).spent() == pytest.approx(1.5)
+
+
+def test_the_link_is_in_the_ledger_so_another_machine_counts_the_old_spending(tmp_path, capsys, monkeypatch):
+    from dpsurv_core.privacy import fingerprint_v1
+    from dpsurv_core.privacy.ledger import FINGERPRINT_LINK, LedgerStore
+
+    lung = datasets.load("lung")
+    path = tmp_path / "lung.csv"
+    lung.to_csv(path, index=False)
+    old = fingerprint_v1.fingerprint(lung)
+    store = LedgerStore()
+    store.set_cap(old, 2.0, "lung")  # a cap and a release kept under version 1
+    with store.transaction(old) as tx:
+        from dpsurv_core.privacy.ledger import LedgerEntry, PrivacyCost
+
+        tx.charge(LedgerEntry("laplace-counts", "survival curves", "lung", {"epsilon": 1.5}, PrivacyCost(1.5)))
+    out = run(capsys, "budget", "verify", "--data", str(path), "--refingerprint")["refingerprint"]
+    assert out["version_1_records"] == 2 and out["link_record"] == 3 and "link_error" not in out
+    assert [r.kind for r in LedgerStore().records()][-1] == FINGERPRINT_LINK
+    # another machine: no fingerprint cache at all
+    fingerprint_cache.cache_path().unlink()
+    monkeypatch.setenv("DPSURV_FINGERPRINT_CACHE", str(tmp_path / "elsewhere.json"))
+    assert fingerprint_cache.legacy(fingerprint(lung)) == []
+    view = LedgerStore().ledger(fingerprint(lung))
+    assert view.cap == 2.0 and view.spent() == pytest.approx(1.5)
+    km = ["km", "--data", str(path), "--time", "time", "--event", "status", "--mechanism", "laplace-counts",
+          "--grid", "0:1100:20"]
+    line = fails(capsys, *km, "--epsilon", "1")  # 1.5 + 1 exceeds the cap of 2 kept under version 1
+    assert "cap" in line
+    run(capsys, *km, "--epsilon", "0.5")
+    assert LedgerStore().ledger(fingerprint(lung)).spent() == pytest.approx(2.0)
+    # running it again appends no second link
+    again = run(capsys, "budget", "verify", "--data", str(path), "--refingerprint")["refingerprint"]
+    assert again["link_record"] is None and again["version_1_records"] == 2
+    assert [r.kind for r in LedgerStore().records()].count(FINGERPRINT_LINK) == 1
 
 
 @pytest.mark.slow
