@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -26,6 +25,7 @@ from dpsurv_core import limits
 from dpsurv_core.data.io import read_table
 from dpsurv_core.errors import DataError, ParameterError
 from tests.cli_run import fails, run
+from tests.conftest import _free_port
 from ui.data_view import read_upload
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -214,12 +214,6 @@ def test_a_file_that_is_not_a_duckdb_database_is_one_sentence(tmp_path, capsys):
     path.write_text("time,status\n1,1\n")
     line = fails(capsys, "km", "--data", f"duckdb:{path}:cohort", "--time", "time", "--event", "status", "--seed", "1")
     assert "could not be opened as a DuckDB database" in line
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.mark.parametrize("master, words", [

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import _free_port
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -24,12 +25,6 @@ LOGS: dict[str, Path] = {}  # the master's log of each cluster started here
 
 def cluster_log(url: str) -> Path:
     return LOGS[url]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _spark_class() -> Path | None:

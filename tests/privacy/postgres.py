@@ -13,7 +13,6 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import uuid
@@ -23,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import _free_port
 
 APP_ROLE = "dpsurv_app"
 APP_PASSWORD = "app-secret"
@@ -39,12 +40,6 @@ def bin_dir() -> Path | None:
         if (Path(folder) / "initdb").exists() and (Path(folder) / "pg_ctl").exists():
             return Path(folder)
     return None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _server_user() -> str | None:
