@@ -46,6 +46,30 @@ def short(method: str) -> str:
 
 @dataclass(frozen=True)
 class ComparisonRow:
+    """One method's row of the comparison board: its accuracy beside what an attacker learns from its output.
+
+    Parameters
+    ----------
+    method, name, kind : str
+        The method's id, its name, and ``"differential privacy"`` or ``"disclosure control"``.
+    epsilon : float or None
+        The charged epsilon (None for disclosure control: no formal guarantee).
+    rmse, max_gap : float
+        Root mean squared and largest error of the released curve against the exact one.
+    exposed_share : float
+        Share of the released cells an attacker reads exactly.
+    advantage, advantage_upper : float
+        The distinguishing attack's advantage (TPR - FPR) and its upper confidence bound.
+    empirical_epsilon : float
+        The empirical epsilon lower bound (``math.inf`` when the neighbouring outputs never overlap).
+    certain : bool
+        True when the attack is always right.
+    guarantee, differencing : str
+        The guarantee as a sentence, and what differencing two tables reveals.
+    differencing_group : str, optional
+        The group the differencing sentence names (by its code).
+    """
+
     method: str
     name: str
     kind: str  # "differential privacy" or "disclosure control"
@@ -94,6 +118,24 @@ class ComparisonRow:
 
 @dataclass(frozen=True)
 class Comparison:
+    """DP and disclosure control audited side by side on one data set (:func:`compare`).
+
+    Parameters
+    ----------
+    dataset : str
+        The data set's name.
+    n_subjects : int
+        Its number of subjects.
+    epsilon : float
+        The epsilon the DP methods were run at.
+    trials : int
+        Simulated releases per data set of each attack.
+    rows : list of ComparisonRow
+        One row per method.
+    record_trials : int, default 0
+        Runs per data set of each record attack (0: the outputs only).
+    """
+
     dataset: str
     n_subjects: int
     epsilon: float

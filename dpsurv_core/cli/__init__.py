@@ -31,6 +31,8 @@ from dpsurv_core.privacy.ledger import (
 )
 from dpsurv_core.publication.record import jsonable
 
+__all__ = ["COMMANDS", "UsageError", "build_parser", "main", "run_parsed"]
+
 # name -> one-line help; a command's module is imported only when that command runs (start-up time
 # matters: `km` on a large file must beat reading it with pandas and fitting lifelines)
 COMMANDS = {
@@ -46,6 +48,7 @@ COMMANDS = {
     "budget": "a data set's privacy budget in the ledger database: set, raise, lower, show, verify",
     "plan": "the epsilon each release needs for the precision a study asks, from its declaration alone (reads no data)",
 }
+"""Each command of ``python -m dpsurv_core`` and its one-line help; its module is ``dpsurv_core.cli.<name>``."""
 
 # a command that draws with an optional package (``pip install dpsurv`` installs the others' needs): checked before its
 # module is imported, so that it exits 2 with one sentence naming the extra to install
@@ -59,7 +62,8 @@ def missing_extra(name: str | None) -> str | None:
 
 
 class UsageError(Exception):
-    pass
+    """A command line the parser refuses (an unknown option, a missing value, an extra not installed): :func:`main`
+    prints it as one ``error: ...`` line and exits 2."""
 
 
 class Parser(argparse.ArgumentParser):
@@ -68,7 +72,18 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser(selected: str | None = None) -> Parser:
-    """The parser; only ``selected`` (or every command when None) gets its module imported and options."""
+    """The parser of ``python -m dpsurv_core``; only ``selected`` gets its module imported and its options.
+
+    Parameters
+    ----------
+    selected : str, optional
+        The command whose options are wanted; None gives every command's.
+
+    Returns
+    -------
+    Parser
+        An :class:`argparse.ArgumentParser` that raises :class:`UsageError` instead of exiting.
+    """
     parser = Parser(prog="python -m dpsurv_core", description="Differentially private survival analysis.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
@@ -151,7 +166,18 @@ def split_publishable(result: dict[str, Any], data_warnings: list[str]) -> dict[
 def run_parsed(args: argparse.Namespace) -> Any:
     """Run the command of parsed options ``args`` and return its result as ``main`` prints it (the publishable and
     confidential blocks of a release, the not-DP labels); errors are raised, not printed. The Python API
-    (:mod:`dpsurv_core.api`) runs its commands through here too, so that both give the same numbers."""
+    (:mod:`dpsurv_core.api`) runs its commands through here too, so that both give the same numbers.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The options of one command, as :func:`build_parser` parses them.
+
+    Returns
+    -------
+    object
+        The command's result (a dict for every release), before it is written as JSON.
+    """
     if getattr(args, "labels", None):  # a bad --labels file is a sentence before anything is released or charged
         from dpsurv_core.cli.km import value_labels
 
@@ -178,6 +204,19 @@ def run_parsed(args: argparse.Namespace) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``python -m dpsurv_core`` (the ``dpsurv`` command): run one command and print its result as JSON.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The command line's words after the program name; default ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit status: 0, 1 for a broken ledger (``budget verify``) or an internal error, 2 for any bad input
+        (one ``error: ...`` line on stderr, never a traceback).
+    """
     argv = sys.argv[1:] if argv is None else argv
     # numerical warnings are not messages for the user: every problem they could signal is checked and
     # reported as one sentence (and the JSON says what was clamped)

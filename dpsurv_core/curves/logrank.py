@@ -52,6 +52,27 @@ from dpsurv_core.curves.kaplan_meier import actuarial_share
 
 @dataclass(frozen=True)
 class LogRankResult:
+    """A log-rank test (Mantel-Haenszel chi-square) between two groups, or overall between all groups.
+
+    Parameters
+    ----------
+    group_a : str
+        The first group (or the first of all, for the overall test).
+    group_b : str or None
+        The second group; None for the overall k-group test.
+    statistic, p_value : numpy.ndarray
+        The chi-square statistic and its p-value, one per trial.
+    dof : int
+        Degrees of freedom (groups - 1).
+    observed, expected : numpy.ndarray
+        Observed and expected events per group, one row per trial.
+
+    References
+    ----------
+    .. [1] Mantel N. (1966), Evaluation of survival data and two new rank order statistics arising in its
+       consideration, Cancer Chemotherapy Reports 50(3), 163-170.
+    """
+
     group_a: str
     group_b: str | None  # None for the overall k-group test
     statistic: np.ndarray

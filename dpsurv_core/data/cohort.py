@@ -47,6 +47,18 @@ class ColumnMap:
 
 @dataclass(frozen=True)
 class Problem:
+    """One problem :func:`validate` found with a data set and its column mapping, as one sentence.
+
+    Parameters
+    ----------
+    column : str or None
+        The column it concerns (None for the whole table).
+    message : str
+        The sentence shown to the user.
+    severity : {"error", "warning"}, default "error"
+        An error blocks the analysis; a warning is shown and the data kept.
+    """
+
     column: str | None
     message: str
     severity: str = "error"  # "error" blocks the analysis, "warning" is shown and the data kept

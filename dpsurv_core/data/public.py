@@ -19,6 +19,19 @@ MAX_BINS = 10_000
 
 @dataclass(frozen=True)
 class Disclosure:
+    """A value a release read off the data instead of taking it declared: recorded with the release, and named to the
+    person who accepts it.
+
+    Parameters
+    ----------
+    parameter : str
+        The parameter read off the data (``"horizon"``, ``"n"``, ``"categories"``, ...).
+    message : str
+        The sentence saying what was read and what it reveals.
+    dp : bool, default True
+        False when the release is not differentially private because of it.
+    """
+
     parameter: str
     message: str
     dp: bool = True  # False: the release is not differentially private because of it

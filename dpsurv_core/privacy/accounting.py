@@ -27,6 +27,30 @@ from dpsurv_core.privacy.cost import (
 
 @dataclass
 class LedgerEntry:
+    """One release as the ledger records it: what ran, on which data set, at what cost.
+
+    Parameters
+    ----------
+    mechanism, analysis, dataset : str
+        The mechanism's id, the analysis, and the data set (its fingerprint key).
+    parameters : dict
+        The mechanism's public parameters.
+    cost : PrivacyCost
+        What the release costs (epsilon, delta, guarantee, what it protects).
+    parallel_key : str, optional
+        Releases sharing a key compose in parallel (disjoint subjects).
+    note : str, default ""
+        A free note.
+    disclosures : list of dict
+        The release's disclosures (:meth:`dpsurv_core.data.public.Disclosure.to_dict`).
+    time : str
+        When it was recorded (UTC, ISO 8601).
+    record_id : int, optional
+        The ledger database's record id, once recorded.
+    command : str, default ""
+        The command line that runs the same plan again as a new, charged release.
+    """
+
     mechanism: str
     analysis: str
     dataset: str
