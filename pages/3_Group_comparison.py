@@ -19,7 +19,7 @@ from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.report.text import format_ratio_ci, markdown_literal
 from ui import curves_view as cv
-from ui import session
+from ui import logrank_spread, session
 from ui.downloads import show_figure
 from ui.gate import guard
 from ui.glossary import explainer, help_text, terms
@@ -254,6 +254,8 @@ for label, (pair, overall, law) in tables.items():
     else:
         st.success(f"Every test reaches the same conclusion at the 5% level with the private numbers ({label}) as the "
                    "exact test on the same time grid.", icon="✅")
+if released is None and tables:  # how much the noise alone moves the private p and hazard ratio: 20 draws, free
+    logrank_spread.logrank_spread_panel(plan, "logrank", groups, lambda g: cv.group_name(g, group_col))
 if warnings:
     with st.container(border=True):
         st.markdown("**Read with care**")

@@ -61,7 +61,7 @@ from dpsurv_core.privacy.ledger import GROUP_LABEL
 from dpsurv_core.privacy.release import Plan, Released, charge_phrase, cli_command
 from dpsurv_core.publication.reading import READABLE
 from dpsurv_core.report.text import markdown_code, markdown_literal, markdown_literal_frame, p_value, plain_label
-from ui import downloads, palette, release_panel, session
+from ui import downloads, logrank_spread, palette, release_panel, session
 from ui.downloads import table_downloads
 
 COLOURS = palette.COLOURS  # Okabe-Ito (colour-blind safe)
@@ -630,9 +630,7 @@ def group_tests(cohort: Any, public: PublicParameters, fine: CurveResult, result
         if "debiased_counts" in result.extra:
             readings[f"{private_label}, de-biased"] = (result.extra["debiased_counts"], True)
         for label, (counts, debiased) in readings.items():
-            law = logrank_test.noise_law(mechanism, result.extra, debiased)
-            calibrated = logrank_test.calibrated_tests(counts, law, draws=logrank_test.default_draws(
-                1, len(counts.groups), counts.grid.bins))
+            calibrated, law = logrank_spread.calibrated(counts, mechanism, result.extra, debiased)
             private[label] = (calibrated[:-1], calibrated[-1], law)
             named_counts, named_tests = named_groups(counts, calibrated, group_column)  # sentences name the groups
             warnings += [w for w in logrank_test.warnings_for(named_counts, law, named_tests, result.cost.epsilon,

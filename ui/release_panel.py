@@ -61,18 +61,19 @@ def another_draw_button(plan: Plan, key: str) -> None:
         draws[k] = draws.get(k, 0) + 1
 
 
-def preview_seed(plan: Plan) -> int:
+def preview_seed(plan: Plan, draw: int | None = None) -> int:
     """This session's seed for previews of ``plan``: one per (mechanism, epsilon, settings) and draw (another one
-    after each "Another draw"), see :func:`ui.session.preview_seed`."""
-    draw = preview_draw(plan)
+    after each "Another draw"; ``draw``: that draw instead of the one shown), see :func:`ui.session.preview_seed`."""
+    draw = preview_draw(plan) if draw is None else int(draw)
     return session.preview_seed(preview_key(plan) if draw == 0 else {**preview_key(plan), "draw": draw})
 
 
-def preview(plan: Plan, trials: int = 1) -> Any:
-    """The plan computed with this session's preview seed for it (no charge), under a slot of the server's work
-    (:mod:`ui.capacity`: when none comes free, one sentence and the script stops)."""
+def preview(plan: Plan, trials: int = 1, draw: int | None = None) -> Any:
+    """The plan computed with this session's preview seed for it (no charge; ``draw``: the preview "Another draw"
+    shows after that many clicks, instead of the one shown), under a slot of the server's work (:mod:`ui.capacity`:
+    when none comes free, one sentence and the script stops)."""
     with capacity.heavy_or_stop():
-        return run_preview(plan, preview_seed(plan), trials)
+        return run_preview(plan, preview_seed(plan, draw), trials)
 
 
 def preview_caption(plan: Plan) -> None:
