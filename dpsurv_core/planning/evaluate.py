@@ -20,7 +20,9 @@ common random numbers, so the precision moves smoothly with epsilon), and each r
   (:func:`dpsurv_core.publication.derive`).
 
 ``values(targets, eps)`` gives per target an array (units, groups) of half-widths, or (units, 1) of 0/1 rejections
-for a power target; results are cached per epsilon and target.
+for a power target; results are cached per epsilon and *reading* (:attr:`Target.reading`: the target without its
+goal), so a target whose goal changes (``survival:365:0.08`` to ``0.07``, a power of 0.8 to 0.9, the margins of a
+budget split) is judged on numbers already released and read.
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ class Profile:
     def __init__(self, study: Study, mechanism: str, count: int, seed: int, hazard_ratio: float = 1.0) -> None:
         self.study, self.mechanism, self.count, self.seed = study, mechanism, int(count), int(seed)
         self.hazard_ratio = float(hazard_ratio)
-        self._values: dict[tuple[float, str], np.ndarray] = {}
+        self._values: dict[tuple[float, Any], np.ndarray] = {}  # (epsilon, target reading) -> per-unit values
         self.evaluations = 0  # epsilons released (for the record of how a plan was made)
 
     @property
@@ -75,12 +77,12 @@ class Profile:
 
     def values(self, targets: Sequence[Target], eps: float) -> dict[str, np.ndarray]:
         """Each target's per-unit values at ``eps`` (module docstring), released and read where not cached yet."""
-        missing = [t for t in targets if (eps, t.key) not in self._values]
+        missing = list({t.reading: t for t in targets if (eps, t.reading) not in self._values}.values())
         if missing:
             got = self._evaluate(missing, float(eps))
             for t in missing:
-                self._values[(eps, t.key)] = got[t.key]
-        return {t.key: self._values[(eps, t.key)] for t in targets}
+                self._values[(eps, t.reading)] = got[t.key]
+        return {t.key: self._values[(eps, t.reading)] for t in targets}
 
     def _evaluate(self, targets: Sequence[Target], eps: float) -> dict[str, np.ndarray]:
         raise NotImplementedError

@@ -156,9 +156,10 @@ class Planner:
             results = pool.map(_solve_remote, work)
         out: dict[str, Solution] = {}
         for ts, (sols, values, evaluations) in zip(groups.values(), results):
-            prof = searches[ts[0].key].profile
-            prof._values.update(values)
-            prof.evaluations += evaluations
+            search = searches[ts[0].key]
+            search.profile._values.update(values)
+            search.profile.evaluations += evaluations
+            search.asked.update(eps for eps, _ in values)
             out.update({s.target.key: s for s in sols})
         return out
 
@@ -181,7 +182,7 @@ class Planner:
 
 
 def _solve_remote(job: tuple[Study, str, dict[str, int], int, list[Target]]
-                  ) -> tuple[list[Solution], dict[tuple[float, str], Any], int]:
+                  ) -> tuple[list[Solution], dict[tuple[float, Any], Any], int]:
     """One profile's searches, in a worker process: (solutions, the values released, how many epsilons)."""
     study, mechanism, cohorts, seed, targets = job
     prof = profile_for(study, targets[0], mechanism, cohorts, seed, {})
@@ -265,25 +266,41 @@ def make_plan(study: Study, targets: Sequence[Target], mechanisms: Sequence[str]
     return jsonable(out, strict=False)  # strict JSON: an interval with no finite limit reads null
 
 
+PREFILLED = (tg.CURVES, tg.POWER)  # the families whose releases are kept at every ladder epsilon
+
+
 def prefill(study: Study, targets: Sequence[Target], mechanisms: Sequence[str] | None = None,
             cohorts: int | None = None, seed: int = 1, cache: dict[tuple[Any, ...], Profile] | None = None,
-            progress: Callable[[float], None] | None = None) -> int:
-    """Release the simulated cohorts of every curve profile ``targets`` use at every ladder epsilon and keep the
-    releases in ``cache``: any later survival, median or RMST target of this declaration is then read from stored
-    releases (post-processing only), with no new release (the app redraws a changed target at once). Returns how many
-    epsilons were released (0 when every one already was)."""
-    sizes = _cohorts(cohorts, None)
-    todo = []
+            progress: Callable[[float], None] | None = None, power_cohorts: int | None = None) -> int:
+    """Release the simulated cohorts of every curve and log-rank profile ``targets`` use at every ladder epsilon (and
+    without noise), read them for each target, and keep both in ``cache``: a later survival, median or RMST target of this declaration
+    is then read from stored releases (post-processing only), and a target whose goal changes (a half-width, a power)
+    from stored readings, with no new release (the app redraws a changed target at once). A log-rank target at a new
+    hazard ratio is a new scenario: its cohorts are simulated when it is planned. Returns how many (profile, epsilon)
+    pairs were released or read (0 when every one already was)."""
+    sizes = _cohorts(cohorts, power_cohorts)
+    todo: list[tuple[Profile, list[Target], float]] = []
     for m in (resolve_mechanisms(targets, None) if mechanisms is None else list(mechanisms)):
-        mine = [t for t in targets if t.family == "curves" and tg.applicable(t, m)]
-        if mine:
-            prof = profile_for(study, mine[0], m, sizes, seed, cache)
-            todo += [(prof, eps) for eps in LADDER if eps not in prof.released]  # type: ignore[attr-defined]
-    for k, (prof, eps) in enumerate(todo):
-        prof.releases(eps)  # type: ignore[attr-defined]
+        profiles: dict[int, tuple[Profile, list[Target]]] = {}
+        for t in targets:
+            if t.family in PREFILLED and tg.applicable(t, m):
+                prof = profile_for(study, t, m, sizes, seed, cache)
+                profiles.setdefault(id(prof), (prof, []))[1].append(t)
+        for prof, mine in profiles.values():
+            # and without noise, where the search reads how far the precision can go (Search.floor)
+            every = (*LADDER, math.inf) if m != "rrr" else LADDER
+            todo += [(prof, mine, eps) for eps in every if any((eps, t.reading) not in prof._values for t in mine)]
+    for k, (prof, mine, eps) in enumerate(todo):
+        prof.values(mine, eps)
         if progress:
             progress((k + 1) / len(todo))
     return len(todo)
+
+
+def kept_releases(cache: dict[tuple[Any, ...], Profile]) -> int:
+    """How many epsilons the profiles kept in ``cache`` have released their simulated cohorts at (a count that grows
+    only when something new is simulated)."""
+    return sum(p.evaluations for p in cache.values())
 
 
 def pick_releases(targets: Sequence[Target], plans: dict[str, dict[str, Any]],
@@ -316,9 +333,11 @@ def pick_releases(targets: Sequence[Target], plans: dict[str, dict[str, Any]],
 
 
 def simulation_note(planner: Planner, seed: int) -> dict[str, Any]:
+    """How the plan was simulated; ``epsilons_released`` are the epsilons each profile's search read (those a fresh
+    plan releases, whatever a kept profile holds besides)."""
     released = {f"{p.mechanism} ({p.family}{'' if p.hazard_ratio == 1 else f', HR {p.hazard_ratio:g}'})":
-                [e for e in p.evaluated if math.isfinite(e)] for p in planner.cache.values()
-                if p.study == planner.study}
+                [e for e in s.evaluated if math.isfinite(e)]
+                for s in planner._searches.values() for p in [s.profile]}
     return {"cohorts": planner.cohorts, "seed": seed, "null_draws_per_test": NULL_DRAWS,
             "regression_releases_per_cohort": REGRESSION_TRIALS, "epsilons_searched": list(LADDER),
             "epsilons_released": released, "interpolation": INTERPOLATION,

@@ -142,19 +142,30 @@ def interpolate(target: Target, lo: tuple[float, np.ndarray], hi: tuple[float, n
 
 # ------------------------------------------------------------------------------------------------ the search
 class Search:
-    """The epsilon search of every target one profile reads (they share its releases)."""
+    """The epsilon search of every target one profile reads (they share its releases).
+
+    The search steers by the epsilons *it* has read (``asked``), not by every epsilon the profile holds: a profile
+    kept between plans (the app keeps one per declaration, with releases at every ladder epsilon) then gives the same
+    answer as a fresh one, only without releasing again."""
 
     def __init__(self, profile: Profile, targets: Sequence[Target], floor: bool = True) -> None:
         self.profile, self.targets, self.use_floor = profile, list(targets), floor
         self.groups = tuple(profile.study.groups)
+        self.asked: set[float] = set()
+
+    @property
+    def evaluated(self) -> list[float]:
+        """The epsilons this search has read, ascending (inf: the release without noise)."""
+        return sorted(self.asked)
 
     def values(self, eps: float) -> dict[str, np.ndarray]:
+        self.asked.add(eps)
         return self.profile.values(self.targets, eps)
 
     def at(self, target: Target, eps: float) -> Achieved:
         """The achieved precision at ``eps``: released there if it is a ladder epsilon or already released, else
         interpolated between the released epsilons around it (released when there are none)."""
-        done = self.profile.evaluated
+        done = self.evaluated
         if eps in done or eps in LADDER:
             return summarise(target, self.values(eps)[target.key], self.groups, eps)
         below = [e for e in done if e < eps and math.isfinite(e)]
@@ -207,7 +218,7 @@ class Search:
         if floor is not None and not floor.met:
             at_max = self.at(target, EPS_MAX)
             return Solution(target, None, at_max, floor.median, notes=[unreachable(target, floor, self.profile)])
-        known: dict[int, Achieved] = {i: self.at(target, e) for i, e in enumerate(LADDER) if e in self.profile.evaluated}
+        known: dict[int, Achieved] = {i: self.at(target, e) for i, e in enumerate(LADDER) if e in self.asked}
         for _ in range(MAX_STEPS):
             lo = max((i for i, a in known.items() if not a.met), default=-1)
             above = [i for i, a in known.items() if a.met and i > lo]

@@ -64,6 +64,12 @@ class Target:
     def key(self) -> str:
         return self.spec or FORMS[self.kind]
 
+    @property
+    def reading(self) -> tuple[str, float | None, float | None]:
+        """What a simulated release is read for, without the goal: (kind, time, hazard ratio). Targets that differ in
+        their goal only (``survival:365:0.08`` and ``survival:365:0.05``) read the same numbers from a release."""
+        return self.kind, self.time, self.hazard_ratio
+
     def met(self, value: float) -> bool:
         """Is the achieved ``value`` (a half-width, or a power) as good as the goal?"""
         if not math.isfinite(value) and not self.is_power:
