@@ -1,8 +1,10 @@
 """Planning: from the precision a study needs to the epsilon of each release, before any data are read.
 
-The page reads the declaration and the targets, calls :func:`dpsurv_core.planning.make_plan` and draws its table; the
-simulated releases are kept per declaration (``st.cache_resource``), so a changed target is read from releases
-already made."""
+The page reads the declaration and the targets at once; it simulates nothing until "Simulate and plan" is pressed for
+the declaration. Then it calls :func:`dpsurv_core.planning.make_plan` (its progress in a status box) and draws the
+plan; the simulated releases are kept per declaration (``st.cache_resource``) and, once the plan is drawn, filled in
+at every epsilon searched (:func:`dpsurv_core.planning.plan.prefill`, with a progress bar), so a changed target, cap
+or mechanism re-plans at once from releases already made, with the same answer as ``python -m dpsurv_core plan``."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import streamlit as st
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.planning import Study, Survival, make_plan, parse_target
 from dpsurv_core.planning.document import document, target_rows
-from dpsurv_core.planning.plan import prefill
+from dpsurv_core.planning.plan import kept_releases, prefill
 from dpsurv_core.planning.study import sizes_of
 from dpsurv_core.planning.targets import FORMS, MECHANISMS
 from dpsurv_core.report.text import markdown_literal
@@ -25,7 +27,6 @@ from ui.glossary import explainer
 guard(__file__)  # before anything is drawn: the page may be reached by its own address
 
 LAWS = ("Median (exponential)", "Weibull shape and scale", "Public curve (CSV of time,survival)")
-CURVE_MECHANISMS = ("laplace-counts", "adaptive-km", "time-indexed", "rrr")
 ALL_MECHANISMS = tuple(dict.fromkeys(m for ms in MECHANISMS.values() for m in ms))
 DEFAULT_TARGETS = "survival:365:0.08\nmedian:200\nlogrank-power:0.6:0.8"
 
@@ -113,24 +114,36 @@ def simulated(declaration: str, cohorts: int) -> tuple[dict, threading.Lock]:
     return {}, threading.Lock()
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def planned(declaration: str, specs: tuple[str, ...], mechanisms: tuple[str, ...], cap: float, cohorts: int,
-            _study: Study) -> dict:
-    cache, lock = simulated(declaration, cohorts)
-    with lock:
-        return make_plan(_study, [parse_target(s) for s in specs], mechanisms, cap=cap or None, cohorts=cohorts,
-                         cache=cache)
-
-
+# the first view simulates nothing: the cohorts are simulated when asked, once per declaration; after that a changed
+# target, mechanism or cap re-plans at once from the releases kept for it
 declaration = json.dumps(study.to_dict(), sort_keys=True)
-specs = tuple(t.key for t in targets)
+asked_for = f"{declaration}|{cohorts}"
+if st.session_state.get("pl_asked") != asked_for:
+    changed = "pl_asked" in st.session_state
+    st.info(("The declaration has changed since the last plan. " if changed else "")
+            + "**Simulate and plan** simulates the declared study and releases it at the epsilons searched (a few "
+              "seconds for each mechanism; nothing is read or charged). After that, changed targets are answered at "
+              "once from the kept simulations.", icon=":material/science:")
+    if not st.button("Simulate and plan", key="plan-run", type="primary", icon=":material/play_arrow:"):
+        st.stop()
+    st.session_state["pl_asked"] = asked_for
+
 cache, lock = simulated(declaration, cohorts)
-try:
-    with st.spinner("Planning: simulating the declared study and releasing it at the epsilons searched"):
-        plan = planned(declaration, specs, tuple(chosen), cap, cohorts, study)
-except DpsurvError as exc:
-    st.error(markdown_literal(exc))
-    st.stop()
+made = kept_releases(cache)
+with st.status("Planning: simulating the declared study and releasing it at the epsilons searched",
+               expanded=False) as status:
+    try:
+        with lock:
+            plan = make_plan(study, targets, chosen, cap=cap or None, cohorts=cohorts, cache=cache,
+                             progress=status.write)
+    except DpsurvError as exc:
+        status.update(label="Planning stopped", state="error")
+        st.error(markdown_literal(exc))
+        st.stop()
+    new = kept_releases(cache) - made
+    status.update(state="complete", label=(f"Simulated: the cohorts released at {new} new epsilons in {plan['seconds']:g} s"
+                                           if new else f"Read from the simulations kept for this declaration in "
+                                                       f"{plan['seconds']:g} s"))
 
 # ------------------------------------------------------------------------------------------ the plan
 st.subheader("The plan")
@@ -146,7 +159,7 @@ releases = pd.DataFrame([{"Release": i + 1, "Analysis": r["analysis"], "Mechanis
                           "Epsilon": r["epsilon"], "Targets": ", ".join(r["targets"]),
                           "Guarantee": r["guarantee"]["in_words"]} for i, r in enumerate(plan["releases"])])
 st.dataframe(releases, hide_index=True, key="plan-releases")
-st.caption(f"Total epsilon {plan['budget']['total']:g}: {plan['budget']['composition']}. Simulated in "
+st.caption(f"Total epsilon {plan['budget']['total']:g}: {plan['budget']['composition']}. Planned in "
            f"{plan['seconds']:g} s; nothing was read from any data set and nothing was charged.")
 d1, d2, _ = st.columns([1, 1, 2])
 d1.download_button("Plan as JSON", json.dumps(plan, indent=1, allow_nan=False, default=str), "plan.json",
@@ -157,7 +170,8 @@ d2.download_button("Plan as a document (Markdown)", document(plan, "md"), "plan.
                    help="For an ethics application: the declaration, each release, the total and the guarantees.")
 
 # after the plan is drawn: the declaration's remaining epsilons, so that a changed target is read from stored releases
-PREFILL = "Preparing for quick changes: releasing the simulated cohorts at the remaining epsilons (once per declaration)"
+PREFILL = ("Preparing for quick changes: releasing the simulated cohorts at the remaining epsilons (once per "
+           "declaration and log-rank scenario)")
 bars: list = []  # a progress bar only while something is simulated
 
 
@@ -168,6 +182,6 @@ def shown(fraction: float) -> None:
 
 
 with lock:
-    prefill(study, targets, [m for m in chosen if m in CURVE_MECHANISMS], cohorts, cache=cache, progress=shown)
+    prefill(study, targets, chosen, cohorts, cache=cache, progress=shown)
 for b in bars:
     b.empty()

@@ -1,5 +1,5 @@
-"""AppTest of the Planning page: the plan's table from the declaration and targets, its downloads, a changed target
-read from the releases kept for the declaration, and bad input as a sentence."""
+"""AppTest of the Planning page: the plan's table from the declaration and targets (simulated when asked), its
+downloads, a changed target read from the releases kept for the declaration, and bad input as a sentence."""
 
 from __future__ import annotations
 
@@ -15,11 +15,16 @@ TARGETS = "survival:365:0.1\nmedian:300"
 
 
 def page(**state) -> AppTest:
+    """The page with ``state`` set, "Simulate and plan" pressed where the input lets it be offered."""
     at = AppTest.from_file(PAGE, default_timeout=300)
     state = {"pl_cohorts": 5, "pl_n": 300, "pl_targets": TARGETS, **state}
     for k, v in state.items():
         at.session_state[k] = v
-    return ok(at)
+    ok(at)
+    if any(b.key == "plan-run" for b in at.button):
+        at.button(key="plan-run").click()
+        ok(at)
+    return at
 
 
 def errors(at: AppTest) -> list[str]:
