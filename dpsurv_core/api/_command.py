@@ -10,26 +10,15 @@ ledger. A DataFrame is handed to the command as the rows of ``--data`` (named by
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from typing import Any, Self
 
 import pandas as pd
 
 from dpsurv_core.errors import ParameterError
+from dpsurv_core.privacy.release import option_text, option_words
 
 DEFAULT_NAME = "dataframe"
-
-
-def _text(value: Any) -> str:
-    """One option value as it is typed: floats in full precision (``inf`` for no noise), lists comma-joined."""
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, float):
-        return "inf" if math.isinf(value) and value > 0 else repr(value)
-    if isinstance(value, (list, tuple)):
-        return ",".join(_text(v) for v in value)
-    return str(value)
 
 
 def grid_text(grid: Any) -> str | None:
@@ -40,25 +29,7 @@ def grid_text(grid: Any) -> str | None:
         start, stop, bins = grid
     except (TypeError, ValueError):
         raise ParameterError(f"grid={grid!r} is not (start, stop, bins) nor 'event-times'.") from None
-    return f"{_text(float(start))}:{_text(float(stop))}:{int(bins)}"
-
-
-def argv_of(options: Mapping[str, Any]) -> list[str]:
-    """Keyword options as command-line words: ``conf_type="log"`` is ``--conf-type log``, True a bare flag, None and
-    False left out, a dict ``{col: values}`` a repeated ``--name col:values`` (``categories``, ``range``)."""
-    words: list[str] = []
-    for name, value in options.items():
-        if value is None or value is False:
-            continue
-        flag = "--" + name.replace("_", "-")
-        if value is True:
-            words.append(flag)
-        elif isinstance(value, Mapping):
-            for column, values in value.items():
-                words += [flag, f"{column}:" + (":" if name == "range" else ",").join(_text(v) for v in values)]
-        else:
-            words += [flag, _text(value)]
-    return words
+    return f"{option_text(float(start))}:{option_text(float(stop))}:{int(bins)}"
 
 
 def data_options(df: Any, duration_col: str | None, event_col: str | None, group_col: str | None,
@@ -91,7 +62,7 @@ def run(command: str, options: Mapping[str, Any], frame: pd.DataFrame | None = N
     JSON as Python objects (errors raised: :class:`~dpsurv_core.errors.BudgetExceededError`, ...)."""
     from dpsurv_core.cli import UsageError, _clean, build_parser, run_parsed
 
-    argv = [command, *argv_of(options), "--json"]
+    argv = [command, *option_words(options), "--json"]
     try:
         args = build_parser(command).parse_args(argv)
     except UsageError as exc:

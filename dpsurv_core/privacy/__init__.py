@@ -20,13 +20,13 @@ if TYPE_CHECKING:
     from dpsurv_core.privacy.ledger import LedgerStore, record_outputs
     from dpsurv_core.privacy.mechanism import Mechanism, check_epsilon
     from dpsurv_core.privacy.noise import NoiseSource, ReleaseNoise, SimulationNoise
-    from dpsurv_core.privacy.release import Plan, Released, cli_command, preview, stored_release
+    from dpsurv_core.privacy.release import Plan, Released, cli_command, option_words, preview, stored_release
     from dpsurv_core.privacy.roles import Actor, NotAllowedError, load_roles
 
 __all__ = ["Actor", "ChainBrokenError", "Entry", "Ledger", "LedgerEntry", "LedgerStore", "Mechanism", "NoiseSource",
            "NotAllowedError", "Plan", "PrivacyCost", "ReleaseNoise", "Released", "SimulationNoise", "check_epsilon",
-           "cli_command", "fingerprint_file", "fingerprint_source", "load_roles", "preview", "record_outputs",
-           "stored_release"]
+           "cli_command", "fingerprint_file", "fingerprint_source", "load_roles", "option_words", "preview",
+           "record_outputs", "stored_release"]
 
 __getattr__, __dir__ = attach(__name__, __all__, {
     "accounting": ["Ledger", "LedgerEntry"],
@@ -37,6 +37,6 @@ __getattr__, __dir__ = attach(__name__, __all__, {
     "ledger": ["LedgerStore", "record_outputs"],
     "mechanism": ["Mechanism", "check_epsilon"],
     "noise": ["NoiseSource", "ReleaseNoise", "SimulationNoise"],
-    "release": ["Plan", "Released", "cli_command", "preview", "stored_release"],
+    "release": ["Plan", "Released", "cli_command", "option_words", "preview", "stored_release"],
     "roles": ["Actor", "NotAllowedError", "load_roles"],
 })

@@ -16,7 +16,7 @@ results say so (``simulation: true``) and must not be published.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -237,23 +237,97 @@ def charge_phrase(cost: PrivacyCost, released: bool = False, disclosures: Any = 
             else "would be recorded, charging no epsilon: ") + cost.sentence()
 
 
-def cli_command(command: str, options: dict[str, Any]) -> str:
-    """The command line that runs a plan again as a new, charged release, e.g.
-    ``cli_command("km", {"data": "lung", "group": "sex", "mechanism": "laplace-counts", "epsilon": 1})``.
-    Options whose value is None or False are left out; True is a bare flag; lists are comma-joined."""
-    import shlex
+def option_text(value: Any, short: bool = False) -> str:
+    """One option value as it is typed on the command line.
 
-    parts = ["python", "-m", "dpsurv_core", command]
+    Parameters
+    ----------
+    value : object
+        A bool (``true``/``false``), a float (full precision, ``inf`` for positive infinity), a list or tuple
+        (its items comma-joined, floats in full precision) or anything else (``str``).
+    short : bool, default False
+        Write a float with ``format(value, "g")`` (six significant digits), as the app's reproduce commands have
+        always been written, instead of in full precision.
+
+    Returns
+    -------
+    str
+        The option's word.
+    """
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        if short:
+            return f"{value:g}"
+        return "inf" if math.isinf(value) and value > 0 else repr(float(value))
+    if isinstance(value, (list, tuple)):
+        return ",".join(option_text(v) for v in value)
+    return str(value)
+
+
+def option_words(options: Mapping[str, Any], short_floats: bool = False) -> list[str]:
+    """Keyword options as command-line words: the one writer of the Python API's argv and of the app's reproduce
+    commands (:func:`cli_command`).
+
+    ``conf_type="log"`` is ``--conf-type log``; True is a bare flag; None and False are left out; a dict
+    ``{column: values}`` is a repeated ``--name column:values`` (``categories`` comma-joined, ``range``
+    colon-joined); other values are written by :func:`option_text`.
+
+    Parameters
+    ----------
+    options : mapping of str to object
+        Option names (underscores for dashes) to values, in command-line order.
+    short_floats : bool, default False
+        Write float values with six significant digits (:func:`option_text`'s ``short``).
+
+    Returns
+    -------
+    list of str
+        The words, unquoted (an argv).
+
+    Examples
+    --------
+    >>> option_words({"data": "lung", "epsilon": 0.5, "conf_type": "log-log", "json": True, "seed": None})
+    ['--data', 'lung', '--epsilon', '0.5', '--conf-type', 'log-log', '--json']
+    >>> option_words({"range": {"age": (40, 80)}})
+    ['--range', 'age:40:80']
+    """
+    words: list[str] = []
     for name, value in options.items():
         if value is None or value is False:
             continue
         flag = "--" + name.replace("_", "-")
         if value is True:
-            parts.append(flag)
-            continue
-        if isinstance(value, (list, tuple)):
-            value = ",".join(str(v) for v in value)
-        elif isinstance(value, float):
-            value = f"{value:g}"
-        parts += [flag, str(value)]
-    return shlex.join(parts) + " --json"
+            words.append(flag)
+        elif isinstance(value, Mapping):
+            for column, values in value.items():
+                words += [flag, f"{column}:" + (":" if name == "range" else ",").join(option_text(v) for v in values)]
+        else:
+            words += [flag, option_text(value, short_floats)]
+    return words
+
+
+def cli_command(command: str, options: Mapping[str, Any]) -> str:
+    """The command line that runs a plan again as a new, charged release, shell-quoted.
+
+    Parameters
+    ----------
+    command : str
+        The command (``km``, ``logrank``, ``weibull``, ``regression``).
+    options : mapping of str to object
+        Its options, written by :func:`option_words` with floats in six significant digits (as every stored
+        record's ``command`` has been written).
+
+    Returns
+    -------
+    str
+        ``python -m dpsurv_core COMMAND ... --json``.
+
+    Examples
+    --------
+    >>> cli_command("km", {"data": "lung", "group": "sex", "mechanism": "laplace-counts", "epsilon": 1})
+    'python -m dpsurv_core km --data lung --group sex --mechanism laplace-counts --epsilon 1 --json'
+    """
+    import shlex
+
+    return shlex.join(["python", "-m", "dpsurv_core", command, *option_words(options, short_floats=True)]) + " --json"
