@@ -15,9 +15,8 @@ import pandas as pd
 import streamlit as st
 
 from dpsurv_core.errors import DpsurvError
-from dpsurv_core.planning import Study, Survival, make_plan, parse_target
+from dpsurv_core.planning import Study, Survival, parse_target
 from dpsurv_core.planning.document import document, target_rows
-from dpsurv_core.planning.plan import kept_releases, prefill
 from dpsurv_core.planning.study import sizes_of
 from dpsurv_core.planning.targets import FORMS, MECHANISMS
 from dpsurv_core.report.text import markdown_literal
@@ -128,6 +127,9 @@ if st.session_state.get("pl_asked") != asked_for:
         st.stop()
     st.session_state["pl_asked"] = asked_for
 
+# the planner (its search imports SciPy) only once a plan is asked: the first view does not load it
+from dpsurv_core.planning.plan import kept_releases, make_plan, prefill  # noqa: E402
+
 cache, lock = simulated(declaration, cohorts)
 made = kept_releases(cache)
 with st.status("Planning: simulating the declared study and releasing it at the epsilons searched",
@@ -172,16 +174,10 @@ d2.download_button("Plan as a document (Markdown)", document(plan, "md"), "plan.
 # after the plan is drawn: the declaration's remaining epsilons, so that a changed target is read from stored releases
 PREFILL = ("Preparing for quick changes: releasing the simulated cohorts at the remaining epsilons (once per "
            "declaration and log-rank scenario)")
-bars: list = []  # a progress bar only while something is simulated
-
-
-def shown(fraction: float) -> None:
-    if not bars:
-        bars.append(st.progress(0.0, text=PREFILL))
-    bars[0].progress(fraction, text=PREFILL)
-
-
+KEPT = ("Kept for quick changes: the simulated releases at every epsilon searched. A changed half-width or power, a "
+        "new time or a cap is answered from them; a new hazard ratio or mechanism simulates anew.")
+slot = st.empty()  # the progress bar while something is released, then the sentence saying it is done
 with lock:
-    prefill(study, targets, chosen, cohorts, cache=cache, progress=shown)
-for b in bars:
-    b.empty()
+    prefill(study, targets, chosen, cohorts, cache=cache,
+            progress=lambda fraction: slot.progress(fraction, text=PREFILL))
+slot.caption(KEPT)
