@@ -20,6 +20,13 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = sorted(m.name for m in pkgutil.iter_modules(dpsurv_core.__path__) if m.ispkg)
 
 
+# public functions whose numpydoc Parameters / Returns sections are still to be written (their modules were being
+# changed when the others got theirs): remove a name once its docstring has them
+SECTIONS_PENDING = {"curves": {"estimate", "overall", "pairwise", "robust_km"},
+                    "engines": {"choose_engine", "connect", "open_cohort", "parse"},
+                    "planning": {"make_plan", "parse_target"}}
+
+
 def public_names(package: str) -> list[str]:
     """The names sub-package ``package`` of ``dpsurv_core`` declares public."""
     return list(importlib.import_module(f"dpsurv_core.{package}").__all__)
@@ -28,7 +35,8 @@ def public_names(package: str) -> list[str]:
 @pytest.mark.parametrize("package", PACKAGES)
 def test_every_sub_package_names_its_public_api_each_name_documented(package):
     """``__all__`` names what a user imports from the sub-package: each name is there (imported on first use), is not
-    one of its modules (which would shadow it), and a class or function has its own docstring."""
+    one of its modules (which would shadow it), and a class or function has its own docstring; a function has
+    numpydoc Parameters (when it takes any) and Returns sections."""
     mod = importlib.import_module(f"dpsurv_core.{package}")
     names = getattr(mod, "__all__", None)
     assert names, f"dpsurv_core.{package} has no __all__"
@@ -42,6 +50,11 @@ def test_every_sub_package_names_its_public_api_each_name_documented(package):
             continue  # a constant: documented by the docstring after its assignment (checked in the built reference)
         own = obj.__dict__.get("__doc__") if inspect.isclass(obj) else obj.__doc__
         assert own and not own.startswith(f"{obj.__name__}("), f"dpsurv_core.{package}.{name} has no docstring"
+        if inspect.isfunction(obj) and name not in SECTIONS_PENDING.get(package, ()):
+            sections = re.findall(r"^\s*(\w+)\n\s*-{3,}$", own, flags=re.M)
+            takes = [p for p in inspect.signature(obj).parameters if p not in ("self", "cls")]
+            assert "Parameters" in sections or not takes, f"dpsurv_core.{package}.{name} has no Parameters section"
+            assert "Returns" in sections, f"dpsurv_core.{package}.{name} has no Returns section"
     assert sorted(dir(mod)) == sorted(set(dir(mod))) and set(names) <= set(dir(mod))
 
 

@@ -64,7 +64,27 @@ MAX_THRESHOLDS = 512
 
 # ------------------------------------------------------------------------------------------- bounds
 def clopper_pearson(k: np.ndarray | int, n: np.ndarray | int, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray]:
-    """Exact two-sided binomial confidence bounds for k successes in n trials."""
+    """Exact two-sided binomial confidence bounds for k successes in n trials.
+
+    Parameters
+    ----------
+    k : int or numpy.ndarray
+        Successes.
+    n : int or numpy.ndarray
+        Trials.
+    level : float, default 0.95
+        Two-sided confidence level.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(lower, upper)`` bounds of the success probability.
+
+    References
+    ----------
+    .. [1] Clopper C. J. & Pearson E. S. (1934), The use of confidence or fiducial limits illustrated in the case of
+       the binomial, Biometrika 26(4), 404-413.
+    """
     k = np.asarray(k, dtype=float)
     n = np.asarray(n, dtype=float)
     a = (1.0 - level) / 2.0
@@ -78,7 +98,24 @@ def epsilon_lower_bound(tpr_lo: np.ndarray | float, tpr_hi: np.ndarray | float, 
                         fpr_hi: np.ndarray | float) -> np.ndarray:
     """max(ln(TPR_lo / FPR_hi), ln((1 - FPR_hi) / (1 - TPR_lo))), floored at 0 (a lower bound on
     epsilon: lower confidence bounds over upper ones). ``fpr_lo`` and ``tpr_hi`` are accepted for
-    symmetry and not needed."""
+    symmetry and not needed.
+
+    Parameters
+    ----------
+    tpr_lo, tpr_hi : float or numpy.ndarray
+        Lower and upper confidence bounds of the true positive rate.
+    fpr_lo, fpr_hi : float or numpy.ndarray
+        Lower and upper confidence bounds of the false positive rate.
+
+    Returns
+    -------
+    numpy.ndarray
+        The epsilon lower bound, at least 0.
+
+    References
+    ----------
+    .. [1] Kairouz P., Oh S. & Viswanath P. (2015), The composition theorem for differential privacy, ICML.
+    """
     tpr_lo, fpr_hi = np.asarray(tpr_lo, dtype=float), np.asarray(fpr_hi, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         a = np.where((tpr_lo > 0) & (fpr_hi > 0), np.log(tpr_lo / np.where(fpr_hi > 0, fpr_hi, 1.0)), 0.0)
@@ -254,7 +291,29 @@ def empirical_epsilon(scores_in: np.ndarray, scores_out: np.ndarray, level: floa
     """The test 'score >= thr' on given scores (high = looks like D): ``thr`` maximises eps_lo on the first
     half of each world's runs (among the scores seen there, at most ``max_thresholds`` quantiles of them),
     and the test is measured on the second half. The strongest attack's threshold maximises TPR - FPR on the
-    first half, measured on the second likewise."""
+    first half, measured on the second likewise.
+
+    Parameters
+    ----------
+    scores_in, scores_out : numpy.ndarray
+        The attack's scores of the releases on D (with the target) and on D' (without).
+    level : float, default 0.95
+        Confidence level of the TPR and FPR bounds.
+    max_thresholds : int, default 512
+        At most this many candidate thresholds (quantiles of the first halves' scores).
+
+    Returns
+    -------
+    Attack
+        Threshold, TPR and FPR with their bounds, and the empirical epsilon lower bound.
+
+    References
+    ----------
+    .. [1] Jagielski M., Ullman J. & Oprea A. (2020), Auditing differentially private machine learning: how private
+       is private SGD?, NeurIPS.
+    .. [2] Nasr M., Song S., Thakurta A., Papernot N. & Carlini N. (2021), Adversary Instantiation: Lower Bounds for
+       Differentially Private Machine Learning, IEEE Symposium on Security and Privacy.
+    """
     a = np.asarray(scores_in, dtype=float).ravel()
     b = np.asarray(scores_out, dtype=float).ravel()
     ha, hb = a.size // 2, b.size // 2

@@ -198,7 +198,32 @@ def compare(cohort: Cohort, public: PublicParameters, epsilon: float = 1.0, dp: 
             progress: Callable[[float, str], None] | None = None, record_trials: int | None = None) -> Comparison:
     """Every method's error, exposure, attack and guarantee on ``cohort`` (``trials`` simulated runs per data set for
     the attack on the output and for the error of random methods; ``record_trials`` for the attack on the whole
-    record, default the smaller of ``trials`` and :data:`BOARD_RECORD_TRIALS`, 0 for the outputs only)."""
+    record, default the smaller of ``trials`` and :data:`BOARD_RECORD_TRIALS`, 0 for the outputs only).
+
+    Parameters
+    ----------
+    cohort : Cohort
+        The data set.
+    public : PublicParameters
+        Its declared grid and categories.
+    epsilon : float, default 1.0
+        The epsilon of the DP methods.
+    dp, sdc : sequence of str
+        Catalogue ids of the DP and of the disclosure-control methods compared.
+    trials : int, default 200
+        Simulated runs per data set.
+    seed : int, default 0
+        Seed of the simulation noise.
+    progress : callable, optional
+        Called with ``(share done, sentence)``.
+    record_trials : int, optional
+        Runs per data set of the record attack.
+
+    Returns
+    -------
+    Comparison
+        One :class:`ComparisonRow` per method.
+    """
     reference = NonPrivate().compute(cohort, public).curves.survival[0]
     n_records = min(int(trials), BOARD_RECORD_TRIALS) if record_trials is None else int(record_trials)
     rows: list[ComparisonRow] = []

@@ -129,7 +129,26 @@ def _random(mechanism: Any) -> bool:
 
 def differencing(mechanism: Any, cohort: Cohort, public: PublicParameters, row: int, seed: int = 0) -> Differencing:
     """Release on D and on D without the subject of ``row`` (fresh, independent randomness for each when the method
-    is random, as two real releases would have) and read off what changed."""
+    is random, as two real releases would have) and read off what changed.
+
+    Parameters
+    ----------
+    mechanism : object
+        A curve mechanism (DP or disclosure control).
+    cohort : Cohort
+        The data set D.
+    public : PublicParameters
+        Its declared grid and categories.
+    row : int
+        The row of the subject left out of D.
+    seed : int, default 0
+        Seed of the two releases' noise.
+
+    Returns
+    -------
+    Differencing
+        What the two releases' difference reveals about the subject.
+    """
     from dpsurv_core.audit.targets import check_row
 
     row, rows = check_row(cohort, int(row))

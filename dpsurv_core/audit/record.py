@@ -331,7 +331,26 @@ def rederives(publisher: Publisher, recs: Sequence[Record]) -> bool:
 def record_audit(publisher: Publisher, cohort_in: Cohort, cohort_out: Cohort, trials: int, seed: int,
                  progress: Progress | None = None) -> RecordAudit:
     """Records on D (``cohort_in``) and on D' (``cohort_out``), ``trials`` each with seeded noise, and the attack
-    on them (with :func:`remade`'s columns), and whether the first record of each re-derives."""
+    on them (with :func:`remade`'s columns), and whether the first record of each re-derives.
+
+    Parameters
+    ----------
+    publisher : Publisher
+        Makes a release's whole record from a cohort and noise.
+    cohort_in, cohort_out : Cohort
+        D and its neighbour D'.
+    trials : int
+        Records per data set.
+    seed : int
+        Seed of the simulation noise.
+    progress : callable, optional
+        Called with ``(share done, sentence)``.
+
+    Returns
+    -------
+    RecordAudit
+        The attack on the records and whether they re-derive.
+    """
     n_in, n_out = record_noises(seed)
 
     def tick(start: float) -> Progress | None:

@@ -692,7 +692,36 @@ def audit(adapter: Adapter, trials: int = DEFAULT_TRIALS, seed: int = 0, target_
     ``disclosures``: what loading the data disclosed (groups cut at a value read off the data, ...), before the
     analysis's own (:meth:`Adapter.disclosures`); the guarantee as run reads them all. With a publisher on the
     adapter, the whole record a release would make is attacked too, on ``record_trials`` runs per data set
-    (:func:`record_runs`: by default the publisher's, at most ``trials``; 0 leaves the record out)."""
+    (:func:`record_runs`: by default the publisher's, at most ``trials``; 0 leaves the record out).
+
+    Parameters
+    ----------
+    adapter : Adapter
+        The analysis and mechanism to audit (:func:`make_adapter`).
+    trials : int, default 1000
+        Simulated releases on each of D and D'.
+    seed : int, default 0
+        Seed of the simulation noise (an audit is a simulation: nothing is charged or recorded).
+    target_row : int, optional
+        The target subject's row; default the most influential subject (:mod:`~dpsurv_core.audit.targets`).
+    progress : callable, optional
+        Called with ``(share done, sentence)`` as the runs go.
+    disclosures : sequence, default ()
+        What loading the data disclosed, before the analysis's own.
+    record_trials : int, optional
+        Runs per data set of the attack on the whole record (default the publisher's, at most ``trials``; 0: none).
+
+    Returns
+    -------
+    AuditResult
+        The target, the attack's TPR/FPR with Clopper-Pearson bounds, the empirical epsilon beside the charged one,
+        the influential points and the guarantee as run.
+
+    References
+    ----------
+    .. [1] Jagielski M., Ullman J. & Oprea A. (2020), Auditing differentially private machine learning: how private
+       is private SGD?, NeurIPS.
+    """
     trials = int(trials)
     if not 4 <= trials <= MAX_TRIALS:
         raise ParameterError(f"--trials must be between 4 and {MAX_TRIALS}, got {trials}.")

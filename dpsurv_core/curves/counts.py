@@ -132,6 +132,22 @@ def count(cohort: Cohort, grid: TimeGrid, groups: tuple[str, ...] | None = None,
     Subjects whose label is not among the declared categories are left out (and counted nowhere).
     With ``competing``, events are split by ``cohort.event_type`` (types 1..K). A cohort kept in an engine
     (:class:`dpsurv_core.engines.EngineCohort`) is counted there by one query, to the same numbers.
+
+    Parameters
+    ----------
+    cohort : Cohort
+        The data set (in memory or in an engine).
+    grid : TimeGrid
+        The public time grid.
+    groups : tuple of str, optional
+        The public categories; None counts everyone as one group.
+    competing : bool, default False
+        Split the events by event type.
+
+    Returns
+    -------
+    BinnedCounts
+        At risk at the start of each bin, events and censorings per bin, per group.
     """
     if hasattr(cohort, "binned_counts"):
         return cohort.binned_counts(grid, groups, competing)

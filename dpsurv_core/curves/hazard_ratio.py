@@ -75,7 +75,22 @@ def hazard_ratios(rel: Any, mech: Any, trial: int = 0) -> tuple[list[HazardRatio
     """The hazard ratio of every group against the first (the reference), each from the two groups' released counts
     of the release ``rel`` (a :class:`~dpsurv_core.curves.result.CurveResult` of the mechanism ``mech``) in
     ``trial``, read as its calibrated log-rank test reads them (the same numbers at risk, merged bins and noise
-    covariance); and None, or the sentence saying why there is no ratio."""
+    covariance); and None, or the sentence saying why there is no ratio.
+
+    Parameters
+    ----------
+    rel : CurveResult
+        The release.
+    mech : object
+        The curve mechanism that made it.
+    trial : int, default 0
+        The draw read.
+
+    Returns
+    -------
+    tuple
+        ``(ratios, reason)``: a :class:`HazardRatio` per group after the first, and None or why there is none.
+    """
     from dpsurv_core.curves import logrank, logrank_test
 
     counts = rel.counts

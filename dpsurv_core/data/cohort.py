@@ -225,7 +225,20 @@ NO_GROUP = ("Column {column!r} is empty in every row, so there is no group to co
 
 
 def validate(df: pd.DataFrame, mapping: ColumnMap) -> tuple[Cohort | None, list[Problem]]:
-    """Check ``df`` against ``mapping``; returns the cohort (None if any error) and every problem."""
+    """Check ``df`` against ``mapping``; returns the cohort (None if any error) and every problem.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table.
+    mapping : ColumnMap
+        Its column mapping.
+
+    Returns
+    -------
+    tuple
+        ``(cohort or None, problems)``: the :class:`Cohort` when nothing blocks, and every :class:`Problem`.
+    """
     cols = list(df.columns)
     problems = mapping_problems(mapping, cols)
     if problems:
@@ -386,7 +399,29 @@ def _declared_types(et: pd.Series, is_c: pd.Series, mapping: ColumnMap
 
 
 def build_cohort(df: pd.DataFrame, mapping: ColumnMap, name: str = "data", time_unit: str = "days") -> Cohort:
-    """Validated cohort, or a :class:`DataError` carrying the first blocking problem."""
+    """Validated cohort, or a :class:`DataError` carrying the first blocking problem.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table, one row per subject (or several with an id column).
+    mapping : ColumnMap
+        Which column is time, event, group, id, covariates.
+    name : str, default "data"
+        The data set's name.
+    time_unit : str, default "days"
+        The unit of the time column.
+
+    Returns
+    -------
+    Cohort
+        The validated cohort.
+
+    Raises
+    ------
+    dpsurv_core.errors.DataError
+        The first blocking problem (:func:`validate`).
+    """
     cohort, problems = validate(df, mapping)
     if cohort is None:
         first = next(p for p in problems if p.severity == "error")
@@ -396,7 +431,24 @@ def build_cohort(df: pd.DataFrame, mapping: ColumnMap, name: str = "data", time_
 
 
 def default_mapping(name: str, group: str | None = None, covariates: tuple[str, ...] = (), **overrides) -> ColumnMap:
-    """The column map a bundled data set declares, with optional overrides."""
+    """The column map a bundled data set declares, with optional overrides.
+
+    Parameters
+    ----------
+    name : str
+        A bundled data set's name.
+    group : str, optional
+        The group column.
+    covariates : tuple of str, default ()
+        Covariate columns.
+    **overrides
+        Any other :class:`ColumnMap` field.
+
+    Returns
+    -------
+    ColumnMap
+        The declared mapping.
+    """
     d = datasets.info(name)
     kw: dict[str, Any] = dict(time=d.time, event=d.event, group=group, id=d.id, covariates=tuple(covariates),
                               event_codes=tuple(d.event_codes) if d.event_codes != (1,) else (),
@@ -408,7 +460,26 @@ def default_mapping(name: str, group: str | None = None, covariates: tuple[str, 
 
 def load_bundled(name: str, group: str | None = None, covariates: tuple[str, ...] = (), competing: bool = False,
                  **overrides) -> Cohort:
-    """A bundled data set as a cohort, with its declared coding (and event types if ``competing``)."""
+    """A bundled data set as a cohort, with its declared coding (and event types if ``competing``).
+
+    Parameters
+    ----------
+    name : str
+        A bundled data set's name (``python -m dpsurv_core datasets`` lists them).
+    group : str, optional
+        The group column.
+    covariates : tuple of str, default ()
+        Covariate columns.
+    competing : bool, default False
+        Keep the declared event types (competing risks).
+    **overrides
+        Any other :class:`ColumnMap` field.
+
+    Returns
+    -------
+    Cohort
+        The data set's cohort.
+    """
     d = datasets.info(name)
     if competing and d.event_type:
         overrides.setdefault("event_type", d.event_type)

@@ -112,7 +112,21 @@ def apply(cohort: Cohort, values, split: NumericSplit) -> tuple[Cohort, tuple[st
 
 
 def split_cohort(cohort: Cohort, split: NumericSplit) -> tuple[Cohort, tuple[str, ...], list[Disclosure]]:
-    """Split on a covariate of the cohort (load it with ``covariates=(column,)``); the covariate is dropped."""
+    """Split on a covariate of the cohort (load it with ``covariates=(column,)``); the covariate is dropped.
+
+    Parameters
+    ----------
+    cohort : Cohort
+        The cohort, loaded with the covariate to split on.
+    split : NumericSplit
+        The column and its cut points.
+
+    Returns
+    -------
+    tuple
+        ``(cohort, groups, disclosures)``: the cohort grouped by the split, the groups' names in order, and the
+        disclosures of cut points read off the data.
+    """
     if split.column not in cohort.covariates.columns:
         raise DataError(f"There is no numeric column {split.column!r} to split on: check the column name.",
                         column=split.column)

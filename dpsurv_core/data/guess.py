@@ -278,7 +278,18 @@ def guess_columns(df: pd.DataFrame) -> Guess:
 
 def guess_mapping(df: pd.DataFrame) -> ColumnMap:
     """The guessed :class:`ColumnMap` of ``df``; a table with fewer than two columns maps its first column to both
-    roles (validation then says what is wrong)."""
+    roles (validation then says what is wrong).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table.
+
+    Returns
+    -------
+    ColumnMap
+        The guessed mapping, to be confirmed by the user.
+    """
     g = guess_columns(df)
     cols = [str(c) for c in df.columns]
     time = g.time or (cols[0] if cols else "")

@@ -174,6 +174,27 @@ def read_table(source: bytes | str | Path, filename: str | None = None, sheet: s
     the line ends and the header, Parquet's metadata or the sheet's dimension (``limit_rows=False``: the command
     line's fallback, bound by :func:`~dpsurv_core.limits.max_cli_cells` over every column). Text is parsed from the
     bytes: no decoded copy is held.
+
+    Parameters
+    ----------
+    source : bytes, str or pathlib.Path
+        The file's bytes (an upload) or its path.
+    filename : str, optional
+        The upload's name (its extension gives the format).
+    sheet : str, optional
+        The Excel sheet.
+    limit_rows : bool, default True
+        Refuse tables past the row, column and cell limits before building them.
+
+    Returns
+    -------
+    tuple
+        ``(frame, warnings)``.
+
+    Raises
+    ------
+    dpsurv_core.errors.DataError
+        For a file that cannot be read or is past a limit, with one sentence.
     """
     if isinstance(source, (str, Path)):
         path = Path(source)
@@ -274,6 +295,20 @@ def read_columns(path: str | Path, columns: Sequence[str | None], sheet: str | N
 
     Falls back to :func:`read_table` for Excel, for text that is not UTF-8, and for files pyarrow cannot parse, so
     every problem still gets its sentence.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The file.
+    columns : sequence of str or None
+        The columns wanted (None entries are skipped).
+    sheet : str, optional
+        The Excel sheet.
+
+    Returns
+    -------
+    tuple
+        ``(frame, warnings)``.
     """
     path = Path(path)
     if not path.exists():

@@ -58,7 +58,24 @@ def _censoring_limit(shape: float, scale: float, hr: float, share: float) -> flo
 def weibull_cohort(n: int, truth: WeibullTruth = WeibullTruth(), seed: int = 0,
                    rng: np.random.Generator | None = None) -> pd.DataFrame:
     """``n`` subjects in two equal groups A and B: columns ``time`` (days, at least 1), ``status`` (1 = event),
-    ``group`` and ``x`` (1 in group B: the group as a numeric covariate for regression)."""
+    ``group`` and ``x`` (1 in group B: the group as a numeric covariate for regression).
+
+    Parameters
+    ----------
+    n : int
+        Number of subjects.
+    truth : WeibullTruth
+        Shape, scale, hazard ratio of B against A and censoring share.
+    seed : int, default 0
+        Seed (unused when ``rng`` is given).
+    rng : numpy.random.Generator, optional
+        The random generator.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The simulated cohort's rows.
+    """
     rng = rng if rng is not None else np.random.default_rng(seed)
     b = (np.arange(n) % 2).astype(int)
     hr = np.where(b == 1, truth.hazard_ratio, 1.0)

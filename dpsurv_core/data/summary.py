@@ -85,6 +85,16 @@ def cohort_summary(cohort: Cohort) -> pd.DataFrame:
 
     ``censored_pct`` is a percentage of rows; follow-up times are in ``cohort.time_unit``;
     ``median_followup`` is inf when the reverse Kaplan-Meier curve never drops to one half.
+
+    Parameters
+    ----------
+    cohort : Cohort
+        The data set (exact values: for the data holder's eyes, never a release).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Subjects, events, censored share and follow-up, overall and per group.
     """
     rows = [_row("All", cohort, np.ones(cohort.n, dtype=bool))]
     if cohort.group is not None:

@@ -256,7 +256,24 @@ def fingerprint_file(path: str | Path, sheet: str | None = None, refresh: bool =
     """Fingerprint of a table file: Parquet and CSV/TSV by DuckDB in two parallel scans, other formats as the data
     layer reads them (so a file and its upload agree). Kept in the per-file cache
     (:mod:`dpsurv_core.privacy.fingerprint_cache`); ``refresh`` forces a full pass. The value the command line started
-    computing as it started (:mod:`dpsurv_core.privacy.fingerprint_prefetch`) is used when there is one."""
+    computing as it started (:mod:`dpsurv_core.privacy.fingerprint_prefetch`) is used when there is one.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The table file.
+    sheet : str, optional
+        The Excel sheet.
+    refresh : bool, default False
+        Ignore the cache and read the file again.
+    prefetched : bool, default True
+        Use the value computed at the command line's start, when there is one.
+
+    Returns
+    -------
+    str
+        The content fingerprint (hex): the same rows give the same value in any order or format.
+    """
     from dpsurv_core.privacy import fingerprint_cache, fingerprint_prefetch
 
     p = Path(path)
@@ -278,7 +295,22 @@ def fingerprint_file(path: str | Path, sheet: str | None = None, refresh: bool =
 def fingerprint_source(source, engine=None, refresh: bool = False) -> str:
     """Fingerprint of an engine source (:class:`dpsurv_core.engines.Source`), never holding its rows: a local file as
     :func:`fingerprint_file`, a DuckDB table in SQL, any other source (a cluster path through Spark) by streaming its
-    rows through this module in batches; a frame directly."""
+    rows through this module in batches; a frame directly.
+
+    Parameters
+    ----------
+    source : dpsurv_core.engines.Source
+        The data's source.
+    engine : dpsurv_core.engines.Engine, optional
+        The engine over it (needed for a source that is not a local file or a frame).
+    refresh : bool, default False
+        Ignore the cache and read the data again.
+
+    Returns
+    -------
+    str
+        The content fingerprint (hex).
+    """
     if source.kind == "frame":
         return fingerprint(source.frame)
     if source.kind in ("parquet", "csv") and Path(source.location).is_file():

@@ -480,7 +480,18 @@ RAW_RELEASED = ("noise", "w")  # released fields that are read only through what
 
 def record_outputs(body: dict[str, Any]) -> Any:
     """What a release record published, as one flat dict (released fields, then derived ones); a record made before
-    records had three parts kept it as ``outputs``."""
+    records had three parts kept it as ``outputs``.
+
+    Parameters
+    ----------
+    body : dict
+        A release record's stored body.
+
+    Returns
+    -------
+    dict or None
+        The published numbers, by name.
+    """
     if "released" in body and isinstance(body.get("released"), dict):
         # the released numbers people read as they are (a curve's counts are read through derived, which holds them
         # per group; regression's unit-scale vector w through its coefficients), then everything derived

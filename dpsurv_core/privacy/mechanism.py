@@ -16,7 +16,25 @@ from dpsurv_core.privacy.ledger import LedgerEntry, PrivacyCost
 
 
 def check_epsilon(epsilon: float, what: str = "epsilon") -> float:
-    """A positive epsilon; ``math.inf`` means no noise (for exactness checks)."""
+    """A positive epsilon; ``math.inf`` means no noise (for exactness checks).
+
+    Parameters
+    ----------
+    epsilon : float
+        The value given.
+    what : str, default "epsilon"
+        Its name in the error sentence.
+
+    Returns
+    -------
+    float
+        ``epsilon`` as a float.
+
+    Raises
+    ------
+    dpsurv_core.errors.ParameterError
+        When it is not a positive number.
+    """
     try:
         eps = float(epsilon)
     except (TypeError, ValueError):

@@ -120,7 +120,20 @@ class Released:
 def stored_release(record: Any, ledger: Ledger) -> Released:
     """A release already in the ledger (``record``: a release record with three parts), as :class:`Released`: no
     result in memory, its publication read back from the record, so that what is shown of it is read off the record
-    alone (:mod:`dpsurv_core.publication.reading`). Reading it again draws and charges nothing."""
+    alone (:mod:`dpsurv_core.publication.reading`). Reading it again draws and charges nothing.
+
+    Parameters
+    ----------
+    record : Record
+        The ledger record.
+    ledger : Ledger
+        The ledger it is in.
+
+    Returns
+    -------
+    Released
+        The release, with its publication and no result in memory.
+    """
     from dpsurv_core.privacy.ledger import entry_from_body
 
     body = record.body
@@ -198,7 +211,22 @@ def release(plan: Plan, store: LedgerStore, noise: Callable[[], NoiseSource] = R
 
 
 def preview(plan: Plan, seed: int, trials: int = 1) -> Any:
-    """The same computation with seeded simulation noise: costs nothing, recorded nowhere, never exported."""
+    """The same computation with seeded simulation noise: costs nothing, recorded nowhere, never exported.
+
+    Parameters
+    ----------
+    plan : Plan
+        The release's plan.
+    seed : int
+        Seed of the simulation noise.
+    trials : int, default 1
+        Draws computed at once.
+
+    Returns
+    -------
+    object
+        What ``plan.compute`` returns, from simulation noise (not for publication).
+    """
     return plan.compute(SimulationNoise(seed), trials)
 
 

@@ -110,7 +110,23 @@ def parse_roles(data: Mapping[str, object], source: str = "the roles file") -> R
 
 
 def load_roles(path: str | Path | None = None) -> RoleMap:
-    """The roles file (TOML; ``$DPSURV_ROLES``, else ``.streamlit/roles.toml``): no file means nobody has a role."""
+    """The roles file (TOML; ``$DPSURV_ROLES``, else ``.streamlit/roles.toml``): no file means nobody has a role.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path, optional
+        The roles file; default ``$DPSURV_ROLES``, else ``.streamlit/roles.toml``.
+
+    Returns
+    -------
+    RoleMap
+        Each signed-in user's roles (empty without a file).
+
+    Raises
+    ------
+    dpsurv_core.errors.ParameterError
+        When the file cannot be read or parsed.
+    """
     path = Path(path or os.environ.get(ROLES_ENV) or ".streamlit/roles.toml")
     if not path.exists():
         return RoleMap()

@@ -76,7 +76,18 @@ def value_name(disclosure: Any) -> str | None:
 
 
 def undeclared(disclosures: Iterable[Any]) -> list[Undeclared]:
-    """The public values these disclosures read off the data, once each, in order."""
+    """The public values these disclosures read off the data, once each, in order.
+
+    Parameters
+    ----------
+    disclosures : iterable
+        The release's disclosures.
+
+    Returns
+    -------
+    list of Undeclared
+        The values read off the data.
+    """
     out: dict[str, Undeclared] = {}
     for d in disclosures:
         name = value_name(d)
@@ -100,7 +111,25 @@ def accepted(name: str, accept: Iterable[str]) -> bool:
 def enforce(disclosures: Sequence[Any], accept: Iterable[str] = ()) -> list[dict[str, Any]]:
     """The disclosures a release may be recorded with: refuse (:class:`UndeclaredValueError`) when a value read off
     the data was not accepted; each accepted one becomes a not-DP disclosure that names the value and no count (the
-    message that made it may count rows: it stays outside the record)."""
+    message that made it may count rows: it stays outside the record).
+
+    Parameters
+    ----------
+    disclosures : sequence
+        The release's disclosures (:class:`~dpsurv_core.data.public.Disclosure` or their dicts).
+    accept : iterable of str, default ()
+        The values the person accepted as read off the data (``--accept-disclosure``).
+
+    Returns
+    -------
+    list of dict
+        The disclosures as recorded.
+
+    Raises
+    ------
+    UndeclaredValueError
+        When a value read off the data was not accepted.
+    """
     accept = list(accept)
     missing = [u for u in undeclared(disclosures) if not accepted(u.name, accept)]
     if missing:

@@ -38,12 +38,47 @@ def reader(kind: str) -> Reader:
 
 def derive(kind: str, released: dict[str, Any], public_inputs: dict[str, Any]) -> dict[str, Any]:
     """``derived`` of a release: the ``kind`` reader on copies of the two parts in JSON normal form (so nothing it
-    does can change what is stored), its answer in the same form."""
+    does can change what is stored), its answer in the same form.
+
+    Parameters
+    ----------
+    kind : str
+        The release's kind (its reader: ``curves``, ``logrank``, ``weibull``, ``regression``, ...).
+    released : dict
+        The mechanism's noisy output.
+    public_inputs : dict
+        The declared values it used.
+
+    Returns
+    -------
+    dict
+        The release's ``derived`` part, in JSON normal form.
+
+    References
+    ----------
+    .. [1] Dwork C. & Roth A. (2014), The Algorithmic Foundations of Differential Privacy, Proposition 2.1
+       (post-processing).
+    """
     return jsonable(reader(kind)(copy.deepcopy(jsonable(released)), copy.deepcopy(jsonable(public_inputs))))
 
 
 def publish(kind: str, released: dict[str, Any], public_inputs: dict[str, Any]) -> Publication:
-    """The three parts of a release record, ``derived`` computed by the ``kind`` reader."""
+    """The three parts of a release record, ``derived`` computed by the ``kind`` reader.
+
+    Parameters
+    ----------
+    kind : str
+        The release's kind (its reader).
+    released : dict
+        The mechanism's noisy output.
+    public_inputs : dict
+        The declared values it used.
+
+    Returns
+    -------
+    Publication
+        ``released``, ``public_inputs`` and ``derived``.
+    """
     rel, pub = jsonable(released), jsonable(public_inputs)
     return Publication(kind, rel, pub, derive(kind, rel, pub))
 
@@ -52,7 +87,23 @@ def rederive(body: dict[str, Any]) -> dict[str, Any]:
     """Recompute a stored release record's ``derived`` from its ``released`` and ``public_inputs`` alone.
 
     Returns ``{"identical": bool, "first_difference": path or None, "kind": ...}``; a record made before records had
-    three parts cannot be re-derived (``ParameterError``)."""
+    three parts cannot be re-derived (``ParameterError``).
+
+    Parameters
+    ----------
+    body : dict
+        A stored release record's body.
+
+    Returns
+    -------
+    dict
+        ``identical``, ``first_difference`` and ``kind``.
+
+    Raises
+    ------
+    dpsurv_core.errors.ParameterError
+        For a record made before records had three parts.
+    """
     if not all(k in body for k in ("kind", "released", "public_inputs", "derived")):
         raise ParameterError("This record predates three-part release records (released, public inputs, derived), "
                              "so there is nothing to re-derive it from.")

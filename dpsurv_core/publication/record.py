@@ -14,7 +14,20 @@ def jsonable(obj: Any, strict: bool = True) -> Any:
     """``obj`` in strict JSON's normal form: numpy to Python, tuples to lists, keys to strings, NaN and infinities to
     None. A reader receives its inputs in this form (as they come back from the ledger), so what it computes at the
     release and what it computes from the stored record are the same function of the same values. ``strict`` False
-    passes any other object through unchanged (for printing), instead of refusing it."""
+    passes any other object through unchanged (for printing), instead of refusing it.
+
+    Parameters
+    ----------
+    obj : object
+        A value.
+    strict : bool, default True
+        Refuse an object JSON cannot hold (``TypeError``); False passes it through.
+
+    Returns
+    -------
+    object
+        The value in JSON normal form.
+    """
     if isinstance(obj, dict):
         return {str(k): jsonable(v, strict) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -57,7 +70,20 @@ class Publication:
 
 def first_difference(a: Any, b: Any, path: str = "") -> str | None:
     """The first path (``derived.medians[0].median_lower``) at which ``a`` and ``b`` differ, or None when equal.
-    Floats must be equal to the last bit: a reader is deterministic, so any difference is a real one."""
+    Floats must be equal to the last bit: a reader is deterministic, so any difference is a real one.
+
+    Parameters
+    ----------
+    a, b : object
+        Two JSON values.
+    path : str, default ""
+        The path of ``a`` and ``b`` themselves.
+
+    Returns
+    -------
+    str or None
+        The first differing path, or None.
+    """
     if isinstance(a, dict) and isinstance(b, dict):
         for key in sorted(set(a) | set(b)):
             sub = f"{path}.{key}" if path else str(key)

@@ -231,7 +231,34 @@ def coxph(time: np.ndarray, event: np.ndarray, X: np.ndarray, ties: str = "efron
           max_iter: int = MAX_ITER, cluster: np.ndarray | None = None) -> CoxModel:
     """Maximise the log partial likelihood by coxph's Newton-Raphson (module docstring); ``X`` is (n, p). With
     ``cluster`` (a subject id for each row) the model also carries R's robust variance and robust Wald and score
-    tests (module docstring; ``coxph(..., cluster = id)``)."""
+    tests (module docstring; ``coxph(..., cluster = id)``).
+
+    Parameters
+    ----------
+    time, event : numpy.ndarray
+        Each row's time and event indicator (1 = event).
+    X : numpy.ndarray
+        Covariates, shape (n, p).
+    ties : {"efron", "breslow"}, default "efron"
+        The handling of tied event times.
+    eps : float, default 1e-09
+        Convergence tolerance on the relative change of the log partial likelihood.
+    max_iter : int, default 60
+        Newton-Raphson iterations at most.
+    cluster : numpy.ndarray, optional
+        A subject id per row, for the robust variance.
+
+    Returns
+    -------
+    CoxModel
+        Coefficients, variance, log-likelihoods and the global tests.
+
+    References
+    ----------
+    .. [1] Therneau T. M. & Grambsch P. M. (2000), Modeling Survival Data: Extending the Cox Model, Springer.
+    .. [2] Lin D. Y. & Wei L. J. (1989), The robust inference for the Cox proportional hazards model, JASA 84,
+       1074-1078.
+    """
     ties = check_ties(ties)
     X = np.asarray(X, dtype=float).reshape(len(time), -1)
     p = X.shape[1]

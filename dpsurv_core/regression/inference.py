@@ -369,7 +369,30 @@ def coefficient_inference(mech: _RegressionMechanism, release: RegressionResult,
     ``nonprivate=True`` (previews only: it reads the data) adds the non-private Wald p-value of the MLE. ``labels``
     names the covariates in the warnings as readers say them (``sex: Female vs Male`` for the indicator
     ``sex=Female``; :attr:`~dpsurv_core.data.labels.Categories.names`). Everything but the non-private p-value is
-    :func:`draw_inference` of the released draw and public values: what a release record's reader computes."""
+    :func:`draw_inference` of the released draw and public values: what a release record's reader computes.
+
+    Parameters
+    ----------
+    mech : OutputPerturbation, ObjectivePerturbation or PSGLD
+        The mechanism that released.
+    release : RegressionResult
+        Its release.
+    trial : int, default 0
+        The draw read.
+    simulations : int, default 4000
+        Simulated draws of the noise for the intervals.
+    level : float, default 0.95
+        Confidence level.
+    nonprivate : bool, default False
+        Add the non-private Wald p-value (reads the data: previews only).
+    labels : dict, optional
+        Covariate names as readers say them.
+
+    Returns
+    -------
+    CoefficientInference
+        The intervals, p-values, sign-flip shares and warnings.
+    """
     pp = release.pp
     draws = release.diagnostics.get("draws_W")
     info = release.diagnostics.get("information")

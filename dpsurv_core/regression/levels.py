@@ -64,7 +64,28 @@ def declared_levels(frame: pd.DataFrame, cats: Categories, labels: ValueLabels |
     ``extend_to_labels=False`` (a fit without noise, for the data holder's eyes: the non-private fit, Cox) keeps the
     labelled codes that occur, as :func:`~dpsurv_core.data.labels.encode_categories` gives them: a level nobody has
     would leave the maximum-likelihood fit without a finite interval and Cox without an estimate. ``--categories``
-    applies either way."""
+    applies either way.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The covariate columns.
+    cats : Categories
+        The categorical columns.
+    labels : ValueLabels, optional
+        The value labels.
+    declared : mapping of str to sequence of str, optional
+        Declared codes per column (``--categories``).
+    references : mapping, optional
+        The reference level asked for per column.
+    extend_to_labels : bool, default True
+        Use every labelled code, occurring or not (a private fit); False keeps the occurring ones.
+
+    Returns
+    -------
+    DeclaredLevels
+        The levels per column and the disclosures of levels read off the data.
+    """
     labels = labels or ValueLabels()
     declared = dict(declared or {})
     references = dict(references or {})

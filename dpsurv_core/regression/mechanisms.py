@@ -553,7 +553,40 @@ MECHANISMS = {"output": OutputPerturbation, "objective": ObjectivePerturbation, 
 def build_mechanism(kind: str, epsilon: float, pp: PersonPeriod, lam: float = 0.01, information_share: float = 0.0,
                     **psgld: Any) -> _RegressionMechanism:
     """One of ``output``, ``objective`` (with ``information_share`` rho of epsilon on a noisy information matrix),
-    ``psgld`` calibrated for the public constants of ``pp``."""
+    ``psgld`` calibrated for the public constants of ``pp``.
+
+    Parameters
+    ----------
+    kind : {"output", "objective", "psgld"}
+        The mechanism.
+    epsilon : float
+        Its total epsilon.
+    pp : PersonPeriod
+        The person-period design, whose public constants (bounds) calibrate the noise.
+    lam : float, default 0.01
+        The ridge penalty Lambda.
+    information_share : float, default 0.0
+        Objective perturbation only: the share rho of epsilon spent on a noisy information matrix.
+    **psgld
+        PSGLD's options (epochs, burn-in, ...).
+
+    Returns
+    -------
+    OutputPerturbation, ObjectivePerturbation or PSGLD
+        The mechanism.
+
+    Raises
+    ------
+    dpsurv_core.errors.ParameterError
+        For an unknown ``kind`` or an information share outside objective perturbation.
+
+    References
+    ----------
+    .. [1] Chaudhuri K., Monteleoni C. & Sarwate A. D. (2011), Differentially private empirical risk minimization,
+       JMLR 12, 1069-1109.
+    .. [2] Nguyen T. T. & Hui S. C. (2017b), Differentially Private Regression for Discrete-Time Survival Analysis,
+       CIKM.
+    """
     bounds = DesignBounds.of(pp)
     if information_share and kind != "objective":
         raise ParameterError("The information share applies to objective perturbation only.")

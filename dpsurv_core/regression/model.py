@@ -146,7 +146,20 @@ class Fit:
 
 def fit_nonprivate(pp: PersonPeriod, lam: float = 0.0) -> Fit:
     """Minimiser w* of J by L-BFGS, with sandwich standard errors (H + n Lambda I)^-1 H (H + n Lambda I)^-1
-    (the inverse observed information when Lambda = 0)."""
+    (the inverse observed information when Lambda = 0).
+
+    Parameters
+    ----------
+    pp : PersonPeriod
+        The person-period design.
+    lam : float, default 0.0
+        The ridge penalty Lambda.
+
+    Returns
+    -------
+    Fit
+        The coefficients and their standard errors.
+    """
     lam = check_lambda(lam)
     return wald_fit(pp, maximum_likelihood(pp) if lam == 0 else minimise(pp, lam), lam)
 
@@ -236,7 +249,28 @@ def fit_cox(cohort: Cohort, pp: PersonPeriod, ties: str = "efron", robust: bool 
     With a subject id (``robust`` True, or None and some subject has several rows) the model also carries R's
     ``coxph(..., cluster = id)`` robust variance V = D^T D, D the dfbeta residuals summed within subject (Lin & Wei
     1989; Therneau & Grambsch 2000, section 8.2), and the table its standard errors sqrt(V_kk), Wald intervals
-    exp(beta -/+ 1.96 sqrt(V_kk)) and p-values 2 Phi(-|beta| / sqrt(V_kk))."""
+    exp(beta -/+ 1.96 sqrt(V_kk)) and p-values 2 Phi(-|beta| / sqrt(V_kk)).
+
+    Parameters
+    ----------
+    cohort : Cohort
+        The data set.
+    pp : PersonPeriod
+        Its person-period design (for the covariates and their encoding).
+    ties : {"efron", "breslow"}, default "efron"
+        The handling of tied event times.
+    robust : bool, optional
+        Add the robust (cluster) variance; default when some subject has several rows.
+
+    Returns
+    -------
+    CoxResult
+        The fit's table, coefficients and global tests.
+
+    References
+    ----------
+    .. [1] Therneau T. M. & Grambsch P. M. (2000), Modeling Survival Data: Extending the Cox Model, Springer.
+    """
     ties = check_ties(ties)
     df = cox_frame(cohort, pp)
     names = pp.encoding.names

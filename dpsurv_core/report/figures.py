@@ -59,7 +59,28 @@ def band_trace(time: np.ndarray, lower: np.ndarray, upper: np.ndarray, colour: s
 
 def curves_figure(labelled: dict[str, SurvivalCurves], time_unit: str, estimand: str = "survival", trial: int = 0,
                   bands: str = "log-log", title: str = "") -> go.Figure:
-    """Step curves for each (label -> curves) pair, every group, with bands where available."""
+    """Step curves for each (label -> curves) pair, every group, with bands where available.
+
+    Parameters
+    ----------
+    labelled : dict of str to SurvivalCurves
+        Curves by label (e.g. "private", "non-private"), each drawn with its own dash.
+    time_unit : str
+        The time axis's unit.
+    estimand : {"survival", "cumulative-hazard", "cumulative-incidence"}, default "survival"
+        What is drawn.
+    trial : int, default 0
+        The draw shown, for curves with a trial axis.
+    bands : str, default "log-log"
+        The confidence band drawn.
+    title : str, default ""
+        The figure's title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The figure.
+    """
     field, axis = ESTIMANDS[estimand]
     pct = estimand != "cumulative-hazard"
     fig = go.Figure()

@@ -540,7 +540,34 @@ def ledger_report(title: str, dataset: str, ledger: Ledger, records: list[Record
                   kind: str = "release", cohort: Any = None, time_unit: str = "", cap_history: Sequence[Record] = ()
                   ) -> str:
     """The app's report from records of the ledger database (:func:`dpsurv_core.report.stored.record_report`, the
-    command line's ``report`` renders its release the same way)."""
+    command line's ``report`` renders its release the same way).
+
+    Parameters
+    ----------
+    title : str
+        The report's title.
+    dataset : str
+        The data set's name.
+    ledger : Ledger
+        The ledger the records are in.
+    records : list of Record
+        The release records reported.
+    audits : sequence of AuditItem, default ()
+        Audits to show beside them.
+    kind : {"release", "review"}, default "release"
+        A release report holds published numbers only; a review adds confidential non-private comparisons.
+    cohort : Cohort, optional
+        The data as mapped now (a review's comparisons).
+    time_unit : str, default ""
+        The time unit of records that do not say theirs.
+    cap_history : sequence of Record, default ()
+        The data set's cap records (set, raise, lower), in order.
+
+    Returns
+    -------
+    str
+        The report as a self-contained HTML page.
+    """
     from dpsurv_core.report.stored import record_report
 
     return record_report(title, dataset, ledger, records, audits, kind, cohort, time_unit, cap_history).to_html()
@@ -549,7 +576,32 @@ def ledger_report(title: str, dataset: str, ledger: Ledger, records: list[Record
 def session_report(title: str, dataset: str, ledger: Ledger, items: list[ReleaseItem], audits: Sequence[AuditItem] = (),
                    kind: str = "release", cohort: Any = None, public: Any = None) -> str:
     """A report of release items held in memory (every release of ``ledger`` in its ledger table); items that carry
-    stored ``outputs`` get the review's non-private comparisons."""
+    stored ``outputs`` get the review's non-private comparisons.
+
+    Parameters
+    ----------
+    title : str
+        The report's title.
+    dataset : str
+        The data set's name.
+    ledger : Ledger
+        The ledger the records are in.
+    items : list of ReleaseItem
+        The releases reported.
+    audits : sequence of AuditItem, default ()
+        Audits to show beside them.
+    kind : {"release", "review"}, default "release"
+        A release report holds published numbers only; a review adds confidential non-private comparisons.
+    cohort : Cohort, optional
+        The data (a review's comparisons).
+    public : PublicParameters, optional
+        Its declared parameters.
+
+    Returns
+    -------
+    str
+        The report as a self-contained HTML page.
+    """
     from dpsurv_core.report.stored import audit_sections, release_sections
 
     rep = Report(title, dataset, ledger, kind)
@@ -570,7 +622,28 @@ def export_bundle(records: list[Record], ledger: Ledger, dataset: str = "", fing
     parameters, disclosures, reproduce command, outputs), those rows, the composed totals of the whole data set, and
     ``derived``: the tables a report computed from the releases (:meth:`Report.private_tables`), and
     ``report_warnings``: its "Read with care" sentences; by default the tables and warnings the records keep
-    beside their numbers (:func:`derived_tables`: tests, intervals), as a report built from them shows."""
+    beside their numbers (:func:`derived_tables`: tests, intervals), as a report built from them shows.
+
+    Parameters
+    ----------
+    records : list of Record
+        The chosen release records.
+    ledger : Ledger
+        The ledger they are in.
+    dataset, fingerprint : str
+        The data set's name and fingerprint.
+    chain : dict, optional
+        The hash chain's verification.
+    derived : list of dict, optional
+        The tables a report computed from the releases.
+    report_warnings : list of str, optional
+        The report's "Read with care" sentences.
+
+    Returns
+    -------
+    tuple of str
+        ``(csv, json)`` texts.
+    """
     rows: list[dict[str, Any]] = []
     releases = []
     kept_tables: list[dict[str, Any]] = []

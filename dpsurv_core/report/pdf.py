@@ -85,7 +85,25 @@ def pdf_problem() -> str | None:
 def html_to_pdf(html: str, timeout_s: float = 60.0) -> bytes:
     """``html`` (a self-contained page, such as :meth:`Report.to_html`) printed to A4 by headless chromium, as the
     bytes of a PDF file. Waits for every plotly figure to draw before printing. Raises :class:`PdfUnavailable`
-    when no browser or no Playwright is found, or when the browser fails."""
+    when no browser or no Playwright is found, or when the browser fails.
+
+    Parameters
+    ----------
+    html : str
+        The page.
+    timeout_s : float, default 60.0
+        Seconds the browser may take.
+
+    Returns
+    -------
+    bytes
+        The PDF file's bytes.
+
+    Raises
+    ------
+    PdfUnavailable
+        When no browser or no Playwright is found, or the browser fails.
+    """
     problem = pdf_problem()
     if problem is not None:
         raise PdfUnavailable(problem)

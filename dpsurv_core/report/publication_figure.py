@@ -407,7 +407,27 @@ def _pdf_date(stamp: str) -> bytes | None:
 def figure_file(fig: go.Figure, fmt: str, stamp: str = "") -> bytes:
     """``fig`` as an SVG, PDF or 300-dpi PNG file (kaleido). The same figure gives the same bytes: plotly's random
     element id of the plot in an SVG is replaced by one computed from the file (the traces have fixed ids), and a PDF's creation and modification dates are
-    ``stamp`` (the record's time; 2000-01-01 without it)."""
+    ``stamp`` (the record's time; 2000-01-01 without it).
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+        The figure.
+    fmt : {"svg", "png", "pdf"}
+        The file format.
+    stamp : str, default ""
+        The PDF's creation and modification time.
+
+    Returns
+    -------
+    bytes
+        The file's bytes.
+
+    Raises
+    ------
+    dpsurv_core.errors.ParameterError
+        For another format, or when the figure cannot be written here (no kaleido or browser).
+    """
     if fmt not in FORMATS:
         raise ParameterError(f"{fmt!r} is not a figure format dpsurv writes: use svg, png or pdf.")
     problem = export_problem()

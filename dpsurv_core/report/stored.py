@@ -292,7 +292,36 @@ def record_report(title: str, dataset: str, ledger: Ledger, records: Sequence[Re
     """The report of stored release records: a section per record from what it holds (:func:`release_sections`: each
     record's own time unit, else ``time_unit``), the audits tied to their epsilon (:func:`audit_sections`), the ledger
     table of these records with the whole data set's totals; for a review with ``cohort`` (the data as mapped now)
-    the non-private comparisons, marked confidential."""
+    the non-private comparisons, marked confidential.
+
+    Parameters
+    ----------
+    title : str
+        The report's title.
+    dataset : str
+        The data set's name.
+    ledger : Ledger
+        The ledger the records are in.
+    records : sequence of Record
+        The release records reported.
+    audits : sequence of AuditItem, default ()
+        Audits to show beside them.
+    kind : {"release", "review"}, default "release"
+        A release report holds published numbers only; a review adds confidential non-private comparisons.
+    cohort : Cohort, optional
+        The data as mapped now (a review's comparisons).
+    time_unit : str, default ""
+        The time unit of records that do not say theirs.
+    cap_history : sequence of Record, default ()
+        The data set's cap records (set, raise, lower), in order.
+    below : sequence of str, default ()
+        Sections a review adds after the records' own (``"audit"``, ``"comparison"``).
+
+    Returns
+    -------
+    Report
+        The report (:meth:`Report.to_html` writes it).
+    """
     items = [record_item(r, time_unit_of(r.body) or time_unit) for r in records]
     rep = Report(title, dataset, ledger, kind, [i.entry for i in items])
     _board_section(rep, items, ledger, kind, chosen_audits(audits, [i.entry for i in items]), cap_history, below)

@@ -453,7 +453,32 @@ def _fitted_upper(mech: WeibullMechanism, shape: float, scale: float, share: flo
 def weibull_intervals(mech: WeibullMechanism, est: WeibullEstimates, n: int, share: float, trial: int = 0,
                       cohorts: int | None = None, draws: int = DRAWS, level: float = LEVEL) -> WeibullInference:
     """Noise-aware intervals for trial ``trial`` of a private release (see the module docstring); ``cohorts``
-    simulated cohorts per candidate shape (default :func:`cohorts_for`)."""
+    simulated cohorts per candidate shape (default :func:`cohorts_for`).
+
+    Parameters
+    ----------
+    mech : WeibullMechanism
+        The mechanism that released.
+    est : WeibullEstimates
+        Its release.
+    n : int
+        The number of subjects (declared).
+    share : float
+        The censoring share (declared).
+    trial : int, default 0
+        The draw read.
+    cohorts : int, optional
+        Simulated cohorts per candidate shape.
+    draws : int, default 25
+        Noise draws per simulated cohort.
+    level : float, default 0.95
+        Confidence level.
+
+    Returns
+    -------
+    WeibullInference
+        The shape and scale intervals.
+    """
     share = check_share(share)
     cohorts = cohorts_for(mech, n) if cohorts is None else int(cohorts)
     p, lam = float(est.shape[trial]), float(est.scale_normalised[trial])
@@ -549,7 +574,36 @@ def release_intervals(name: str, epsilon: float, shape: float, scale_normalised:
     """:func:`weibull_intervals` of one released (shape, scale / horizon) of catalogue mechanism ``name``, from plain
     numbers only (the release, whether TLL ``clamped`` it, and its public inputs), as a dict: what a page or a
     background process computes and caches under these arguments (post-processing; the same arguments give the
-    same intervals)."""
+    same intervals).
+
+    Parameters
+    ----------
+    name : str
+        The catalogue mechanism's name.
+    epsilon : float
+        Its epsilon.
+    shape, scale_normalised : float
+        The released shape and scale / horizon.
+    n : int
+        The number of subjects (declared).
+    share : float
+        The censoring share (declared).
+    horizon, omega, gamma : float
+        The public horizon and bounds.
+    rungs : int
+        LSP's rungs.
+    rows_per_subject : int, default 1
+        Rows each subject may have.
+    blocks, block_size : int, optional
+        Sample and aggregate's blocks.
+    clamped : bool, default False
+        Whether TLL clamped the release.
+
+    Returns
+    -------
+    dict
+        The intervals of shape and scale, with their method and warnings.
+    """
     from dpsurv_core.privacy import catalogue
 
     extra = {} if block_size is None else {"block_size": block_size}

@@ -514,6 +514,27 @@ def compute_ladder(s: WeibullSample, rungs: int = RUNGS, gamma: float = GAMMA, t
     ``raw_lower``/``raw_upper`` are the roots before nesting; where a root lies beyond the previous rung's (rounding)
     the sequential search clamped it to the previous root, here it is kept; the running min / max gives the same
     nested ladder. Nothing but the tests reads them.
+
+    Parameters
+    ----------
+    s : WeibullSample
+        The normalised sample.
+    rungs : int, default 500
+        Number of rungs K.
+    gamma : float, default 10.0
+        The largest shape considered.
+    tol : float, default 1e-09
+        Tolerance of the roots.
+
+    Returns
+    -------
+    Ladder
+        The lower and upper rungs around the MLE's shape.
+
+    References
+    ----------
+    .. [1] Nguyen T. T. & Hui S. C. (2017a), Privacy-Preserving Mechanisms for Parametric Survival Analysis with
+       Weibull Distribution, section IV-A, Algorithms 1 and 2.
     """
     _, gamma, rungs = check_hyper(s.omega, gamma, rungs)
     D = s.n_events

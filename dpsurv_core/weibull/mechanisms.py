@@ -477,7 +477,32 @@ def make_mechanism(name: str, epsilon: float, horizon: float, omega: float = OME
                    rungs: int = RUNGS, rows_per_subject: int = 1, blocks: int | None = None,
                    block_size: int = BLOCK_SIZE, n_public: int | None = None) -> WeibullMechanism:
     """A Weibull mechanism by its command-line name (mle, clipped-mle, lsp-tll, laplace, saa); ``n_public``: the
-    declared number of subjects, which bounds sample and aggregate's blocks."""
+    declared number of subjects, which bounds sample and aggregate's blocks.
+
+    Parameters
+    ----------
+    name : {"mle", "clipped-mle", "lsp-tll", "laplace", "saa"}
+        The mechanism's command-line name.
+    epsilon : float
+        Its total epsilon.
+    horizon : float
+        The public horizon T_max.
+    omega, gamma : float
+        The public bounds of the normalised scale and of the shape.
+    rungs : int, default 500
+        LSP's rungs.
+    rows_per_subject : int, default 1
+        Rows each subject may have (the sensitivity grows with it).
+    blocks, block_size : int
+        Sample and aggregate's blocks (default from ``n_public``) and block size.
+    n_public : int, optional
+        The declared number of subjects.
+
+    Returns
+    -------
+    WeibullMechanism
+        The mechanism.
+    """
     if name == "mle":
         return SurvregMLE(horizon, omega, gamma, rows_per_subject)
     if name == "clipped-mle":

@@ -147,7 +147,22 @@ def sample_from_cohort(cohort: Cohort, horizon: float, omega: float = OMEGA) -> 
     """Normalise a cohort's times with the public horizon (docs/mechanisms.md).
 
     A cohort kept in an engine (``time_table``) gives its table of times capped at the horizon instead of its
-    rows: the same sample without per-subject values (:meth:`WeibullSample.from_table`)."""
+    rows: the same sample without per-subject values (:meth:`WeibullSample.from_table`).
+
+    Parameters
+    ----------
+    cohort : Cohort
+        The data set.
+    horizon : float
+        The public horizon T_max (times past it are censored there).
+    omega : float, default 6.0
+        The public bound of the normalised scale.
+
+    Returns
+    -------
+    WeibullSample
+        Times divided by the horizon, with their event indicators.
+    """
     if hasattr(cohort, "time_table"):
         times, counts, events = cohort.time_table(float(horizon))
         return WeibullSample.from_table(times, counts, events, float(horizon), float(omega),
@@ -228,7 +243,18 @@ class WeibullFit:
 
 
 def weibull_mle(s: WeibullSample) -> WeibullFit:
-    """Non-private MLE from Equations 4 and 5 (agrees with lifelines ``WeibullFitter`` on ``s.t, s.d``)."""
+    """Non-private MLE from Equations 4 and 5 (agrees with lifelines ``WeibullFitter`` on ``s.t, s.d``).
+
+    Parameters
+    ----------
+    s : WeibullSample
+        The normalised sample.
+
+    Returns
+    -------
+    WeibullFit
+        Shape and normalised scale.
+    """
     p = shape_root(s)
     if not math.isfinite(p):
         raise DataError("Every normalised time is the same, so the Weibull shape is unbounded: the data need at "
@@ -241,6 +267,18 @@ def survival_curve(times: np.ndarray, shape: float | np.ndarray, scale: float | 
 
     Scalars give one curve; arrays of R fits give an (R, len(times)) array. A non-positive shape or
     scale (possible in a noisy baseline release) has no Weibull curve: its row is NaN.
+
+    Parameters
+    ----------
+    times : numpy.ndarray
+        The times.
+    shape, scale : float or numpy.ndarray
+        The Weibull shape and scale (one per fit).
+
+    Returns
+    -------
+    numpy.ndarray
+        S at ``times``: one curve, or one row per fit.
     """
     times = np.clip(np.asarray(times, dtype=float), 0.0, None)
     scalar = np.ndim(shape) == 0 and np.ndim(scale) == 0
