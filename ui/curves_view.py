@@ -591,7 +591,11 @@ def named_groups(counts: Any, tests: Sequence[Any], group_column: str | None) ->
 
 
 def style_flips(df: pd.DataFrame, flip_column: str = "Flip?") -> Any:
-    """Highlight rows whose significance at 0.05 differs between private and non-private."""
+    """Highlight rows whose significance at 0.05 differs between private and non-private; None when no row does (the
+    table is then drawn as it is: pandas' Styler, whose first use imports matplotlib, would paint nothing)."""
+    if flip_column not in df.columns or not df[flip_column].astype(str).str.startswith("FLIP").any():
+        return None
+
     def paint(row: pd.Series) -> list[str]:
         bad = str(row.get(flip_column, "")).startswith("FLIP")
         return [f"background-color: {palette.rgba(palette.VERMILLION, 0.15)}; font-weight: 600" if bad else ""] * len(row)

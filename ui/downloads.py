@@ -105,8 +105,10 @@ def marked(fig: go.Figure, confidential: bool = False) -> go.Figure:
     return frozen
 
 
-def _exporter(fig: go.Figure, fmt: str, confidential: bool = False):
-    frozen = marked(fig, confidential)
+def _exporter(fig: go.Figure, fmt: str, confidential: bool = False, frozen: go.Figure | None = None):
+    """The download's data: a function making the file on click, from ``frozen`` (``marked(fig, confidential)``
+    unless given: the PNG and the SVG button share one copy)."""
+    frozen = marked(fig, confidential) if frozen is None else frozen
 
     def make() -> bytes:
         return figure_bytes(frozen, fmt)
@@ -121,11 +123,12 @@ def figure_downloads(fig: go.Figure, name: str, key: str, confidential: bool = F
     :data:`CONFIDENTIAL_MARK` and its file name ``-confidential-not-for-publication``."""
     problem = static_export_problem()
     stem = _stem(name, confidential)
+    frozen = marked(fig, confidential) if problem is None else None  # one copy for both files
     c1, c2, c3 = st.columns([1, 1, 4])
     for col, fmt, mime in ((c1, "png", "image/png"), (c2, "svg", "image/svg+xml")):
         with col:
             st.download_button(f"{label} as {fmt.upper()}",
-                               data=_exporter(fig, fmt, confidential) if problem is None else b"",
+                               data=_exporter(fig, fmt, confidential, frozen) if problem is None else b"",
                                file_name=f"{stem}.{fmt}", mime=mime, key=f"{key}-{fmt}", on_click="ignore",
                                disabled=problem is not None, icon=":material/image:")
     if problem is not None:
