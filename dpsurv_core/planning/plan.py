@@ -271,13 +271,16 @@ PREFILLED = (tg.CURVES, tg.POWER)  # the families whose releases are kept at eve
 
 def prefill(study: Study, targets: Sequence[Target], mechanisms: Sequence[str] | None = None,
             cohorts: int | None = None, seed: int = 1, cache: dict[tuple[Any, ...], Profile] | None = None,
-            progress: Callable[[float], None] | None = None, power_cohorts: int | None = None) -> int:
+            progress: Callable[[float], None] | None = None, power_cohorts: int | None = None,
+            around: Sequence[float] = ()) -> int:
     """Release the simulated cohorts of every curve and log-rank profile ``targets`` use at every ladder epsilon (and
     without noise), read them for each target, and keep both in ``cache``: a later survival, median or RMST target of this declaration
     is then read from stored releases (post-processing only), and a target whose goal changes (a half-width, a power)
     from stored readings, with no new release (the app redraws a changed target at once). A log-rank target at a new
     hazard ratio is a new scenario: its cohorts are simulated when it is planned. Returns how many (profile, epsilon)
-    pairs were released or read (0 when every one already was)."""
+    pairs were released or read (0 when every one already was). With ``around`` (the epsilons a plan found), the
+    epsilons nearest them (in log epsilon) come first: a target changed before the filling-in ends most likely needs
+    those."""
     sizes = _cohorts(cohorts, power_cohorts)
     todo: list[tuple[Profile, list[Target], float]] = []
     for m in (resolve_mechanisms(targets, None) if mechanisms is None else list(mechanisms)):
@@ -290,6 +293,9 @@ def prefill(study: Study, targets: Sequence[Target], mechanisms: Sequence[str] |
             # and without noise, where the search reads how far the precision can go (Search.floor)
             every = (*LADDER, math.inf) if m != "rrr" else LADDER
             todo += [(prof, mine, eps) for eps in every if any((eps, t.reading) not in prof._values for t in mine)]
+    near = [math.log(e) for e in around if e and math.isfinite(e) and e > 0]
+    if near:
+        todo.sort(key=lambda job: min(abs(math.log(job[2]) - x) for x in near) if math.isfinite(job[2]) else math.inf)
     for k, (prof, mine, eps) in enumerate(todo):
         prof.values(mine, eps)
         if progress:

@@ -58,3 +58,16 @@ def test_a_budget_split_reads_its_margins_from_kept_readings(counted):
     capped = plan(specs, cache, cap=3.0)
     assert counted["evaluate"] == evaluations  # the margins' goals are new, the readings are not
     assert capped == plan(specs, None, cap=3.0)
+
+
+def test_the_filling_in_starts_nearest_the_planned_epsilons(monkeypatch):
+    order: list[float] = []
+    profile = evaluate.PROFILES["curves"]
+
+    def recorded(self, targets, eps, _orig=profile._evaluate):
+        order.append(eps)
+        return _orig(self, targets, eps)
+
+    monkeypatch.setattr(profile, "_evaluate", recorded)
+    prefill(STUDY, [parse_target("survival:365:0.1")], ["laplace-counts"], 5, cache={}, around=[0.75])
+    assert order[:3] == [0.75, 1.0, 0.5] and order[-1] == float("inf") and len(order) == 16
