@@ -9,7 +9,6 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.optimize import isotonic_regression
 
 from dpsurv_core.curves.counts import BinnedCounts, post_process
 from dpsurv_core.curves.kaplan_meier import SurvivalCurves
@@ -186,6 +185,8 @@ def monotone_increments(x: np.ndarray, keep: np.ndarray) -> np.ndarray:
     bad = ((x < 0) & keep).any(axis=-1)
     width = x.shape[-1]
     flat_out, flat_cum, flat_keep = out.reshape(-1, width), cum.reshape(-1, width), keep.reshape(-1, width)
+    if bad.any():  # SciPy's optimize package takes most of a second to import: only when some row needs it
+        from scipy.optimize import isotonic_regression
     for i in np.flatnonzero(bad.reshape(-1)):  # a loop over the rows that need it (trials x groups x types)
         m = int(flat_keep[i].sum())
         fit = np.maximum.accumulate(np.maximum(isotonic_regression(flat_cum[i, :m]).x, 0.0))

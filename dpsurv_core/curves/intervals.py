@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from scipy.special import ndtri
 
 from dpsurv_core.curves.kaplan_meier import (
     SurvivalCurves,
@@ -21,6 +20,7 @@ from dpsurv_core.curves.kaplan_meier import (
     quantile_r,
     restricted_mean,
 )
+from dpsurv_core.curves.normal import two_sided_z
 
 
 def incidence_limits(incidence: np.ndarray, variance: np.ndarray, conf_type: str = "log", alpha: float = 0.05,
@@ -91,7 +91,7 @@ def rmst_interval(curves: SurvivalCurves, horizon: float, coarse: bool = False
     without noise (exact counts): R's print.survfit rule (:func:`rmst_sampling_variance`); time-indexed (a band, no
     draws): the areas under its band. ``coarse``: the curve is known at public grid points only, and every area
     reads it linearly between them (:meth:`SurvivalCurves.rmst`)."""
-    z = ndtri(1 - curves.alpha / 2)
+    z = two_sided_z(curves.alpha)
     value = curves.rmst(horizon, coarse)
     if curves.rmst_draws is not None or curves.noise_covariance is not None:
         sd = np.zeros_like(value)

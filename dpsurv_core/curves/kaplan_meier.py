@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from dpsurv_core.curves.counts import BinnedCounts
+from dpsurv_core.curves.normal import two_sided_z
 
 
 class DeferredArray:
@@ -174,9 +175,7 @@ def first_crossing(time: np.ndarray, curve: np.ndarray, q: float = 0.5) -> np.nd
 def greenwood_bands(survival: np.ndarray, variance: np.ndarray, alpha: float = 0.05) -> tuple[np.ndarray, ...]:
     """(log-log lower, log-log upper, linear lower, linear upper) from G = var(log S), as lifelines computes them:
     exp(-exp(log(-log S) -/+ z sqrt(G) / log S)) (1 where undefined) and S -/+ z S sqrt(G) clipped to [0, 1]."""
-    from scipy.special import ndtri  # imported where used: SciPy is heavy and most callers never need it
-
-    z = ndtri(1 - alpha / 2)
+    z = two_sided_z(alpha)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         v = np.log(survival)
         spread = z * np.sqrt(variance) / v
@@ -209,9 +208,7 @@ def confidence_limits(survival: np.ndarray, variance: np.ndarray, conf_type: str
     """
     if conf_type not in CONF_TYPES:
         raise ValueError(f"Unknown confidence interval type {conf_type!r}: choose one of {', '.join(CONF_TYPES)}.")
-    from scipy.special import expit, ndtri  # imported where used: SciPy is heavy and most callers never need it
-
-    z = ndtri(1 - alpha / 2)
+    z = two_sided_z(alpha)
     s = np.asarray(survival, float)
     se = np.sqrt(np.asarray(variance, float))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -229,6 +226,8 @@ def confidence_limits(survival: np.ndarray, variance: np.ndarray, conf_type: str
             undefined = (s <= 0) | (s >= 1)
         elif conf_type == "logit":
             centre, spread = np.log(s / (1 - s)), z * se / (1 - s)
+            from scipy.special import expit  # imported where used: SciPy is heavy and most callers never need it
+
             lower, upper = expit(centre - spread), expit(centre + spread)  # R's 1 - 1 / (1 + exp(.)), more accurate
             undefined = (s <= 0) | (s >= 1)
         else:
@@ -372,14 +371,12 @@ def cumhaz_limits(cumhaz: np.ndarray, variance: np.ndarray, conf_type: str = "lo
     se = sd(H) / H the standard error of log H, each conf.type formula of :func:`confidence_limits` applied to H
     itself, with no upper clip at 1 (plain: H -/+ z sd(H), lower at least 0; log: H exp(-/+ z se)). log-log, logit
     and arcsin are defined for H < 1 only (R's NA above); no interval where H = 0 except plain ([0, 0])."""
-    from scipy.special import ndtri
-
     h = np.asarray(cumhaz, float)
     sd = np.sqrt(np.asarray(variance, float))
     with np.errstate(divide="ignore", invalid="ignore"):
         se_log = np.where(sd == 0, 0.0, sd / h)
     lower, upper = confidence_limits(h, se_log ** 2, conf_type, alpha)
-    z = ndtri(1 - alpha / 2)
+    z = two_sided_z(alpha)
     if conf_type == "plain":
         lower, upper = np.maximum(h - z * sd, 0.0), h + z * sd
     elif conf_type == "log":

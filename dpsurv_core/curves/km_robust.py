@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpsurv_core.curves.kaplan_meier import confidence_limits
+from dpsurv_core.curves.normal import two_sided_z
 
 
 @dataclass(frozen=True)
@@ -46,9 +47,7 @@ class RobustCurve:
         se / S; plain is S -/+ z se, clipped to [0, 1])."""
         s, se = self.at(times)
         if conf_type == "plain":  # on the scale of S: defined at S = 0 too ([0, 0] there, as R gives)
-            from scipy.special import ndtri
-
-            z = ndtri(1 - alpha / 2)
+            z = two_sided_z(alpha)
             return np.maximum(s - z * se, 0.0), np.minimum(s + z * se, 1.0)
         with np.errstate(divide="ignore", invalid="ignore"):
             log_se = np.where(s > 0, se / s, np.inf)

@@ -44,7 +44,6 @@ from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
-from scipy.special import chdtrc
 
 from dpsurv_core.curves.counts import BinnedCounts
 from dpsurv_core.curves.kaplan_meier import actuarial_share
@@ -212,6 +211,14 @@ def degrees_of_freedom(counts: BinnedCounts, expected: np.ndarray | None = None,
     if expected is None:
         expected = _components(*_at_risk_events(counts, shifted, exposure))[1]
     return np.maximum((expected > 0).sum(-1) - 1, 0)
+
+
+def chdtrc(dof: np.ndarray | int, statistic: np.ndarray) -> np.ndarray:
+    """SciPy's upper chi-square tail (``scipy.special.chdtrc``), imported when first used: SciPy's special functions
+    take a while to import, and a release without a test never needs them."""
+    from scipy.special import chdtrc as tail
+
+    return tail(dof, statistic)
 
 
 def chi_square_p(dof: np.ndarray | int, statistic: np.ndarray) -> np.ndarray:

@@ -51,7 +51,6 @@ from itertools import combinations
 from typing import Any
 
 import numpy as np
-from scipy.special import chdtri
 
 from dpsurv_core.curves import logrank
 from dpsurv_core.curves.counts import BinnedCounts, post_process
@@ -452,6 +451,8 @@ def calibrated_tests(released: BinnedCounts, law: NoiseLaw, draws: int = DEFAULT
             stat, plain = np.where(one_group, 0.0, stat), np.where(one_group, 0.0, plain)
             chi = np.where(one_group, 1.0, chi)
             with np.errstate(invalid="ignore"):
+                from scipy.special import chdtri  # imported where used: SciPy's special functions are slow to import
+
                 crit = np.where(dofs > 0, chdtri(np.maximum(dofs, 1), ALPHA), np.nan)
             out.append(CalibratedTest(label_a, label_b, dof, stat, chi, chi, crit, 0,
                                       law.method if law.method != CALIBRATED_METHOD else EXACT_METHOD, plain, crit,
@@ -501,6 +502,8 @@ def warnings_for(released: BinnedCounts, law: NoiseLaw, tests: list[CalibratedTe
     pairs = [t for t in tests if t.group_b is not None]
     shown = pairs if len(pairs) == 1 else tests  # with two groups the overall test is the pair's
     defined = [t for t in shown if not np.isnan(t.statistic[0])]
+    from scipy.special import chdtri  # imported where used: SciPy's special functions are slow to import
+
     chi95 = {t.dof: float(chdtri(t.dof, ALPHA)) for t in shown}
     weak = [t for t in defined if law.noisy and t.null_draws
             and float(t.plain_critical_value[0]) > WEAK_FACTOR * chi95[t.dof]]
