@@ -32,11 +32,15 @@ class DuckDBEngine(Engine):
         import duckdb
 
         super().__init__(source)
+        self.distinct_rows: str | None = None  # a table of the source's distinct rows with their counts, if kept
+        shared = self._projection(source)
         try:
-            self.con = duckdb.connect(source.location if source.kind == "duckdb" else ":memory:",
-                                      read_only=source.kind == "duckdb")
+            self.con = shared[0].cursor() if shared else duckdb.connect(
+                source.location if source.kind == "duckdb" else ":memory:", read_only=source.kind == "duckdb")
         except duckdb.Error as exc:  # a file that is not a DuckDB database, or one of a newer DuckDB
             raise DataError(not_duckdb(source.location, exc)) from None
+        if shared:
+            self.distinct_rows = shared[1]
         if threads:
             self.con.execute(f"SET threads = {int(threads)}")
         memory_limit = memory_limit or os.environ.get(MEMORY_ENV, "").strip() or DEFAULT_MEMORY
@@ -66,6 +70,18 @@ class DuckDBEngine(Engine):
         except duckdb.Error as exc:
             raise DataError(f"DuckDB could not read {source.name!r} ({str(exc).splitlines()[0]}): check that it is a "
                             "Parquet or CSV file with a header row.") from None
+
+    @staticmethod
+    def _projection(source: Source):
+        """The command line's one scan of a Parquet file, made as the command started
+        (:func:`dpsurv_core.privacy.fingerprint_prefetch.projection`): its connection and the table of the file's
+        distinct rows with their counts, which :meth:`~dpsurv_core.engines.statistics.Statistics.summarise` counts
+        from instead of scanning the file again; None when there is none."""
+        if source.kind != "parquet" or not Path(source.location).is_file():
+            return None
+        from dpsurv_core.privacy.fingerprint_prefetch import projection
+
+        return projection(Path(source.location))
 
     def columns(self) -> dict[str, str]:
         return dict(self._columns)

@@ -172,7 +172,14 @@ class Statistics:
         # every statistic below reads the cells (few for registry data in whole days); only an error's row number
         # and example value go back to the rows
         keys = ", ".join(q(c) for c in dict.fromkeys([m.time, m.event, m.group, m.event_type]) if c)
-        cells = e.cache(f"SELECT {keys}, COUNT(*) AS _c FROM {ranked} AS r GROUP BY {keys}")
+        distinct = getattr(e, "distinct_rows", None)  # the file's distinct rows with their counts, kept by one scan
+        if distinct is not None and ranked == RELATION:
+            from dpsurv_core.privacy.fingerprint_scan import COUNT_COLUMN
+
+            cells = e.cache(f"SELECT {keys}, CAST(SUM({COUNT_COLUMN}) AS BIGINT) AS _c FROM {distinct} AS r "
+                            f"GROUP BY {keys}")
+        else:
+            cells = e.cache(f"SELECT {keys}, COUNT(*) AS _c FROM {ranked} AS r GROUP BY {keys}")
         kept, row_kept = cells, ranked
         if m.group is not None:
             n_missing = int(e.scalar(f"SELECT COALESCE(SUM(_c), 0) FROM {cells} AS r WHERE {self._missing(m.group)}"))

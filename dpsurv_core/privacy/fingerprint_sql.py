@@ -23,22 +23,24 @@ import numpy as np
 import pandas as pd
 
 from dpsurv_core.privacy import fingerprint as fp
+from dpsurv_core.privacy.fingerprint_scan import (  # noqa: F401 (THREADS_ENV, interrupt_all: re-exported)
+    _ACTIVE,
+    COUNT_COLUMN,
+    DISTINCT_ROW_CELLS,
+    FEW_VALUES,
+    NUMBER_TYPES,
+    PROBE_ROWS,
+    THREADS_ENV,
+    distinct_row_limit,
+    interrupt_all,
+    read_exprs,
+)
+from dpsurv_core.privacy.fingerprint_scan import connect as _connect
 
 DICTIONARY_LIMIT = 1_000_000
-FEW_VALUES = 50_000  # distinct values in the first PROBE_ROWS rows below which a column's key comes from its counts
-PROBE_ROWS = 200_000
-DISTINCT_ROW_CELLS = 20_000_000  # a table of distinct rows (with counts) up to this many cells is hashed in NumPy
-
-
-def distinct_row_limit(ncols: int) -> int:
-    """How many distinct rows the one-scan path takes (at most two million; fewer for a wide table)."""
-    return max(1, min(2_000_000, DISTINCT_ROW_CELLS // max(ncols, 1)))
 CASE_LIMIT = 32  # text columns with at most this many labels map them by a CASE, larger ones by a join
 SMALL_INTEGERS = ("TINYINT", "SMALLINT", "INTEGER", "UTINYINT", "USMALLINT", "UINTEGER", "BOOLEAN")
 _CHECKED: dict[str, bool] = {}
-NUMBER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
-                "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "BOOLEAN", "DECIMAL")
-THREADS_ENV = "DPSURV_FINGERPRINT_THREADS"
 
 
 def available() -> bool:
@@ -168,6 +170,15 @@ class _Table:
         counts = frame.pop("_n").to_numpy(dtype=np.uint64)
         return fp.fingerprint_counted(frame, counts)
 
+    def from_distinct(self, table: str) -> str:
+        """The fingerprint from a table of distinct rows with their counts (column ``COUNT_COLUMN``,
+        :func:`~dpsurv_core.privacy.fingerprint_scan.materialise`): each distinct row weighted by its count
+        (:func:`~dpsurv_core.privacy.fingerprint.fingerprint_counted`), the same sums as :meth:`_distinct_rows`."""
+        cols = ", ".join(f"{e} AS v{j}" for j, e in enumerate(read_exprs(self.names, self.types)))
+        frame = self.con.execute(f"SELECT {cols}, {COUNT_COLUMN} AS _n FROM {table}").fetchdf()
+        counts = frame.pop("_n").to_numpy(dtype=np.uint64)
+        return fp.fingerprint_counted(frame, counts)
+
     def _few_values(self, exprs: list[str], probe) -> dict[int, pd.DataFrame]:
         """Distinct values with their counts of every column that looks like it has few (at most
         :data:`FEW_VALUES` in its first :data:`PROBE_ROWS` rows), from one scan with grouping sets: their key sums then
@@ -264,33 +275,6 @@ class _Table:
         return rows, row_sums, tied_sums
 
 
-_ACTIVE: set = set()  # open connections, so a process that ends early can interrupt them
-
-
-def interrupt_all() -> None:
-    """Interrupt every running fingerprint query of this process (it then raises in its own thread)."""
-    for con in list(_ACTIVE):
-        try:
-            con.interrupt()
-        except Exception:  # noqa: BLE001 - closed meanwhile
-            pass
-
-
-def _connect():
-    import os
-
-    import duckdb
-
-    con = duckdb.connect()
-    _ACTIVE.add(con)
-    threads = os.environ.get(THREADS_ENV, "").strip()
-    if threads.isdigit() and int(threads) > 0:
-        con.execute(f"SET threads = {int(threads)}")
-    con.execute("SET memory_limit = '1GB'")
-    con.execute("SET preserve_insertion_order = false")
-    return con
-
-
 def fingerprint_path(path: str | Path) -> str:
     """Fingerprint of a Parquet or CSV/TSV file, computed by DuckDB on the file."""
     p = Path(path)
@@ -305,6 +289,13 @@ def fingerprint_path(path: str | Path) -> str:
     finally:
         _ACTIVE.discard(con)
         con.close()
+
+
+def fingerprint_distinct(con, table: str) -> str:
+    """The fingerprint of the data whose distinct rows with their counts ``table`` holds
+    (:func:`~dpsurv_core.privacy.fingerprint_scan.materialise_path`):
+    the same value as :func:`fingerprint_path` on the file."""
+    return _Table(con, f"(SELECT * EXCLUDE ({COUNT_COLUMN}) FROM {table})").from_distinct(table)
 
 
 def fingerprint_table(database: str | Path, table: str, con=None) -> str:
