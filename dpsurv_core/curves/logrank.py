@@ -229,21 +229,30 @@ def chi_square_p(dof: np.ndarray | int, statistic: np.ndarray) -> np.ndarray:
 
 
 def overall(counts: BinnedCounts, shifted: float = 0.0) -> LogRankResult:
-    """k-group log-rank test over all groups of ``counts``, on R's degrees of freedom (:func:`degrees_of_freedom`;
-    no test where no two groups have expected events)."""
+    """k-group log-rank test over all groups of ``counts``, on R's degrees of freedom (:func:`degrees_of_freedom`),
+    by R's survdiff rule for groups without expected events (:func:`_r_test`)."""
     r, d = _at_risk_events(counts, shifted)
-    o, e, v = _components(r, d)
-    dof = degrees_of_freedom(counts, e)
-    stat = np.where(dof > 0, _statistic(o, e, v), np.nan)
-    return LogRankResult(", ".join(counts.groups), None, stat, chi_square_p(dof, stat), int(dof.max(initial=0)), o, e)
+    return _r_test(", ".join(counts.groups), None, r, d)
 
 
 def pairwise(counts: BinnedCounts, shifted: float = 0.0) -> list[LogRankResult]:
-    """Two-group log-rank test for every pair of groups."""
+    """Two-group log-rank test for every pair of groups, by R's survdiff rule for a group without expected events
+    (:func:`_r_test`)."""
     r, d = _at_risk_events(counts, shifted)
-    out = []
-    for a, b in combinations(range(len(counts.groups)), 2):
-        o, e, v = _components(r[..., [a, b], :], d[..., [a, b], :])
-        stat = _statistic(o, e, v)
-        out.append(LogRankResult(counts.groups[a], counts.groups[b], stat, chdtrc(1, stat), 1, o, e))
-    return out
+    return [_r_test(counts.groups[a], counts.groups[b], r[..., [a, b], :], d[..., [a, b], :])
+            for a, b in combinations(range(len(counts.groups)), 2)]
+
+
+def _r_test(group_a: str, group_b: str | None, r: np.ndarray, d: np.ndarray) -> LogRankResult:
+    """The log-rank test of the groups of ``r``, ``d`` (..., G, J) as R's survdiff (survival 3.5) computes it: the
+    groups with expected events E_g > 0 are tested, on (their number - 1) degrees of freedom; where fewer than two
+    have expected events but some group has events, the statistic is 0 on 0 degrees of freedom and
+    ``pchisq(0, 0, lower.tail = FALSE)`` = 1, p = 1; with no events at all there is no test (NaN; R's p is NA)."""
+    o, e, v = _components(r, d)
+    dof = np.maximum((e > 0).sum(-1) - 1, 0)
+    with np.errstate(invalid="ignore"):
+        stat = np.where(dof > 0, _statistic(o, e, v), np.nan)
+    p = chi_square_p(dof, stat)
+    one_group = (dof == 0) & (o.sum(-1) > 0)
+    stat, p = np.where(one_group, 0.0, stat), np.where(one_group, 1.0, p)
+    return LogRankResult(group_a, group_b, stat, p, int(dof.max(initial=0)), o, e)
