@@ -134,10 +134,15 @@ cache, lock = simulated(declaration, cohorts)
 made = kept_releases(cache)
 with st.status("Planning: simulating the declared study and releasing it at the epsilons searched",
                expanded=False) as status:
+
+    def told(line: str) -> None:
+        """Each step of the plan: the status's label (seen while it runs) and a line inside it (kept)."""
+        status.update(label=f"Planning: {line}")
+        status.write(line)
+
     try:
         with lock:
-            plan = make_plan(study, targets, chosen, cap=cap or None, cohorts=cohorts, cache=cache,
-                             progress=status.write)
+            plan = make_plan(study, targets, chosen, cap=cap or None, cohorts=cohorts, cache=cache, progress=told)
     except DpsurvError as exc:
         status.update(label="Planning stopped", state="error")
         st.error(markdown_literal(exc))

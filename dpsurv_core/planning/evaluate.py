@@ -75,6 +75,14 @@ class Profile:
     def evaluated(self) -> list[float]:
         return sorted({eps for eps, _ in self._values})
 
+    def has(self, targets: Sequence[Target], eps: float) -> bool:
+        """Are ``targets`` read at ``eps`` already (no release or reading needed)?"""
+        return all((eps, t.reading) in self._values for t in targets)
+
+    def describe(self) -> str:
+        """The profile in words: its mechanism, family and scenario."""
+        return f"{self.mechanism} ({self.family}{'' if self.hazard_ratio == 1 else f', HR {self.hazard_ratio:g}'})"
+
     def values(self, targets: Sequence[Target], eps: float) -> dict[str, np.ndarray]:
         """Each target's per-unit values at ``eps`` (module docstring), released and read where not cached yet."""
         missing = list({t.reading: t for t in targets if (eps, t.reading) not in self._values}.values())

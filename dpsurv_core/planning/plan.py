@@ -104,8 +104,10 @@ class Planner:
     """One plan's searches: a profile per mechanism, family and scenario, shared by every target it reads."""
 
     def __init__(self, study: Study, cohorts: dict[str, int], seed: int,
-                 cache: dict[tuple[Any, ...], Profile] | None = None, verify: bool = True, jobs: int = 1) -> None:
+                 cache: dict[tuple[Any, ...], Profile] | None = None, verify: bool = True, jobs: int = 1,
+                 say: Callable[[str], None] | None = None) -> None:
         self.study, self.cohorts, self.seed, self.verify, self.jobs = study, cohorts, int(seed), verify, int(jobs)
+        self.say = say  # told of each release made (a line of progress)
         self.cache = cache if cache is not None else {}
         self._searches: dict[tuple[Any, ...], Search] = {}
 
@@ -115,7 +117,7 @@ class Planner:
         if key not in self._searches:
             mine = [t for t in targets if profile_for(self.study, t, mechanism, self.cohorts, self.seed,
                                                       self.cache) is prof]
-            self._searches[key] = Search(prof, mine)
+            self._searches[key] = Search(prof, mine, say=self.say)
         return self._searches[key]
 
     def mechanism_plan(self, mechanism: str, targets: Sequence[Target]) -> tuple[dict[str, Any], PlannedRelease]:
@@ -215,7 +217,8 @@ def make_plan(study: Study, targets: Sequence[Target], mechanisms: Sequence[str]
               verify: bool = False, cache: dict[tuple[Any, ...], Profile] | None = None,
               progress: Callable[[str], None] | None = None, jobs: int = 1) -> dict[str, Any]:
     """The plan (module docstring). ``cache``: profiles kept between calls (the app keeps one per declaration);
-    ``jobs``: processes searching a mechanism's profiles (curves, each log-rank scenario) at once."""
+    ``progress``: told, a line at a time, what is planned and each release of the simulated cohorts made; ``jobs``:
+    processes searching a mechanism's profiles (curves, each log-rank scenario) at once."""
     t0 = time.perf_counter()
     if cap is not None and not (math.isfinite(cap) and cap > 0):
         raise ParameterError(f"--cap must be a positive epsilon, got {cap}.")
@@ -223,7 +226,7 @@ def make_plan(study: Study, targets: Sequence[Target], mechanisms: Sequence[str]
     if len(set(keys)) != len(keys):
         raise ParameterError("The same --target is given twice: give each target once.")
     chosen = resolve_mechanisms(targets, mechanisms)
-    planner = Planner(study, _cohorts(cohorts, power_cohorts), seed, cache, verify, jobs)
+    planner = Planner(study, _cohorts(cohorts, power_cohorts), seed, cache, verify, jobs, say=progress)
     plans: dict[str, dict[str, Any]] = {}
     releases: dict[str, PlannedRelease] = {}
     for m in chosen:
@@ -341,9 +344,7 @@ def pick_releases(targets: Sequence[Target], plans: dict[str, dict[str, Any]],
 def simulation_note(planner: Planner, seed: int) -> dict[str, Any]:
     """How the plan was simulated; ``epsilons_released`` are the epsilons each profile's search read (those a fresh
     plan releases, whatever a kept profile holds besides)."""
-    released = {f"{p.mechanism} ({p.family}{'' if p.hazard_ratio == 1 else f', HR {p.hazard_ratio:g}'})":
-                [e for e in s.evaluated if math.isfinite(e)]
-                for s in planner._searches.values() for p in [s.profile]}
+    released = {s.profile.describe(): [e for e in s.evaluated if math.isfinite(e)] for s in planner._searches.values()}
     return {"cohorts": planner.cohorts, "seed": seed, "null_draws_per_test": NULL_DRAWS,
             "regression_releases_per_cohort": REGRESSION_TRIALS, "epsilons_searched": list(LADDER),
             "epsilons_released": released, "interpolation": INTERPOLATION,

@@ -24,7 +24,7 @@ releases is at least P; its p10 and p90 are the power's Monte Carlo 80% interval
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -148,8 +148,9 @@ class Search:
     kept between plans (the app keeps one per declaration, with releases at every ladder epsilon) then gives the same
     answer as a fresh one, only without releasing again."""
 
-    def __init__(self, profile: Profile, targets: Sequence[Target], floor: bool = True) -> None:
-        self.profile, self.targets, self.use_floor = profile, list(targets), floor
+    def __init__(self, profile: Profile, targets: Sequence[Target], floor: bool = True,
+                 say: Callable[[str], None] | None = None) -> None:
+        self.profile, self.targets, self.use_floor, self.say = profile, list(targets), floor, say
         self.groups = tuple(profile.study.groups)
         self.asked: set[float] = set()
 
@@ -160,6 +161,9 @@ class Search:
 
     def values(self, eps: float) -> dict[str, np.ndarray]:
         self.asked.add(eps)
+        if self.say is not None and not self.profile.has(self.targets, eps):
+            at = "without noise" if math.isinf(eps) else f"at epsilon {eps:g}"
+            self.say(f"{self.profile.describe()}: {self.profile.count} simulated cohorts released and read {at}")
         return self.profile.values(self.targets, eps)
 
     def at(self, target: Target, eps: float) -> Achieved:

@@ -86,6 +86,8 @@ def test_a_changed_target_is_read_from_the_kept_simulations(counted):
     first = at.dataframe[0].value
     assert counted["simulate"] > 0 and counted["evaluate"] > 0
     assert at.status[0].label.startswith("Simulated: ")
+    steps = [m.value.replace("\\", "") for m in at.status[0].markdown]  # each release, as it was made
+    assert "laplace-counts (power, HR 0.6): 240 simulated cohorts released and read at epsilon 1" in steps, steps
     assert any(c.value.startswith("Kept for quick changes") for c in at.caption)  # filled in at every epsilon
     before = dict(counted)
     at.text_area(key="pl_targets").input(CHANGED)
