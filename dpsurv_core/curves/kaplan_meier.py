@@ -334,6 +334,28 @@ def estimate(counts: BinnedCounts, alpha: float = 0.05, actuarial: float = 0.0,
     convention: the last value and band).
     Exact counts also get the incidence's variance (:func:`incidence_variance`) unless ``exact_incidence_variance``
     is False (counts derived from a noisy release, or a caller that reads the survival curve only).
+
+    Parameters
+    ----------
+    counts : BinnedCounts
+        Exact or released counts.
+    alpha : float, default 0.05
+        One minus the bands' confidence level.
+    actuarial : float, default 0.0
+        Share of each bin's censorings put back at risk for its events.
+    noisy : bool, default False
+        The counts are a private release.
+    exact_incidence_variance : bool, default True
+        Give exact counts the incidence's exact variance.
+
+    Returns
+    -------
+    SurvivalCurves
+        Kaplan-Meier survival, Nelson-Aalen cumulative hazard, cumulative incidence, and their bands.
+
+    References
+    ----------
+    .. [1] Kaplan E. L. & Meier P. (1958), Nonparametric estimation from incomplete observations, JASA 53, 457-481.
     """
     r = counts.at_risk().astype(float) + actuarial * counts.censored.astype(float)
     d = counts.events_total.astype(float)

@@ -56,7 +56,25 @@ class RobustCurve:
 
 def robust_km(time: np.ndarray, event: np.ndarray, cluster: np.ndarray) -> RobustCurve:
     """The Kaplan-Meier curve and its robust (cluster) standard error (module docstring); ``cluster`` is each row's
-    subject id."""
+    subject id.
+
+    Parameters
+    ----------
+    time, event : numpy.ndarray
+        Each row's time and event indicator.
+    cluster : numpy.ndarray
+        Each row's subject id.
+
+    Returns
+    -------
+    RobustCurve
+        The curve with its robust standard error.
+
+    References
+    ----------
+    .. [1] Lin D. Y. & Wei L. J. (1989), The robust inference for the Cox proportional hazards model, JASA 84,
+       1074-1078 (the infinitesimal jackknife R's ``survfit(..., id = id)`` uses).
+    """
     t = np.asarray(time, dtype=float)
     d = np.asarray(event).astype(bool)
     _, k = np.unique(np.asarray(cluster), return_inverse=True)
