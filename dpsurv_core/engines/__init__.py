@@ -22,7 +22,27 @@ _OPEN: dict[tuple, Engine] = {}
 
 
 def connect(name: str, source: Source, spark_master: str | None = None) -> Engine:
-    """An engine over ``source`` (one per source and engine in a process: Spark starts once)."""
+    """An engine over ``source`` (one per source and engine in a process: Spark starts once).
+
+    Parameters
+    ----------
+    name : str
+        ``"duckdb"`` or ``"spark"``.
+    source : Source
+        The data's source.
+    spark_master : str, optional
+        The Spark master URL (default ``SPARK_MASTER``, else local mode).
+
+    Returns
+    -------
+    Engine
+        The engine, shared by later calls on the same source (a frame gets a new one).
+
+    Raises
+    ------
+    dpsurv_core.errors.DataError
+        For an unknown engine or one whose package is not installed.
+    """
     key = (name, source.kind, source.location, source.table, spark_master)
     if source.kind == "frame" or key not in _OPEN:  # a frame is registered afresh (its id may be reused)
         if name == "duckdb":
@@ -49,7 +69,37 @@ def connect(name: str, source: Source, spark_master: str | None = None) -> Engin
 def open_cohort(source: Source, engine: str | Engine, mapping: ColumnMap, name: str | None = None,
                 time_unit: str = "days", purpose: str = "This analysis", chunk_rows: int = DEFAULT_CHUNK_ROWS,
                 spark_master: str | None = None) -> EngineCohort:
-    """Validate ``mapping`` on ``source`` inside the engine; the first blocking problem is a :class:`DataError`."""
+    """Validate ``mapping`` on ``source`` inside the engine; the first blocking problem is a :class:`DataError`.
+
+    Parameters
+    ----------
+    source : Source
+        The data's source.
+    engine : str or Engine
+        The engine, or its name (:func:`connect` opens it).
+    mapping : ColumnMap
+        Which column is time, event, group, id.
+    name : str, optional
+        The data set's name (default the source's).
+    time_unit : str, default "days"
+        The unit of the time column.
+    purpose : str, default "This analysis"
+        How the error sentences name the analysis.
+    chunk_rows : int
+        Rows per chunk when rows are read.
+    spark_master : str, optional
+        The Spark master URL.
+
+    Returns
+    -------
+    EngineCohort
+        The cohort, kept in the engine.
+
+    Raises
+    ------
+    dpsurv_core.errors.DataError
+        The first blocking problem.
+    """
     eng = engine if isinstance(engine, Engine) else connect(engine, source, spark_master)
     summary, problems = Statistics(eng, mapping).summarise()
     if summary is None:

@@ -58,7 +58,23 @@ def engine_mb() -> int:
 
 
 def parse(text: str) -> Source | None:
-    """The engine source ``text`` names, or None when it is not one (a bundled name or an Excel file)."""
+    """The engine source ``text`` names, or None when it is not one (a bundled name or an Excel file).
+
+    Parameters
+    ----------
+    text : str
+        What ``--data`` says: ``duckdb:PATH:TABLE``, or a path.
+
+    Returns
+    -------
+    Source or None
+        The source, or None when the engines do not read it.
+
+    Raises
+    ------
+    dpsurv_core.errors.DataError
+        For a malformed ``duckdb:`` source or a missing database.
+    """
     if text.startswith("duckdb:"):
         rest = text[len("duckdb:"):]
         path, sep, table = rest.rpartition(":")
@@ -80,7 +96,25 @@ def check_exists(source: Source) -> None:
 
 
 def choose_engine(requested: str | None, source: Source | None) -> str:
-    """``requested``, else duckdb for DuckDB tables and files above :func:`engine_mb` megabytes, else pandas."""
+    """``requested``, else duckdb for DuckDB tables and files above :func:`engine_mb` megabytes, else pandas.
+
+    Parameters
+    ----------
+    requested : str, optional
+        The engine asked for (``--engine``).
+    source : Source, optional
+        The data's source (None for a bundled data set or an upload).
+
+    Returns
+    -------
+    str
+        ``"pandas"``, ``"duckdb"`` or ``"spark"``.
+
+    Raises
+    ------
+    dpsurv_core.errors.DataError
+        For an unknown engine, or Spark asked to read a DuckDB database.
+    """
     if requested is not None:
         if requested not in ENGINES:
             raise DataError(f"--engine {requested!r} is not one of {', '.join(ENGINES)}.")

@@ -121,7 +121,23 @@ def _number(text: str, spec: str, what: str) -> float:
 
 
 def parse_target(spec: str) -> Target:
-    """One ``--target`` (module docstring); a malformed one is one sentence naming the forms."""
+    """One ``--target`` (module docstring); a malformed one is one sentence naming the forms.
+
+    Parameters
+    ----------
+    spec : str
+        The ``--target`` text.
+
+    Returns
+    -------
+    Target
+        The precision asked for.
+
+    Raises
+    ------
+    dpsurv_core.errors.ParameterError
+        For a malformed target, naming the forms.
+    """
     text = spec.strip()
     parts = [p.strip() for p in text.split(":")]
     kind = parts[0].lower()
