@@ -1,6 +1,7 @@
 """The validation suite in one command: every interval and test the product prints, where users go.
 
-``python -m benchmarks.validation [--cohorts N] [--jobs J] [--write docs/inference.md] [--only SUITES]``
+``python -m benchmarks.validation [--cohorts N] [--jobs J] [--write docs/inference.md] [--only SUITES]
+[--mechanisms M[,M...]]``
 
 Runs, each in its own process (``--jobs`` at a time), with ``--cohorts`` simulated cohorts per cell (1,000 by
 default, the documented run; Monte Carlo standard errors are printed beside every rate):
@@ -13,6 +14,10 @@ default, the documented run; Monte Carlo standard errors are printed beside ever
   non-private ones) with groups of 1:9, censored 10% and 70%, three groups, 30 per group;
 * ``models`` (:mod:`benchmarks.model_validity`, when present): the Weibull parameters' and the regression
   coefficients' intervals under correctly specified and misspecified truths.
+
+``--mechanisms`` reruns only those mechanisms' rows of the curves suite (after a change to one mechanism): with
+``--write`` they replace the same rows (setting, mechanism, epsilon) of the kept curves table, and the table says which
+rows came from which run.
 
 With ``--write FILE`` the tables replace the part of FILE after the line :data:`MARKER`, headed by the command,
 the cohort count, the date and a summary that counts the cells meeting the targets (a 95% interval covering the
@@ -145,12 +150,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=2, help="suites run at once (the curves suite also splits its rows)")
     ap.add_argument("--only", default=",".join(SUITES), help="comma-separated: " + ", ".join(SUITES))
     ap.add_argument("--write", type=Path, default=None, help="rewrite this file's generated part (docs/inference.md)")
+    ap.add_argument("--mechanisms", default=None,
+                    help="curves suite: rerun only these mechanisms' rows and splice them into the kept table")
     args = ap.parse_args(argv)
     names = [n.strip() for n in args.only.split(",") if n.strip()]
     unknown = [n for n in names if n not in SUITES]
     if unknown:
         ap.error(f"unknown suite {unknown[0]!r}: choose from {', '.join(SUITES)}")
     extra = {"curves": ["--jobs", str(max(1, args.jobs))], "logrank": [], "models": []}
+    if args.mechanisms:
+        extra["curves"] += ["--mechanisms", args.mechanisms]
     outputs: dict[str, str] = {}
     seconds: dict[str, float] = {}
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
@@ -159,7 +168,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"### {TITLES[name]}\n\n{out}\n", flush=True)
     command = "python -m benchmarks.validation " + " ".join(argv if argv is not None else sys.argv[1:])
     if args.write:
-        outputs = kept_outputs(args.write.parent / "validation", outputs, seconds, args.cohorts, command.strip())
+        outputs = kept_outputs(args.write.parent / "validation", outputs, seconds, args.cohorts, command.strip(),
+                               spliced=("curves",) if args.mechanisms else ())
     generated = render(outputs, seconds, args.cohorts, command.strip())
     print("\n".join(summary(outputs)))
     if args.write:
@@ -168,15 +178,46 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def kept_outputs(folder: Path, outputs: dict[str, str], seconds: dict[str, float], cohorts: int, command: str
-                 ) -> dict[str, str]:
+def splice_rows(kept: str, rerun: str) -> str:
+    """``kept`` (a curves table) with each row of ``rerun`` (same setting, mechanism and epsilon) in place of its own."""
+    def rows(text: str) -> dict[tuple[str, str, str], str]:
+        found, setting = {}, ""
+        for line in text.splitlines():
+            if line.startswith("**") and line.endswith("**"):
+                setting = line
+            elif (m := ROW.match(line)) is not None:
+                found[(setting, m["mech"], m["eps"])] = line
+        return found
+
+    new = rows(rerun)
+    out, setting = [], ""
+    for line in kept.splitlines():
+        if line.startswith("**") and line.endswith("**"):
+            setting = line
+        m = ROW.match(line)
+        out.append(new.get((setting, m["mech"], m["eps"]), line) if m else line)
+    return "\n".join(out)
+
+
+def kept_outputs(folder: Path, outputs: dict[str, str], seconds: dict[str, float], cohorts: int, command: str,
+                 spliced: tuple[str, ...] = ()) -> dict[str, str]:
     """Each suite's raw output kept in ``folder``/<suite>.md (with the command, cohorts and date that made it): the
-    suites run now replace theirs, the others are read back, so that one suite can be rerun alone."""
+    suites run now replace theirs, the others are read back, so that one suite can be rerun alone. A suite in
+    ``spliced`` ran for some rows only: they replace the same rows of the kept table, whose first lines then name
+    both runs."""
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in outputs.items():
         head = (f"<!-- {command}; {cohorts} cohorts per cell; {dt.date.today().isoformat()}; "
                 f"{seconds.get(name, 0.0) / 60:.0f} min -->")
-        (folder / f"{name}.md").write_text(head + "\n" + text + "\n")
+        path = folder / f"{name}.md"
+        if name in spliced and path.exists():
+            lines = path.read_text().splitlines()
+            heads = [ln for ln in lines if ln.startswith("<!--")]
+            body = "\n".join(ln for ln in lines if not ln.startswith("<!--")).strip()
+            text = splice_rows(body, text)
+            head = "\n".join([*heads, head.replace("<!-- ", "<!-- rows rerun: ", 1)])
+            outputs[name] = text + "\n\n(" + "; then ".join(h.strip("<!-> ") for h in head.splitlines()) + ")"
+        path.write_text(head + "\n" + text + "\n")
     out = {}
     for name in SUITES:
         path = folder / f"{name}.md"
@@ -184,7 +225,9 @@ def kept_outputs(folder: Path, outputs: dict[str, str], seconds: dict[str, float
             out[name] = outputs[name]
         elif path.exists():
             lines = path.read_text().splitlines()
-            out[name] = "\n".join(lines[1:]).strip() + f"\n\n({lines[0].strip('<!-> ')})"
+            heads = [ln.strip("<!-> ") for ln in lines if ln.startswith("<!--")]
+            body = "\n".join(ln for ln in lines if not ln.startswith("<!--")).strip()
+            out[name] = body + "\n\n(" + "; then ".join(heads) + ")"
     return out
 
 

@@ -185,3 +185,25 @@ def test_a_bin_the_curve_falls_steeply_in_gets_a_sentence_from_its_end(mech_id):
     calm = [any("may read a little high" in w for w in released_numbers(rel, "log")["warnings"])
             for rel in _releases(weibull(200, 20), mech_id, 2.0, 15)]
     assert sum(calm) <= 1
+
+
+def test_rerun_rows_replace_only_their_own_in_the_kept_table(tmp_path):
+    """``benchmarks.validation --mechanisms``: the rerun rows take the place of the same setting, mechanism and
+    epsilon in the kept table; every other row, and the provenance of both runs, stay."""
+    from benchmarks.validation import kept_outputs
+
+    folder = tmp_path / "validation"
+    folder.mkdir()
+    kept = ("**Setting one**\n\n| mechanism | eps | S 0.75 |\n|---|---|---|\n| nonprivate | - | 95.0 (0.7) |\n"
+            "| laplace-counts | 1 | 96.0 (0.6) |\n| adaptive-km | 1 | 88.0 (1.0) |\n\n**Setting two**\n\n"
+            "| adaptive-km | 1 | 90.0 (1.0) |\n")
+    (folder / "curves.md").write_text("<!-- first run; 1000 cohorts per cell -->\n" + kept)
+    rerun = "**Setting one**\n\n| adaptive-km | 1 | 95.5 (0.7) |\n"
+    out = kept_outputs(folder, {"curves": rerun}, {"curves": 60.0}, 1000, "second run", spliced=("curves",))
+    text = out["curves"]
+    assert "| adaptive-km | 1 | 95.5 (0.7) |" in text and "88.0" not in text
+    assert "| adaptive-km | 1 | 90.0 (1.0) |" in text  # the other setting's row stays
+    assert "| laplace-counts | 1 | 96.0 (0.6) |" in text and "| nonprivate | - | 95.0 (0.7) |" in text
+    assert "first run" in text and "rows rerun: second run" in text
+    stored = (folder / "curves.md").read_text()
+    assert stored.count("<!--") == 2 and "95.5" in stored
