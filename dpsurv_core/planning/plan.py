@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from dpsurv_core.errors import ParameterError
@@ -275,32 +276,35 @@ PREFILLED = (tg.CURVES, tg.POWER)  # the families whose releases are kept at eve
 def prefill(study: Study, targets: Sequence[Target], mechanisms: Sequence[str] | None = None,
             cohorts: int | None = None, seed: int = 1, cache: dict[tuple[Any, ...], Profile] | None = None,
             progress: Callable[[float], None] | None = None, power_cohorts: int | None = None,
-            around: Sequence[float] = ()) -> int:
+            around: Sequence[float] = (), lock: AbstractContextManager[Any] | None = None) -> int:
     """Release the simulated cohorts of every curve and log-rank profile ``targets`` use at every ladder epsilon (and
-    without noise), read them for each target, and keep both in ``cache``: a later survival, median or RMST target of this declaration
-    is then read from stored releases (post-processing only), and a target whose goal changes (a half-width, a power)
-    from stored readings, with no new release (the app redraws a changed target at once). A log-rank target at a new
+    without noise), read them for each target, and keep both in ``cache``: a later survival, median or RMST target of
+    this declaration is then read from stored releases (post-processing only), and a target whose goal changes (a
+    half-width, a power) from stored readings, with no new release (the app redraws a changed target at once). A log-rank target at a new
     hazard ratio is a new scenario: its cohorts are simulated when it is planned. Returns how many (profile, epsilon)
     pairs were released or read (0 when every one already was). With ``around`` (the epsilons a plan found), the
     epsilons nearest them (in log epsilon) come first: a target changed before the filling-in ends most likely needs
-    those."""
+    those. ``lock`` (the app's, for profiles its sessions share) is held for each release only, so that another plan
+    of the declaration need not wait for the whole filling-in."""
     sizes = _cohorts(cohorts, power_cohorts)
     todo: list[tuple[Profile, list[Target], float]] = []
-    for m in (resolve_mechanisms(targets, None) if mechanisms is None else list(mechanisms)):
-        profiles: dict[int, tuple[Profile, list[Target]]] = {}
-        for t in targets:
-            if t.family in PREFILLED and tg.applicable(t, m):
-                prof = profile_for(study, t, m, sizes, seed, cache)
-                profiles.setdefault(id(prof), (prof, []))[1].append(t)
-        for prof, mine in profiles.values():
-            # and without noise, where the search reads how far the precision can go (Search.floor)
-            every = (*LADDER, math.inf) if m != "rrr" else LADDER
-            todo += [(prof, mine, eps) for eps in every if any((eps, t.reading) not in prof._values for t in mine)]
+    with lock or nullcontext():  # the cache's profiles found (or made) as a plan would
+        for m in (resolve_mechanisms(targets, None) if mechanisms is None else list(mechanisms)):
+            profiles: dict[int, tuple[Profile, list[Target]]] = {}
+            for t in targets:
+                if t.family in PREFILLED and tg.applicable(t, m):
+                    prof = profile_for(study, t, m, sizes, seed, cache)
+                    profiles.setdefault(id(prof), (prof, []))[1].append(t)
+            for prof, mine in profiles.values():
+                # and without noise, where the search reads how far the precision can go (Search.floor)
+                every = (*LADDER, math.inf) if m != "rrr" else LADDER
+                todo += [(prof, mine, eps) for eps in every if not prof.has(mine, eps)]
     near = [math.log(e) for e in around if e and math.isfinite(e) and e > 0]
     if near:
         todo.sort(key=lambda job: min(abs(math.log(job[2]) - x) for x in near) if math.isfinite(job[2]) else math.inf)
     for k, (prof, mine, eps) in enumerate(todo):
-        prof.values(mine, eps)
+        with lock or nullcontext():
+            prof.values(mine, eps)
         if progress:
             progress((k + 1) / len(todo))
     return len(todo)

@@ -71,3 +71,19 @@ def test_the_filling_in_starts_nearest_the_planned_epsilons(monkeypatch):
     monkeypatch.setattr(profile, "_evaluate", recorded)
     prefill(STUDY, [parse_target("survival:365:0.1")], ["laplace-counts"], 5, cache={}, around=[0.75])
     assert order[:3] == [0.75, 1.0, 0.5] and order[-1] == float("inf") and len(order) == 16
+
+
+def test_the_filling_in_holds_the_lock_for_one_release_at_a_time():
+    held: list[bool] = []
+
+    class Lock:
+        """Records each hold; a plan of another session could run between two."""
+
+        def __enter__(self) -> None:
+            held.append(True)
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+    done = prefill(STUDY, [parse_target("median:300")], ["laplace-counts"], 5, cache={}, lock=Lock())
+    assert done == 16 and len(held) == 1 + done  # the profiles found, then each release apart
