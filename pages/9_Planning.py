@@ -148,9 +148,9 @@ with st.status("Planning: simulating the declared study and releasing it at the 
         st.error(markdown_literal(exc))
         st.stop()
     new = kept_releases(cache) - made
-    status.update(state="complete", label=(f"Simulated: the cohorts released at {new} new epsilons in {plan['seconds']:g} s"
-                                           if new else f"Read from the simulations kept for this declaration in "
-                                                       f"{plan['seconds']:g} s"))
+    status.update(state="complete", label=(
+        f"Simulated: the cohorts released at {new} new epsilons in {plan['seconds']:g} s" if new
+        else f"Read from the simulations kept for this declaration in {plan['seconds']:g} s"))
 
 # ------------------------------------------------------------------------------------------ the plan
 st.subheader("The plan")
