@@ -18,6 +18,9 @@ Never imports Streamlit. The public Python API is re-exported here (:mod:`dpsurv
 - ``report``: HTML reports and the publication figure.
 
 Modules ``errors`` (the errors a user can fix), ``limits``, ``extras`` and ``tradeoff`` sit at the top.
+
+Each sub-package names its public API in ``__all__`` (``from dpsurv_core.curves import LaplaceCounts``), imported on
+first use; docs/reference.md documents those names. Any other name is internal and may change.
 """
 
 from typing import Any
