@@ -91,3 +91,16 @@ def test_the_docs_site_builds_strict_and_documents_every_public_name(tmp_path):
         if page.name == "README.md":
             html = site / page.relative_to(ROOT / "docs").parent / "index.html"
         assert html.exists() and html.stat().st_size > 1000, page
+
+
+def test_lazy_re_exports_refuse_a_name_without_home_and_one_a_module_would_shadow():
+    from dpsurv_core._lazy import attach
+
+    with pytest.raises(ImportError, match="differ"):
+        attach("dpsurv_core.curves", ["LaplaceCounts", "Extra"], {"laplace_counts": ["LaplaceCounts"]})
+    with pytest.raises(ImportError, match="shadowed"):
+        attach("dpsurv_core.curves", ["counts"], {"counts": ["counts"]})
+    getattr_, dir_ = attach("dpsurv_core.curves", ["count"], {"counts": ["count"]})
+    assert getattr_("count").__module__ == "dpsurv_core.curves.counts" and "count" in dir_()
+    with pytest.raises(AttributeError):
+        getattr_("LaplaceCounts")
