@@ -181,12 +181,16 @@ def with_follow_up_end(rel: CurveResult, cohort: Cohort, public: PublicParameter
     if rel.cost.epsilon is None or not math.isinf(rel.cost.epsilon):
         return rel
     rel = _kaplan_meier_without_noise(rel, cohort, public)  # an engine's table too: the non-private release reads it
-    if not _rows_in_memory(cohort):
+    if not _rows_in_memory(cohort) and not hasattr(cohort, "follow_up"):
         return rel
 
     def put(c: SurvivalCurves) -> SurvivalCurves:
-        end = np.array([_last_time(cohort, g, public) for g in c.groups], float)
-        start = np.array([_first_time(cohort, g) for g in c.groups], float)
+        if hasattr(cohort, "follow_up"):  # kept in an engine: one query, no row read
+            start, last = cohort.follow_up(c.groups)
+            end = np.fmin(last, max(_curves_end(public), 0.0))
+        else:
+            end = np.array([_last_time(cohort, g, public) for g in c.groups], float)
+            start = np.array([_first_time(cohort, g) for g in c.groups], float)
         return replace(c, follow_up_end=np.broadcast_to(end, c.survival.shape[:-1]).copy(),
                        follow_up_start=np.broadcast_to(start, c.survival.shape[:-1]).copy())
 
@@ -228,8 +232,12 @@ def _last_time(cohort: Cohort, group: str, public: PublicParameters) -> float:
              else cohort.time[row_index(cohort.group, (group,)) == 0])
     if not times.size:
         return float("nan")
-    end = float(public.grid.points[-1]) if public.grid.kind != "event-times" else float(public.horizon)
-    return float(min(times.max(), max(end, 0.0)))
+    return float(min(times.max(), max(_curves_end(public), 0.0)))
+
+
+def _curves_end(public: PublicParameters) -> float:
+    """Where the curves end: the grid's last point, or the horizon on the event-time grid."""
+    return float(public.grid.points[-1]) if public.grid.kind != "event-times" else float(public.horizon)
 
 
 def _first_time(cohort: Cohort, group: str) -> float:

@@ -8,9 +8,11 @@ points are ``y[c(TRUE, !tied)]`` and every time is replaced by the largest cut p
 (``findInterval``). So ``0.1 + 0.2`` and ``0.3`` are one time, as they are in R.
 
 dpsurv applies it where the exact (non-private) Kaplan-Meier, Aalen-Johansen and log-rank test count times on the
-data's event times, for rows held in memory; ``--no-timefix`` (``ColumnMap.timefix`` False) keeps the exact times,
-as ``timefix = FALSE`` does in R. Private releases count on a public grid and are left as they are: the rule reads
-every time of the data (its mean), which no release's sensitivity accounts for.
+data's event times, for rows held in memory and for tables kept in an engine (DuckDB, Spark:
+:mod:`dpsurv_core.engines.timefix`, the same rule in SQL), and to the edges of the event-time grid (not DP), which are
+R's event times; ``--no-timefix`` (``ColumnMap.timefix`` False) keeps the exact times, as ``timefix = FALSE`` does
+in R. Private releases count each row's own time: the rule reads every time of the data (its mean), which no
+release's sensitivity accounts for.
 """
 
 from __future__ import annotations
@@ -49,10 +51,13 @@ def wanted(cohort: Any) -> bool:
 
 
 def timefixed(cohort: Any) -> Any:
-    """``cohort`` with near-tied times merged (:func:`merge_near_ties`) when :func:`wanted` and its rows are in
-    memory; else ``cohort`` itself (a table kept in an engine counts its exact times)."""
+    """``cohort`` with near-tied times merged (:func:`merge_near_ties`) when :func:`wanted`; else ``cohort`` itself.
+    A table kept in an engine merges them there, by SQL, with no row read
+    (:meth:`dpsurv_core.engines.EngineCohort.timefixed`)."""
     from dpsurv_core.data.cohort import Cohort
 
+    if hasattr(cohort, "timefixed"):
+        return cohort.timefixed()
     if not isinstance(cohort, Cohort) or not wanted(cohort):
         return cohort
     merged = merge_near_ties(cohort.time)

@@ -86,7 +86,12 @@ class TimeGrid:
 
     @classmethod
     def event_times(cls, cohort: Cohort) -> TimeGrid:
-        times = np.unique(cohort.time[cohort.event == 1])
+        """The data's distinct event times as edges (not DP), near-tied times one time as R's timefix makes them
+        unless the column map says ``timefix`` False (:mod:`dpsurv_core.curves.timefix`)."""
+        from dpsurv_core.curves.timefix import merge_near_ties, wanted
+
+        time = merge_near_ties(cohort.time) if wanted(cohort) else cohort.time
+        times = np.unique(time[cohort.event == 1])
         if times.size == 0:
             return cls.without_events(float(np.max(cohort.time)) if cohort.time.size else 1.0)
         start = min(0.0, float(times[0]) - 1.0)

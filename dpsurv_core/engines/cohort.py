@@ -11,6 +11,7 @@ read is added to the cohort's warnings.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import fields
 
 import numpy as np
@@ -18,10 +19,12 @@ import pandas as pd
 
 from dpsurv_core import limits
 from dpsurv_core.curves.counts import BinnedCounts
+from dpsurv_core.data.categories import lookup
 from dpsurv_core.data.cohort import Cohort, ColumnMap, build_cohort
 from dpsurv_core.data.public import PublicParameters, TimeGrid
 from dpsurv_core.engines import statistics
 from dpsurv_core.engines.base import RELATION, Engine
+from dpsurv_core.engines.timefix import merged
 from dpsurv_core.errors import DataError, ParameterError
 
 DEFAULT_CHUNK_ROWS = 1_000_000
@@ -39,6 +42,7 @@ class EngineCohort(Cohort):
     mapping: ColumnMap
     counts_computed: int
     _rows: Cohort | None
+    _unmerged: EngineCohort | None  # a view with near-tied times merged (:meth:`timefixed`): the table it reads
 
     def __new__(cls, *args, **kwargs):
         # dataclasses.replace(engine_cohort, ...) builds a copy from every field, i.e. from the rows read through
@@ -61,6 +65,7 @@ class EngineCohort(Cohort):
         self.warnings = tuple(summary.warnings)
         self.event_type_labels = summary.event_type_labels
         self._rows = None
+        self._unmerged = None
         self.counts_computed = 0
         return self
 
@@ -107,7 +112,44 @@ class EngineCohort(Cohort):
         return statistics.binned_counts(self.engine, self.summary, grid, groups, competing)
 
     def event_times(self, competing: bool = False) -> np.ndarray:
-        return statistics.event_times(self.engine, self.summary, competing)
+        """The distinct event times, near-tied ones merged as R's timefix merges them unless the column map says
+        ``timefix`` False (:meth:`timefixed`): the event-time grid's edges, as :meth:`TimeGrid.event_times` reads
+        them off rows in memory."""
+        return statistics.event_times(self.engine, self.timefixed().summary, competing)
+
+    def timefixed(self) -> EngineCohort:
+        """This table with near-tied times merged as R's timefix (aeqSurv) merges them, counted in the engine
+        (:mod:`dpsurv_core.engines.timefix`): a view over the same engine whose counts read the merged times, and
+        whose rows, if read, are merged as :func:`dpsurv_core.curves.timefix.timefixed` merges rows in memory; this
+        table itself when the column map says ``timefix`` False, no two times are tied, or it is such a view."""
+        if self._unmerged is not None or not self.mapping.timefix:
+            return self
+        cache = self.__dict__
+        if "_timefixed" not in cache:
+            summary = merged(self.engine, self.summary)
+            view = self
+            if summary is not self.summary:
+                view = EngineCohort.open(self.engine, summary, self.name, self.time_unit, self.purpose,
+                                         self.chunk_rows)
+                view._unmerged = self
+            cache["_timefixed"] = view
+        return cache["_timefixed"]
+
+    def follow_up(self, groups: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Each of ``groups``' first and last time under observation (events and censorings; "all": the whole
+        table), NaN for a group no row is in: one ``GROUP BY`` (what :func:`dpsurv_core.curves.result.with_follow_up_end`
+        reads off rows in memory)."""
+        s = self.summary
+        first, last = np.full(len(groups), np.nan), np.full(len(groups), np.nan)
+        g = s.group if s.group is not None and tuple(groups) != ("all",) else "'all'"
+        rows = self.engine.rows(f"SELECT {g} AS g, MIN({s.time}), MAX({s.time}) FROM {s.kept} AS k GROUP BY {g}")
+        index = {"all": 0} if g == "'all'" else lookup(tuple(groups), [str(r[0]) for r in rows])
+        for label, lo, hi in rows:
+            i = index.get(str(label))
+            if i is not None and lo is not None:
+                first[i] = np.fmin(first[i], float(lo))
+                last[i] = np.fmax(last[i], float(hi))
+        return first, last
 
     def time_table(self, cap: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Distinct times capped at ``cap`` with their numbers of rows and events (the Weibull statistics), held in
@@ -154,18 +196,20 @@ class EngineCohort(Cohort):
             groups_of,
             tile_trials,
             until,
+            with_follow_up_end,
         )
         from dpsurv_core.data.public import Disclosure
 
         grid = public.grid
-        on_grid = tile_trials(exact_counts(self, grid, public), 1)
+        src = self.timefixed()  # near-tied times are one time, as R's survfit counts them (unless --no-timefix)
+        on_grid = tile_trials(exact_counts(src, grid, public), 1)
         cache = self.__dict__.setdefault("_exact_fine", {})
         key = groups_of(self, public)
         notes: list[str] = []
         if key not in cache:
             cache.clear()
             try:
-                cache[key] = estimate(tile_trials(exact_counts(self, self.event_time_grid(), public), 1))
+                cache[key] = estimate(tile_trials(exact_counts(src, self.event_time_grid(), public), 1))
             except ParameterError as exc:  # more distinct event times than a grid may have
                 cache[key] = exc
         if isinstance(cache[key], ParameterError):
@@ -179,12 +223,18 @@ class EngineCohort(Cohort):
         # for an RMST, the medians and landmarks; a declared horizon ends follow-up, as for rows in memory
         extra = {} if isinstance(cache[key], ParameterError) else {
             "event_time_curves": until(cache[key], float(public.horizon))}
-        return CurveResult(mech.name, mech.cost, {}, [Disclosure("release", "not DP: exact, non-private estimates.",
-                                                                  dp=False)], curves, on_grid, "none", notes, extra)
+        rel = CurveResult(mech.name, mech.cost, {}, [Disclosure("release", "not DP: exact, non-private estimates.",
+                                                                 dp=False)], curves, on_grid, "none", notes, extra)
+        return with_follow_up_end(rel, src, public)  # limits [1, 1] before a group's first time, as R's summary
 
     # ---- per-subject values: the bounded chunked path ----------------------------------------------------
     def in_memory(self) -> Cohort:
         """The rows as an ordinary :class:`Cohort`, streamed in chunks below the row limit (else refused)."""
+        if self._rows is None and self._unmerged is not None:  # a merged view: the table's rows, merged
+            from dpsurv_core.curves.timefix import timefixed
+
+            self._rows = timefixed(self._unmerged.in_memory())
+            self.warnings = self._unmerged.warnings
         if self._rows is None:
             m = self.mapping
             cols = [c for c in dict.fromkeys([m.time, m.event, m.group, m.id, m.event_type, *m.covariates]) if c]
