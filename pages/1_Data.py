@@ -34,6 +34,7 @@ from ui.data_view import (
     read_upload,
     show_problems,
     summary_display,
+    timefix_box,
     with_time_unit,
 )
 from ui.downloads import table_download
@@ -179,7 +180,8 @@ elif source == SERVER:
         units = list(TIME_UNITS)
         s_unit = s4.selectbox("Time unit of the file", units, index=_pick(units, sample_guess.time_unit),
                               key=f"server_unit-{src.name}", help="Guessed from the column's name and range: check it.")
-        server_map = ColumnMap(time=t_col, event=e_col, group=None if grp == NONE else grp)
+        server_map = ColumnMap(time=t_col, event=e_col, group=None if grp == NONE else grp,
+                               timefix=timefix_box(ColumnMap(t_col, e_col), f"server_timefix-{src.name}"))
         try:
             server_cohort = open_server_cohort(src, eng, server_map, s_unit)  # checked and counted once per session
         except DpsurvError as exc:
@@ -394,6 +396,7 @@ with right:
     cov_slot = st.container()
     for c in covs:
         slots.setdefault(c, cov_slot)
+    timefix = timefix_box(m, f"{tok}-timefix")
 
 general_slot = st.container()
 
@@ -401,7 +404,8 @@ if code_type_pairs and type_col is None:  # the event column's codes are the eve
     type_col, type_names, type_censor = event_col, code_type_pairs, censor_codes
 mapping = ColumnMap(time=time_col, event=event_col, group=group_col, id=id_col, event_type=type_col,
                     covariates=tuple(covs), event_codes=event_codes, censor_codes=censor_codes,
-                    type_censor_codes=type_censor, event_type_names=type_names, max_rows_per_subject=bound)
+                    type_censor_codes=type_censor, event_type_names=type_names, max_rows_per_subject=bound,
+                    timefix=timefix)
 
 if (mapping != choice.mapping or unit != choice.time_unit or source_unit != (choice.source_unit or choice.time_unit)):
     old_unit = choice.time_unit

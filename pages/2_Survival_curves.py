@@ -140,7 +140,8 @@ def asked_now() -> tuple[float, list[float]]:
 try:
     fine, on_grid = cv.exact_results(work, public, competing)
     rmst_asked, lm_asked = asked_now()
-    command = {**cv.data_options(choice, group=group_col if split else None), "mechanism": mech_name,
+    command = {**cv.data_options(choice, group=group_col if split else None), **cv.timefix_option(choice),
+               "mechanism": mech_name,
                "epsilon": epsilon, **cv.grid_options(choice, public),
                "estimand": "cumulative-incidence" if competing else None,  # the hazard is read off the same release
                **options, **cv.reading_options(choice, conf_type, lm_asked, rmst_asked)}

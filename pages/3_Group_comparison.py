@@ -121,7 +121,8 @@ if len(groups) < 2:
 
 # ------------------------------------------------------------------------------------------ preview or release
 try:
-    command = {**cv.data_options(choice, group=group_spec), "mechanism": mech_name, "epsilon": epsilon,
+    command = {**cv.data_options(choice, group=group_spec), **cv.timefix_option(choice), "mechanism": mech_name,
+               "epsilon": epsilon,
                **cv.grid_options(choice, public), **sdc_options}
     # a log-rank record: its reader adds the calibrated tests (as many null draws as the page computes)
     plan = cv.curve_plan(entry, epsilon, cohort, public, "logrank", command, mechanism_options=sdc_options,

@@ -829,6 +829,11 @@ def data_options(choice: session.DataChoice, group: str | None = None, covariate
     return out
 
 
+def timefix_option(choice: session.DataChoice) -> dict[str, Any]:
+    """``--no-timefix`` (km and logrank) when the Data page keeps near-tied times apart, else nothing."""
+    return {} if choice.mapping.timefix else {"no_timefix": True}
+
+
 def event_type_options(choice: session.DataChoice) -> dict[str, Any]:
     """--event-type, --event-types and --type-censor-codes of the Data page's event-type column, for a competing-risks
     command line: none for a bundled data set's documented column (the command line declares it itself)."""

@@ -428,3 +428,14 @@ def public_boxes(choice, cohort, tok: str, labels: ValueLabels):
                                group_categories=categories.get(group) if group else None, covariate_ranges=ranges,
                                n_public=None if n_typed is None else int(n_typed),
                                censoring=None if share is None else float(share))
+
+
+TIMEFIX_LABEL = "Keep near-tied times apart (R's timefix off)"
+TIMEFIX_HELP = ("By default times that differ only by rounding error (0.1 + 0.2 and 0.3) are one time in the "
+                "non-private curves, tests and the event-time grid, as R survival's timefix makes them; tick to keep "
+                "every stored time apart, as --no-timefix on the command line.")
+
+
+def timefix_box(mapping: ColumnMap, key: str) -> bool:
+    """The column map's ``timefix`` as the user sets it: on unless the box to keep near-tied times apart is ticked."""
+    return not st.checkbox(TIMEFIX_LABEL, value=not mapping.timefix, key=key, help=TIMEFIX_HELP)
