@@ -54,7 +54,9 @@ if SIGN_IN:  # a served app: nobody sees a page before signing in, and each sees
 nav = st.navigation([st.Page(str(p), title=_title(p), default=(i == 0)) for i, p in enumerate(PAGES)])
 
 from dpsurv_core.report.text import markdown_code, markdown_literal  # noqa: E402
-from ui import downloads, glossary, session  # noqa: E402
+from ui import downloads, glossary, session, warmup  # noqa: E402
+
+warmup.script_started()  # ui.warmup's idle-time imports wait while this run draws its page
 
 if nav.title != _title(PAGES[0]):  # the Data page draws no figure: its first view does without building the template
     from ui import palette
@@ -107,6 +109,10 @@ def show_spending() -> None:
 
 if SEES_DATA:
     show_spending()
-nav.run()
+try:
+    nav.run()
+finally:  # also when the page stops or reruns
+    warmup.script_finished()
+    warmup.start()  # once per server process: the libraries the next pages need, imported while nobody waits
 if SEES_DATA:
     show_spending()

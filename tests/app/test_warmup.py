@@ -1,0 +1,91 @@
+"""ui.warmup imports the pages' heavy libraries only while no script runs, and a run that starts meanwhile waits for
+the import under way; then it starts the background worker with an import statement only."""
+
+from __future__ import annotations
+
+import importlib
+import threading
+import time
+
+import pytest
+
+from ui import cache, warmup
+
+
+@pytest.fixture
+def fresh(monkeypatch):
+    """ui.warmup with its state reset, importing nothing real: each step records itself (and the worker is not
+    started)."""
+    done: list[str] = []
+    slow = threading.Event()
+
+    def fake_import(name: str) -> None:
+        if name == "slow":
+            slow.set()
+            time.sleep(0.4)
+        done.append(name)
+
+    monkeypatch.setattr(warmup, "MODULES", ("first", "slow", "last"))
+    monkeypatch.setattr(warmup, "IDLE_S", 0.05)
+    monkeypatch.setattr(warmup.importlib, "import_module", fake_import)
+    monkeypatch.setattr(cache, "start_background", lambda modules: done.append("worker"))
+    monkeypatch.setattr(warmup, "_runs", {})
+    monkeypatch.setattr(warmup, "_importing", False)
+    monkeypatch.setattr(warmup, "_thread", None)
+    monkeypatch.setattr(warmup, "_session", lambda: threading.current_thread().name)
+    yield done, slow
+    monkeypatch.setattr(warmup, "_runs", {})  # let the thread run out (it is a daemon)
+
+
+def wait_until(check, timeout: float = 5.0) -> None:
+    end = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < end, "timed out"
+        time.sleep(0.01)
+
+
+def test_nothing_is_imported_while_a_script_runs_and_a_run_waits_for_an_import_under_way(fresh):
+    done, slow = fresh
+    warmup.script_started()  # the first run: the thread is started at its end
+    warmup.start()
+    time.sleep(0.3)
+    assert done == []  # a run is under way: nothing imported
+    warmup.script_finished()
+    slow.wait(5)  # idle: the steps run, up to the slow one
+    started = time.monotonic()
+    warmup.script_started()  # a run starting during the slow import waits for it to finish ...
+    waited = time.monotonic() - started
+    assert done == ["first", "slow"] and waited >= 0.2
+    time.sleep(0.3)
+    assert done == ["first", "slow"]  # ... and holds the next import until it ends
+    warmup.script_finished()
+    wait_until(warmup.done)
+    assert done == ["first", "slow", "last", "worker"]  # then the background worker is started
+
+
+def test_a_run_that_never_said_it_finished_holds_the_imports_back_only_for_a_while(fresh, monkeypatch):
+    done, _ = fresh
+    monkeypatch.setattr(warmup, "STALE_S", 0.2)
+    warmup.script_started()  # stopped before app.py's bracket: script_finished is never called for it
+    warmup.start()
+    time.sleep(0.1)
+    assert done == []
+    wait_until(warmup.done)
+    assert done == ["first", "slow", "last", "worker"]
+
+
+def test_the_modules_listed_exist():
+    """Every module the thread imports is importable here (a renamed module would be skipped silently)."""
+    for name in (*warmup.MODULES, *warmup.WORKER_MODULES):
+        importlib.util.find_spec(name)  # raises for a missing parent package
+        assert importlib.util.find_spec(name) is not None, name
+
+
+def test_the_worker_is_started_with_an_import_statement_only(monkeypatch):
+    jobs: list = []
+    monkeypatch.setattr(cache, "background_started", lambda: False)
+    monkeypatch.setattr(cache._BACKGROUND, "submit", lambda j: jobs.extend(j))
+    cache.start_background(("dpsurv_core.weibull.inference",))
+    assert jobs == [(exec, ("import dpsurv_core.weibull.inference\n",))]
+    with pytest.raises(ValueError):
+        cache.start_background(("os; print(1)",))
