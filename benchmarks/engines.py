@@ -4,8 +4,9 @@
 
 1. :func:`generate` writes a synthetic cohort of any size as Parquet in chunks (bounded memory): integer
    days of follow-up up to 3650, two groups (hazard ratio 1.3), about 30% censored.
-2. Each job runs in its own process; the whole-process wall time and the child's peak resident memory
-   (``resource.getrusage``) are measured:
+2. Each job runs in its own process; the whole-process wall time, the child's CPU time (user and system, every
+   thread: on a shared machine the wall time follows it) and its peak resident memory (``resource.getrusage``) are
+   measured, with the load average printed before and after:
    - ``bare``: a bare DuckDB query computing the same counts (group x event/censoring x 20 bins) on the file;
    - ``km``: ``python -m dpsurv_core km --engine duckdb`` (laplace-counts, two groups, 20-bin public grid,
      epsilon 1, seeded simulation: the compute path of a release without the ledger);
@@ -93,20 +94,21 @@ except SystemExit as exc:
     code = exc.code or 0
 else:
     code = 0
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-sys.stderr.write(f"\\nPEAK_KB {peak} CODE {code}\\n")
+usage = resource.getrusage(resource.RUSAGE_SELF)
+sys.stderr.write(f"\\nPEAK_KB {usage.ru_maxrss} CPU {usage.ru_utime + usage.ru_stime:.3f} CODE {code}\\n")
 """
 
 
-def run_job(argv: list[str], env: dict[str, str]) -> tuple[float, float, str]:
-    """Wall seconds and peak RSS (MB) of one child process."""
+def run_job(argv: list[str], env: dict[str, str]) -> tuple[float, float, str, float]:
+    """Wall seconds, peak RSS (MB), status and CPU seconds (user + system, every thread) of one child process."""
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", CHILD, *argv], capture_output=True, text=True, env=env, cwd=ROOT,
                           timeout=3600)
     wall = time.perf_counter() - start
-    peak = next((int(line.split()[1]) for line in proc.stderr.splitlines() if line.startswith("PEAK_KB")), 0)
+    last = next((line.split() for line in proc.stderr.splitlines() if line.startswith("PEAK_KB")), None)
+    peak, cpu = (int(last[1]), float(last[3])) if last else (0, 0.0)
     ok = "CODE 0" in proc.stderr and proc.returncode == 0
-    return wall, peak / 1024, "ok" if ok else proc.stderr.strip().splitlines()[-2:][0][:200]
+    return wall, peak / 1024, "ok" if ok else proc.stderr.strip().splitlines()[-2:][0][:200], cpu
 
 
 FINGERPRINT = """
@@ -164,8 +166,9 @@ def main(argv: list[str] | None = None) -> int:
     cache = folder / "fingerprints.json"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "DPSURV_LEDGER": str(folder / "ledger.sqlite3"),
            "DPSURV_FINGERPRINT_CACHE": str(cache)}
-    print("| rows | job | seconds | ratio to bare DuckDB | peak memory (MB) | status |")
-    print("|---:|---|---:|---:|---:|---|")
+    print(f"<!-- load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at the start -->")
+    print("| rows | job | seconds | ratio to bare DuckDB | CPU seconds | CPU ratio | peak memory (MB) | status |")
+    print("|---:|---|---:|---:|---:|---:|---:|---|")
     for text in args.rows.split(","):
         rows = int(float(text))
         path = folder / f"cohort_{rows}.parquet"
@@ -179,18 +182,23 @@ def main(argv: list[str] | None = None) -> int:
             print(f"<!-- generated {rows:,} rows in {gen:.1f} s, {path.stat().st_size / 2**20:.0f} MB -->", flush=True)
         only = set(args.only.split(",")) if args.only else None
         todo = {n: c for n, c in jobs(path, args.spark, args.release).items() if only is None or n in only}
-        runs: dict[str, list[tuple[float, float, str]]] = {n: [] for n in todo}
+        runs: dict[str, list[tuple[float, float, str, float]]] = {n: [] for n in todo}
         for _ in range(max(args.repeat, 1)):
             for name, cmd in todo.items():
                 if name == "release":
                     cache.unlink(missing_ok=True)  # a cold fingerprint: computed in full by DuckDB
                 runs[name].append(run_job(cmd, env))
         times = {n: float(np.median([r[0] for r in rs])) for n, rs in runs.items()}
+        cpus = {n: float(np.median([r[3] for r in rs])) for n, rs in runs.items()}
         for name, rs in runs.items():
             wall, peak = times[name], max(r[1] for r in rs)
             status = next((r[2] for r in rs if r[2] != "ok"), "ok")
-            ratio = wall / times.get("bare-weibull" if "weibull" in name else "bare", wall)
-            print(f"| {rows:,} | {name} | {wall:.2f} | {ratio:.2f} | {peak:.0f} | {status} |", flush=True)
+            base = "bare-weibull" if "weibull" in name else "bare"
+            ratio = wall / times.get(base, wall)
+            cpu_ratio = cpus[name] / cpus[base] if cpus.get(base) else float("nan")
+            print(f"| {rows:,} | {name} | {wall:.2f} | {ratio:.2f} | {cpus[name]:.2f} | {cpu_ratio:.2f} | {peak:.0f} | "
+                  f"{status} |", flush=True)
+        print(f"<!-- load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at the end -->", flush=True)
         if not args.keep:
             path.unlink()
     _ = resource  # the children measure themselves
