@@ -38,8 +38,8 @@ from dpsurv_core.regression.mechanisms import OutputPerturbation, lambda_study, 
 from dpsurv_core.regression.model import fit_cox, maximum_likelihood, minimise
 from dpsurv_core.regression.person_period import PersonPeriod, person_period
 from dpsurv_core.report.text import markdown_code, markdown_literal, p_value, plain_label
+from ui import cox_view, glossary, palette, session
 from ui import curves_view as cv
-from ui import glossary, palette, session
 from ui.cache import by_data, digest, session_cache
 from ui.downloads import show_figure
 from ui.gate import guard
@@ -171,6 +171,7 @@ with st.expander("Model and sampler settings (public)"):
                                    "the R package. Left empty, previews count it in the data (not DP) and a release "
                                    "is refused unless you accept publishing the count below.")
     n_declared = int(n_input) if n_input is not None else 0
+    ties = cox_view.ties_choice(st)
 
 if not covs:
     st.info("Choose at least one covariate above (for example age) to fit the model.")
@@ -238,8 +239,9 @@ unit = cohort.time_unit
 # Process-wide caches hold bundled (public) data only; an upload's results stay in this session (ui.cache).
 def _baselines_compute(_cohort, _pp):
     fit = nonprivate_fit(_pp)  # kept on the design: the previews' non-private p-values reuse it
-    cox = fit_cox(_cohort, _pp)  # R's coxph: a category with no event is NA, with a sentence
-    return fit.table(), fit.beta, cox.table, tuple(cox.warnings)
+    # R's coxph (the ties chosen; with a subject id its cluster = id robust variance): a category with no event is NA
+    cox = fit_cox(_cohort, _pp, ties, robust=cox_view.robust_wanted(mapping.id))
+    return fit.table(), fit.beta, cox.table, tuple(cox.warnings), cox.model.clusters if cox.model else None
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -253,9 +255,9 @@ def _baselines(key: str, _cohort, _pp):
 
 
 try:
-    np_table, beta_star, cox_table, cox_warnings = _baselines((data_key, tuple(covs), intervals, knots, public.horizon,
-                                                               repr(sorted(declared.items()))).__repr__(), cohort,
-                                                              pp_ref)
+    np_table, beta_star, cox_table, cox_warnings, clusters = _baselines(
+        (data_key, tuple(covs), intervals, knots, public.horizon, repr(sorted(declared.items())), ties,
+         mapping.id).__repr__(), cohort, pp_ref)
     # the non-private fit on the private design (its coefficient of a declared level nobody has is 0): the chains'
     # and the error study's reference
     beta_private = beta_star if pp is pp_ref else maximum_likelihood(pp)[: pp.p]
@@ -433,6 +435,11 @@ show = pd.DataFrame({
 cv.show_table(show, f"regression-{cohort.name}", "rg_table")
 for sentence in cox_warnings:
     st.warning(f"{COX.name}: " + markdown_literal(sentence), icon="⚠️")
+robust = cox_view.robust_table(cox_table, display_name)
+if robust is not None and mapping.id:
+    st.markdown(f"**{markdown_literal(COX.name)} with robust (cluster) standard errors**")
+    cv.show_table(robust, f"cox-robust-{cohort.name}", "rg_robust_table", confidential=True)
+    st.caption(cox_view.robust_caption(mapping.id, clusters, len(cohort.time), ties))
 gathered = [(kind, sentence) for kind in shown for sentence in infs[kind].warnings]
 if gathered:
     with st.container(border=True):
@@ -445,7 +452,7 @@ if ((table.odds_ratio > 1e3) | (table.odds_ratio < 1e-3)).any():
                "clinically.")
 st.caption(f"n = {pp.n} subjects, {pp.y.size} person-period rows, T = {intervals} intervals of "
            f"{pp.horizon / intervals:.4g} {unit} up to the horizon {pp.horizon:.4g} {unit}; the non-private discrete-time "
-           "fit has Lambda = 0 (maximum likelihood), Cox is fitted as R's coxph (Efron ties). Ratios are per unit of a numeric "
+           f"fit has Lambda = 0 (maximum likelihood), Cox is fitted as R's coxph ({ties.capitalize()} ties). Ratios are per unit of a numeric "
            "covariate, or of a category against its reference level. 95% intervals and p-values of the non-private "
            "fits are Wald's; those of the private rows carry the privacy noise (drawn from its public law) on top of "
            "the sampling error, and their p-value is a Wald test calibrated for that noise; previews also show the "
