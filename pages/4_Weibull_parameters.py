@@ -186,6 +186,7 @@ try:
             if in_engine else _sr.prepare(cohort)), ""
     except DpsurvError as exc:
         survreg, survreg_refused = None, str(exc)
+    ll = None if in_engine else _lifelines(sample.t, sample.d, horizon, omega)  # lifelines reads each subject
     mechs = {name: catalogue.get(catalogue.WEIBULL, name).build(
         epsilon, horizon=horizon, omega=omega, gamma=gamma, rungs=rungs, rows_per_subject=cohort.rows_per_subject,
         blocks=blocks, block_size=BLOCK_SIZE) for name in chosen}
@@ -259,31 +260,27 @@ def _interval_args(name: str, eps: float, est) -> tuple:
             omega, gamma, rungs, cohort.rows_per_subject, blocks, clamped)
 
 
-def _prefetch_neighbours(names: list[str], current: bool = False) -> None:
+def _prefetch_neighbours(names: list[str]) -> None:
     """Start, in a background process, the intervals of the previews one slider step either side of the current
     epsilon (the same previews, seed and arguments the page computes when the slider moves there), so that the redraw
-    after one step finds them ready or under way; the current epsilon's own job is kept if it is under way, and with
-    ``current`` (before the page draws) started too, so that it runs beside the page's own work (the lifelines fit,
-    the spread of 20 previews) instead of after it. The previews themselves are cheap and computed here (the current
-    one through the page's cache, so it is computed once). The worker takes the newest job first: the current epsilon
-    is submitted last, and of its neighbours the smaller epsilon after the larger (its simulation is the slower one,
-    with more LSP rungs)."""
+    after one step finds them ready or under way; the current epsilon's own job is kept if it is under way. The
+    previews themselves are cheap and computed here. The worker takes the newest job first, so the smaller epsilon is
+    submitted last: it runs first (its simulation is the slower one, with more LSP rungs)."""
     i = EPSILONS.index(float(epsilon)) if float(epsilon) in EPSILONS else -1
     jobs, keep = {}, []
-    for j in (i + 1, i - 1, i):
+    for j in (i, i + 1, i - 1):
         if i < 0 or not 0 <= j < len(EPSILONS):
             continue
         for name in names:
             try:
-                est = (cv.cached_preview(weibull_plan(name), f"weibull-{name}") if j == i
-                       else release_panel.preview(weibull_plan(name, EPSILONS[j])))
+                est = release_panel.preview(weibull_plan(name, None if j == i else EPSILONS[j]))
             except DpsurvError:
                 continue
             args = _interval_args(name, EPSILONS[j], est)
-            if j != i or current:
-                jobs[args] = (release_intervals, (*args[:-1], BLOCK_SIZE, args[-1]))
-            else:
+            if j == i:
                 keep.append(args)
+            else:
+                jobs[args] = (release_intervals, (*args[:-1], BLOCK_SIZE, args[-1]))
     prefetch("wb_intervals", jobs, keep)
 
 
@@ -327,12 +324,7 @@ def weibull_plan(name: str, eps: float | None = None) -> Plan:
 # ------------------------------------------------------------------------------------------------ preview or release
 early = background_started()
 if early:
-    _prefetch_neighbours(chosen, current=True)
-try:  # the lifelines fit (lifelines reads each subject), while the worker simulates the current preview's intervals
-    ll = None if in_engine else _lifelines(sample.t, sample.d, horizon, omega)
-except DpsurvError as exc:
-    st.error(markdown_literal(exc))
-    st.stop()
+    _prefetch_neighbours(chosen)
 results, labels, records, intervals, guarantees = {}, {}, {}, {}, {}
 for name in chosen:
     with st.container(border=True):

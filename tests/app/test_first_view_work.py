@@ -1,20 +1,12 @@
 """Work a page's run does not need is not done: a log-rank table with no flipped row is drawn without pandas' Styler
-(whose first use imports matplotlib), and a figure's PNG and SVG buttons share one frozen copy of it; with the
-background worker running, the Weibull page's current intervals are simulated there beside the page's own work."""
+(whose first use imports matplotlib), and a figure's PNG and SVG buttons share one frozen copy of it."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import plotly.graph_objects as go
-from streamlit.testing.v1 import AppTest
 
-from dpsurv_core.weibull.inference import release_intervals
-from tests.app.apptest import ok, releases
-from ui import cache, curves_view, downloads
-
-WEIBULL = str(Path(__file__).resolve().parents[2] / "pages" / "4_Weibull_parameters.py")
+from ui import curves_view, downloads
 
 
 def test_a_table_without_flips_is_drawn_without_a_styler():
@@ -44,23 +36,3 @@ def test_the_png_and_svg_buttons_share_one_frozen_copy(monkeypatch):
     assert len(copies) == 1 and len(data) == 2 and all(d.figure is copies[0] for d in data)
     assert any(a.text == downloads.CONFIDENTIAL_MARK for a in copies[0].layout.annotations)
     assert not fig.layout.annotations  # the page's figure is left as it is
-
-
-def test_with_the_worker_running_the_current_intervals_are_simulated_there_and_shown(monkeypatch):
-    ok(AppTest.from_file(WEIBULL, default_timeout=120))  # a first view starts the worker at its end
-    submitted: list = []
-    real = cache._BACKGROUND.submit
-
-    def recording(jobs: list) -> list:
-        submitted.extend(jobs)
-        return real(jobs)
-
-    monkeypatch.setattr(cache._BACKGROUND, "submit", recording)
-    at = ok(AppTest.from_file(WEIBULL, default_timeout=120))  # another session's first view: the worker runs
-    epsilons = [args[1] for fn, args in submitted if fn is release_intervals]
-    assert epsilons[-1] == 1.0 and sorted(epsilons) == [0.8, 1.0, 1.6]  # the current one last: the worker's next
-    (key,) = [k for k in at.session_state["_prefetch"] if k[0] == "wb_intervals" and k[1][1] == 1.0]
-    iv = at.session_state["_prefetch"][key].result(timeout=120)
-    shown = " ".join(m.value.replace("\\", "") for m in at.markdown)
-    assert f"shape {iv['shape']['lower']:.3g} to {iv['shape']['upper']:.3g};" in shown
-    assert releases() == []
