@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import multiprocessing
-import re
 import sys
 import threading
 import types
@@ -135,19 +134,6 @@ def background_started() -> bool:
     """Whether the worker process runs already (starting it costs about a second of imports on a shared core)."""
     pool = _BACKGROUND._pool
     return pool is not None and not getattr(pool, "_broken", False)
-
-
-def start_background(modules: Collection[str] = ()) -> None:
-    """Start the worker process now unless it runs (for :mod:`ui.warmup`, while the server is idle), its first job
-    importing ``modules`` (those its jobs will need), so that a page's first background job finds it ready instead
-    of waiting a second for it to start. The job is a constant import statement run by ``exec`` (a builtin, so it
-    pickles by name); its result, None, is not kept."""
-    bad = [m for m in modules if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", m)]
-    if bad:
-        raise ValueError(f"Not module names: {bad!r}.")
-    if background_started():
-        return
-    _BACKGROUND.submit([(exec, ("".join(f"import {m}\n" for m in modules),))])
 
 
 def prefetch(group: str, jobs: dict[Hashable, tuple[Callable[..., Any], tuple]], keep: Collection[Hashable] = (),

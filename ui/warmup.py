@@ -8,8 +8,9 @@ views of Survival curves, Group comparison and Weibull parameters. Here one thre
 one module at a time, only while no script runs (``app.py`` brackets each run's page with :func:`script_started` and
 :func:`script_finished`); a run that starts during such an import waits for it to finish, so a page and this thread
 never import at the same time (two threads importing the same packages could otherwise meet in importlib's
-deadlock detection). Nothing is computed: only modules are loaded (and the Weibull page's background worker started,
-:func:`ui.cache.start_background`), and a module that is missing is skipped (the page that needs it says so).
+deadlock detection). Nothing is computed and no process is started: only modules are loaded, and a module that is
+missing is skipped (the page that needs it says so). (Starting the Weibull page's background worker here as well, so
+that its first view could simulate its intervals there, made that first view slower on two shared cores.)
 """
 
 from __future__ import annotations
@@ -29,10 +30,8 @@ MODULES: tuple[str, ...] = (
     "matplotlib", "matplotlib.pyplot", "pandas.io.formats.style",  # a Styler (highlighted table rows)
     "scipy.special", "scipy.integrate", "scipy.interpolate", "scipy.stats", "autograd", "lifelines",
     "dpsurv_core.weibull.inference", "dpsurv_core.weibull.readout",
-    "concurrent.futures.process", "multiprocessing.spawn",  # the background worker's start (ui.cache)
+    "concurrent.futures.process", "multiprocessing.spawn",  # the Weibull page starts its worker with them (ui.cache)
 )
-# then the Weibull page's background worker process (ui.cache) is started, importing what its jobs run
-WORKER_MODULES: tuple[str, ...] = ("dpsurv_core.weibull.inference",)
 IDLE_S = 0.3  # how long no script must have run before the next import
 WAIT_S = 10.0  # the longest a starting run waits for an import under way
 STALE_S = 120.0  # a run not seen to finish (its script stopped before the bracket's end) counts this long at most
@@ -110,9 +109,6 @@ def _step(work: Callable[[], object]) -> None:
 def _work() -> None:
     for name in MODULES:
         _step(partial(importlib.import_module, name))
-    from ui import cache
-
-    _step(lambda: cache.start_background(WORKER_MODULES))
 
 
 def done() -> bool:

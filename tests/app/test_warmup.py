@@ -1,5 +1,5 @@
 """ui.warmup imports the pages' heavy libraries only while no script runs, and a run that starts meanwhile waits for
-the import under way; then it starts the background worker with an import statement only."""
+the import under way; it starts no process."""
 
 from __future__ import annotations
 
@@ -9,13 +9,12 @@ import time
 
 import pytest
 
-from ui import cache, warmup
+from ui import warmup
 
 
 @pytest.fixture
 def fresh(monkeypatch):
-    """ui.warmup with its state reset, importing nothing real: each step records itself (and the worker is not
-    started)."""
+    """ui.warmup with its state reset, importing nothing real: each step records itself."""
     done: list[str] = []
     slow = threading.Event()
 
@@ -28,7 +27,6 @@ def fresh(monkeypatch):
     monkeypatch.setattr(warmup, "MODULES", ("first", "slow", "last"))
     monkeypatch.setattr(warmup, "IDLE_S", 0.05)
     monkeypatch.setattr(warmup.importlib, "import_module", fake_import)
-    monkeypatch.setattr(cache, "start_background", lambda modules: done.append("worker"))
     monkeypatch.setattr(warmup, "_runs", {})
     monkeypatch.setattr(warmup, "_importing", False)
     monkeypatch.setattr(warmup, "_thread", None)
@@ -60,7 +58,7 @@ def test_nothing_is_imported_while_a_script_runs_and_a_run_waits_for_an_import_u
     assert done == ["first", "slow"]  # ... and holds the next import until it ends
     warmup.script_finished()
     wait_until(warmup.done)
-    assert done == ["first", "slow", "last", "worker"]  # then the background worker is started
+    assert done == ["first", "slow", "last"]
 
 
 def test_a_run_that_never_said_it_finished_holds_the_imports_back_only_for_a_while(fresh, monkeypatch):
@@ -71,21 +69,11 @@ def test_a_run_that_never_said_it_finished_holds_the_imports_back_only_for_a_whi
     time.sleep(0.1)
     assert done == []
     wait_until(warmup.done)
-    assert done == ["first", "slow", "last", "worker"]
+    assert done == ["first", "slow", "last"]
 
 
 def test_the_modules_listed_exist():
     """Every module the thread imports is importable here (a renamed module would be skipped silently)."""
-    for name in (*warmup.MODULES, *warmup.WORKER_MODULES):
+    for name in warmup.MODULES:
         importlib.util.find_spec(name)  # raises for a missing parent package
         assert importlib.util.find_spec(name) is not None, name
-
-
-def test_the_worker_is_started_with_an_import_statement_only(monkeypatch):
-    jobs: list = []
-    monkeypatch.setattr(cache, "background_started", lambda: False)
-    monkeypatch.setattr(cache._BACKGROUND, "submit", lambda j: jobs.extend(j))
-    cache.start_background(("dpsurv_core.weibull.inference",))
-    assert jobs == [(exec, ("import dpsurv_core.weibull.inference\n",))]
-    with pytest.raises(ValueError):
-        cache.start_background(("os; print(1)",))
