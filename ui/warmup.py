@@ -30,7 +30,8 @@ MODULES: tuple[str, ...] = (
     "matplotlib", "matplotlib.pyplot", "pandas.io.formats.style",  # a Styler (highlighted table rows)
     "scipy.special", "scipy.integrate", "scipy.interpolate", "scipy.stats", "autograd", "lifelines",
     "dpsurv_core.weibull.inference", "dpsurv_core.weibull.readout",
-    "concurrent.futures.process", "multiprocessing.spawn",  # the Weibull page starts its worker with them (ui.cache)
+    # the Weibull page starts its worker with them (ui.cache)
+    "concurrent.futures.process", "multiprocessing.spawn", "multiprocessing.resource_tracker",
 )
 IDLE_S = 0.3  # how long no script must have run before the next import
 WAIT_S = 10.0  # the longest a starting run waits for an import under way
