@@ -172,7 +172,7 @@ def auc_mann_whitney(s_in: np.ndarray, s_out: np.ndarray) -> float:
     return u / (a.size * b.size)
 
 
-def best_advantage_threshold(s_in: np.ndarray, s_out: np.ndarray, thresholds: np.ndarray,
+def _best_advantage_threshold(s_in: np.ndarray, s_out: np.ndarray, thresholds: np.ndarray,
                              inclusive: bool = False) -> tuple[float, float]:
     """(advantage, threshold) of the test 'score > t' ('>=' with ``inclusive``) that maximises TPR - FPR
     over ``thresholds`` on these scores (the first such threshold on ties)."""
@@ -326,7 +326,7 @@ def empirical_epsilon(scores_in: np.ndarray, scores_out: np.ndarray, level: floa
         eps, _, _ = _bounds(_count_at_or_above(fit_a, cands), fit_a.size, _count_at_or_above(fit_b, cands),
                             fit_b.size, level)
         thr = float(cands[int(np.argmax(eps))])
-        _, adv_thr = best_advantage_threshold(fit_a, fit_b, cands, inclusive=True)
+        _, adv_thr = _best_advantage_threshold(fit_a, fit_b, cands, inclusive=True)
     att = measure(test_a, test_b, thr, level, inclusive=True)
     return _with_headline(att, test_a, test_b, adv_thr, att.score, inclusive=True)
 
@@ -354,7 +354,7 @@ def _floor(scale: np.ndarray, ref: np.ndarray) -> np.ndarray:
     return np.maximum(scale, 1e-9 * np.maximum(np.abs(ref), 1.0))
 
 
-def candidate_scores(train_in: np.ndarray, train_out: np.ndarray, focus: dict[str, np.ndarray],
+def _candidate_scores(train_in: np.ndarray, train_out: np.ndarray, focus: dict[str, np.ndarray],
                      top: int = 8, names: Sequence[str] | None = None) -> dict[str, _Score]:
     """Likelihood-ratio-style scores fitted on training runs (high = looks like D), by a stable name:
     Laplace and Gaussian log likelihood ratios over each focus set and over the ``top`` coordinates
@@ -458,7 +458,7 @@ def distinguish(released_in: np.ndarray, released_out: np.ndarray, focus: dict[s
     strongest: tuple[float, float, _Score | None, int, float] = (-1.0, -1.0, None, 1, 0.0)
     with np.errstate(all="ignore"):
         for fit, sel in folds:
-            for cand in candidate_scores(tr_in[fit], tr_out[fit], focus, names=names).values():
+            for cand in _candidate_scores(tr_in[fit], tr_out[fit], focus, names=names).values():
                 s_in, s_out = cand.fn(tr_in[sel]), cand.fn(tr_out[sel])
                 if not (np.all(np.isfinite(s_in)) and np.all(np.isfinite(s_out))):
                     continue
@@ -470,7 +470,7 @@ def distinguish(released_in: np.ndarray, released_out: np.ndarray, focus: dict[s
                     if (float(vals[i]), sep) > best[:2]:
                         best = (float(vals[i]), sep, cand, orient, float(cuts[i]))
                     # thresholds are midpoints, never a score, so 'score < t' is the complement of 'score > t'
-                    adv, t = best_advantage_threshold(orient * s_in, orient * s_out, orient * cuts)
+                    adv, t = _best_advantage_threshold(orient * s_in, orient * s_out, orient * cuts)
                     if (adv, sep) > strongest[:2]:
                         strongest = (adv, sep, cand, orient, t)  # t is on the oriented scale
     constant = _Score("constant", lambda x: np.zeros(x.shape[0]))
@@ -486,7 +486,7 @@ def distinguish(released_in: np.ndarray, released_out: np.ndarray, focus: dict[s
     else:  # its threshold again on the whole fitting half: twice the runs, a steadier choice
         with np.errstate(all="ignore"):
             f_in, f_out = orient * sc.fn(tr_in), orient * sc.fn(tr_out)
-        _, thr = best_advantage_threshold(f_in, f_out, _midpoints(np.concatenate([f_in, f_out])))
+        _, thr = _best_advantage_threshold(f_in, f_out, _midpoints(np.concatenate([f_in, f_out])))
     with np.errstate(all="ignore"):
         s_in, s_out = orient * sc.fn(te_in), orient * sc.fn(te_out)
     return _with_headline(att, s_in, s_out, thr, sc.label + (" (reversed)" if orient < 0 else ""))

@@ -224,12 +224,12 @@ def separating_fields(x_in: np.ndarray, x_out: np.ndarray, names: Sequence[str],
     return [names[j] for j in np.flatnonzero(apart)[:limit]]
 
 
-def attack_records(records_in: Sequence[Record], records_out: Sequence[Record], kind: str = "", source: str = "",
+def _attack_records(records_in: Sequence[Record], records_out: Sequence[Record], kind: str = "", source: str = "",
                    footprint: Sequence[str] = (), extra: dict[str, np.ndarray] | None = None) -> RecordAudit:
     """The distinguishing test on records made on D (``records_in``) and on D' (``records_out``), in run order
     (the first half of each fits the test, the second half measures it). ``footprint``: the field names the target
     moves (:func:`footprint`), scored as sets of their own; ``extra``: more columns by name, one value per record
-    (those on D first), such as :func:`remade`'s."""
+    (those on D first), such as :func:`_remade`'s."""
     table = feature_table([*records_in, *records_out])
     if extra:
         cols = [np.asarray(v, dtype=float).reshape(-1, 1) for v in extra.values()]
@@ -307,7 +307,7 @@ def _same(a: Record, b: Record) -> bool:
     return canonical(a) == canonical(b)
 
 
-def remade(publisher: Publisher, cohort_in: Cohort, cohort_out: Cohort, recs: Sequence[Record]
+def _remade(publisher: Publisher, cohort_in: Cohort, cohort_out: Cohort, recs: Sequence[Record]
            ) -> dict[str, np.ndarray]:
     """For a record maker that reads the data set it ran on (``publish_on``): whether each record is the one made
     from its released part on D, and on D' (1/0), as an attacker who knows everyone else can check. Empty when the
@@ -331,7 +331,7 @@ def rederives(publisher: Publisher, recs: Sequence[Record]) -> bool:
 def record_audit(publisher: Publisher, cohort_in: Cohort, cohort_out: Cohort, trials: int, seed: int,
                  progress: Progress | None = None) -> RecordAudit:
     """Records on D (``cohort_in``) and on D' (``cohort_out``), ``trials`` each with seeded noise, and the attack
-    on them (with :func:`remade`'s columns), and whether the first record of each re-derives.
+    on them (with :func:`_remade`'s columns), and whether the first record of each re-derives.
 
     Parameters
     ----------
@@ -358,8 +358,8 @@ def record_audit(publisher: Publisher, cohort_in: Cohort, cohort_out: Cohort, tr
 
     a = records(publisher, cohort_in, n_in, trials, tick(0.0))
     b = records(publisher, cohort_out, n_out, trials, tick(0.5))
-    out = attack_records(a, b, publisher.kind, publisher.source, footprint(publisher, cohort_in, cohort_out),
-                         remade(publisher, cohort_in, cohort_out, [*a, *b]))
+    out = _attack_records(a, b, publisher.kind, publisher.source, footprint(publisher, cohort_in, cohort_out),
+                         _remade(publisher, cohort_in, cohort_out, [*a, *b]))
     out.rederives = rederives(publisher, [a[0], b[0]])
     return out
 

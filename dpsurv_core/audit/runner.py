@@ -143,7 +143,7 @@ class AuditResult:
 
     def sentence(self) -> str:
         """One sentence a non-specialist can read."""
-        return plain_sentence(self)
+        return _plain_sentence(self)
 
     @property
     def epsilon_note(self) -> str | None:
@@ -241,7 +241,7 @@ class AuditResult:
         return out
 
 
-def plain_sentence(result: AuditResult) -> str:
+def _plain_sentence(result: AuditResult) -> str:
     """The audit in one sentence: the strongest attack's advantage, quoted at its 95% upper confidence limit
     ("at most"), with its point estimate and AUC, then the advantage the charged epsilon allows."""
     eps = result.cost.epsilon
@@ -670,7 +670,7 @@ class RegressionAdapter(Adapter):
 
 
 # ------------------------------------------------------------------------------------------- driver
-def record_runs(adapter: Adapter, trials: int, record_trials: int | None = None) -> int:
+def _record_runs(adapter: Adapter, trials: int, record_trials: int | None = None) -> int:
     """Runs per data set of the record attack: ``record_trials`` when given (0: no record attack), else the
     publisher's default (:data:`~dpsurv_core.audit.record.RECORD_TRIALS`) or ``trials`` when fewer; 0 without a
     publisher."""
@@ -692,7 +692,7 @@ def audit(adapter: Adapter, trials: int = DEFAULT_TRIALS, seed: int = 0, target_
     ``disclosures``: what loading the data disclosed (groups cut at a value read off the data, ...), before the
     analysis's own (:meth:`Adapter.disclosures`); the guarantee as run reads them all. With a publisher on the
     adapter, the whole record a release would make is attacked too, on ``record_trials`` runs per data set
-    (:func:`record_runs`: by default the publisher's, at most ``trials``; 0 leaves the record out).
+    (:func:`_record_runs`: by default the publisher's, at most ``trials``; 0 leaves the record out).
 
     Parameters
     ----------
@@ -725,7 +725,7 @@ def audit(adapter: Adapter, trials: int = DEFAULT_TRIALS, seed: int = 0, target_
     trials = int(trials)
     if not 4 <= trials <= MAX_TRIALS:
         raise ParameterError(f"--trials must be between 4 and {MAX_TRIALS}, got {trials}.")
-    n_records = record_runs(adapter, trials, record_trials)
+    n_records = _record_runs(adapter, trials, record_trials)
     public = getattr(adapter, "public", None)
     if public is not None:  # trials x bins x groups on D and on D': within the simulation budget before running
         limits.check_simulation(trials, public.grid.bins, len(adapter.cohort.groups), "runs")
@@ -827,7 +827,7 @@ def curve_publisher(name: str, epsilon: float, cohort: Cohort, public: PublicPar
                             exact=lambda c, noise: noiseless.draw(c, public, noise, 1, False))
 
 
-def weibull_mechanism(name: str, epsilon: float, cohort: Cohort, public: PublicParameters, **options: Any) -> Any:
+def _weibull_mechanism(name: str, epsilon: float, cohort: Cohort, public: PublicParameters, **options: Any) -> Any:
     """A Weibull mechanism by name from the mechanism catalogue, with the public horizon of ``public``."""
     keep = {k: v for k, v in options.items() if k in ("omega", "gamma", "rungs", "blocks", "block_size") and v is not None}
     entry = catalogue.get(catalogue.WEIBULL, name)
@@ -851,7 +851,7 @@ def _prepared(mech: Any) -> Callable[[Cohort], Any]:
     return prepare
 
 
-def weibull_publisher(mech: Any, cohort: Cohort, public: PublicParameters, n_public: int | None = None,
+def _weibull_publisher(mech: Any, cohort: Cohort, public: PublicParameters, n_public: int | None = None,
                       censoring: float | None = None) -> Publisher | None:
     """The record a ``weibull`` release of ``mech`` would make (:mod:`dpsurv_core.weibull.readout`): one run of
     ``release_many``, its estimates as released, and the Weibull reader's intervals, warnings and curves from the
@@ -913,12 +913,12 @@ def make_adapter(analysis: str, mechanism: str, epsilon: float, cohort: Cohort, 
                                                 None if analysis == "km" else {"null_draws": None}, reading, **options)
         return adapter
     if analysis == "weibull":
-        wb = WeibullAdapter(weibull_mechanism(mechanism, epsilon, cohort, public, **options), cohort, public)
+        wb = WeibullAdapter(_weibull_mechanism(mechanism, epsilon, cohort, public, **options), cohort, public)
         share = options.get("censoring")
         if isinstance(share, (list, tuple)):  # --censoring as the curve commands parse it: one share for all
             share = share[0] if len(share) == 1 else None
         if record:
-            wb.publisher = weibull_publisher(wb.mechanism, cohort, public, options.get("n_public"), share)
+            wb.publisher = _weibull_publisher(wb.mechanism, cohort, public, options.get("n_public"), share)
         return wb
     own = set(catalogue.get(catalogue.REGRESSION, mechanism).options) - {"lam"}
     psgld = {k: v for k, v in options.items() if k in own and v is not None}

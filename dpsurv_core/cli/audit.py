@@ -88,7 +88,7 @@ def plan_publisher(args: argparse.Namespace, adapter: core.Adapter) -> Publisher
                             exact=lambda c, noise: noiseless.draw(c, public, noise, 1, False))
 
 
-def borrow_options(p: argparse.ArgumentParser, add_arguments: Callable[[argparse.ArgumentParser], None],
+def _borrow_options(p: argparse.ArgumentParser, add_arguments: Callable[[argparse.ArgumentParser], None],
                    skip: tuple[str, ...] = ("data", "release")) -> None:
     """Add the option groups another command defines (except ``skip``) to ``p``, keeping their
     definitions in one place; options ``p`` already has are left out."""
@@ -134,11 +134,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="audit this row's subject (0-based row of the data) instead of the most exposed one")
     g.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the simulation noise (default 0)")
     km.add_mechanism_options(p)
-    borrow_options(p, weibull.add_arguments)
-    borrow_options(p, regression.add_arguments)
+    _borrow_options(p, weibull.add_arguments)
+    _borrow_options(p, regression.add_arguments)
 
 
-def options_from_args(args: argparse.Namespace) -> dict[str, Any]:
+def _options_from_args(args: argparse.Namespace) -> dict[str, Any]:
     """Mechanism options by keyword, as :func:`dpsurv_core.audit.runner.make_adapter` takes them."""
     from dpsurv_core.cli.regression import _ranges
 
@@ -160,7 +160,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     cohort, public, extra = load(args)
     record = getattr(args, "record_trials", None) != 0
     adapter = core.make_adapter(args.analysis, args.mechanism, args.epsilon, cohort, public, record=record,
-                                **options_from_args(args))
+                                **_options_from_args(args))
     if record:
         adapter.publisher = plan_publisher(args, adapter)
     result = core.audit(adapter, trials=args.trials, seed=args.seed, target_row=args.target, disclosures=extra,

@@ -140,7 +140,7 @@ def add_event_type_options(p: argparse.ArgumentParser) -> None:
                         "are (case and a trailing .0 aside)")
 
 
-def event_type_overrides(args: argparse.Namespace, documented: tuple[str | None, dict] = (None, {})
+def _event_type_overrides(args: argparse.Namespace, documented: tuple[str | None, dict] = (None, {})
                          ) -> dict[str, Any]:
     """The ColumnMap fields of ``--event-type``, ``--event-types`` and ``--type-censor-codes`` (for a competing-risks
     release): the declared types, else a bundled data set's ``documented`` ones (its type column and codes) when its
@@ -170,7 +170,7 @@ def add_timefix_option(p: argparse.ArgumentParser) -> None:
                         "curves and tests; by default they are one time, as R survival's timefix makes them")
 
 
-def code_types(mapping: ColumnMap, args: argparse.Namespace, competing: bool) -> ColumnMap:
+def _code_types(mapping: ColumnMap, args: argparse.Namespace, competing: bool) -> ColumnMap:
     """``--event-codes A,B`` with several codes for a cumulative incidence (and no ``--event-type``): each code of
     the event column is its own declared event type (named by its code, in the order given), ``--censor-codes`` its
     censoring codes (default 0 and 'censored'), and a value in neither list is refused with its number of rows, as
@@ -265,17 +265,17 @@ def cohort_from_args(args: argparse.Namespace, competing: bool = False) -> Cohor
     if bundled:
         d = datasets.info(args.data)
         over = dict(time=args.time, event=args.event, id=args.id, max_rows_per_subject=args.max_rows_per_subject,
-                    group_categories=declared_categories(args, group))
+                    group_categories=_declared_categories(args, group))
         if args.event and args.event != d.event:
             over.update(event_codes=(), censor_codes=())
         if args.event_codes:
             over.update(event_codes=split_list(args.event_codes), censor_codes=split_list(args.censor_codes))
         if competing:
-            over.update(event_type_overrides(args, (d.event_type, d.event_types)))
+            over.update(_event_type_overrides(args, (d.event_type, d.event_types)))
         mapping = default_mapping(args.data, group, covs, **{k: v for k, v in over.items() if v is not None})
         if "event_codes" in over and over["event_codes"] == ():
             mapping = ColumnMap(**{**mapping.__dict__, "event_codes": (), "censor_codes": ()})
-        mapping = code_types(ColumnMap(**{**mapping.__dict__, "timefix": not getattr(args, "no_timefix", False)}),
+        mapping = _code_types(ColumnMap(**{**mapping.__dict__, "timefix": not getattr(args, "no_timefix", False)}),
                              args, competing)
         if engine == "pandas":
             cohort = build_cohort(datasets.load(args.data), mapping, args.data, d.time_unit)
@@ -291,10 +291,10 @@ def cohort_from_args(args: argparse.Namespace, competing: bool = False) -> Cohor
     mapping = ColumnMap(time=args.time, event=args.event, group=group, id=args.id, covariates=covs,
                         event_codes=split_list(args.event_codes), censor_codes=split_list(args.censor_codes),
                         max_rows_per_subject=args.max_rows_per_subject or 1,
-                        group_categories=declared_categories(args, group) or (),
+                        group_categories=_declared_categories(args, group) or (),
                         timefix=not getattr(args, "no_timefix", False),
-                        **(event_type_overrides(args) if competing else {}))
-    mapping = code_types(mapping, args, competing)
+                        **(_event_type_overrides(args) if competing else {}))
+    mapping = _code_types(mapping, args, competing)
     if source is not None:
         check_exists(source)
     if source is not None and (engine != "pandas" or source.kind == "duckdb"):
@@ -340,7 +340,7 @@ def public_from_args(args: argparse.Namespace, cohort: Cohort) -> PublicParamete
     if horizon is not None and not np.isfinite(horizon):
         raise ParameterError("--horizon must be a finite time.")
     public = PublicParameters.derive(cohort, horizon=horizon, grid=grid,
-                                     group_categories=declared_categories(args, getattr(args, "group", None)))
+                                     group_categories=_declared_categories(args, getattr(args, "group", None)))
     limits.check_simulation(getattr(args, "repeat", 1), public.grid.bins, len(cohort.groups), "repeats")
     return public
 
@@ -358,7 +358,7 @@ def parse_categories(specs: list[str] | None) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def declared_categories(args: argparse.Namespace, column: str | None) -> tuple[str, ...] | None:
+def _declared_categories(args: argparse.Namespace, column: str | None) -> tuple[str, ...] | None:
     """The declared categories of ``column``: ``--categories COL:...``, else a bundled data set's documented codes
     (its R documentation lists them: public), else None (they would be read off the data)."""
     from dpsurv_core.data import grouping
@@ -395,7 +395,7 @@ def _engine_public(args: argparse.Namespace, cohort: Any, grid_spec: str | None,
     summary = Cohort(np.full(labels.size, cohort.max_time), np.zeros(labels.size, np.int8),
                      labels.astype(str) if cohort.has_group else None)
     public = PublicParameters.derive(summary, horizon=horizon, grid=grid,
-                                     group_categories=declared_categories(args, getattr(args, "group", None)))
+                                     group_categories=_declared_categories(args, getattr(args, "group", None)))
     limits.check_simulation(getattr(args, "repeat", 1), public.grid.bins, len(cohort.groups), "repeats")
     return public
 

@@ -100,7 +100,7 @@ ESTIMANDS = ("survival", "cumulative-hazard", "cumulative-incidence")
 GROUP_HELP = "group column, or COL:median (cut at the data's median, disclosed) or COL:VALUE (public cut)"
 
 
-def mechanism_help(choices: Sequence[str]) -> str:
+def _mechanism_help(choices: Sequence[str]) -> str:
     """The --mechanism help of a command: each mechanism it offers, by the catalogue's name (default laplace-counts)."""
     curves = set(catalogue.ids(catalogue.CURVES))
     names = "; ".join(f"{i}: {catalogue.get(catalogue.CURVES, i).name}" for i in choices if i in curves)
@@ -113,7 +113,7 @@ def set_group_help(p: argparse.ArgumentParser, required: bool = False) -> None:
             action.help = GROUP_HELP
             action.required = required
         if action.dest == "mechanism" and action.choices:
-            action.help = mechanism_help(list(action.choices)).replace("%", "%%")
+            action.help = _mechanism_help(list(action.choices)).replace("%", "%%")
 
 
 def add_mechanism_options(p: argparse.ArgumentParser) -> None:
@@ -425,7 +425,7 @@ ROBUST_NOTE = ("several rows per subject: robust_se is the standard error of S b
                "gives them; lower and upper treat the rows as independent (Greenwood)")
 
 
-def add_robust_errors(curves: list[dict[str, Any]], cohort: Any, conf_type: str) -> bool:
+def _add_robust_errors(curves: list[dict[str, Any]], cohort: Any, conf_type: str) -> bool:
     """With several rows for some subject (rows in memory), each curve entry gets ``robust_se``, ``robust_lower`` and
     ``robust_upper`` at its times: R's survfit(..., id = id) robust standard error of S, sqrt(sum_k U_k(t)^2) over the
     subjects' influences U_k (:mod:`dpsurv_core.curves.km_robust`; Therneau & Grambsch 2000), and its limits. False
@@ -486,7 +486,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         out["curves"] = curve_entries(rel.curves, args.estimand, conf_type, noisy_band, coarse,
                                       quantile_curves(rel, rel.curves))
     if rel.mechanism == NonPrivate.name and not competing and "debiased_curves" not in rel.extra \
-            and add_robust_errors(out["curves"], cohort, conf_type):
+            and _add_robust_errors(out["curves"], cohort, conf_type):
         out["robust_note"] = ROBUST_NOTE
     out["number_at_risk"] = number_at_risk(rel.curves.groups, cohort, public, risk_counts(rel), rel.cost.epsilon,
                                            rel.trials)

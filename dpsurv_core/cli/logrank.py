@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     draws = args.null_draws or logrank_test.default_draws(trials, len(tested.groups), tested.grid.bins)
     results = logrank_test.calibrated_tests(tested, law, draws=draws)
     ov = results[-1]
-    tests, out["overall"] = trial_fields(results, trials)
+    tests, out["overall"] = _trial_fields(results, trials)
     out["tests"] = tests
     names = group_labels_of(args, counts.groups)
     more_warnings: list[str] = []
@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if debiased_counts is not None:  # rrr: the tests on the de-biased counts too, as the page and the record show
         deb_law = logrank_test.noise_law(mech, rel.extra, debiased=True)
         deb = logrank_test.calibrated_tests(debiased_counts, deb_law, draws=draws)
-        out["debiased_tests"], out["debiased_overall"] = trial_fields(deb, trials)
+        out["debiased_tests"], out["debiased_overall"] = _trial_fields(deb, trials)
         out["debiased_test_method"] = deb[-1].method
         more_warnings = logrank_test.warnings_for(named_groups(debiased_counts, names), deb_law,
                                                   logrank_test.with_group_names(deb, names), out.get("epsilon_spent"),
@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return add_group_labels(out, names)
 
 
-def trial_fields(results: list[logrank_test.CalibratedTest], trials: int) -> tuple[list[dict[str, Any]],
+def _trial_fields(results: list[logrank_test.CalibratedTest], trials: int) -> tuple[list[dict[str, Any]],
                                                                                 list[dict[str, Any]]]:
     """(each pairwise test per trial, ordered by trial; the overall test per trial) as ``logrank --json`` prints them."""
     pairs = sorted(({"trial": t, "group_a": r.group_a, "group_b": r.group_b, **calibrated_fields(r, t)}

@@ -90,7 +90,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="write the plan as a document for an ethics application: .md, .html or .pdf")
 
 
-def study_from_args(args: argparse.Namespace) -> Any:
+def _study_from_args(args: argparse.Namespace) -> Any:
     from dpsurv_core.planning.study import Study, Survival, parse_grid, sizes_of
 
     sizes = sizes_of(args.n, args.groups, args.sizes)
@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from dpsurv_core.planning.document import document
 
     targets = [parse_target(s) for s in args.target]
-    study = study_from_args(args)
+    study = _study_from_args(args)
     fmt = _document_format(args.document) if args.document else None
     plan = make_plan(study, targets, args.mechanisms, cap=args.cap, cohorts=args.cohorts,
                      power_cohorts=args.power_cohorts, seed=args.seed, verify=args.verify,

@@ -242,10 +242,10 @@ def run(args: argparse.Namespace) -> dict:
     if not plan.private:  # no noise: the private fit is the non-private maximum-likelihood fit, with its Wald interval
         estimates = [{"trial": i, "coefficients": c, "ratios": {k: math.exp(min(v, 700)) for k, v in c.items()}}
                      for i, c in enumerate(rel.coefficients)]
-        out.update(ridge_fit_fields(pp, mech.ridge_without_noise, rel.W[0], estimates))
+        out.update(_ridge_fit_fields(pp, mech.ridge_without_noise, rel.W[0], estimates))
         out["warnings"] = []
     elif fields.get("release"):
-        out.update(release_fields(out, fields["publishable"]))
+        out.update(_release_fields(out, fields["publishable"]))
     else:  # a seeded simulation: the reader on each simulated draw, and the non-private p-value beside the first
         released, public = readout.publication(entry.id, mech, rel, names)
         derived = [derive(readout.KIND, {k: v[i:i + 1] for k, v in released.items()}, public) for i in range(len(rel.W))]
@@ -267,7 +267,7 @@ def run(args: argparse.Namespace) -> dict:
     return out
 
 
-def release_fields(out: dict[str, Any], publishable: dict[str, Any]) -> dict[str, Any]:
+def _release_fields(out: dict[str, Any], publishable: dict[str, Any]) -> dict[str, Any]:
     """A release's numbers are its record's: the estimates, interval method and warnings from the reader's
     ``derived``, the information matrices from ``released``, the disclosures as recorded. What was read off the data
     (counts, rows left out, the data's own warnings, the disclosures with the values they read) moves to
@@ -292,7 +292,7 @@ def release_fields(out: dict[str, Any], publishable: dict[str, Any]) -> dict[str
     return fields
 
 
-def ridge_fit_fields(pp: Any, ridge: float, w: Any, estimates: list[dict[str, Any]]) -> dict[str, Any]:
+def _ridge_fit_fields(pp: Any, ridge: float, w: Any, estimates: list[dict[str, Any]]) -> dict[str, Any]:
     """A private fit without noise (epsilon = inf) is the non-private fit: ``w`` with ridge ``ridge`` (0 for every
     mechanism: the ridge Lambda only bounds one subject's influence for the noise, so without noise it is dropped and
     the fit is the maximum-likelihood one). Beside its coefficients, that fit's Wald intervals and p-values (sampling

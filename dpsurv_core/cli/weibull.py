@@ -114,7 +114,7 @@ class WeibullRun:
         return readout.released_of(est), self.public_inputs()
 
 
-def declared_n(args: argparse.Namespace) -> int | None:
+def _declared_n(args: argparse.Namespace) -> int | None:
     """``--n-public``, else a bundled data set's published size (documented with its R package: public), else None."""
     if getattr(args, "n_public", None) is not None:
         return int(args.n_public)
@@ -130,7 +130,7 @@ def build(args: argparse.Namespace) -> WeibullRun:
     public = public_from_args(args, cohort)
     entry = catalogue.get(catalogue.WEIBULL, args.mechanism)
     check(not entry.private or args.epsilon > 0, "--epsilon must be positive.")
-    n_declared = declared_n(args)
+    n_declared = _declared_n(args)
     mech = entry.build(args.epsilon, horizon=public.horizon, omega=args.omega, gamma=args.gamma, rungs=args.rungs,
                        rows_per_subject=cohort.rows_per_subject, blocks=args.blocks, block_size=args.block_size,
                        n_public=n_declared)

@@ -19,7 +19,7 @@ import numpy as np
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
-def number_of(code: object) -> float | None:
+def _number_of(code: object) -> float | None:
     """The number a code is written as (``"1.0"`` -> 1.0, ``" 2 "`` -> 2.0), None for any other code (text,
     ``nan``, ``1_0``)."""
     text = str(code).strip()
@@ -32,7 +32,7 @@ def lookup(categories: Sequence[str], observed: Iterable[str]) -> dict[str, int]
     exact = {str(c): i for i, c in enumerate(categories)}
     numbers: dict[float, int] = {}
     for i, c in enumerate(categories):
-        value = number_of(c)
+        value = _number_of(c)
         if value is not None:
             numbers.setdefault(value, i)
     out: dict[str, int] = {}
@@ -41,7 +41,7 @@ def lookup(categories: Sequence[str], observed: Iterable[str]) -> dict[str, int]
         if label in exact:
             out[label] = exact[label]
             continue
-        value = number_of(label)
+        value = _number_of(label)
         if value is not None and value in numbers:
             out[label] = numbers[value]
     return out

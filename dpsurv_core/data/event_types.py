@@ -130,7 +130,7 @@ def has_types(cohort: Any) -> bool:
     return bool(flag) if flag is not None else getattr(cohort, "event_type", None) is not None
 
 
-def pairs_of(cohort: Any) -> tuple[tuple[str, str], ...]:
+def _pairs_of(cohort: Any) -> tuple[tuple[str, str], ...]:
     """The (code, name) of each of ``cohort``'s event types in the release's order: the declared ones, else the codes
     read off the data (each its own name)."""
     if declared(cohort):
@@ -153,5 +153,5 @@ def disclosures(cohort: Any) -> list[Any]:
 def public_inputs(cohort: Any) -> dict[str, Any]:
     """What a competing-risks record keeps of the event types among its public inputs: each type's code and name
     (declared, or accepted as read off the data) and whether they were read off the data."""
-    return {"event_types": [{"code": c, "name": n} for c, n in pairs_of(cohort)],
+    return {"event_types": [{"code": c, "name": n} for c, n in _pairs_of(cohort)],
             "event_types_from_data": not declared(cohort)}

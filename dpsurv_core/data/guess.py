@@ -52,13 +52,13 @@ KNOWN_VALUE_LABELS = {  # text codes whose meaning is unambiguous (numbers never
 }
 
 
-def tokens(name: object) -> list[str]:
+def _tokens(name: object) -> list[str]:
     """``name`` lower-cased and split on anything that is not a letter or digit (``OS.Months`` -> [os, months])."""
     return [t for t in re.split(r"[^0-9a-z]+", str(name).lower()) if t]
 
 
 def _norm(name: object) -> str:
-    return "_".join(tokens(name))
+    return "_".join(_tokens(name))
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ def _by_name(columns: list[str], names: tuple[str, ...], token_set: set[str]) ->
         hit = next((c for c in columns if normed[c] == n), None)
         if hit is not None:
             return hit
-    return next((c for c in columns if set(tokens(c)) & token_set), None)
+    return next((c for c in columns if set(_tokens(c)) & token_set), None)
 
 
 def _numeric(s: pd.Series) -> pd.Series | None:
@@ -123,7 +123,7 @@ def _two_codes(s: pd.Series) -> list[str] | None:
     return vals if 1 <= len(vals) <= 2 else None
 
 
-def is_event_like(s: pd.Series) -> bool:
+def _is_event_like(s: pd.Series) -> bool:
     """Two distinct values (0/1, 1/2, true/false, yes/no, dead/alive, ...)."""
     vals = _two_codes(s)
     if vals is None:
@@ -156,7 +156,7 @@ def _group_ok(s: pd.Series) -> bool:
 def unit_from_name(name: object) -> str | None:
     """The time unit a column name states (``os_months`` -> months, ``time_wk`` -> weeks), or None. Single letters
     (``t_m``) count only after another token."""
-    toks = tokens(name)
+    toks = _tokens(name)
     for unit, words in UNIT_TOKENS.items():
         for i, t in enumerate(toks):
             if t in words and (len(t) > 1 or i > 0):
@@ -202,14 +202,14 @@ def guess_columns(df: pd.DataFrame) -> Guess:
         reasons["time"] = f"named {time!r}, but not every value is a non-negative number: see the message below"
     elif time is not None:
         reasons["time"] = f"named like a follow-up time ({time!r}) and holds non-negative numbers"
-    elif (plain := [c for c in candidates if not set(tokens(c)) & (ID_TOKENS | GROUP_TOKENS | EVENT_TOKENS)]):
+    elif (plain := [c for c in candidates if not set(_tokens(c)) & (ID_TOKENS | GROUP_TOKENS | EVENT_TOKENS)]):
         time = plain[0]
         reasons["time"] = f"no column is named like a time: {time!r} is the first with non-negative numbers"
     else:
         reasons["time"] = "no column holds non-negative numbers: choose the time column"
 
     rest = [c for c in cols if c != time]
-    ev_candidates = [c for c in rest if is_event_like(frame[c])]
+    ev_candidates = [c for c in rest if _is_event_like(frame[c])]
     event = _by_name(ev_candidates, EVENT_NAMES, EVENT_TOKENS)
     if event is not None:
         reasons["event"] = f"named like an event indicator ({event!r}) with two values"
@@ -231,7 +231,7 @@ def guess_columns(df: pd.DataFrame) -> Guess:
         if vals is not None and set(vals) == {"1", "2"}:
             suggested = ("2",)
             reasons["event"] += "; coded 1/2: if as in R (1 = censored, 2 = event), choose 2 as the event value"
-        elif vals is not None and {v.lower() for v in vals} <= {"0", "1"} and set(tokens(event)) & {"cens", "censor",
+        elif vals is not None and {v.lower() for v in vals} <= {"0", "1"} and set(_tokens(event)) & {"cens", "censor",
                                                                                                       "censored"}:
             reasons["event"] += "; check: in some files 1 = censored in a column named like this"
 

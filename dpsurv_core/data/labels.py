@@ -208,14 +208,14 @@ def guess_kind(series: pd.Series) -> str:
     return CATEGORICAL if whole and s.nunique() <= MAX_CODES else NUMERIC
 
 
-def label_group(labels: ValueLabels | None, column: str | None, code: object) -> str:
+def _label_group(labels: ValueLabels | None, column: str | None, code: object) -> str:
     """The label of a group code (``labels`` may be None: the code itself)."""
     return code_key(code) if labels is None else labels.label(column, code)
 
 
 def group_labels(labels: ValueLabels | None, column: str | None, codes: Iterable[object]) -> dict[str, str]:
     """``{code: label}`` for every code of ``codes``: the ``group_label`` the CLI JSON puts beside each code."""
-    return {code_key(c): label_group(labels, column, c) for c in codes}
+    return {code_key(c): _label_group(labels, column, c) for c in codes}
 
 
 # ---------------------------------------------------------------------- categorical covariates

@@ -52,7 +52,7 @@ def perturbation(count: np.ndarray, key: np.ndarray) -> np.ndarray:
     return out
 
 
-def secret_path() -> Path:
+def _secret_path() -> Path:
     """``$DPSURV_CELL_KEY_SECRET``, else ``cell-key-secret`` beside the ledger database."""
     from dpsurv_core.privacy.ledger import default_path
 
@@ -60,9 +60,9 @@ def secret_path() -> Path:
     return Path(env).expanduser() if env else default_path().parent / "cell-key-secret"
 
 
-def data_holder_secret(path: str | Path | None = None) -> bytes:
+def _data_holder_secret(path: str | Path | None = None) -> bytes:
     """The data holder's secret (created with 32 bytes of OS entropy the first time, readable by the owner only)."""
-    p = Path(path) if path else secret_path()
+    p = Path(path) if path else _secret_path()
     if not p.exists():
         p.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -118,7 +118,7 @@ class CellKey(DisclosureControl):
     @property
     def secret(self) -> bytes:
         if self._secret is None:
-            self._secret = data_holder_secret()
+            self._secret = _data_holder_secret()
         return self._secret
 
     def parameters(self) -> dict[str, Any]:

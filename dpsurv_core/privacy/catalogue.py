@@ -334,7 +334,7 @@ def disclosure_ids(family: str = CURVES, command: str | None = None) -> list[str
     return [e.id for e in entries(family, command) if not e.formal]
 
 
-def dp_ids(family: str = CURVES, command: str | None = None) -> list[str]:
+def _dp_ids(family: str = CURVES, command: str | None = None) -> list[str]:
     """The differentially private entries (a finite epsilon and a formal guarantee)."""
     return [e.id for e in entries(family, command, private=True) if e.formal]
 

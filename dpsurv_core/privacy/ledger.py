@@ -274,7 +274,7 @@ class LedgerStore:
         while values:
             rows += con.execute("SELECT id, time, fingerprint, kind, body, hash FROM records WHERE fingerprint IN "
                                 f"({','.join('?' * len(values))}) ORDER BY id", tuple(values)).fetchall()
-            values = [v for v in linked_values(rows) if v not in seen]
+            values = [v for v in _linked_values(rows) if v not in seen]
             seen.update(values)
         return [self._record(r) for r in sorted(rows, key=lambda r: r[0])]
 
@@ -291,7 +291,7 @@ class LedgerStore:
             present = {r[0] for r in tx.con.execute("SELECT DISTINCT fingerprint FROM records WHERE fingerprint IN "
                                                     f"({','.join('?' * len(candidates))})", candidates).fetchall()}
             stored = [v for v in candidates if v in present]
-            known = {v for v in linked_values(tx.con.execute(
+            known = {v for v in _linked_values(tx.con.execute(
                 "SELECT id, time, fingerprint, kind, body FROM records WHERE fingerprint = ? AND kind = ?",
                 (tx.fingerprint, FINGERPRINT_LINK)).fetchall())}
             if not stored or set(stored) <= known:
@@ -450,7 +450,7 @@ class Transaction:
         return rid
 
 
-def linked_values(rows: list[tuple]) -> list[str]:
+def _linked_values(rows: list[tuple]) -> list[str]:
     """The stored values the :data:`FINGERPRINT_LINK` records among ``rows`` (``id, time, fingerprint, kind, body,
     ...``) name, in order."""
     out: list[str] = []

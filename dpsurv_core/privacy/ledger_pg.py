@@ -114,7 +114,7 @@ GRANT SELECT, INSERT ON {SCHEMA}.records, {SCHEMA}.checkpoints, {SCHEMA}.ledger_
 """The app's role: it may read and append, never UPDATE, DELETE or TRUNCATE (docs/deployment.md)."""
 
 
-def shown_url(url: str) -> str:
+def _shown_url(url: str) -> str:
     """The URL with any password replaced by ``***``: what sentences, exports and screens show."""
     url = re.sub(r"^(postgres(?:ql)?://[^:/@]*):[^@/]*@", r"\1:***@", url)
     return re.sub(r"([?&]password=)[^&]*", r"\1***", url)
@@ -129,7 +129,7 @@ def _driver() -> Any:
     return psycopg
 
 
-def lock_key(key: str) -> int:
+def _lock_key(key: str) -> int:
     """A data set key as the signed 32-bit second key of its advisory lock (two keys sharing one only wait for
     each other)."""
     return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big", signed=True)
@@ -172,10 +172,10 @@ class PgLedgerStore(LedgerStore):
     def __init__(self, path: str | None = None, timeout: float = 600.0, actor: Actor | None = None) -> None:
         url = str(path) if path else os.environ.get(LEDGER_ENV, "")
         if not is_ledger_url(url):
-            raise LedgerFileError(f"{shown_url(url)!r} is not a postgresql:// URL.")
+            raise LedgerFileError(f"{_shown_url(url)!r} is not a postgresql:// URL.")
         self.url = url
         # what sentences show (never the password); a URL, not a file, so never read as a Path
-        self.path = shown_url(url)  # type: ignore[assignment]
+        self.path = _shown_url(url)  # type: ignore[assignment]
         self.timeout = timeout
         self.actor = actor or local_actor()
         self._secret: bytes | None = None
@@ -271,7 +271,7 @@ class PgLedgerStore(LedgerStore):
         con = self._connect()
         try:
             with con.raw.transaction():
-                con.execute("SELECT pg_advisory_xact_lock(?, ?)", (LOCK_CLASS_DATASET, lock_key(key)))
+                con.execute("SELECT pg_advisory_xact_lock(?, ?)", (LOCK_CLASS_DATASET, _lock_key(key)))
                 try:
                     view = self._view(self._rows(con, fingerprint))  # type: ignore[arg-type]
                 except (ValueError, TypeError, KeyError):  # a record that no longer reads: where the chain breaks

@@ -60,7 +60,7 @@ def _as_dict(d: Any) -> dict[str, Any]:
     return d if isinstance(d, dict) else d.to_dict()
 
 
-def value_name(disclosure: Any) -> str | None:
+def _value_name(disclosure: Any) -> str | None:
     """The name of the public value a disclosure says was read off the data, or None when the disclosure is about
     the mechanism itself (a label-only or not-private release, merged bins chosen with DP)."""
     d = _as_dict(disclosure)
@@ -90,7 +90,7 @@ def undeclared(disclosures: Iterable[Any]) -> list[Undeclared]:
     """
     out: dict[str, Undeclared] = {}
     for d in disclosures:
-        name = value_name(d)
+        name = _value_name(d)
         if name is None or name in out:
             continue
         head, _, col = name.partition(":")
@@ -137,7 +137,7 @@ def enforce(disclosures: Sequence[Any], accept: Iterable[str] = ()) -> list[dict
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
     for d in disclosures:
-        name = value_name(d)
+        name = _value_name(d)
         if name is None:
             out.append(dict(_as_dict(d)))
             continue

@@ -31,7 +31,7 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, allow_nan=True, default=str)
 
 
-def same_release(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+def _same_release(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     """The two public inputs define the same release (mechanism, epsilon, grid, groups, horizon, build options)."""
     return _canonical(release_part(a)) == _canonical(release_part(b))
 
@@ -44,7 +44,7 @@ def find_release(records: Iterable[Any], public_inputs: Mapping[str, Any]) -> An
     for r in records:
         body = getattr(r, "body", None) or {}
         if body.get("kind") in READABLE and "public_inputs" in body and "released" in body \
-                and same_release(body["public_inputs"], public_inputs):
+                and _same_release(body["public_inputs"], public_inputs):
             found = r
     return found
 

@@ -162,14 +162,14 @@ def sandwich(w: np.ndarray, pp: PersonPeriod, lam: float) -> tuple[np.ndarray, n
     return H, Ainv @ H @ Ainv
 
 
-def sampling_bound(pp: PersonPeriod | PublicDesign, lam: float) -> float:
+def _sampling_bound(pp: PersonPeriod | PublicDesign, lam: float) -> float:
     """A public bound on the ridge fit's sampling variance per coordinate (normalised scale): the sandwich
     A^-1 H A^-1 with A = H + n Lambda I has eigenvalues h / (h + n Lambda)^2 <= 1 / (4 n Lambda) whatever the
     information H, so the bound needs only n and Lambda. Tight when h is near n Lambda, conservative otherwise."""
     return 1.0 / (4.0 * pp.n_public * lam)
 
 
-def psd_floor(H: np.ndarray, floor: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+def _psd_floor(H: np.ndarray, floor: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Eigen-decomposition of symmetric matrices (..., d, d) with the eigenvalues raised to ``floor``: (h, V) with
     H_floored = V diag(h) V^T (post-processing that makes a noisy information matrix PSD)."""
     h, V = np.linalg.eigh(0.5 * (H + np.swapaxes(H, -1, -2)))
@@ -191,7 +191,7 @@ def information_errors(mech: ObjectivePerturbation, H_released: np.ndarray, pp: 
     c = pp.n_public * (mech.lam + mech.extra_ridge)
     b = sphere_noise(noise, d, mech.noise_scale, m)
     E = symmetric_from_vector(sphere_noise(noise, symmetric_size(d), mech.information_noise_scale, m), d)
-    h, V = psd_floor(H_released[None] - E)
+    h, V = _psd_floor(H_released[None] - E)
     Vt_b = np.einsum("rji,rj->ri", V, b)  # V_r^T b_r
     e_noise = -np.einsum("rij,rj->ri", V, Vt_b / (h + c))
     z = noise.standard_normal((m, d))
@@ -208,7 +208,7 @@ def _scales(h: np.ndarray, V: np.ndarray, c: float) -> tuple[np.ndarray, np.ndar
     return a, s
 
 
-def calibrated_level(mech: ObjectivePerturbation, H_released: np.ndarray, pp: PersonPeriod | PublicDesign, m: int, seed: int,
+def _calibrated_level(mech: ObjectivePerturbation, H_released: np.ndarray, pp: PersonPeriod | PublicDesign, m: int, seed: int,
                      level: float = LEVEL, worlds: int = CALIBRATION_WORLDS, draws: int = CALIBRATION_DRAWS,
                      grid: np.ndarray = CALIBRATION_GRID) -> np.ndarray:
     """Per coordinate, the nominal level at which :func:`information_errors`' interval covers ``level`` of the
@@ -225,14 +225,14 @@ def calibrated_level(mech: ObjectivePerturbation, H_released: np.ndarray, pp: Pe
     c = pp.n_public * (mech.lam + mech.extra_ridge)
     D = symmetric_size(d)
     sc = mech.information_noise_scale
-    h0, V0 = psd_floor(H_released)
+    h0, V0 = _psd_floor(H_released)
     H0 = (V0 * h0) @ V0.T
     a0, s0 = _scales(h0, V0, c)
     b1 = sphere_noise(noise, d, mech.noise_scale, m)[:, :1]  # one coordinate of the isotropic objective noise
     truth = np.sort(np.abs(a0 * b1 + s0 * noise.standard_normal((m, 1))), axis=0)  # (m, d): the world's |error|
     E1 = symmetric_from_vector(sphere_noise(noise, D, sc, worlds), d)
     E2 = symmetric_from_vector(sphere_noise(noise, D, sc, worlds * draws), d).reshape(worlds, draws, d, d)
-    hk, Vk = psd_floor(H0[None, None] + E1[:, None] - E2)
+    hk, Vk = _psd_floor(H0[None, None] + E1[:, None] - E2)
     ak, sk = _scales(hk, Vk, c)  # (worlds, draws, d)
     bk = sphere_noise(noise, d, mech.noise_scale, worlds * draws)[:, :1].reshape(worlds, draws, 1)
     ek = np.abs(ak * bk + sk * noise.standard_normal((worlds, draws, 1)))
@@ -249,7 +249,7 @@ def calibrated_information_errors(mech: ObjectivePerturbation, H_released: np.nd
     percentile interval of the scaled draws is the posterior's interval at the calibrated level; kappa_j is capped
     so that no interval is wider than the public bound's (:func:`simulated_errors`)."""
     err, e_noise = information_errors(mech, H_released, pp, m, seed)
-    alpha = calibrated_level(mech, H_released, pp, m, seed, level)
+    alpha = _calibrated_level(mech, H_released, pp, m, seed, level)
     absr = np.abs(err)
     q = np.quantile(absr, level, axis=0)
     q_safe = np.where(q > 0, q, 1.0)
@@ -257,7 +257,7 @@ def calibrated_information_errors(mech: ObjectivePerturbation, H_released: np.nd
     noise = SimulationNoise(np.random.SeedSequence([seed, 2]))
     c = pp.n_public * (mech.lam + mech.extra_ridge)
     public = np.abs(-sphere_noise(noise, pp.dim, mech.noise_scale, m) / c
-                    + noise.standard_normal((m, pp.dim)) * math.sqrt(sampling_bound(pp, mech.lam + mech.extra_ridge)))
+                    + noise.standard_normal((m, pp.dim)) * math.sqrt(_sampling_bound(pp, mech.lam + mech.extra_ridge)))
     kappa = np.minimum(kappa, np.quantile(public, level, axis=0) / q_safe)
     kappa = np.where(q > 0, kappa, 1.0)  # no error at all (no noise, no information): nothing to scale
     return err * kappa, e_noise * kappa, alpha
@@ -285,10 +285,10 @@ def simulated_errors(mech: _RegressionMechanism, w: np.ndarray, pp: PersonPeriod
         # w~ - w*(Lambda') = -(H + n Lambda' I)^-1 b; b is isotropic, so each coordinate's spread is at most that of
         # b / (n Lambda')
         e_noise = -b / (pp.n_public * lam_total)
-        samp = sampling_bound(pp, lam_total)
+        samp = _sampling_bound(pp, lam_total)
     else:
         e_noise = b
-        samp = sampling_bound(pp, lam)
+        samp = _sampling_bound(pp, lam)
     e_samp = noise.standard_normal((m, d)) * math.sqrt(samp)
     return e_noise + e_samp, e_noise
 
@@ -467,7 +467,7 @@ def draw_inference(mech: _RegressionMechanism, design: PublicDesign, w: np.ndarr
                                labels=dict(labels or {}))
     out.warnings = coefficient_warnings(out)
     if isinstance(mech, (OutputPerturbation, ObjectivePerturbation)):
-        out.warnings += ridge_warning(out, mech.lam + (mech.extra_ridge if isinstance(mech, ObjectivePerturbation)
+        out.warnings += _ridge_warning(out, mech.lam + (mech.extra_ridge if isinstance(mech, ObjectivePerturbation)
                                                        else 0.0))
     if isinstance(mech, PSGLD):
         kept = mech.epochs - mech.burn_in
@@ -520,7 +520,7 @@ def coefficient_warnings(inf: CoefficientInference) -> list[str]:
     return out
 
 
-def ridge_warning(inf: CoefficientInference, lam: float) -> list[str]:
+def _ridge_warning(inf: CoefficientInference, lam: float) -> list[str]:
     """The sentence for the coefficients whose interval is narrow enough to read (no other sentence names them): it is
     an interval of the ridge-penalised coefficient. The ridge Lambda' bounds one subject's influence for the noise, and
     it moves the coefficient away from the unpenalised model's by an amount that does not shrink as n grows while the

@@ -638,7 +638,7 @@ def lambda_study(pp: PersonPeriod, lambdas: list[float], epsilons: list[float], 
     return rows
 
 
-def release_table(release: RegressionResult, trial: int = 0) -> Any:
+def _release_table(release: RegressionResult, trial: int = 0) -> Any:
     """Coefficient and odds ratio per covariate (original units) of one draw, as a pandas DataFrame with the
     columns of :meth:`Fit.table`; no interval (an honest one would need the data again)."""
     import pandas as pd

@@ -178,7 +178,7 @@ def wald_fit(pp: PersonPeriod, w: np.ndarray, lam: float = 0.0) -> Fit:
     return Fit(w, pp, se)
 
 
-def cox_frame(cohort: Cohort, pp: PersonPeriod) -> pd.DataFrame:
+def _cox_frame(cohort: Cohort, pp: PersonPeriod) -> pd.DataFrame:
     """Cox input on the same covariates in original units (same dummies), same complete cases, censored at H; the
     subject id of each row in ``_id`` when the cohort has one."""
     frame = cohort.covariates
@@ -240,7 +240,7 @@ def _no_event_levels(df: pd.DataFrame, pp: PersonPeriod) -> tuple[list[str], lis
 
 
 def fit_cox(cohort: Cohort, pp: PersonPeriod, ties: str = "efron", robust: bool | None = None) -> CoxResult:
-    """The Cox model on the same covariates (:func:`cox_frame`) by coxph's Newton-Raphson
+    """The Cox model on the same covariates (:func:`_cox_frame`) by coxph's Newton-Raphson
     (:func:`dpsurv_core.regression.cox.coxph`, Efron or Breslow ties): log hazard ratios, hazard ratios with Wald
     95% intervals exp(beta -/+ 1.96 se), Wald p-values 2 Phi(-|beta / se|) (Therneau & Grambsch 2000). A category
     with no event gets NA with a sentence, and the rest is R's coxph's limit as that coefficient goes to minus infinity:
@@ -272,7 +272,7 @@ def fit_cox(cohort: Cohort, pp: PersonPeriod, ties: str = "efron", robust: bool 
     .. [1] Therneau T. M. & Grambsch P. M. (2000), Modeling Survival Data: Extending the Cox Model, Springer.
     """
     ties = check_ties(ties)
-    df = cox_frame(cohort, pp)
+    df = _cox_frame(cohort, pp)
     names = pp.encoding.names
     t0 = _time.perf_counter()
     dropped, warnings = _no_event_levels(df, pp)

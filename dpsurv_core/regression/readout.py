@@ -158,11 +158,11 @@ def read(released: dict[str, Any], public_inputs: dict[str, Any]) -> dict[str, A
                          int(inference.get("simulations", SIMULATIONS)), float(inference.get("level", LEVEL)), labels)
     f = design.factors
     coefficients = [dict(zip(design.names, (w[: design.p] * f).tolist())) for w in W]
-    return {"coefficients": coefficients, "intervals": interval_rows(inf, labels), "ratio_kind": inf.ratio_kind,
+    return {"coefficients": coefficients, "intervals": _interval_rows(inf, labels), "ratio_kind": inf.ratio_kind,
             "interval_includes_noise": True, "interval_method": inf.method, "warnings": list(inf.warnings)}
 
 
-def interval_rows(inf: CoefficientInference, labels: dict[str, str] | None = None) -> list[dict[str, Any]]:
+def _interval_rows(inf: CoefficientInference, labels: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """One row per covariate (the first trial): coefficient and its limits, odds ratio and its limits, standard
     errors, calibrated p-value and share of sign flips, and the covariate as readers say it (``covariate_label``)."""
     names = {**inf.labels, **(labels or {})}

@@ -30,7 +30,7 @@ def neutralise(value: object) -> object:
     return value
 
 
-def safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
+def _safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """The frame with every text cell (and column name) neutralised; numeric columns untouched."""
     out = frame.copy()
     for col in out.columns:
@@ -44,7 +44,7 @@ def safe_csv(frame: pd.DataFrame) -> str:
     """CSV text of ``frame`` that a spreadsheet opens without evaluating any cell."""
     buf = io.StringIO()
     # RFC 4180 line ends: a cell holding a carriage return is then quoted instead of splitting the row
-    safe_frame(frame).to_csv(buf, index=False, lineterminator="\r\n")
+    _safe_frame(frame).to_csv(buf, index=False, lineterminator="\r\n")
     return buf.getvalue()
 
 

@@ -260,7 +260,7 @@ def curve_records(release: Any, analysis: str = "survival curves") -> list[dict[
     return out
 
 
-def parameter_records(analysis: str, mechanism: str, values: dict[str, float]) -> list[dict[str, Any]]:
+def _parameter_records(analysis: str, mechanism: str, values: dict[str, float]) -> list[dict[str, Any]]:
     """Long-format records of released parameters (Weibull shape and scale, regression coefficients)."""
     return [{"analysis": analysis, "mechanism": mechanism, "trial": 0, "group": None, "quantity": name, "time": None,
              "value": float(v)} for name, v in values.items()]
@@ -476,7 +476,7 @@ def _curve_summary_tables(out: dict[str, Any], time_unit: str = "") -> list[tupl
     return tables
 
 
-def logrank_tests_table(tests: list[dict[str, Any]], overall: dict[str, Any] | None, method: str) -> pd.DataFrame:
+def _logrank_tests_table(tests: list[dict[str, Any]], overall: dict[str, Any] | None, method: str) -> pd.DataFrame:
     """Pairwise tests and (with more than two groups) the overall test as ``logrank`` gives them: the statistic, the
     value it must exceed at 5% and the p-value. The chi-square tail of a noisy statistic is no p-value and is left out;
     a noise-adjusted statistic is named so, as it has a scale of its own."""
@@ -500,7 +500,7 @@ def logrank_tables(out: dict[str, Any]) -> list[tuple[pd.DataFrame, str]]:
         if not (out.get(prefix + "test_method") and tests):
             continue
         method = str(out[prefix + "test_method"])
-        tables.append((logrank_tests_table(tests, out.get(prefix + "overall"), method), f"{what} ({method})"))
+        tables.append((_logrank_tests_table(tests, out.get(prefix + "overall"), method), f"{what} ({method})"))
     return tables
 
 

@@ -4,7 +4,7 @@ What survminer's ``ggsurvplot(risk.table = TRUE)`` and the KMunicate layout (Mor
 trial: the survival curve of each group with its 95% band, and under the time axis, aligned with its ticks, a table
 of the numbers at risk with the cumulative events and censorings of each group. Here everything in the figure is read
 from the stored ledger record of the release (:mod:`dpsurv_core.publication`): the curves and the noise-aware band
-from its ``derived`` part, the table from its released noisy counts and declared grid (:func:`risk_rows`, as
+from its ``derived`` part, the table from its released noisy counts and declared grid (:func:`_risk_rows`, as
 :func:`dpsurv_core.report.stored.number_at_risk` reads them), the calibrated log-rank p-value the record carries, a
 hazard ratio computed from the released counts (:mod:`dpsurv_core.curves.hazard_ratio`) and a caption from its cost
 and guarantee as run. No data set, cohort or exact number is in reach, so the figure is post-processing of the release
@@ -85,7 +85,7 @@ class Shown:
 
 
 # ------------------------------------------------------------------------------------------- reading the record
-def check_curve_record(body: dict[str, Any], record_id: int | None = None) -> None:
+def _check_curve_record(body: dict[str, Any], record_id: int | None = None) -> None:
     """Refuse, in one sentence, a record that is not a stored survival-curve release with three parts."""
     which = f"Record {record_id}" if record_id is not None else "This record"
     kind = body.get("kind")
@@ -105,7 +105,7 @@ def check_curve_record(body: dict[str, Any], record_id: int | None = None) -> No
         raise ParameterError(f"{which} holds no released survival curves to draw.")
 
 
-def group_names(body: dict[str, Any]) -> list[str]:
+def _group_names(body: dict[str, Any]) -> list[str]:
     """The groups as the release declared their labels (its value labels), else their codes."""
     derived = body["derived"]
     names = ((body.get("public_inputs") or {}).get("reading") or {}).get("names") or {}
@@ -122,7 +122,7 @@ def _cumulative(values: np.ndarray) -> list[float | None]:
     return [None if np.isnan(x) else float(x) for x in v]
 
 
-def risk_rows(body: dict[str, Any]) -> RiskRows | None:
+def _risk_rows(body: dict[str, Any]) -> RiskRows | None:
     """The at-risk, events and censored rows of a curve release at its table times (the axis ticks), read from its
     released counts and declared grid alone, as :func:`dpsurv_core.report.stored.number_at_risk` reads the numbers
     at risk: whole, non-negative and non-increasing where the counts carry noise. None without released counts (a
@@ -158,13 +158,13 @@ def risk_rows(body: dict[str, Any]) -> RiskRows | None:
         return np.where(known, cum[..., k], np.nan)
 
     events, censored = upto(np.asarray(counts.events_total[0], float)), upto(np.asarray(counts.censored[0], float))
-    names = dict(zip([str(g) for g in body["derived"]["groups"]], group_names(body)))
+    names = dict(zip([str(g) for g in body["derived"]["groups"]], _group_names(body)))
     return RiskRows([float(t) for t in times], [names.get(str(g), str(g)) for g in counts.groups],
                     [[None if np.isnan(x) else float(np.rint(x)) for x in row] for row in at_risk],
                     [_cumulative(row) for row in events], [_cumulative(row) for row in censored], estimated)
 
 
-def p_value_of(body: dict[str, Any]) -> tuple[float | None, str]:
+def _p_value_of(body: dict[str, Any]) -> tuple[float | None, str]:
     """The calibrated log-rank p-value the record carries (the overall test of its groups) and what it is; None
     when the record carries no tests."""
     overall = body["derived"].get("overall")
@@ -182,7 +182,7 @@ def p_text(p: float) -> str:
     return "p < 0.001" if p < 0.001 else f"p = {p:.2g}" if p < 0.1 else f"p = {p:.2f}"
 
 
-def ratios_of(body: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
+def _ratios_of(body: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
     """The hazard ratios of each group against the first, from the released counts (or why there are none)."""
     from dpsurv_core.curves.hazard_ratio import METHOD, released_hazard_ratios
     from dpsurv_core.errors import DpsurvError
@@ -191,7 +191,7 @@ def ratios_of(body: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
         ratios, why = released_hazard_ratios(body["released"], body["public_inputs"])
     except (DpsurvError, KeyError, TypeError, ValueError):
         return [], "No hazard ratio: this version cannot read the release's counts."
-    names = dict(zip([str(g) for g in body["derived"]["groups"]], group_names(body)))
+    names = dict(zip([str(g) for g in body["derived"]["groups"]], _group_names(body)))
     return [{"group": names.get(h.group, h.group), "reference": names.get(h.reference, h.reference),
              "hazard_ratio": h.estimate, "lower": h.lower, "upper": h.upper, "method": METHOD} for h in ratios], why
 
@@ -298,12 +298,12 @@ def figure_shows(body: dict[str, Any], record_id: int | None = None) -> Shown:
 
 
 def _build(body: dict[str, Any], record_id: int | None) -> tuple[go.Figure, Shown]:
-    check_curve_record(body, record_id)
-    names = group_names(body)
+    _check_curve_record(body, record_id)
+    names = _group_names(body)
     unit = time_unit(body)
-    risk = risk_rows(body)
-    p, p_what = p_value_of(body)
-    ratios, no_ratio = ratios_of(body) if len(names) > 1 else ([], None)
+    risk = _risk_rows(body)
+    p, p_what = _p_value_of(body)
+    ratios, no_ratio = _ratios_of(body) if len(names) > 1 else ([], None)
     text = caption(body, record_id, risk, ratios, no_ratio, p_what)
     lines = textwrap.wrap(text, CAPTION_CHARS, break_on_hyphens=False)
 
@@ -449,7 +449,7 @@ def figure_file(fig: go.Figure, fmt: str, stamp: str = "") -> bytes:
     return _PDF_DATE.sub(lambda m: date if len(m.group(0)) == len(date) else m.group(0), data)
 
 
-def figure_name(record_id: int | None, fmt: str) -> str:
+def _figure_name(record_id: int | None, fmt: str) -> str:
     """A file name for the figure of a record."""
     return f"dpsurv-figure-record-{record_id}.{fmt}" if record_id is not None else f"dpsurv-figure.{fmt}"
 
@@ -457,7 +457,7 @@ def figure_name(record_id: int | None, fmt: str) -> str:
 def is_curve_record(body: dict[str, Any] | None) -> bool:
     """Whether ``body`` is a record :func:`publication_figure` draws."""
     try:
-        check_curve_record(body or {})
+        _check_curve_record(body or {})
     except ParameterError:
         return False
     return True

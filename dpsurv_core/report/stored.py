@@ -229,7 +229,7 @@ def _releases(entries: Sequence[LedgerEntry]) -> str:
     return f"release {ids[0]}" if len(ids) == 1 else f"releases {', '.join(ids[:-1])} and {ids[-1]}"
 
 
-def audited_releases(audit: AuditItem, entries: Sequence[LedgerEntry]) -> tuple[list[LedgerEntry], list[LedgerEntry]]:
+def _audited_releases(audit: AuditItem, entries: Sequence[LedgerEntry]) -> tuple[list[LedgerEntry], list[LedgerEntry]]:
     """The releases among ``entries`` made with one of the audit's mechanisms: those at the epsilon the audit ran at,
     and those at another epsilon."""
     ids = set(audit.mechanisms)
@@ -243,7 +243,7 @@ def _tie(audit: AuditItem, entries: Sequence[LedgerEntry]) -> tuple[str, bool]:
     if not audit.mechanisms:
         return ("This audit does not say at which epsilon it was run: it may not measure the releases of this report "
                 "as they were made.", True)
-    at, other = audited_releases(audit, entries)
+    at, other = _audited_releases(audit, entries)
     if at:
         return f"Run at {_epsilon(audit.epsilon)}, as released in {_releases(at)}.", False
     if other:
@@ -264,7 +264,7 @@ def chosen_audits(audits: Sequence[AuditItem], entries: Sequence[LedgerEntry]) -
         kinds.setdefault((a.analysis, tuple(a.mechanisms)), []).append(i)
     shown: dict[int, tuple[str, bool]] = {}
     for (_, mechanisms), idx in kinds.items():
-        matched = [i for i in idx if mechanisms and audited_releases(audits[i], entries)[0]]
+        matched = [i for i in idx if mechanisms and _audited_releases(audits[i], entries)[0]]
         for i in matched or (idx if not mechanisms else idx[-1:]):
             shown[i] = _tie(audits[i], entries)
     return [(audits[i], *shown[i]) for i in sorted(shown)]

@@ -55,7 +55,7 @@ class WeibullEstimates:
     clamped: np.ndarray | None = None  # TLL: a noisy sum was non-positive and was clamped
     rung: np.ndarray | None = None  # LSP: the rung drawn; internal, never released (see records)
     notes: list[str] = field(default_factory=list)
-    snapped: bool = False  # a release: the shape and both scales lie on the 2^-20 grid (:func:`released_by`)
+    snapped: bool = False  # a release: the shape and both scales lie on the 2^-20 grid (:func:`_released_by`)
 
     @property
     def scale(self) -> np.ndarray:
@@ -150,7 +150,7 @@ class WeibullMechanism(Mechanism):
         raise NotImplementedError
 
 
-def released_by(est: WeibullEstimates, noise: NoiseSource | None) -> WeibullEstimates:
+def _released_by(est: WeibullEstimates, noise: NoiseSource | None) -> WeibullEstimates:
     """The estimates as a mechanism releases them: shape and scale through ``noise.snap``, so that a release's reals lie
     on the 2^-20 grid (Mironov 2012's snapping of floating-point arithmetic on the draws; post-processing). Simulation
     noise (and none) leaves them as they are."""
@@ -286,7 +286,7 @@ class LspTll(WeibullMechanism):
         if clamped.any():
             notes.append(f"{int(clamped.sum())} trial(s): a noisy sum in TLL was below its floor (1 event, or one "
                          "subject at the earliest time) and was clamped to it.")
-        return released_by(WeibullEstimates(self.name, p, lam, self.horizon, clamped, rung, notes), noise)
+        return _released_by(WeibullEstimates(self.name, p, lam, self.horizon, clamped, rung, notes), noise)
 
 
 def clipped_mle(sample: WeibullSample, gamma: float) -> tuple[float, float]:
@@ -330,7 +330,7 @@ class LaplaceWeibull(WeibullMechanism):
         if not math.isinf(self.epsilon):
             z = noise.laplace(np.array([[self.gamma / self.epsilon_shape], [self.gamma / self.epsilon_scale]]), (2, r))
             shape, scale = shape + z[0], scale + z[1]
-        return released_by(WeibullEstimates(self.name, shape, scale, self.horizon), noise)
+        return _released_by(WeibullEstimates(self.name, shape, scale, self.horizon), noise)
 
 
 def block_mle(lt: np.ndarray, d: np.ndarray, blocks: np.ndarray, n_blocks: int, gamma: float,
@@ -470,7 +470,7 @@ class SampleAggregateWeibull(WeibullMechanism):
         M, m = self.n_blocks(sample), float(self.rows_per_subject)
         z = noise.laplace(np.array([[m * self.gamma / (M * self.epsilon_shape)],
                                     [m * self.gamma / (M * self.epsilon_scale)]]), (2, est.trials))
-        return released_by(replace(est, shape=est.shape + z[0], scale_normalised=est.scale_normalised + z[1]), noise)
+        return _released_by(replace(est, shape=est.shape + z[0], scale_normalised=est.scale_normalised + z[1]), noise)
 
 
 def make_mechanism(name: str, epsilon: float, horizon: float, omega: float = OMEGA, gamma: float = GAMMA,

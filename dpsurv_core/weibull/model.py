@@ -43,7 +43,7 @@ def check_hyper(omega: float = OMEGA, gamma: float = GAMMA, rungs: int = RUNGS) 
     return float(omega), float(gamma), int(rungs)
 
 
-def within_follow_up(time: np.ndarray, event: np.ndarray, horizon: float) -> np.ndarray:
+def _within_follow_up(time: np.ndarray, event: np.ndarray, horizon: float) -> np.ndarray:
     """The event indicator with follow-up ending at the horizon: an event after T_max is censored there (its time
     normalises to 1), so that a horizon shorter than the data's follow-up is an administrative censoring time, as the
     noise-aware intervals simulate it (dpsurv_core.weibull.inference)."""
@@ -167,14 +167,14 @@ def sample_from_cohort(cohort: Cohort, horizon: float, omega: float = OMEGA) -> 
         times, counts, events = cohort.time_table(float(horizon))
         return WeibullSample.from_table(times, counts, events, float(horizon), float(omega),
                                         int(cohort.rows_per_subject), cohort.time_unit)
-    return WeibullSample(normalise(cohort.time, horizon, omega), within_follow_up(cohort.time, cohort.event, horizon),
+    return WeibullSample(normalise(cohort.time, horizon, omega), _within_follow_up(cohort.time, cohort.event, horizon),
                          float(horizon), float(omega), int(cohort.rows_per_subject), cohort.time_unit)
 
 
 def subject_sample(cohort: Cohort, horizon: float, omega: float = OMEGA) -> WeibullSample:
     """Each subject's normalised time and event (sample-and-aggregate, lifelines): an engine cohort's rows are read
     through its bounded chunked path (refused past the row limit)."""
-    return WeibullSample(normalise(cohort.time, horizon, omega), within_follow_up(cohort.time, cohort.event, horizon),
+    return WeibullSample(normalise(cohort.time, horizon, omega), _within_follow_up(cohort.time, cohort.event, horizon),
                          float(horizon), float(omega), int(cohort.rows_per_subject), cohort.time_unit)
 
 
