@@ -230,14 +230,45 @@ def chi_square_p(dof: np.ndarray | int, statistic: np.ndarray) -> np.ndarray:
 
 def overall(counts: BinnedCounts, shifted: float = 0.0) -> LogRankResult:
     """k-group log-rank test over all groups of ``counts``, on R's degrees of freedom (:func:`degrees_of_freedom`),
-    by R's survdiff rule for groups without expected events (:func:`_r_test`)."""
+    by R's survdiff rule for groups without expected events (:func:`_r_test`).
+
+    Parameters
+    ----------
+    counts : BinnedCounts
+        Exact or released counts of two or more groups.
+    shifted : float, default 0.0
+        The share of each bin's censorings the counts already moved to the next bin.
+
+    Returns
+    -------
+    LogRankResult
+        The k-group test.
+
+    References
+    ----------
+    .. [1] Mantel N. (1966), Evaluation of survival data and two new rank order statistics arising in its
+       consideration, Cancer Chemotherapy Reports 50(3), 163-170.
+    """
     r, d = _at_risk_events(counts, shifted)
     return _r_test(", ".join(counts.groups), None, r, d)
 
 
 def pairwise(counts: BinnedCounts, shifted: float = 0.0) -> list[LogRankResult]:
     """Two-group log-rank test for every pair of groups, by R's survdiff rule for a group without expected events
-    (:func:`_r_test`)."""
+    (:func:`_r_test`).
+
+    Parameters
+    ----------
+    counts : BinnedCounts
+        Exact or released counts.
+    shifted : float, default 0.0
+        The share of each bin's censorings the counts already moved to the next bin.
+
+    Returns
+    -------
+    list of LogRankResult
+        One test per pair of groups, in group order.
+    """
     r, d = _at_risk_events(counts, shifted)
     return [_r_test(counts.groups[a], counts.groups[b], r[..., [a, b], :], d[..., [a, b], :])
             for a, b in combinations(range(len(counts.groups)), 2)]

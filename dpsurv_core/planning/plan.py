@@ -219,7 +219,42 @@ def make_plan(study: Study, targets: Sequence[Target], mechanisms: Sequence[str]
               progress: Callable[[str], None] | None = None, jobs: int = 1) -> dict[str, Any]:
     """The plan (module docstring). ``cache``: profiles kept between calls (the app keeps one per declaration);
     ``progress``: told, a line at a time, what is planned and each release of the simulated cohorts made; ``jobs``:
-    processes searching a mechanism's profiles (curves, each log-rank scenario) at once."""
+    processes searching a mechanism's profiles (curves, each log-rank scenario) at once.
+
+    Parameters
+    ----------
+    study : Study
+        The declared study (its simulated cohorts).
+    targets : sequence of Target
+        The precision asked for, each target once.
+    mechanisms : sequence of str, optional
+        Catalogue ids to consider; default every mechanism serving a target.
+    cap : float, optional
+        A budget cap the plan's releases are split under.
+    cohorts, power_cohorts : int, optional
+        Simulated cohorts per epsilon (at least 5), and for a power target (at least 50).
+    seed : int, default 1
+        Seed of the simulations.
+    verify : bool, default False
+        Check the planned epsilon by releasing the simulated cohorts at it.
+    cache : dict, optional
+        Profiles kept between calls.
+    progress : callable, optional
+        Told, a line at a time, what is planned.
+    jobs : int, default 1
+        Processes searching at once.
+
+    Returns
+    -------
+    dict
+        The plan, JSON-ready (module docstring): ``epsilon``, ``achieved``, ``targets``, ``mechanism``, ``study``,
+        ``budget``.
+
+    Raises
+    ------
+    dpsurv_core.errors.ParameterError
+        For a bad cap, a repeated target, too few cohorts or no mechanism serving a target.
+    """
     t0 = time.perf_counter()
     if cap is not None and not (math.isfinite(cap) and cap > 0):
         raise ParameterError(f"--cap must be a positive epsilon, got {cap}.")
