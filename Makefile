@@ -68,16 +68,19 @@ postgres:
 # Tests run in as many processes as the machine has cores (pytest-xdist; each test file stays in one process, so
 # its module fixtures are built once); the 20 slowest are listed at the end.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+# pytest keeps its assertion-rewritten test modules in __pycache__ (git ignores it); with PYTHONDONTWRITEBYTECODE set
+# (as on this machine) every test process re-parses and rewrites all ~180 test files at each run, ~8 CPU s apiece
+PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
 test: $(VENV)/.dev-installed chromium java postgres
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadfile --durations=20
+	$(PYTEST) -q -p no:cacheprovider -n $(JOBS) --dist loadfile --durations=20
 
 # No browser (marker browser, folder tests/e2e) and no tests marked slow; make test still runs them all.
 FAST_MARKERS ?= not browser and not slow
 test-fast: $(VENV)/.dev-installed
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadfile -m "$(FAST_MARKERS)" --ignore=tests/e2e
+	$(PYTEST) -q -p no:cacheprovider -n $(JOBS) --dist loadfile -m "$(FAST_MARKERS)" --ignore=tests/e2e
 
 # The documentation site (MkDocs, API reference from the docstrings) into build/site; make test builds it strict too.
 docs: $(VENV)/.dev-installed
