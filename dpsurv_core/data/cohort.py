@@ -8,14 +8,16 @@ subject are kept (the rest dropped, with a warning), and every sensitivity is mu
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
-import pandas as pd
 
 from dpsurv_core.data import datasets, event_types
 from dpsurv_core.errors import DataError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 TRUE_WORDS = {"1", "true", "t", "yes", "y", "event", "dead", "died", "death"}
 FALSE_WORDS = {"0", "false", "f", "no", "n", "censored", "alive", "censor"}
@@ -67,6 +69,34 @@ class Problem:
         return self.message
 
 
+class _Covariates:
+    """``Cohort.covariates``: a DataFrame, the empty default built on first read (a cohort that never reads it, as a
+    DuckDB release's, never imports pandas). The dataclass takes its default from ``__get__(None, Cohort)``: ``None``,
+    kept in the instance until read."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = f"_{name}"
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> None: ...
+
+    @overload
+    def __get__(self, obj: object, owner: type) -> pd.DataFrame: ...
+
+    def __get__(self, obj: object | None, owner: type) -> pd.DataFrame | None:
+        if obj is None:
+            return None
+        value = obj.__dict__.get(self.slot)
+        if value is None:
+            import pandas as pd
+
+            value = obj.__dict__[self.slot] = pd.DataFrame()
+        return value
+
+    def __set__(self, obj: object, value: pd.DataFrame | None) -> None:
+        obj.__dict__[self.slot] = value
+
+
 @dataclass
 class Cohort:
     """One row per kept record: float times, 0/1 events, optional labels and covariates."""
@@ -77,7 +107,7 @@ class Cohort:
     subject: np.ndarray | None = None
     event_type: np.ndarray | None = None  # 0 censored, 1..K the types in event_type_labels
     event_type_labels: tuple[str, ...] = ()
-    covariates: pd.DataFrame = field(default_factory=pd.DataFrame)
+    covariates: _Covariates = _Covariates()  # a pandas.DataFrame, empty unless given (read as one)
     mapping: ColumnMap | None = None
     rows_per_subject: int = 1
     name: str = "data"
@@ -95,6 +125,12 @@ class Cohort:
     @property
     def n_events(self) -> int:
         return int(self.event.sum())
+
+    def covariate_columns(self) -> list[Any]:
+        """The covariates' column names, without building the empty default table (nor importing pandas)."""
+        if self.__dict__.get("_covariates", False) is None:
+            return []
+        return list(self.covariates.columns)
 
     @property
     def groups(self) -> list[str]:
@@ -117,6 +153,8 @@ def _natural_key(v):
 
 def _label(values: pd.Series) -> np.ndarray:
     """Group labels as strings; integral floats print without '.0'."""
+    import pandas as pd
+
     v = values.dropna()
     if pd.api.types.is_float_dtype(values) and np.all(np.mod(v, 1) == 0) and np.all(np.abs(v) < 2**53):
         values = values.astype("Int64")
@@ -124,6 +162,8 @@ def _label(values: pd.Series) -> np.ndarray:
 
 
 def _event_from(series: pd.Series, col: str, event_codes: tuple, censor_codes: tuple) -> tuple[np.ndarray | None, list[Problem]]:
+    import pandas as pd
+
     problems: list[Problem] = []
     if series.isna().any():
         rows = np.flatnonzero(series.isna().to_numpy())
@@ -239,6 +279,8 @@ def validate(df: pd.DataFrame, mapping: ColumnMap) -> tuple[Cohort | None, list[
     tuple
         ``(cohort or None, problems)``: the :class:`Cohort` when nothing blocks, and every :class:`Problem`.
     """
+    import pandas as pd
+
     cols = list(df.columns)
     problems = mapping_problems(mapping, cols)
     if problems:

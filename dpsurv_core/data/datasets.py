@@ -11,11 +11,11 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING
 
-import pandas as pd
-
 from dpsurv_core.errors import DataError
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from dpsurv_core.data.labels import ValueLabels
 
 SURVIVAL = "R package survival (Therneau); licence LGPL (>= 2)"
@@ -118,6 +118,8 @@ def info(name: str) -> DatasetInfo:
 
 @cache
 def _load(name: str) -> pd.DataFrame:
+    import pandas as pd
+
     with info(name).path.open("rb") as fh:
         return pd.read_csv(fh)
 

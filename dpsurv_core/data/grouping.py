@@ -18,7 +18,6 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
-import pandas as pd
 
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import Disclosure
@@ -72,6 +71,8 @@ def _per_subject(values: np.ndarray, subject: np.ndarray | None) -> np.ndarray:
 def split_values(values, split: NumericSplit, subject: np.ndarray | None = None,
                  ) -> tuple[np.ndarray, tuple[str, ...], list[Disclosure]]:
     """Group labels per row, the categories, and the disclosures of the split."""
+    import pandas as pd
+
     num = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
     raw = pd.Series(values)
     bad = np.isnan(num) & raw.notna().to_numpy()

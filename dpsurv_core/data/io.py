@@ -11,13 +11,15 @@ import io
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from dpsurv_core import limits
 from dpsurv_core.errors import DataError, SheetChoiceNeeded
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FORMATS = {".csv": "csv", ".txt": "csv", ".tsv": "tsv", ".tab": "tsv", ".parquet": "parquet", ".pq": "parquet",
            ".xlsx": "excel", ".xlsm": "excel", ".xls": "excel"}
@@ -56,6 +58,8 @@ _DECIMAL_COMMA = r"[+-]?\d+(,\d+)?"
 
 def _decimal_commas(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     """Text columns of numbers written with a decimal comma (European spreadsheets), as numbers."""
+    import pandas as pd
+
     fixed = []
     for col in df.columns:
         s = df[col]
@@ -154,6 +158,8 @@ def _not_utf8(filename: str) -> str:
 
 def _parse_text(raw: bytes, filename: str, fmt: str, sep: str, encoding: str) -> pd.DataFrame:
     """pandas' C parser straight from the bytes (it handles \\n, \\r\\n and \\r line ends itself)."""
+    import pandas as pd
+
     try:
         return pd.read_csv(io.BytesIO(raw), sep=sep, skipinitialspace=True, encoding=encoding,
                            encoding_errors="replace" if encoding == "cp1252" else "strict")
@@ -196,6 +202,8 @@ def read_table(source: bytes | str | Path, filename: str | None = None, sheet: s
     dpsurv_core.errors.DataError
         For a file that cannot be read or is past a limit, with one sentence.
     """
+    import pandas as pd
+
     if isinstance(source, (str, Path)):
         path = Path(source)
         filename = filename or path.name
@@ -310,6 +318,8 @@ def read_columns(path: str | Path, columns: Sequence[str | None], sheet: str | N
     tuple
         ``(frame, warnings)``.
     """
+    import pandas as pd
+
     path = Path(path)
     if not path.exists():
         raise DataError(f"There is no file at {str(path)!r}: check the path, or give a bundled data set name.")

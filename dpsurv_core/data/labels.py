@@ -17,11 +17,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from dpsurv_core.errors import DataError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 CATEGORICAL, NUMERIC = "categorical", "numeric"
 KINDS = (CATEGORICAL, NUMERIC)
@@ -42,11 +45,14 @@ def code_key(value: object) -> str:
         if value.is_integer() and abs(value) < 2**53:
             return str(int(value))
         return str(float(value))
-    try:
-        if pd.isna(value):
-            return ""
-    except (TypeError, ValueError):
-        pass
+    if not isinstance(value, (str, int)):  # pandas reads neither as missing: no import for them
+        import pandas as pd
+
+        try:
+            if pd.isna(value):
+                return ""
+        except (TypeError, ValueError):
+            pass
     text = str(value).strip()
     if text.endswith(".0") and text[:-2].lstrip("-").isdigit():
         text = text[:-2]
@@ -56,6 +62,8 @@ def code_key(value: object) -> str:
 def code_keys(series: pd.Series) -> pd.Series:
     """:func:`code_key` of every value of ``series`` (missing values as ``""``), computed once per distinct value
     (``pd.factorize``) and spread back with an array take."""
+    import pandas as pd
+
     codes, uniques = pd.factorize(series, use_na_sentinel=True)
     keys = np.array([code_key(u) for u in uniques] + [""], dtype=object)  # index -1 (missing) reads the last
     return pd.Series(keys[codes], index=series.index, dtype=object)
@@ -199,6 +207,8 @@ def _natural_key(v: str):
 def guess_kind(series: pd.Series) -> str:
     """Categorical for text, true/false and numbers with at most :data:`MAX_CODES` distinct whole values (sex 1/2,
     ECOG 0-4, a 0/1 flag); numeric otherwise (age, a lab value, a score with many levels)."""
+    import pandas as pd
+
     s = series.dropna()
     if pd.api.types.is_bool_dtype(s) or not pd.api.types.is_numeric_dtype(s):
         return CATEGORICAL
@@ -275,6 +285,8 @@ class Category:
         """One 0/1 column per non-reference level (named :attr:`indicator_names`): 1 where the value is that level.
         A row at the reference level is all 0; a missing value is missing (NaN) in every column; a code not among the
         levels is all 0."""
+        import pandas as pd
+
         keys = code_keys(series).to_numpy()
         out = (keys[:, None] == np.array(self.codes[1:], dtype=object)[None, :]).astype(float)
         out[keys == ""] = np.nan
@@ -298,6 +310,8 @@ def categorical_levels(series: pd.Series, column: str, labels: ValueLabels | Non
     or its label), else the labels' declared one (:meth:`ValueLabels.reference`: declared on the Data page or shipped
     with a bundled data set), else the first code. Each level is named by :func:`category_name`. A labelled code
     that does not occur in the data has no level."""
+    import pandas as pd
+
     labels = labels or ValueLabels()
     keys = code_keys(series)
     codes = sorted(set(keys) - {""}, key=_natural_key)

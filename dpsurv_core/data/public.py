@@ -189,7 +189,7 @@ class PublicParameters:
         cats = tuple(cohort.groups) if group_categories is None else tuple(group_categories)
         ranges = dict(covariate_ranges or {})
         derived = set()
-        for col in cohort.covariates.columns:
+        for col in cohort.covariate_columns():
             s = cohort.covariates[col]
             if col not in ranges and np.issubdtype(s.dtype, np.number):
                 ranges[col] = (float(s.min()), float(s.max()))

@@ -10,12 +10,16 @@ Also here: converting times between the units the app offers (days, weeks, month
 from __future__ import annotations
 
 import math
+import sys
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.errors import ParameterError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 DAYS_PER = {"days": 1.0, "weeks": 7.0, "months": 365.25 / 12.0, "years": 365.25}
 TIME_UNITS = tuple(DAYS_PER)
@@ -41,7 +45,8 @@ def convert_times(values: np.ndarray | pd.Series, from_unit: str, to_unit: str) 
     f = time_factor(from_unit, to_unit)
     if f == 1.0:
         return values
-    if isinstance(values, pd.Series):
+    pd = sys.modules.get("pandas")  # not imported yet: ``values`` cannot be a Series
+    if pd is not None and isinstance(values, pd.Series):
         num = pd.to_numeric(values, errors="coerce")
         # keep text entries as they are, so validation still names the offending row
         return (num * f).where(num.notna(), values) if (num.isna() & values.notna()).any() else num * f
@@ -96,6 +101,8 @@ def cohort_summary(cohort: Cohort) -> pd.DataFrame:
     pandas.DataFrame
         Subjects, events, censored share and follow-up, overall and per group.
     """
+    import pandas as pd
+
     rows = [_row("All", cohort, np.ones(cohort.n, dtype=bool))]
     if cohort.group is not None:
         for g in cohort.groups:

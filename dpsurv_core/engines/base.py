@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from dpsurv_core.engines.source import Source
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 RELATION = "cohort"
 

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from dataclasses import fields
 
 import numpy as np
-import pandas as pd
 
 from dpsurv_core import limits
 from dpsurv_core.curves.counts import BinnedCounts
@@ -246,6 +245,8 @@ class EngineCohort(Cohort):
             for batch in self.engine.batches(sql, self.chunk_rows):
                 for c in cols:
                     parts[c].append(batch[c].to_numpy())
+            import pandas as pd
+
             frame = pd.DataFrame({c: (np.concatenate(v) if v else np.array([])) for c, v in parts.items()}, copy=False)
             if frame.empty:
                 raise DataError(f"{self.name!r} has a header but no rows: add one row per subject.")

@@ -7,12 +7,14 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from dpsurv_core.engines.base import RELATION, Engine, kind_of
 from dpsurv_core.engines.source import Source
 from dpsurv_core.errors import DataError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 MEMORY_ENV = "DPSURV_DUCKDB_MEMORY"
 DEFAULT_MEMORY = "1GB"  # DuckDB's own cap; beyond it joins and aggregates spill to the temporary directory

@@ -10,10 +10,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from dpsurv_core.errors import DataError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 ENGINES = ("pandas", "duckdb", "spark")
 ENGINE_MB_ENV = "DPSURV_ENGINE_MB"

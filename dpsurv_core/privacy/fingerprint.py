@@ -36,9 +36,12 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 VERSION = "dpsurv-fingerprint-v2"
 U64 = np.uint64
@@ -88,6 +91,8 @@ def text_words(texts: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
 
 def numeric_text(values: pd.Series | np.ndarray) -> np.ndarray | None:
     """The texts as float64 when every present one reads as a number (the CSV typing), else None."""
+    import pandas as pd
+
     conv = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce")
     present = pd.notna(pd.Series(values, dtype=object))
     return conv.to_numpy(dtype="float64") if bool((conv.notna() == present).all()) else None
@@ -95,6 +100,8 @@ def numeric_text(values: pd.Series | np.ndarray) -> np.ndarray | None:
 
 def dictionary_words(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Words per lane for distinct texts (None or NaN for missing): as numbers when every one reads as a number."""
+    import pandas as pd
+
     texts = pd.Series(values, dtype=object)
     missing = texts.isna().to_numpy()
     numbers = numeric_text(texts)
@@ -110,6 +117,8 @@ def dictionary_words(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _is_number(col: pd.Series) -> bool:
+    import pandas as pd
+
     return bool(pd.api.types.is_bool_dtype(col) or pd.api.types.is_numeric_dtype(col))
 
 
@@ -130,6 +139,8 @@ class Accumulator:
     def first(self, batch: pd.DataFrame, weights: np.ndarray | None = None) -> None:
         """Pass 1: number columns' key sums; text columns' distinct values with their counts. ``weights``: each row
         stands for that many rows (a table of distinct rows with their counts)."""
+        import pandas as pd
+
         w = np.ones(len(batch), dtype=U64) if weights is None else np.asarray(weights, dtype=U64)
         self.rows += int(w.sum())
         for j in range(self.ncols):
@@ -172,6 +183,8 @@ class Accumulator:
         return out
 
     def _words(self, batch: pd.DataFrame, j: int) -> tuple[np.ndarray, np.ndarray]:
+        import pandas as pd
+
         col = batch.iloc[:, j]
         if j not in self.text:
             w = number_words(pd.to_numeric(col, errors="coerce").astype("float64").to_numpy())
@@ -340,6 +353,8 @@ def _distinct_rows(engine) -> str | None:
     """The one-scan path in the engine's own SQL (Spark on a cluster: the scan runs on the executors): every column
     as DOUBLE or text, grouped with its count; :func:`fingerprint_counted` on the result. None when the table has more
     than :data:`ENGINE_DISTINCT_ROWS` distinct rows (its rows are then streamed through :func:`fingerprint_batches`)."""
+    import pandas as pd
+
     kinds = engine.columns()
     if not kinds:
         return None

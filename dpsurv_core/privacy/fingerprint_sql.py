@@ -18,9 +18,9 @@ Sums are HUGEINT (no overflow below 2^64 rows) reduced modulo 2^64 in Python.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from dpsurv_core.privacy import fingerprint as fp
 from dpsurv_core.privacy.fingerprint_scan import (  # noqa: F401 (THREADS_ENV, interrupt_all: re-exported)
@@ -36,6 +36,9 @@ from dpsurv_core.privacy.fingerprint_scan import (  # noqa: F401 (THREADS_ENV, i
     read_exprs,
 )
 from dpsurv_core.privacy.fingerprint_scan import connect as _connect
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 DICTIONARY_LIMIT = 1_000_000
 CASE_LIMIT = 32  # text columns with at most this many labels map them by a CASE, larger ones by a join
@@ -112,6 +115,8 @@ class _Table:
         return self.types[j].startswith(NUMBER_TYPES)
 
     def run(self) -> str:
+        import pandas as pd
+
         n = len(self.names)
         col_sums = [[0, 0] for _ in range(n)]
         words: dict[int, tuple[str, str]] = {}  # column -> SQL of its two words
@@ -183,6 +188,8 @@ class _Table:
         """Distinct values with their counts of every column that looks like it has few (at most
         :data:`FEW_VALUES` in its first :data:`PROBE_ROWS` rows), from one scan with grouping sets: their key sums then
         need no hashing per row. Only the speed depends on the guess."""
+        import pandas as pd
+
         few = [j for j, d in enumerate(probe) if (d or 0) <= FEW_VALUES]
         if not few:
             return {}
@@ -213,6 +220,8 @@ class _Table:
 
     def _text(self, j: int, col: str, col_sums: list[list[int]], joins: list[str], number_cols: list[int]
               ) -> tuple[str, str]:
+        import pandas as pd
+
         text = f"CAST({col} AS VARCHAR)"
         bare = f"CAST({_q(self.names[j])} AS VARCHAR)"
         frame = self.distinct.get(j)

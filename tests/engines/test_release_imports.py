@@ -1,0 +1,72 @@
+"""A charged DuckDB release of a Parquet file imports no pandas: the engine cohort's empty covariate table is built only
+when read (:class:`~dpsurv_core.data.cohort.Cohort`), and the modules on the release path import pandas inside the
+functions that use it. pandas took about 0.4 CPU-seconds of a release's start-up (issue 36: a release at 2x10^7 rows
+against a bare DuckDB count of the same cells)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from dpsurv_core.data.cohort import Cohort
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _registry(rows: int, seed: int = 3) -> pd.DataFrame:
+    """Whole days up to ten years, about 30% censored, two groups: every bin well filled (no isotonic pooling)."""
+    rng = np.random.default_rng(seed)
+    g = rng.integers(0, 2, rows)
+    event = rng.exponential(1500.0 / np.where(g == 1, 1.3, 1.0))
+    censor = rng.uniform(0, 6000, rows)
+    time = np.ceil(np.minimum(np.minimum(event, censor), 3650.0)).astype(np.int32)
+    return pd.DataFrame({"time": time, "status": (event <= np.minimum(censor, 3650.0)).astype(np.int8),
+                         "group": np.where(g == 1, "B", "A")})
+
+
+def _release(path: Path, env: dict[str, str]) -> tuple[dict, list[str]]:
+    """The release's JSON and the heavy packages its process imported (run in a fresh interpreter)."""
+    argv = ["km", "--data", str(path), "--time", "time", "--event", "status", "--group", "group", "--grid",
+            "0:3650:20", "--epsilon", "1", "--engine", "duckdb", "--json", "--categories", "group:A,B",
+            "--cap", "100"]
+    code = ("import sys\nfrom dpsurv_core.__main__ import main\n"
+            f"code = main({argv!r})\n"
+            "print('HEAVY', sorted({m.split('.')[0] for m in sys.modules} & {'pandas', 'scipy', 'matplotlib'}), "
+            "file=sys.stderr)\n"
+            "sys.exit(code)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    line = next(x for x in done.stderr.splitlines() if x.startswith("HEAVY"))
+    return json.loads(done.stdout), ast.literal_eval(line.removeprefix("HEAVY "))
+
+
+def test_a_duckdb_release_imports_no_pandas(tmp_path):
+    path = tmp_path / "registry.parquet"
+    _registry(200_000).to_parquet(path, index=False)
+    env = {**os.environ, "DPSURV_LEDGER": str(tmp_path / "ledger.sqlite3"),
+           "DPSURV_FINGERPRINT_CACHE": str(tmp_path / "fingerprints.json")}
+    first, _ = _release(path, env)  # fills the fingerprint cache (the engine's cold pass)
+    released, heavy = _release(path, env)
+    assert released["epsilon_spent"] == first["epsilon_spent"] == 1.0
+    assert heavy == [], heavy
+
+
+def test_the_empty_covariate_table_is_built_when_read():
+    c = Cohort(np.array([1.0, 2.0]), np.array([1, 0]))
+    assert c.covariate_columns() == [] and c.__dict__["_covariates"] is None  # nothing built yet
+    frame = c.covariates
+    assert isinstance(frame, pd.DataFrame) and frame.empty and c.covariates is frame  # built once, then kept
+    assert Cohort(c.time, c.event).covariates is not frame  # one table per cohort, as default_factory gave
+    given = pd.DataFrame({"age": [50.0, 60.0]})
+    d = Cohort(c.time, c.event, covariates=given)
+    assert d.covariates is given and d.covariate_columns() == ["age"]
+    assert d.subset(np.array([True, False])).covariates["age"].tolist() == [50.0]
+    assert c.subset(np.array([True, False])).covariates.empty
