@@ -471,7 +471,8 @@ def derive_fine_counts(exact: BinnedCounts, kept: np.ndarray, ev: np.ndarray, ce
         through = np.cumsum(frac, -1) - np.take_along_axis(before, first, -1)  # share of its bin's time by j's end
         with np.errstate(divide="ignore", invalid="ignore"):
             stay = 1.0 - q_fine
-            spread = (stay ** (through - frac)[:, None, :] - stay ** through[:, None, :]) / q_fine
+            start, end = np.clip(through - frac, 0.0, 1.0), np.clip(through, 0.0, 1.0)  # rounding can leave -1e-17
+            spread = (stay ** start[:, None, :] - stay ** end[:, None, :]) / q_fine
         share = np.where(~single[:, None, :] & (q_fine > 0), np.nan_to_num(spread, nan=0.0), share)
     c_fine = np.take_along_axis(ce, idx, -1) * share
     c_eff = (1 - a) * c_fine

@@ -71,3 +71,30 @@ def test_merged_bins_chosen_at_noisy_event_counts_do_not_read_the_curve_high():
             end.append(estimate(derive_fine_counts(exact, kept, ev, ce, s, 0.5)).survival[0, 0, -1])
         diff.append(end[0] - end[1])
     assert abs(np.mean(diff)) < 0.012, np.mean(diff)
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("censored", [0.0, 3.0])
+def test_a_merged_bin_everyone_leaves_gives_finite_counts(censored):
+    """A merged bin that takes everyone (drop 1, so nothing stays at its end): its censorings stay finite and inside
+    the counts on grids whose bins' shares of a merged bin do not sum exactly (equal grids of 20 to 60 bins)."""
+    from dpsurv_core.curves.counts import BinnedCounts
+
+    for bins in range(20, 61):
+        grid = TimeGrid(np.linspace(0, 1000.0 * bins / 37, bins + 1), "equal", False)
+        kept = np.zeros((1, bins), bool)
+        kept[0, 6::7] = True
+        kept[0, -1] = True
+        ev = np.zeros((1, 1, 1, bins))
+        ce = np.zeros((1, 1, bins))
+        ev[0, 0, 0, [0, 1]] = [4.0, 5.0]
+        ce[0, 0, [0, 1]] = [2.0, censored]
+        template = BinnedCounts(grid, ("A",), np.zeros(1), np.zeros((1, 1, bins)), np.zeros((1, bins)), ("event",))
+        fine = derive_fine_counts(template, kept, ev, ce, np.zeros((1, 1)), 0.5)
+        assert np.isfinite(fine.events).all() and np.isfinite(fine.censored).all(), bins
+        assert fine.events.sum() + fine.censored.sum() == pytest.approx(11.0 + censored)
+        tail = estimate(fine).survival[0, 0, 13:]
+        if censored == 0:  # all by the event: the curve reaches 0
+            np.testing.assert_allclose(tail, 0.0, atol=1e-12)
+        else:  # some censored on the way out, as Kaplan-Meier ending on a censoring: it stays above 0
+            assert (tail > 0.01).all()
