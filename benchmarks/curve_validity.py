@@ -48,7 +48,7 @@ from dpsurv_core.privacy.noise import SimulationNoise
 PROBS = (0.25, 0.5, 0.75, 0.9)
 EPSILONS = (0.5, 1.0, 2.0)
 MECHANISMS = ("laplace-counts", "adaptive-km")
-# each warning by the words that name it (report/curve_warnings.py), in the order the table shows them
+# each warning by the words that name it (curves/curve_warnings.py), in the order the table shows them
 WARNINGS = {"wide": "spans almost 0 to 1", "clamping": "alone pulls", "empty": "leave nobody at risk",
             "few at risk": "number at risk read from",
             "steep bin": "may read a little high", "first bin": "first bin", "no upper": "has no upper limit", "not reached": "is not reached on the noisy",

@@ -40,6 +40,7 @@ from dpsurv_core.cli.common import (
     run_plan,
 )
 from dpsurv_core.curves import readout
+from dpsurv_core.curves.curve_warnings import RULES
 from dpsurv_core.curves.kaplan_meier import CONF_TYPES
 from dpsurv_core.curves.memory import check_release
 from dpsurv_core.curves.readings import (  # noqa: F401 (re-exported: the app and the tests read them from here)
@@ -92,7 +93,6 @@ from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import PrivacyCost
 from dpsurv_core.privacy.options import TIME_INDEXED
 from dpsurv_core.privacy.release import Plan
-from dpsurv_core.report.curve_warnings import RULES
 
 NAME = "km"
 HELP = "private survival curves per group: Kaplan-Meier with 95% bands, cumulative hazard, cumulative incidence"

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dpsurv_core.curves.curve_warnings import curve_warnings
 from dpsurv_core.curves.readings import (
     _finite_or_none,
     _none_where_nan,
@@ -33,7 +34,6 @@ from dpsurv_core.curves.readings import (
     rmst_entries,
 )
 from dpsurv_core.curves.result import CurveResult
-from dpsurv_core.report.curve_warnings import curve_warnings
 
 if TYPE_CHECKING:  # value types only: this module reads no data
     from dpsurv_core.data.public import PublicParameters

@@ -1,7 +1,7 @@
 """The uncertainty of a curve release, by concept: the bootstrap bands of a counts release
 (:mod:`dpsurv_core.curves.bootstrap`), time-indexed's inverted band (:mod:`dpsurv_core.curves.time_indexed_bands`),
 intervals read off a band (:mod:`dpsurv_core.curves.intervals`), what clamping does (:mod:`dpsurv_core.curves.clamping`)
-and the sentences beside a release (:mod:`dpsurv_core.report.curve_warnings`). This module re-exports their names for
+and the sentences beside a release (:mod:`dpsurv_core.curves.curve_warnings`). This module re-exports their names for
 the pages that read them from one place.
 """
 
@@ -35,6 +35,19 @@ from dpsurv_core.curves.clamping import (  # noqa: F401
     laplace_clamping,
     rrr_clamping,
 )
+from dpsurv_core.curves.curve_warnings import (  # noqa: F401
+    FEW_AT_RISK,
+    RULES,
+    _asked_and_used,
+    _clamping_warnings,
+    _disclosure_control_warnings,
+    _empty_risk_set_warnings,
+    _fmt,
+    _index_at,
+    _random_rounding_warnings,
+    at_risk_notes,
+    curve_warnings,
+)
 from dpsurv_core.curves.intervals import (  # noqa: F401
     incidence_band,
     incidence_limits,
@@ -57,17 +70,4 @@ from dpsurv_core.curves.time_indexed_bands import (  # noqa: F401
     acceptance_ranges,
     sampled_curves,
     time_indexed_bands,
-)
-from dpsurv_core.report.curve_warnings import (  # noqa: F401
-    FEW_AT_RISK,
-    RULES,
-    _asked_and_used,
-    _clamping_warnings,
-    _disclosure_control_warnings,
-    _empty_risk_set_warnings,
-    _fmt,
-    _index_at,
-    _random_rounding_warnings,
-    at_risk_notes,
-    curve_warnings,
 )

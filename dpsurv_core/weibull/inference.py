@@ -52,7 +52,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpsurv_core.report.weibull_warnings import floor_warning, weibull_warnings
 from dpsurv_core.weibull.censoring import (  # noqa: F401 (re-exported for the pages and the command line)
     censored_share,
     censoring_disclosure,
@@ -90,6 +89,7 @@ from dpsurv_core.weibull.simulation import (  # noqa: F401 (re-exported)
     simulate_releases,
     simulate_samples,
 )
+from dpsurv_core.weibull.weibull_warnings import floor_warning, weibull_warnings
 
 if TYPE_CHECKING:  # a type only: the release reader (dpsurv_core.weibull.readout) imports this module without the data
     pass

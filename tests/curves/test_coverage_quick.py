@@ -18,7 +18,7 @@ REPLICATES = 150  # x 2 groups: Monte Carlo s.e. about 1.3 points at 95%
 
 def test_laplace_counts_intervals_cover_the_truth():
     """At q75 group B's true S is 0.125, with about 12 subjects at risk against noise of +/- 15 on the number at risk
-    read from the counts: there a sentence says the curve cannot be read (report/curve_warnings.py, few at risk), and
+    read from the counts: there a sentence says the curve cannot be read (curves/curve_warnings.py, few at risk), and
     the band covers about 90% (read from clamped counts, which pulled the curve down, it over-covered earlier
     landmarks instead; docs/coverage-curves.md)."""
     out = cc.measure("laplace-counts", 1.0, 200, REPLICATES, seed=7)
