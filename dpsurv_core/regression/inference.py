@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy import special, stats
 
+from dpsurv_core.plain_numbers import format_ratio, format_ratio_ci, plain_number
 from dpsurv_core.privacy.noise import SimulationNoise
 from dpsurv_core.regression.mechanisms import (
     PSGLD,
@@ -60,7 +61,6 @@ from dpsurv_core.regression.mechanisms import (
     symmetric_size,
 )
 from dpsurv_core.regression.model import Fit, fit_nonprivate
-from dpsurv_core.report.text import format_ratio, format_ratio_ci, plain_number
 
 if TYPE_CHECKING:  # types only: a record's reader imports this module with no data module in reach
     from dpsurv_core.regression.person_period import PersonPeriod
@@ -311,7 +311,7 @@ def report_table(outputs: dict[str, Any]) -> Any:
     :func:`plain_number`, the calibrated p-value as the page prints it and the share of sign flips in percent."""
     import pandas as pd
 
-    from dpsurv_core.report.text import p_value
+    from dpsurv_core.plain_numbers import p_value
 
     kind = str(outputs.get("ratio_kind") or RATIO_KIND)
     rows = []

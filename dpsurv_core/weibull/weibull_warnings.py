@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from dpsurv_core.report.text import plain_number
+from dpsurv_core.plain_numbers import plain_number
 from dpsurv_core.weibull.mechanisms import (
     LaplaceWeibull,
     SampleAggregateWeibull,
@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # a type only
 
 def _plain(x: float) -> str:
     """A number as a clinician reads it: 48,000 and 0.83, not 4.8e+04 (whole above 1,000, else
-    :func:`~dpsurv_core.report.text.plain_number`)."""
+    :func:`~dpsurv_core.plain_numbers.plain_number`)."""
     return f"{x:,.0f}" if abs(x) >= 1000 else plain_number(x)
 
 
