@@ -4,7 +4,10 @@ Modules:
   attack   the distinguishing test: scores, thresholds, TPR/FPR with Clopper-Pearson bounds, ROC and
            the empirical epsilon lower bound
   targets  the target subject, its neighbouring data set D', and the influential points
-  runner   simulated releases on D and D' for each analysis (adapters) and :func:`~.runner.audit`
+  runner   simulated releases on D and D' for each analysis and :func:`~.runner.audit`
+  result   the audit's result (:class:`~.result.AuditResult`): attacks, headline, tables, plain sentence
+  adapters what the audit needs from an analysis: the curve and log-rank adapters
+  model_adapters  the Weibull and regression adapters
   record   the audit of stored ledger records (the reader's output, not the mechanism's)
   exposure what a suppressed or rounded table still gives away (differencing)
   figures  plotly figures, the summary table and the report section

@@ -298,7 +298,7 @@ def footprint(publisher: Publisher, cohort_in: Cohort, cohort_out: Cohort) -> li
 
 def record_noises(seed: int) -> tuple[AuditNoise, AuditNoise]:
     """The record runs' two noise streams: spawned from the audit's seed beside (and independent of) the streams of
-    the mechanism's own runs (:func:`dpsurv_core.audit.runner._noises` takes the first two children)."""
+    the mechanism's own runs (:func:`dpsurv_core.audit.adapters._noises` takes the first two children)."""
     children = np.random.SeedSequence(int(seed)).spawn(4)
     return AuditNoise(children[2]), AuditNoise(children[3])
 
