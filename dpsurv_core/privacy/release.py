@@ -274,8 +274,9 @@ def option_text(value: Any, short: bool = False) -> str:
         A bool (``true``/``false``), a float (full precision, ``inf`` for positive infinity), a list or tuple
         (its items comma-joined, floats in full precision) or anything else (``str``).
     short : bool, default False
-        Write a float with ``format(value, "g")`` (six significant digits), as the app's reproduce commands have
-        always been written, instead of in full precision.
+        Write a float with ``format(value, "g")`` (six significant digits, as the app's reproduce commands have
+        always been written: ``0.5``, ``1``, ``1100``) where that reads back as the same float, else in full
+        precision (``0.1234567``, not ``0.123457``), so a stored command reruns the same release.
 
     Returns
     -------
@@ -286,7 +287,9 @@ def option_text(value: Any, short: bool = False) -> str:
         return str(value).lower()
     if isinstance(value, float):
         if short:
-            return f"{value:g}"
+            text = f"{value:g}"
+            if float(text) == value or math.isnan(value):
+                return text
         return "inf" if math.isinf(value) and value > 0 else repr(float(value))
     if isinstance(value, (list, tuple)):
         return ",".join(option_text(v) for v in value)
@@ -306,7 +309,7 @@ def option_words(options: Mapping[str, Any], short_floats: bool = False) -> list
     options : mapping of str to object
         Option names (underscores for dashes) to values, in command-line order.
     short_floats : bool, default False
-        Write float values with six significant digits (:func:`option_text`'s ``short``).
+        Write float values with six significant digits where that is exact (:func:`option_text`'s ``short``).
 
     Returns
     -------
@@ -344,7 +347,7 @@ def cli_command(command: str, options: Mapping[str, Any]) -> str:
         The command (``km``, ``logrank``, ``weibull``, ``regression``).
     options : mapping of str to object
         Its options, written by :func:`option_words` with floats in six significant digits (as every stored
-        record's ``command`` has been written).
+        record's ``command`` has been written) where those read back as the same float, else in full precision.
 
     Returns
     -------
