@@ -11,6 +11,10 @@
   :mod:`dpsurv_core.report.stored`, which the command line's ``report`` renders its release with too.
 * :func:`export_bundle` (chosen ledger records) and :func:`release_bundle` (the command line's
   numbers) turn released numbers into CSV and JSON (private outputs only).
+
+The released numbers as rows (:func:`output_records`, :func:`release_bundle`) are in
+:mod:`dpsurv_core.report.release_records`, the tables read off a record's derived part (:func:`derived_tables`)
+in :mod:`dpsurv_core.report.derived_tables`; this module re-exports them.
 """
 
 from __future__ import annotations
@@ -31,22 +35,31 @@ import plotly.offline
 from dpsurv_core import __version__
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy import catalogue
-from dpsurv_core.privacy.ledger import (
-    RELEASE,
-    Ledger,
-    LedgerEntry,
-    Record,
-    as_run,
-    entry_from_body,
-    record_outputs,
-)
+from dpsurv_core.privacy.ledger import RELEASE, Ledger, LedgerEntry, Record, as_run, entry_from_body, record_outputs
 from dpsurv_core.report.comparisons import (  # noqa: F401 (re-exported: the review's comparisons were defined here)
     curve_comparison,
     parameter_comparison,
     test_comparison,
 )
+from dpsurv_core.report.derived_tables import (  # noqa: F401 (re-exported: the command line, stored and the tests)
+    band_sentence,
+    derived_tables,
+    landmark_table,
+    logrank_tables,
+    median_table,
+    records_table,
+    rmst_table,
+)
 from dpsurv_core.report.figures import ledger_figure, outputs_figure
-from dpsurv_core.report.files import safe_csv
+from dpsurv_core.report.release_records import (  # noqa: F401 (re-exported: the command line and the tests)
+    COLUMNS,
+    _check_private,
+    _csv,
+    _default,
+    curve_records,
+    output_records,
+    release_bundle,
+)
 from dpsurv_core.report.text import timestamp
 
 CSS = """
@@ -219,144 +232,6 @@ class Report:
                 f"<script type='text/javascript'>{js}</script></head><body>" + "\n".join(body) + "</body></html>")
 
 
-COLUMNS = ["record", "analysis", "mechanism", "trial", "group", "quantity", "time", "value"]
-
-
-def _check_private(records: list[dict[str, Any]]) -> None:
-    for r in records:
-        if r.get("mechanism") == "nonprivate":
-            raise ParameterError("The release bundle holds private outputs only: leave non-private results out.")
-
-
-def _csv(records: list[dict[str, Any]]) -> str:
-    frame = pd.DataFrame(records, columns=COLUMNS)
-    frame["record"] = frame["record"].astype("Int64")
-    return safe_csv(frame)
-
-
-def release_bundle(records: list[dict[str, Any]], ledger: Ledger, disclosures: Sequence[Any] = ()) -> tuple[str, str]:
-    """CSV and JSON of released numbers. Each record: (record,) analysis, mechanism, trial, group, quantity, time,
-    value. The JSON also holds the ledger (each entry with its disclosures) and the given disclosures."""
-    _check_private(records)
-    payload = {"ledger": json.loads(ledger.to_json()), "released": records,
-               "disclosures": [d if isinstance(d, dict) else d.to_dict() for d in disclosures]}
-    return _csv(records), json.dumps(payload, indent=2, default=_default)
-
-
-def curve_records(release: Any, analysis: str = "survival curves") -> list[dict[str, Any]]:
-    """Long-format records of a :class:`~dpsurv_core.curves.result.CurveResult` (first trial)."""
-    cur = release.curves
-    out = []
-    fields = [("survival", cur.survival), ("lower", cur.lower), ("upper", cur.upper)]
-    if release.counts is not None:
-        fields += [("at_risk", cur.at_risk), ("events", cur.events)]
-    for quantity, arr in fields:
-        a = arr[0]
-        for gi, g in enumerate(cur.groups):
-            for t, v in zip(cur.time, a[gi]):
-                if np.isfinite(v):
-                    out.append({"analysis": analysis, "mechanism": release.mechanism, "trial": 0, "group": g,
-                                "quantity": quantity, "time": float(t), "value": float(v)})
-    return out
-
-
-def _parameter_records(analysis: str, mechanism: str, values: dict[str, float]) -> list[dict[str, Any]]:
-    """Long-format records of released parameters (Weibull shape and scale, regression coefficients)."""
-    return [{"analysis": analysis, "mechanism": mechanism, "trial": 0, "group": None, "quantity": name, "time": None,
-             "value": float(v)} for name, v in values.items()]
-
-
-# ------------------------------------------------------------------------------- released numbers of a record
-
-_CURVE_KEYS = ("groups", "time")
-_PUBLIC_KEYS = ("edges", "group_labels")  # the public grid: a parameter of the release, not a released number
-# how the bands were made and the warnings: shown beside the numbers, not numbers themselves
-_NOTE_KEYS = ("conf_type", "interval_includes_noise", "interval_method", "warnings", "event_free")
-# computed from the released numbers and kept beside them (tests, noise-aware intervals): shown as their own tables
-_DERIVED_KEYS = ("tests", "overall", "test_method", "debiased_tests", "debiased_overall", "debiased_test_method",
-                 "test_warnings", "intervals", "medians", "landmarks", "rmst", "curve")
-# kept as tables in every record that has them (a record before tests were kept listed its tests among its numbers)
-_ALWAYS_DERIVED = {"intervals", "medians", "landmarks", "rmst", "curve"}
-
-
-def _number(v: Any) -> float | None:
-    if isinstance(v, (bool, np.bool_)):
-        return float(v)
-    if isinstance(v, (int, float, np.integer, np.floating)) and math.isfinite(float(v)):
-        return float(v)
-    return None
-
-
-def output_records(outputs: Any, analysis: str = "", mechanism: str = "", record: int | None = None
-                   ) -> list[dict[str, Any]]:
-    """The numbers a ledger record's ``outputs`` hold, one long-format row per number (the CSV's rows).
-
-    Curves (``{"groups", "time", "survival", "at_risk", ...}``, arrays of groups x time points) give one row per
-    group, quantity and time; a list of per-trial dicts (Weibull: shape, scale) one row per key; anything else one
-    row per number, named by its path (``coefficients.age``). Missing (NaN) values are left out."""
-    rows: list[dict[str, Any]] = []
-    # derived tables kept beside the numbers; a record written before they were kept (no test_method) listed its
-    # tests among its numbers, and still does
-    derived = set(_DERIVED_KEYS) if isinstance(outputs, dict) and "test_method" in outputs else _ALWAYS_DERIVED
-
-    def add(quantity: str, value: Any, group: Any = None, time: Any = None, trial: int = 0) -> None:
-        v = _number(value)
-        if v is not None:
-            rows.append({"record": record, "analysis": analysis, "mechanism": mechanism, "trial": trial,
-                         "group": None if group is None else str(group), "quantity": quantity,
-                         "time": None if time is None else float(time), "value": v})
-
-    def curves(obj: dict[str, Any], trial: int) -> None:
-        # groups by their value labels where the record keeps them (the names the warnings beside them use)
-        groups, time = list(obj.get("group_labels") or obj["groups"]), list(obj["time"])
-        for key, value in obj.items():
-            if key in _CURVE_KEYS or key in _PUBLIC_KEYS or key in _NOTE_KEYS or key in derived:
-                continue
-            if isinstance(value, list) and len(value) == len(groups) and all(isinstance(r, list) for r in value):
-                for g, row in zip(groups, value):
-                    # a row per group: numbers on the time points, or (events by type) one such list per type
-                    series = [(key, row)] if not any(isinstance(v, list) for v in row) else \
-                        [(key if len(row) == 1 else f"{key}[{k}]", sub) for k, sub in enumerate(row)]
-                    for quantity, values in series:
-                        points = time if len(values) == len(time) else [None] * len(values)
-                        for t, v in zip(points, values):
-                            add(quantity, v, g, t, trial)
-            elif isinstance(value, list) and len(value) == len(groups) and all(_number(v) is not None or v is None
-                                                                                  for v in value):
-                for g, v in zip(groups, value):  # one number per group (a median, a count; at risk: at time 0)
-                    add(key, v, g, 0.0 if key == "at_risk" else None, trial)
-            else:
-                walk(value, key, trial)
-
-    def walk(obj: Any, path: str, trial: int) -> None:
-        if isinstance(obj, dict):
-            if all(k in obj for k in (*_CURVE_KEYS, "survival")):
-                curves(obj, trial)
-                return
-            for k, v in obj.items():
-                if k == "trial" or (not path and (k in derived or k in _NOTE_KEYS)):
-                    continue
-                # a Weibull record's per-trial estimates keep their plain names (shape, scale)
-                walk(v, "" if (not path and k == "estimates") else f"{path}.{k}" if path else str(k), trial)
-        elif isinstance(obj, (list, tuple)):
-            several = len(obj) > 1 and all(isinstance(o, dict) for o in obj)
-            for i, o in enumerate(obj):
-                walk(o, path, i if several else trial)
-        else:
-            add(path or "value", obj, trial=trial)
-
-    walk(outputs, "", 0)
-    return rows
-
-
-def _default(obj: Any) -> Any:
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    return str(obj)
-
-
 @dataclass
 class ReleaseItem:
     """One release in a report: its ledger entry, released numbers (long format), figure and stored outputs."""
@@ -396,144 +271,6 @@ def record_item(record: Record, time_unit: str = "") -> ReleaseItem:
     rows = output_records(outputs, entry.analysis, entry.mechanism, record.id)
     return ReleaseItem(f"Release {record.id}: {entry.analysis} ({entry.mechanism})", entry, rows,
                        outputs_figure(outputs, time_unit), None, list(entry.disclosures), outputs, record.body)
-
-
-def records_table(records: list[dict[str, Any]]) -> pd.DataFrame:
-    """Released numbers as a wide table: one row per (group, time), one column per quantity."""
-    if not records:
-        return pd.DataFrame()
-    frame = pd.DataFrame(records)
-    idx = [c for c in ("trial", "group", "time")
-           if c in frame and frame[c].notna().any() and (c != "trial" or frame[c].nunique() > 1)]
-    if not idx:
-        return frame[["quantity", "value"]]
-    frame[idx] = frame[idx].astype(object).where(frame[idx].notna(), "—")
-    wide = frame.pivot_table(index=idx, columns="quantity", values="value", aggfunc="first", sort=False).reset_index()
-    wide.columns.name = None
-    return wide
-
-
-def median_table(entries: list[dict[str, Any]], names: dict[str, str], unit: str = "") -> pd.DataFrame:
-    """Median and quartiles (first trial) with the limits ``km`` prints (the band's crossings; on a public grid read
-    linearly between grid points); "not reached" where R gives NA."""
-    fmt = lambda v: "not reached" if v is None or not np.isfinite(v) else f"{v:.4g}"  # noqa: E731
-    unit = f" ({unit})" if unit else ""
-    rows = []
-    for e in entries:
-        if e.get("trial", 0) != 0:
-            continue
-        q = {round(float(x["probability"]), 2): x for x in e.get("quantiles") or []}
-        row = {"group": names.get(str(e["group"]), str(e["group"])), f"median{unit}": fmt(e["median"]),
-               "95% CI lower": fmt(e["median_lower"]), "95% CI upper": fmt(e["median_upper"])}
-        for p, name in ((0.25, "first quartile"), (0.75, "third quartile")):
-            if p in q:  # one column whether or not a group's limits exist ("no interval" where R gives NA)
-                limits = (f" ({fmt(q[p].get('lower'))} to {fmt(q[p].get('upper'))})"
-                          if q[p].get("lower") is not None or q[p].get("upper") is not None else " (no interval)")
-                row[f"{name}{unit} (95% CI)"] = fmt(q[p].get("time")) + limits
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def landmark_table(entries: list[dict[str, Any]], names: dict[str, str]) -> pd.DataFrame:
-    """Landmark survival (first trial) as ``km --landmarks`` gives it: the time asked, the time used, the 95% limits
-    (NaN where R gives NA)."""
-    return pd.DataFrame([{"group": names.get(str(e["group"]), str(e["group"])), "time asked": e["time_requested"],
-                          "time used": e["time_used"], "survival": e["survival"], "95% CI lower": _nan(e["lower"]),
-                          "95% CI upper": _nan(e["upper"])} for e in entries if e.get("trial", 0) == 0])
-
-
-def rmst_table(entries: list[dict[str, Any]], names: dict[str, str], unit: str = "") -> pd.DataFrame:
-    """Restricted mean survival time (first trial) as ``km --rmst`` gives it, with its 95% limits."""
-    up_to = f"up to ({unit})" if unit else "up to"
-    return pd.DataFrame([{"group": names.get(str(e["group"]), str(e["group"])), up_to: e["time_used"],
-                          "RMST": e["rmst"], "95% CI lower": _nan(e["lower"]), "95% CI upper": _nan(e["upper"])}
-                         for e in entries if e.get("trial", 0) == 0])
-
-
-def _nan(v: float | None) -> float:
-    return math.nan if v is None else v
-
-
-def _curve_summary_tables(out: dict[str, Any], time_unit: str = "") -> list[tuple[pd.DataFrame, str]]:
-    """A curve record's medians and quartiles, landmark survival and RMST with their intervals (first trial), groups
-    by their labels, as ``km`` printed them."""
-    labels = dict(zip(map(str, out.get("groups") or []), out.get("group_labels") or out.get("groups") or []))
-    first = lambda key: [e for e in out.get(key) or [] if isinstance(e, dict) and e.get("trial", 0) == 0]  # noqa: E731
-    which = "de-biased curves, " if "debiased_survival" in out else ""
-    noise = "carrying the noise" if out.get("interval_includes_noise") else "sampling error only"
-    tables: list[tuple[pd.DataFrame, str]] = []
-    free = out.get("event_free")  # competing events: time to the first event of any type
-    survival = "event-free survival (time to the first event of any type)" if free else "survival"
-    if medians := first("medians"):
-        tables.append((median_table(medians, labels, time_unit), f"Median {survival} and quartiles ({which}95% intervals "
-                                                      f"{noise})"))
-    if landmarks := first("landmarks"):
-        tables.append((landmark_table(landmarks, labels), f"{survival[0].upper() + survival[1:]} at the landmark "
-                                                          f"times ({which}95% intervals {noise})"))
-    if rmst := first("rmst"):
-        tables.append((rmst_table(rmst, labels, time_unit), f"Restricted mean {'event-free ' if free else ''}survival time (95% "
-                                                 f"intervals {noise})"))
-    return tables
-
-
-def _logrank_tests_table(tests: list[dict[str, Any]], overall: dict[str, Any] | None, method: str) -> pd.DataFrame:
-    """Pairwise tests and (with more than two groups) the overall test as ``logrank`` gives them: the statistic, the
-    value it must exceed at 5% and the p-value. The chi-square tail of a noisy statistic is no p-value and is left out;
-    a noise-adjusted statistic is named so, as it has a scale of its own."""
-    chi = "chi-square (noise-adjusted)" if "noise-adjusted" in method else "chi-square"
-    p = "p (calibrated)" if "Monte Carlo" in method else "p"
-    row = lambda what, t: {"comparison": what, chi: t.get("statistic"),  # noqa: E731
-                           "needed at 5%": t.get("critical_value_95"), "df": t.get("dof"), p: t.get("p_value")}
-    label = lambda t, side: t.get(f"group_{side}_label") or t.get(f"group_{side}")  # noqa: E731
-    rows = [row(f"{label(t, 'a')} vs {label(t, 'b')}", t) for t in tests]
-    if overall and len(tests) > 1:
-        rows.append(row("all groups", overall))
-    return pd.DataFrame(rows)
-
-
-def logrank_tables(out: dict[str, Any]) -> list[tuple[pd.DataFrame, str]]:
-    """The log-rank tables of a record's outputs (``logrank``'s fields: ``tests``, ``overall``, ``test_method``, and
-    rrr's ``debiased_`` ones), each captioned with its method."""
-    tables: list[tuple[pd.DataFrame, str]] = []
-    for prefix, what in (("", "Log-rank tests"), ("debiased_", "Log-rank tests on the de-biased counts")):
-        tests = out.get(prefix + "tests")
-        if not (out.get(prefix + "test_method") and tests):
-            continue
-        method = str(out[prefix + "test_method"])
-        tables.append((_logrank_tests_table(tests, out.get(prefix + "overall"), method), f"{what} ({method})"))
-    return tables
-
-
-def derived_tables(outputs: Any, time_unit: str = "") -> list[tuple[pd.DataFrame, str]]:
-    """The tables a record keeps beside its released numbers, computed from them when it was released: the log-rank
-    tests calibrated for the noise, a Weibull release's noise-aware intervals, a regression release's coefficients
-    with their ratios, intervals and calibrated p-values."""
-    out = outputs if isinstance(outputs, dict) else {}
-    tables = logrank_tables(out)
-    tables += _curve_summary_tables(out, time_unit)
-    intervals = out.get("intervals")
-    if isinstance(intervals, list) and intervals and isinstance(intervals[0], dict):
-        first = intervals[0]
-        if "shape" in first and isinstance(first["shape"], dict):  # Weibull
-            rows = [{"parameter": f"scale ({time_unit})" if k == "scale" and time_unit else k,
-                     "released": first[k]["estimate"], "95% lower": first[k]["lower"], "95% upper": first[k]["upper"]}
-                    for k in ("shape", "scale")]
-            tables.append((pd.DataFrame(rows), "Weibull parameters with 95% intervals that carry the noise"))
-        elif "covariate" in first:  # regression, one row per covariate, in the Regression page's words and numbers
-            from dpsurv_core.regression.inference import report_table
-
-            tables.append((report_table(out), "Coefficients with 95% intervals that carry the noise"))
-    return tables
-
-
-def band_sentence(conf_type: str, includes_noise: bool, method: str) -> str:
-    """What the bands drawn beside a curve are: R's type and whether they carry the noise, and how they were made."""
-    if method.startswith("no interval"):
-        return f"No band: {method.removeprefix('no interval: ')}."
-    if "does not apply" in method:  # time-indexed: inverted from its noise law, no variance, no conf.type
-        return f"95% bands {method.removeprefix('pointwise 95% band ')}."
-    noise = ", including the privacy noise" if includes_noise else ", not including any noise"
-    return f"95% bands: R's {conf_type} type{noise}. Method: {method}."
 
 
 def ledger_report(title: str, dataset: str, ledger: Ledger, records: list[Record], audits: Sequence[AuditItem] = (),
