@@ -58,28 +58,37 @@ for the noise (the sensitivities above divide by it), so without noise every mec
 perturbation, pSGLD) returns the non-private maximum-likelihood fit (Lambda = 0), the very w that
 ``regression --mechanism nonprivate`` gives (:func:`~dpsurv_core.regression.model.maximum_likelihood`, the same
 L-BFGS call, so bit for bit). With an information share the released H at epsilon = inf is the exact H of that fit.
+
+The parts the mechanisms share (the design bounds, the information matrix helpers, the result and the base
+class) are in :mod:`dpsurv_core.regression.mechanism_base`, posterior sampling (:class:`PSGLD`) in
+:mod:`dpsurv_core.regression.psgld`; this module re-exports them.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import special
 
 from dpsurv_core.errors import ParameterError
-from dpsurv_core.privacy.ledger import APPROXIMATE_MCMC, EXACT, PrivacyCost
-from dpsurv_core.privacy.mechanism import Mechanism, check_epsilon
 from dpsurv_core.privacy.noise import NoiseSource
-from dpsurv_core.regression.design import gradient_bound, hessian_trace_bound, interval_basis, row_bound
-from dpsurv_core.regression.model import check_lambda, maximum_likelihood, mean_relative_error, minimise
+from dpsurv_core.regression.mechanism_base import (  # noqa: F401 (re-exported: readout, inference, tests)
+    ANALYSIS,
+    DesignBounds,
+    RegressionResult,
+    _RegressionMechanism,
+    information_bound,
+    information_many,
+    symmetric_from_vector,
+    symmetric_size,
+)
+from dpsurv_core.regression.model import check_lambda, maximum_likelihood, minimise
+from dpsurv_core.regression.psgld import PSGLD
 
 if TYPE_CHECKING:  # types only: a record's reader builds these mechanisms from public values, with no data module
     from dpsurv_core.regression.person_period import PersonPeriod
-
-ANALYSIS = "discrete-time regression"
 
 
 def sphere_noise(noise: NoiseSource, dim: int, scale: float, trials: int) -> np.ndarray:
@@ -93,134 +102,6 @@ def sphere_noise(noise: NoiseSource, dim: int, scale: float, trials: int) -> np.
     u = noise.standard_normal((trials, dim))
     u /= np.linalg.norm(u, axis=1, keepdims=True)
     return r[:, None] * u
-
-
-def symmetric_size(dim: int) -> int:
-    """d (d + 1) / 2: the number of distinct entries of a symmetric d x d matrix."""
-    return dim * (dim + 1) // 2
-
-
-def symmetric_from_vector(v: np.ndarray, dim: int) -> np.ndarray:
-    """(..., d(d+1)/2) -> (..., d, d): the inverse of the isometry that keeps the diagonal and multiplies each
-    off-diagonal entry (upper triangle) by sqrt(2), so that ||v|| is the Frobenius norm of the matrix."""
-    iu = np.triu_indices(dim)
-    scale = np.where(iu[0] == iu[1], 1.0, 1.0 / math.sqrt(2.0))
-    M = np.zeros(v.shape[:-1] + (dim, dim))
-    M[..., iu[0], iu[1]] = v * scale
-    M[..., iu[1], iu[0]] = v * scale
-    return M
-
-
-def information_bound(intervals: int, knots: int) -> float:
-    """h1 = (1/4) max_{t in {0, 1}} sqrt(sum_{j,l <= T} (t + s(j).s(l))^2): a bound on the Frobenius norm of one
-    record's information matrix sum_j p_j (1 - p_j) z_j z_j^T at any w (module docstring); at most c2 = T R^2 / 4."""
-    S = interval_basis(intervals, knots)
-    U = S @ S.T
-    return 0.25 * math.sqrt(max(float(np.sum(U ** 2)), float(np.sum((1.0 + U) ** 2))))
-
-
-def information_many(pp: PersonPeriod, W: np.ndarray) -> np.ndarray:
-    """H(w_r) = sum_rows sigma (1 - sigma) z z^T for every row w_r of W: shape (trials, d, d)."""
-    Z, _, c = pp.compressed
-    P = special.expit(Z @ np.atleast_2d(W).T)  # (rows, trials)
-    return np.einsum("ur,ui,uj->rij", c[:, None] * P * (1 - P), Z, Z)
-
-
-@dataclass(frozen=True)
-class DesignBounds:
-    """The public constants of a person-period design the mechanisms calibrate with."""
-
-    intervals: int
-    knots: int
-    horizon: float
-    dim: int
-    R: float
-    n_public: int
-    rows_per_subject: int = 1
-
-    @classmethod
-    def of(cls, pp: PersonPeriod) -> DesignBounds:
-        return cls(pp.intervals, pp.knots, pp.horizon, pp.dim, pp.R, pp.n_public, pp.rows_per_subject)
-
-    @classmethod
-    def declared(cls, intervals: int, knots: int, horizon: float, columns: int, n_public: int,
-                 rows_per_subject: int = 1) -> DesignBounds:
-        """The bounds of a design from its declared values alone (what a release record keeps): ``columns`` encoded
-        covariate columns plus ``knots`` spline columns, R from the spline basis; equal to :meth:`of` the design."""
-        return cls(int(intervals), int(knots), float(horizon), int(columns) + int(knots),
-                   row_bound(interval_basis(int(intervals), int(knots))), int(n_public), int(rows_per_subject))
-
-    @property
-    def c1(self) -> float:
-        return gradient_bound(self.rows_per_subject, self.intervals, self.R)
-
-    @property
-    def c2(self) -> float:
-        return hessian_trace_bound(self.rows_per_subject, self.intervals, self.R)
-
-    @property
-    def information_sensitivity(self) -> float:
-        """Delta_H = sqrt(2) m h1: the Frobenius sensitivity of the summed information matrix (add, remove or
-        replace one subject of m records; module docstring)."""
-        return math.sqrt(2.0) * self.rows_per_subject * information_bound(self.intervals, self.knots)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"intervals": self.intervals, "knots": self.knots, "horizon": self.horizon, "dimension": self.dim,
-                "R": self.R, "n_public": self.n_public, "rows_per_subject": self.rows_per_subject,
-                "c1": self.c1, "c2": self.c2}
-
-
-@dataclass
-class RegressionResult:
-    """Draws W (trials, dim) of one mechanism, what it charged, and (pSGLD) chain diagnostics."""
-
-    mechanism: str
-    W: np.ndarray
-    pp: PersonPeriod = field(repr=False)
-    cost: PrivacyCost
-    parameters: dict[str, Any]
-    diagnostics: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def betas(self) -> np.ndarray:
-        """Covariate coefficients per trial on the normalised scale, (trials, p)."""
-        return self.W[:, : self.pp.p]
-
-    @property
-    def coefficients(self) -> list[dict[str, float]]:
-        """Covariate coefficients per trial in original units."""
-        B = self.betas * self.pp.encoding.to_original
-        return [dict(zip(self.pp.encoding.names, row.tolist())) for row in B]
-
-    def mre(self, beta_star: np.ndarray) -> float:
-        return mean_relative_error(self.betas, beta_star)
-
-
-class _RegressionMechanism(Mechanism):
-    analysis = ANALYSIS
-    guarantee = EXACT
-
-    def __init__(self, epsilon: float, bounds: DesignBounds) -> None:
-        self.epsilon = check_epsilon(epsilon)
-        self.bounds = bounds
-
-    @property
-    def cost(self) -> PrivacyCost:
-        return PrivacyCost(self.epsilon, guarantee=self.guarantee)
-
-    @property
-    def ridge_without_noise(self) -> float:
-        """The ridge Lambda of the fit a release without noise (epsilon = inf) gives: 0 for every mechanism. The ridge
-        only bounds one subject's influence for the noise, so without noise the release is the non-private
-        maximum-likelihood fit (module docstring)."""
-        return 0.0
-
-    def _check(self, pp: PersonPeriod) -> None:
-        if DesignBounds.of(pp) != self.bounds:
-            raise ParameterError("The mechanism was calibrated for another design: rebuild it for these data.")
-
-    def compute(self, pp: PersonPeriod, noise: NoiseSource, trials: int = 1) -> RegressionResult:
-        raise NotImplementedError
 
 
 class OutputPerturbation(_RegressionMechanism):
@@ -418,133 +299,6 @@ def minimise_many(pp: PersonPeriod, lam: float, b: np.ndarray, w0: np.ndarray | 
         if np.max(np.abs(t[:, None] * step)) < tol * (1 + np.max(np.abs(W))):
             break
     return W
-
-
-class PSGLD(_RegressionMechanism):
-    """Posterior sampling by preconditioned SGLD (Li et al. 2016; Nguyen & Hui 2017, regression Alg. 3-4), approximate DP (MCMC).
-
-    Target: exp(-(eps / (2 m B)) sum_i phi(L_i(w))) N(w; 0, s^2 I), phi(x) = B tanh(x / B). Chain:
-    U~ = (N / |batch|) sum_batch (eps/(2 m B)) phi'(L_i) grad L_i + w / s^2 (a stochastic gradient of -log target),
-    V <- alpha V + (1 - alpha) (U~/N)^2, G = 1 / (delta + sqrt(V)),
-    w <- w - (step_t / 2) G U~ + sqrt(step_t G) xi,  step_t = a (1 + t / b)^(-gamma) / (N sqrt(N eps / (2 m B))):
-    since G ~ 1/|U~/N|, a step moves w by about a / sqrt(N eps/(2 m B)), a multiple of the posterior's spread.
-    An epoch is N / |batch| steps; the first ``burn_in`` epochs are discarded; the release is one draw: the
-    state at the end of an epoch picked uniformly among epochs burn_in + 1 .. epochs. The correction term Gamma(w) of Li et al. is dropped, as in the paper.
-    """
-
-    name = "pSGLD posterior sampling"
-    interval_includes_noise = True  # dpsurv_core.regression.inference
-    guarantee = APPROXIMATE_MCMC
-
-    def __init__(self, epsilon: float, bounds: DesignBounds, bound_B: float | None = None, prior_sd: float = 20.0,
-                 epochs: int = 60, burn_in: int = 30, batch: int | None = None, step: float = 8.0, step_decay: float = 100.0,
-                 step_gamma: float = 0.55, rms_decay: float = 0.99, draws: int = 1) -> None:
-        super().__init__(epsilon, bounds)
-        self.draws = 1
-        self.set_draws(draws)
-        self.bound_B = float(bounds.intervals * math.log(2.0)) if bound_B is None else float(bound_B)
-        checks = [(self.bound_B > 0, "The sanitizer bound B must be positive (for example T log 2)."),
-                  (prior_sd > 0, "The prior standard deviation s must be positive (for example 20)."),
-                  (int(epochs) >= 1, "The chain needs at least one epoch."),
-                  (0 <= int(burn_in) < int(epochs), "The burn-in must be shorter than the chain (0 <= burn-in < epochs)."),
-                  (batch is None or int(batch) >= 1, "The minibatch needs at least one subject."),
-                  (step > 0 and step_decay > 0 and 0 <= step_gamma <= 1,
-                   "The step schedule needs a > 0, b > 0 and 0 <= gamma <= 1."),
-                  (0 < rms_decay < 1, "The RMSprop decay alpha must be between 0 and 1.")]
-        for ok, msg in checks:
-            if not ok:
-                raise ParameterError(msg)
-        # default minibatch: a tenth of the public n (at least 1, at most 512), so an epoch is >= 10 steps
-        self.batch = int(batch) if batch is not None else int(min(512, max(1, bounds.n_public // 10)))
-        self.prior_sd, self.epochs, self.burn_in = float(prior_sd), int(epochs), int(burn_in)
-        self.step, self.step_decay, self.step_gamma, self.rms_decay = float(step), float(step_decay), float(step_gamma), \
-            float(rms_decay)
-
-    def set_draws(self, draws: int) -> None:
-        """Release k draws, each from the posterior at epsilon/k (sequential composition: epsilon in total); their
-        mean is the point estimate and their spread gives a posterior interval that costs nothing more."""
-        if int(draws) != draws or not 1 <= draws <= 100:
-            raise ParameterError(f"The number of posterior draws must be a whole number from 1 to 100, got {draws}.")
-        self.draws = int(draws)
-
-    @property
-    def utility_sensitivity(self) -> float:
-        """m B: one subject (m records) changes sum phi(L_i) by less than m B."""
-        return self.bounds.rows_per_subject * self.bound_B
-
-    @property
-    def temperature(self) -> float:
-        """eps / (2 m B k), the factor on sum phi(L_i) in the log target of each of the k draws (k = 1 by default)."""
-        return self.epsilon / (2.0 * self.utility_sensitivity * self.draws)
-
-    def parameters(self) -> dict[str, Any]:
-        return {"epsilon": self.epsilon, "sanitizer_B": self.bound_B, "prior_sd": self.prior_sd, "epochs": self.epochs,
-                "burn_in": self.burn_in, "batch": self.batch, "step_a": self.step, "step_b": self.step_decay,
-                "step_gamma": self.step_gamma, "rms_decay": self.rms_decay, "guarantee": "approximate DP (MCMC)",
-                "draws": self.draws, "epsilon_per_draw": self.epsilon / self.draws,
-                **self.bounds.to_dict()}
-
-    def compute(self, pp: PersonPeriod, noise: NoiseSource, trials: int = 1, w_star: np.ndarray | None = None,
-                beta_ref: np.ndarray | None = None, progress: Any = None) -> RegressionResult:
-        """Run ``trials`` x k independent chains at once (vectorised: each chain draws its own minibatches and its own
-        Langevin noise, so the trials are independent draws). With k = ``draws`` > 1 each trial releases the mean
-        of its k draws (``diagnostics["draws_W"]`` keeps them, shape (trials, k, dim)); the trace keeps the first
-        chain of each trial."""
-        self._check(pp)
-        k = self.draws
-        out_trials = trials
-        trials = trials * k
-        if math.isinf(self.epsilon):
-            w = maximum_likelihood(pp)
-            return RegressionResult(self.name, np.repeat(w[None, :], out_trials, axis=0), pp, self.cost, self.parameters(),
-                                     {"note": "epsilon = inf: no sampling, the non-private MLE"})
-        N, d = pp.n, pp.dim
-        nb = min(self.batch, N)
-        steps_per_epoch = max(1, int(math.ceil(N / nb)))
-        temp, B, s2 = self.temperature, self.bound_B, self.prior_sd ** 2
-        W = np.zeros((trials, d))  # the chain starts at 0, a data-free point (never at the non-private w*)
-        V = np.zeros((trials, d))
-        trace = np.empty((self.epochs + 1, trials, d))
-        trace[0] = W
-        chain = np.arange(trials)
-        t = 0
-        for epoch in range(self.epochs):
-            for _ in range(steps_per_epoch):
-                # every chain samples its own minibatch of nb subjects (with replacement), uniform on 0..N-1
-                S = noise.integers(N, (trials, nb)).ravel()
-                rows = pp.subject_rows(S)
-                Zb, yb = pp.Z[rows], pp.y[rows].astype(float)
-                counts = pp.k[S]
-                starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-                owner = np.repeat(np.repeat(chain, nb), counts)    # chain of each row
-                eta = np.einsum("ij,ij->i", Zb, W[owner])           # (rows,)
-                L = np.add.reduceat(np.logaddexp(0.0, -(2 * yb - 1) * eta), starts)  # per sampled subject
-                wt = 1.0 / np.cosh(np.minimum(L / B, 350.0)) ** 2  # phi'(L) = sech^2(L / B)
-                coef = (special.expit(eta) - yb) * np.repeat(wt, counts)
-                gsum = np.add.reduceat(coef[:, None] * Zb, starts[::nb], axis=0)  # (trials, d)
-                gbar = temp * gsum / nb + W / (s2 * N)   # mean per-subject gradient of -log target
-                U = N * gbar
-                V = self.rms_decay * V + (1 - self.rms_decay) * gbar ** 2
-                G = 1.0 / (1e-8 + np.sqrt(V))
-                eps_t = self.step * (1.0 + t / self.step_decay) ** (-self.step_gamma) / (N * math.sqrt(temp * N))
-                W = W - 0.5 * eps_t * G * U + np.sqrt(eps_t * G) * noise.standard_normal((trials, d))
-                t += 1
-            trace[epoch + 1] = W
-            if progress is not None:
-                progress((epoch + 1) / self.epochs)
-        # the release: one state per chain, drawn uniformly from the epoch ends after the burn-in
-        pick = self.burn_in + 1 + noise.integers(self.epochs - self.burn_in, trials)
-        W = noise.snap(trace[pick, np.arange(trials)])  # the chain's float arithmetic, snapped (Mironov 2012)
-        diag: dict[str, Any] = {"steps_per_epoch": steps_per_epoch, "steps": t, "draws": k}
-        if k > 1:
-            diag["draws_W"] = W.reshape(out_trials, k, d)
-            W = noise.snap(diag["draws_W"].mean(axis=1))  # the mean leaves the grid: snapped again
-            trace, pick = trace[:, ::k], pick[::k]
-        diag.update({"trace": trace, "picked_epoch": pick})
-        if beta_ref is not None:
-            p = pp.p
-            diag["mre_by_epoch"] = np.array([mean_relative_error(trace[e][:, :p], beta_ref) for e in range(self.epochs + 1)])
-        return RegressionResult(self.name, W, pp, self.cost, self.parameters(), diag)
 
 
 MECHANISMS = {"output": OutputPerturbation, "objective": ObjectivePerturbation, "psgld": PSGLD}
