@@ -9,9 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
-from plotly.subplots import make_subplots
 
 from dpsurv_core.data import datasets
 from dpsurv_core.data import labels as value_labels
@@ -27,8 +25,6 @@ from dpsurv_core.regression.cautions import row_cautions
 from dpsurv_core.regression.inference import (
     RATIO_KIND,
     coefficient_inference,
-    format_ratio,
-    format_ratio_ci,
     inference_table,
     nonprivate_fit,
     plain_number,
@@ -37,9 +33,10 @@ from dpsurv_core.regression.levels import declared_levels
 from dpsurv_core.regression.mechanisms import OutputPerturbation, lambda_study, mre_study
 from dpsurv_core.regression.model import fit_cox, maximum_likelihood, minimise
 from dpsurv_core.regression.person_period import PersonPeriod, person_period
-from dpsurv_core.report.text import markdown_code, markdown_literal, p_value, plain_label
+from dpsurv_core.report.text import markdown_code, markdown_literal
 from ui import cox_view, glossary, palette, session
 from ui import curves_view as cv
+from ui import regression_view as rv
 from ui.cache import by_data, digest, session_cache
 from ui.downloads import show_figure
 from ui.gate import guard
@@ -409,29 +406,7 @@ for kind, rel in shown.items():
                                            epsilon=f"{rel.cost.sentence()} ({charged})",
                                            caution=row_cautions(infs[kind])))
 table = pd.concat(parts, ignore_index=True)
-
-
-def _ratio_ci(r: pd.Series) -> str:
-    """OR (95% CI) as clinicians write it, by the rule of the warnings and the report (format_ratio): two decimals,
-    three significant figures beyond 0.01 to 100, no scientific notation, and beyond 1/1,000 and 1,000 in words
-    (``0.60 (95% CI 0.43 to 0.83)``, ``below 0.001 (95% CI below 0.001 to 0.0123)``)."""
-    return format_ratio_ci(r.odds_ratio, r.lower, r.upper)
-
-
-def _p(v: object) -> str:
-    return p_value(float(v)) if v is not None and pd.notna(v) and np.isfinite(float(v)) else "–"
-
-
-show = pd.DataFrame({
-    "Estimate": table.estimate, "Covariate": table.covariate.map(display_name),
-    "Ratio type": table.ratio,
-    "Ratio (95% CI)": table.apply(_ratio_ci, axis=1),
-    "p": table.p_value.map(_p),
-    "Read with care": table.get("caution", pd.Series("", index=table.index)).fillna(""),
-    "Non-private p (preview only)": table.get("p_value_nonprivate", pd.Series(np.nan, index=table.index)).map(_p),
-    "Coefficient (log ratio)": table.coefficient.round(4),
-    "Epsilon": table.epsilon,
-})
+show = rv.coefficient_table(table, display_name)
 cv.show_table(show, f"regression-{cohort.name}", "rg_table")
 for sentence in cox_warnings:
     st.warning(f"{COX.name}: " + markdown_literal(sentence), icon="⚠️")
@@ -461,33 +436,9 @@ st.caption(f"n = {pp.n} subjects, {pp.y.size} person-period rows, T = {intervals
 
 # ------------------------------------------------------------------------------------------------ forest plot
 st.subheader("Forest plot")
-ffig = go.Figure()
 groups = [(FIT.id, parts[0]), (COX.id, parts[1])] + [(k, p) for k, p in zip(shown, parts[2:])]
-offsets = np.linspace(-0.3, 0.3, len(groups)) if len(groups) > 1 else [0.0]
 ypos = {c: i for i, c in enumerate(dict.fromkeys([*pp_ref.encoding.names, *pp.encoding.names]))}
-lo_ref = float(np.nanmin(np.concatenate([parts[0].lower, parts[1].lower])))
-hi_ref = float(np.nanmax(np.concatenate([parts[0].upper, parts[1].upper])))
-x_lo, x_hi = min(lo_ref, 1.0) / 10, max(hi_ref, 1.0) * 10  # one decade beyond the non-private intervals
-off_scale = []
-for (kind, part), off in zip(groups, offsets):
-    y = [ypos[c] + off for c in part.covariate]
-    err = None
-    if part["lower"].notna().all():
-        err = dict(type="data", symmetric=False, array=part.upper - part.odds_ratio,
-                   arrayminus=part.odds_ratio - part.lower)
-    ratio = part.odds_ratio.to_numpy()
-    outside = (ratio < x_lo) | (ratio > x_hi)
-    off_scale += [f"{part.estimate.iloc[0]}: {markdown_literal(display_name(c))} {format_ratio(r)}"
-                  for c, r, o in zip(part.covariate, ratio, outside) if o]
-    ffig.add_trace(go.Scatter(x=np.clip(ratio, x_lo, x_hi), y=y, mode="markers", error_x=err,
-                              name=part.estimate.iloc[0], text=[format_ratio(r) for r in ratio], hoverinfo="text+name",
-                              marker={"size": 10, "color": COLOURS[kind],
-                                      "symbol": np.where(outside, "triangle-right", "circle").tolist()}))
-ffig.add_vline(x=1.0, line_dash="dot", line_color=palette.GREY)
-ffig.update_layout(xaxis_type="log", xaxis_range=[math.log10(x_lo), math.log10(x_hi)],
-                   xaxis_title="odds ratio (discrete-time) or hazard ratio (Cox), log scale",
-                   yaxis={"tickvals": list(ypos.values()), "ticktext": [plain_label(display_name(c)) for c in ypos]}, height=180 + 90 * len(ypos),
-                   legend={"orientation": "h", "y": -0.5})
+ffig, off_scale = rv.forest_figure(parts, groups, ypos, COLOURS, display_name)
 show_figure(ffig, f"regression-forest-{cohort.name}", "rg_forest", width="stretch")
 if off_scale:
     st.caption("Off the scale (drawn as triangles at the edge): " + "; ".join(off_scale) + ". At this epsilon and "
@@ -533,20 +484,8 @@ elif not run_chains:
 else:
     with st.spinner("Running four seeded chains ..."):
         trace, mre_ep = _chains(design_key, float(epsilon), seed, tuple(sorted(psgld_kw.items())), pp, beta_private)
-    names = pp.encoding.names
-    factors = pp.encoding.to_original
-    tfig = make_subplots(rows=1, cols=len(names) + 1, subplot_titles=[f"trace: {plain_label(display_name(n))}" for n in names] + ["MRE by epoch"])
-    epochs_axis = np.arange(trace.shape[0])
-    for j in range(len(names)):
-        for c in range(trace.shape[1]):
-            tfig.add_trace(go.Scatter(x=epochs_axis, y=trace[:, c, j] * factors[j], mode="lines", showlegend=False,
-                                      line={"width": 1, "color": palette.colour(c)}), row=1, col=j + 1)
-        tfig.add_hline(y=float(beta_private[j] * factors[j]), line_dash="dash", line_color=palette.BLACK, row=1, col=j + 1)
-        tfig.add_vrect(x0=0, x1=burn_in, fillcolor="#ccc", opacity=0.3, line_width=0, row=1, col=j + 1)
-    tfig.add_trace(go.Scatter(x=epochs_axis, y=mre_ep, mode="lines", line={"color": COLOURS[CHAIN.id]},
-                              showlegend=False), row=1, col=len(names) + 1)
-    tfig.update_xaxes(title_text="epoch")
-    tfig.update_layout(height=340)
+    tfig = rv.chains_figure(trace, mre_ep, pp.encoding.names, pp.encoding.to_original, beta_private, burn_in,
+                            COLOURS[CHAIN.id], display_name)
     show_figure(tfig, f"regression-chains-{cohort.name}", "rg_chains", width="stretch")
     st.caption(f"Four seeded chains at epsilon {epsilon:g} (simulation, not charged): each coefficient in original "
                f"units against the epochs, the non-private value dashed, the burn-in ({burn_in} epochs) shaded. The "
@@ -596,13 +535,7 @@ for i, (kind, e) in enumerate(cells):
     bar.progress((i + 1) / len(cells), text=f"Simulating {LABELS[kind]} at epsilon {e:g} ({i + 1}/{len(cells)})")
     if kind != cells[min(i + 1, len(cells) - 1)][0] or i + 1 == len(cells):  # a mechanism's line is complete
         part = pd.DataFrame(rows)
-        partial = go.Figure()
-        for k in dict.fromkeys(part.mechanism):
-            sub = part[part.mechanism == k]
-            partial.add_trace(go.Scatter(x=sub.epsilon, y=sub.mre, mode="lines+markers", name=LABELS[k],
-                                         line={"color": COLOURS[k]}))
-        partial.update_layout(xaxis_type="log", yaxis_type="log", xaxis_title="epsilon",
-                              yaxis_title="mean relative error", height=380, legend={"orientation": "h", "y": -0.3})
+        partial = rv.error_figure(part, LABELS, COLOURS)
         if i + 1 < len(cells):
             chart.plotly_chart(partial, width="stretch", key=f"rg_partial_{i}")
 bar.empty()
@@ -625,14 +558,6 @@ def _lambda_curve(key: tuple, eps: float, trials: int, seed: int, _pp) -> list[d
 
 with st.spinner("Simulating the Lambda trade-off ..."):
     lam_rows = pd.DataFrame(_lambda_curve(design_key, float(epsilon), trials, seed, pp))
-lfig = go.Figure()
-for kind in dict.fromkeys(lam_rows.mechanism):
-    sub = lam_rows[lam_rows.mechanism == kind]
-    lfig.add_trace(go.Scatter(x=sub["lambda"], y=sub.mre, mode="lines+markers", name=LABELS[kind],
-                              line={"color": COLOURS[kind]}))
-lfig.add_vline(x=lam, line_dash="dot", line_color=palette.GREY)
-lfig.update_layout(title=f"Lambda trade-off at epsilon {epsilon:g}: small Lambda = more noise, large Lambda = "
-                         "coefficients shrunk to 0", xaxis_type="log", yaxis_type="log", xaxis_title="Lambda",
-                   yaxis_title="mean relative error", height=360, legend={"orientation": "h", "y": -0.3})
+lfig = rv.lambda_figure(lam_rows, LABELS, COLOURS, lam, epsilon)
 show_figure(lfig, f"regression-lambda-{cohort.name}", "rg_lambda", width="stretch")
 
