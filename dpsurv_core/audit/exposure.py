@@ -54,7 +54,7 @@ def _is_disclosure_control(mechanism: Any) -> bool:
 
 
 def _identity_exposure(cohort: Cohort, public: PublicParameters) -> tuple[np.ndarray, np.ndarray]:
-    from dpsurv_core.audit.targets import _first_rows, leave_one_out_counts
+    from dpsurv_core.curves.leave_one_out import _first_rows, leave_one_out_counts
 
     exact, contrib, _, unit = leave_one_out_counts(cohort, public)
     mask = np.any(contrib.cells() != 0, axis=1)
@@ -63,7 +63,7 @@ def _identity_exposure(cohort: Cohort, public: PublicParameters) -> tuple[np.nda
 
 def exposure(mechanism: Any, cohort: Cohort, public: PublicParameters) -> Exposure:
     """Exact exposure of ``mechanism``'s release on ``cohort`` over every privacy unit (see the module docstring)."""
-    from dpsurv_core.audit.targets import _units
+    from dpsurv_core.curves.leave_one_out import _units
 
     _, n_units = _units(cohort)
     cost = mechanism.cost

@@ -63,7 +63,7 @@ class DisclosureControl(Mechanism):
 
         Count-based rules see a unit only through its cells: the leave-one-out counts are the exact counts minus the
         unit's contribution (vectorised over units), then the rule is applied to all of them at once."""
-        from dpsurv_core.audit.targets import _first_rows, leave_one_out_counts
+        from dpsurv_core.curves.leave_one_out import _first_rows, leave_one_out_counts
 
         if not self.deterministic:
             raise NotImplementedError(f"{self.name} is random: exposure is about its output distribution.")

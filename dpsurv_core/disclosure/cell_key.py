@@ -129,7 +129,7 @@ class CellKey(DisclosureControl):
     def keyed_cells(self, cohort: Cohort, public: PublicParameters, competing: bool = False
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, BinnedCounts]:
         """Per row: its cells (rows, C) as 0/1 and its key; the unit of each row; and the exact counts."""
-        from dpsurv_core.audit.targets import _units, leave_one_out_counts
+        from dpsurv_core.curves.leave_one_out import _units, leave_one_out_counts
 
         solo = Cohort(cohort.time, cohort.event, cohort.group, None, cohort.event_type, cohort.event_type_labels,
                       name=cohort.name)
@@ -156,7 +156,7 @@ class CellKey(DisclosureControl):
         return exact.from_cells(self._apply(cells, np.asarray(noise.uniform(0.0, 1.0, cells.shape), float)))
 
     def leave_one_out(self, cohort: Cohort, public: PublicParameters) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        from dpsurv_core.audit.targets import _first_rows
+        from dpsurv_core.curves.leave_one_out import _first_rows
 
         cells, keys, unit, base_counts, _ = self.keyed_cells(cohort, public)
         n_units = int(unit.max()) + 1 if unit.size else 0
