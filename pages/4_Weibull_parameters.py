@@ -7,9 +7,7 @@ import math
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
-from plotly.subplots import make_subplots
 
 from dpsurv_core.data import datasets
 from dpsurv_core.errors import DpsurvError
@@ -35,11 +33,11 @@ from dpsurv_core.weibull.model import (
     WeibullSample,
     kaplan_meier,
     lifelines_fit,
-    survival_curve,
     weibull_mle,
 )
 from ui import curves_view as cv
 from ui import glossary, palette, release_panel, session
+from ui import weibull_view as wv
 from ui.cache import background_started, by_data, digest, prefetch, prefetched, session_cache
 from ui.downloads import show_figure, show_table, table_download
 from ui.gate import guard
@@ -53,7 +51,6 @@ SURVREG = catalogue.get(catalogue.WEIBULL, catalogue.SURVREG)  # the times as th
 IDS = [e.id for e in PRIVATE]
 LABELS = {e.id: e.name for e in PRIVATE}
 COLOURS = dict(zip(IDS, palette.COLOURS, strict=False))
-MLE_COLOUR, KM_COLOUR, LADDER_COLOUR = palette.BLACK, palette.GREY, palette.BLUE
 EPSILONS = [0.1, 0.2, 0.4, 0.5, 0.8, 1.0, 1.6, 2.0, 3.2, 5.0, 10.0]
 STUDY_EPSILONS = [0.1, 0.2, 0.4, 0.8, 1.6, 3.2]
 
@@ -472,22 +469,7 @@ if in_engine:  # the exact Kaplan-Meier from the engine's counts at every event 
 else:
     km_t, km_s = kaplan_meier(cohort.time, cohort.event)
 grid = np.linspace(0.0, horizon, 300)
-fig = go.Figure()
-fig.add_trace(go.Scatter(x=km_t, y=100 * km_s, mode="lines", line={"shape": "hv", "color": KM_COLOUR},
-                         name="Kaplan-Meier (not private)"))
-fig.add_trace(go.Scatter(x=grid, y=100 * survival_curve(grid, mle.shape, mle.scale), mode="lines",
-                         line={"color": MLE_COLOUR, "dash": "dash"},
-                         name="Weibull, clipped maximum likelihood (not private)"))
-invalid = []
-for name, est in results.items():
-    curve = survival_curve(grid, float(est.shape[0]), float(est.scale[0]))
-    if np.all(np.isnan(curve)):
-        invalid.append(LABELS[name])
-        continue
-    fig.add_trace(go.Scatter(x=grid, y=100 * curve, mode="lines", line={"color": COLOURS[name], "width": 3},
-                             name=f"Weibull, {LABELS[name]} ({labels[name]})"))
-fig.update_layout(xaxis_title=f"time ({unit})", yaxis_title="survival (%)", yaxis_range=[0, 101], height=430,
-                  legend={"orientation": "h", "y": -0.2})
+fig, invalid = wv.curves_figure(km_t, km_s, grid, mle, results, labels, LABELS, COLOURS, unit)
 show_figure(fig, f"weibull-curves-{cohort.name}", "wb_curves", width="stretch")
 if results:
     st.caption("The private Weibull curves are drawn without a band: their uncertainty is given per parameter (the "
@@ -501,33 +483,7 @@ if invalid:
 # ------------------------------------------------------------------------------------------------ ladder
 st.subheader("The LSP ladder (a teaching view of the paper's Figure 1)")
 k_show = st.slider("Rungs shown", 3, min(80, rungs + 1), min(15, rungs + 1), key="wb_kshow")
-lfig = make_subplots(rows=1, cols=2, column_widths=[0.62, 0.38],
-                     subplot_titles=("Utility U(p) = -k on rung k", f"Chance of each rung at epsilon {epsilon:g}"))
-xs, ys = [], []
-for k, a, b in ladder.segments(k_show):
-    xs += [a, b, None]
-    ys += [-k, -k, None]
-lfig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", line={"width": 4, "color": LADDER_COLOUR},
-                          marker={"size": 4}, name="rungs", showlegend=False), row=1, col=1)
-lfig.add_trace(go.Scatter(x=[ladder.p_star], y=[0], mode="markers", marker={"size": 12, "color": MLE_COLOUR,
-                          "symbol": "star"}, name="true shape p* (rung 0)"), row=1, col=1)
-for name in [n for n in results if hasattr(mechs[n], "ladder")]:  # the mechanisms that draw from the ladder
-    p_rel = float(results[name].shape[0])
-    lfig.add_trace(go.Scatter(x=[p_rel], y=[float(ladder.utility(np.array([p_rel]))[0])], mode="markers",
-                              marker={"size": 12, "color": palette.VERMILLION, "symbol": "x"},
-                              name=f"{LABELS[name]} shape ({labels[name]})"), row=1, col=1)
-probs = ladder.probabilities(epsilon / 2, float(cohort.rows_per_subject))
-shown = probs[:k_show]
-lfig.add_trace(go.Bar(x=[str(i) for i in range(1, k_show + 1)] + ["more"], y=np.append(shown, probs[k_show:].sum()),
-                      marker_color=LADDER_COLOUR, showlegend=False, name="probability"), row=1, col=2)
-lo = float(ladder.lower[min(k_show, ladder.rungs + 1)])
-hi = float(ladder.upper[min(k_show, ladder.rungs + 1)])
-pad = 0.05 * max(hi - lo, 1e-3)
-lfig.update_xaxes(title_text="shape p", range=[lo - pad, hi + pad], row=1, col=1)
-lfig.update_yaxes(title_text="utility", row=1, col=1)
-lfig.update_xaxes(title_text="rung k", row=1, col=2)
-lfig.update_yaxes(title_text="probability", row=1, col=2)
-lfig.update_layout(height=400, legend={"orientation": "h", "y": -0.25})
+lfig = wv.ladder_figure(ladder, k_show, epsilon, results, mechs, labels, LABELS, cohort.rows_per_subject)
 show_figure(lfig, f"weibull-lsp-ladder-{cohort.name}", "wb_ladder", width="stretch")
 st.caption(f"Rung k holds every shape that the data could produce if up to k patients were added or removed, "
            f"minus the shapes of rung k-1. Here rung 1 spans {ladder.lower[1]:.4f} to {ladder.upper[1]:.4f} around "
@@ -574,15 +530,7 @@ except DpsurvError as exc:
     st.stop()
 bar.empty()
 study = pd.DataFrame(study_rows)
-sfig = make_subplots(rows=1, cols=2, subplot_titles=("Shape p", f"Scale ({unit})"))
-for name in IDS:
-    sub = study[study.mechanism == name]
-    for col, key in ((1, "mdae_shape"), (2, "mdae_scale")):
-        sfig.add_trace(go.Scatter(x=sub.epsilon, y=sub[key], mode="lines+markers", name=LABELS[name],
-                                  legendgroup=name, showlegend=col == 1, line={"color": COLOURS[name]}), row=1, col=col)
-sfig.update_xaxes(type="log", title_text="epsilon per release (half for each parameter)")
-sfig.update_yaxes(type="log", title_text="median absolute error")
-sfig.update_layout(height=420, legend={"orientation": "h", "y": -0.25})
+sfig = wv.error_figure(study, IDS, LABELS, COLOURS, unit)
 show_figure(sfig, f"weibull-error-{cohort.name}", "wb_study", width="stretch")
 now = study[study.epsilon == float(epsilon)].set_index("mechanism")
 shape_err = ", ".join(f"{now.loc[n, 'mdae_shape']:.3g} for {LABELS[n]}" for n in IDS)

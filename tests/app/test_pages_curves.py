@@ -315,7 +315,8 @@ def test_group_page_without_a_group_explains_and_offers_a_numeric_split():
 MINE = ["pages/2_Survival_curves.py", "pages/3_Group_comparison.py", "pages/4_Weibull_parameters.py",
         "pages/5_Regression.py", "pages/7_Trade-off_explorer.py", "ui/curves_view.py", "ui/tradeoff_view.py",
         "ui/curve_format.py", "ui/curve_figures.py", "ui/curve_readings.py", "ui/curve_tables.py",
-        "ui/curve_mechanisms.py", "ui/exact_curves.py", "ui/curve_plans.py", "ui/curve_release.py", "ui/regression_view.py"]
+        "ui/curve_mechanisms.py", "ui/exact_curves.py", "ui/curve_plans.py", "ui/curve_release.py", "ui/regression_view.py",
+        "ui/weibull_view.py"]
 
 
 @pytest.mark.parametrize("path", MINE)
