@@ -25,6 +25,20 @@ settings.register_profile("ci", max_examples=40, deadline=None, derandomize=True
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ci")
 
+SLOW_TESTS = ROOT / "tests" / "slow_tests.txt"
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects
+def pytest_collection_modifyitems(config, items) -> None:
+    """The tests listed in tests/slow_tests.txt (0.75 s or more on the loaded 2-core machine; tests/slow_list.py
+    writes the list) are marked slow, and so is every test that starts Spark: make test-fast leaves them out; make
+    test runs them all."""
+    listed = {line.strip() for line in SLOW_TESTS.read_text().splitlines() if line.strip() and not line.startswith("#")}
+    for item in items:
+        if item.nodeid in listed or "spark_session" in getattr(item, "fixturenames", ()):  # a JVM is always slow
+            item.add_marker(pytest.mark.slow)
+
+
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
                   "--disable-dev-shm-usage"]
