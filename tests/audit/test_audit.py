@@ -335,18 +335,18 @@ def test_cli_contract(capsys):
 
 def test_cli_other_analyses_and_options(capsys):
     code, out, _ = run_cli(LUNG_ARGS + ["--analysis", "weibull", "--mechanism", "lsp-tll", "--horizon", "1100",
-                                        "--rungs", "100", "--trials", "100", "--target", "3", "--record-trials", "6"],
+                                        "--rungs", "100", "--trials", "20", "--target", "3", "--record-trials", "6"],
                            capsys)
     assert code == 0 and out["target"]["row"] == 3 and out["target"]["chosen_by"] == "user"
     code, out, _ = run_cli(LUNG_ARGS + ["--analysis", "regression", "--mechanism", "output", "--covariates", "age,sex",
-                                        "--range", "age:30:90", "--lambda", "0.05", "--trials", "100",
+                                        "--range", "age:30:90", "--lambda", "0.05", "--trials", "20",
                                         "--record-trials", "6"], capsys)
     assert code == 0 and out["influential_points"] is None and out["analysis"] == "regression"
     code, out, _ = run_cli(LUNG_ARGS + ["--analysis", "km", "--mechanism", "time-indexed", "--alpha", "0",
-                                        "--window", "1", "--trials", "100", "--record-trials", "20"], capsys)
+                                        "--window", "1", "--trials", "20", "--record-trials", "20"], capsys)
     assert code == 0 and out["epsilon_charged"] == pytest.approx(1.0)
     code, out, _ = run_cli(LUNG_ARGS + ["--group", "sex", "--analysis", "logrank", "--mechanism", "rrr",
-                                        "--trials", "100", "--record-trials", "20"], capsys)
+                                        "--trials", "20", "--record-trials", "20"], capsys)
     assert code == 0 and out["protects"] == "the group label only"
 
 
@@ -511,7 +511,7 @@ def test_audit_states_the_guarantee_as_run(capsys):
     says what the release command says, no guarantee, not "exact"; with n declared the guarantee stands."""
     for extra in (["--analysis", "regression", "--mechanism", "output", "--covariates", "age,sex"],
                   ["--analysis", "weibull", "--mechanism", "saa"]):
-        code, out, _ = run_cli(LUNG_ARGS + extra + ["--trials", "100", "--record-trials", "6"], capsys)
+        code, out, _ = run_cli(LUNG_ARGS + extra + ["--trials", "20", "--record-trials", "6"], capsys)
         assert code == 0 and out["guarantee"].startswith("none: not differentially private")
         assert out["formal_guarantee"] is False and "not differentially private as run" in out["sentence"]
         assert "guarantee of epsilon" not in out["sentence"] and "as run this release" not in out["sentence"]
@@ -519,11 +519,11 @@ def test_audit_states_the_guarantee_as_run(capsys):
         assert any(d["dp"] is False for d in out["disclosures"])
     # a group cut at the data's median, disclosed while loading the data, voids it too
     code, out, _ = run_cli(LUNG_ARGS + ["--analysis", "km", "--mechanism", "laplace-counts", "--group", "age:median",
-                                        "--trials", "40"], capsys)
+                                        "--trials", "20"], capsys)
     assert code == 0 and out["formal_guarantee"] is False and out["guarantee"].startswith("none: not differentially")
     code, out, _ = run_cli(LUNG_ARGS + ["--analysis", "regression", "--mechanism", "output", "--covariates", "age,sex",
                                         "--n-public", "228", "--range", "age:18:100", "--range", "sex:1:2",
-                                        "--trials", "100", "--record-trials", "6"], capsys)
+                                        "--trials", "20", "--record-trials", "6"], capsys)
     assert code == 0 and out["guarantee"] == "exact" and out["formal_guarantee"] is True
     assert "the guarantee of epsilon 1 is that" in out["sentence"]
 
