@@ -5,19 +5,15 @@ the page's "reproduce on the command line" gives the page's fit under the page's
 
 from __future__ import annotations
 
-import io
 import json
-import os
 import shlex
 import subprocess
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpsurv_core.cli import main
 from dpsurv_core.data import datasets
 from dpsurv_core.data import labels as value_labels
 from dpsurv_core.data.cohort import build_cohort, default_mapping
@@ -25,6 +21,7 @@ from dpsurv_core.data.labels import ValueLabels, categorical_columns, encode_cat
 from dpsurv_core.regression.model import fit_nonprivate
 from dpsurv_core.regression.person_period import person_period
 from tests.app.tables import shown
+from tests.cli_run import completed
 from ui import session
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,19 +33,7 @@ OWN = (value_labels.bundled("lung").with_labels("sex", {1: "Men", 2: "Women"})
 
 
 def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    """``python -m dpsurv_core *args`` run in this process (its exit status, stdout and stderr), from ``cwd``."""
-    out, err = io.StringIO(), io.StringIO()
-    here = os.getcwd()
-    os.chdir(cwd)
-    try:
-        with redirect_stdout(out), redirect_stderr(err):
-            try:
-                code = main(list(args))
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else 1
-    finally:
-        os.chdir(here)
-    return subprocess.CompletedProcess(["dpsurv", *args], code, out.getvalue(), err.getvalue())
+    return completed(*args, cwd=cwd)
 
 
 def cli_json(argv: list[str], cwd: Path = ROOT) -> dict:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -29,6 +28,7 @@ from dpsurv_core.report.html import (
     record_item,
     release_bundle,
 )
+from tests.cli_run import completed
 
 
 @pytest.fixture(scope="module")
@@ -190,7 +190,7 @@ def test_export_bundle_holds_the_chosen_records_only(tmp_path, lung_release):
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dpsurv_core", *args], capture_output=True, text=True, timeout=120)
+    return completed(*args)
 
 
 @pytest.mark.slow
