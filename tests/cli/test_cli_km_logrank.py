@@ -174,21 +174,19 @@ def test_numeric_group_split():
 
 def test_repeated_simulations_state_what_publishing_all_would_cost():
     import json as _json
-    import subprocess as _sp
-    import sys as _sys
 
-    r = _sp.run([_sys.executable, "-m", "dpsurv_core", "km", "--data", "lung", "--epsilon", "0.5", "--repeat", "4",
-                 "--seed", "1", "--json"], capture_output=True, text=True, timeout=120)
+    from tests.cli_run import completed
+
+    r = completed("km", "--data", "lung", "--epsilon", "0.5", "--repeat", "4", "--seed", "1", "--json")
     out = _json.loads(r.stdout)
     assert out["epsilon_per_release"] == 0.5 and out["epsilon_if_all_published"] == 2.0
     assert "not for publication" in out["noise"]
 
 
 def _run(*args):
-    import subprocess as _sp
-    import sys as _sys
+    from tests.cli_run import completed
 
-    return _sp.run([_sys.executable, "-m", "dpsurv_core", *args, "--json"], capture_output=True, text=True, timeout=120)
+    return completed(*args, "--json")
 
 
 def test_missing_group_labels_are_left_out_as_in_r_and_the_json_says_so():

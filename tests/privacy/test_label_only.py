@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from dpsurv_core.errors import BudgetExceededError, ParameterError
 from dpsurv_core.privacy.ledger import GROUP_LABEL, LedgerEntry, LedgerStore, PrivacyCost
+from tests.cli_run import completed
 
 
 def _rrr(eps: float = 2.0) -> LedgerEntry:
@@ -51,8 +50,7 @@ def test_cli_refuses_rrr_under_a_cap_and_allows_it_after_the_recorded_act(tmp_pa
     db = str(tmp_path / "l.db")
 
     def run(*args):
-        return subprocess.run([sys.executable, "-m", "dpsurv_core", *args, "--ledger", db, "--json"],
-                              capture_output=True, text=True, timeout=120)
+        return completed(*args, "--ledger", db, "--json")
 
     assert run("budget", "set", "--data", "lung", "--cap", "2").returncode == 0
     r = run("km", "--data", "lung", "--group", "sex", "--mechanism", "rrr", "--epsilon", "2", "--horizon", "1100")

@@ -5,9 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
@@ -16,6 +13,7 @@ from dpsurv_core.errors import ParameterError
 from dpsurv_core.privacy.ledger import Ledger
 from dpsurv_core.report.files import safe_csv, write_new
 from dpsurv_core.report.html import release_bundle
+from tests.cli_run import completed
 
 INJECTIONS = ['=HYPERLINK("https://example.org/x","click")', "=cmd|' /C calc'!A0", "+SUM(A1)", "-2+3", "@x",
               "\tTAB", "\rCR"]
@@ -66,9 +64,8 @@ def test_write_new_never_follows_a_symbolic_link(tmp_path):
 
 
 def _report(tmp_path, *extra):
-    return subprocess.run([sys.executable, "-m", "dpsurv_core", "report", "--data", "lung", "--epsilon", "1",
-                           "--horizon", "1100", "--ledger", str(tmp_path / "l.db"), *extra, "--json"], capture_output=True, text=True,
-                          timeout=120, env={**os.environ})
+    return completed("report", "--data", "lung", "--epsilon", "1", "--horizon", "1100", "--ledger", str(tmp_path / "l.db"),
+                     *extra, "--json")
 
 
 def test_report_refuses_an_existing_file_and_a_link_before_charging(tmp_path):
@@ -81,8 +78,7 @@ def test_report_refuses_an_existing_file_and_a_link_before_charging(tmp_path):
     r = _report(tmp_path, "--out", str(link), "--force")
     assert r.returncode == 2 and "symbolic link" in r.stderr
     assert out.read_text() == "earlier report"
-    show = subprocess.run([sys.executable, "-m", "dpsurv_core", "budget", "show", "--data", "lung", "--ledger",
-                           str(tmp_path / "l.db"), "--json"], capture_output=True, text=True, timeout=60)
+    show = completed("budget", "show", "--data", "lung", "--ledger", str(tmp_path / "l.db"), "--json")
     assert json.loads(show.stdout)["releases"] == []  # refused before anything was released or charged
     r = _report(tmp_path, "--out", str(out), "--force")
     assert r.returncode == 0, r.stderr
