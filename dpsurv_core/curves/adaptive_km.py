@@ -119,6 +119,14 @@ class AdaptiveKM(Mechanism):
                              cohorts redrawn from the released counts through the same merged bins and noise) and
                              the delta method's; "delta": Greenwood's variance plus the delta-method noise variance
                              (:func:`noise_log_variance`) alone
+
+    Privacy
+    -------
+    Cost: epsilon, composed sequentially: rho epsilon to choose the merged bins, (1 - rho) epsilon on the histogram;
+    rho = ``selection_share`` (by default 0.2 for epsilon <= 2, else 0).
+    Neighbours: add/remove one subject.
+    Protects: one subject's rows (one cell per subject: L1 sensitivity m).
+    Source: dpsurv's own design, building on Gondara L. & Wang K. (2020).
     """
 
     name = "adaptive-km"

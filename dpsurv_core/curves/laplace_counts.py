@@ -44,7 +44,16 @@ from dpsurv_core.privacy.noise import NoiseSource
 
 
 class LaplaceCounts(Mechanism):
-    """Discrete Laplace (or continuous, ``discrete=False``) noise of scale 2m/eps on every count cell."""
+    """Discrete Laplace (or continuous, ``discrete=False``) noise of scale 2m/eps on every count cell.
+
+    Privacy
+    -------
+    Cost: epsilon, all of it on the count cells (Laplace(2m/epsilon) each); the groups are disjoint, so they compose
+    in parallel, and every curve and test after is post-processing.
+    Neighbours: add/remove one subject.
+    Protects: one subject's rows (all m of them: the L1 sensitivity over the cells is 2m).
+    Source: Gondara L. & Wang K. (2020), Differentially Private Survival Function Estimation.
+    """
 
     name = "laplace-counts"
     analysis = "survival curves"

@@ -117,7 +117,15 @@ def event_times_grid(cohort: Cohort, competing: bool = False) -> TimeGrid:
 
 class NonPrivate(Mechanism):
     """No privacy: the exact estimators (equal to lifelines on the event-time grid). Charges nothing,
-    and says so: these numbers must not leave the data holder."""
+    and says so: these numbers must not leave the data holder.
+
+    Privacy
+    -------
+    Cost: nothing charged; epsilon = inf (no noise): these numbers must not leave the data holder.
+    Neighbours: none (not private).
+    Protects: nothing.
+    Source: Kaplan & Meier (1958); lifelines.
+    """
 
     name = "nonprivate"
     analysis = "survival curves"

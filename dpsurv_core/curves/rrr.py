@@ -129,7 +129,16 @@ def subject_labels(cohort: Cohort, groups: tuple[str, ...]) -> tuple[np.ndarray,
 
 
 class RandomizedResponse(Mechanism):
-    """k-ary randomized response on the group label; label-DP with epsilon = ln((kp + 1 - p) / (1 - p))."""
+    """k-ary randomized response on the group label; label-DP with epsilon = ln((kp + 1 - p) / (1 - p)).
+
+    Privacy
+    -------
+    Cost: epsilon = ln((k p + 1 - p) / (1 - p)), all of it on the labels (each kept with probability
+    p = (e^eps - 1) / (e^eps - 1 + k)).
+    Neighbours: change one subject's group label.
+    Protects: the group label only (label-DP); times and events are published as they are.
+    Source: De Faveri F. L., Faggioli G., Ferro N. & Spizzo R. (2024), "Dead or Alive, we can deny it".
+    """
 
     name = "rrr"
     analysis = "survival curves"

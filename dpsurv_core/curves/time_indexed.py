@@ -91,7 +91,16 @@ def exact_survival(cohort: Cohort, public: PublicParameters, points: np.ndarray)
 
 
 class TimeIndexed(Mechanism):
-    """Time-indexed Laplace noise on the KM curve at n public grid points (Veeraragavan et al. 2024)."""
+    """Time-indexed Laplace noise on the KM curve at n public grid points (Veeraragavan et al. 2024).
+
+    Privacy
+    -------
+    Cost: epsilon = e n (1 + alpha (n + 1) / 2), e the base epsilon: grid point i spends e (1 + alpha i), the n compose
+    sequentially (groups in parallel); clipping, smoothing and the running minimum are post-processing.
+    Neighbours: add/remove one subject.
+    Protects: one subject's rows (all m of them move S(t_i) by at most 1).
+    Source: Veeraragavan N. R., Karimireddy S. P. & Nygard J. F. (2024), arXiv 2412.05164 (Theorem 1, corrected).
+    """
 
     name = "time-indexed"
     analysis = "survival curves"

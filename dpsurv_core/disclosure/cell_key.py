@@ -104,7 +104,15 @@ def record_keys(cohort: Cohort, secret: bytes) -> np.ndarray:
 
 
 class CellKey(DisclosureControl):
-    """Perturb every cell by the published table, selected by the cell key (sum of record keys modulo 1)."""
+    """Perturb every cell by the published table, selected by the cell key (sum of record keys modulo 1).
+
+    Privacy
+    -------
+    Cost: no epsilon: statistical disclosure control, not differential privacy.
+    Neighbours: none: no formal guarantee.
+    Protects: no formal guarantee (a fixed perturbation per cell, the same every time).
+    Source: Fraser B. & Wooton J. (2005); the cell key method of the ABS TableBuilder and the ONS 2021 census tables.
+    """
 
     name = "cell-key"
     what = "cell key perturbation"

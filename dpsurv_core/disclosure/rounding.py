@@ -59,7 +59,15 @@ def random_round_with(x: np.ndarray, base: int, noise: NoiseSource) -> np.ndarra
 
 
 class Round(DisclosureControl):
-    """Round every count to the nearest multiple of ``base``."""
+    """Round every count to the nearest multiple of ``base``.
+
+    Privacy
+    -------
+    Cost: no epsilon: statistical disclosure control, not differential privacy.
+    Neighbours: none: no formal guarantee.
+    Protects: no formal guarantee (a deterministic rule on the exact counts).
+    Source: statistical disclosure control practice (rounding to base 5 or 10).
+    """
 
     name = "round"
     what = "rounding to base {base}"
@@ -78,7 +86,15 @@ class Round(DisclosureControl):
 
 
 class RandomRound(DisclosureControl):
-    """Unbiased random rounding to ``base``; its randomness comes from the release's noise source."""
+    """Unbiased random rounding to ``base``; its randomness comes from the release's noise source.
+
+    Privacy
+    -------
+    Cost: no epsilon: statistical disclosure control, not differential privacy.
+    Neighbours: none: no formal guarantee.
+    Protects: no formal guarantee (random rounding of the exact counts).
+    Source: statistical disclosure control practice (unbiased random rounding, as Statistics New Zealand's base 3).
+    """
 
     name = "random-round"
     deterministic = False

@@ -56,7 +56,15 @@ def merge(values: np.ndarray, ends: np.ndarray) -> np.ndarray:
 
 
 class SmoothSteps(DisclosureControl):
-    """Merge bins so that every step holds at least ``k`` events."""
+    """Merge bins so that every step holds at least ``k`` events.
+
+    Privacy
+    -------
+    Cost: no epsilon: statistical disclosure control, not differential privacy.
+    Neighbours: none: no formal guarantee.
+    Protects: no formal guarantee (a deterministic rule on the exact counts).
+    Source: O'Keefe C. M., Sparks R. S., McAullay D. & Loong B. (2012).
+    """
 
     name = "smooth-steps"
 

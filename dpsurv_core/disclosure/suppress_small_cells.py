@@ -27,7 +27,15 @@ def suppressed(x: np.ndarray, threshold: int) -> np.ndarray:
 
 
 class SuppressSmallCells(DisclosureControl):
-    """Withhold every count from 1 to threshold - 1."""
+    """Withhold every count from 1 to threshold - 1.
+
+    Privacy
+    -------
+    Cost: no epsilon: statistical disclosure control, not differential privacy.
+    Neighbours: none: no formal guarantee.
+    Protects: no formal guarantee (a deterministic rule on the exact counts).
+    Source: statistical disclosure control practice (small-number rules of registries and statistical offices).
+    """
 
     name = "suppress-small-cells"
     what = "small-cell suppression"

@@ -106,7 +106,15 @@ def sphere_noise(noise: NoiseSource, dim: int, scale: float, trials: int) -> np.
 
 class OutputPerturbation(_RegressionMechanism):
     """Chaudhuri et al. (2011) Alg. 1, extended to sums of logistic losses (Nguyen & Hui 2017, regression Alg. 1):
-    w* + b, ||b|| ~ Gamma(d, Delta/eps) with uniform direction, Delta = 2 c1 / (n Lambda)."""
+    w* + b, ||b|| ~ Gamma(d, Delta/eps) with uniform direction, Delta = 2 c1 / (n Lambda).
+
+    Privacy
+    -------
+    Cost: epsilon, all of it on one noise vector b added to the ridge fit (Delta = 2 c1 / (n Lambda)).
+    Neighbours: add/remove one subject (the sensitivity also covers replacing one).
+    Protects: one subject's rows (all person-period rows; bounds times m records per subject).
+    Source: Nguyen T. T. & Hui S. C. (2017), regression Alg. 1, after Chaudhuri et al. (2011).
+    """
 
     name = "output perturbation"
     interval_includes_noise = True  # dpsurv_core.regression.inference
@@ -154,7 +162,16 @@ class ObjectivePerturbation(_RegressionMechanism):
     With an information share rho > 0 (Wang, Kifer and Lee 2019) eps_obj = (1 - rho) eps and the remaining
     eps_H = rho eps buys a noisy information matrix H~ = H(w~) + E released after w~ (module docstring:
     Delta_H = sqrt(2) m h1, ||E||_F ~ Gamma(d (d + 1)/2, Delta_H / eps_H)); the intervals then use the data's
-    curvature instead of the bound 1/(n Lambda'). rho = 0 (the default) is the mechanism of the paper."""
+    curvature instead of the bound 1/(n Lambda'). rho = 0 (the default) is the mechanism of the paper.
+
+    Privacy
+    -------
+    Cost: epsilon = eps_obj + eps_H, composed sequentially: (1 - rho) epsilon on the objective's noise term, rho epsilon
+    on the noisy information matrix (rho = ``information_share``, 0 by default: all on the objective).
+    Neighbours: add/remove one subject (the bounds also cover replacing one).
+    Protects: one subject's rows (all person-period rows; bounds times m records per subject).
+    Source: Nguyen T. T. & Hui S. C. (2017), regression Alg. 2; Wang, Kifer & Lee (2019) for the information matrix.
+    """
 
     name = "objective perturbation"
     interval_includes_noise = True  # dpsurv_core.regression.inference

@@ -30,6 +30,13 @@ class PSGLD(_RegressionMechanism):
     since G ~ 1/|U~/N|, a step moves w by about a / sqrt(N eps/(2 m B)), a multiple of the posterior's spread.
     An epoch is N / |batch| steps; the first ``burn_in`` epochs are discarded; the release is one draw: the
     state at the end of an epoch picked uniformly among epochs burn_in + 1 .. epochs. The correction term Gamma(w) of Li et al. is dropped, as in the paper.
+
+    Privacy
+    -------
+    Cost: epsilon, approximate (MCMC): the chain only approximates the eps-DP target; k draws spend epsilon/k each.
+    Neighbours: add/remove one subject.
+    Protects: one subject's rows (utility sensitivity m B).
+    Source: Nguyen T. T. & Hui S. C. (2017), regression Alg. 3-4, with the sampler of Li et al. (2016).
     """
 
     name = "pSGLD posterior sampling"

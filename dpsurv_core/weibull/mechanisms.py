@@ -168,7 +168,15 @@ def _trials(trials: int) -> int:
 
 class ClippedMLE(WeibullMechanism):
     """The clipped maximum-likelihood fit (Equations 4 and 5 on t <- clip(t / T_max, e^-omega, 1)): the estimator the
-    private mechanisms estimate, and their reference. Not differentially private, for comparison only."""
+    private mechanisms estimate, and their reference. Not differentially private, for comparison only.
+
+    Privacy
+    -------
+    Cost: nothing charged; epsilon = inf (no noise): the private mechanisms' reference, for comparison only.
+    Neighbours: none (not differentially private).
+    Protects: nothing.
+    Source: Nguyen T. T. & Hui S. C. (2017), the clipped MLE their Weibull mechanisms estimate.
+    """
 
     name = "clipped-mle"
     private = False
@@ -205,7 +213,15 @@ class SurvregMLE(ClippedMLE):
     """The Weibull maximum-likelihood fit as R's survreg gives it: Equations 4 and 5 on the times as they are (follow-up
     ends at the horizon; no time is raised to a floor), so shape = 1 / survreg's scale and scale = exp(survreg's
     intercept) (Kalbfleisch & Prentice 2002, section 3.2). A time of 0 has no Weibull likelihood: such data are
-    refused with a sentence, as survreg refuses them. Not differentially private."""
+    refused with a sentence, as survreg refuses them. Not differentially private.
+
+    Privacy
+    -------
+    Cost: nothing charged; epsilon = inf (no noise): for comparison only.
+    Neighbours: none (not differentially private).
+    Protects: nothing.
+    Source: Kalbfleisch & Prentice (2002); R survival's survreg.
+    """
 
     name = "mle"
 
@@ -253,7 +269,16 @@ def tll(sample: WeibullSample, shape: np.ndarray, epsilon_scale: float, noise: N
 
 
 class LspTll(WeibullMechanism):
-    """LSP for the shape (exponential mechanism over the ladder, eps/2) and TLL for the scale (eps/2)."""
+    """LSP for the shape (exponential mechanism over the ladder, eps/2) and TLL for the scale (eps/2).
+
+    Privacy
+    -------
+    Cost: epsilon, split evenly and composed sequentially: epsilon/2 for the shape (exponential mechanism over the LSP
+    ladder) and epsilon/2 for the scale (Laplace on the TLL sums).
+    Neighbours: add/remove one subject.
+    Protects: one subject's rows (sensitivities times m rows per subject).
+    Source: Nguyen T. T. & Hui S. C. (2017), Privacy-Preserving Mechanisms for Parametric Survival Analysis.
+    """
 
     name = "lsp-tll"
     interval_includes_noise = True  # dpsurv_core.weibull.inference: parametric bootstrap, inverted
@@ -296,7 +321,15 @@ def clipped_mle(sample: WeibullSample, gamma: float) -> tuple[float, float]:
 
 
 class LaplaceWeibull(WeibullMechanism):
-    """Baseline: p* + Lap(gamma / (eps/2)) and lambda* + Lap(gamma / (eps/2)), both clipped to [0, gamma] first."""
+    """Baseline: p* + Lap(gamma / (eps/2)) and lambda* + Lap(gamma / (eps/2)), both clipped to [0, gamma] first.
+
+    Privacy
+    -------
+    Cost: epsilon, split evenly and composed sequentially: epsilon/2 on the shape, epsilon/2 on the scale.
+    Neighbours: add/remove one subject.
+    Protects: one subject's rows (the noise covers each parameter's whole range [0, gamma]).
+    Source: Nguyen T. T. & Hui S. C. (2017), the paper's Laplace baseline.
+    """
 
     name = "laplace"
     interval_includes_noise = True  # dpsurv_core.weibull.inference: parametric bootstrap, inverted
@@ -396,6 +429,13 @@ class SampleAggregateWeibull(WeibullMechanism):
     max(1, round(n / 500)), which discloses the cohort size roughly (listed as a disclosure). M may be at most
     n / 2, n the declared number of subjects ``n_public`` when there is one: a refusal decided by the observed
     number would itself depend on the data.
+
+    Privacy
+    -------
+    Cost: epsilon, split evenly and composed sequentially: epsilon/2 on the averaged shape, epsilon/2 on the scale.
+    Neighbours: add/remove one subject (it changes one block).
+    Protects: one subject's rows (the noise is times m rows per subject).
+    Source: Nguyen T. T. & Hui S. C. (2017), after Smith's sample and aggregate (2008).
     """
 
     name = "saa"
