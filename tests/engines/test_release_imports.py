@@ -16,19 +16,9 @@ import numpy as np
 import pandas as pd
 
 from dpsurv_core.data.cohort import Cohort
+from tests.engines.test_one_scan import registry
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _registry(rows: int, seed: int = 3) -> pd.DataFrame:
-    """Whole days up to ten years, about 30% censored, two groups: every bin well filled (no isotonic pooling)."""
-    rng = np.random.default_rng(seed)
-    g = rng.integers(0, 2, rows)
-    event = rng.exponential(1500.0 / np.where(g == 1, 1.3, 1.0))
-    censor = rng.uniform(0, 6000, rows)
-    time = np.ceil(np.minimum(np.minimum(event, censor), 3650.0)).astype(np.int32)
-    return pd.DataFrame({"time": time, "status": (event <= np.minimum(censor, 3650.0)).astype(np.int8),
-                         "group": np.where(g == 1, "B", "A")})
 
 
 def _release(path: Path, env: dict[str, str]) -> tuple[dict, list[str]]:
@@ -50,7 +40,7 @@ def _release(path: Path, env: dict[str, str]) -> tuple[dict, list[str]]:
 
 def test_a_duckdb_release_imports_no_pandas(tmp_path):
     path = tmp_path / "registry.parquet"
-    _registry(200_000).to_parquet(path, index=False)
+    registry(200_000, seed=3).to_parquet(path, index=False)
     env = {**os.environ, "DPSURV_LEDGER": str(tmp_path / "ledger.sqlite3"),
            "DPSURV_FINGERPRINT_CACHE": str(tmp_path / "fingerprints.json")}
     first, _ = _release(path, env)  # fills the fingerprint cache (the engine's cold pass)
