@@ -15,11 +15,14 @@ that its first view could simulate its intervals there, made that first view slo
 
 from __future__ import annotations
 
+import ast
 import importlib
+import sys
 import threading
 import time
 from collections.abc import Callable
-from functools import partial
+from functools import partial, wraps
+from typing import Any
 
 # in the order the pages need them (Survival curves, Group comparison, Weibull parameters); large packages are split
 # into the steps their own imports take, so that a run starting meanwhile waits for a short step only
@@ -36,6 +39,32 @@ MODULES: tuple[str, ...] = (
 IDLE_S = 0.3  # how long no script must have run before the next import
 WAIT_S = 10.0  # the longest a starting run waits for an import under way
 STALE_S = 120.0  # a run not seen to finish (its script stopped before the bracket's end) counts this long at most
+
+_AST_LOCK = threading.RLock()
+
+
+def _serialise_ast_parse() -> None:
+    """Let one thread at a time run :func:`ast.parse` in this process (Python before 3.13).
+
+    CPython 3.11 and 3.12 keep the depth counter of the AST-to-object conversion in interpreter-wide state, so two
+    threads parsing at once can fail with ``SystemError: AST constructor recursion depth mismatch`` (CPython issue
+    gh-106905). Streamlit parses every page script (its "magic" pass) in the script thread before the page runs, and
+    matplotlib's import, one of this thread's steps, parses its style cycles; the two met on a page's first run.
+    """
+    if sys.version_info >= (3, 13) or getattr(ast.parse, "_dpsurv_serialised", False):
+        return
+    parse = ast.parse
+
+    @wraps(parse)
+    def serialised(*args: Any, **kwargs: Any) -> Any:
+        with _AST_LOCK:
+            return parse(*args, **kwargs)
+
+    serialised._dpsurv_serialised = True  # type: ignore[attr-defined]
+    ast.parse = serialised
+
+
+_serialise_ast_parse()
 
 _cond = threading.Condition()
 _runs: dict[str, float] = {}  # session id -> when its current run started
