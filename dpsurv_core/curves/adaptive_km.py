@@ -103,6 +103,7 @@ DELTA_METHOD = ("Greenwood's variance plus the noise's variance of log S by the 
                 "one-cell-per-subject counts")
 MERGED_NOTE = "inside a merged bin the band runs from its value at the bin's end to its value at the bin's start"
 BAND_METHODS = ("bootstrap", "delta")
+MERGED_RULES = ("premise", "life-table")  # how a merged bin's drop is read: :func:`derive_fine_counts`
 
 
 class AdaptiveKM(Mechanism):
@@ -136,6 +137,7 @@ class AdaptiveKM(Mechanism):
 
     AUTO_SHARE = 0.2
     AUTO_MAX_EPSILON = 2.0
+    merged_rule = "premise"  # a reading rule, not a release parameter (:data:`MERGED_RULES`)
 
     def __init__(self, epsilon: float, rows_per_subject: int = 1, selection_share: float | None = None,
                  events_per_bin: float = 4.0, actuarial: bool = True, discrete: bool = True,
@@ -302,7 +304,7 @@ class AdaptiveKM(Mechanism):
         a = 0.5 if (self.actuarial and grid.kind != "event-times") else 0.0
         released_blocks = (ev, ce, s)
         ev, ce, s = unclamped_blocks(ev, ce, s, kept, self.counts_scale, self.discrete)  # clamping's bias taken out
-        fine = derive_fine_counts(exact, kept, ev, ce, s, a)
+        fine = derive_fine_counts(exact, kept, ev, ce, s, a, self.merged_rule)
         curves = estimate(fine, exact_incidence_variance=self.counts_scale <= 0)  # fine counts carry the noise
         widths = np.diff(grid.edges)
         noise_var = noise_log_variance(ev, ce, s, kept, widths, a, self.cell_variance)
@@ -331,8 +333,8 @@ class AdaptiveKM(Mechanism):
             lo_lin, up_lin = widen_between(lo_lin, up_lin, known)
             curves = replace(curves, lower=lo, upper=up, lower_linear=lo_lin, upper_linear=up_lin,
                              interval_method=method, known_at=known,
-                             noise_covariance=DeferredArray(partial(noise_covariance, fine, kept, ev, ce, s, a,
-                                                                    self.cell_variance)))
+                             noise_covariance=DeferredArray(partial(noise_covariance, fine, kept, ev, ce, s, a, self.cell_variance,
+                                                                    merged_rule=self.merged_rule)))
         starts, ends = _block_bounds(kept)
         notes = [f"Charged epsilon {self.cost.epsilon:g} = {self.selection_epsilon:g} (choice of bins) + "
                  f"{self.counts_epsilon:g} (one-cell-per-subject counts).",
@@ -437,7 +439,7 @@ def spread_counts(template: BinnedCounts, kept: np.ndarray, ev: np.ndarray, ce: 
 
 
 def derive_fine_counts(exact: BinnedCounts, kept: np.ndarray, ev: np.ndarray, ce: np.ndarray, s: np.ndarray,
-                       a: float) -> BinnedCounts:
+                       a: float, merged_rule: str = "premise") -> BinnedCounts:
     """Post-processing: counts on the public grid whose Kaplan-Meier curve is the block curve.
 
     Block level: n = s + sum d + sum c; r_B = n - sum_{B'<B} d - sum_{B'<=B} c; r*_B = r_B + a c_B;
@@ -447,8 +449,13 @@ def derive_fine_counts(exact: BinnedCounts, kept: np.ndarray, ev: np.ndarray, ce
     j's end: spread evenly in time among those still event-free), of which a
     fraction a is moved to bin j+1 (so bin j's at-risk is r_j + a c_j); events d_j = r_j h_j with
     h_j = 1 - (1 - h_B)^{f_j}, split over the event types as d_kB / d_B. Where every bin of a trial is
-    a single public bin and a = 0 the released counts are used as they are.
+    a single public bin and a = 0 the released counts are used as they are. ``merged_rule`` "life-table" reads
+    merged bins as single ones (h_B = d_B / r*_B, censorings c_B f_j): the rule of records made before the premise
+    was solved exactly, kept so that they re-derive.
     """
+    if merged_rule not in MERGED_RULES:
+        raise ParameterError(f"merged_rule must be one of {', '.join(MERGED_RULES)}, got {merged_rule!r}.")
+    premise = a > 0 and merged_rule == "premise"
     grid = exact.grid
     r_count, j_count = kept.shape
     w = np.diff(grid.edges)
@@ -463,7 +470,7 @@ def derive_fine_counts(exact: BinnedCounts, kept: np.ndarray, ev: np.ndarray, ce
     r_blk = n[..., None] - (np.cumsum(dt, -1) - dt) - np.cumsum(ce, -1)
     r_star = r_blk + a * ce
     h = np.where(r_star > 0, np.minimum(dt / np.where(r_star > 0, r_star, 1.0), 1.0), 0.0)
-    if a > 0:  # merged bins: the life table's premise solved exactly, not to first order
+    if premise:  # merged bins: the life table's premise solved exactly, not to first order
         merged = (ends - starts > 0)[:, None, :]
         h = np.where(merged, uniform_censoring_drop(dt, ce, r_blk + ce), h)
     idx = np.broadcast_to(blk[:, None, :], h.shape)
@@ -472,7 +479,7 @@ def derive_fine_counts(exact: BinnedCounts, kept: np.ndarray, ev: np.ndarray, ce
         h_fine = np.where(single[:, None, :], h_fine, -np.expm1(frac[:, None, :] * np.log1p(-h_fine)))
     h_fine = np.nan_to_num(h_fine, nan=1.0)
     share = np.broadcast_to(frac[:, None, :], h_fine.shape)
-    if a > 0:  # a merged bin's censorings where its premise puts them: evenly in time among those still event-free
+    if premise:  # a merged bin's censorings where its premise puts them: evenly in time among those still event-free
         q_fine = np.take_along_axis(h, idx, -1)
         before = np.cumsum(frac, -1) - frac  # (R, J); at a bin's first public bin: where that bin starts
         first = np.take_along_axis(np.minimum(starts, j_count - 1), blk, -1)
@@ -548,7 +555,8 @@ def noise_log_variance(ev: np.ndarray, ce: np.ndarray, s: np.ndarray, kept: np.n
 
 
 def noise_covariance(template: BinnedCounts, kept: np.ndarray, ev: np.ndarray, ce: np.ndarray, s: np.ndarray, a: float,
-                     cell_variance: float, step: float = 0.5, max_cells: int = 400_000) -> np.ndarray:
+                     cell_variance: float, step: float = 0.5, max_cells: int = 400_000,
+                     merged_rule: str = "premise") -> np.ndarray:
     """Delta-method covariance of the survival curve at the public grid points due to the noise: (R, G, J, J).
 
     S is a function of the released cells (d_gkB, c_gB, s_g; :func:`derive_fine_counts`, then Kaplan-Meier), each
@@ -582,7 +590,7 @@ def noise_covariance(template: BinnedCounts, kept: np.ndarray, ev: np.ndarray, c
                 arr[(i, *idx)] = x + step
                 arr[(n + i, *idx)] = max(x - step, 0.0)
                 width[i] = x + step - max(x - step, 0.0)
-            fine = derive_fine_counts(template, np.repeat(kept[r:r + 1], 2 * n, axis=0), e2, c2, s2, a)
+            fine = derive_fine_counts(template, np.repeat(kept[r:r + 1], 2 * n, axis=0), e2, c2, s2, a, merged_rule)
             surv = estimate(fine).survival
             grads[lo:lo + n] = (surv[:n] - surv[n:]) / width[:, None, None]
         out[r] = cell_variance * np.einsum("mgi,mgj->gij", grads, grads)

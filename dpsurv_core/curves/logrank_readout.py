@@ -14,7 +14,8 @@ from typing import Any
 
 from dpsurv_core.curves import logrank_test
 from dpsurv_core.curves.readings import named_groups
-from dpsurv_core.curves.readout import (
+from dpsurv_core.curves.readout import (  # noqa: F401 (VERSION: the curves reader's rules are this reader's)
+    VERSION,
     curve_release,
     mechanism_of,
     public_parameters,

@@ -194,7 +194,7 @@ def adaptive_law(mech: Any, extra: dict[str, Any]) -> NoiseLaw:
         if not unclamp:
             return None, (kept, ev, ce, s)
         ev, ce, s = unclamped_blocks(ev, ce, s, kept, scale, mech.discrete)  # read as the release reads them
-        return ak.derive_fine_counts(exact, kept, ev, ce, s, a), (kept, ev, ce, s)
+        return ak.derive_fine_counts(exact, kept, ev, ce, s, a, mech.merged_rule), (kept, ev, ce, s)
 
     def fine(exact: BinnedCounts, rows: np.ndarray, noise: SimulationNoise) -> BinnedCounts:
         out = blocks(exact, rows, noise)[0]

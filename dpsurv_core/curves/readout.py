@@ -39,6 +39,15 @@ if TYPE_CHECKING:  # value types only: this module reads no data
     from dpsurv_core.data.public import PublicParameters
 
 READING_KEYS = ("conf_type", "names", "time_unit", "landmarks", "rmst")
+VERSION = 2
+"""The reading rules a record's ``public_inputs["reader_version"]`` names (a record without one: version 1).
+
+1. adaptive-km's merged bins read by the life table's first order, d / (r - c/2), their censorings spread by width;
+2. (2026-11-29) merged bins read by the life table's premise solved exactly
+   (:func:`~dpsurv_core.curves.life_table.uniform_censoring_drop`), their censorings spread where it puts them.
+
+The log-rank reader reads the same curves, so its records follow the same versions.
+"""
 
 
 def public_inputs(mechanism: str, epsilon: float | None, build: dict[str, Any], public: PublicParameters,
@@ -74,7 +83,10 @@ def mechanism_of(inputs: dict[str, Any]) -> Any:
     from dpsurv_core.privacy import catalogue
 
     entry = catalogue.get(catalogue.CURVES, inputs["mechanism"])
-    return entry.build(inputs["epsilon"], **{k: _tuples(v) for k, v in inputs["build"].items()})
+    mechanism = entry.build(inputs["epsilon"], **{k: _tuples(v) for k, v in inputs["build"].items()})
+    if int(inputs.get("reader_version") or 1) < 2 and hasattr(mechanism, "merged_rule"):
+        mechanism.merged_rule = "life-table"
+    return mechanism
 
 
 def curve_release(released: dict[str, Any], inputs: dict[str, Any]) -> CurveResult:

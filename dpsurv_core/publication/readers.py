@@ -26,14 +26,26 @@ READERS: dict[str, str] = {
 }
 
 
-def reader(kind: str) -> Reader:
-    """The reader registered for ``kind``."""
+def _module(kind: str) -> tuple[Any, str]:
     try:
         module, name = READERS[kind].split(":")
     except KeyError:
         raise ParameterError(f"No reader for records of kind {kind!r}: this version of dpsurv reads "
                              f"{', '.join(sorted(READERS))}.") from None
-    return getattr(importlib.import_module(module), name)
+    return importlib.import_module(module), name
+
+
+def reader(kind: str) -> Reader:
+    """The reader registered for ``kind``."""
+    module, name = _module(kind)
+    return getattr(module, name)
+
+
+def reader_version(kind: str) -> int:
+    """The version of the ``kind`` reader's rules (its module's ``VERSION``, 1 where it has none). A release stores it
+    in ``public_inputs["reader_version"]`` and is read again by the rules of that version, so a record keeps
+    re-deriving after a reader's rule changes; a record without one was made by version 1."""
+    return int(getattr(_module(kind)[0], "VERSION", 1))
 
 
 def derive(kind: str, released: dict[str, Any], public_inputs: dict[str, Any]) -> dict[str, Any]:
@@ -59,6 +71,10 @@ def derive(kind: str, released: dict[str, Any], public_inputs: dict[str, Any]) -
     .. [1] Dwork C. & Roth A. (2014), The Algorithmic Foundations of Differential Privacy, Proposition 2.1
        (post-processing).
     """
+    version = public_inputs.get("reader_version", 1)
+    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= reader_version(kind):
+        raise ParameterError(f"This {kind} record names reader version {version!r}; this dpsurv reads versions 1 to "
+                             f"{reader_version(kind)}: read it with the dpsurv that made it, or a later one.")
     return jsonable(reader(kind)(copy.deepcopy(jsonable(released)), copy.deepcopy(jsonable(public_inputs))))
 
 
@@ -72,7 +88,7 @@ def publish(kind: str, released: dict[str, Any], public_inputs: dict[str, Any]) 
     released : dict
         The mechanism's noisy output.
     public_inputs : dict
-        The declared values it used.
+        The declared values it used (``reader_version``, the reader's current version, is added).
 
     Returns
     -------
@@ -80,6 +96,7 @@ def publish(kind: str, released: dict[str, Any], public_inputs: dict[str, Any]) 
         ``released``, ``public_inputs`` and ``derived``.
     """
     rel, pub = jsonable(released), jsonable(public_inputs)
+    pub = {**pub, "reader_version": reader_version(kind)}
     return Publication(kind, rel, pub, derive(kind, rel, pub))
 
 

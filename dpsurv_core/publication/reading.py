@@ -19,7 +19,7 @@ from dpsurv_core.errors import ParameterError
 from dpsurv_core.publication.readers import derive
 
 READABLE = ("curves", "logrank")  # record kinds that hold released curve counts
-READING_KEYS = ("reading", "tests")  # public inputs that say how a release is read, not what was drawn
+READING_KEYS = ("reading", "tests", "reader_version")  # public inputs that say how a release is read, not what was drawn
 
 
 def release_part(public_inputs: Mapping[str, Any]) -> dict[str, Any]:

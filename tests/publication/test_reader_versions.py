@@ -1,0 +1,60 @@
+"""A record is read again by the rules of the reader version that made it: adaptive-km records made before its merged
+bins were read by the life table's exact premise (reader version 1, stored in adaptive_km_records_v1.json by that
+code) still re-derive to the last bit, and a new release names the version it was read with."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dpsurv_core.errors import ParameterError
+from dpsurv_core.publication import derive, publish, rederive
+from dpsurv_core.publication.reading import find_release, read_record
+from dpsurv_core.publication.readers import reader_version
+
+V1 = json.loads((Path(__file__).with_name("adaptive_km_records_v1.json")).read_text())
+
+
+@pytest.mark.parametrize("kind", ["curves", "logrank"])
+def test_a_version_1_record_rederives_and_today_s_rules_would_read_it_otherwise(kind):
+    body = V1[kind]
+    assert "reader_version" not in body["public_inputs"]
+    assert rederive(body) == {"identical": True, "first_difference": None, "kind": kind}
+    today = derive(kind, body["released"], {**body["public_inputs"], "reader_version": reader_version(kind)})
+    assert today["survival"] != body["derived"]["survival"]  # the premise moves the curve: the version matters
+
+
+@pytest.mark.parametrize("kind", ["curves", "logrank"])
+def test_a_new_release_stores_the_version_it_was_read_with_and_rederives(kind):
+    old = V1[kind]
+    pub = publish(kind, old["released"], {**old["public_inputs"]})
+    assert pub.public_inputs["reader_version"] == reader_version(kind) == 2
+    body = pub.to_dict()
+    assert rederive(body)["identical"]
+    assert pub.derived["survival"] != old["derived"]["survival"]
+
+
+def test_a_reading_of_an_old_record_keeps_its_rules_and_finds_it_as_the_same_release():
+    body = V1["curves"]
+    again = read_record(body, "curves", {"landmarks": [365.0]})
+    assert again["survival"] == body["derived"]["survival"]
+
+    class Rec:
+        def __init__(self, b):
+            self.body = b
+
+    new_plan = {**body["public_inputs"], "reader_version": 2}
+    assert find_release([Rec(body)], new_plan) is not None
+
+
+@pytest.mark.parametrize("version", [0, 3, "2", True, 2.5])
+def test_a_version_this_dpsurv_does_not_have_is_refused_in_one_sentence(version):
+    body = V1["curves"]
+    with pytest.raises(ParameterError, match="reader version"):
+        derive("curves", body["released"], {**body["public_inputs"], "reader_version": version})
+
+
+def test_readers_without_rule_changes_are_version_1():
+    assert reader_version("weibull") == 1 and reader_version("regression") == 1
