@@ -88,7 +88,7 @@ def test_a_declared_release_is_rederived_identically_and_prints_the_records_numb
     # the public inputs are the declared values, the mechanism's settings and how to read them; nothing counted
     assert set(body["public_inputs"]) == {"mechanism", "epsilon", "delta", "n_public", "horizon", "intervals", "knots",
                                           "rows_per_subject", "covariates", "coefficients", "labels", "options",
-                                          "scale", "inference"}
+                                          "scale", "inference", "reader_version"}
     assert body["public_inputs"]["n_public"] == 228 and body["public_inputs"]["horizon"] == 1100.0
     assert body["public_inputs"]["covariates"] == [
         {"name": "age", "kind": "numeric", "range": [18.0, 100.0]},
