@@ -101,6 +101,17 @@ def _logrank_cells(text: str) -> list[tuple[str, str, float, float]]:
     return out
 
 
+def _model_cells(text: str) -> list[tuple[str, str, str, str, str]]:
+    """(scenario, mechanism and epsilon, parameter, coverage of the pseudo-true value as printed, target mark) per
+    row of the models tables (:func:`benchmarks.model_validity.markdown`)."""
+    out = []
+    for line in text.splitlines():
+        parts = [p.strip() for p in line.strip().strip("|").split("|")]
+        if len(parts) == 12 and parts[2][:1].isdigit() and parts[4].isdigit():
+            out.append((parts[0], f"{parts[1]} at epsilon {parts[2]}", parts[3], parts[6], parts[11]))
+    return out
+
+
 def summary(outputs: dict[str, str]) -> list[str]:
     """Counts of the cells meeting the targets, and every cell that does not."""
     lines = []
@@ -124,6 +135,15 @@ def summary(outputs: dict[str, str]) -> list[str]:
         lines.append(f"- **Log-rank**: {len(cells)} private test cells; {len(cells) - len(over)} at most 6% type-I, "
                      f"{len(over)} above 6% of which {len(signif)} by more than two Monte Carlo standard errors:")
         lines += [f"  - {d}: {t}: {r:.1f}% (s.e. {se:.1f})" for d, t, r, se in over]
+    if "models" in outputs:
+        cells = _model_cells(outputs["models"])
+        marks = {m: sum(c[4] == m for c in cells) for m in ("yes", "over", "warned", "low", "**no**")}
+        lines.append(f"- **Models**: {len(cells)} private cells (scenario x mechanism x epsilon x parameter); "
+                     f"{marks['yes']} cover the pseudo-true value 93-97.5%, {marks['over']} over-cover, "
+                     f"{marks['warned']} under-cover where every release that misses carries a warning, "
+                     f"{marks['low']} under-cover by less than two Monte Carlo standard errors and "
+                     f"**{marks['**no**']} by more**" + (":" if marks["low"] + marks["**no**"] else "."))
+        lines += [f"  - {sc}: {m}, {par}: {cov}" for sc, m, par, cov, mark in cells if mark in ("low", "**no**")]
     return lines
 
 
