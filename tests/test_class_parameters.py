@@ -15,7 +15,7 @@ from dpsurv_core.privacy import catalogue
 DATA_CLASSES = ("Cohort", "PublicParameters", "TimeGrid", "ColumnMap", "ValueLabels", "NumericSplit")
 MECHANISMS = list(dict.fromkeys(c for c in (e.mechanism_class() for e in catalogue.ENTRIES) if inspect.isclass(c)))
 # classes whose Parameters section is still to be written: remove a name once its docstring has one
-PENDING = {"LaplaceCounts", "TimeIndexed", "RandomizedResponse", "AdaptiveKM", "SuppressSmallCells", "Round",
+PENDING = {"SuppressSmallCells", "Round",
            "RandomRound", "CellKey", "SmoothSteps", "SurvregMLE", "ClippedMLE", "LspTll", "LaplaceWeibull",
            "SampleAggregateWeibull", "OutputPerturbation", "ObjectivePerturbation", "PSGLD", "Cohort",
            "PublicParameters", "TimeGrid", "ColumnMap", "ValueLabels", "NumericSplit"}

@@ -109,17 +109,25 @@ MERGED_RULES = ("premise", "life-table")  # how a merged bin's drop is read: :fu
 class AdaptiveKM(Mechanism):
     """One-cell-per-subject noisy histogram on bins merged at DP event counts; see the module docstring.
 
-    Options (defaults chosen on the bundled data sets, see the module docstring and benchmarks/km_lung.py):
-      selection_share = None share rho of epsilon spent choosing the bins (0: the public bins as they are);
-                             None = AUTO_SHARE (0.2) for epsilon <= AUTO_MAX_EPSILON (2), else 0
-      events_per_bin  = 4.0  merge public bins until the noisy event count reaches this many noise scales
-      actuarial       = True half of a bin's censorings at risk for its events (ignored on event-times grids)
-      discrete        = True discrete Laplace on the integer counts (continuous Laplace otherwise)
-      noise_in_bands  = True bands that carry the noise (see band_method)
-      band_method     = "bootstrap": the larger of the parametric bootstrap's variance (dpsurv_core.curves.uncertainty:
-                             cohorts redrawn from the released counts through the same merged bins and noise) and
-                             the delta method's; "delta": Greenwood's variance plus the delta-method noise variance
-                             (:func:`noise_log_variance`) alone
+    Parameters
+    ----------
+    epsilon : float
+        The privacy budget, positive; ``math.inf`` adds no noise.
+    rows_per_subject : int, default 1
+        m, the most rows one subject contributes (the L1 sensitivity of each part); at least 1.
+    selection_share : float or None, default None
+        rho, the share of epsilon choosing the bins, in [0, 1) (0: the public bins); None: 0.2 if epsilon <= 2, else 0.
+    events_per_bin : float, default 4.0
+        Merge public bins until the noisy event count reaches this many noise scales; finite, at least 0.
+    actuarial : bool, default True
+        Half of a bin's censorings at risk for its events (ignored on event-times grids).
+    discrete : bool, default True
+        Discrete Laplace on the integer counts; False: continuous Laplace.
+    noise_in_bands : bool, default True
+        Bands that carry the noise (see ``band_method``).
+    band_method : {"bootstrap", "delta"}, default "bootstrap"
+        "bootstrap": the larger of the parametric bootstrap's and the delta method's variance of log S;
+        "delta": the delta method's alone (Greenwood's variance plus the noise's).
 
     Privacy
     -------

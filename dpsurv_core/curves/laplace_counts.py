@@ -46,6 +46,18 @@ from dpsurv_core.privacy.noise import NoiseSource
 class LaplaceCounts(Mechanism):
     """Discrete Laplace (or continuous, ``discrete=False``) noise of scale 2m/eps on every count cell.
 
+    Parameters
+    ----------
+    epsilon : float
+        The privacy budget, positive; ``math.inf`` adds no noise (for exactness checks).
+    rows_per_subject : int, default 1
+        m, the most rows one subject contributes; the L1 sensitivity over the cells is 2m.
+    discrete : bool, default True
+        Discrete Laplace noise (whole numbers); False draws continuous Laplace noise.
+    noise_in_bands : bool, default True
+        Bands that carry the noise (a bootstrap over the noise law, post-processing); False gives the bands of
+        the noisy counts read as exact.
+
     Privacy
     -------
     Cost: epsilon, all of it on the count cells (Laplace(2m/epsilon) each); the groups are disjoint, so they compose

@@ -117,7 +117,7 @@ def event_times_grid(cohort: Cohort, competing: bool = False) -> TimeGrid:
 
 class NonPrivate(Mechanism):
     """No privacy: the exact estimators (equal to lifelines on the event-time grid). Charges nothing,
-    and says so: these numbers must not leave the data holder.
+    and says so: these numbers must not leave the data holder. Its constructor takes no parameters.
 
     Privacy
     -------

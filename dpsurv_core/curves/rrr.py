@@ -131,6 +131,13 @@ def subject_labels(cohort: Cohort, groups: tuple[str, ...]) -> tuple[np.ndarray,
 class RandomizedResponse(Mechanism):
     """k-ary randomized response on the group label; label-DP with epsilon = ln((kp + 1 - p) / (1 - p)).
 
+    Parameters
+    ----------
+    epsilon : float
+        The privacy budget on the labels, positive; ``math.inf`` keeps every label (p = 1).
+    categories : sequence of str
+        The public group categories, at least two; k is their number.
+
     Privacy
     -------
     Cost: epsilon = ln((k p + 1 - p) / (1 - p)), all of it on the labels (each kept with probability

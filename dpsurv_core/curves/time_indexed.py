@@ -93,6 +93,32 @@ def exact_survival(cohort: Cohort, public: PublicParameters, points: np.ndarray)
 class TimeIndexed(Mechanism):
     """Time-indexed Laplace noise on the KM curve at n public grid points (Veeraragavan et al. 2024).
 
+    Parameters
+    ----------
+    n_points : int
+        n, the number of public grid points the curve is released at; at least 1.
+    epsilon : float or None, default 1.0
+        The total budget e_hat ("fixed total" accounting: the base epsilon is derived from it); positive, or
+        ``math.inf`` for no noise. Ignored when ``base_epsilon`` is given.
+    base_epsilon : float or None, default None
+        The paper's e ("as published" accounting: the ledger charges e n (1 + alpha (n + 1) / 2)); positive.
+    alpha : float, default 0.5
+        The decay of the noise over the grid points (step i spends e (1 + alpha i)); finite, at least 0.
+    tau_start : float, default 1.0
+        The clipping threshold tau at the first grid point (linear to ``tau_end``); at most 1.
+    tau_end : float, default 0.6
+        The clipping threshold at the last grid point; 0 <= tau_end <= tau_start.
+    window : int, default 5
+        w, the number of grid points in the centred rolling mean; a whole number, at least 1 (1: no smoothing).
+    edge_mode : {"mean", "as-published"}, default "mean"
+        "mean" averages the points inside the window at the edges; "as-published" divides their sum by w.
+    sample_size : int or sequence of int or None, default None
+        The declared (public) group sizes, one or one per group, at least 1 each; they put the sampling error in the
+        band. None: the band covers the noise only.
+    censoring : float or sequence of float or None, default None
+        The declared (public) censoring share, one or one per group, in [0, 1); the band's simulated cohorts are
+        censored uniformly at it. Needs ``sample_size``. None: uncensored.
+
     Privacy
     -------
     Cost: epsilon = e n (1 + alpha (n + 1) / 2), e the base epsilon: grid point i spends e (1 + alpha i), the n compose
