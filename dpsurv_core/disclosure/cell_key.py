@@ -106,6 +106,14 @@ def record_keys(cohort: Cohort, secret: bytes) -> np.ndarray:
 class CellKey(DisclosureControl):
     """Perturb every cell by the published table, selected by the cell key (sum of record keys modulo 1).
 
+    Parameters
+    ----------
+    secret : bytes or None, default None
+        The data holder's secret the record keys are hashed under (never published); None reads the secret file
+        beside the ledger database (``$DPSURV_CELL_KEY_SECRET`` names another), creating it on first use.
+    rows_per_subject : int, default 1
+        m, the most rows one subject has; recorded with the release (the rule acts on the cells alone).
+
     Privacy
     -------
     Cost: no epsilon: statistical disclosure control, not differential privacy.

@@ -61,6 +61,13 @@ def random_round_with(x: np.ndarray, base: int, noise: NoiseSource) -> np.ndarra
 class Round(DisclosureControl):
     """Round every count to the nearest multiple of ``base``.
 
+    Parameters
+    ----------
+    base : int, default 5
+        b: every count becomes b floor(x / b + 1/2), the nearest multiple (halves up); a whole number, at least 2.
+    rows_per_subject : int, default 1
+        m, the most rows one subject has; recorded with the release (the rule acts on the cells alone).
+
     Privacy
     -------
     Cost: no epsilon: statistical disclosure control, not differential privacy.
@@ -87,6 +94,13 @@ class Round(DisclosureControl):
 
 class RandomRound(DisclosureControl):
     """Unbiased random rounding to ``base``; its randomness comes from the release's noise source.
+
+    Parameters
+    ----------
+    base : int, default 5
+        b: every count goes to one of the two multiples of b around it, with mean the count; a whole number, at least 2.
+    rows_per_subject : int, default 1
+        m, the most rows one subject has; recorded with the release (the rule acts on the cells alone).
 
     Privacy
     -------

@@ -58,6 +58,13 @@ def merge(values: np.ndarray, ends: np.ndarray) -> np.ndarray:
 class SmoothSteps(DisclosureControl):
     """Merge bins so that every step holds at least ``k`` events.
 
+    Parameters
+    ----------
+    k : int, default 5
+        The fewest events a step of the curve may hold; a whole number, at least 2.
+    rows_per_subject : int, default 1
+        m, the most rows one subject has; recorded with the release (the rule acts on the cells alone).
+
     Privacy
     -------
     Cost: no epsilon: statistical disclosure control, not differential privacy.

@@ -29,6 +29,13 @@ def suppressed(x: np.ndarray, threshold: int) -> np.ndarray:
 class SuppressSmallCells(DisclosureControl):
     """Withhold every count from 1 to threshold - 1.
 
+    Parameters
+    ----------
+    threshold : int, default 5
+        k: counts from 1 to k - 1 are withheld and shown as "<k"; a whole number, at least 2 (registries use 5 or 10).
+    rows_per_subject : int, default 1
+        m, the most rows one subject has; recorded with the release (the rule acts on the cells alone).
+
     Privacy
     -------
     Cost: no epsilon: statistical disclosure control, not differential privacy.
