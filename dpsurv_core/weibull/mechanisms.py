@@ -170,6 +170,17 @@ class ClippedMLE(WeibullMechanism):
     """The clipped maximum-likelihood fit (Equations 4 and 5 on t <- clip(t / T_max, e^-omega, 1)): the estimator the
     private mechanisms estimate, and their reference. Not differentially private, for comparison only.
 
+    Parameters
+    ----------
+    horizon : float
+        T_max, the public horizon (the data's time unit): follow-up ends there; positive.
+    omega : float, default 6.0
+        Normalised times are raised to at least e^-omega; positive.
+    gamma : float, default 10.0
+        Checked (positive) and recorded: the bound of the private mechanisms, not applied to this fit.
+    rows_per_subject : int, default 1
+        m, the most rows one subject has; at least 1 (data with more are refused).
+
     Privacy
     -------
     Cost: nothing charged; epsilon = inf (no noise): the private mechanisms' reference, for comparison only.
@@ -214,6 +225,17 @@ class SurvregMLE(ClippedMLE):
     ends at the horizon; no time is raised to a floor), so shape = 1 / survreg's scale and scale = exp(survreg's
     intercept) (Kalbfleisch & Prentice 2002, section 3.2). A time of 0 has no Weibull likelihood: such data are
     refused with a sentence, as survreg refuses them. Not differentially private.
+
+    Parameters
+    ----------
+    horizon : float
+        T_max, the public horizon (the data's time unit): follow-up ends there; positive.
+    omega : float, default 6.0
+        Ignored (accepted for a signature like the others'): no time is raised to a floor.
+    gamma : float, default 10.0
+        Checked (positive), not applied to this fit.
+    rows_per_subject : int, default 1
+        m, the most rows one subject has; at least 1 (data with more are refused).
 
     Privacy
     -------
@@ -271,6 +293,21 @@ def tll(sample: WeibullSample, shape: np.ndarray, epsilon_scale: float, noise: N
 class LspTll(WeibullMechanism):
     """LSP for the shape (exponential mechanism over the ladder, eps/2) and TLL for the scale (eps/2).
 
+    Parameters
+    ----------
+    epsilon : float
+        The privacy budget, half on the shape, half on the scale; positive (``math.inf``: no noise).
+    horizon : float
+        T_max, the public horizon (the data's time unit): follow-up ends there; positive.
+    omega : float, default 6.0
+        Normalised times are raised to at least e^-omega; positive.
+    gamma : float, default 10.0
+        The public bound on the shape and the scale (in horizons); positive.
+    rungs : int, default 500
+        K, the number of rungs of the LSP ladder of candidate shapes; at least 1.
+    rows_per_subject : int, default 1
+        m, the most rows one subject has; at least 1 (data with more are refused).
+
     Privacy
     -------
     Cost: epsilon, split evenly and composed sequentially: epsilon/2 for the shape (exponential mechanism over the LSP
@@ -322,6 +359,19 @@ def clipped_mle(sample: WeibullSample, gamma: float) -> tuple[float, float]:
 
 class LaplaceWeibull(WeibullMechanism):
     """Baseline: p* + Lap(gamma / (eps/2)) and lambda* + Lap(gamma / (eps/2)), both clipped to [0, gamma] first.
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy budget, half on the shape, half on the scale; positive (``math.inf``: no noise).
+    horizon : float
+        T_max, the public horizon (the data's time unit): follow-up ends there; positive.
+    omega : float, default 6.0
+        Normalised times are raised to at least e^-omega; positive.
+    gamma : float, default 10.0
+        The public bound on the shape and the scale (in horizons); positive.
+    rows_per_subject : int, default 1
+        m, the most rows one subject has; at least 1 (data with more are refused).
 
     Privacy
     -------
@@ -425,10 +475,28 @@ class SampleAggregateWeibull(WeibullMechanism):
     + Lap(gamma / (M eps/2)) per parameter (times m rows per subject).
 
     Each record is assigned to a block uniformly at random and independently, so adding or removing one
-    subject changes one block. M is public: declare it with ``blocks``; by default it is
-    max(1, round(n / 500)), which discloses the cohort size roughly (listed as a disclosure). M may be at most
-    n / 2, n the declared number of subjects ``n_public`` when there is one: a refusal decided by the observed
-    number would itself depend on the data.
+    subject changes one block. M is public; it may be at most n / 2, n the declared ``n_public`` when there is
+    one: a refusal decided by the observed number would itself depend on the data.
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy budget, half on the shape, half on the scale; positive (``math.inf``: no noise).
+    horizon : float
+        T_max, the public horizon (the data's time unit): follow-up ends there; positive.
+    omega : float, default 6.0
+        Normalised times are raised to at least e^-omega; positive.
+    gamma : float, default 10.0
+        The public bound on the shape and the scale (in horizons); positive.
+    blocks : int or None, default None
+        M, the declared number of blocks, at least 1; None: max(1, round(n / block_size)), which discloses the
+        cohort size roughly (listed as a disclosure).
+    block_size : int, default 500
+        Subjects per block when ``blocks`` is None; at least 1.
+    rows_per_subject : int, default 1
+        m, the most rows one subject has; at least 1 (data with more are refused).
+    n_public : int or None, default None
+        The declared (public) number of subjects, at least 1, that bounds M.
 
     Privacy
     -------
