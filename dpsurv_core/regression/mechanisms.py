@@ -108,6 +108,16 @@ class OutputPerturbation(_RegressionMechanism):
     """Chaudhuri et al. (2011) Alg. 1, extended to sums of logistic losses (Nguyen & Hui 2017, regression Alg. 1):
     w* + b, ||b|| ~ Gamma(d, Delta/eps) with uniform direction, Delta = 2 c1 / (n Lambda).
 
+    Parameters
+    ----------
+    epsilon : float
+        The privacy budget, positive; ``math.inf`` releases the non-private maximum-likelihood fit.
+    lam : float
+        Lambda, the ridge penalty of J(w); positive and finite (for example 0.01). The sensitivity falls as 1 / Lambda.
+    bounds : DesignBounds
+        The public constants of the person-period design (intervals T, knots, horizon, R, the public n, rows per
+        subject m) the noise is calibrated with (``DesignBounds.of(pp)``); a design with other constants is refused.
+
     Privacy
     -------
     Cost: epsilon, all of it on one noise vector b added to the ridge fit (Delta = 2 c1 / (n Lambda)).
@@ -163,6 +173,19 @@ class ObjectivePerturbation(_RegressionMechanism):
     eps_H = rho eps buys a noisy information matrix H~ = H(w~) + E released after w~ (module docstring:
     Delta_H = sqrt(2) m h1, ||E||_F ~ Gamma(d (d + 1)/2, Delta_H / eps_H)); the intervals then use the data's
     curvature instead of the bound 1/(n Lambda'). rho = 0 (the default) is the mechanism of the paper.
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy budget, positive; ``math.inf`` releases the non-private maximum-likelihood fit.
+    lam : float
+        Lambda, the ridge penalty of J(w); positive and finite (for example 0.01). The sensitivity falls as 1 / Lambda.
+    bounds : DesignBounds
+        The public constants of the person-period design (intervals T, knots, horizon, R, the public n, rows per
+        subject m) the noise is calibrated with (``DesignBounds.of(pp)``); a design with other constants is refused.
+    information_share : float, default 0.0
+        rho, the share of epsilon spent on the noisy information matrix, from 0 to 0.9; 0 releases the coefficients
+        only.
 
     Privacy
     -------

@@ -31,6 +31,37 @@ class PSGLD(_RegressionMechanism):
     An epoch is N / |batch| steps; the first ``burn_in`` epochs are discarded; the release is one draw: the
     state at the end of an epoch picked uniformly among epochs burn_in + 1 .. epochs. The correction term Gamma(w) of Li et al. is dropped, as in the paper.
 
+    Parameters
+    ----------
+    epsilon : float
+        The privacy budget (approximate: the chain only approximates the target); positive, ``math.inf`` gives the
+        non-private maximum-likelihood fit.
+    bounds : DesignBounds
+        The public constants of the person-period design (intervals T, the public n N, rows per subject m, ...);
+        a design with other constants is refused.
+    bound_B : float or None, default None
+        B, the sanitizer bound of phi(x) = B tanh(x / B) on each subject's loss; positive. None: T log 2.
+    prior_sd : float, default 20.0
+        s, the standard deviation of the N(0, s^2 I) prior on the normalised coefficients; positive.
+    epochs : int, default 60
+        The length of the chain in epochs (N / |batch| steps each); at least 1.
+    burn_in : int, default 30
+        The epochs discarded first; 0 <= burn_in < epochs.
+    batch : int or None, default None
+        The minibatch size in subjects, at least 1; None: a tenth of the public n, from 1 to 512.
+    step : float, default 8.0
+        a, the scale of step_t: a step moves w by about a / sqrt(N eps / (2 m B)), a multiple of the posterior's
+        spread; positive.
+    step_decay : float, default 100.0
+        b, the steps t over which step_t decays (the factor (1 + t / b)^(-gamma)); positive.
+    step_gamma : float, default 0.55
+        gamma, the exponent of the step size's decay; from 0 to 1.
+    rms_decay : float, default 0.99
+        alpha, the RMSprop decay of the preconditioner's running mean square V; strictly between 0 and 1.
+    draws : int, default 1
+        k, the number of posterior draws released, each at epsilon / k (their mean is the estimate, their spread a
+        posterior interval); a whole number from 1 to 100.
+
     Privacy
     -------
     Cost: epsilon, approximate (MCMC): the chain only approximates the eps-DP target; k draws spend epsilon/k each.
