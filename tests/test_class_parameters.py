@@ -14,8 +14,7 @@ from dpsurv_core.privacy import catalogue
 
 DATA_CLASSES = ("Cohort", "PublicParameters", "TimeGrid", "ColumnMap", "ValueLabels", "NumericSplit")
 MECHANISMS = list(dict.fromkeys(c for c in (e.mechanism_class() for e in catalogue.ENTRIES) if inspect.isclass(c)))
-# classes whose Parameters section is still to be written: remove a name once its docstring has one
-PENDING = {"Cohort", "PublicParameters", "TimeGrid", "ColumnMap", "ValueLabels", "NumericSplit"}
+PENDING: set[str] = set()  # classes whose Parameters section is still to be written (none left)
 CLASSES = MECHANISMS + [getattr(importlib.import_module("dpsurv_core.data"), n) for n in DATA_CLASSES]
 
 

@@ -28,7 +28,38 @@ NO_EVENTS = "No events were observed: the curve stays at 1 and no quantile is re
 
 @dataclass(frozen=True)
 class ColumnMap:
-    """Which column plays which role. ``event_codes`` / ``censor_codes`` declare non-0/1 codings."""
+    """Which column of a table plays which role, and how its codes read.
+
+    Parameters
+    ----------
+    time : str
+        The follow-up time column (non-negative numbers).
+    event : str
+        The event column: 1 (or true, "event", "dead", ...) an event, 0 censored, unless ``event_codes`` says.
+    group : str or None, default None
+        The column of the groups to compare; None: one group.
+    id : str or None, default None
+        The subject id column; None: every row is a subject of its own.
+    event_type : str or None, default None
+        The column of competing event types; None: one kind of event.
+    covariates : tuple of str, default ()
+        The covariate columns of a regression.
+    event_codes : tuple, default ()
+        The codes of ``event`` that mean an event (for a coding other than 0/1); () reads 0/1 or yes/no words.
+    censor_codes : tuple, default ()
+        With ``event_codes``, the codes that mean censored (any other code is then refused); (): all others are.
+    type_censor_codes : tuple, default (0, "0", "censored")
+        The codes of ``event_type`` that mean censored.
+    event_type_names : tuple of (str, str), default ()
+        Declared (code, readable name) pairs: exactly these event types; (): the types read off the data.
+    max_rows_per_subject : int, default 1
+        m, at most this many rows per subject (``id``) are kept, the rest dropped with a warning; at least 1. Every
+        sensitivity is multiplied by it.
+    group_categories : tuple of str, default ()
+        The declared (public) categories of ``group``: the group checks count these, not the labels that occur.
+    timefix : bool, default True
+        Merge near-tied times in the exact curves and tests as R's timefix does; False keeps the exact times.
+    """
 
     time: str
     event: str
@@ -39,11 +70,9 @@ class ColumnMap:
     event_codes: tuple = ()
     censor_codes: tuple = ()
     type_censor_codes: tuple = event_types.DEFAULT_CENSOR_CODES
-    event_type_names: tuple[tuple[str, str], ...] = ()  # (code, readable name) pairs
+    event_type_names: tuple[tuple[str, str], ...] = ()
     max_rows_per_subject: int = 1
-    # the declared (public) categories of the group column: the group checks count these, not the labels that occur
     group_categories: tuple[str, ...] = ()
-    # R's timefix (dpsurv_core.curves.timefix): the exact curves and tests merge near-tied times unless False
     timefix: bool = True
 
 
@@ -99,13 +128,43 @@ class _Covariates:
 
 @dataclass
 class Cohort:
-    """One row per kept record: float times, 0/1 events, optional labels and covariates."""
+    """One row per kept record: float times, 0/1 events, optional labels and covariates.
+
+    Usually built by :func:`validate` (or :func:`build_cohort`) from a table and its :class:`ColumnMap`.
+
+    Parameters
+    ----------
+    time : numpy.ndarray
+        The follow-up time of each record, in ``time_unit``.
+    event : numpy.ndarray
+        1 for an event, 0 for censored, per record.
+    group : numpy.ndarray or None, default None
+        Each record's group label (strings); None: one group.
+    subject : numpy.ndarray or None, default None
+        Each record's subject id; None: every record is a subject of its own.
+    event_type : numpy.ndarray or None, default None
+        0 censored, 1..K the competing event types of ``event_type_labels``; None: one kind of event.
+    event_type_labels : tuple of str, default ()
+        The names of event types 1..K.
+    covariates : pandas.DataFrame or None, default None
+        The covariates, one row per record; None: an empty table (built on first read).
+    mapping : ColumnMap or None, default None
+        The column mapping the cohort was read with.
+    rows_per_subject : int, default 1
+        m, the most records one subject may have; every sensitivity is multiplied by it.
+    name : str, default "data"
+        The data set's name, shown in the outputs.
+    time_unit : str, default "days"
+        The unit of ``time``, shown in the outputs.
+    warnings : tuple of str, default ()
+        The validation warnings, one sentence each.
+    """
 
     time: np.ndarray
     event: np.ndarray
     group: np.ndarray | None = None
     subject: np.ndarray | None = None
-    event_type: np.ndarray | None = None  # 0 censored, 1..K the types in event_type_labels
+    event_type: np.ndarray | None = None
     event_type_labels: tuple[str, ...] = ()
     covariates: _Covariates = _Covariates()  # a pandas.DataFrame, empty unless given (read as one)
     mapping: ColumnMap | None = None

@@ -26,10 +26,18 @@ from dpsurv_core.errors import DataError, ParameterError
 
 @dataclass(frozen=True)
 class NumericSplit:
-    """A parsed ``COL:median`` / ``COL:VALUE`` group specification."""
+    """A parsed ``COL:median`` / ``COL:VALUE`` group specification: groups ``COL <= cut`` and ``COL > cut``.
+
+    Parameters
+    ----------
+    column : str
+        The numeric column the groups are cut from.
+    cut : float or None
+        The public cut (finite); None: the data's median over subjects, published exactly and disclosed as not DP.
+    """
 
     column: str
-    cut: float | None  # None: the data's median
+    cut: float | None
 
     @property
     def from_data(self) -> bool:

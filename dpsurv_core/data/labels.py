@@ -72,12 +72,25 @@ def code_keys(series: pd.Series) -> pd.Series:
 @dataclass(frozen=True)
 class ValueLabels:
     """Per column: code -> label, a description and a kind (categorical/numeric). Immutable: the ``with_*`` methods
-    return a new object. ``to_json``/``from_json`` give and take plain dicts (for the CLI and the session)."""
+    return a new object. ``to_json``/``from_json`` give and take plain dicts (for the CLI and the session).
+
+    Parameters
+    ----------
+    values : mapping of str to mapping of str to str, default {}
+        Per column, code -> label (``{"sex": {"1": "Male", "2": "Female"}}``); codes are compared as text (``2.0`` is
+        ``"2"``), blank labels are dropped.
+    kinds : mapping of str to str, default {}
+        Per column, "categorical" or "numeric" as declared; an undeclared column's kind is guessed.
+    descriptions : mapping of str to str, default {}
+        Per column, a one-line description.
+    references : mapping of str to str, default {}
+        Per categorical column, the code of its reference level.
+    """
 
     values: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     kinds: Mapping[str, str] = field(default_factory=dict)
     descriptions: Mapping[str, str] = field(default_factory=dict)
-    references: Mapping[str, str] = field(default_factory=dict)  # reference level of a categorical column (a code)
+    references: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for col, kind in self.kinds.items():

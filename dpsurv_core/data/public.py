@@ -54,11 +54,21 @@ class TimeGrid:
 
     Counting convention (exact KM when the edges are the distinct event times): events in
     (b_{j-1}, b_j] belong to bin j; censorings in [b_{j-1}, b_j) leave the risk set before
-    bin j's events; a subject censored exactly at b_j stays at risk for bin j.
+    bin j's events; a subject censored exactly at b_j stays at risk for bin j. :meth:`equal`, :meth:`event_times`
+    and :meth:`parse` build the usual grids.
+
+    Parameters
+    ----------
+    edges : numpy.ndarray
+        The bin edges b_0 < ... < b_J in the data's time unit: at least two, increasing and finite.
+    kind : {"equal", "event-times", "custom"}, default "equal"
+        How the edges were chosen; "event-times" (the data's distinct event times) is disclosed as not DP.
+    from_data : bool, default False
+        True when the grid's end was read off the data (disclosed with the release).
     """
 
     edges: np.ndarray
-    kind: str = "equal"  # "equal", "event-times", "custom"
+    kind: str = "equal"
     from_data: bool = False
 
     def __post_init__(self) -> None:
@@ -134,7 +144,28 @@ class TimeGrid:
 
 @dataclass(frozen=True)
 class PublicParameters:
-    """Everything a mechanism may treat as public, each with where it came from."""
+    """Everything a mechanism may treat as public, each with where it came from.
+
+    :meth:`derive` fills what was not declared from the data and flags each such value; a value read off the data is
+    named as a disclosure with the release (:meth:`disclosures`).
+
+    Parameters
+    ----------
+    horizon : float
+        The public horizon T_max in the data's time unit: follow-up ends there; positive.
+    grid : TimeGrid
+        The public time grid the counts are binned on and the curves reported at.
+    horizon_from_data : bool, default False
+        True when the horizon was read off the data (its largest time, rounded up).
+    group_categories : tuple of str, default ()
+        The public categories of the group column, in order.
+    categories_from_data : bool, default False
+        True when the categories were read off the data.
+    covariate_ranges : dict of str to (float, float), default {}
+        The public (low, high) range of each numeric covariate, used to rescale it in a regression.
+    ranges_from_data : frozenset of str, default frozenset()
+        The covariates whose range was read off the data (a regression that rescales with it is not DP).
+    """
 
     horizon: float
     grid: TimeGrid
