@@ -33,6 +33,7 @@ faster); invariant by construction, so the same data never gets a fresh budget.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +54,9 @@ SALT_COL = (0x243F6A8885A308D3, 0x13198A2E03707344)  # per lane: column keys
 START = (0xA4093822299F31D0, 0x082EFA98EC4E6C89)  # per lane: a row hash's start
 SALT_TIE = (0x452821E638D01377, 0xBE5466CF34E90C6C)  # per lane: cells of tied columns
 SALT_PAIR = (0xC0AC29B7C97C50DD, 0x3F84D5B5B5470917)  # per lane: second keys of tied columns
+# every text pandas.to_numeric reads as a number has this shape (a superset: C's strtod grammar without its hex and
+# nan forms, or inf/infinity, between spaces; \s and [0-9] here admit at least the ASCII spaces and digits it reads)
+NUMBER_SHAPE = re.compile(r"\s*[+-]?(?:[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]*)?|inf|infinity|nan)\s*", re.IGNORECASE)
 
 
 def murmur(x: np.ndarray | int) -> np.ndarray:
@@ -89,6 +93,12 @@ def text_words(texts: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
     return murmur(both[:, 0].astype(U64)), murmur(both[:, 1].astype(U64))
 
 
+def not_a_number(text: str) -> bool:
+    """Whether ``pandas.to_numeric`` surely reads ``text`` as no number: it has not even the shape of one
+    (:data:`NUMBER_SHAPE`). False for a text it may read otherwise (one with a NUL, where its C parser stops)."""
+    return "\x00" not in text and NUMBER_SHAPE.fullmatch(text) is None
+
+
 def numeric_text(values: pd.Series | np.ndarray) -> np.ndarray | None:
     """The texts as float64 when every present one reads as a number (the CSV typing), else None."""
     import pandas as pd
@@ -99,7 +109,19 @@ def numeric_text(values: pd.Series | np.ndarray) -> np.ndarray | None:
 
 
 def dictionary_words(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Words per lane for distinct texts (None or NaN for missing): as numbers when every one reads as a number."""
+    """Words per lane for distinct texts (None or NaN for missing): as numbers when every one reads as a number.
+
+    Texts (``str`` or None) of which one surely reads as no number (:func:`not_a_number`), or none present, get the
+    words pandas' typing would give them without importing it: a release's cold fingerprint needs no pandas."""
+    if all(v is None or isinstance(v, str) for v in values):
+        present = [v for v in values if v is not None]
+        if not present or any(not_a_number(v) for v in present):
+            w1 = np.full(len(values), MISSING_WORD, dtype=U64)
+            w2 = w1.copy()
+            if present:  # a text column: MD5 words (else every cell is missing, the word of a missing number)
+                keep = np.array([v is not None for v in values], dtype=bool)
+                w1[keep], w2[keep] = text_words(present)
+            return w1, w2
     import pandas as pd
 
     texts = pd.Series(values, dtype=object)
@@ -197,10 +219,14 @@ class Accumulator:
 
     def second(self, batch: pd.DataFrame, groups: list[list[int]], weights: np.ndarray | None = None) -> None:
         """Pass 2: row hashes (columns in key order, tied columns by a sum) and tied columns' second keys."""
-        words = {j: self._words(batch, j) for g in groups for j in g}
+        self.add_rows({j: self._words(batch, j) for g in groups for j in g}, groups, len(batch), weights)
+
+    def add_rows(self, words: dict[int, tuple[np.ndarray, np.ndarray]], groups: list[list[int]], n: int,
+                 weights: np.ndarray | None = None) -> None:
+        """Pass 2 on ``n`` rows given as each column's words per lane."""
         with np.errstate(over="ignore"):
             for k in range(2):
-                acc = np.full(len(batch), START[k], dtype=U64)
+                acc = np.full(n, START[k], dtype=U64)
                 for g in groups:
                     if len(g) == 1:
                         acc = murmur(acc ^ words[g[0]][k])
@@ -254,6 +280,35 @@ def fingerprint_counted(frame: pd.DataFrame, counts: np.ndarray) -> str:
     acc.first(frame, counts)
     acc.close_first()
     acc.second(frame, acc.groups(), counts)
+    return acc.digest()
+
+
+def column_words(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each cell's words per lane of a column given as float64 (a number column, NaN missing) or as objects (a text
+    column, None missing; :func:`dictionary_words` on its distinct values): what :meth:`Accumulator.first` and
+    :meth:`Accumulator.second` give it as a frame's column."""
+    if values.dtype.kind == "f":
+        w = number_words(values)
+        return w, w
+    index: dict = {}
+    codes = np.fromiter((index.setdefault(v, len(index)) for v in values), dtype=np.intp, count=len(values))
+    uniques = np.empty(len(index), dtype=object)
+    uniques[:] = list(index)
+    w1, w2 = dictionary_words(uniques)
+    return w1[codes], w2[codes]
+
+
+def fingerprint_columns(columns: list[np.ndarray], counts: np.ndarray) -> str:
+    """:func:`fingerprint_counted` of a table of distinct rows given as columns (:func:`column_words`) instead of a
+    frame: the same value, without pandas."""
+    acc = Accumulator(len(columns))
+    n = np.asarray(counts, dtype=U64)
+    acc.rows = int(n.sum())
+    words = {j: column_words(c) for j, c in enumerate(columns)}
+    with np.errstate(over="ignore"):
+        for j, pair in words.items():
+            acc.col_sums[j] = [int(np.sum(murmur(w ^ U64(SALT_COL[k])) * n, dtype=U64)) for k, w in enumerate(pair)]
+    acc.add_rows(words, acc.groups(), len(n), n)
     return acc.digest()
 
 

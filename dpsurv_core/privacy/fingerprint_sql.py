@@ -95,6 +95,17 @@ def _mod(v) -> int:
     return int(v or 0) & fp.MASK
 
 
+def _unmasked(values) -> np.ndarray:
+    """A fetched column with its NULLs (a masked array's masked cells) as NaN (numbers) or None (text)."""
+    if not isinstance(values, np.ma.MaskedArray):
+        return np.asarray(values)
+    if values.dtype.kind == "f":
+        return values.filled(np.nan)
+    out = np.ma.getdata(values).copy()
+    out[np.ma.getmaskarray(values)] = None
+    return out
+
+
 def _key_sums(sums: list[int], words: tuple[np.ndarray, np.ndarray], counts: np.ndarray) -> None:
     """A column's key sums from its distinct values' words and counts (sum of count * m(word ^ salt))."""
     with np.errstate(over="ignore"):
@@ -115,8 +126,6 @@ class _Table:
         return self.types[j].startswith(NUMBER_TYPES)
 
     def run(self) -> str:
-        import pandas as pd
-
         n = len(self.names)
         col_sums = [[0, 0] for _ in range(n)]
         words: dict[int, tuple[str, str]] = {}  # column -> SQL of its two words
@@ -140,6 +149,8 @@ class _Table:
                     w = number_sql(f"CAST({col} AS DOUBLE)")
                 words[j] = (w, w)
                 if j in self.distinct:
+                    import pandas as pd
+
                     frame = self.distinct[j]
                     wn = fp.number_words(pd.to_numeric(frame["v"], errors="coerce").to_numpy(dtype="float64"))
                     _key_sums(col_sums[j], (wn, wn), frame["n"].to_numpy(dtype=np.uint64))
@@ -168,21 +179,26 @@ class _Table:
         raw = ", ".join(f"{_q(c)} AS r{j}" for j, c in enumerate(self.names))
         cols = ", ".join(e.replace(_q(c), f"r{j}", 1) + f" AS v{j}" for j, (e, c) in enumerate(zip(exprs, self.names,
                                                                                                   strict=True)))
-        frame = self.con.execute(f"SELECT {cols}, _n FROM (SELECT {raw}, count(*) AS _n FROM {self.rel} GROUP BY ALL "
-                                 f"LIMIT {limit + 1})").fetchdf()
-        if len(frame) > limit:
-            return None
-        counts = frame.pop("_n").to_numpy(dtype=np.uint64)
-        return fp.fingerprint_counted(frame, counts)
+        return self._counted(f"SELECT {cols}, _n FROM (SELECT {raw}, count(*) AS _n FROM {self.rel} GROUP BY ALL "
+                             f"LIMIT {limit + 1})", limit)
 
     def from_distinct(self, table: str) -> str:
         """The fingerprint from a table of distinct rows with their counts (column ``COUNT_COLUMN``,
         :func:`~dpsurv_core.privacy.fingerprint_scan.materialise`): each distinct row weighted by its count
         (:func:`~dpsurv_core.privacy.fingerprint.fingerprint_counted`), the same sums as :meth:`_distinct_rows`."""
         cols = ", ".join(f"{e} AS v{j}" for j, e in enumerate(read_exprs(self.names, self.types)))
-        frame = self.con.execute(f"SELECT {cols}, {COUNT_COLUMN} AS _n FROM {table}").fetchdf()
-        counts = frame.pop("_n").to_numpy(dtype=np.uint64)
-        return fp.fingerprint_counted(frame, counts)
+        done = self._counted(f"SELECT {cols}, {COUNT_COLUMN} AS _n FROM {table}")
+        assert done is not None  # no limit
+        return done
+
+    def _counted(self, sql: str, limit: int | None = None) -> str | None:
+        """:func:`~dpsurv_core.privacy.fingerprint.fingerprint_columns` of a query's distinct rows (columns ``v{j}``,
+        DOUBLE or text) with their counts (``_n``), fetched as NumPy arrays (no pandas); None past ``limit`` rows."""
+        got = self.con.execute(sql).fetchnumpy()
+        counts = np.asarray(got.pop("_n"), dtype=np.uint64)
+        if limit is not None and len(counts) > limit:
+            return None
+        return fp.fingerprint_columns([_unmasked(v) for v in got.values()], counts)
 
     def _few_values(self, exprs: list[str], probe) -> dict[int, pd.DataFrame]:
         """Distinct values with their counts of every column that looks like it has few (at most

@@ -49,6 +49,19 @@ def test_a_duckdb_release_imports_no_pandas(tmp_path):
     assert pandas_modules == [], pandas_modules
 
 
+def test_a_release_whose_fingerprint_is_not_cached_imports_no_pandas(tmp_path):
+    """The first release on a file computes its fingerprint from the scan's distinct rows, fetched as NumPy arrays and
+    hashed without pandas (its text column reads as no number: no ``pandas.to_numeric`` needed)."""
+    path = tmp_path / "registry.parquet"
+    registry(200_000, seed=3).to_parquet(path, index=False)
+    cache = tmp_path / "fingerprints.json"
+    env = {**os.environ, "DPSURV_LEDGER": str(tmp_path / "ledger.sqlite3"), "DPSURV_FINGERPRINT_CACHE": str(cache)}
+    released, pandas_modules = _release(path, env)
+    assert released["epsilon_spent"] == 1.0
+    assert json.loads(cache.read_text()), "the release computed and cached the fingerprint"
+    assert pandas_modules == [], pandas_modules
+
+
 def test_the_empty_covariate_table_is_built_when_read():
     c = Cohort(np.array([1.0, 2.0]), np.array([1, 0]))
     assert c.covariate_columns() == [] and c.__dict__["_covariates"] is None  # nothing built yet
