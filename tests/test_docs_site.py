@@ -85,6 +85,18 @@ def test_the_docs_site_builds_strict_and_documents_every_public_name(tmp_path):
         for name in public_names(package):
             assert re.search(rf'id="dpsurv_core\.{package}(\.\w+)?\.{name}"', reference), \
                 f"dpsurv_core.{package}.{name} is not in the API reference"
+    # a class's constructor renders as the Parameters table of its docstring (test_class_parameters), every parameter
+    # in its first table
+    from tests.test_class_parameters import CLASSES, signature
+
+    for cls in CLASSES:
+        start = reference.find(f'id="dpsurv_core.{cls.__module__.split(".")[1]}.{cls.__name__}"')
+        assert start >= 0, f"{cls.__name__} is not in the API reference"
+        table = reference[start:reference.find("</table>", start)].split('<div class="doc doc-object doc-class">')[0]
+        if signature(cls):
+            assert "Parameters:" in table, f"{cls.__name__}'s reference has no Parameters table"
+            for name in signature(cls):
+                assert f"<code>{name}</code>" in table, f"{cls.__name__}'s Parameters table has no {name}"
     # every page in docs/ is in the navigation (strict mode refuses an omitted one) and none is empty
     for page in (ROOT / "docs").rglob("*.md"):
         html = site / page.relative_to(ROOT / "docs").with_suffix("") / "index.html"
