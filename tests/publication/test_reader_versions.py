@@ -11,8 +11,8 @@ import pytest
 
 from dpsurv_core.errors import ParameterError
 from dpsurv_core.publication import derive, publish, rederive
-from dpsurv_core.publication.reading import find_release, read_record
 from dpsurv_core.publication.readers import reader_version
+from dpsurv_core.publication.reading import find_release, read_record
 
 V1 = json.loads((Path(__file__).with_name("adaptive_km_records_v1.json")).read_text())
 
