@@ -394,9 +394,8 @@ def number_at_risk(groups: tuple[str, ...], cohort: Cohort, public: PublicParame
     data when nothing is private (no noise), else from the released counts (null when the mechanism has none)."""
     times = table_times(public.grid)
     times = times[times <= float(public.horizon) + 1e-9] if np.any(times <= float(public.horizon)) else times
-    # R counts rows (several per subject too: kidney's two infections each); a table kept in an engine keeps its
-    # earlier rule (rows read only with one row per subject)
-    if no_noise(epsilon) and (not hasattr(cohort, "time_table") or cohort.rows_per_subject == 1):
+    # R counts rows (several per subject too: kidney's two infections each); a table kept in an engine counts them there
+    if no_noise(epsilon):
         values = np.broadcast_to(at_risk_exact(cohort, groups, times), (trials, len(groups), times.size))
         return risk_table(times, groups, values, exact=True)
     return risk_table(times, groups, None if counts is None else at_risk_at(counts, times), exact=False,
@@ -435,7 +434,9 @@ def _add_robust_errors(curves: list[dict[str, Any]], cohort: Any, conf_type: str
     from dpsurv_core.curves.km_robust import robust_km
     from dpsurv_core.data.labels import code_keys
 
-    if not isinstance(cohort, Cohort) or cohort.subject is None or not pd.Series(cohort.subject).duplicated().any():
+    if not isinstance(cohort, Cohort) or (hasattr(cohort, "binned_counts") and cohort.rows_per_subject == 1):
+        return False  # one row per subject (kept in an engine: known without reading the rows)
+    if cohort.subject is None or not pd.Series(cohort.subject).duplicated().any():
         return False
     keys = None if cohort.group is None else code_keys(pd.Series(cohort.group)).to_numpy()
     for entry in curves:

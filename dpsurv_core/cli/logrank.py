@@ -39,7 +39,7 @@ from dpsurv_core.cli.km import (
 )
 from dpsurv_core.curves import logrank_test
 from dpsurv_core.curves.logrank_readout import _finite, calibrated_fields, released_tests  # noqa: F401 (re-exported)
-from dpsurv_core.curves.result import event_times_grid, exact_counts, risk_counts, tile_trials
+from dpsurv_core.curves.result import exact_counts, exact_source, risk_counts, tile_trials
 from dpsurv_core.curves.timefix import timefixed
 from dpsurv_core.data.public import Disclosure
 from dpsurv_core.errors import ParameterError
@@ -71,8 +71,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     private = catalogue.get(catalogue.CURVES, args.mechanism).private
     if not private:
         cohort, public, extra = load(args)
-        grid = event_times_grid(cohort)
-        counts = tile_trials(exact_counts(cohort, grid, public), 1)
+        source, grid = exact_source(cohort)  # a table kept in an engine is counted there: no row read
+        counts = tile_trials(exact_counts(source, grid, public), 1)
         mech = catalogue.get(catalogue.CURVES, args.mechanism).build(rows_per_subject=cohort.rows_per_subject)
         law = logrank_test.noise_law(mech)
         out = {"mechanism": mech.name, "epsilon_spent": mech.cost.epsilon, "protects": mech.cost.protects,
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     tested = counts
     if private and no_noise(rel.cost.epsilon):  # noise switched off: R's survdiff on the data's event times, as the
         # non-private test (the binned counts' test moves with the bins and with how a bin's censorings are counted)
-        tested = tile_trials(exact_counts(timefixed(cohort), event_times_grid(timefixed(cohort)), public), 1)
+        tested = tile_trials(exact_counts(*exact_source(timefixed(cohort)), public), 1)
         law = logrank_test.noise_law(catalogue.get(catalogue.CURVES, "nonprivate").build())
     trials = tested.n.shape[0]
     draws = args.null_draws or logrank_test.default_draws(trials, len(tested.groups), tested.grid.bins)
@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                                   mech, general=False)
     if out.get("simulation"):  # a preview, for the data holder only: the exact tests on the data's event times beside
         exact = logrank_test.calibrated_tests(
-            tile_trials(exact_counts(timefixed(cohort), event_times_grid(timefixed(cohort)), public), 1),
+            tile_trials(exact_counts(*exact_source(timefixed(cohort)), public), 1),
             logrank_test.noise_law(catalogue.get(catalogue.CURVES, "nonprivate").build()))
         by_pair = {(r.group_a, r.group_b): _finite(float(r.p_value[0])) for r in exact}
         for d in tests:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -20,7 +20,9 @@ from dpsurv_core.curves.summary import at_risk_at
 from dpsurv_core.curves.timefix import timefixed
 from dpsurv_core.data.categories import row_index
 from dpsurv_core.data.cohort import Cohort
-from dpsurv_core.data.public import Disclosure, PublicParameters, TimeGrid
+from dpsurv_core.data.public import MAX_BINS, Disclosure, PublicParameters, TimeGrid
+from dpsurv_core.errors import DataError
+from dpsurv_core.limits import CLI_CELLS_ENV
 from dpsurv_core.privacy.ledger import PrivacyCost
 from dpsurv_core.privacy.mechanism import Mechanism
 from dpsurv_core.privacy.noise import NoiseSource
@@ -106,7 +108,11 @@ def tile_trials(counts: BinnedCounts, trials: int) -> BinnedCounts:
 
 def event_times_grid(cohort: Cohort, competing: bool = False) -> TimeGrid:
     """The distinct event times as bin edges (not DP). With ``competing``, the times of every event type
-    (a competing event leaves the risk set at its own time, so the exact Aalen-Johansen needs them)."""
+    (a competing event leaves the risk set at its own time, so the exact Aalen-Johansen needs them). A table kept in
+    an engine reads them by one ``DISTINCT`` query (refused past the grid's bin limit)."""
+    engine_grid = getattr(cohort, "event_time_grid", None)
+    if engine_grid is not None:
+        return engine_grid(competing and bool(getattr(cohort, "has_event_type", False)))
     if not competing or cohort.event_type is None:
         return TimeGrid.event_times(cohort)
     times = np.unique(cohort.time[cohort.event_type > 0])
@@ -147,22 +153,22 @@ class NonPrivate(Mechanism):
                 competing: bool = False) -> CurveResult:
         from dpsurv_core.curves.memory import check_curves
 
-        cohort = timefixed(cohort)  # near-tied times are one time, as R's survfit counts them
+        cohort, grid = exact_source(timefixed(cohort), competing)  # near-tied times as one, as R's survfit counts
         # the curves at every event time as well as at the grid points: their memory, before any work
-        events = np.unique(cohort.time[cohort.event == 1]).size if hasattr(cohort, "time") else 0
+        events = grid.bins if hasattr(cohort, "binned_counts") else np.unique(cohort.time[cohort.event == 1]).size
         groups = groups_of(cohort, public)
         check_curves(self, public.grid.bins + events, 1 if groups is None else len(groups))
         return with_follow_up_end(self._exact(cohort, public, competing), cohort, public)
 
     def _exact(self, cohort: Cohort, public: PublicParameters, competing: bool) -> CurveResult:
         """The exact curves at the grid points and at every event time, without each curve's end of follow-up
-        (near-tied times merged as R's timefix merges them, :mod:`dpsurv_core.curves.timefix`)."""
-        cohort = timefixed(cohort)
-        grid = event_times_grid(cohort, competing)
+        (near-tied times merged as R's timefix merges them, :mod:`dpsurv_core.curves.timefix`). A table kept in an
+        engine is counted there (:func:`exact_source`): the same counts, so the same numbers, with no row read."""
+        cohort, grid = exact_source(timefixed(cohort), competing)
         horizon = float(public.horizon)  # a declared horizon ends follow-up: every curve stops there
         exact = until(estimate(tile_trials(exact_counts(cohort, grid, public, competing), 1)), horizon)
         curves = until(at_grid(exact, public.grid.points), horizon)
-        if isinstance(cohort, Cohort):  # rows kept in memory (several per subject too, as R counts rows)
+        if isinstance(cohort, Cohort):  # rows (several per subject too, as R counts rows), in memory or an engine
             from dpsurv_core.curves.summary import at_risk_exact
 
             # R's n.risk at each reporting time (summary(fit, times = t)): the rows with time >= t
@@ -175,6 +181,27 @@ class NonPrivate(Mechanism):
                                                                  dp=False)],
                             curves, tile_trials(counts, 1), "none",
                             extra={"event_time_curves": exact})
+
+
+def exact_source(cohort: Cohort, competing: bool = False) -> tuple[Cohort, TimeGrid]:
+    """The cohort the exact estimators count and its event-time grid (:func:`event_times_grid`). A table kept in an
+    engine is counted there: its grid is one ``DISTINCT`` query and every count on it one ``GROUP BY`` of the cells,
+    so no row is read; only when its distinct event times are more than a grid counted in the engine may have
+    (:data:`~dpsurv_core.data.public.MAX_BINS`, times not rounded) are its rows read, through the engine's bounded
+    path (refused past the row limit)."""
+    exact_grid = getattr(cohort, "exact_grid", None)
+    if exact_grid is not None:
+        grid = exact_grid(competing)
+        if grid is not None:
+            return cohort, grid
+        try:
+            cohort = cast(Any, cohort).in_memory()  # an EngineCohort (curves never import the engines)
+        except DataError:
+            raise DataError(f"The exact (non-private) estimates are counted inside the engine on at most {MAX_BINS:,} "
+                            f"distinct event times, and {cohort.name!r} has more, so they need its rows, which are "
+                            f"more than dpsurv reads into memory ({CLI_CELLS_ENV}): round the times in the source (to "
+                            "whole days, for example).") from None
+    return cohort, event_times_grid(cohort, competing)
 
 
 def until(curves: SurvivalCurves, horizon: float) -> SurvivalCurves:

@@ -149,10 +149,13 @@ AT_RISK_FROM_COUNTS = ("read from the released binned counts: exact at grid edge
 
 
 def at_risk_exact(cohort: Cohort, groups: tuple[str, ...], times: np.ndarray) -> np.ndarray:
-    """Rows with time >= t per group (G, T), from the data itself (non-private): R's n.risk at t."""
+    """Rows with time >= t per group (G, T), from the data itself (non-private): R's n.risk at t. A table kept in an
+    engine counts them there (one query on its cells), to the same numbers."""
     from dpsurv_core.curves.counts import _group_index
 
     times = np.asarray(times, float)
+    if hasattr(cohort, "rows_at_risk"):
+        return cohort.rows_at_risk(None if tuple(groups) == ("all",) else groups, times)
     gi, labels = _group_index(cohort, None if cohort.group is None or tuple(groups) == ("all",) else tuple(groups))
     out = np.zeros((len(labels), times.size))
     for g in range(len(labels)):

@@ -134,6 +134,20 @@ class EngineCohort(Cohort):
             cache["_timefixed"] = view
         return cache["_timefixed"]
 
+    def rows_at_risk(self, groups: Sequence[str] | None, times: np.ndarray) -> np.ndarray:
+        """Rows with time >= t per group (G, T), R's n.risk at t: one query on the cells
+        (:func:`statistics.rows_at_risk`), what :func:`dpsurv_core.curves.summary.at_risk_exact` counts on rows."""
+        return statistics.rows_at_risk(self.engine, self.summary, None if groups is None else tuple(groups), times)
+
+    def exact_grid(self, competing: bool = False) -> TimeGrid | None:
+        """The event-time grid the exact (non-private) estimators count on (:meth:`event_time_grid`, near-tied times
+        merged unless ``timefix`` is off; with ``competing``, every event type's times), or None when the data have
+        more distinct event times than a grid counted in the engine may have (the caller reads the rows then)."""
+        try:
+            return self.event_time_grid(competing and self.has_event_type)
+        except ParameterError:
+            return None
+
     def follow_up(self, groups: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Each of ``groups``' first and last time under observation (events and censorings; "all": the whole
         table), NaN for a group no row is in: one ``GROUP BY`` (what :func:`dpsurv_core.curves.result.with_follow_up_end`

@@ -399,6 +399,29 @@ def binned_counts(engine: Engine, s: Summary, grid: TimeGrid, groups: tuple[str,
     return BinnedCounts(grid, labels, n, events, censored, tuple(types))
 
 
+def rows_at_risk(engine: Engine, s: Summary, groups: tuple[str, ...] | None, times: np.ndarray) -> np.ndarray:
+    """Kept rows with time >= t per group and time (G, T): R's n.risk at t, as
+    :func:`dpsurv_core.curves.summary.at_risk_exact` counts it on rows. One ``GROUP BY`` of the cells by group and
+    b = #{t_j <= time} (a balanced ``CASE`` over the sorted times); a row is at risk at t_j exactly when b > j, so the
+    column j is the sum of the counts with b >= j + 1."""
+    times = np.asarray(times, float)
+    labels = ("all",) if groups is None or s.group is None or tuple(groups) == ("all",) else tuple(groups)
+    out = np.zeros((len(labels), times.size))
+    if times.size == 0:
+        return out
+    order = np.argsort(times, kind="stable")
+    g = "'all'" if labels == ("all",) else s.group
+    index = {"all": 0} if labels == ("all",) else lookup(labels, s.groups)
+    held = ", ".join(engine.string(x) for x in index)
+    where = "" if labels == ("all",) else f" WHERE {g} IN ({held})" if held else " WHERE 1 = 0"
+    by_b = np.zeros((len(labels), times.size + 1))
+    for grp, b, c in engine.rows(f"SELECT g, b, SUM(_c) FROM (SELECT {g} AS g, {count_edges(s.time, times[order], False)}"
+                                 f" AS b, _c FROM {s.kept} AS kept{where}) AS x GROUP BY g, b"):
+        by_b[index[str(grp)], int(b)] += c
+    out[:, order] = np.cumsum(by_b[:, ::-1], axis=1)[:, ::-1][:, 1:]
+    return out
+
+
 def event_times(engine: Engine, s: Summary, competing: bool = False) -> np.ndarray:
     """The distinct event times (for the not-DP event-times grid), refused past the grid's bin limit."""
     rows = engine.rows(f"SELECT DISTINCT {s.time} AS t FROM {s.kept} AS kept WHERE {is_event(s, competing)} = 1 "
