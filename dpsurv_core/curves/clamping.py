@@ -178,19 +178,22 @@ def monotone_increments(x: np.ndarray, keep: np.ndarray) -> np.ndarray:
     1972) on the cumulative counts, which pools neighbouring bins where the noise made the running sum fall. (Reading
     each pool linearly between the pools' middles instead spread a steep first bin over the flat bins after it: an
     exponential curve at 0.31 after its first bin read 0.47 at n = 60, epsilon 0.5.) Rows already non-decreasing
-    from 0 are returned as they are."""
+    from 0 are returned as they are; the others are fitted together (:func:`dpsurv_core.curves.isotonic.isotonic_rows`,
+    SciPy's fit bit for bit)."""
+    from dpsurv_core.curves.isotonic import isotonic_rows
+
     x = np.where(keep, np.asarray(x, float), 0.0)
-    cum = np.cumsum(x, axis=-1)
     out = x.copy()
     bad = ((x < 0) & keep).any(axis=-1)
+    if not bad.any():
+        return out
     width = x.shape[-1]
-    flat_out, flat_cum, flat_keep = out.reshape(-1, width), cum.reshape(-1, width), keep.reshape(-1, width)
-    if bad.any():  # SciPy's optimize package takes most of a second to import: only when some row needs it
-        from scipy.optimize import isotonic_regression
-    for i in np.flatnonzero(bad.reshape(-1)):  # a loop over the rows that need it (trials x groups x types)
-        m = int(flat_keep[i].sum())
-        fit = np.maximum.accumulate(np.maximum(isotonic_regression(flat_cum[i, :m]).x, 0.0))
-        flat_out[i, :m] = np.diff(np.concatenate([[0.0], fit]))
+    flat_out, flat_keep = out.reshape(-1, width), keep.reshape(-1, width)
+    rows = np.flatnonzero(bad.reshape(-1))  # the rows that need it (trials x groups x types)
+    m = flat_keep[rows].sum(axis=-1)
+    inside = np.arange(width) < m[:, None]
+    fit = np.maximum.accumulate(np.maximum(isotonic_rows(np.cumsum(flat_out[rows], axis=-1), m), 0.0), axis=-1)
+    flat_out[rows] = np.where(inside, np.diff(fit, axis=-1, prepend=0.0), flat_out[rows])
     return out
 
 
