@@ -12,18 +12,11 @@ from typing import TYPE_CHECKING
 from dpsurv_core._lazy import attach
 
 if TYPE_CHECKING:
+    from dpsurv_core.weibull.baselines import LaplaceWeibull, SampleAggregateWeibull
     from dpsurv_core.weibull.inference import ParameterInterval, WeibullInference, release_intervals, weibull_intervals
     from dpsurv_core.weibull.lsp import Ladder, compute_ladder
-    from dpsurv_core.weibull.mechanisms import (
-        ClippedMLE,
-        LaplaceWeibull,
-        LspTll,
-        SampleAggregateWeibull,
-        SurvregMLE,
-        WeibullEstimates,
-        WeibullMechanism,
-        make_mechanism,
-    )
+    from dpsurv_core.weibull.mechanism_base import WeibullEstimates, WeibullMechanism
+    from dpsurv_core.weibull.mechanisms import ClippedMLE, LspTll, SurvregMLE, make_mechanism
     from dpsurv_core.weibull.model import WeibullFit, WeibullSample, sample_from_cohort, survival_curve, weibull_mle
 
 __all__ = ["ClippedMLE", "Ladder", "LaplaceWeibull", "LspTll", "ParameterInterval", "SampleAggregateWeibull",
@@ -34,7 +27,8 @@ __all__ = ["ClippedMLE", "Ladder", "LaplaceWeibull", "LspTll", "ParameterInterva
 __getattr__, __dir__ = attach(__name__, __all__, {
     "inference": ["ParameterInterval", "WeibullInference", "release_intervals", "weibull_intervals"],
     "lsp": ["Ladder", "compute_ladder"],
-    "mechanisms": ["ClippedMLE", "LaplaceWeibull", "LspTll", "SampleAggregateWeibull", "SurvregMLE",
-                   "WeibullEstimates", "WeibullMechanism", "make_mechanism"],
+    "baselines": ["LaplaceWeibull", "SampleAggregateWeibull"],
+    "mechanism_base": ["WeibullEstimates", "WeibullMechanism"],
+    "mechanisms": ["ClippedMLE", "LspTll", "SurvregMLE", "make_mechanism"],
     "model": ["WeibullFit", "WeibullSample", "sample_from_cohort", "survival_curve", "weibull_mle"],
 })
