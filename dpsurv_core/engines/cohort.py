@@ -107,8 +107,18 @@ class EngineCohort(Cohort):
         return self._rows is not None
 
     def binned_counts(self, grid: TimeGrid, groups: tuple[str, ...] | None = None, competing: bool = False) -> BinnedCounts:
-        self.counts_computed += 1
-        return statistics.binned_counts(self.engine, self.summary, grid, groups, competing)
+        """Exact counts on ``grid`` (one query, :func:`statistics.binned_counts`); the last few are kept, as a
+        non-private run counts on the event-time grid twice (its exact curves and its public grid), and each query
+        on thousands of edges takes seconds. A copy is returned, so a caller may change it."""
+        key = (grid.edges.tobytes(), grid.kind, None if groups is None else tuple(groups), bool(competing))
+        kept = self.__dict__.setdefault("_counts", {})
+        if key not in kept:
+            self.counts_computed += 1
+            if len(kept) >= 4:
+                kept.clear()
+            kept[key] = statistics.binned_counts(self.engine, self.summary, grid, groups, competing)
+        c = kept[key]
+        return BinnedCounts(c.grid, c.groups, c.n.copy(), c.events.copy(), c.censored.copy(), c.event_types)
 
     def event_times(self, competing: bool = False) -> np.ndarray:
         """The distinct event times, near-tied ones merged as R's timefix merges them unless the column map says
