@@ -20,13 +20,11 @@ Design (four ideas, each measured against ``laplace-counts``; see benchmarks/km_
 3. **Life-table at-risk and constant-hazard interpolation** (post-processing). Censorings are
    spread over a bin, so half of a bin's censorings count as at risk for its events
    (r*_B = r_B + c_B / 2; ``actuarial``); on an ``event-times`` grid every censoring in a bin
-   precedes its event time, so none count (exact Kaplan-Meier). A merged bin is long, and there the
-   rule's first-order error reads the curve high (0.121 at a true S of 0.100 on 100 bins at epsilon
-   0.5): its drop h_B solves the life table's premise exactly instead (constant hazard, censorings
-   spread evenly in time; :func:`uniform_censoring_drop`). Inside a merged bin the hazard is
-   constant in time: at a public grid point a fraction f of the way through bin B the survival is
-   S(start of B) (1 - h_B)^f. The curves are returned at the public grid's
-   points through derived counts on the public grid (fine events d_j = r_j (1 - (1 - h_B)^{f_j}),
+   precedes its event time, so none count (exact Kaplan-Meier). On a long merged bin that rule's first
+   order reads the curve high (0.121 at a true S of 0.100), so there h_B solves its premise exactly (constant
+   hazard, censorings spread evenly in time; :func:`uniform_censoring_drop`). Inside a merged bin the hazard is
+   constant: a fraction f of the way through bin B, S = S(start of B) (1 - h_B)^f. The curves are returned at the
+   public grid's points through derived counts on the public grid (fine events d_j = r_j (1 - (1 - h_B)^{f_j}),
    censorings where the premise puts them), so Kaplan-Meier, Greenwood bands, Nelson-Aalen, cumulative
    incidence and log-rank all come from one set of counts via :mod:`dpsurv_core.curves.kaplan_meier`.
 4. **Bands that know about the noise** (post-processing; ``noise_in_bands``, ``band_method``). By
@@ -60,17 +58,9 @@ Privacy (add/remove one subject, m rows per subject; epsilon_1 = rho epsilon, ep
   sum, at-risk, hazards, interpolation, derived counts, bands, log-rank) reads only the noisy
   outputs and public parameters: free post-processing. The ledger charges epsilon_1 + epsilon_2.
 
-Default share (a rule on the public epsilon only, so it costs nothing): merging removes noisy cells
-(less noise, and less bias from clamping empty cells at 0) but spreads a bin's drop over the merged
-bins. Measured on lung, veteran, gehan, pbc, ovarian, leukemia and mgus2 (20 public bins), merging
-with rho = 0.2 wins at epsilon <= 2 (most at small n and low epsilon: veteran at epsilon 1 goes
-from 1.7x to 0.7x the laplace-counts error), while at epsilon >= 2.5 the noise is so small that the
-spreading dominates and the public bins (rho = 0) do better on all but leukemia. So
-``selection_share=None`` means rho = 0.2 for epsilon <= 2 and rho = 0 above. Where merging does not
-pay: long sparse tails of large cohorts (mgus2, n = 1384: 0.63x the laplace-counts error at epsilon 1
-with merging, 0.45x with the public bins), and tiny cohorts at low epsilon, where every design is
-poor (leukemia, n = 23: about 1.1-1.25x at epsilon <= 1, where the tail sums of many noisy cells
-weigh on a small n).
+Default share (a rule on the public epsilon only, so it costs nothing): rho = 0.2 for epsilon <= 2, where merging
+removes noisy cells and clamping's bias; rho = 0 above, where the noise is small and a merged bin's spread drop costs
+more (measured on seven bundled data sets; docs/mechanisms.md gives the figures and where merging does not pay).
 
 With epsilon = inf there is no noise and no selection (every public bin is its own bin); on an
 ``event-times`` grid the curves then equal lifelines' KaplanMeierFitter.
