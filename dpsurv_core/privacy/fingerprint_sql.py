@@ -149,11 +149,9 @@ class _Table:
                     w = number_sql(f"CAST({col} AS DOUBLE)")
                 words[j] = (w, w)
                 if j in self.distinct:
-                    import pandas as pd
-
-                    frame = self.distinct[j]
-                    wn = fp.number_words(pd.to_numeric(frame["v"], errors="coerce").to_numpy(dtype="float64"))
-                    _key_sums(col_sums[j], (wn, wn), frame["n"].to_numpy(dtype=np.uint64))
+                    values, counts = self.distinct[j]
+                    wn = fp.number_words(values)
+                    _key_sums(col_sums[j], (wn, wn), counts)
                 else:
                     number_cols.append(j)
             else:
@@ -200,25 +198,24 @@ class _Table:
             return None
         return fp.fingerprint_columns([_unmasked(v) for v in got.values()], counts)
 
-    def _few_values(self, exprs: list[str], probe) -> dict[int, pd.DataFrame]:
-        """Distinct values with their counts of every column that looks like it has few (at most
-        :data:`FEW_VALUES` in its first :data:`PROBE_ROWS` rows), from one scan with grouping sets: their key sums then
-        need no hashing per row. Only the speed depends on the guess."""
-        import pandas as pd
-
+    def _few_values(self, exprs: list[str], probe) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """Distinct values (float64 or objects, :func:`_unmasked`) with their counts of every column that looks like it
+        has few (at most :data:`FEW_VALUES` in its first :data:`PROBE_ROWS` rows), from one scan with grouping sets:
+        their key sums then need no hashing per row. Only the speed depends on the guess."""
         few = [j for j, d in enumerate(probe) if (d or 0) <= FEW_VALUES]
         if not few:
             return {}
         cols = ", ".join(f"{exprs[j]} AS v{j}" for j in few)
         sets = ", ".join(f"(v{j})" for j in few)
         grouping = ", ".join(f"v{j}" for j in few)
-        frame = self.con.execute(f"SELECT {cols}, GROUPING({grouping}) AS g, count(*) AS n FROM {self.rel} "
-                                 f"GROUP BY GROUPING SETS ({sets})").fetchdf()
-        out = {}
+        got = self.con.execute(f"SELECT {cols}, GROUPING({grouping}) AS g, count(*) AS n FROM {self.rel} "
+                               f"GROUP BY GROUPING SETS ({sets})").fetchnumpy()
+        g, n = np.asarray(got["g"]), np.asarray(got["n"], dtype=np.uint64)
         full = (1 << len(few)) - 1
+        out = {}
         for i, j in enumerate(few):
-            part = frame[frame["g"] == full ^ (1 << (len(few) - 1 - i))]
-            out[j] = pd.DataFrame({"v": part[f"v{j}"].to_numpy(dtype=object), "n": part["n"].to_numpy()})
+            part = g == full ^ (1 << (len(few) - 1 - i))
+            out[j] = (_unmasked(got[f"v{j}"])[part], n[part])
         return out
 
     def _words_relation(self, words: dict[int, tuple[str, str]], joins: list[str]) -> str:
@@ -236,20 +233,20 @@ class _Table:
 
     def _text(self, j: int, col: str, col_sums: list[list[int]], joins: list[str], number_cols: list[int]
               ) -> tuple[str, str]:
-        import pandas as pd
-
         text = f"CAST({col} AS VARCHAR)"
         bare = f"CAST({_q(self.names[j])} AS VARCHAR)"
-        frame = self.distinct.get(j)
-        if frame is None:
-            frame = self.con.execute(f"SELECT {bare} AS v, count(*) AS n FROM {self.rel} GROUP BY ALL "
-                                     f"LIMIT {DICTIONARY_LIMIT + 1}").fetchdf()
+        if j in self.distinct:
+            texts, counts = self.distinct[j]
+        else:
+            got = self.con.execute(f"SELECT {bare} AS v, count(*) AS n FROM {self.rel} GROUP BY ALL "
+                                   f"LIMIT {DICTIONARY_LIMIT + 1}").fetchnumpy()
+            texts, counts = _unmasked(got["v"]), np.asarray(got["n"], dtype=np.uint64)
         missing = f"{fp.MISSING_WORD}::UBIGINT"
-        if len(frame) <= DICTIONARY_LIMIT:
-            w1, w2 = fp.dictionary_words(frame["v"].to_numpy(dtype=object))
-            _key_sums(col_sums[j], (w1, w2), frame["n"].to_numpy(dtype=np.uint64))
-            present = frame["v"].notna().to_numpy()
-            values = frame["v"][present].astype(str).tolist()
+        if len(texts) <= DICTIONARY_LIMIT:
+            w1, w2 = fp.dictionary_words(texts)
+            _key_sums(col_sums[j], (w1, w2), counts)
+            present = np.array([v is not None for v in texts], dtype=bool)
+            values = [str(v) for v in texts[present]]
             if not values:  # every value missing
                 return missing, missing
             if len(values) <= CASE_LIMIT:  # a few labels: a CASE is cheaper than a join
@@ -259,7 +256,9 @@ class _Table:
 
                 return case(w1), case(w2)
             name = f"_fpdict{j}"
-            self.con.register(name, pd.DataFrame({"v": values, "w1": w1[present], "w2": w2[present]}))
+            labels = np.empty(len(values), dtype=object)
+            labels[:] = values
+            self.con.register(name, {"v": labels, "w1": w1[present], "w2": w2[present]})  # NumPy arrays: no pandas
             joins.append(f"LEFT JOIN {name} AS d{j} ON {text} = d{j}.v")
             return f"coalesce(d{j}.w1, {missing})", f"coalesce(d{j}.w2, {missing})"
         numeric = self.con.execute(f"SELECT count({bare}) = count(TRY_CAST({bare} AS DOUBLE)) FROM {self.rel}").fetchone()[0]

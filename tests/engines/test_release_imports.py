@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from dpsurv_core.data.cohort import Cohort
+from dpsurv_core.privacy.fingerprint import fingerprint
 from tests.engines.test_one_scan import registry
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,6 +61,25 @@ def test_a_release_whose_fingerprint_is_not_cached_imports_no_pandas(tmp_path):
     assert released["epsilon_spent"] == 1.0
     assert json.loads(cache.read_text()), "the release computed and cached the fingerprint"
     assert pandas_modules == [], pandas_modules
+
+
+def test_the_two_pass_fingerprint_of_a_parquet_file_imports_no_pandas(tmp_path):
+    """A file with many distinct rows is fingerprinted by two scans (text labels mapped by a join past 32 of them, by
+    a CASE below): their distinct values come as NumPy arrays and the labels' words go back as NumPy arrays too."""
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({"t": rng.uniform(0, 100, 3000), "site": [f"site {i}" for i in rng.integers(0, 40, 3000)],
+                          "group": np.where(rng.integers(0, 2, 3000) == 1, "B", None)})
+    path = tmp_path / "wide.parquet"
+    frame.to_parquet(path, index=False)
+    code = ("import sys\nfrom dpsurv_core.privacy import fingerprint_sql\n"
+            "fingerprint_sql.FEW_VALUES = 10\n"  # the probe finds more distinct rows: the two scans
+            f"print(fingerprint_sql.fingerprint_path({str(path)!r}))\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pandas')[:3])\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    value, pandas_modules = done.stdout.splitlines()
+    assert value == fingerprint(frame)
+    assert ast.literal_eval(pandas_modules) == []
 
 
 def test_the_empty_covariate_table_is_built_when_read():
