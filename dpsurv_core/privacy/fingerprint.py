@@ -57,6 +57,7 @@ SALT_PAIR = (0xC0AC29B7C97C50DD, 0x3F84D5B5B5470917)  # per lane: second keys of
 # every text pandas.to_numeric reads as a number has this shape (a superset: C's strtod grammar without its hex and
 # nan forms, or inf/infinity, between spaces; \s and [0-9] here admit at least the ASCII spaces and digits it reads)
 NUMBER_SHAPE = re.compile(r"\s*[+-]?(?:[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]*)?|inf|infinity|nan)\s*", re.IGNORECASE)
+INTEGER_TEXT = re.compile(r"[ \t\n\v\f\r]*[+-]?[0-9]{1,15}[ \t\n\v\f\r]*")  # exact as float64, read alike by int()
 
 
 def murmur(x: np.ndarray | int) -> np.ndarray:
@@ -109,12 +110,18 @@ def numeric_text(values: pd.Series | np.ndarray) -> np.ndarray | None:
 
 
 def dictionary_words(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Words per lane for distinct texts (None or NaN for missing): as numbers when every one reads as a number.
+    """Words per lane for distinct texts (None or NaN for missing): as numbers when every one reads as a number
+    (:func:`pandas_words`).
 
-    Texts (``str`` or None) of which one surely reads as no number (:func:`not_a_number`), or none present, get the
-    words pandas' typing would give them without importing it: a release's cold fingerprint needs no pandas."""
+    Texts (``str`` or None) get the same words without importing pandas when one surely reads as no number
+    (:func:`not_a_number`: a text column), when none is present, or when every present one is a plain integer of at
+    most 15 digits between ASCII spaces (:data:`INTEGER_TEXT`: the number ``int`` reads, as pandas does), so a release's
+    cold fingerprint needs no pandas."""
     if all(v is None or isinstance(v, str) for v in values):
         present = [v for v in values if v is not None]
+        if present and all(INTEGER_TEXT.fullmatch(v) for v in present):
+            w = number_words(np.array([np.nan if v is None else float(int(v)) for v in values], dtype="float64"))
+            return w, w.copy()
         if not present or any(not_a_number(v) for v in present):
             w1 = np.full(len(values), MISSING_WORD, dtype=U64)
             w2 = w1.copy()
@@ -122,6 +129,11 @@ def dictionary_words(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
                 keep = np.array([v is not None for v in values], dtype=bool)
                 w1[keep], w2[keep] = text_words(present)
             return w1, w2
+    return pandas_words(values)
+
+
+def pandas_words(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`dictionary_words` by its definition: the texts' numbers (:func:`numeric_text`) or else their MD5 words."""
     import pandas as pd
 
     texts = pd.Series(values, dtype=object)
@@ -283,15 +295,18 @@ def fingerprint_counted(frame: pd.DataFrame, counts: np.ndarray) -> str:
     return acc.digest()
 
 
-def column_words(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def column_words(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """Each cell's words per lane of a column given as float64 (a number column, NaN missing) or as objects (a text
     column, None missing; :func:`dictionary_words` on its distinct values): what :meth:`Accumulator.first` and
-    :meth:`Accumulator.second` give it as a frame's column."""
+    :meth:`Accumulator.second` give it as a frame's column. None for texts with a NUL, which pandas' grouping there
+    compares only up to the NUL (its value is the frame path's)."""
     if values.dtype.kind == "f":
         w = number_words(values)
         return w, w
     index: dict = {}
     codes = np.fromiter((index.setdefault(v, len(index)) for v in values), dtype=np.intp, count=len(values))
+    if any(isinstance(v, str) and "\x00" in v for v in index):
+        return None
     uniques = np.empty(len(index), dtype=object)
     uniques[:] = list(index)
     w1, w2 = dictionary_words(uniques)
@@ -300,11 +315,18 @@ def column_words(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def fingerprint_columns(columns: list[np.ndarray], counts: np.ndarray) -> str:
     """:func:`fingerprint_counted` of a table of distinct rows given as columns (:func:`column_words`) instead of a
-    frame: the same value, without pandas."""
+    frame: the same value, without pandas (but for texts with a NUL, which go through the frame)."""
     acc = Accumulator(len(columns))
     n = np.asarray(counts, dtype=U64)
     acc.rows = int(n.sum())
-    words = {j: column_words(c) for j, c in enumerate(columns)}
+    words = {}
+    for j, c in enumerate(columns):
+        pair = column_words(c)
+        if pair is None:
+            import pandas as pd
+
+            return fingerprint_counted(pd.DataFrame({f"v{i}": col for i, col in enumerate(columns)}), n)
+        words[j] = pair
     with np.errstate(over="ignore"):
         for j, pair in words.items():
             acc.col_sums[j] = [int(np.sum(murmur(w ^ U64(SALT_COL[k])) * n, dtype=U64)) for k, w in enumerate(pair)]

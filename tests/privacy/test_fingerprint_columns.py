@@ -13,6 +13,8 @@ from dpsurv_core.privacy.fingerprint import (
     fingerprint_columns,
     fingerprint_counted,
     not_a_number,
+    number_words,
+    pandas_words,
 )
 
 SHAPES = st.text(alphabet=st.sampled_from(list(" \t\x0b\x00+-.eEinfatyNI0123456789xAb_,Å\u00a0")), max_size=8)
@@ -25,17 +27,30 @@ def test_a_text_not_a_number_is_no_number_to_pandas(text):
         assert pd.isna(pd.to_numeric(pd.Series([text], dtype=object), errors="coerce").iloc[0])
 
 
-@given(values=st.lists(TEXTS, max_size=6))
+INTEGERS = st.builds(lambda pre, n, post: f"{pre}{n}{post}", st.sampled_from(["", " ", "\t", "+", " -", "\x0b0"]),
+                     st.integers(-10**17, 10**17), st.sampled_from(["", " ", "\r\n", "\x0c"]))
+COLUMNS = st.one_of(st.lists(TEXTS, max_size=6), st.lists(st.one_of(st.none(), INTEGERS), max_size=6),
+                    st.lists(st.one_of(INTEGERS, SHAPES), max_size=4))
+
+
+@given(values=COLUMNS)
 def test_dictionary_words_are_pandas_typing_words(values):
     uniques = list(dict.fromkeys(values))
     arr = np.empty(len(uniques), dtype=object)
     arr[:] = uniques
+    got, want = dictionary_words(arr), pandas_words(arr)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
     frame = pd.DataFrame({"v": pd.Series(arr, dtype=object)})
-    ref = fingerprint_counted(frame, np.ones(len(arr), dtype=np.uint64)) if len(arr) else None
-    got = fingerprint_columns([arr], np.ones(len(arr), dtype=np.uint64)) if len(arr) else None
-    assert got == ref
-    w1, w2 = dictionary_words(arr)
-    assert len(w1) == len(w2) == len(arr)
+    ones = np.ones(len(arr), dtype=np.uint64)
+    if len(arr):
+        assert fingerprint_columns([arr], ones) == fingerprint_counted(frame, ones)
+
+
+def test_integer_texts_are_numbers_without_pandas():
+    arr = np.array([" 7", "+3", None, "-0", "123456789012345"], dtype=object)
+    got = dictionary_words(arr)
+    assert np.array_equal(got[0], pandas_words(arr)[0])
+    assert np.array_equal(got[0][[0, 1, 3]], number_words(np.array([7.0, 3.0, 0.0])))
 
 
 @st.composite
