@@ -347,7 +347,7 @@ def simulate_null(template: BinnedCounts, n: np.ndarray, h: np.ndarray, q: np.nd
     spread = actuarial_share(template.grid)
     left = np.repeat(n, draws, axis=0)  # (N, G)
     hh = np.repeat(h, draws, axis=0)[:, None, :]
-    first = _first_event_share(hh, spread)
+    first = np.repeat(_first_event_share(h, spread), draws, axis=0)[:, None, :]  # per trial, then repeated
     qq = np.repeat(q, draws, axis=0)
     ev = np.zeros((rows * draws, g, j_count), np.int64)
     ce = np.zeros_like(ev)
