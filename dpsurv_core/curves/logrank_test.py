@@ -141,7 +141,7 @@ def laplace_law(mech: Any) -> NoiseLaw:
     scale, discrete = float(mech.scale), bool(mech.discrete)
 
     def apply(exact: BinnedCounts, rows: np.ndarray, noise: SimulationNoise) -> BinnedCounts:
-        cells = exact.cells().astype(float)
+        cells = exact.cells().astype(float, copy=False)  # a new array already: converted, not copied again
         draw = noise.discrete_laplace if discrete else noise.laplace
         return post_process(exact.from_cells(cells + draw(scale, cells.shape)))
 

@@ -344,7 +344,9 @@ class SimulationNoise:
         if scale == 0:
             return np.zeros(shape, dtype=np.int64)
         p = -np.expm1(-1.0 / scale)
-        return self.rng.geometric(p, shape).astype(np.int64) - self.rng.geometric(p, shape).astype(np.int64)
+        # NumPy's geometric draws are int64 already: no copy (a planner's simulated tests draw millions of them)
+        first = self.rng.geometric(p, shape).astype(np.int64, copy=False)
+        return first - self.rng.geometric(p, shape).astype(np.int64, copy=False)
 
     def integers(self, high: int, size: Shape) -> np.ndarray:
         return self.rng.integers(0, _check_high(high), _shape(size))
