@@ -115,7 +115,10 @@ def event_times_grid(cohort: Cohort, competing: bool = False) -> TimeGrid:
         return engine_grid(competing and bool(getattr(cohort, "has_event_type", False)))
     if not competing or cohort.event_type is None:
         return TimeGrid.event_times(cohort)
-    times = np.unique(cohort.time[cohort.event_type > 0])
+    from dpsurv_core.curves.timefix import merge_near_ties, wanted
+
+    time = merge_near_ties(cohort.time) if wanted(cohort) else cohort.time  # near ties one time, as TimeGrid's
+    times = np.unique(time[cohort.event_type > 0])
     if times.size == 0:
         return TimeGrid.event_times(cohort)
     return TimeGrid(np.concatenate([[min(0.0, float(times[0]) - 1.0)], times]), "event-times", True)

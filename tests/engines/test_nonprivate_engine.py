@@ -154,3 +154,20 @@ def test_more_event_times_than_a_grid_reads_the_rows_within_the_limit(capsys, mo
     same(memory, run(capsys, *args, "--engine", "duckdb"))
     monkeypatch.setenv(limits.CLI_CELLS_ENV, "10")
     assert "round the times in the source" in fails(capsys, *args, "--engine", "duckdb")
+
+
+@pytest.mark.parametrize("timefix", [True, False])
+def test_a_private_competing_risks_event_time_grid_is_the_same_in_memory_and_in_duckdb(capsys, tmp_path, timefix):
+    """The event-time grid a private cumulative-incidence release is published on (a public value read off the data,
+    accepted) merges near-tied times in memory as the engine does, unless --no-timefix keeps them apart in both."""
+    times = np.r_[np.full(10, 0.1 + 0.2), np.full(10, 0.3), np.arange(1.0, 101.0)]
+    types = np.r_[np.tile([1, 2], 10), np.arange(100) % 3]
+    path = parquet(tmp_path, pd.DataFrame({"time": times, "etype": types}), "near_competing")
+    flag = [] if timefix else ["--no-timefix"]
+    grids = [run(capsys, "km", "--data", path, "--time", "time", "--event", "etype", "--event-codes", "1,2",
+                 "--censor-codes", "0", "--mechanism", "laplace-counts", "--epsilon", "1", "--grid", "event-times",
+                 "--estimand", "cumulative-incidence", "--horizon", "300", "--accept-disclosure", "grid",
+                 "--engine", engine, *flag)["grid"] for engine in ("pandas", "duckdb")]
+    assert grids[0] == grids[1]
+    near = [p for p in grids[0]["points"] if p < 1.0]
+    assert near == ([0.3] if timefix else [0.3, 0.1 + 0.2])
