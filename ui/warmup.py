@@ -50,6 +50,8 @@ def _serialise_ast_parse() -> None:
     threads parsing at once can fail with ``SystemError: AST constructor recursion depth mismatch`` (CPython issue
     gh-106905). Streamlit parses every page script (its "magic" pass) in the script thread before the page runs, and
     matplotlib's import, one of this thread's steps, parses its style cycles; the two met on a page's first run.
+    A direct ``compile(..., ast.PyCF_ONLY_AST)`` is not covered (anyio's lazy imports make one, at the server's start,
+    before this thread runs): a step added to :data:`MODULES` must not import such a module.
     """
     if sys.version_info >= (3, 13) or getattr(ast.parse, "_dpsurv_serialised", False):
         return

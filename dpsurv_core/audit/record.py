@@ -377,6 +377,7 @@ def stored_publisher(body: dict[str, Any], trials: int = RECORD_TRIALS) -> Publi
     from dpsurv_core.curves import readout
     from dpsurv_core.privacy import catalogue
 
+    inputs = {**inputs, "reader_version": readout.reader_version(inputs)}  # read by the rules it was published with
     mech = readout.mechanism_of(inputs)
     public = readout.public_parameters(inputs)
     formal = catalogue.get(catalogue.CURVES, inputs["mechanism"]).formal

@@ -34,6 +34,7 @@ from dpsurv_core.curves.readings import (
     rmst_entries,
 )
 from dpsurv_core.curves.result import CurveResult
+from dpsurv_core.errors import ParameterError
 
 if TYPE_CHECKING:  # value types only: this module reads no data
     from dpsurv_core.data.public import PublicParameters
@@ -84,9 +85,20 @@ def mechanism_of(inputs: dict[str, Any]) -> Any:
 
     entry = catalogue.get(catalogue.CURVES, inputs["mechanism"])
     mechanism = entry.build(inputs["epsilon"], **{k: _tuples(v) for k, v in inputs["build"].items()})
-    if int(inputs.get("reader_version") or 1) < 2 and hasattr(mechanism, "merged_rule"):
+    if reader_version(inputs) < 2 and hasattr(mechanism, "merged_rule"):
         mechanism.merged_rule = "life-table"
     return mechanism
+
+
+def reader_version(inputs: dict[str, Any]) -> int:
+    """The reading rules' version a record names (:data:`VERSION`; 1 when it names none), refused in one sentence
+    when this dpsurv does not have it: every reading of a stored record (its derived part, reports, figures, hazard
+    ratios, audits) reads it by the rules it was published with."""
+    version = inputs.get("reader_version", 1)
+    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= VERSION:
+        raise ParameterError(f"This record names curve reader version {version!r}; this dpsurv reads versions 1 to "
+                             f"{VERSION}: read it with the dpsurv that made it, or a later one.")
+    return version
 
 
 def curve_release(released: dict[str, Any], inputs: dict[str, Any]) -> CurveResult:

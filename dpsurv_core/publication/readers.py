@@ -88,7 +88,8 @@ def publish(kind: str, released: dict[str, Any], public_inputs: dict[str, Any]) 
     released : dict
         The mechanism's noisy output.
     public_inputs : dict
-        The declared values it used (``reader_version``, the reader's current version, is added).
+        The declared values it used; ``reader_version`` is the reader's current version unless they name one (a
+        stored record published again, as its audit does, is read by the rules it was published with).
 
     Returns
     -------
@@ -96,7 +97,7 @@ def publish(kind: str, released: dict[str, Any], public_inputs: dict[str, Any]) 
         ``released``, ``public_inputs`` and ``derived``.
     """
     rel, pub = jsonable(released), jsonable(public_inputs)
-    pub = {**pub, "reader_version": reader_version(kind)}
+    pub = {"reader_version": reader_version(kind), **pub}  # a stored record's inputs keep the version they name
     return Publication(kind, rel, pub, derive(kind, rel, pub))
 
 

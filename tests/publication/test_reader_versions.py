@@ -58,3 +58,25 @@ def test_a_version_this_dpsurv_does_not_have_is_refused_in_one_sentence(version)
 
 def test_readers_without_rule_changes_are_version_1():
     assert reader_version("weibull") == 1 and reader_version("regression") == 1
+
+
+@pytest.mark.parametrize("version", [0, 3, "2", True])
+def test_every_reading_of_a_stored_record_refuses_a_version_it_does_not_have(version):
+    """Reports, figures and hazard ratios read a stored record through its mechanism, not through ``derive``: they
+    refuse the same versions."""
+    from dpsurv_core.curves.readout import curve_release
+
+    body = V1["logrank"]
+    with pytest.raises(ParameterError, match="reader version"):
+        curve_release(body["released"], {**body["public_inputs"], "reader_version": version})
+
+
+def test_the_audit_of_a_stored_version_1_record_attacks_it_as_it_was_published():
+    from dpsurv_core.audit.record import stored_publisher
+
+    body = V1["curves"]
+    publisher = stored_publisher(body)
+    assert publisher is not None and publisher.public_inputs is not None
+    assert publisher.public_inputs["reader_version"] == 1
+    assert publish("curves", body["released"], publisher.public_inputs).derived == body["derived"]
+    assert publish("curves", body["released"], body["public_inputs"]).public_inputs["reader_version"] == 2
