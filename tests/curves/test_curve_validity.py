@@ -207,3 +207,24 @@ def test_rerun_rows_replace_only_their_own_in_the_kept_table(tmp_path):
     assert "first run" in text and "rows rerun: second run" in text
     stored = (folder / "curves.md").read_text()
     assert stored.count("<!--") == 2 and "95.5" in stored
+
+
+def test_kept_rebuilds_the_generated_part_from_the_kept_tables_and_counts_the_models_cells(tmp_path):
+    """``benchmarks.validation --kept``: nothing runs; the generated part of the page is rebuilt from the kept tables,
+    the hand-written part stays, and the summary counts the models cells by their target mark."""
+    from benchmarks.validation import MARKER, main
+
+    folder = tmp_path / "validation"
+    folder.mkdir()
+    row = ("| weibull | lsp-tll | {eps} | shape | 200 | 1.301 | {cov} | 96.5% (± 1.3%) | 0.694 (6.44x) | 3% | "
+           "96.4% (± 1.3%) (194) | {mark} |")
+    (folder / "models.md").write_text("<!-- models run; 200 cohorts per cell -->\n#### Weibull\n\n"
+                                      + row.format(eps="0.5", cov="96.5% (± 1.3%)", mark="yes") + "\n"
+                                      + row.format(eps="1", cov="88.0% (± 1.6%)", mark="**no**") + "\n")
+    page = tmp_path / "inference.md"
+    page.write_text("# Inference\n\nHand-written.\n\n" + MARKER + "\nold generated part\n")
+    assert main(["--kept", "--write", str(page)]) == 0
+    text = page.read_text()
+    assert text.startswith("# Inference\n\nHand-written.") and "old generated part" not in text
+    assert "2 private cells" in text and "1 cover the pseudo-true value" in text and "**1 by more**:" in text
+    assert "weibull: lsp-tll at epsilon 1, shape: 88.0% (± 1.6%)" in text and "models run" in text
