@@ -89,16 +89,20 @@ def _curve_cells(text: str) -> list[tuple[str, str, str, float, float | None, fl
     return cells
 
 
-def _logrank_cells(text: str) -> list[tuple[str, str, float, float]]:
-    """(design, test and epsilon, type-I %, its Monte Carlo s.e.) per private test."""
+def _logrank_cells(text: str) -> list[tuple[str, str, float, float, float | None]]:
+    """(design, test and epsilon, type-I %, its Monte Carlo s.e., type-I % of the releases that do not say their
+    p-value is approximate (0 where every release says so; None where the table predates the column) per private
+    test."""
     out = []
     for line in text.splitlines():
         parts = [p.strip() for p in line.strip().strip("|").split("|")]
-        if len(parts) != 5 or parts[2] == "-" or not parts[3][:1].isdigit():
+        if len(parts) not in (5, 7) or parts[2] == "-" or not parts[3][:1].isdigit():
             continue
         rate = re.match(r"([0-9.]+)% \(([0-9.]+)\)", parts[3])
+        quiet = re.match(r"([0-9.]+)% \(", parts[6]) if len(parts) == 7 else None
+        unsaid = float(quiet[1]) if quiet else (0.0 if len(parts) == 7 and parts[6] == "-" else None)
         if rate:
-            out.append((parts[0], f"{parts[1]} at epsilon {parts[2]}", float(rate[1]), float(rate[2])))
+            out.append((parts[0], f"{parts[1]} at epsilon {parts[2]}", float(rate[1]), float(rate[2]), unsaid))
     return out
 
 
@@ -133,9 +137,13 @@ def summary(outputs: dict[str, str]) -> list[str]:
         cells = _logrank_cells(outputs["logrank"])
         over = [c for c in cells if c[2] > TYPE1]
         signif = [c for c in over if c[2] - 2 * c[3] > TYPE1]
+        said = [c for c in over if c[4] is not None and c[4] <= TYPE1]
         lines.append(f"- **Log-rank**: {len(cells)} private test cells; {len(cells) - len(over)} at most 6% type-I, "
-                     f"{len(over)} above 6% of which {len(signif)} by more than two Monte Carlo standard errors:")
-        lines += [f"  - {d}: {t}: {r:.1f}% (s.e. {se:.1f})" for d, t, r, se in over]
+                     f"{len(over)} above 6% of which {len(signif)} by more than two Monte Carlo standard errors, and "
+                     f"{len(said)} of them where the releases that do not say their p-value is approximate reject at "
+                     f"most 6% (or every release says it):")
+        lines += [f"  - {d}: {t}: {r:.1f}% (s.e. {se:.1f})" + ("" if q is None else f"; {q:.1f}% where not said")
+                  for d, t, r, se, q in over]
     if "models" in outputs:
         cells = _model_cells(outputs["models"])
         marks = {m: sum(c[4] == m for c in cells) for m in ("yes", "over", "warned", "low", "**no**")}

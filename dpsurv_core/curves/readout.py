@@ -40,12 +40,15 @@ if TYPE_CHECKING:  # value types only: this module reads no data
     from dpsurv_core.data.public import PublicParameters
 
 READING_KEYS = ("conf_type", "names", "time_unit", "landmarks", "rmst")
-VERSION = 2
+VERSION = 3
 """The reading rules a record's ``public_inputs["reader_version"]`` names (a record without one: version 1).
 
 1. adaptive-km's merged bins read by the life table's first order, d / (r - c/2), their censorings spread by width;
 2. (2026-11-29) merged bins read by the life table's premise solved exactly
-   (:func:`~dpsurv_core.curves.life_table.uniform_censoring_drop`), their censorings spread where it puts them.
+   (:func:`~dpsurv_core.curves.life_table.uniform_censoring_drop`), their censorings spread where it puts them;
+3. (2026-11-29) the log-rank test's sentences say when its p-value is approximate: a weak test, or an adaptive-km
+   release merged into fewer than four bins (:func:`~dpsurv_core.curves.logrank_test.warnings_for`); the numbers
+   are those of version 2.
 
 The log-rank reader reads the same curves, so its records follow the same versions.
 """
@@ -85,8 +88,11 @@ def mechanism_of(inputs: dict[str, Any]) -> Any:
 
     entry = catalogue.get(catalogue.CURVES, inputs["mechanism"])
     mechanism = entry.build(inputs["epsilon"], **{k: _tuples(v) for k, v in inputs["build"].items()})
-    if reader_version(inputs) < 2 and hasattr(mechanism, "merged_rule"):
+    version = reader_version(inputs)
+    if version < 2 and hasattr(mechanism, "merged_rule"):
         mechanism.merged_rule = "life-table"
+    if version < 3:
+        mechanism.test_level_warnings = False
     return mechanism
 
 

@@ -128,6 +128,36 @@ def test_noise_adjusted_statistic_keeps_the_level_where_the_plain_one_does_not()
     assert "noise-adjusted" in adjusted.method and "noise-adjusted" not in plain.method
     words = lt.warnings_for(released, law, [adjusted], 0.1, mech)
     assert any(w.startswith("Weak test at epsilon 0.1: the noise outweighs the data") for w in words)
+    assert any("the p-value is approximate" in w for w in words)  # a weak test's level rests on noisy rates
+    assert np.array_equal(lt.level_warned(law, adjusted), lt.weak_trials(law, adjusted))
+    mech.test_level_warnings = False  # a record of reader version 2 keeps its sentences
+    assert not any("approximate" in w for w in lt.warnings_for(released, law, [adjusted], 0.1, mech))
+
+
+def test_an_adaptive_km_release_merged_into_few_bins_says_its_p_value_is_not_reliable():
+    """Groups of 40, 60 and 100 censored 10%, 40% and 70% under a true null (the validation grid's three-group
+    design): adaptive-km at epsilon 0.5 rejected 88%, 33-37% and 11-13% of releases whose noise left one, two and
+    three merged bins (4.1-5.9% with four or more, docs/inference.md); such a release says so, and only such a one."""
+    from benchmarks.logrank_validity import DESIGNS, cohort
+
+    design = DESIGNS["three groups"]
+    rng = np.random.default_rng(3)
+    data = [cohort(design, 1.0, rng) for _ in range(60)]
+    public = PublicParameters(900.0, TimeGrid(np.linspace(0.0, 900.0, 21), "equal", False),
+                              group_categories=design.groups)
+    mech = build("adaptive-km", 0.5, data[0], public)
+    noise = SimulationNoise(4)
+    rels = [mech.compute(c, public, noise) for c in data]
+    bins = np.array([int(np.sum(r.extra["kept"][0])) for r in rels])
+    assert bins.min() < lt.MIN_TEST_BINS <= bins.max()
+    for r, k in zip(rels, bins, strict=True):
+        law = lt.noise_law(mech, r.extra)
+        tests = lt.calibrated_tests(r.counts, law, draws=39)
+        words = lt.warnings_for(r.counts, law, tests, 0.5, mech)
+        merged = [w for w in words if w.startswith("The noise merged the grid")]
+        assert len(merged) == int(k < lt.MIN_TEST_BINS)
+        assert bool(lt.level_warned(law, tests[-1])[0]) == (k < lt.MIN_TEST_BINS or bool(lt.weak_trials(law, tests[-1])[0]))
+        assert lt.merged_bins(law)[0] == k
 
 
 def test_randomized_response_raw_needs_no_calibration_but_debiased_does(lung):

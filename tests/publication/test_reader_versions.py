@@ -15,6 +15,9 @@ from dpsurv_core.publication.readers import reader_version
 from dpsurv_core.publication.reading import find_release, read_record
 
 V1 = json.loads((Path(__file__).with_name("adaptive_km_records_v1.json")).read_text())
+# a log-rank release of adaptive-km at epsilon 0.5 on three groups whose noise merged the grid into two bins, made by
+# the code of reader version 2 (before the test's sentences said when its p-value is approximate)
+V2 = json.loads((Path(__file__).with_name("logrank_records_v2.json")).read_text())
 
 
 @pytest.mark.parametrize("kind", ["curves", "logrank"])
@@ -30,7 +33,7 @@ def test_a_version_1_record_rederives_and_today_s_rules_would_read_it_otherwise(
 def test_a_new_release_stores_the_version_it_was_read_with_and_rederives(kind):
     old = V1[kind]
     pub = publish(kind, old["released"], {**old["public_inputs"]})
-    assert pub.public_inputs["reader_version"] == reader_version(kind) == 2
+    assert pub.public_inputs["reader_version"] == reader_version(kind) == 3
     body = pub.to_dict()
     assert rederive(body)["identical"]
     assert pub.derived["survival"] != old["derived"]["survival"]
@@ -49,7 +52,7 @@ def test_a_reading_of_an_old_record_keeps_its_rules_and_finds_it_as_the_same_rel
     assert find_release([Rec(body)], new_plan) is not None
 
 
-@pytest.mark.parametrize("version", [0, 3, "2", True, 2.5])
+@pytest.mark.parametrize("version", [0, 4, "2", True, 2.5])
 def test_a_version_this_dpsurv_does_not_have_is_refused_in_one_sentence(version):
     body = V1["curves"]
     with pytest.raises(ParameterError, match="reader version"):
@@ -60,7 +63,7 @@ def test_readers_without_rule_changes_are_version_1():
     assert reader_version("weibull") == 1 and reader_version("regression") == 1
 
 
-@pytest.mark.parametrize("version", [0, 3, "2", True])
+@pytest.mark.parametrize("version", [0, 4, "2", True])
 def test_every_reading_of_a_stored_record_refuses_a_version_it_does_not_have(version):
     """Reports, figures and hazard ratios read a stored record through its mechanism, not through ``derive``: they
     refuse the same versions."""
@@ -79,4 +82,14 @@ def test_the_audit_of_a_stored_version_1_record_attacks_it_as_it_was_published()
     assert publisher is not None and publisher.public_inputs is not None
     assert publisher.public_inputs["reader_version"] == 1
     assert publish("curves", body["released"], publisher.public_inputs).derived == body["derived"]
-    assert publish("curves", body["released"], body["public_inputs"]).public_inputs["reader_version"] == 2
+    assert publish("curves", body["released"], body["public_inputs"]).public_inputs["reader_version"] == 3
+
+
+def test_a_version_2_log_rank_record_keeps_its_sentences_and_version_3_adds_the_merged_bins_one():
+    body = V2["logrank"]
+    assert body["public_inputs"]["reader_version"] == 2 and sum(body["released"]["kept"][0]) == 2
+    assert rederive(body) == {"identical": True, "first_difference": None, "kind": "logrank"}
+    today = derive("logrank", body["released"], {**body["public_inputs"], "reader_version": 3})
+    added = [w for w in today["test_warnings"] if w not in body["derived"]["test_warnings"]]
+    assert len(added) == 1 and added[0].startswith("The noise merged the grid into 2 bins")
+    assert today["overall"] == body["derived"]["overall"] and today["tests"] == body["derived"]["tests"]
