@@ -136,8 +136,8 @@ def test_noise_adjusted_statistic_keeps_the_level_where_the_plain_one_does_not()
 
 def test_an_adaptive_km_release_merged_into_few_bins_says_its_p_value_is_not_reliable():
     """Groups of 40, 60 and 100 censored 10%, 40% and 70% under a true null (the validation grid's three-group
-    design): adaptive-km at epsilon 0.5 rejected 88%, 33-37% and 11-13% of releases whose noise left one, two and
-    three merged bins (4.1-5.9% with four or more, docs/inference.md); such a release says so, and only such a one."""
+    design): adaptive-km at epsilon 0.5 rejected 88%, 33% and 13% of releases whose noise left one, two and three
+    merged bins (5.4% with four or more, docs/coverage-logrank.md); such a release says so, and only such a one."""
     from benchmarks.logrank_validity import DESIGNS, cohort
 
     design = DESIGNS["three groups"]
