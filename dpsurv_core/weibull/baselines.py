@@ -113,14 +113,16 @@ def block_mle(lt: np.ndarray, d: np.ndarray, blocks: np.ndarray, n_blocks: int, 
     has = D > 0
     mean_d = np.where(has, sd / np.where(has, D, 1.0), 0.0)
 
-    def sums(p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        w = np.exp(p[idx] * lt_rep)
-        wl = w * lt_rep
-        return (np.bincount(idx, weights=w, minlength=size), np.bincount(idx, weights=wl, minlength=size),
-                np.bincount(idx, weights=wl * lt_rep, minlength=size))
+    def sums(p: np.ndarray, at: np.ndarray = idx, x: np.ndarray = lt_rep) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        # ``at``, ``x``: the block and log time of some of the records, in their order (a block's sums then add the
+        # same records in the same order as over all records, so they are the same to the last bit)
+        w = np.exp(p[at] * x)
+        wl = w * x
+        return (np.bincount(at, weights=w, minlength=size), np.bincount(at, weights=wl, minlength=size),
+                np.bincount(at, weights=wl * x, minlength=size))
 
-    def h(p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        s0, s1, s2 = sums(p)
+    def h(p: np.ndarray, at: np.ndarray = idx, x: np.ndarray = lt_rep) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        s0, s1, s2 = sums(p, at, x)
         s0 = np.where(s0 > 0, s0, 1.0)
         return s1 / s0 - 1.0 / p - mean_d, (s2 * s0 - s1 * s1) / (s0 * s0) + 1.0 / (p * p), s0
 
@@ -129,8 +131,12 @@ def block_mle(lt: np.ndarray, d: np.ndarray, blocks: np.ndarray, n_blocks: int, 
     done = ~has | (h_top < 0)
     p = np.where(done, gamma, min(start, gamma))
     lo, hi = np.zeros(size), np.full(size, gamma)
+    at, x = idx, lt_rep  # the records of the blocks still being solved: a solved block keeps its p whatever h gives
     for _ in range(iterations):
-        val, der, _ = h(p)
+        keep = ~done[at]
+        if not keep.all():
+            at, x = at[keep], x[keep]
+        val, der, _ = h(p, at, x)
         lo = np.where(val < 0, p, lo)
         hi = np.where(val >= 0, p, hi)
         new = p - val / der
