@@ -20,10 +20,9 @@ COPY requirements.txt requirements-pdf.txt ./
 RUN pip install --no-cache-dir -r requirements.txt -r requirements-pdf.txt
 
 COPY .streamlit/ ./.streamlit/
-COPY pyproject.toml app.py ./
+COPY pyproject.toml ./
 COPY dpsurv_core/ ./dpsurv_core/
-COPY ui/ ./ui/
-COPY pages/ ./pages/
+COPY dpsurv_app/ ./dpsurv_app/
 
 # Run unprivileged. Uploads stay in the session's memory: the app writes nothing to disk but the ledger.
 RUN useradd --create-home --uid 10001 dpsurv
@@ -40,4 +39,4 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=40s --retries=3 \
 
 # Published beyond the container, so sign-in must be configured (mount .streamlit/secrets.toml with an [auth]
 # section, docs/deployment.md): without it the check exits 2 with one sentence before the server starts.
-CMD ["sh", "-c", "python -m ui.serving 0.0.0.0 && exec python -m streamlit run app.py --server.port=8501 --server.address=0.0.0.0 --server.headless=true --browser.gatherUsageStats=false"]
+CMD ["sh", "-c", "python -m dpsurv_app.serving 0.0.0.0 && exec python -m streamlit run dpsurv_app/app.py --server.port=8501 --server.address=0.0.0.0 --server.headless=true --browser.gatherUsageStats=false"]

@@ -31,8 +31,8 @@ $(VENV)/.dev-installed: requirements.txt requirements-pdf.txt requirements-dev.t
 # the app's runtime has no Spark and no Playwright: PDF=1 make run adds Playwright for the PDF report downloads
 run: $(VENV)/.app-installed chromium
 	$(if $(PDF),$(BIN)/pip install --quiet -r requirements-pdf.txt)
-	$(BIN)/python -m ui.serving $(ADDRESS)
-	$(BIN)/streamlit run app.py --server.headless true --server.address $(ADDRESS) --server.port $(PORT) --browser.gatherUsageStats false
+	$(BIN)/python -m dpsurv_app.serving $(ADDRESS)
+	$(BIN)/python -m streamlit run dpsurv_app/app.py --server.headless true --server.address $(ADDRESS) --server.port $(PORT) --browser.gatherUsageStats false
 
 # Debian's chromium for the app's PNG/SVG/PDF downloads and the browser tests (playwright cannot download browsers here).
 chromium:

@@ -88,7 +88,7 @@ def running_app() -> Iterator[str]:
     # a throw-away ledger: the benchmark's releases must not reach (or exhaust) the user's ledger
     env = {**os.environ, "DPSURV_LEDGER": str(Path(tmp.name) / "ledger.sqlite3")}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "dpsurv_app" / "app.py"), "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
          "--server.fileWatcherType", "none"],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -223,7 +223,7 @@ def regression_page(pg, url: str) -> dict[str, float]:
 
 
 # ---------------------------------------------------------------- every page: first view and one redraw
-PAGE_TITLES = [path.stem.split("_", 1)[1].replace("_", " ") for path in sorted((ROOT / "pages").glob("[0-9]*.py"))]
+PAGE_TITLES = [path.stem.split("_", 1)[1].replace("_", " ") for path in sorted((ROOT / "dpsurv_app" / "pages").glob("[0-9]*.py"))]
 QUIET_S = 0.8  # a run is over when no message came from the server for this long and the status says not running
 PAGE_TARGETS = {"first view (lung)": 3.0, "redraw (flchain)": 1.0}
 

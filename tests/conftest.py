@@ -82,7 +82,7 @@ def launch_app(ledger: Path, extra_args: tuple[str, ...] = (), env: dict[str, st
     log = ledger.parent / f"app-{port}.log"  # a file, not a pipe: a long run's log never fills a buffer and blocks
     err = log.open("wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "dpsurv_app" / "app.py"), "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
          "--server.fileWatcherType", "none", *extra_args],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err, env={**os.environ, "DPSURV_LEDGER": str(ledger), **(env or {})},

@@ -21,12 +21,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from dpsurv_app.data_view import read_upload
 from dpsurv_core import limits
 from dpsurv_core.data.io import read_table
 from dpsurv_core.errors import DataError, ParameterError
 from tests.cli_run import fails, run
 from tests.conftest import _free_port
-from ui.data_view import read_upload
 
 ROOT = Path(__file__).resolve().parents[1]
 LUNG = ("--data", "lung", "--horizon", "1000")
@@ -89,7 +89,7 @@ def test_rows_are_counted_at_every_line_end_the_parser_splits_at(monkeypatch):
 def test_a_carriage_return_bomb_is_refused_at_the_default_row_limit():
     out = victim("""
         from dpsurv_core.limits import check_upload
-        from ui.data_view import read_upload
+        from dpsurv_app.data_view import read_upload
         bomb = b"time,status\\n" + b"12,1\\r" * 5_100_000  # 24 MB, 5.1 million rows on old Mac line ends
         check_upload(len(bomb), "bomb.csv")
         t = time.perf_counter()
@@ -118,7 +118,7 @@ def test_a_parquet_column_bomb_is_refused_from_its_metadata(tmp_path):
     assert path.stat().st_size < 8 * 2**20
     out = victim(f"""
         from pathlib import Path
-        from ui.data_view import read_upload
+        from dpsurv_app.data_view import read_upload
         raw = Path({str(path)!r}).read_bytes()
         t = time.perf_counter()
         res = read_upload(raw, "bomb.parquet")

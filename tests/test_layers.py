@@ -79,3 +79,20 @@ def test_the_families_are_all_named():
     """Every sub-package is a lower or a higher family, so a new one is placed on purpose."""
     packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
     assert packages == LOWER | HIGHER, packages ^ (LOWER | HIGHER)
+
+
+def test_the_core_imports_neither_the_app_nor_streamlit():
+    """dpsurv_core is the library and the command line: the app (dpsurv_app) sits above it and Streamlit is the app's
+    extra, so no core module imports either, lazily or not."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            else:
+                continue
+            found += [f"{path.relative_to(PACKAGE)}: {n}" for n in names
+                      if n.split(".")[0] in {"dpsurv_app", "streamlit"}]
+    assert not found, found

@@ -12,13 +12,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpsurv_app.data_view import read_upload
 from dpsurv_core import limits
 from dpsurv_core.cli import main as cli_main
 from dpsurv_core.data.cohort import load_bundled
 from dpsurv_core.data.io import read_columns, read_table
 from dpsurv_core.errors import DataError, ParameterError
 from dpsurv_core.regression import person_period as pp_module
-from ui.data_view import read_upload
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -3,7 +3,7 @@ Universal Design"), distinguishable with the common forms of colour blindness.
 
 Chart builders take colours from here: :data:`COLOURS` (the order for groups and mechanisms; black is left out, it
 is kept for reference lines), :func:`colour` for the i-th series, :func:`rgba` for bands. The reports draw with
-it; the app (``ui/palette.py``) registers :data:`TEMPLATE` as plotly's default template, so a figure that sets no
+it; the app (``dpsurv_app/palette.py``) registers :data:`TEMPLATE` as plotly's default template, so a figure that sets no
 colours uses the palette too.
 """
 

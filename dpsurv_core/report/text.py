@@ -19,7 +19,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from dpsurv_core.plain_numbers import (  # noqa: F401 (re-exported: pages, ui and tests read them from here)
+from dpsurv_core.plain_numbers import (  # noqa: F401 (re-exported: the app (dpsurv_app) and tests read them from here)
     DASH,
     _missing,
     format_ratio,

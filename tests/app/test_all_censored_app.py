@@ -11,14 +11,14 @@ import numpy as np
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
+from dpsurv_app import session
 from dpsurv_core.curves.result import NonPrivate
 from dpsurv_core.data.cohort import NO_EVENTS, ColumnMap, build_cohort
 from dpsurv_core.data.public import PublicParameters, TimeGrid
 from tests.app.apptest import ok
 from tests.app.tables import shown_text
-from ui import session
 
-CURVES = str(Path(__file__).resolve().parents[2] / "pages" / "2_Survival_curves.py")
+CURVES = str(Path(__file__).resolve().parents[2] / "dpsurv_app" / "pages" / "2_Survival_curves.py")
 
 
 def test_the_curves_page_takes_all_censored_data_with_one_sentence():

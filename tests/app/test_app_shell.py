@@ -11,12 +11,12 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dpsurv_app.session import bundled_choice
 from dpsurv_core.privacy.ledger import LedgerEntry, LedgerStore, PrivacyCost
 from tests.app.tables import shown, shown_text
-from ui.session import bundled_choice
 
 ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
+APP = str(ROOT / "dpsurv_app" / "app.py")
 
 
 def start(**state) -> AppTest:
@@ -387,9 +387,9 @@ def test_showing_months_changes_no_number_and_the_command_speaks_the_files_unit(
     command line in days."""
     from dataclasses import replace
 
+    from dpsurv_app import curves_view as cv
+    from dpsurv_app import session
     from dpsurv_core.data.cohort import validate
-    from ui import curves_view as cv
-    from ui import session
 
     at = start()
     widget(at, "selectbox", "Show times in").set_value("months")

@@ -1,4 +1,4 @@
-"""The server-wide cap on concurrent heavy work (ui.capacity): its slots, their re-entrancy, and a release refused
+"""The server-wide cap on concurrent heavy work (dpsurv_app.capacity): its slots, their re-entrancy, and a release refused
 for want of a slot, which draws and charges nothing."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from dpsurv_app import capacity
 from tests.app.apptest import release
 from tests.app.test_pages_curves import CURVES, releases, run
-from ui import capacity
 
 
 @pytest.fixture(autouse=True)

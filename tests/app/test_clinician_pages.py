@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as st_np
 from streamlit.testing.v1 import AppTest
 
+from dpsurv_app import curves_view as cv
+from dpsurv_app import palette, session
 from dpsurv_core.curves import summary as cs
 from dpsurv_core.curves.laplace_counts import LaplaceCounts
 from dpsurv_core.data.cohort import load_bundled
@@ -23,15 +25,13 @@ from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.noise import SimulationNoise
 from tests.app.tables import shown as shown_table
 from tests.app.tables import shown_text
-from ui import curves_view as cv
-from ui import palette, session
 
 ROOT = Path(__file__).resolve().parents[2]
-CURVES = str(ROOT / "pages" / "2_Survival_curves.py")
-GROUPS = str(ROOT / "pages" / "3_Group_comparison.py")
-AUDIT = str(ROOT / "pages" / "6_Privacy_audit.py")
-TRADEOFF = str(ROOT / "pages" / "7_Trade-off_explorer.py")
-LEDGER = str(ROOT / "pages" / "8_Ledger_and_report.py")
+CURVES = str(ROOT / "dpsurv_app" / "pages" / "2_Survival_curves.py")
+GROUPS = str(ROOT / "dpsurv_app" / "pages" / "3_Group_comparison.py")
+AUDIT = str(ROOT / "dpsurv_app" / "pages" / "6_Privacy_audit.py")
+TRADEOFF = str(ROOT / "dpsurv_app" / "pages" / "7_Trade-off_explorer.py")
+LEDGER = str(ROOT / "dpsurv_app" / "pages" / "8_Ledger_and_report.py")
 SDC = catalogue.disclosure_ids(catalogue.CURVES, "km")
 
 
@@ -101,7 +101,7 @@ def test_files_saved_from_a_preview_say_so(monkeypatch):
     """A figure or table saved while the page shows a preview carries it in its file name, and a figure on the image."""
     import plotly.graph_objects as go
 
-    from ui import downloads as dl
+    from dpsurv_app import downloads as dl
 
     state: dict = {}
     monkeypatch.setattr(dl.st, "session_state", state)

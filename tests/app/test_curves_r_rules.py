@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from tests.app.tables import shown
 
 ROOT = Path(__file__).resolve().parents[2]
-CURVES = str(ROOT / "pages" / "2_Survival_curves.py")
+CURVES = str(ROOT / "dpsurv_app" / "pages" / "2_Survival_curves.py")
 
 
 def run() -> AppTest:
@@ -85,7 +85,7 @@ def test_group_comparison_number_at_risk_is_r_n_risk():
     so a subject whose time equals a reporting time is still at risk there (lung has deaths at 110 days)."""
     from dpsurv_core.data import datasets
 
-    at = AppTest.from_file(str(ROOT / "pages" / "3_Group_comparison.py"), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / "dpsurv_app" / "pages" / "3_Group_comparison.py"), default_timeout=60)
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     risk = [t for t in (shown(x.value) for x in at.table) if any(str(i).endswith("non-private") for i in t.index)][0]
@@ -99,7 +99,7 @@ def test_group_comparison_number_at_risk_is_r_n_risk():
 def test_times_and_median_intervals_read_as_r_prints_them():
     """A median with no interval (one patient who died: R's NA for both limits) says so instead of 'not reached to
     not reached'; a short grid's half-day points keep their fraction; no '-0'."""
-    from ui.curves_view import fmt_ci_time, fmt_time
+    from dpsurv_app.curves_view import fmt_ci_time, fmt_time
 
     inf = float("inf")
     assert fmt_ci_time(118.0, inf, inf, "days") == "118 (no CI)"
@@ -114,9 +114,9 @@ def test_landmark_unit_change_keeps_the_same_times():
     1,095.75 days instead of reading '1, 2, 3' as days; a time past the horizon has no 'read at'."""
     import os
 
-    from ui import session
+    from dpsurv_app import session
 
-    at = AppTest.from_file(str(ROOT / "pages" / "2_Survival_curves.py"), default_timeout=90)
+    at = AppTest.from_file(str(ROOT / "dpsurv_app" / "pages" / "2_Survival_curves.py"), default_timeout=90)
     at.session_state["data_choice"] = session.bundled_choice("lung")
     at.run()
     key = next(s.key for s in at.selectbox if s.key and s.key.startswith("sc_lm_unit"))

@@ -8,8 +8,8 @@ import plotly.graph_objects as go
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ui import downloads, palette
-from ui.data_view import summary_display
+from dpsurv_app import downloads, palette
+from dpsurv_app.data_view import summary_display
 
 
 def test_table_csv_is_formula_safe():
@@ -37,7 +37,7 @@ def _buttons() -> None:
     import pandas as pd
     import plotly.graph_objects as go
 
-    from ui.downloads import figure_downloads, table_download
+    from dpsurv_app.downloads import figure_downloads, table_download
 
     figure_downloads(go.Figure(go.Scatter(x=[1, 2], y=[1, 0])), "km lung", key="fig")
     table_download(pd.DataFrame({"a": [1]}), "t", key="tab")
@@ -47,7 +47,7 @@ def _page_pieces() -> None:
     import pandas as pd
     import plotly.graph_objects as go
 
-    from ui.downloads import show_figure, show_table
+    from dpsurv_app.downloads import show_figure, show_table
 
     show_figure(go.Figure(go.Scatter(x=[1, 2], y=[1, 0])), "curve", key="km")
     show_table(pd.DataFrame({"group": ["=1+1"], "n": [3]}), "numbers", key="tbl", hide_index=True)

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from tests.app.tables import shown
 from tests.data.test_guess import months_trial
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "dpsurv_app" / "app.py")
 
 
 def run(at: AppTest) -> AppTest:
@@ -151,7 +151,7 @@ def test_labels_saved_as_json_load_again_and_bad_files_say_why(ledger_path):
 
 
 def test_load_labels_json_sentences():
-    from ui.data_view import load_labels_json
+    from dpsurv_app.data_view import load_labels_json
 
     assert load_labels_json(b'{"values": {"x": {"1": "a"}}}', ["y"])[0] is None
     labels, text = load_labels_json(b'{"kinds": {"y": "numeric"}}', ["y"])

@@ -9,11 +9,11 @@ import sys
 
 import pandas as pd
 
+from dpsurv_app import session
+from dpsurv_app.data_view import summary_display
 from dpsurv_core.data.summary import cohort_summary
 from tests.app.tables import shown
 from tests.app.test_app_shell import APP, ROOT, rerun, start  # the app's AppTest start, shared with the shell tests
-from ui import session
-from ui.data_view import summary_display
 
 
 def fresh_summary(choice: session.DataChoice) -> pd.DataFrame:
@@ -34,7 +34,7 @@ def choice_labels(choice: session.DataChoice):
 
 
 def test_first_view_does_not_import_the_server_data_helpers():
-    """The bundled first view needs neither DuckDB's engine layer nor ui.server_data (imported on the server branch)."""
+    """The bundled first view needs neither DuckDB's engine layer nor dpsurv_app.server_data (imported on the server branch)."""
     code = ("import sys\n"
             f"sys.path.insert(0, {str(ROOT)!r})\n"
             "from streamlit.testing.v1 import AppTest\n"
@@ -42,7 +42,7 @@ def test_first_view_does_not_import_the_server_data_helpers():
             "at.run()\n"
             "assert not at.exception, [e.value for e in at.exception]\n"
             "assert at.table[0].value.iloc[0].tolist()[:3] == ['All subjects', '228', '165']\n"
-            "print(sorted(m for m in ('ui.server_data', 'dpsurv_core.engines', 'duckdb') if m in sys.modules))\n")
+            "print(sorted(m for m in ('dpsurv_app.server_data', 'dpsurv_core.engines', 'duckdb') if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "[]"

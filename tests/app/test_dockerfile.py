@@ -109,19 +109,20 @@ def test_requirements_are_copied_then_installed():
 
 def test_the_app_and_everything_it_imports_is_copied():
     sources = {s.rstrip("/").removeprefix("./") for s in copy_sources()}
-    assert "app.py" in sources
+    assert "dpsurv_app" in sources  # app.py and pages/ are inside it
     local = {p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     needed = set()
-    for f in [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "ui").glob("*.py"))]:
+    app = ROOT / "dpsurv_app"
+    assert (app / "app.py").is_file() and len(list((app / "pages").glob("*.py"))) == 9
+    for f in [*sorted(app.glob("*.py")), *sorted((app / "pages").glob("*.py"))]:  # app.py among the first
         for node in ast.walk(ast.parse(f.read_text())):
             if isinstance(node, ast.Import):
                 needed |= {a.name.split(".")[0] for a in node.names}
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 needed.add(node.module.split(".")[0])
     first_party = needed & local
-    assert {"dpsurv_core", "ui"} <= first_party
+    assert {"dpsurv_core", "dpsurv_app"} <= first_party
     assert first_party <= sources, f"imported but not copied: {first_party - sources}"
-    assert "pages" in sources
 
 
 def test_port_health_check_and_command():
@@ -132,9 +133,9 @@ def test_port_health_check_and_command():
     shell = json.loads(cmd)
     assert shell[:2] == ["sh", "-c"]
     check, _, serve = shell[2].partition(" && exec ")
-    assert check == "python -m ui.serving 0.0.0.0"  # the sign-in check runs before the server starts
+    assert check == "python -m dpsurv_app.serving 0.0.0.0"  # the sign-in check runs before the server starts
     argv = serve.split()
-    assert argv[argv.index("run") - 1] == "streamlit" and argv[argv.index("run") + 1] == "app.py"
+    assert argv[argv.index("run") - 1] == "streamlit" and argv[argv.index("run") + 1] == "dpsurv_app/app.py"
     assert "--server.port=8501" in argv and "--server.headless=true" in argv
     import streamlit.config as config
 

@@ -17,7 +17,7 @@ from tests.app.apptest import ok
 from tests.app.test_app_shell import messages, rerun, start, upload, widget
 
 ROOT = Path(__file__).resolve().parents[2]
-CURVES = str(ROOT / "pages" / "2_Survival_curves.py")
+CURVES = str(ROOT / "dpsurv_app" / "pages" / "2_Survival_curves.py")
 
 
 def outcome_csv() -> bytes:

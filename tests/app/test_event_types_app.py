@@ -15,17 +15,17 @@ import numpy as np
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
+from dpsurv_app import session
 from dpsurv_core.data.cohort import ColumnMap
 from dpsurv_core.privacy.ledger import entry_from_body
 from dpsurv_core.publication import rederive
 from tests.app.apptest import ok, release, releases
 from tests.app.tables import shown_text
-from ui import session
 
 ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
-DATA = str(ROOT / "pages" / "1_Data.py")
-CURVES = str(ROOT / "pages" / "2_Survival_curves.py")
+APP = str(ROOT / "dpsurv_app" / "app.py")
+DATA = str(ROOT / "dpsurv_app" / "pages" / "1_Data.py")
+CURVES = str(ROOT / "dpsurv_app" / "pages" / "2_Survival_curves.py")
 TOKEN = "u-trial.csv"  # the Data page's widget keys for this upload
 
 

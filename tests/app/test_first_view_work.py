@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui import curves_view, downloads
+from dpsurv_app import curves_view, downloads
 
 
 def test_a_table_without_flips_is_drawn_without_a_styler():

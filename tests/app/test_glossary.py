@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ui import glossary
+from dpsurv_app import glossary
 
 REQUIRED = ("Greenwood", "life-table rule", "add/remove neighbours", "change-one-label", "LSP rung", "sanitizer bound",
             "epsilon", "ledger", "Kaplan-Meier", "log-rank", "hazard ratio", "RMST", "censored", "disclosure")
@@ -25,7 +25,7 @@ def test_glossary_has_every_term_in_one_or_two_plain_sentences():
 def _page() -> None:
     import streamlit as st
 
-    from ui import glossary as g
+    from dpsurv_app import glossary as g
 
     g.start_run(st.session_state.get("_test_page", "curves"))
     g.explainer("curves", "Text of the explainer.")
@@ -67,7 +67,7 @@ def _glossary_calls() -> list[tuple[str, str]]:
 
     root = Path(__file__).resolve().parents[2]
     found = []
-    for path in [root / "app.py", *sorted((root / "pages").glob("*.py")), *sorted((root / "ui").glob("*.py"))]:
+    for path in [*sorted((root / "dpsurv_app" / "pages").glob("*.py")), *sorted((root / "dpsurv_app").glob("*.py"))]:  # app.py too
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(node, ast.Call):
                 continue

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from dpsurv_core.privacy.ledger import RELEASE, LedgerStore
 from tests.app.tables import shown
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "3_Group_comparison.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "dpsurv_app" / "pages" / "3_Group_comparison.py")
 
 
 def test_preview_shows_calibrated_private_p_beside_the_nonprivate_ones():

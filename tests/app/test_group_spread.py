@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 from tests.app.apptest import ok, releases
 from tests.app.tables import shown
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "3_Group_comparison.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "dpsurv_app" / "pages" / "3_Group_comparison.py")
 SPREAD = "p (10th to 90th percentile)"
 
 

@@ -11,10 +11,11 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dpsurv_app import session
 from dpsurv_core.data.cohort import ColumnMap
-from ui import session
 
 ROOT = Path(__file__).resolve().parents[2]
+APP_DIR = ROOT / "dpsurv_app"  # the pages are named as the app names them, next to app.py
 LINK = '<a href="https://example.org/x">click</a>'
 MD_LINK = "[x](https://example.org)"
 LIVE_MARKDOWN = re.compile(r"(?<!\\)\]\((?!\s)|(?<!\\)<a\b|(?<!\\)!\[", re.I)  # a link, a tag, an image
@@ -41,7 +42,7 @@ def texts(at: AppTest) -> list[str]:
 @pytest.mark.parametrize("page", ["app.py", "pages/1_Data.py", "pages/2_Survival_curves.py",
                                   "pages/3_Group_comparison.py", "pages/8_Ledger_and_report.py"])
 def test_labels_reach_markdown_and_charts_as_plain_text(page):
-    at = AppTest.from_file(str(ROOT / page), default_timeout=60)
+    at = AppTest.from_file(str(APP_DIR / page), default_timeout=60)
     at.session_state["data_choice"] = injected()
     at.run()
     assert not at.exception, [e.value for e in at.exception]

@@ -13,7 +13,7 @@ from dpsurv_core.cli import main
 from dpsurv_core.privacy.ledger import LedgerStore
 from dpsurv_core.report import publication_figure as pf
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "8_Ledger_and_report.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "dpsurv_app" / "pages" / "8_Ledger_and_report.py")
 LABELS = ("Publication figure (SVG)", "Publication figure (PNG)", "Publication figure (PDF)")
 
 

@@ -16,6 +16,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from dpsurv_app.session import bundled_choice
 from dpsurv_core.cli.km import released_numbers
 from dpsurv_core.curves.laplace_counts import LaplaceCounts
 from dpsurv_core.data.cohort import load_bundled
@@ -25,10 +26,9 @@ from dpsurv_core.privacy.noise import SimulationNoise
 from dpsurv_core.report.html import AuditItem
 from tests.app.apptest import release as click_release
 from tests.app.tables import shown
-from ui.session import bundled_choice
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "8_Ledger_and_report.py")
+PAGE = str(ROOT / "dpsurv_app" / "pages" / "8_Ledger_and_report.py")
 LUNG = bundled_choice("lung").fingerprint
 KM = "python -m dpsurv_core km --data lung --group sex --mechanism laplace-counts --epsilon 0.5 --json"
 
@@ -312,8 +312,8 @@ def test_each_release_offers_its_reproduce_scripts(ledger_path, curve_record, do
 
 
 def test_reproduce_shell_script_runs_the_command_again():
+    from dpsurv_app.releases import reproduce_shell
     from dpsurv_core.privacy.ledger import Record
-    from ui.releases import reproduce_shell
 
     body = LedgerEntry("laplace-counts", "survival curves", "lung", {}, PrivacyCost(0.5), command=KM).to_dict()
     script = reproduce_shell(Record(4, "2026-01-02T03:04:05+00:00", LUNG, RELEASE, body, "h"))
@@ -331,7 +331,7 @@ def test_a_release_on_the_curves_page_reaches_the_ledger_page_and_its_exports(le
 
     # the Data page declares the time grid (lung's default: 20 bins up to 1,100 days), so nothing is read off the data
     lung = dataclasses.replace(bundled_choice("lung"), grid="0:1100:20")
-    curves = run(AppTest.from_file(str(ROOT / "pages" / "2_Survival_curves.py"), default_timeout=90), data_choice=lung)
+    curves = run(AppTest.from_file(str(ROOT / "dpsurv_app" / "pages" / "2_Survival_curves.py"), default_timeout=90), data_choice=lung)
     assert LedgerStore(ledger_path).records() == []  # the page previews; it records nothing until the click
     (button,) = [b for b in curves.button if b.label.startswith("Release")]
     click_release(curves, button.key)

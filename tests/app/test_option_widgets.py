@@ -12,8 +12,8 @@ OWN_INPUTS = {"base_epsilon", "sample_size", "censoring"}  # the time-indexed ba
 
 
 def _every_entrys_widgets() -> None:
+    from dpsurv_app import curves_view as cv
     from dpsurv_core.privacy import catalogue
-    from ui import curves_view as cv
 
     for entry in catalogue.entries(catalogue.CURVES):
         cv.option_widgets(entry, entry.id)

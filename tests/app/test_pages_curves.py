@@ -14,16 +14,16 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dpsurv_app import curves_view as cv
+from dpsurv_app import session
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import LedgerStore, record_outputs
 from tests.app.apptest import release, releases
 from tests.app.tables import shown, shown_text
-from ui import curves_view as cv
-from ui import session
 
 ROOT = Path(__file__).resolve().parents[2]
-CURVES = str(ROOT / "pages" / "2_Survival_curves.py")
-GROUPS = str(ROOT / "pages" / "3_Group_comparison.py")
+CURVES = str(ROOT / "dpsurv_app" / "pages" / "2_Survival_curves.py")
+GROUPS = str(ROOT / "dpsurv_app" / "pages" / "3_Group_comparison.py")
 KM = catalogue.ids(catalogue.CURVES, "km", private=True)
 # the time grids a release declares (the Data page's box): the grids each data set's default reads off the data
 # (20 bins up to its largest time rounded up), so that the numbers are those of the pages' defaults
@@ -313,15 +313,14 @@ def test_group_page_without_a_group_explains_and_offers_a_numeric_split():
 
 
 MINE = ["pages/2_Survival_curves.py", "pages/3_Group_comparison.py", "pages/4_Weibull_parameters.py",
-        "pages/5_Regression.py", "pages/7_Trade-off_explorer.py", "ui/curves_view.py", "ui/tradeoff_view.py",
-        "ui/curve_format.py", "ui/curve_figures.py", "ui/curve_readings.py", "ui/curve_tables.py",
-        "ui/curve_mechanisms.py", "ui/exact_curves.py", "ui/curve_plans.py", "ui/curve_release.py", "ui/regression_view.py",
-        "ui/weibull_view.py"]
+        "pages/5_Regression.py", "pages/7_Trade-off_explorer.py", "curves_view.py", "tradeoff_view.py",
+        "curve_format.py", "curve_figures.py", "curve_readings.py", "curve_tables.py", "curve_mechanisms.py",
+        "exact_curves.py", "curve_plans.py", "curve_release.py", "regression_view.py", "weibull_view.py"]  # in dpsurv_app/
 
 
 @pytest.mark.parametrize("path", MINE)
 def test_pages_neither_spell_mechanism_ids_nor_build_mechanisms(path):
-    source = (ROOT / path).read_text()
+    source = (ROOT / "dpsurv_app" / path).read_text()
     ids = {e.id for e in catalogue.ENTRIES}
     spelled = [i for i in ids if re.search(rf"""["']{re.escape(i)}["']""", source)]
     assert not spelled, f"{path} spells mechanism ids {spelled}: read them from the catalogue"
@@ -364,7 +363,7 @@ def test_reproduce_command_reads_group_labels_set_on_the_data_page():
     Data page's 'Labels as JSON' saves); with the bundled labels the command needs no file."""
     from dpsurv_core.data.labels import ValueLabels
 
-    group_page = str(ROOT / "pages" / "3_Group_comparison.py")
+    group_page = str(ROOT / "dpsurv_app" / "pages" / "3_Group_comparison.py")
     at = run(group_page)
     assert "--labels" not in text(at)
     at = AppTest.from_file(group_page, default_timeout=60)
@@ -441,7 +440,7 @@ def test_cumulative_hazard_chart_draws_and_names_its_band():
 
 
 def test_reading_note_names_the_default_band_the_record_keeps():
-    from ui.release_panel import reading_changed
+    from dpsurv_app.release_panel import reading_changed
 
     recorded = "python -m dpsurv_core km --data lung --epsilon 1"  # R's default log band: no --conf-type
     assert reading_changed(recorded, recorded + " --conf-type log") is None

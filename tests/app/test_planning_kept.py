@@ -19,7 +19,7 @@ from dpsurv_core.planning.document import target_rows
 from tests.app.apptest import ok
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "9_Planning.py")
+PAGE = str(ROOT / "dpsurv_app" / "pages" / "9_Planning.py")
 TARGETS = "survival:365:0.1\nmedian:300\nlogrank-power:0.6:0.8"
 CHANGED = "survival:365:0.085\nmedian:260\nlogrank-power:0.6:0.7"
 

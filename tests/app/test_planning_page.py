@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.app.apptest import ok
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "9_Planning.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "dpsurv_app" / "pages" / "9_Planning.py")
 TARGETS = "survival:365:0.1\nmedian:300"
 
 

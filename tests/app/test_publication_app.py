@@ -17,20 +17,20 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from dpsurv_app import curves_view as cv
+from dpsurv_app import downloads as dl
+from dpsurv_app import session
 from dpsurv_core.data.cohort import ColumnMap
 from dpsurv_core.privacy.ledger import RELEASE, entry_from_body
 from dpsurv_core.publication import rederive
 from tests.app.apptest import ok, release, releases
 from tests.app.tables import shown as shown_table
 from tests.app.tables import shown_text
-from ui import curves_view as cv
-from ui import downloads as dl
-from ui import session
 
 ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
-CURVES = str(ROOT / "pages" / "2_Survival_curves.py")
-GROUPS = str(ROOT / "pages" / "3_Group_comparison.py")
+APP = str(ROOT / "dpsurv_app" / "app.py")
+CURVES = str(ROOT / "dpsurv_app" / "pages" / "2_Survival_curves.py")
+GROUPS = str(ROOT / "dpsurv_app" / "pages" / "3_Group_comparison.py")
 
 
 def upload_choice() -> session.DataChoice:
@@ -226,7 +226,7 @@ def test_an_upload_with_nothing_declared_names_the_values_and_releases_once_tick
 def test_a_refused_release_is_one_sentence_and_charges_nothing(monkeypatch):
     """A release the protocol refuses (here: values read off the data that nobody accepted, as when the boxes and the
     plan disagree) is one sentence, never a traceback, and nothing is recorded."""
-    from ui import release_panel
+    from dpsurv_app import release_panel
 
     monkeypatch.setattr(release_panel, "accept_boxes", lambda plan, key: ((), []))  # the button is on, nothing ticked
     at = AppTest.from_file(CURVES, default_timeout=60)
@@ -293,7 +293,7 @@ def test_the_data_page_declares_every_public_value_and_an_upload_starts_empty():
 
 def test_the_ledger_page_marks_the_review_report_and_keeps_numbers_out_of_the_accounts(offered):
     released_lung_curves()
-    ok(AppTest.from_file(str(ROOT / "pages" / "8_Ledger_and_report.py"), default_timeout=90))
+    ok(AppTest.from_file(str(ROOT / "dpsurv_app" / "pages" / "8_Ledger_and_report.py"), default_timeout=90))
     for kind in ("HTML", "PDF"):
         assert offered[f"Download review report ({kind})"][0].endswith(f"-confidential-not-for-publication."
                                                                        f"{kind.lower()}")

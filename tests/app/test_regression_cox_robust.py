@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dpsurv_app import session
 from tests.app.apptest import ok
 from tests.app.tables import shown, shown_text
-from ui import session
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "5_Regression.py")
+PAGE = str(ROOT / "dpsurv_app" / "pages" / "5_Regression.py")
 R = {case["ties"]: case for case in json.loads(
     (ROOT / "tests" / "regression" / "r_reference" / "cox_cluster.json").read_text())["bundled"]}
 

@@ -14,16 +14,16 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dpsurv_app import session
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import APPROXIMATE_MCMC, LedgerStore, record_outputs
 from dpsurv_core.publication import rederive
 from dpsurv_core.report.text import format_ratio_ci
 from tests.app.apptest import release, releases
 from tests.app.tables import shown, shown_text
-from ui import session
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "5_Regression.py")
+PAGE = str(ROOT / "dpsurv_app" / "pages" / "5_Regression.py")
 PRIVATE = catalogue.ids(catalogue.REGRESSION, "regression", private=True)
 
 

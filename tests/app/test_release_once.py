@@ -10,16 +10,16 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from dpsurv_app import curves_view as cv
+from dpsurv_app import session
 from dpsurv_core.publication import rederive
 from dpsurv_core.publication.reading import read_record
 from tests.app.apptest import ok, release, releases
 from tests.app.tables import shown as shown_table
-from ui import curves_view as cv
-from ui import session
 
 ROOT = Path(__file__).resolve().parents[2]
-CURVES = str(ROOT / "pages" / "2_Survival_curves.py")
-GROUPS = str(ROOT / "pages" / "3_Group_comparison.py")
+CURVES = str(ROOT / "dpsurv_app" / "pages" / "2_Survival_curves.py")
+GROUPS = str(ROOT / "dpsurv_app" / "pages" / "3_Group_comparison.py")
 
 
 def lung() -> session.DataChoice:
@@ -84,7 +84,7 @@ def test_another_epsilon_is_another_release():
 
 
 def test_settings_are_kept_while_visiting_other_pages():
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    at = AppTest.from_file(str(ROOT / "dpsurv_app" / "app.py"), default_timeout=90)
     at.session_state["data_choice"] = lung()
     ok(at)
     at.switch_page("pages/2_Survival_curves.py")
@@ -105,7 +105,7 @@ def test_settings_are_kept_while_visiting_other_pages():
 
 
 def test_another_draw_shows_a_fresh_preview_and_charges_nothing():
-    at = AppTest.from_file(str(ROOT / "pages" / "4_Weibull_parameters.py"), default_timeout=90)
+    at = AppTest.from_file(str(ROOT / "dpsurv_app" / "pages" / "4_Weibull_parameters.py"), default_timeout=90)
     at.session_state["data_choice"] = lung()
     ok(at)
     keys = [b.key for b in at.button if b.key and b.key.startswith("another-draw-")]

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dpsurv_app import curves_view as cv
 from dpsurv_core import engines
 from dpsurv_core.cli import main as cli
 from dpsurv_core.curves import summary as cs
@@ -26,10 +27,9 @@ from dpsurv_core.privacy.ledger import LedgerStore
 from dpsurv_core.weibull.model import OMEGA, sample_from_cohort, weibull_mle
 from tests.app.apptest import release
 from tests.app.tables import shown, shown_text
-from ui import curves_view as cv
 
 ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
+APP = str(ROOT / "dpsurv_app" / "app.py")
 pytest.importorskip("duckdb")
 # lung has 228 rows of 10 columns: 600 cells is 60 rows when every column is read (the app's in-memory limit) and 200
 # rows of the 3 mapped columns (so no page can read the rows through the bounded path either), while its 186 distinct

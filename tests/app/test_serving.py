@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ui.serving import is_loopback, refusal, sign_in_configured
+from dpsurv_app.serving import is_loopback, refusal, sign_in_configured
 
 ROOT = Path(__file__).resolve().parents[2]
 AUTH = {"auth": {"redirect_uri": "http://h/oauth2callback", "cookie_secret": "s", "client_id": "dpsurv",
@@ -45,7 +45,7 @@ def test_the_project_config_listens_on_loopback():
 
 
 def _launcher(cwd: Path, address: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ui.serving", address], cwd=cwd, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "dpsurv_app.serving", address], cwd=cwd, capture_output=True, text=True,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=60)
 
 
@@ -63,7 +63,7 @@ def test_the_app_stops_when_served_on_every_interface_without_sign_in():
     code = ("from streamlit import config\n"
             "config.set_option('server.address', '0.0.0.0')\n"
             "from streamlit.testing.v1 import AppTest\n"
-            f"AppTest.from_file({str(ROOT / 'app.py')!r}, default_timeout=60).run()\n"
+            f"AppTest.from_file({str(ROOT / 'dpsurv_app' / 'app.py')!r}, default_timeout=60).run()\n"
             "print('served')\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "served" not in out.stdout
@@ -71,5 +71,5 @@ def test_the_app_stops_when_served_on_every_interface_without_sign_in():
 
 
 def test_make_run_and_the_image_go_through_the_check():
-    assert "ui.serving" in (ROOT / "Dockerfile").read_text()
+    assert "dpsurv_app.serving" in (ROOT / "Dockerfile").read_text()
     assert "127.0.0.1" in (ROOT / "Makefile").read_text()

@@ -18,8 +18,8 @@ import streamlit as st
 from streamlit.runtime.caching import cache_utils
 from streamlit.testing.v1 import AppTest
 
+from dpsurv_app import session
 from dpsurv_core.data.cohort import ColumnMap
-from ui import session
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = {"curves": "2_Survival_curves.py", "weibull": "4_Weibull_parameters.py", "regression": "5_Regression.py",
@@ -57,7 +57,7 @@ def shared_calls(monkeypatch):
 
 
 def run(page: str, **state) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "pages" / PAGES[page]), default_timeout=180)
+    at = AppTest.from_file(str(ROOT / "dpsurv_app" / "pages" / PAGES[page]), default_timeout=180)
     for k, v in {**SETTINGS.get(page, {}), **state}.items():
         at.session_state[k] = v
     at.run()

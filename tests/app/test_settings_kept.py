@@ -1,13 +1,13 @@
-"""Settings kept across pages (:func:`ui.session.keep_settings`) re-set value widgets' keys only: a button, a download,
+"""Settings kept across pages (:func:`dpsurv_app.session.keep_settings`) re-set value widgets' keys only: a button, a download,
 a chart or an editor whose key looked like a setting would make Streamlit refuse the page (a real browser found
-``au_run``). This scans every page and ui module for such widgets."""
+``au_run``). This scans every page and dpsurv_app module for such widgets."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-from ui.session import _NOT_SETTING, _SETTING
+from dpsurv_app.session import _NOT_SETTING, _SETTING
 
 ROOT = Path(__file__).resolve().parents[2]
 NOT_VALUES = {"button", "download_button", "file_uploader", "data_editor", "plotly_chart", "dataframe",
@@ -17,7 +17,7 @@ NOT_VALUES = {"button", "download_button", "file_uploader", "data_editor", "plot
 
 def _keys() -> list[tuple[str, str, str]]:
     found = []
-    for path in [*sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "ui").glob("*.py")), ROOT / "app.py"]:
+    for path in [*sorted((ROOT / "dpsurv_app" / "pages").glob("*.py")), *sorted((ROOT / "dpsurv_app").glob("*.py"))]:  # app.py too
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in NOT_VALUES:
                 for kw in node.keywords:

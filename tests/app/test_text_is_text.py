@@ -21,12 +21,13 @@ import pytest
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest, app_test
 
+from dpsurv_app import session
 from dpsurv_core.data.cohort import ColumnMap
 from dpsurv_core.report.files import FORMULA_START
 from tests.app.apptest import release as release_click
-from ui import session
 
 ROOT = Path(__file__).resolve().parents[2]
+APP_DIR = ROOT / "dpsurv_app"  # the pages are named as the app names them, next to app.py
 IMAGE = "![x](http://example.invalid/x.png)"
 FORMULA = '=HYPERLINK("http://x")'
 ARM = f"{FORMULA} arm"  # a categorical covariate whose name a spreadsheet would run
@@ -124,7 +125,7 @@ def formula_cells(files: dict[str, list[list[str]]]) -> list[tuple[str, str]]:
 
 
 def run(page: str, choice: session.DataChoice, **state) -> AppTest:
-    at = AppTest.from_file(str(ROOT / page), default_timeout=300)
+    at = AppTest.from_file(str(APP_DIR / page), default_timeout=300)
     at.session_state["data_choice"] = choice
     for k, v in state.items():
         at.session_state[k] = v
@@ -185,7 +186,7 @@ def test_an_uploaded_file_keeps_its_column_names_and_labels_as_typed_up_to_the_r
     n = 80
     frame = pd.DataFrame({"time": np.round(rng.exponential(200, n) + 1, 1), "status": rng.integers(0, 2, n),
                           IMAGE: rng.choice([IMAGE, FORMULA], n), FORMULA: np.round(rng.normal(size=n), 2)})
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at = AppTest.from_file(str(ROOT / "dpsurv_app" / "app.py"), default_timeout=300)
     at.run()
     at.radio(key="data_source").set_value("Upload a file").run()
     at.file_uploader(key="upload_file").set_value(("trial.csv", frame.to_csv(index=False).encode(), "text/csv")).run()

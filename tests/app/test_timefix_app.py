@@ -14,17 +14,17 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dpsurv_app import curves_view as cv
+from dpsurv_app import session
 from dpsurv_core import engines
 from dpsurv_core.data.cohort import ColumnMap
 from dpsurv_core.engines.source import Source
 from tests.app.apptest import ok
 from tests.app.tables import shown, shown_text
-from ui import curves_view as cv
-from ui import session
 
 ROOT = Path(__file__).resolve().parents[2]
-CURVES = str(ROOT / "pages" / "2_Survival_curves.py")
-DATA = str(ROOT / "pages" / "1_Data.py")
+CURVES = str(ROOT / "dpsurv_app" / "pages" / "2_Survival_curves.py")
+DATA = str(ROOT / "dpsurv_app" / "pages" / "1_Data.py")
 NEAR = json.loads((ROOT / "tests" / "curves" / "r_reference" / "timefix_censored.json").read_text())["near_ties"]
 
 

@@ -12,16 +12,16 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dpsurv_app import session
+from dpsurv_app import tradeoff_view as tv
 from dpsurv_core import tradeoff
 from dpsurv_core.data.cohort import load_bundled
 from dpsurv_core.data.public import PublicParameters
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import LedgerStore
 from tests.app.tables import shown
-from ui import session
-from ui import tradeoff_view as tv
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "7_Trade-off_explorer.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "dpsurv_app" / "pages" / "7_Trade-off_explorer.py")
 
 
 def run(at: AppTest | None = None, **state) -> AppTest:

@@ -1,4 +1,4 @@
-"""ui.warmup imports the pages' heavy libraries only while no script runs, and a run that starts meanwhile waits for
+"""dpsurv_app.warmup imports the pages' heavy libraries only while no script runs, and a run that starts meanwhile waits for
 the import under way; it starts no process."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ import time
 
 import pytest
 
-from ui import warmup
+from dpsurv_app import warmup
 
 
 @pytest.fixture
 def fresh(monkeypatch):
-    """ui.warmup with its state reset, importing nothing real: each step records itself."""
+    """dpsurv_app.warmup with its state reset, importing nothing real: each step records itself."""
     done: list[str] = []
     slow = threading.Event()
 
@@ -98,7 +98,7 @@ def test_two_threads_parsing_at_once_meet_no_ast_depth_error():
     from pathlib import Path
 
     assert getattr(ast.parse, "_dpsurv_serialised", False) or __import__("sys").version_info >= (3, 13)
-    script = (Path(__file__).parents[2] / "app.py").read_text() * 3
+    script = (Path(__file__).parents[2] / "dpsurv_app" / "app.py").read_text() * 3
     errors: list[str] = []
 
     def pages() -> None:

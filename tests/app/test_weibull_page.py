@@ -15,16 +15,16 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dpsurv_app import palette
+from dpsurv_app.session import DataChoice, bundled_choice
 from dpsurv_core.data.cohort import ColumnMap, load_bundled
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.ledger import LedgerStore
 from dpsurv_core.weibull.model import sample_from_cohort, weibull_mle
 from tests.app.apptest import release, releases
 from tests.app.tables import shown_text
-from ui import palette
-from ui.session import DataChoice, bundled_choice
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "4_Weibull_parameters.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "dpsurv_app" / "pages" / "4_Weibull_parameters.py")
 FIRST = catalogue.ids(catalogue.WEIBULL, "weibull", private=True)[0]
 
 

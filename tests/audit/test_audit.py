@@ -390,7 +390,7 @@ def test_report_command_adds_the_audit_section(tmp_path, capsys):
 
 
 # ----------------------------------------------------------------------------------------- app page
-PAGE = str(__import__("pathlib").Path(__file__).resolve().parents[2] / "pages" / "6_Privacy_audit.py")
+PAGE = str(__import__("pathlib").Path(__file__).resolve().parents[2] / "dpsurv_app" / "pages" / "6_Privacy_audit.py")
 
 
 def _page():

@@ -105,7 +105,7 @@ def test_kidney_is_compared_at_the_subject_level():
 def test_audit_page_comparison_tab():
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_file(str(ROOT / "pages" / "6_Privacy_audit.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "dpsurv_app" / "pages" / "6_Privacy_audit.py"), default_timeout=120)
     at.run()
     assert not at.exception
     at.select_slider(key="bd_runs").set_value(40).run()

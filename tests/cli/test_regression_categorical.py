@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dpsurv_app import session
 from dpsurv_core.data import datasets
 from dpsurv_core.data import labels as value_labels
 from dpsurv_core.data.cohort import build_cohort, default_mapping
@@ -22,7 +23,6 @@ from dpsurv_core.regression.model import fit_nonprivate
 from dpsurv_core.regression.person_period import person_period
 from tests.app.tables import shown
 from tests.cli_run import completed
-from ui import session
 
 ROOT = Path(__file__).resolve().parents[2]
 COVS = ["age", "sex", "ph.ecog"]
@@ -63,7 +63,7 @@ def nonprivate(argv: list[str]) -> list[str]:
 
 def page_run(covs: list[str], labels: ValueLabels | None = None) -> AppTest:
     """The Regression page on lung with ``covs`` (and the Data page's ``labels``, as it keeps them in the session)."""
-    at = AppTest.from_file(str(ROOT / "pages" / "5_Regression.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "dpsurv_app" / "pages" / "5_Regression.py"), default_timeout=120)
     choice = session.bundled_choice("lung")
     at.session_state["data_choice"] = choice
     if labels is not None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from dpsurv_app.session import bundled_choice
 from dpsurv_core.privacy.ledger import LedgerStore
 from tests.conftest import wait_for_app
-from ui.session import bundled_choice
 
 pytestmark = pytest.mark.browser
 

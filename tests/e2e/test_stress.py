@@ -1,7 +1,7 @@
 """Stress in Debian chromium: ten browser sessions upload hostile files at once while another session keeps working.
 
 The real app runs under an address-space limit (``RLIMIT_AS``) with low input limits (``DPSURV_MAX_ROWS``,
-``DPSURV_MAX_COLUMNS``) and the default cap on concurrent heavy work (``DPSURV_MAX_CONCURRENT``, ui.capacity). Two
+``DPSURV_MAX_COLUMNS``) and the default cap on concurrent heavy work (``DPSURV_MAX_CONCURRENT``, dpsurv_app.capacity). Two
 threads, each with its own Playwright and Chromium (Playwright's sync API is one instance per thread), drive five
 sessions each: a CSV with ``\\r``-only line ends over the row limit, a Parquet file wider than the column limit, a CSV
 whose labels are ``=HYPERLINK(...)`` formulas and a binary file named ``.csv``. Meanwhile the main thread opens the
@@ -23,9 +23,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpsurv_app.capacity import BUSY
 from tests.conftest import CHROMIUM_FLAGS, chromium_path, launch_app, wait_for_app
 from tests.e2e.helpers import MAIN, fresh_session, no_exception, open_page
-from ui.capacity import BUSY
 
 pytestmark = pytest.mark.browser
 

@@ -1,7 +1,9 @@
 """The wheel, built from the checkout and installed in a fresh venv with the core dependencies only (no extras).
 
 It must give a working ``dpsurv`` command (``datasets``, a seeded ``km`` simulation) without PySpark, Streamlit or
-plotly, and a command that needs an extra must say which one. The dependencies come from pip's configured index (the
+plotly, and a command that needs an extra must say which one. The app ships in it too (``dpsurv_app``: app.py with its
+nine pages next to it, installed as files where Streamlit reads them); its ``dpsurv-app`` command answers ``--help``
+and, without the app extra, names it. The dependencies come from pip's configured index (the
 local registry); where it cannot be reached the test is skipped with the reason.
 """
 
@@ -43,7 +45,8 @@ def _source_copy(dest: Path) -> Path:
     dest.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, dest / name)
-    shutil.copytree(ROOT / "dpsurv_core", dest / "dpsurv_core", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for package in ("dpsurv_core", "dpsurv_app"):
+        shutil.copytree(ROOT / package, dest / package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     return dest
 
 
@@ -65,7 +68,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
           f"{time.monotonic() - started:.0f} s")
     work = tmp / "work"  # the commands run here, away from the checkout, on a throw-away ledger
     work.mkdir()
-    return {"python": python, "dpsurv": venv / "bin" / "dpsurv", "work": work, "wheel": wheel}
+    return {"python": python, "dpsurv": venv / "bin" / "dpsurv", "dpsurv-app": venv / "bin" / "dpsurv-app",
+            "work": work, "wheel": wheel}
 
 
 def _run(env: dict[str, Path], *args: str) -> subprocess.CompletedProcess[str]:
@@ -80,9 +84,36 @@ def test_the_wheel_holds_the_package_and_its_bundled_data(installed):
 
     names = zipfile.ZipFile(installed["wheel"]).namelist()
     assert "dpsurv_core/data/bundled/lung.csv" in names and "dpsurv_core/cli/__init__.py" in names
-    assert not any("__pycache__" in n or n.startswith(("tests/", "ui/", "pages/")) for n in names)
+    assert not any("__pycache__" in n or n.startswith(("tests/", "ui/", "pages/", "app.py")) for n in names)
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-    assert "dpsurv = dpsurv_core.__main__:main" in zipfile.ZipFile(installed["wheel"]).read(entry_points).decode()
+    scripts = zipfile.ZipFile(installed["wheel"]).read(entry_points).decode()
+    assert "dpsurv = dpsurv_core.__main__:main" in scripts and "dpsurv-app = dpsurv_app.__main__:main" in scripts
+
+
+def test_the_wheel_holds_the_app_with_its_pages_next_to_it(installed):
+    import zipfile
+
+    names = set(zipfile.ZipFile(installed["wheel"]).namelist())
+    pages = sorted(n for n in names if n.startswith("dpsurv_app/pages/"))
+    assert {"dpsurv_app/__init__.py", "dpsurv_app/__main__.py", "dpsurv_app/app.py", "dpsurv_app/serving.py"} <= names
+    assert [n.removeprefix("dpsurv_app/") for n in pages] == \
+        sorted(p.relative_to(ROOT / "dpsurv_app").as_posix() for p in (ROOT / "dpsurv_app" / "pages").glob("*.py"))
+    assert len(pages) == 9
+    # installed as files next to app.py, where Streamlit looks for them
+    where = _run(installed, installed["python"], "-c", "import dpsurv_app.__main__ as m; print(m.APP)")
+    assert where.returncode == 0, where.stderr
+    app = Path(where.stdout.strip())
+    assert str(installed["python"].parents[1]) in str(app) and app.is_file()
+    assert sorted(p.name for p in (app.parent / "pages").glob("*.py")) == [n.rsplit("/", 1)[1] for n in pages]
+
+
+def test_the_app_command_answers_help_and_names_the_extra_it_needs(installed):
+    helped = _run(installed, installed["dpsurv-app"], "--help")
+    assert helped.returncode == 0 and helped.stdout.startswith("usage: dpsurv-app"), helped.stderr
+    missing = _run(installed, installed["dpsurv-app"], "--server.port", "8600")  # core only: no Streamlit, no server
+    assert missing.returncode == 2 and missing.stdout == ""
+    assert missing.stderr.strip() == ("error: the app needs Streamlit, which is not installed: install the app extra: "
+                                      "pip install 'dpsurv[app]'")
 
 
 def test_datasets_from_the_installed_command(installed):

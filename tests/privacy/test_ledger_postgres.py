@@ -338,7 +338,7 @@ def test_twenty_cli_processes_against_a_cap_of_one_get_exactly_ten(capsys, pg_ur
 @pytest.mark.slow
 def test_ten_app_sessions_and_ten_cli_runs_against_a_cap_of_one_get_exactly_ten(capsys, pg_url, tmp_path):
     """Ten app sessions, each running the Survival curves page in Streamlit's AppTest through the release and its
-    confirming click (the release goes through ui.release_panel, as a click in the browser does), and ten command
+    confirming click (the release goes through dpsurv_app.release_panel, as a click in the browser does), and ten command
     lines on `python -m dpsurv_core`'s entry point: all loaded first, then all started at once."""
     assert run(capsys, "budget", "set", "--data", "lung", "--cap", "1", "--ledger", pg_url)["cap"] == 1.0
     go = tmp_path / "go"

@@ -17,15 +17,15 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dpsurv_app import session
 from dpsurv_core.cli import main
 from dpsurv_core.privacy.ledger import LedgerStore, record_outputs
 from dpsurv_core.regression import mechanisms
 from dpsurv_core.report.html import ledger_report
 from tests.app.tables import shown
-from ui import session
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "5_Regression.py")
+PAGE = str(ROOT / "dpsurv_app" / "pages" / "5_Regression.py")
 SCIENTIFIC = re.compile(r"\d[eE][+-]?\d")
 RATIO_CI = re.compile(r"^(below 0\.001|above 1,000|[\d,.]+) \(95% CI (below 0\.001|above 1,000|[\d,.]+) to "
                       r"(below 0\.001|above 1,000|[\d,.]+)\)$")

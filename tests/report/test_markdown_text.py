@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+from dpsurv_app.curves_view import literal_table, style_flips
 from dpsurv_core.report.text import markdown_code
 from tests.app.tables import shown
 from tests.app.test_text_is_text import outside_code
-from ui.curves_view import literal_table, style_flips
 
 IMAGE = "![x](http://example.invalid/x.png)"
 
