@@ -21,6 +21,12 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 START_SECONDS = 180.0  # a master and a worker JVM on a loaded two-core machine
 LOGS: dict[str, Path] = {}  # the master's log of each cluster started here
+CONF: dict[str, Path] = {}  # the SPARK_CONF_DIR a driver of each cluster started here reads
+# The cluster's spark-defaults.conf, as an operator would configure a small cluster: dpsurv sets no shuffle width for
+# a cluster master (it leaves that to the cluster's configuration), and Spark's default of 200 shuffle partitions is
+# 200 tasks per aggregation on the worker's one core (about 60 of the test's 110 CPU seconds). Two keep every
+# aggregation a shuffle across partitions, as on a real cluster.
+SPARK_DEFAULTS = "spark.sql.shuffle.partitions 2\n"
 
 
 def cluster_log(url: str) -> Path:
@@ -67,6 +73,9 @@ def cluster(tmp_path_factory) -> Iterator[str]:
         _wait(lambda: "ALIVE" in master_log.read_text(errors="replace"), "master", [master_log])
         url = f"spark://127.0.0.1:{port}"
         LOGS[url] = master_log
+        CONF[url] = tmp / "conf"
+        CONF[url].mkdir()
+        (CONF[url] / "spark-defaults.conf").write_text(SPARK_DEFAULTS)
         with worker_log.open("w") as out:
             procs.append(subprocess.Popen(
                 [str(spark_class), "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1", "--cores", "1",
@@ -88,6 +97,8 @@ def cluster(tmp_path_factory) -> Iterator[str]:
 def _cli(*argv: str) -> dict:
     # a driver registering with the cluster while other tests load both cores takes longer than the 30 s default
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "DPSURV_SPARK_START_SECONDS": "300"}
+    if "--spark-master" in argv:
+        env["SPARK_CONF_DIR"] = str(CONF[argv[argv.index("--spark-master") + 1]])
     done = subprocess.run([sys.executable, "-m", "dpsurv_core", *argv, "--json"], capture_output=True, text=True,
                           env=env, timeout=600, cwd=Path(__file__).resolve().parents[2])
     assert done.returncode == 0, done.stderr[-3000:]
