@@ -17,8 +17,8 @@ with censorings taken out before each bin's events (the rule before the actuaria
 calibrated private tests (:mod:`dpsurv_core.curves.logrank_test`, B null draws) of laplace-counts, adaptive-km and
 rrr (its raw reported-label test and its de-biased one) at each epsilon, one release per cohort. Each cell prints the
 rejection rate at alpha 0.05 with its Monte Carlo standard error sqrt(p (1 - p) / N), and for a private test how
-often the release's sentences say its p-value is approximate (a weak test, or adaptive-km's grid merged into fewer
-than four bins) with the rejection rate of the releases that do not.
+often the release's sentences say its p-value is approximate (a weak test; adaptive-km's grid merged into fewer than
+four bins, or its groups censored unequally below epsilon 1) with the rejection rate of the releases that do not.
 """
 
 from __future__ import annotations
@@ -143,7 +143,7 @@ def private(mech_id: str, debiased: bool, eps: float, data: list[Cohort], design
     (:func:`~dpsurv_core.curves.logrank_test.level_warned`)."""
     released, law = release(mech_id, debiased, eps, data, design, seed)
     test = lt.calibrated_tests(released, law, draws=draws)[-1]
-    return np.stack([np.nan_to_num(test.p_value, nan=1.0) < ALPHA, lt.level_warned(law, test)])
+    return np.stack([np.nan_to_num(test.p_value, nan=1.0) < ALPHA, lt.level_warned(law, test, released, eps)])
 
 
 def rate(reject: np.ndarray) -> tuple[float, float]:

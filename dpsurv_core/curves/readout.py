@@ -46,9 +46,9 @@ VERSION = 3
 1. adaptive-km's merged bins read by the life table's first order, d / (r - c/2), their censorings spread by width;
 2. (2026-11-29) merged bins read by the life table's premise solved exactly
    (:func:`~dpsurv_core.curves.life_table.uniform_censoring_drop`), their censorings spread where it puts them;
-3. (2026-11-29) the log-rank test's sentences say when its p-value is approximate: a weak test, or an adaptive-km
-   release merged into fewer than four bins (:func:`~dpsurv_core.curves.logrank_test.warnings_for`); the numbers
-   are those of version 2.
+3. (2026-11-29) the log-rank test's sentences say when its p-value is approximate: a weak test, an adaptive-km
+   release merged into fewer than four bins, or one below epsilon 1 whose groups' released censoring differs widely
+   (:func:`~dpsurv_core.curves.logrank_test.warnings_for`); the numbers are those of version 2.
 
 The log-rank reader reads the same curves, so its records follow the same versions.
 """
