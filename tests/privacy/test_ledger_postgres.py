@@ -270,16 +270,17 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 from tests.app.test_pages_curves import CURVES, declared
 
-print("ready", flush=True)
-go = Path(sys.argv[1])
-while not go.exists():
-    time.sleep(0.01)
 at = AppTest.from_file(CURVES, default_timeout=300)
 at.session_state["data_choice"] = declared("lung")
 at.run()
 at.select_slider(key="sc_epsilon").set_value(0.1).run()
 at.button(key="release-curves").click().run()
-at.button(key="confirm-release-curves").click().run()
+confirm = at.button(key="confirm-release-curves")  # the session waits at its confirming click
+print("ready", flush=True)
+go = Path(sys.argv[1])
+while not go.exists():
+    time.sleep(0.01)
+confirm.click().run()
 print(json.dumps({"errors": [e.value for e in at.error], "exceptions": [str(e.value) for e in at.exception]}))
 """
 
