@@ -295,6 +295,7 @@ MIN_TEST_BINS = 4
 # releases with no other sentence, 4,000 cohorts each (4.6-5.8% at epsilon 1 and 2; docs/inference.md)
 UNEQUAL_EPSILON = 1.0
 UNEQUAL_CENSORING = 0.3
+MIN_GROUP = 10  # released subjects a group needs for its censoring share to count
 
 
 def default_draws(trials: int, groups: int, bins: int) -> int:
@@ -528,13 +529,17 @@ def censoring_shares(counts: BinnedCounts) -> np.ndarray:
 
 
 def unequal_censoring_trials(counts: BinnedCounts, law: NoiseLaw, epsilon: float | None) -> np.ndarray:
-    """(R,) bool: adaptive-km releases below epsilon ``UNEQUAL_EPSILON`` whose groups' released censoring shares
-    differ by at least ``UNEQUAL_CENSORING`` (where its calibrated test is liberal: :data:`UNEQUAL_EPSILON`)."""
-    rows = np.asarray(counts.n).shape[0]
+    """(R,) bool: adaptive-km releases below epsilon ``UNEQUAL_EPSILON`` in which two groups of at least ``MIN_GROUP``
+    released subjects have released censoring shares at least ``UNEQUAL_CENSORING`` apart (where its calibrated test is
+    liberal: :data:`UNEQUAL_EPSILON`)."""
+    n = np.asarray(counts.n, float)
     if law.test_view is None or not law.noisy or epsilon is None or not epsilon < UNEQUAL_EPSILON:
-        return np.zeros(rows, bool)
+        return np.zeros(n.shape[0], bool)
     shares = censoring_shares(counts)
-    return shares.max(-1) - shares.min(-1) >= UNEQUAL_CENSORING
+    sized = n >= MIN_GROUP  # a declared category with (almost) nobody in it has no share to compare
+    high = np.where(sized, shares, -np.inf).max(-1)
+    low = np.where(sized, shares, np.inf).min(-1)
+    return (sized.sum(-1) >= 2) & (high - low >= UNEQUAL_CENSORING)
 
 
 def level_warned(law: NoiseLaw, test: CalibratedTest, counts: BinnedCounts | None = None,
@@ -588,8 +593,9 @@ def warnings_for(released: BinnedCounts, law: NoiseLaw, tests: list[CalibratedTe
                    "reliable (with groups censored unequally it fell below 0.05 for 11% to 88% of true nulls); use a "
                    "larger epsilon.")
     elif level and bool(unequal_censoring_trials(counts, law, epsilon)[0]):
-        shares = ", ".join(f"{g} {100 * q:.0f}%" for g, q in zip(counts.groups, censoring_shares(counts)[0],
-                                                                  strict=True))
+        sized = np.asarray(counts.n, float)[0] >= MIN_GROUP
+        shares = ", ".join(f"{g} {100 * q:.0f}%" for g, q, big in zip(counts.groups, censoring_shares(counts)[0], sized,
+                                                                       strict=True) if big)
         out.append(f"Groups censored this differently ({shares} censored, read off the release) at epsilon "
                    f"{epsilon:g}: in validation this test rejected 9% to 11% of true nulls in such releases, not 5%; "
                    "read a p-value below 0.05 as suggestive only, or use epsilon 1 or more.")

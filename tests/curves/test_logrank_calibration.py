@@ -16,6 +16,7 @@ from scipy.special import chdtrc
 from benchmarks.logrank_calibration import cell, cohorts, nonprivate, stack
 from dpsurv_core.curves import logrank
 from dpsurv_core.curves import logrank_test as lt
+from dpsurv_core.curves.counts import BinnedCounts
 from dpsurv_core.curves.result import context, exact_counts, tile_trials
 from dpsurv_core.data.cohort import Cohort, load_bundled
 from dpsurv_core.data.public import PublicParameters, TimeGrid
@@ -235,3 +236,15 @@ def test_adaptive_km_with_groups_censored_unequally_below_epsilon_1_says_its_p_v
         assert not [w for w in lt.warnings_for(rel.counts, law, tests, eps, mech) if w.startswith("Groups censored")]
     assert said[("censoring 10/70", 0.5)] and re.search(r"\(A \d+%, B \d+% censored", said[("censoring 10/70", 0.5)][0])
     assert not said[("censoring 10/70", 1.0)]
+
+
+def test_a_declared_group_nobody_is_in_does_not_make_the_censoring_look_unequal():
+    """lung by ph.ecog declares a category 4 with no patient: its share (0 of about 0) is not compared."""
+    counts = BinnedCounts(TimeGrid(np.linspace(0.0, 900.0, 3), "equal", False), ("A", "B", "C"),
+                          np.array([[100.0, 100.0, 2.0]]), np.array([[[[30.0, 30.0]], [[30.0, 30.0]], [[1.0, 1.0]]]]),
+                          np.array([[[10.0, 10.0], [10.0, 10.0], [0.0, 0.0]]]), ("event",))
+    law = lt.NoiseLaw("adaptive-km", "test", True, lambda e, r, n: e, test_view=lambda c: c)
+    assert lt.censoring_shares(counts)[0].tolist() == [0.2, 0.2, 0.0]
+    assert not lt.unequal_censoring_trials(counts, law, 0.5)[0]
+    unequal = replace(counts, censored=np.array([[[10.0, 10.0], [40.0, 20.0], [0.0, 0.0]]]))
+    assert lt.unequal_censoring_trials(unequal, law, 0.5)[0] and not lt.unequal_censoring_trials(unequal, law, 1.0)[0]
