@@ -292,7 +292,7 @@ WEAK_FACTOR = 3.0
 MIN_TEST_BINS = 4
 # adaptive-km below this epsilon with groups whose released censoring shares differ by at least this much: its test
 # rejected 9.2% (groups censored 10% and 70%) and 11.2% (10%, 40% and 70%) of true nulls at epsilon 0.5 among the
-# releases with no other sentence, 4,000 cohorts each (4.6-5.8% at epsilon 1 and 2; docs/inference.md)
+# releases with no other sentence, 4,000 cohorts each (4.3-5.8% at epsilon 1 and 2; docs/inference.md)
 UNEQUAL_EPSILON = 1.0
 UNEQUAL_CENSORING = 0.3
 MIN_GROUP = 10  # released subjects a group needs for its censoring share to count
