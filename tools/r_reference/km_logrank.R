@@ -12,24 +12,11 @@
 suppressPackageStartupMessages({library(survival); library(jsonlite)})
 
 hex <- function(x) lapply(unname(x), function(v) if (is.na(v)) NULL else sprintf("%a", v))
-bundled <- "dpsurv_core/data/bundled"
 conf_types <- c("log", "log-log", "plain", "logit", "arcsin")
 
-datasets <- list(
-  lung = list(time = "time", event = "status", codes = 1, groups = c("sex", "ph.ecog", "inst")),
-  kidney = list(time = "time", event = "status", codes = 1, groups = c("sex", "disease")),
-  leukemia = list(time = "time", event = "status", codes = 1, groups = c("x")),
-  gehan = list(time = "time", event = "cens", codes = 1, groups = c("treat")),
-  mgus2 = list(time = "futime", event = "death", codes = 1, groups = c("sex")),
-  myeloid = list(time = "futime", event = "death", codes = 1, groups = c("trt", "sex", "flt3")),
-  ovarian = list(time = "futime", event = "fustat", codes = 1, groups = c("rx", "resid.ds", "ecog.ps")),
-  stanford2 = list(time = "time", event = "status", codes = 1, groups = character(0)),
-  veteran = list(time = "time", event = "status", codes = 1, groups = c("trt", "celltype", "prior")),
-  pbc = list(time = "time", event = "status", codes = 2, groups = c("sex", "trt", "edema", "stage")),
-  transplant = list(time = "futime", event = "event", codes = "death", groups = c("sex", "abo")),
-  flchain = list(time = "futime", event = "death", codes = 1, groups = c("sex", "flc.grp", "mgus"),
-                 curve_groups = c("sex"), conf_types = "log")
-)
+source("tools/r_reference/bundled.R")  # bundled, datasets, read_bundled
+datasets$flchain$curve_groups <- "sex"  # flchain keeps the fixture small: curves by sex, conf.type log
+datasets$flchain$conf_types <- "log"
 
 strata_of <- function(fit) if (is.null(fit$strata)) "all" else sub("^[^=]*=", "", names(fit$strata))
 
@@ -59,10 +46,7 @@ test_of <- function(data) {
 cases <- list()
 for (name in names(datasets)) {
   spec <- datasets[[name]]
-  d <- read.csv(file.path(bundled, paste0(name, ".csv")), stringsAsFactors = FALSE)
-  d$.time <- d[[spec$time]]
-  d$.event <- as.integer(as.character(d[[spec$event]]) %in% as.character(spec$codes))
-  d <- d[!is.na(d$.time) & !is.na(d[[spec$event]]), ]
+  d <- read_bundled(name)
   types <- if (is.null(spec$conf_types)) conf_types else spec$conf_types
   cases[[length(cases) + 1]] <- list(data = name, group = NULL, strata = curves(Surv(.time, .event) ~ 1, d, types))
   for (g in spec$groups) {

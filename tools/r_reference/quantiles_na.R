@@ -16,24 +16,10 @@
 suppressPackageStartupMessages({library(survival); library(jsonlite)})
 
 hex <- function(x) lapply(unname(x), function(v) if (is.na(v)) NULL else sprintf("%a", v))
-bundled <- "dpsurv_core/data/bundled"
 probs <- c(0.25, 0.5, 0.75)
 conf_types <- c("log", "log-log", "plain")
 
-datasets <- list(
-  lung = list(time = "time", event = "status", codes = 1, groups = c("sex", "ph.ecog", "inst")),
-  kidney = list(time = "time", event = "status", codes = 1, groups = c("sex", "disease")),
-  leukemia = list(time = "time", event = "status", codes = 1, groups = c("x")),
-  gehan = list(time = "time", event = "cens", codes = 1, groups = c("treat")),
-  mgus2 = list(time = "futime", event = "death", codes = 1, groups = c("sex")),
-  myeloid = list(time = "futime", event = "death", codes = 1, groups = c("trt", "sex", "flt3")),
-  ovarian = list(time = "futime", event = "fustat", codes = 1, groups = c("rx", "resid.ds", "ecog.ps")),
-  stanford2 = list(time = "time", event = "status", codes = 1, groups = character(0)),
-  veteran = list(time = "time", event = "status", codes = 1, groups = c("trt", "celltype", "prior")),
-  pbc = list(time = "time", event = "status", codes = 2, groups = c("sex", "trt", "edema", "stage")),
-  transplant = list(time = "futime", event = "event", codes = "death", groups = c("sex", "abo")),
-  flchain = list(time = "futime", event = "death", codes = 1, groups = c("sex", "flc.grp", "mgus"))
-)
+source("tools/r_reference/bundled.R")  # bundled, datasets, read_bundled
 
 quantiles_of <- function(fit) {
   # one entry per stratum: the three quantiles and their limits (NA: not reached)
@@ -49,10 +35,7 @@ bundled_quantiles <- function() {
   out <- list()
   for (name in names(datasets)) {
     spec <- datasets[[name]]
-    d <- read.csv(file.path(bundled, paste0(name, ".csv")), stringsAsFactors = FALSE)
-    d$.time <- d[[spec$time]]
-    d$.event <- as.integer(as.character(d[[spec$event]]) %in% as.character(spec$codes))
-    d <- d[!is.na(d$.time) & !is.na(d[[spec$event]]), ]
+    d <- read_bundled(name)
     for (g in c("", spec$groups)) {
       for (ct in conf_types) {
         if (g == "") {
