@@ -192,3 +192,12 @@ def record_curves(released: Released) -> CurveResult:
                            for d in released.entry.disclosures]
         kept[released.record_id] = rel
     return kept[released.record_id]
+
+
+def reading_mechanism(plan: Plan, released: Released | None) -> Any:
+    """The mechanism that reads what the page shows: after a release, the one its record names, rebuilt with the
+    reading rules it was published with (:func:`dpsurv_core.curves.readout.mechanism_of`), so that a record read again
+    gives the tests and sentences its derived part and reports hold; before one, the plan's."""
+    if released is None or released.publication is None:
+        return plan.mechanism
+    return readout.mechanism_of(released.publication.public_inputs)

@@ -65,6 +65,7 @@ from dpsurv_app.curve_plans import (  # noqa: F401 (re-exported: pages and tests
     event_type_options,
     grid_options,
     pooled,
+    reading_mechanism,
     reading_names,
     reading_options,
     record_curves,

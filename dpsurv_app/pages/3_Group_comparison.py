@@ -134,7 +134,7 @@ try:
 except DpsurvError as exc:
     st.error(markdown_literal(exc))
     st.stop()
-mechanism = plan.mechanism
+mechanism = cv.reading_mechanism(plan, released)
 cv.privacy_card(result, plan, released, bands=False)
 
 # ------------------------------------------------------------------------------------------ curves
