@@ -1,5 +1,10 @@
 """Errors a user can fix. ``str(error)`` is one sentence saying what is wrong and how to fix it."""
 
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
 
 class DpsurvError(Exception):
     """Base class: a problem with the input, not a bug in dpsurv."""
@@ -28,3 +33,14 @@ class ParameterError(DpsurvError):
 
 class BudgetExceededError(DpsurvError):
     """A release would take the ledger past its budget cap."""
+
+
+def stored_version(public_inputs: Mapping[str, Any], highest: int, rules: str) -> int:
+    """The version of the reading rules ``rules`` that a record's ``public_inputs`` name (1 when they name none),
+    refused in one sentence unless it is a whole number from 1 to ``highest`` (this dpsurv's version of them): every
+    reading of a stored record reads it by the rules it was published with."""
+    version = public_inputs.get("reader_version", 1)
+    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= highest:
+        raise ParameterError(f"This record names {rules} version {version!r}; this dpsurv reads versions 1 to "
+                             f"{highest}: read it with the dpsurv that made it, or a later one.")
+    return version

@@ -34,7 +34,7 @@ from dpsurv_core.curves.readings import (
     rmst_entries,
 )
 from dpsurv_core.curves.result import CurveResult
-from dpsurv_core.errors import ParameterError
+from dpsurv_core.errors import stored_version
 
 if TYPE_CHECKING:  # value types only: this module reads no data
     from dpsurv_core.data.public import PublicParameters
@@ -100,11 +100,7 @@ def reader_version(inputs: dict[str, Any]) -> int:
     """The reading rules' version a record names (:data:`VERSION`; 1 when it names none), refused in one sentence
     when this dpsurv does not have it: every reading of a stored record (its derived part, reports, figures, hazard
     ratios, audits) reads it by the rules it was published with."""
-    version = inputs.get("reader_version", 1)
-    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= VERSION:
-        raise ParameterError(f"This record names curve reader version {version!r}; this dpsurv reads versions 1 to "
-                             f"{VERSION}: read it with the dpsurv that made it, or a later one.")
-    return version
+    return stored_version(inputs, VERSION, "curve reader")
 
 
 def curve_release(released: dict[str, Any], inputs: dict[str, Any]) -> CurveResult:

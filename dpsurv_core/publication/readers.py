@@ -13,7 +13,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from dpsurv_core.errors import ParameterError
+from dpsurv_core.errors import ParameterError, stored_version
 from dpsurv_core.publication.record import Publication, first_difference, jsonable
 
 Reader = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]
@@ -71,10 +71,7 @@ def derive(kind: str, released: dict[str, Any], public_inputs: dict[str, Any]) -
     .. [1] Dwork C. & Roth A. (2014), The Algorithmic Foundations of Differential Privacy, Proposition 2.1
        (post-processing).
     """
-    version = public_inputs.get("reader_version", 1)
-    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= reader_version(kind):
-        raise ParameterError(f"This {kind} record names reader version {version!r}; this dpsurv reads versions 1 to "
-                             f"{reader_version(kind)}: read it with the dpsurv that made it, or a later one.")
+    stored_version(public_inputs, reader_version(kind), f"{kind} reader")
     return jsonable(reader(kind)(copy.deepcopy(jsonable(released)), copy.deepcopy(jsonable(public_inputs))))
 
 
