@@ -5,6 +5,7 @@ the uniform censoring limit c that censors that share of simulated cohorts (with
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -56,11 +57,36 @@ def censoring_limit(shape: float, scale: float, share: float, rng: np.random.Gen
     u = rng.random(m)
     if np.mean(t > 1.0) >= share:
         return math.inf
+    censored = _censored_count(t, u)
     lo, hi = 1e-8 * scale, 1e4 * max(scale, 1.0)
     for _ in range(80):
         mid = math.sqrt(lo * hi)
-        lo, hi = (mid, hi) if np.mean(np.minimum(u * mid, 1.0) < t) > share else (lo, mid)
+        lo, hi = (mid, hi) if censored(mid) / m > share else (lo, mid)
     return math.sqrt(lo * hi)
+
+
+def _censored_count(t: np.ndarray, u: np.ndarray) -> Callable[[float], int]:
+    """count(c) = the number of i with min(u_i c, 1) < t_i, exactly as that comparison counts them in floating point,
+    in O(log m) per c: every t_i > 1 counts; a t_i <= 1 counts when u_i c < t_i, i.e. when c lies below t_i / u_i
+    (the product rounds monotonically in c), so the sorted ratios decide every i whose ratio is more than 1e-12
+    (relative) away from c, and the comparison itself the few others (and any ratio that is not a finite number)."""
+    above = int(np.count_nonzero(t > 1.0))
+    keep = t <= 1.0
+    tk, uk = t[keep], u[keep]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = tk / uk
+    finite = np.isfinite(ratio)
+    order = np.argsort(ratio[finite], kind="stable")
+    r, ts, us = ratio[finite][order], tk[finite][order], uk[finite][order]
+    t_odd, u_odd = tk[~finite], uk[~finite]
+
+    def count(c: float) -> int:
+        a = int(np.searchsorted(r, c * (1.0 - 1e-12), side="left"))
+        b = int(np.searchsorted(r, c * (1.0 + 1e-12), side="right"))
+        near = int(np.count_nonzero(us[a:b] * c < ts[a:b]))
+        return above + (r.size - b) + near + int(np.count_nonzero(u_odd * c < t_odd))
+
+    return count
 
 
 def uniform_censoring_limit(shape: float, share: float) -> float:
@@ -86,25 +112,38 @@ def censored_share(shape: float, scale: float, limit: float) -> float:
     """The share of Weibull(shape, scale) times censored by C = min(U(0, c), 1) (normalised units: follow-up ends at
     the horizon): (1/c) int_0^min(c, 1) S(u) du + max(0, 1 - 1/c) S(1), S(u) = exp(-(u / lambda)^p) and
     int_0^y S = lambda Gamma(1 + 1/p) P(1/p, (y / lambda)^p) (P the regularised lower incomplete gamma)."""
+    return _censored_share_at(shape, scale)(limit)
+
+
+def _censored_share_at(shape: float, scale: float) -> Callable[[float], float]:
+    """:func:`censored_share` of Weibull(shape, scale) as a function of the limit, its constants computed once."""
     from scipy.special import gamma as gamma_fn
     from scipy.special import gammainc
 
     s1 = math.exp(-(1.0 / scale) ** shape)
-    if not math.isfinite(limit):
-        return s1
-    y = min(limit, 1.0)
-    area = scale * float(gamma_fn(1.0 + 1.0 / shape)) * float(gammainc(1.0 / shape, (y / scale) ** shape))
-    return area / limit + max(0.0, 1.0 - 1.0 / limit) * s1
+    g = float(gamma_fn(1.0 + 1.0 / shape))
+
+    def share_at(limit: float) -> float:
+        if not math.isfinite(limit):
+            return s1
+        y = min(limit, 1.0)
+        area = scale * g * float(gammainc(1.0 / shape, (y / scale) ** shape))
+        return area / limit + max(0.0, 1.0 - 1.0 / limit) * s1
+
+    return share_at
 
 
 def exact_censoring_limit(shape: float, share: float, scale: float = 1.0) -> float:
     """c (normalised units) such that C = min(U(0, c), 1) censors exactly ``share`` of Weibull(shape, scale) times
     (:func:`censored_share` falls from 1 towards S(1) as c grows; bisection on log c); inf when the horizon alone
     censors at least ``share``."""
-    if share <= 0.0 or censored_share(shape, scale, math.inf) >= share:
+    if share <= 0.0:
+        return math.inf
+    share_at = _censored_share_at(shape, scale)
+    if share_at(math.inf) >= share:
         return math.inf
     lo, hi = math.log(scale) - 40.0, math.log(scale) + 40.0
     for _ in range(100):
         mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if censored_share(shape, scale, math.exp(mid)) > share else (lo, mid)
+        lo, hi = (mid, hi) if share_at(math.exp(mid)) > share else (lo, mid)
     return math.exp(0.5 * (lo + hi))
