@@ -16,6 +16,7 @@ import types
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Hashable
 from concurrent.futures import Future, ProcessPoolExecutor
+from functools import partial
 from typing import Any, TypeVar
 
 import numpy as np
@@ -100,7 +101,7 @@ class _Background:
                 fut.set_exception(exc)
                 continue
             self._busy = True
-            inner.add_done_callback(lambda done, fut=fut: self._finished(fut, done))
+            inner.add_done_callback(partial(self._finished, fut))
 
     def _finished(self, fut: Future, done: Future) -> None:
         exc = done.exception()

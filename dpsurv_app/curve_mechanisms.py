@@ -5,12 +5,16 @@ table kept on the server (in an engine) can have.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, TypeGuard
 
 from dpsurv_app import session
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.privacy.catalogue import Entry
 from dpsurv_core.privacy.ledger import GROUP_LABEL
+
+if TYPE_CHECKING:  # a value type only: the engines are imported when a server table is opened
+    from dpsurv_core.engines.cohort import EngineCohort
 
 
 # ----------------------------------------------------------------------------------------- mechanisms (catalogue)
@@ -44,7 +48,7 @@ def without_counts(command: str = "km") -> list[str]:
     return [e.name for e in catalogue.entries(catalogue.CURVES, command, private=True) if not releases_counts(e)]
 
 
-def in_engine(cohort: Cohort) -> bool:
+def in_engine(cohort: Cohort) -> TypeGuard[EngineCohort]:
     """Whether the cohort is a server table kept in an engine (:class:`dpsurv_core.engines.EngineCohort`): its
     statistics are queries, and reading its rows is refused past the app's row limit."""
     return hasattr(cohort, "binned_counts")

@@ -48,7 +48,7 @@ def data_options(choice: session.DataChoice, group: str | None = None, covariate
     # documented codes it declares itself)
     declared = choice.categories.get(group) if group else None
     documented = (tuple(datasets.info(choice.name).labels.values.get(group) or ())
-                  if choice.bundled and choice.name in datasets.DATASETS else ())
+                  if group is not None and choice.bundled and choice.name in datasets.DATASETS else ())
     out["categories"] = f"{group}:{','.join(declared)}" if declared and tuple(declared) != documented else None
     # group names set on the Data page travel in the file its 'Labels as JSON' saves
     out["labels"] = session.labels_file(choice) if session.relabelled([group], choice) else None
@@ -138,7 +138,7 @@ def curve_plan(entry: Entry, epsilon: float | None, cohort: Cohort, public: Publ
     ``rmst``) and the groups' names as the page shows them (``group_column``'s value labels)."""
     public = pooled(public, cohort)
     build = {**context(cohort, public), **{k: v for k, v in (mechanism_options or {}).items() if v is not None}}
-    mechanism = entry.build(epsilon, **build)
+    mechanism: Any = entry.build(epsilon, **build)  # a curve mechanism (compute; the base type has none)
     types: list[Disclosure] = []
     if competing:  # the event types: declared on the Data page (or documented), else read off the data (refused)
         types = event_types.disclosures(cohort)

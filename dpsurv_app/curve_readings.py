@@ -85,7 +85,7 @@ def readability_warnings(result: CurveResult, conf_type: str, landmarks: Sequenc
                           raw_label_curves="debiased_curves" in result.extra, clamping=clamping_of(result))
 
 
-def landmark_times_used(curves: SurvivalCurves, times: Sequence[float], exact_grid: bool) -> list[float]:
+def landmark_times_used(curves: SurvivalCurves, times: Sequence[float] | np.ndarray, exact_grid: bool) -> list[float]:
     """Where each requested landmark time is read on ``curves``' grid (``km --landmarks``' time_used): the time itself
     on the event-times grid or when it is a grid point, else the last grid point before it."""
     return [e["time_used"] for e in landmark_entries(curves, list(times), "log", exact_grid) if e["trial"] == 0
@@ -97,7 +97,7 @@ def noise_in_band(result: CurveResult) -> bool:
     return includes_noise(result)
 
 
-def survival_landmarks(curves: SurvivalCurves, times: Sequence[float], conf_type: str, exact_grid: bool,
+def survival_landmarks(curves: SurvivalCurves, times: Sequence[float] | np.ndarray, conf_type: str, exact_grid: bool,
                        with_noise: bool = False) -> dict[tuple[str, int], dict]:
     """``km --landmarks`` entries of the first trial, keyed by (group, index of the time)."""
     out: dict[tuple[str, int], dict] = {}
@@ -125,23 +125,23 @@ def incidence_caption(private: SurvivalCurves | None, conf_type: str, private_na
             "formula applied to 1 - incidence, whose long arm points down: noisy incidences run high).")
 
 
-def estimand_landmarks(curves: SurvivalCurves, times: Sequence[float], estimand: str, event_type: int,
+def estimand_landmarks(curves: SurvivalCurves, times: Sequence[float] | np.ndarray, estimand: str, event_type: int,
                        conf_type: str, with_noise: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(value, lower, upper) (G, T) of the cumulative hazard or incidence at ``times`` for the first trial, as ``km``
     prints them: the hazard's limits are R's from its Nelson-Aalen variance for exact counts and -log of the
     noise-aware survival band's for a private release (:func:`hazard_band`), the
     incidence's R's conf.type formulas from its variance (:func:`incidence_band`); NaN limits where the release has none."""
-    times = np.asarray(times, float)
-    value = cs.step_at(curves.time, cs.estimand_values(curves, estimand, event_type)[0], times, 0.0)
+    at = np.asarray(times, float)
+    value = cs.step_at(curves.time, cs.estimand_values(curves, estimand, event_type)[0], at, 0.0)
     nan = np.full(value.shape, np.nan)
     if estimand == cs.HAZARD:
         if np.all(np.isnan(curves.lower)):
             return value, nan, nan
         h_lo, h_up = hazard_band(curves, conf_type, with_noise)
-        return value, cs.step_at(curves.time, h_lo[0], times, 0.0), cs.step_at(curves.time, h_up[0], times, 0.0)
+        return value, cs.step_at(curves.time, h_lo[0], at, 0.0), cs.step_at(curves.time, h_up[0], at, 0.0)
     band = incidence_band(curves, conf_type)
     if band is None:
         return value, nan, nan
     lo, up = band
-    return (value, cs.step_at(curves.time, lo[0][..., event_type, :], times, 0.0),
-            cs.step_at(curves.time, up[0][..., event_type, :], times, 0.0))
+    return (value, cs.step_at(curves.time, lo[0][..., event_type, :], at, 0.0),
+            cs.step_at(curves.time, up[0][..., event_type, :], at, 0.0))

@@ -17,6 +17,7 @@ from dpsurv_app import logrank_spread, palette
 from dpsurv_app.curve_format import NOT_RELEASED, UNKNOWN_AT_RISK, fmt_p, fmt_stat, fmt_time, group_name
 from dpsurv_app.curve_mechanisms import in_engine
 from dpsurv_app.downloads import table_downloads
+from dpsurv_app.exact_curves import counts_of_exact
 from dpsurv_core.curves import logrank, logrank_test
 from dpsurv_core.curves import summary as cs
 from dpsurv_core.curves.result import CurveResult, exact_counts, tile_trials
@@ -162,7 +163,8 @@ def group_tests(cohort: Any, public: PublicParameters, fine: CurveResult, result
             warnings += [w for w in logrank_test.warnings_for(named_counts, law, named_tests, result.cost.epsilon,
                                                               mechanism, general=not debiased)
                          if w not in warnings]
-    return GroupTests(logrank.pairwise(fine.counts), logrank.overall(fine.counts), on_grid, private, warnings)
+    return GroupTests(logrank.pairwise(counts_of_exact(fine)), logrank.overall(counts_of_exact(fine)), on_grid, private,
+                      warnings)
 
 
 def logrank_table(rows: list[cs.TestComparison], private_label: str = "private",

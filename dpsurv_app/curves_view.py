@@ -111,6 +111,7 @@ from dpsurv_app.curve_tables import (  # noqa: F401 (re-exported: pages and test
     test_label,
 )
 from dpsurv_app.exact_curves import (  # noqa: F401 (re-exported: pages and tests import them from here)
+    counts_of_exact,
     data_key,
     empty_groups_warning,
     exact_results,

@@ -113,7 +113,8 @@ def _exporter(fig: go.Figure, fmt: str, confidential: bool = False, frozen: go.F
     def make() -> bytes:
         return figure_bytes(frozen, fmt)
 
-    make.figure = frozen  # what the file will hold (the tests read it without starting a browser)
+    # what the file will hold (the tests read it without starting a browser); mypy does not model function attributes
+    make.figure = frozen  # type: ignore[attr-defined]
     return make
 
 

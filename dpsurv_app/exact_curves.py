@@ -5,6 +5,7 @@ by the data's identity, and the warning for groups left empty on the public grid
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import streamlit as st
@@ -13,6 +14,7 @@ from dpsurv_app import session
 from dpsurv_app.curve_format import group_name
 from dpsurv_app.curve_mechanisms import in_engine
 from dpsurv_core.curves import summary as cs
+from dpsurv_core.curves.counts import BinnedCounts
 from dpsurv_core.curves.result import CurveResult
 from dpsurv_core.data.cohort import Cohort
 from dpsurv_core.data.public import PublicParameters, TimeGrid
@@ -37,7 +39,7 @@ def _exact_pair(cohort: Cohort, public: PublicParameters, competing: bool) -> tu
         return cohort.exact_release(replace(public, grid=cohort.event_time_grid())), on_grid
     fine = PublicParameters.derive(cohort, horizon=public.horizon, grid=TimeGrid.event_times(cohort),
                                    group_categories=public.group_categories or None)
-    exact = catalogue.entries(catalogue.CURVES, "km", private=False)[0].build()
+    exact: Any = catalogue.entries(catalogue.CURVES, "km", private=False)[0].build()  # a curve mechanism (compute)
     return exact.compute(cohort, fine, competing=competing), exact.compute(cohort, public, competing=competing)
 
 
@@ -65,6 +67,13 @@ def empty_groups_warning(on_grid: CurveResult, group_column: str | None) -> None
                f"{'it' if len(empty) == 1 else 'them'}). Declare the categories as the data's codes"
                + (f" ({markdown_literal(', '.join(present))} have patients)" if present else "") + " on the Data page.",
                icon=":material/warning:")
+
+
+def counts_of_exact(exact: CurveResult) -> BinnedCounts:
+    """The counts of exact (non-private) curves, which always have them (:func:`exact_results`)."""
+    if exact.counts is None:
+        raise ValueError(f"The exact curves ({exact.mechanism}) hold no counts.")
+    return exact.counts
 
 
 def exact_results(cohort: Cohort, public: PublicParameters, competing: bool = False) -> tuple[CurveResult, CurveResult]:

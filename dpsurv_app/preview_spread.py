@@ -11,10 +11,11 @@ import streamlit as st
 from dpsurv_app import curves_view as cv
 from dpsurv_app import release_panel
 from dpsurv_core.curves.readings import band_curves, includes_noise, quantile_entries
+from dpsurv_core.curves.result import CurveResult
 from dpsurv_core.privacy.release import PREVIEW_SPREAD_DRAWS, Plan, preview_spread
 
 
-def median_spread(result: object, coarse: bool) -> dict[str, tuple[float, float, float, float]]:
+def median_spread(result: CurveResult, coarse: bool) -> dict[str, tuple[float, float, float, float]]:
     """Per group of a several-draw preview: (10th percentile, median, 90th percentile of the median survival time over
     the draws where it is reached, the share of draws where it is not reached)."""
     main = band_curves(result)

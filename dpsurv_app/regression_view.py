@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import SupportsFloat
 
 import numpy as np
 import pandas as pd
@@ -24,7 +25,7 @@ def _ratio_ci(r: pd.Series) -> str:
     return format_ratio_ci(r.odds_ratio, r.lower, r.upper)
 
 
-def _p(v: object) -> str:
+def _p(v: SupportsFloat | None) -> str:
     return p_value(float(v)) if v is not None and pd.notna(v) and np.isfinite(float(v)) else "–"
 
 

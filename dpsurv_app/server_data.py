@@ -127,7 +127,7 @@ def _summary_table(cohort) -> pd.DataFrame:
 def engine_sections(choice: session.DataChoice) -> None:
     """The Data page for a server table kept in the engine: what is in use, its columns, a counted summary and the
     public parameters (horizon, bins, group categories). No row is read into this session."""
-    cohort = choice.engine
+    cohort = session.kept_engine(choice)
     m = choice.mapping
     key = f"srv-{choice.name}"
     st.markdown(f"**In use: {markdown_literal(choice.name)}** (on the server, kept in DuckDB: {choice.rows:,} rows, "

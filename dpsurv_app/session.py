@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import pandas as pd
 import streamlit as st
@@ -23,6 +23,9 @@ from dpsurv_core.privacy.ledger import Ledger, LedgerStore
 from dpsurv_core.privacy.noise import preview_seed_for
 from dpsurv_core.privacy.roles import Actor, load_roles, local_actor
 from dpsurv_core.report.text import markdown_literal
+
+if TYPE_CHECKING:  # a value type only: the engines are imported when a server table is opened
+    from dpsurv_core.engines.cohort import EngineCohort
 
 DEFAULT_DATASET = "lung"
 
@@ -45,7 +48,7 @@ class DataChoice:
     fingerprint: str = ""  # content fingerprint of the table as loaded (the key of its budget in the ledger)
     # a server table too large to read into memory: its validated EngineCohort (dpsurv_core.engines); ``frame`` then
     # holds no rows (only the table's column names) and the counting pages query the engine
-    engine: Any = None
+    engine: EngineCohort | None = None
     # declared on the Data page (never read off the data; a bundled data set's documented design prefills them):
     grid: str | None = None  # the time grid START:STOP:BINS in ``time_unit``; None: ``bins`` equal bins to the horizon
     categories: dict[str, tuple[str, ...]] = field(default_factory=dict)  # declared categories per column
@@ -124,13 +127,18 @@ def require_cohort() -> Cohort:
     return cohort
 
 
+def _kept_in_engine(cohort: Cohort) -> TypeGuard[EngineCohort]:
+    """Whether ``cohort`` is a server table kept in an engine (it derives its public parameters from its summary)."""
+    return hasattr(cohort, "public_parameters")
+
+
 def public_parameters(cohort: Cohort | None = None) -> PublicParameters:
     """The declared public parameters; anything not declared is derived from the data and disclosed."""
     cohort = cohort or require_cohort()
     c = data_choice()
     grid = declared_grid(c)
     horizon = c.horizon if c.horizon is not None or grid is None else float(grid.edges[-1])  # as --grid alone
-    if hasattr(cohort, "public_parameters"):  # kept in an engine: the same derivation from its summary
+    if _kept_in_engine(cohort):  # kept in an engine: the same derivation from its summary
         grid = cohort.event_time_grid() if c.event_time_grid else grid
         return cohort.public_parameters(horizon=horizon, bins=c.bins, grid=grid, group_categories=c.group_categories)
     ranges = {k: v for k, v in c.covariate_ranges.items() if k in cohort.covariates.columns}
@@ -184,8 +192,8 @@ def signed_in_names() -> tuple[str, list[str], list[str]]:
     """(shown name, names the roles file may use, groups) of the signed-in user, from the provider's claims."""
     user = st.user
     names = [str(v) for v in (user.get("email"), user.get("preferred_username"), user.get("sub")) if v]
-    groups = user.get("groups") or []
-    groups = [str(g) for g in (groups if isinstance(groups, list) else [groups])]
+    claimed: object = user.get("groups") or []
+    groups = [str(g) for g in (claimed if isinstance(claimed, list) else [claimed])]
     return (names[0] if names else "unknown user"), names, groups
 
 
@@ -326,13 +334,21 @@ def in_engine(choice: DataChoice | None = None) -> bool:
     return (choice or data_choice()).engine is not None
 
 
+def kept_engine(choice: DataChoice | None = None) -> EngineCohort:
+    """The server table kept in the engine that the data in use is (for code that runs only when :func:`in_engine`)."""
+    engine = (choice or data_choice()).engine
+    if engine is None:
+        raise RuntimeError("The data in use is not a server table kept in an engine.")
+    return engine
+
+
 def engine_cohort(mapping: ColumnMap) -> Cohort:
     """The server table in use with another column map (e.g. without its group), validated in the same engine;
     kept per session, keyed by the source and the map (dpsurv_app.cache.session_cache)."""
     from dpsurv_app.cache import session_cache
     from dpsurv_core.engines import open_cohort
 
-    base = data_choice().engine
+    base = kept_engine()
     if mapping == base.mapping:
         return base
 
@@ -343,7 +359,7 @@ def engine_cohort(mapping: ColumnMap) -> Cohort:
     return session_cache(("engine_cohort", base.engine.source, base.name, base.time_unit, mapping), build)
 
 
-def row_limit(cohort: Cohort) -> tuple[int, int]:
+def row_limit(cohort: EngineCohort) -> tuple[int, int]:
     """The app's in-memory row limit for a server table (every column read: ``DPSURV_MAX_CLI_CELLS`` / columns) and
     its number of columns."""
     from dpsurv_core import limits
@@ -357,7 +373,7 @@ def too_large_sentence(choice: DataChoice, analysis: str, plural: bool = False) 
     server table kept in the engine: the table's rows against the app's row limit and its variable."""
     from dpsurv_core.limits import CLI_CELLS_ENV
 
-    limit, columns = row_limit(choice.engine)
+    limit, columns = row_limit(kept_engine(choice))
     return (f"'{markdown_literal(choice.name)}' lives on the server and is too large for {analysis} here: its "
             f"{choice.rows:,} rows are more than the {limit:,} rows of {columns} columns the app reads into memory "
             f"({CLI_CELLS_ENV}), and {analysis} {'need' if plural else 'needs'} each subject's values.")

@@ -12,10 +12,21 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dpsurv_app import palette
+from dpsurv_core.privacy.catalogue import Entry
 from dpsurv_core.weibull.lsp import Ladder
+from dpsurv_core.weibull.mechanism_base import WeibullMechanism
 from dpsurv_core.weibull.model import survival_curve
 
 MLE_COLOUR, KM_COLOUR, LADDER_COLOUR = palette.BLACK, palette.GREY, palette.BLUE
+
+
+def weibull_mechanism(entry: Entry, epsilon: float | None = None, **params: Any) -> WeibullMechanism:
+    """``entry.build(epsilon, **params)`` for an entry of the catalogue's Weibull family: the Weibull mechanism it
+    builds (the catalogue returns every mechanism as its base type)."""
+    mech = entry.build(epsilon, **params)
+    if not isinstance(mech, WeibullMechanism):
+        raise TypeError(f"The catalogue's {entry.id!r} does not build a Weibull mechanism.")
+    return mech
 
 
 def curves_figure(km_t: np.ndarray, km_s: np.ndarray, grid: np.ndarray, mle: Any, results: dict[str, Any],
