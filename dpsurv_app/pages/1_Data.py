@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from functools import partial
 
 import pandas as pd
 import streamlit as st
@@ -342,6 +343,7 @@ with left:
     slots.setdefault(event_col, st.container())
 
     group_opts = [NONE] + [c for c in cols if c not in (time_col,)]
+    group_col: str | None  # None when NONE is chosen
     group_col = st.selectbox("Group (e.g. treatment arm; compared on later pages)", group_opts,
                              index=_index(group_opts, m.group or NONE), key=f"{tok}-group")
     group_col = None if group_col == NONE else group_col
@@ -350,14 +352,15 @@ with left:
 
 with right:
     id_opts = [NONE] + [c for c in cols if c not in (time_col, event_col)]
+    id_col: str | None  # None when NONE is chosen
     id_col = st.selectbox("Subject id (when a patient can have several rows)", id_opts,
                           index=_index(id_opts, m.id or NONE), key=f"{tok}-id")
     id_col = None if id_col == NONE else id_col
     if id_col is None and choice.bundled:
-        declared = datasets.info(choice.name)
-        if declared.id and declared.rows_per_subject > 1:
-            st.warning(f"{markdown_literal(choice.name)} has up to {declared.rows_per_subject} rows per patient (column "
-                       f"{declared.id!r}): without a subject id every row is treated as a patient, which understates "
+        design = datasets.info(choice.name)
+        if design.id and design.rows_per_subject > 1:
+            st.warning(f"{markdown_literal(choice.name)} has up to {design.rows_per_subject} rows per patient (column "
+                       f"{design.id!r}): without a subject id every row is treated as a patient, which understates "
                        "the privacy loss of a patient with several rows. Map the subject id.")
     bound = 1
     if id_col:
@@ -371,6 +374,7 @@ with right:
     type_opts = [NONE] + [c for c in cols if c != time_col]
     bundled_info = datasets.info(choice.name) if choice.bundled else None
     type_default = NONE if m.event_type == m.event else m.event_type or NONE  # the event column's codes: on the left
+    type_col: str | None  # None when NONE is chosen
     type_col = st.selectbox("Competing-event type (optional: which kind of event ended follow-up)", type_opts,
                             index=_index(type_opts, type_default), key=f"{tok}-type")
     type_col = None if type_col == NONE else type_col
@@ -519,7 +523,7 @@ def _bundled_summary(name: str, fingerprint: str, mapping: str, unit: str, sourc
 # the cohort is fixed by the table (its name and fingerprint), the column map and the units: the cache key
 _summary_key = (choice.name, choice.fingerprint, repr(mapping), unit, source_unit)
 try:
-    table = by_data(choice.bundled, ("data_summary", *_summary_key), lambda: cohort_summary(cohort),
+    table = by_data(choice.bundled, ("data_summary", *_summary_key), partial(cohort_summary, cohort),
                     lambda: _bundled_summary(*_summary_key, cohort))
 except DpsurvError as exc:
     st.error(markdown_literal(exc))

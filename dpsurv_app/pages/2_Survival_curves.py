@@ -89,7 +89,7 @@ with c2:
 with c3:
     layout = st.radio("Layout", ["overlaid", "side by side"], horizontal=True, key="sc_layout")
     conf_type = st.selectbox("Confidence band", list(cv.CONF_TYPES), index=list(cv.CONF_TYPES).index("log"),
-                             format_func=cv.CONF_TYPE_NAMES.get, key="sc_conf_type",
+                             format_func=cv.CONF_TYPE_NAMES.__getitem__, key="sc_conf_type",
                              help="Pointwise 95% interval as R survfit's conf.type: log is R's default, log-log "
                                   "lifelines'; plain is estimate ± 1.96 standard errors. Used for the bands, the "
                                   "medians' and the landmarks' intervals.")
@@ -100,7 +100,7 @@ if cv.in_engine(cohort):
     st.caption(f"{cv.engine_note(engine_left_out)} {cv.ENGINE_BASELINE}")
 
 competing = estimand == cs.INCIDENCE
-work = comp_cohort if competing else cohort
+work = comp_cohort if competing and comp_cohort is not None else cohort  # competing: offered with one only
 if not split:
     work = (session.engine_cohort(replace(work.mapping, group=None)) if cv.in_engine(work)
             else replace(work, group=None))
@@ -222,9 +222,10 @@ for note in cv.figure_notes(fine.curves, read, estimand, estimand in (cs.SURVIVA
 # -------------------------------------------------------------------------------------- number at risk
 st.markdown("**Number at risk**")
 times = cs.table_times(public.grid)
-exact_risk = cv.exact_at_risk(work, on_grid.counts, times)
-priv_risk = released_at_risk(result, times, on_grid.counts.groups)
-cv.comparison_table(cv.at_risk_table(times, exact_risk, priv_risk, on_grid.counts.groups, group_col if split else None,
+grid_counts = cv.counts_of_exact(on_grid)
+exact_risk = cv.exact_at_risk(work, grid_counts, times)
+priv_risk = released_at_risk(result, times, grid_counts.groups)
+cv.comparison_table(cv.at_risk_table(times, exact_risk, priv_risk, grid_counts.groups, group_col if split else None,
                                     unit, private_label=private_label), f"number-at-risk-{cohort.name}", "sc_risk",
                     released, index=True)
 if not has_counts:

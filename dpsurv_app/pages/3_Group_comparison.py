@@ -20,6 +20,7 @@ from dpsurv_core.curves.hazard_ratio import hazard_ratios
 from dpsurv_core.curves.result import released_at_risk
 from dpsurv_core.curves.uncertainty import at_risk_notes
 from dpsurv_core.data.cohort import validate
+from dpsurv_core.data.public import Disclosure
 from dpsurv_core.errors import DpsurvError
 from dpsurv_core.privacy import catalogue
 from dpsurv_core.report.text import format_ratio_ci, markdown_literal
@@ -36,7 +37,7 @@ unit = cohort.time_unit
 
 group_col = choice.mapping.group if cv.has_groups(cohort) else None
 group_spec = group_col  # the CLI's --group: the column, or COL:VALUE / COL:median for a numeric split
-extra_disclosures = []
+extra_disclosures: list[Disclosure] = []
 if group_col is None:
     st.info("No group column is mapped for this data set, so there are no groups to compare. Choose a group column "
             "(for example a treatment arm) on the Data page.", icon="ℹ️")
@@ -89,6 +90,7 @@ c1, c2 = st.columns([1.3, 1])
 with c1:
     mech_name = st.selectbox("Privacy mechanism", names, format_func=cv.mechanism_name, key="gc_mechanism")
     entry = cv.mechanism_entry(mech_name)
+epsilon: float | None
 with c2:
     if entry.formal:
         epsilon = st.select_slider("Privacy budget epsilon (smaller = more private, noisier)", options=cv.EPSILONS,
@@ -114,7 +116,7 @@ except DpsurvError as exc:
 for note in fine.notes:  # a table kept on the server: how its non-private baseline was counted, when it differs
     st.caption(markdown_literal(note))
 cv.empty_groups_warning(on_grid, group_col)
-groups = fine.counts.groups
+groups = cv.counts_of_exact(fine).groups
 if len(groups) < 2:
     st.warning(f"Only one group ({markdown_literal(groups[0])}) is present: choose a column with two or more groups on the Data page.")
     st.stop()
@@ -162,9 +164,10 @@ for note in cv.figure_notes(fine.curves, result.curves, cs.SURVIVAL, False, unit
     st.caption(markdown_literal(note))
 st.markdown("**Number at risk**")
 risk_times = cs.table_times(public.grid)
-risk_private = released_at_risk(result, risk_times, on_grid.counts.groups)
-cv.comparison_table(cv.at_risk_table(risk_times, cv.exact_at_risk(cohort, on_grid.counts, risk_times), risk_private,
-                                    on_grid.counts.groups, group_col, unit, private_label=private_label),
+grid_counts = cv.counts_of_exact(on_grid)
+risk_private = released_at_risk(result, risk_times, grid_counts.groups)
+cv.comparison_table(cv.at_risk_table(risk_times, cv.exact_at_risk(cohort, grid_counts, risk_times), risk_private,
+                                    grid_counts.groups, group_col, unit, private_label=private_label),
                     f"number-at-risk-{cohort.name}", "gc_risk", released, index=True)
 st.caption(f"Times in {unit}. The rows marked '{private_label}' are computed from the "
            + ("de-biased " if "debiased_counts" in result.extra else "") + "released counts, rounded to whole "
