@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -23,6 +25,7 @@ from dpsurv_core.privacy.release import PREVIEW_SPREAD_DRAWS, Plan, cli_command,
 from dpsurv_core.publication.declared import UndeclaredValueError, enforce, undeclared
 from dpsurv_core.report.text import markdown_code, markdown_literal, time_in
 from dpsurv_core.weibull import readout
+from dpsurv_core.weibull.baselines import SampleAggregateWeibull
 from dpsurv_core.weibull.inference import (
     censoring_disclosure,
     censoring_share,
@@ -36,6 +39,7 @@ from dpsurv_core.weibull.model import (
     GAMMA,
     OMEGA,
     RUNGS,
+    WeibullFit,
     WeibullSample,
     kaplan_meier,
     lifelines_fit,
@@ -117,7 +121,8 @@ with c1:
     epsilon = st.select_slider("Privacy budget epsilon per release (smaller = more private, noisier)",
                                options=EPSILONS, value=1.0, key="wb_epsilon")
 with c2:
-    chosen = st.multiselect("Preview with", OFFERED, default=OFFERED[:1], key="wb_mechanisms", format_func=LABELS.get,
+    chosen = st.multiselect("Preview with", OFFERED, default=OFFERED[:1], key="wb_mechanisms",
+                            format_func=LABELS.__getitem__,
                             help="Previews are free; each mechanism has its own Release button, and each release is "
                                  "charged epsilon.")
 with st.expander("Public settings of the Weibull mechanisms", expanded=False):
@@ -163,6 +168,14 @@ def _lifelines_shared(name: str, t: np.ndarray, d: np.ndarray, horizon: float, o
     return lifelines_fit(WeibullSample(t, d, horizon, omega))
 
 
+def _per_subject(s: WeibullSample) -> tuple[np.ndarray, np.ndarray]:
+    """The sample's times and events per subject: a sample read into memory has them (one from an engine's table of
+    distinct times does not)."""
+    if s.t is None or s.d is None:
+        raise ValueError("This Weibull sample holds no per-subject times (it was read from an engine's table).")
+    return s.t, s.d
+
+
 def _lifelines(t: np.ndarray, d: np.ndarray, horizon: float, omega: float):
     return by_data(choice.bundled, ("wb_lifelines", digest(t, d, horizon, omega)),
                    lambda: lifelines_fit(WeibullSample(t, d, horizon, omega)),
@@ -170,23 +183,24 @@ def _lifelines(t: np.ndarray, d: np.ndarray, horizon: float, omega: float):
 
 
 try:
-    fit_mech = FIT.build(horizon=horizon, omega=omega, gamma=gamma, rungs=rungs,
-                         rows_per_subject=cohort.rows_per_subject)
+    fit_mech = wv.weibull_mechanism(FIT, horizon=horizon, omega=omega, gamma=gamma, rungs=rungs,
+                                    rows_per_subject=cohort.rows_per_subject)
     # a table kept on the server: its table of distinct times is one query, kept in this session per source and map
     sample = (session_cache(("wb_engine_sample", cv.data_key(cohort, public), horizon, omega),
                             lambda: fit_mech.prepare(cohort)) if in_engine else fit_mech.prepare(cohort))
     mle = weibull_mle(sample)
+    survreg: WeibullFit | None
     try:  # R's survreg fit on the times as they are (refused when a time is 0, as survreg refuses it)
-        _sr = SURVREG.build(horizon=horizon, rows_per_subject=cohort.rows_per_subject)
+        _sr = wv.weibull_mechanism(SURVREG, horizon=horizon, rows_per_subject=cohort.rows_per_subject)
         survreg, survreg_refused = weibull_mle(
             session_cache(("wb_engine_survreg", cv.data_key(cohort, public), horizon), lambda: _sr.prepare(cohort))
             if in_engine else _sr.prepare(cohort)), ""
     except DpsurvError as exc:
         survreg, survreg_refused = None, str(exc)
-    ll = None if in_engine else _lifelines(sample.t, sample.d, horizon, omega)  # lifelines reads each subject
-    mechs = {name: catalogue.get(catalogue.WEIBULL, name).build(
-        epsilon, horizon=horizon, omega=omega, gamma=gamma, rungs=rungs, rows_per_subject=cohort.rows_per_subject,
-        blocks=blocks, block_size=BLOCK_SIZE) for name in chosen}
+    ll = None if in_engine else _lifelines(*_per_subject(sample), horizon, omega)  # lifelines reads each subject
+    mechs = {name: wv.weibull_mechanism(
+        catalogue.get(catalogue.WEIBULL, name), epsilon, horizon=horizon, omega=omega, gamma=gamma, rungs=rungs,
+        rows_per_subject=cohort.rows_per_subject, blocks=blocks, block_size=BLOCK_SIZE) for name in chosen}
 except DpsurvError as exc:
     st.error(markdown_literal(exc))
     st.stop()
@@ -206,7 +220,7 @@ def _ladder(t: np.ndarray, d: np.ndarray, horizon: float, omega: float, gamma: f
 
 ladder = (session_cache(("wb_ladder_engine", digest(sample.lt_u, sample.c_u, sample.e_u, horizon, omega, gamma, rungs)),
                         lambda: compute_ladder(sample, rungs, gamma)) if in_engine
-          else _ladder(sample.t, sample.d, horizon, omega, gamma, rungs))
+          else _ladder(*_per_subject(sample), horizon, omega, gamma, rungs))
 horizon_disclosures = [d for d in public.disclosures() if d.parameter == "horizon"]  # the only public input used
 share = censoring_share(sample) if share_in is None else float(share_in)
 if not 0.0 <= share < 1.0:  # a share declared on the Data page may be 1: no event to simulate
@@ -264,7 +278,8 @@ def _prefetch_neighbours(names: list[str]) -> None:
     previews themselves are cheap and computed here. The worker takes the newest job first, so the smaller epsilon is
     submitted last: it runs first (its simulation is the slower one, with more LSP rungs)."""
     i = EPSILONS.index(float(epsilon)) if float(epsilon) in EPSILONS else -1
-    jobs, keep = {}, []
+    jobs: dict[Hashable, tuple[Callable[..., Any], tuple]] = {}
+    keep: list[tuple] = []
     for j in (i, i + 1, i - 1):
         if i < 0 or not 0 <= j < len(EPSILONS):
             continue
@@ -294,8 +309,8 @@ def weibull_plan(name: str, eps: float | None = None) -> Plan:
     """The release plan of one mechanism, as ``python -m dpsurv_core weibull`` builds it (at the page's epsilon, or at
     ``eps``)."""
     entry = catalogue.get(catalogue.WEIBULL, name)
-    mech = mechs[name] if eps is None else entry.build(
-        eps, horizon=horizon, omega=omega, gamma=gamma, rungs=rungs, rows_per_subject=cohort.rows_per_subject,
+    mech = mechs[name] if eps is None else wv.weibull_mechanism(
+        entry, eps, horizon=horizon, omega=omega, gamma=gamma, rungs=rungs, rows_per_subject=cohort.rows_per_subject,
         blocks=blocks, block_size=BLOCK_SIZE)
     kw = {"ladder": ladder} if hasattr(mech, "ladder") else {}  # LSP reuses the page's ladder (same rungs, gamma)
     values = {"omega": omega, "gamma": gamma, "rungs": rungs, "blocks": blocks, "block_size": BLOCK_SIZE}
@@ -303,13 +318,14 @@ def weibull_plan(name: str, eps: float | None = None) -> Plan:
     command = {**cv.data_options(choice), "mechanism": name, "epsilon": epsilon if eps is None else eps, "censoring": share_in,
                "n_public": n_in or None, **cv.grid_options(choice, public, grid=False),
                **{k: values[k] for k in entry.options if k in values}}
-    from_data = hasattr(mech, "n_blocks") and blocks is None  # SAA's number of blocks read off the data
+    saa_blocks = mech.n_blocks if isinstance(mech, SampleAggregateWeibull) and blocks is None else None
+    from_data = saa_blocks is not None  # SAA's number of blocks read off the data
 
     def publish(est) -> tuple[dict, dict]:
         """(released, public inputs) of a release: the noisy estimates and the declared values (or, accepted, the
         values read off the data); the record's intervals are computed from these two alone (weibull.readout)."""
         return readout.released_of(est), readout.public_inputs(
-            mech, n_used, share, unit, blocks=mech.n_blocks(sample) if from_data else None,
+            mech, n_used, share, unit, blocks=saa_blocks(sample) if saa_blocks is not None else None,
             horizon_from_data=public.horizon_from_data, n_from_data=not n_in, censoring_from_data=share_in is None,
             blocks_from_data=from_data)
 
@@ -344,6 +360,7 @@ for name in chosen:
         # (dpsurv_app.release_panel.accept_boxes), and then not DP as run; until then the button is off
         ticked = [u.name for u in undeclared(plan.disclosures)
                   if st.session_state.get(f"accept-weibull-{name}-{u.name}")]
+        would: Sequence[Any]
         try:
             would = rel.entry.disclosures if rel is not None else enforce(plan.disclosures, ticked)
         except UndeclaredValueError:
@@ -361,8 +378,9 @@ for name in chosen:
         guarantees[name] = guarantee
         for note in results[name].notes:
             st.caption(markdown_literal(note))
-        if getattr(mech, "caveat", None) and mech.caveat():
-            st.info(mech.caveat(unit), icon=":material/lightbulb:")
+        caveat = getattr(mech, "caveat", None)  # the Laplace baseline's
+        if caveat and caveat():
+            st.info(caveat(unit), icon=":material/lightbulb:")
         est0 = results[name]
         if rel is not None and rel.publication is not None:  # a release: the intervals its record derives
             intervals[name] = rel.publication.derived["intervals"][0]
@@ -427,15 +445,16 @@ rows = [
 ]
 for name, est in results.items():
     protects = guarantees[name]["protects"]
-    cost = f"{mechs[name].cost.epsilon:g} (" + (f"protects {protects}; add/remove one" if protects == SUBJECT
-                                                else "not DP as run: protects nothing formally") + ")"
+    charge_text = f"{mechs[name].cost.epsilon:g} (" + (f"protects {protects}; add/remove one" if protects == SUBJECT
+                                                       else "not DP as run: protects nothing formally") + ")"
     iv = intervals.get(name)
     rows.append({"Estimate": f"{LABELS[name]}, {labels[name]}", "Shape p": float(est.shape[0]),
                  "Shape 95% interval": "" if iv is None else f"{iv['shape']['lower']:.3g} to {iv['shape']['upper']:.3g}",
                  f"Scale ({unit})": float(est.scale[0]),
                  "Scale 95% interval": "" if iv is None else _span(iv["scale"]["lower"], iv["scale"]["upper"]),
                  "Scale / T_max": float(est.scale_normalised[0]),
-                 "Epsilon": f"{cost}, charged" if name in records else f"{cost} if released; preview: none"})
+                 "Epsilon": (f"{charge_text}, charged" if name in records
+                             else f"{charge_text} if released; preview: none")})
 table = pd.DataFrame(rows)
 st.dataframe(table.style.format({"Shape p": "{:.4f}", f"Scale ({unit})": fmt_scale, "Scale / T_max": "{:.4f}"},
                                 na_rep="–"), hide_index=True, width="stretch")
@@ -461,7 +480,7 @@ st.caption(f"**Reference: the clipped MLE** ({FIT.id}), the maximum-likelihood f
 
 # ------------------------------------------------------------------------------------------------ curves
 st.subheader("Fitted survival curves over the Kaplan-Meier curve")
-if in_engine:  # the exact Kaplan-Meier from the engine's counts at every event time (no row read)
+if cv.in_engine(cohort):  # the exact Kaplan-Meier from the engine's counts at every event time (no row read)
     km_exact = cv.exact_results(session.engine_cohort(dataclasses.replace(cohort.mapping, group=None)), public)[0]
     km_t, km_s = np.append(0.0, km_exact.curves.time), np.append(1.0, km_exact.curves.survival[0, 0])
     for note in km_exact.notes:
@@ -501,8 +520,9 @@ st.subheader("Typical error vs epsilon (simulation)")
 st.caption("Repeated simulated releases on the current data with seeded noise: for the data holder's eyes, to "
            "choose a mechanism and an epsilon. They are not releases and are not charged to the ledger.")
 for _mech in mechs.values():
-    if getattr(_mech, "caveat", None) and _mech.caveat():
-        st.markdown(_mech.caveat(unit))
+    _caveat = getattr(_mech, "caveat", None)  # the Laplace baseline's
+    if _caveat and _caveat():
+        st.markdown(_caveat(unit))
 if in_engine:
     st.info("The error study is not run for a table kept on the server: this page's study simulates from each "
             "subject's time and event, which stay in DuckDB. The command line's `weibull --seed S --repeat R` "

@@ -6,6 +6,7 @@ import dataclasses
 import hashlib
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -135,7 +136,7 @@ epsilon = c2.select_slider("Epsilon per private fit", EPSILONS, value=1.0, key="
 lam = c3.select_slider("Lambda (ridge penalty of the perturbation methods)", LAMBDAS, value=0.01, key="rg_lam",
                        format_func=lambda v: f"{v:g}")
 chosen = st.multiselect("Private fits to preview", list(LABELS),
-                        default=[e.id for e in PRIVATE if e.guarantee == EXACT], format_func=LABELS.get,
+                        default=[e.id for e in PRIVATE if e.guarantee == EXACT], format_func=LABELS.__getitem__,
                         key="rg_mechs", help="Previews are free; each fit has its own Release button, and each "
                                              "release is charged epsilon.")
 with st.expander("Model and sampler settings (public)"):
@@ -258,8 +259,9 @@ try:
     # the non-private fit on the private design (its coefficient of a declared level nobody has is 0): the chains'
     # and the error study's reference
     beta_private = beta_star if pp is pp_ref else maximum_likelihood(pp)[: pp.p]
-    mechs = {k: catalogue.get(catalogue.REGRESSION, k).build(epsilon, pp=pp, lam=lam, information_share=info_share,
-                                                            **psgld_kw) for k in chosen}
+    # regression mechanisms (compute, publication; the catalogue's base type has neither)
+    mechs: dict[str, Any] = {k: catalogue.get(catalogue.REGRESSION, k).build(
+        epsilon, pp=pp, lam=lam, information_share=info_share, **psgld_kw) for k in chosen}
     for m in mechs.values():
         if psgld_draws > 1 and hasattr(m, "set_draws"):  # the sampler: several draws, epsilon in total
             m.set_draws(psgld_draws)
@@ -459,7 +461,7 @@ st.subheader(f"{CHAIN.name}: chain diagnostics (simulation)")
 
 
 def _chains_compute(eps: float, seed: int, psgld: tuple, _pp, beta_ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    mech = CHAIN.build(eps, pp=_pp, **dict(psgld))
+    mech: Any = CHAIN.build(eps, pp=_pp, **dict(psgld))  # the sampler (compute with beta_ref; the base type has none)
     rel = mech.compute(_pp, SimulationNoise(seed), trials=4, beta_ref=beta_ref)
     return rel.diagnostics["trace"], rel.diagnostics["mre_by_epoch"]
 

@@ -6,6 +6,7 @@ import hashlib
 import json
 import math
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -128,12 +129,16 @@ with tab_board:  # runs first: the audit tab below may stop the script
     boards = st.session_state.setdefault("board_comparisons", {})
     if st.button("Run the comparison", type="primary", key="bd_run"):
         bar = st.progress(0.0, text="starting")
+
+        def board_progress(f: float, text: str) -> None:
+            bar.progress(f, text=text)
+
         try:
             if len(boards) > 4:
                 boards.clear()
             with capacity.heavy():  # a slot of the server's work; busy: one sentence (a DpsurvError), nothing run
                 boards[board_key] = compare(cohort, public, board_eps, trials=board_runs,
-                                            progress=lambda f, text: bar.progress(f, text=text))
+                                            progress=board_progress)
         except DpsurvError as exc:
             st.error(markdown_literal(exc))
         finally:
@@ -181,7 +186,7 @@ with tab_audit:
     analyses = [a for a in ANALYSES if (a != "logrank" or has_group) and (a != "regression" or covariates)]
     c1, c2, c3 = st.columns(3)
     with c1:
-        analysis = st.selectbox("Analysis", analyses, format_func=ANALYSIS_LABELS.get, key="au_analysis",
+        analysis = st.selectbox("Analysis", analyses, format_func=ANALYSIS_LABELS.__getitem__, key="au_analysis",
                                 help="What the release publishes. Log-rank tests need a group column, regression "
                                      "covariates (map them on the Data page).")
     page_mech, page_eps = _from_page(analysis)
@@ -255,13 +260,17 @@ with tab_audit:
     def _compute() -> AuditResult:
         """Run the audit with a progress bar (created here, so a cached result replays it finished)."""
         bar = st.progress(0.0, text="starting the audit")
+
+        def audit_progress(f: float, text: str) -> None:
+            bar.progress(f, text=text)
+
         try:
             pooled = not split  # one curve: the rows without their group, the public values without categories
             adapter = make_adapter(analysis, mechanism, epsilon, replace(cohort, group=None) if pooled else cohort,
                                    replace(public, group_categories=(), categories_from_data=False) if pooled
                                    else public, record=True, **options)
             return audit(adapter, trials=trials, seed=seed, target_row=target_row,
-                           progress=lambda f, text: bar.progress(f, text=text))
+                           progress=audit_progress)
         finally:
             bar.empty()
 
@@ -299,8 +308,8 @@ with tab_audit:
 
     att = result.headline  # the attack on the whole release record when there is one, else on the mechanism's output
     st.subheader("Result")
-    eps = result.cost.epsilon
-    formal = eps is not None
+    formal = result.cost.epsilon is not None
+    eps = result.cost.epsilon if result.cost.epsilon is not None else math.nan  # read only where formal
     bounded = formal and math.isfinite(eps) and result.formal_guarantee
     no_bound = ("no formal guarantee" if not formal else "no noise: not private" if math.isinf(eps)
                 else result.as_run["sentence"])  # a disclosure that is not DP voids the charge's guarantee
@@ -403,6 +412,7 @@ with tab_audit:
     # the page's headline first (the strongest attack's advantage, its interval, the AUC), then the empirical epsilon
     # lower bound and the operating point of its own test, named as such
     full = result.to_dict()
+    summary: dict[str, Any]  # the record's fields by name, and two more below
     summary = {k: full[k] for k in ("analysis", "mechanism", "epsilon_charged", "protects", "advantage",
                                     "advantage_lower", "advantage_upper", "advantage_tpr", "advantage_fpr", "auc",
                                     "advantage_bound", "empirical_epsilon_lower", "trials", "exposed_share",

@@ -62,7 +62,7 @@ available = {"curves": True, "logrank": group_col is not None and len(cohort.gro
 c1, c2, c3, c4 = st.columns([1.4, 1.4, 1, 0.8])
 with c1:
     analysis = st.selectbox("Analysis", [a for a in tradeoff.ANALYSES if available[a]], key="to_analysis",
-                            format_func=ANALYSIS_NAMES.get)
+                            format_func=ANALYSIS_NAMES.__getitem__)
     missing = [ANALYSIS_NAMES[a] for a in tradeoff.ANALYSES if not available[a]]
     if missing:
         st.caption(f"Not available on these data: {', '.join(missing)}. Log-rank tests need a group column, regression "

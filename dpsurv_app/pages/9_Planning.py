@@ -182,6 +182,12 @@ PREFILL = ("Preparing for quick changes: releasing the simulated cohorts at the 
 KEPT = ("Kept for quick changes: the simulated releases at every epsilon searched. A changed half-width or power, a "
         "new time or a cap is answered from them; a new hazard ratio or mechanism simulates anew.")
 slot = st.empty()  # the progress bar while something is released, then the sentence saying it is done
+
+
+def prefill_progress(fraction: float) -> None:
+    slot.progress(fraction, text=PREFILL)
+
+
 prefill(study, targets, chosen, cohorts, cache=cache, around=[t["epsilon"] or 10.0 for t in plan["targets"]],
-        progress=lambda fraction: slot.progress(fraction, text=PREFILL), lock=lock)
+        progress=prefill_progress, lock=lock)
 slot.caption(KEPT)
