@@ -87,11 +87,11 @@ def mechanism_of(inputs: dict[str, Any]) -> Any:
     from dpsurv_core.privacy import catalogue
 
     entry = catalogue.get(catalogue.CURVES, inputs["mechanism"])
-    mechanism = entry.build(inputs["epsilon"], **{k: _tuples(v) for k, v in inputs["build"].items()})
+    mechanism: Any = entry.build(inputs["epsilon"], **{k: _tuples(v) for k, v in inputs["build"].items()})
     version = reader_version(inputs)
     if version < 2 and hasattr(mechanism, "merged_rule"):
         mechanism.merged_rule = "life-table"
-    if version < 3:
+    if version < 3:  # a reading rule, read by logrank_test.warnings_for (True when absent)
         mechanism.test_level_warnings = False
     return mechanism
 

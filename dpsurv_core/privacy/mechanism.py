@@ -51,9 +51,6 @@ class Mechanism(ABC):
     analysis: str = "analysis"
     interval_includes_noise: bool = False  # do the intervals and tests beside its numbers carry its noise?
     engines: tuple[str, ...] = ("pandas",)  # where its sufficient statistics can be computed
-    # a reading rule, not a release parameter: do the log-rank test's sentences say when its p-value is approximate?
-    # (False for records read by the rules of a curve reader before version 3)
-    test_level_warnings: bool = True
 
     @property
     @abstractmethod
