@@ -247,11 +247,14 @@ def _row(job: tuple[Setting, str, float, int, int]) -> str:
 
 
 def run(cohorts: int, seed: int = 1, only: set[str] | None = None, epsilons: tuple[float, ...] = EPSILONS,
-        mechanisms: tuple[str, ...] | None = None, jobs: int = 1, log: Any = print) -> list[str]:
+        mechanisms: tuple[str, ...] | None = None, jobs: int = 1, log: Any = print,
+        setting: str | None = None) -> list[str]:
     """Every cell's table (a Markdown section per setting), printed through ``log`` as each row is done; rows run in
-    ``jobs`` processes."""
+    ``jobs`` processes. ``setting``: only the settings whose name starts with it (e.g. "1:9")."""
     plan: list[tuple[Setting, list[tuple[Setting, str, float, int, int]]]] = []
     for _, s, mechs in settings(only):
+        if setting is not None and not s.name.startswith(setting):
+            continue
         if mechanisms:
             mechs = tuple(m for m in mechs if m in mechanisms)
             if not mechs:
@@ -293,11 +296,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mechanisms", type=lambda v: tuple(v.split(",")), default=None,
                     help="only these mechanisms (and no non-private reference row)")
     ap.add_argument("--jobs", type=int, default=1, help="processes (rows run in parallel)")
+    ap.add_argument("--setting", default=None,
+                    help="only the settings whose name starts with this (e.g. '1:9' of --only groups)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     print(f"{args.cohorts} cohorts per cell (seed {args.seed}); coverage in % (Monte Carlo s.e.), log band", flush=True)
     run(args.cohorts, args.seed, args.only, args.epsilons, args.mechanisms, args.jobs,
-        lambda line: print(line, flush=True))
+        lambda line: print(line, flush=True), args.setting)
     print(f"\ntotal {time.perf_counter() - t0:.0f} s", flush=True)
     return 0
 
