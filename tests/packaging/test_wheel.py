@@ -61,9 +61,13 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
          timeout=300)
     (wheel,) = dist.glob("dpsurv-*.whl")
     venv = tmp / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    # no pip of its own (ensurepip's copy costs seconds and is not what is tested): this checkout's pip installs into
+    # it (--python); without byte-compiling the dependencies (most of the install's CPU), as the commands import
+    # only a few of their modules, compiled as they are
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     python = venv / "bin" / "python"
-    _pip(["install", "--quiet", str(wheel)], python, "installing the wheel with its core dependencies", timeout=600)
+    _pip(["--python", str(python), "install", "--no-compile", "--quiet", str(wheel)], sys.executable,
+         "installing the wheel with its core dependencies", timeout=600)
     print(f"wheel {wheel.name}: {wheel.stat().st_size / 1e3:.0f} kB; built and installed core-only in "
           f"{time.monotonic() - started:.0f} s")
     work = tmp / "work"  # the commands run here, away from the checkout, on a throw-away ledger
