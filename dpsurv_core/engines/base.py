@@ -7,12 +7,36 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from dpsurv_core.engines.source import Source
 
 if TYPE_CHECKING:
     import pandas as pd
 
 RELATION = "cohort"
+
+
+def number(x: float) -> str:
+    """An exact double literal that DuckDB and Spark both read as DOUBLE."""
+    s = repr(float(x))
+    return s if ("e" in s or "E" in s) else s + "E0"
+
+
+def balanced_case(t: str, edges: np.ndarray, strict: bool) -> str:
+    """SQL for the number of sorted ``edges`` below ``t`` (``strict``: e < t, searchsorted left) or at or below it
+    (e <= t, searchsorted right): a balanced CASE, log2(J) comparisons per row (NULL ``t``: 0; NaN: J, as NaN
+    compares above every number in both dialects)."""
+    e = [number(v) for v in np.asarray(edges, float)]
+    op = "<" if strict else "<="
+
+    def rec(lo: int, hi: int) -> str:
+        if lo == hi:
+            return str(lo)
+        mid = (lo + hi) // 2
+        return f"CASE WHEN {e[mid]} {op} {t} THEN {rec(mid + 1, hi)} ELSE {rec(lo, mid)} END"
+
+    return rec(0, len(e))
 
 
 class Engine(ABC):
@@ -46,6 +70,11 @@ class Engine(ABC):
     @abstractmethod
     def cache(self, sql: str) -> str:
         """Keep a query's (small) result as a temporary table; returns its name."""
+
+    def count_edges(self, t: str, edges: np.ndarray, strict: bool) -> str:
+        """SQL for the number of sorted ``edges`` below ``t`` (``strict``) or at or below it: the balanced CASE of
+        :func:`balanced_case`; an engine may spell the same search otherwise."""
+        return balanced_case(t, edges, strict)
 
     def scalar(self, sql: str):
         return self.rows(sql)[0][0]

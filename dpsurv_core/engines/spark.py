@@ -16,9 +16,10 @@ import socket
 import threading
 from collections.abc import Iterator
 
+import numpy as np
 import pandas as pd
 
-from dpsurv_core.engines.base import RELATION, Engine, kind_of
+from dpsurv_core.engines.base import RELATION, Engine, kind_of, number
 from dpsurv_core.engines.source import Source
 from dpsurv_core.errors import DataError
 
@@ -31,6 +32,7 @@ _LOCAL = re.compile(r"local(\[(\*|[1-9]\d*)(,[1-9]\d*)?\])?")
 _HOST_PORT = r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):([1-9]\d{0,4})"
 _CLUSTER = re.compile(rf"spark://{_HOST_PORT}(,{_HOST_PORT})*|k8s://(https?://)?{_HOST_PORT}")
 MASTER_FORMS = "local, local[N], local[*], spark://HOST:PORT, k8s://https://HOST:PORT or yarn"
+_POS, _STEP = "_dpsurv_pos", "_dpsurv_step"  # lambda variables of the edge search (they hide columns so named)
 
 
 def check_master(master: str) -> None:
@@ -66,6 +68,23 @@ def check_master(master: str) -> None:
     why = "; ".join(failures) if failures else f"no answer within {CONNECT_SECONDS * len(places) + 1.0:.0f} s"
     raise DataError(f"No Spark master answered at {master!r} ({why}): check the host and port, that the cluster is "
                     "running and reachable from here, or use --engine duckdb.")
+
+
+def array_search(t: str, edges: np.ndarray, strict: bool) -> str:
+    """Spark SQL for the number of sorted ``edges`` below ``t`` (``strict``: e < t) or at or below it (e <= t):
+    the same comparisons as :func:`~dpsurv_core.engines.base.balanced_case`, as a binary search over one array
+    literal: ``AGGREGATE`` over the steps 2^k, ..., 2, 1 (2^k <= J) moves the position p up by a step when
+    edge p + step (1-based) still compares below ``t``, so it ends at the count (NULL ``t``: 0; NaN: J).
+    log2(J) ``ELEMENT_AT`` per row on J literals once, instead of nested CASEs on about 2J literals, whose
+    generated code Spark fails to compile past about a thousand edges (and then plans and interprets slowly)."""
+    e = [number(v) for v in np.asarray(edges, float)]
+    if not e:
+        return "0"
+    steps = [1 << i for i in range(len(e).bit_length())][::-1]
+    op = "<" if strict else "<="
+    return (f"AGGREGATE(ARRAY({', '.join(map(str, steps))}), 0, ({_POS}, {_STEP}) -> CASE WHEN {_POS} + {_STEP} > "
+            f"{len(e)} THEN {_POS} WHEN ELEMENT_AT(ARRAY({', '.join(e)}), {_POS} + {_STEP}) {op} {t} THEN "
+            f"{_POS} + {_STEP} ELSE {_POS} END)")
 
 
 def _start_seconds(master: str) -> float:
@@ -158,6 +177,10 @@ class SparkEngine(Engine):
 
     def string(self, text: str) -> str:
         return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+    def count_edges(self, t: str, edges: np.ndarray, strict: bool) -> str:
+        """The edge count as a binary search over one array literal (:func:`array_search`)."""
+        return array_search(t, edges, strict)
 
     def cache(self, sql: str) -> str:
         self._cached = getattr(self, "_cached", 0) + 1

@@ -12,7 +12,8 @@ literals are spelled by the engine (``quote``/``string``). Numbers are written a
 - validation: counts of missing, non-numeric, infinite, negative and zero times, missing and unknown event
   codes, ids, group sizes: the same sentences as :func:`dpsurv_core.data.cohort.validate`.
 - binned counts: one ``GROUP BY`` of (group, event or censoring, event type, bin) with the bin found by a
-  balanced ``CASE`` search over the public edges: events in (b_{j-1}, b_j], censorings in [b_{j-1}, b_j),
+  binary search over the public edges (:meth:`~dpsurv_core.engines.base.Engine.count_edges`: a balanced ``CASE``,
+  or the engine's own spelling of it): events in (b_{j-1}, b_j], censorings in [b_{j-1}, b_j),
   exactly as :func:`dpsurv_core.curves.counts.count`.
 """
 
@@ -39,31 +40,10 @@ from dpsurv_core.data.cohort import (
     too_many_groups,
 )
 from dpsurv_core.data.public import MAX_BINS, TimeGrid
-from dpsurv_core.engines.base import RELATION, Engine
+from dpsurv_core.engines.base import RELATION, Engine, number
 from dpsurv_core.errors import ParameterError
 
 MAX_DOUBLE = "1.7976931348623157E308"
-
-
-def number(x: float) -> str:
-    """An exact double literal that DuckDB and Spark both read as DOUBLE."""
-    s = repr(float(x))
-    return s if ("e" in s or "E" in s) else s + "E0"
-
-
-def count_edges(t: str, edges: np.ndarray, strict: bool) -> str:
-    """SQL for the number of edges below ``t`` (``strict``: e < t, searchsorted left) or at or below it
-    (e <= t, searchsorted right): a balanced CASE, log2(J) comparisons per row."""
-    e = [number(v) for v in np.asarray(edges, float)]
-    op = "<" if strict else "<="
-
-    def rec(lo: int, hi: int) -> str:
-        if lo == hi:
-            return str(lo)
-        mid = (lo + hi) // 2
-        return f"CASE WHEN {e[mid]} {op} {t} THEN {rec(mid + 1, hi)} ELSE {rec(lo, mid)} END"
-
-    return rec(0, len(e))
 
 
 @dataclass
@@ -381,9 +361,10 @@ def binned_counts(engine: Engine, s: Summary, grid: TimeGrid, groups: tuple[str,
     held = ", ".join(engine.string(x) for x in index)
     where = "" if labels == ("all",) else f" WHERE {g} IN ({held})" if held else " WHERE 1 = 0"
     k = s.event_type if competing else "1"
+    below, at_or_below = engine.count_edges(s.time, edges, True), engine.count_edges(s.time, edges, False)
     sql = (f"SELECT g, e, k, b, SUM(_c) AS c FROM (SELECT {g} AS g, {ev} AS e, {k} AS k, _c, CASE WHEN {ev} = 1 THEN "
-           f"GREATEST({count_edges(s.time, edges, True)}, 1) ELSE GREATEST({count_edges(s.time, edges, False)}, 1) "
-           f"END AS b FROM {s.kept} AS kept{where}) AS x GROUP BY g, e, k, b")
+           f"GREATEST({below}, 1) ELSE GREATEST({at_or_below}, 1) END AS b FROM {s.kept} AS kept{where}) AS x "
+           "GROUP BY g, e, k, b")
     n = np.zeros(len(labels), np.int64)
     events = np.zeros((len(labels), k_count, j_count), np.int64)
     censored = np.zeros((len(labels), j_count), np.int64)
@@ -402,8 +383,8 @@ def binned_counts(engine: Engine, s: Summary, grid: TimeGrid, groups: tuple[str,
 def rows_at_risk(engine: Engine, s: Summary, groups: tuple[str, ...] | None, times: np.ndarray) -> np.ndarray:
     """Kept rows with time >= t per group and time (G, T): R's n.risk at t, as
     :func:`dpsurv_core.curves.summary.at_risk_exact` counts it on rows. One ``GROUP BY`` of the cells by group and
-    b = #{t_j <= time} (a balanced ``CASE`` over the sorted times); a row is at risk at t_j exactly when b > j, so the
-    column j is the sum of the counts with b >= j + 1."""
+    b = #{t_j <= time} (the engine's binary search over the sorted times); a row is at risk at t_j exactly when
+    b > j, so the column j is the sum of the counts with b >= j + 1."""
     times = np.asarray(times, float)
     labels = ("all",) if groups is None or s.group is None or tuple(groups) == ("all",) else tuple(groups)
     out = np.zeros((len(labels), times.size))
@@ -415,8 +396,9 @@ def rows_at_risk(engine: Engine, s: Summary, groups: tuple[str, ...] | None, tim
     held = ", ".join(engine.string(x) for x in index)
     where = "" if labels == ("all",) else f" WHERE {g} IN ({held})" if held else " WHERE 1 = 0"
     by_b = np.zeros((len(labels), times.size + 1))
-    for grp, b, c in engine.rows(f"SELECT g, b, SUM(_c) FROM (SELECT {g} AS g, {count_edges(s.time, times[order], False)}"
-                                 f" AS b, _c FROM {s.kept} AS kept{where}) AS x GROUP BY g, b"):
+    b_expr = engine.count_edges(s.time, times[order], False)
+    for grp, b, c in engine.rows(f"SELECT g, b, SUM(_c) FROM (SELECT {g} AS g, {b_expr} AS b, _c FROM {s.kept} AS kept"
+                                 f"{where}) AS x GROUP BY g, b"):
         by_b[index[str(grp)], int(b)] += c
     out[:, order] = np.cumsum(by_b[:, ::-1], axis=1)[:, ::-1][:, 1:]
     return out

@@ -67,6 +67,28 @@ def test_spark_counts_equal_pandas_on_every_bundled_data_set(tmp_path, spark_ses
     _check_engine("spark", tmp_path)
 
 
+@pytest.mark.slow
+@pytest.mark.spark
+def test_spark_edge_search_is_searchsorted(spark_session):
+    """Spark's binary search over an array literal counts the edges below (or at or below) a time as numpy's
+    searchsorted and the balanced CASE do: ties, times beyond either end, infinities, NaN (above every edge), NULL (0)."""
+    from dpsurv_core.engines.base import balanced_case, number
+    from dpsurv_core.engines.spark import array_search
+
+    rng = np.random.default_rng(7)
+    for j in (1, 2, 3, 7, 8, 9, 1739):
+        edges = np.unique(np.round(rng.uniform(0, 1000, j), 1)) if j > 9 else np.arange(j) * 1.5
+        times = np.concatenate([edges, edges + 0.05, [-1.0, 0.0, 1e9, np.inf, -np.inf, np.nan]])
+        values = ", ".join(f"({number(t)})" if np.isfinite(t) else f"(CAST('{t}' AS DOUBLE))" for t in times)
+        cols = [array_search("t", edges, True), array_search("t", edges, False)]
+        if j <= 9:
+            cols += [balanced_case("t", edges, True), balanced_case("t", edges, False)]
+        got = spark_session.sql(f"SELECT {', '.join(cols)} FROM VALUES {values}, (NULL) AS v(t)").collect()
+        want = [np.append(np.searchsorted(edges, times, side), 0) for side in ("left", "right")]
+        for c in range(len(cols)):
+            np.testing.assert_array_equal([r[c] for r in got], want[c % 2], err_msg=f"J={j}, column {c}")
+
+
 @given(times=st.lists(st.integers(0, 30), min_size=5, max_size=60), data=st.data())
 def test_duckdb_counts_property(times, data):
     """Random cohorts with times on the edges, before the start and past the end of the grid."""
