@@ -70,7 +70,8 @@ def test_roles_decide_what_a_signed_in_user_sees_and_may_do(browser, served):
     pg = ctx.new_page()
     pg.goto(url + "/Data")  # a page's own address, signed out: never the page
     wait_for_app(pg)
-    pg.wait_for_timeout(5000)
+    pg.get_by_text("Sign in first").wait_for(timeout=60_000)  # the guard has run (a loaded machine: seconds)
+    pg.wait_for_timeout(2000)  # and nothing of the page comes after it
     body = pg.locator("body").inner_text()
     assert "Sign in first" in body and "Number of time bins" not in body and "rows)" not in body
     ctx.close()
