@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dpsurv_core.curves.timefix import TOLERANCE
-from dpsurv_core.engines.base import Engine
-from dpsurv_core.engines.statistics import Summary, number
+from dpsurv_core.engines.base import Engine, number
+from dpsurv_core.engines.statistics import Summary
 
 MERGED = "_tf_time"  # the kept cells' merged time
 

@@ -67,24 +67,30 @@ def censoring_limit(shape: float, scale: float, share: float, rng: np.random.Gen
 
 def _censored_count(t: np.ndarray, u: np.ndarray) -> Callable[[float], int]:
     """count(c) = the number of i with min(u_i c, 1) < t_i, exactly as that comparison counts them in floating point,
-    in O(log m) per c: every t_i > 1 counts; a t_i <= 1 counts when u_i c < t_i, i.e. when c lies below t_i / u_i
-    (the product rounds monotonically in c), so the sorted ratios decide every i whose ratio is more than 1e-12
-    (relative) away from c, and the comparison itself the few others (and any ratio that is not a finite number)."""
+    in O(log m) per c: every t_i > 1 counts (c finite and positive); a t_i <= 1 counts when u_i c < t_i, i.e. when c
+    lies below t_i / u_i (the product rounds monotonically in c), so the sorted ratios decide every i whose ratio is
+    more than 1e-12 (relative) away from c, and the comparison itself the few others, every i whose t_i or u_i is
+    below 1e-290 (where a ratio or a product may lose its relative precision) and every c that is not a finite
+    positive number."""
     above = int(np.count_nonzero(t > 1.0))
     keep = t <= 1.0
     tk, uk = t[keep], u[keep]
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         ratio = tk / uk
-    finite = np.isfinite(ratio)
-    order = np.argsort(ratio[finite], kind="stable")
-    r, ts, us = ratio[finite][order], tk[finite][order], uk[finite][order]
-    t_odd, u_odd = tk[~finite], uk[~finite]
+    sure = np.isfinite(ratio) & (tk >= 1e-290) & (uk >= 1e-290)
+    order = np.argsort(ratio[sure], kind="stable")
+    r, ts, us = ratio[sure][order], tk[sure][order], uk[sure][order]
+    t_odd, u_odd = tk[~sure], uk[~sure]
 
     def count(c: float) -> int:
+        if not (math.isfinite(c) and c > 0.0):
+            with np.errstate(invalid="ignore", over="ignore"):
+                return int(np.count_nonzero(np.minimum(u * c, 1.0) < t))
         a = int(np.searchsorted(r, c * (1.0 - 1e-12), side="left"))
         b = int(np.searchsorted(r, c * (1.0 + 1e-12), side="right"))
         near = int(np.count_nonzero(us[a:b] * c < ts[a:b]))
-        return above + (r.size - b) + near + int(np.count_nonzero(u_odd * c < t_odd))
+        with np.errstate(over="ignore"):
+            return above + (r.size - b) + near + int(np.count_nonzero(u_odd * c < t_odd))
 
     return count
 

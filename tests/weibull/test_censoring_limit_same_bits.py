@@ -60,3 +60,16 @@ def test_the_limits_are_the_plain_loops_to_the_last_bit(seed, shape, scale, shar
     b = _plain_limit(shape, scale, share, np.random.default_rng(seed), m=2_000)
     assert a == b or (math.isinf(a) and math.isinf(b))
     assert exact_censoring_limit(shape, share, scale) == _plain_exact(shape, share, scale)
+
+
+def test_the_count_holds_at_the_edges_of_floating_point():
+    """Subnormal times and draws, a product that rounds onto a subnormal time, and values of c that are not finite
+    positive numbers: the comparison itself decides them."""
+    t = np.array([5e-324, 5e-324, 1e-300, 0.5, 2.0, 0.0, 1e-290, 0.25])
+    u = np.array([0.5634, 5e-324, 1e-300, 0.0, 0.0, 0.0, 0.75, 2.0**-53])
+    count = _censored_count(t, u)
+    for c in (5e-324, 1e-310, 1e-300, 0.842, 1.0, 1e300, 1.7e308, math.inf, -1.0, 0.0, -0.0, math.nan):
+        with np.errstate(invalid="ignore", over="ignore"):
+            plain = int(np.count_nonzero(np.minimum(u * c, 1.0) < t))
+        assert count(c) == plain, c
+
