@@ -352,7 +352,7 @@ def test_ten_app_sessions_and_ten_cli_runs_against_a_cap_of_one_get_exactly_ten(
     try:
         for p in apps + clis:  # every session at its confirming click, every command line loaded
             line = p.stdout.readline()
-            assert line.strip() == "ready", (line, p.poll())
+            assert line.strip() == "ready", (line, p.poll(), p.stderr.read()[-3000:] if p.poll() is not None else "")
     except BaseException:
         for p in apps + clis:
             p.kill()
