@@ -528,15 +528,20 @@ def censoring_shares(counts: BinnedCounts) -> np.ndarray:
     return np.divide(c, n, out=np.zeros_like(c), where=n > 0)
 
 
+def _sized(counts: BinnedCounts) -> np.ndarray:
+    """(R, G) bool: the groups with at least ``MIN_GROUP`` released subjects (a declared category with (almost)
+    nobody in it has no censoring share to compare)."""
+    return np.asarray(counts.n, float) >= MIN_GROUP
+
+
 def unequal_censoring_trials(counts: BinnedCounts, law: NoiseLaw, epsilon: float | None) -> np.ndarray:
     """(R,) bool: adaptive-km releases below epsilon ``UNEQUAL_EPSILON`` in which two groups of at least ``MIN_GROUP``
     released subjects have released censoring shares at least ``UNEQUAL_CENSORING`` apart (where its calibrated test is
     liberal: :data:`UNEQUAL_EPSILON`)."""
-    n = np.asarray(counts.n, float)
+    sized = _sized(counts)
     if law.test_view is None or not law.noisy or epsilon is None or not epsilon < UNEQUAL_EPSILON:
-        return np.zeros(n.shape[0], bool)
+        return np.zeros(sized.shape[0], bool)
     shares = censoring_shares(counts)
-    sized = n >= MIN_GROUP  # a declared category with (almost) nobody in it has no share to compare
     high = np.where(sized, shares, -np.inf).max(-1)
     low = np.where(sized, shares, np.inf).min(-1)
     return (sized.sum(-1) >= 2) & (high - low >= UNEQUAL_CENSORING)
@@ -593,9 +598,8 @@ def warnings_for(released: BinnedCounts, law: NoiseLaw, tests: list[CalibratedTe
                    "reliable (with groups censored unequally it fell below 0.05 for 11% to 88% of true nulls); use a "
                    "larger epsilon.")
     elif level and bool(unequal_censoring_trials(counts, law, epsilon)[0]):
-        sized = np.asarray(counts.n, float)[0] >= MIN_GROUP
-        shares = ", ".join(f"{g} {100 * q:.0f}%" for g, q, big in zip(counts.groups, censoring_shares(counts)[0], sized,
-                                                                       strict=True) if big)
+        shares = ", ".join(f"{g} {100 * q:.0f}%" for g, q, big in zip(counts.groups, censoring_shares(counts)[0],
+                                                                       _sized(counts)[0], strict=True) if big)
         out.append(f"Groups censored this differently ({shares} censored, read off the release) at epsilon "
                    f"{epsilon:g}: in validation this test rejected 9% to 11% of true nulls in such releases, not 5%; "
                    "read a p-value below 0.05 as suggestive only, or use epsilon 1 or more.")
