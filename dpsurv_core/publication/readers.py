@@ -101,8 +101,10 @@ def publish(kind: str, released: dict[str, Any], public_inputs: dict[str, Any]) 
 def rederive(body: dict[str, Any]) -> dict[str, Any]:
     """Recompute a stored release record's ``derived`` from its ``released`` and ``public_inputs`` alone.
 
-    Returns ``{"identical": bool, "first_difference": path or None, "kind": ...}``; a record made before records had
-    three parts cannot be re-derived (``ParameterError``).
+    Returns ``{"identical": bool, "first_difference": path or None, "kind": ...}``: identical means every text,
+    integer and flag equal and every float within the last bits' rounding of another processor
+    (:data:`~dpsurv_core.publication.record.REL_TOL`); a record made before records had three parts cannot be
+    re-derived (``ParameterError``).
 
     Parameters
     ----------
