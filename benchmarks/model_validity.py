@@ -32,11 +32,13 @@ what was run); tests and quick checks pass a few.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import re
 import sys
 import time
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
@@ -267,8 +269,10 @@ def _summary(scenario: Scenario, mechanism: str, epsilon: float, truth: float, h
 
 
 def weibull_cell(scenario: Scenario, mechanism: str, epsilon: float, cohorts: int, truth: dict[str, float],
-                 seed: int = 0) -> list[dict[str, Any]]:
-    """Two rows (shape, then scale normalised) for one mechanism and epsilon on ``cohorts`` cohorts of the scenario."""
+                 seed: int = 0, compare: bool = False) -> list[dict[str, Any]]:
+    """Two rows (shape, then scale normalised) for one mechanism and epsilon on ``cohorts`` cohorts of the scenario.
+    With ``compare`` each row also counts the releases whose interval Weibull reader version 1 (the rules of records
+    published before version 2) reads differently (``changed_from_reader_v1``)."""
     from dpsurv_core.weibull import readout
     from dpsurv_core.weibull.inference import wald_intervals
     from dpsurv_core.weibull.model import sample_from_cohort, weibull_mle
@@ -276,14 +280,20 @@ def weibull_cell(scenario: Scenario, mechanism: str, epsilon: float, cohorts: in
     horizon, n = scenario.horizon, scenario.n
     entry = catalogue.get(catalogue.WEIBULL, mechanism)
     mech = entry.build(epsilon, horizon=horizon, n_public=n)
-    inputs = readout.public_inputs(mech, n, scenario.share)
+    inputs = {**readout.public_inputs(mech, n, scenario.share), "reader_version": readout.VERSION}
     out = {k: ([], [], [], [], []) for k in ("shape", "scale_normalised")}
+    changed = {"shape": 0, "scale_normalised": 0}
     for cs in _seeds(seed, scenario, cohorts):
         cohort = scenario.cohort(n, np.random.default_rng(cs))
         s = mech.prepare(cohort)
         est = mech.compute(s, SimulationNoise(_noise_seed(cs, mechanism, epsilon)))
-        derived = readout.read(readout.released_of(est), inputs)
+        with _shared_curves():
+            derived = readout.read(readout.released_of(est), inputs)
+            old = readout.read(readout.released_of(est), {**inputs, "reader_version": 1}) if compare else None
         iv = derived["intervals"][0]
+        for key in changed:
+            if old is not None and old["intervals"][0][key] != iv[key]:
+                changed[key] += 1
         fs = sample_from_cohort(cohort, horizon)
         fit = weibull_mle(fs)
         wald = wald_intervals(fs, fit.shape, fit.scale_normalised, horizon)
@@ -296,11 +306,38 @@ def weibull_cell(scenario: Scenario, mechanism: str, epsilon: float, cohorts: in
             p = getattr(wald, key) if wald is not None else None
             nw.append(p.upper - p.lower if p is not None else math.nan)
             warned.append(list(derived["warnings"]))
-    return [_summary(scenario, mechanism, epsilon, truth[k], *out[k], label=k) for k in out]
+    rows = [_summary(scenario, mechanism, epsilon, truth[k], *out[k], label=k) for k in out]
+    if compare:
+        for r in rows:
+            r["changed_from_reader_v1"] = changed[r["parameter"]]
+    return rows
+
+
+@contextlib.contextmanager
+def _shared_curves() -> Iterator[None]:
+    """Within the block, the Weibull intervals' simulated quantile curves are computed once per set of arguments
+    (they are seeded by them): reading one release by two reader versions simulates only where the versions' grids
+    differ."""
+    from dpsurv_core.weibull import inference
+
+    plain = inference._quantile_curves
+    memo: dict[tuple, tuple[np.ndarray, ...]] = {}
+
+    def shared(mech: Any, grid: np.ndarray, lam0: Any, *rest: Any) -> tuple[np.ndarray, ...]:
+        key = (type(mech).__name__, mech.epsilon, np.asarray(grid).tobytes(), np.asarray(lam0).tobytes(), *rest)
+        if key not in memo:
+            memo[key] = plain(mech, grid, lam0, *rest)
+        return memo[key]
+
+    inference._quantile_curves = shared
+    try:
+        yield
+    finally:
+        inference._quantile_curves = plain
 
 
 def regression_cell(scenario: Scenario, mechanism: str, epsilon: float, cohorts: int, truth: float,
-                    seed: int = 0) -> list[dict[str, Any]]:
+                    seed: int = 0, compare: bool = False) -> list[dict[str, Any]]:
     """One row (the x coefficient) for one mechanism and epsilon on ``cohorts`` cohorts of the scenario."""
     from dpsurv_core.regression import readout
     from dpsurv_core.regression.model import Z95, fit_nonprivate
@@ -355,19 +392,19 @@ def _truth(scenario: Scenario) -> Any:
     return weibull_truth(scenario) if scenario.family == catalogue.WEIBULL else regression_truth(scenario)
 
 
-def run_cell(scenario_name: str, mechanism: str, epsilon: float, cohorts: int, seed: int, truth: Any
-             ) -> list[dict[str, Any]]:
+def run_cell(scenario_name: str, mechanism: str, epsilon: float, cohorts: int, seed: int, truth: Any,
+             compare: bool = False) -> list[dict[str, Any]]:
     s = BY_NAME[scenario_name]
     t0 = time.perf_counter()
     fn = weibull_cell if s.family == catalogue.WEIBULL else regression_cell
-    rows = fn(s, mechanism, epsilon, cohorts, truth, seed)
+    rows = fn(s, mechanism, epsilon, cohorts, truth, seed, compare)
     for r in rows:
         r["seconds"] = time.perf_counter() - t0
     return rows
 
 
 def run(cohorts: int = COHORTS, seed: int = 0, only: tuple[str, ...] = (), epsilons: tuple[float, ...] = EPSILONS,
-        jobs: int = 1, progress: bool = True) -> list[dict[str, Any]]:
+        jobs: int = 1, progress: bool = True, compare: bool = False) -> list[dict[str, Any]]:
     todo = cells(only, epsilons)
     truths = {s.name: _truth(s) for s in dict.fromkeys(c[0] for c in todo)}
     rows: list[dict[str, Any]] = []
@@ -379,7 +416,7 @@ def run(cohorts: int = COHORTS, seed: int = 0, only: tuple[str, ...] = (), epsil
             for r in part:
                 print(f"[{time.perf_counter() - t0:6.0f}s] {json.dumps(r)}", file=sys.stderr, flush=True)
 
-    args = [(s.name, m, eps, cohorts, seed, truths[s.name]) for s, m, eps in todo]
+    args = [(s.name, m, eps, cohorts, seed, truths[s.name], compare) for s, m, eps in todo]
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as pool:
             for part in pool.map(run_cell, *zip(*args)):
@@ -475,12 +512,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--epsilons", type=float, nargs="*", default=EPSILONS)
     ap.add_argument("--jobs", type=int, default=1, help="cells run in parallel processes")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--compare-v1", action="store_true",
+                    help="also read every Weibull release by reader version 1 and count the intervals that differ")
     ap.add_argument("--rows", nargs="+", metavar="FILE",
                     help="run nothing: put together the rows of earlier runs (their standard error or JSON output)")
     a = ap.parse_args(argv)
     if a.cohorts < 1:
         ap.error("--cohorts must be at least 1")
-    rows = read_rows(a.rows) if a.rows else run(a.cohorts, a.seed, tuple(a.only), tuple(a.epsilons), a.jobs)
+    rows = read_rows(a.rows) if a.rows else run(a.cohorts, a.seed, tuple(a.only), tuple(a.epsilons), a.jobs,
+                                                compare=a.compare_v1)
     if a.markdown:
         cmd = "" if a.rows else "python -m benchmarks.model_validity " + " ".join(argv if argv is not None else sys.argv[1:])
         print(markdown(rows, cmd.strip()))

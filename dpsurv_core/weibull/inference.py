@@ -103,6 +103,9 @@ from dpsurv_core.weibull.simulation import (  # noqa: F401 (re-exported)
 )
 from dpsurv_core.weibull.weibull_warnings import floor_warning, weibull_warnings
 
+READER_VERSION = 2
+"""The newest rules of the Weibull reader (their history: :data:`dpsurv_core.weibull.readout.VERSION`)."""
+
 if TYPE_CHECKING:  # a type only: the release reader (dpsurv_core.weibull.readout) imports this module without the data
     pass
 
@@ -260,7 +263,8 @@ def _fitted_upper(mech: WeibullMechanism, shape: float, scale: float, share: flo
 
 
 def weibull_intervals(mech: WeibullMechanism, est: WeibullEstimates, n: int, share: float, trial: int = 0,
-                      cohorts: int | None = None, draws: int = DRAWS, level: float = LEVEL) -> WeibullInference:
+                      cohorts: int | None = None, draws: int = DRAWS, level: float = LEVEL,
+                      reader_version: int = READER_VERSION) -> WeibullInference:
     """Noise-aware intervals for trial ``trial`` of a private release (see the module docstring); ``cohorts``
     simulated cohorts per candidate shape (default :func:`cohorts_for`).
 
@@ -282,6 +286,9 @@ def weibull_intervals(mech: WeibullMechanism, est: WeibullEstimates, n: int, sha
         Noise draws per simulated cohort.
     level : float, default 0.95
         Confidence level.
+    reader_version : int, default 2
+        The Weibull reader's rules to follow (:data:`dpsurv_core.weibull.readout.VERSION`): 1 reads a record
+        published with version 1 as it was read then.
 
     Returns
     -------
@@ -299,13 +306,14 @@ def weibull_intervals(mech: WeibullMechanism, est: WeibullEstimates, n: int, sha
     coarse = np.geomspace(0.05, g, COARSE)
     lo1, hi1, *_ = _quantile_curves(sim, coarse, matching_scale(mech, p, lam, coarse), n, share,
                                       max(2, cohorts // 4), 4 * draws, seed, level, ratio)
-    a, b = _invert(coarse, lo1, hi1, p, g)
+    span = reader_version >= 2
+    a, b = _invert(coarse, lo1, hi1, p, g, span=span)
     # the fine grid spans the coarse answer and a quarter of it beyond each end (the coarse quantiles are noisy)
     pad = 0.25 * (b - a) + 0.01
     fine = np.linspace(max(a - pad, 0.02), min(b + pad, g), FINE)
     lo2, hi2, rlo, rhi, clo, chi = _quantile_curves(sim, fine, matching_scale(mech, p, lam, fine), n, share, cohorts,
                                                     2 * draws, seed + 1, level, ratio)
-    a, b = _invert(fine, lo2, hi2, p, g, empty=(a, b))
+    a, b = _invert(fine, lo2, hi2, p, g, empty=(a, b), span=span)
     if additive_noise(mech, n) is None:
         # no candidate's central range holds the released shape (an atypical draw): the inversion is then empty and
         # the grid's edge is no answer. The interval becomes the candidates whose central WIDE_LEVEL range of the same
@@ -378,8 +386,8 @@ def weibull_intervals(mech: WeibullMechanism, est: WeibullEstimates, n: int, sha
 
 def release_intervals(name: str, epsilon: float, shape: float, scale_normalised: float, n: int, share: float,
                       horizon: float, omega: float, gamma: float, rungs: int, rows_per_subject: int = 1,
-                      blocks: int | None = None, block_size: int | None = None, clamped: bool = False
-                      ) -> dict[str, Any]:
+                      blocks: int | None = None, block_size: int | None = None, clamped: bool = False,
+                      reader_version: int = READER_VERSION) -> dict[str, Any]:
     """:func:`weibull_intervals` of one released (shape, scale / horizon) of catalogue mechanism ``name``, from plain
     numbers only (the release, whether TLL ``clamped`` it, and its public inputs), as a dict: what a page or a
     background process computes and caches under these arguments (post-processing; the same arguments give the
@@ -407,6 +415,8 @@ def release_intervals(name: str, epsilon: float, shape: float, scale_normalised:
         Sample and aggregate's blocks.
     clamped : bool, default False
         Whether TLL clamped the release.
+    reader_version : int, default 2
+        The Weibull reader's rules to follow (as in :func:`weibull_intervals`).
 
     Returns
     -------
@@ -422,4 +432,4 @@ def release_intervals(name: str, epsilon: float, shape: float, scale_normalised:
     est = WeibullEstimates(name, np.array([shape]), np.array([scale_normalised]), horizon,
                            clamped=np.array([bool(clamped)]))
     assert isinstance(mech, WeibullMechanism)  # the Weibull family's factory makes one
-    return weibull_intervals(mech, est, n, share).to_dict()
+    return weibull_intervals(mech, est, n, share, reader_version=reader_version).to_dict()

@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpsurv_core.data.simulate import WeibullTruth, weibull_cohort
 from dpsurv_core.privacy.noise import SimulationNoise
@@ -53,6 +55,35 @@ def test_invert_ignores_too_large_tiny_shapes_below_the_accepted_ones():
     q_lo, q_hi = 3.0 * grid, 3.0 * grid
     lo, hi = inference._invert(grid, q_lo, q_hi, 3.001, GAMMA)
     assert inference._accepts(grid, q_lo, q_hi, 3.001, lo, hi).size == 0
+
+
+def test_invert_spans_a_too_large_run_between_accepted_candidates():
+    """Sample and aggregate at epsilon 2 with 70% censoring: a release of about -4.5 is accepted by the first
+    candidate and by every shape from 0.21 to 2.4, rejected as too large by the floor-bound shapes between. Reader
+    version 1 stopped at the first of those ([0, 0.08]); version 2 (``span``) runs on to the last accepted one."""
+    grid = np.geomspace(0.05, 10.0, 16)
+    q_lo, q_hi = grid - 3.0, grid + 3.0  # rising curves: a release of -1 is accepted up to a shape of 2
+    q_lo[1:3], q_hi[1:3] = 4.6, 12.4  # two tiny shapes on the floor call it too large
+    v1 = inference._invert(grid, q_lo, q_hi, -1.0, GAMMA)
+    v2 = inference._invert(grid, q_lo, q_hi, -1.0, GAMMA, span=True)
+    assert v1[0] == v2[0] == 0.0
+    assert v1[1] < grid[1] and v2[1] == pytest.approx(2.0)
+    assert inference._accepts(grid, q_lo, q_hi, -1.0, *v2).size == np.sum(grid <= 2.0) - 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(0.0, 3.0), min_size=3, max_size=24), st.lists(st.floats(0.0, 3.0), min_size=3, max_size=24),
+       st.floats(-5.0, 40.0), st.booleans())
+def test_where_the_curves_rise_reader_version_2_inverts_as_version_1(steps, widths, value, refined):
+    """Version 2 differs from version 1 only where an accepted candidate follows a too-large one, which rising
+    curves never give: every record whose curves rose reads the same under both."""
+    k = min(len(steps), len(widths))
+    grid = np.geomspace(0.05, 10.0, k)
+    q_lo = np.cumsum(steps[:k])
+    q_hi = q_lo + np.maximum.accumulate(np.array(widths[:k]))
+    empty = (0.1, 3.0) if refined else None
+    assert inference._invert(grid, q_lo, q_hi, value, GAMMA, empty) == \
+        inference._invert(grid, q_lo, q_hi, value, GAMMA, empty, span=True)
 
 
 @pytest.mark.parametrize("name, eps, shape, scale, n, share, horizon, mle", [
