@@ -276,18 +276,23 @@ class Frames:
             self.pg.wait_for_timeout(50)
             if self.count > count0 and time.perf_counter() - self.last > QUIET_S and not self._running():
                 return self.last - t0
-        raise TimeoutError(f"the page did not finish within {timeout:.0f} s")
+        raise TimeoutError(f"the page did not finish within {timeout:.0f} s ({self.count - count0} messages since the "
+                           f"change, the last {time.perf_counter() - self.last:.1f} s ago, running: {self._running()})")
 
 
 def _sidebar_link(pg, title: str):
     return pg.locator("[data-testid='stSidebarNav']").get_by_role("link", name=title, exact=True)
 
 
-def _redraw_widget(pg, frames: Frames) -> tuple[float, str]:
+def _redraw_widget(pg, frames: Frames, slider: bool = True) -> tuple[float, str]:
     """Change the page's first slider (left arrow), else its first number input (up arrow, Enter), else its first
-    toggle or checkbox; seconds until the rerun has finished drawing, and which widget was changed."""
+    toggle or checkbox; seconds until the rerun has finished drawing, and which widget was changed. ``slider``: the
+    page has one (waited for: a page still drawing would otherwise be read as having none, and a number input
+    already at its maximum, such as the RMST time, would not rerun at all)."""
     main = pg.locator(MAIN)
     sliders = main.get_by_role("slider")
+    if slider:
+        sliders.first.wait_for(timeout=60_000)
     numbers = main.locator("input[type='number']")
     checks = main.get_by_role("checkbox")
     count0 = frames.count
@@ -312,6 +317,7 @@ def _redraw_widget(pg, frames: Frames) -> tuple[float, str]:
 
 
 PLANNING = "Planning"
+NO_SLIDER = ("Data", "Ledger and report")  # their redraw steps their first number input
 PLANNING_TARGETS = "Targets, one per line"
 
 
@@ -352,6 +358,8 @@ def every_page(pg_factory, url: str, only: int | None = None) -> dict[str, float
         t0 = time.perf_counter()
         pg.goto(f"{url}/{path}")
         out[f"page {i + 1} {title}: first view (lung)"] = frames.settled_after(t0, 0)
+        print(f"    page {i + 1} {title}: first view {out[f'page {i + 1} {title}: first view (lung)']:.2f} s",
+              file=sys.stderr, flush=True)
         pg.context.close()
     for i, title in pages:
         pg = pg_factory()
@@ -369,8 +377,16 @@ def every_page(pg_factory, url: str, only: int | None = None) -> dict[str, float
             planned, seconds, what = _planning_redraw(pg, frames)
             out[f"page {i + 1} {title}: simulate and plan, once per declaration"] = planned
         else:
-            seconds, what = _redraw_widget(pg, frames)
+            try:
+                seconds, what = _redraw_widget(pg, frames, slider=title not in NO_SLIDER)
+            except TimeoutError as exc:  # one page's failure is reported, the others are still measured
+                shot = Path(tempfile.gettempdir()) / f"dpsurv_timing_page{i + 1}.png"
+                pg.screenshot(path=str(shot), full_page=True)
+                print(f"    page {i + 1} {title}: redraw failed: {exc} (screenshot {shot})", file=sys.stderr,
+                      flush=True)
+                seconds, what = float("nan"), "failed"
         out[f"page {i + 1} {title}: redraw (flchain, {what})"] = seconds
+        print(f"    page {i + 1} {title}: redraw ({what}) {seconds:.2f} s", file=sys.stderr, flush=True)
         pg.context.close()
     return out
 
