@@ -306,7 +306,10 @@ def weibull_intervals(mech: WeibullMechanism, est: WeibullEstimates, n: int, sha
     coarse = np.geomspace(0.05, g, COARSE)
     lo1, hi1, *_ = _quantile_curves(sim, coarse, matching_scale(mech, p, lam, coarse), n, share,
                                       max(2, cohorts // 4), 4 * draws, seed, level, ratio)
-    span = reader_version >= 2
+    # reader version 2 runs a baseline's interval past too-large candidates that accepted ones follow (_invert); not
+    # LSP + TLL's: its scale union runs over every shape inside the interval, and tiny shapes taken in that way, whose
+    # candidate scales TLL clamps, accept every release and take the scale interval to gamma
+    span = reader_version >= 2 and additive_noise(mech, n) is not None
     a, b = _invert(coarse, lo1, hi1, p, g, span=span)
     # the fine grid spans the coarse answer and a quarter of it beyond each end (the coarse quantiles are noisy)
     pad = 0.25 * (b - a) + 0.01

@@ -36,10 +36,11 @@ VERSION = READER_VERSION
 
 1. the shape interval ends at the first candidate shape, after the first accepted one, whose simulated releases call
    the release too large (:func:`~dpsurv_core.weibull.inversion._invert`);
-2. (2026-11-29) it runs past too-large candidates that accepted ones follow, to the first too-large candidate after
-   the last accepted one: with heavy censoring the tiniest shapes' cohorts collapse onto the floor and reject
-   releases that every shape from 0.2 to 2.4 accepts, which under version 1 cut sample and aggregate's shape
-   interval to [0, 0.08] (70% censoring, epsilon 2: 88-91% coverage; Weibull validation in the docs).
+2. (2026-11-29) for the baselines (Laplace, sample and aggregate) it runs past too-large candidates that accepted
+   ones follow, to the first too-large candidate after the last accepted one: with heavy censoring the tiniest
+   shapes' cohorts collapse onto the floor and reject releases that every shape from 0.2 to 2.4 accepts, which under
+   version 1 cut sample and aggregate's shape interval to [0, 0.17] (70% censoring, epsilon 2: 88-91% coverage;
+   Weibull validation in the docs). LSP + TLL reads as in version 1.
 """
 CURVE_POINTS = 21
 MAX_INTERVAL_TRIALS = 3  # noise-aware intervals are simulated (about a second each): for the first trials only

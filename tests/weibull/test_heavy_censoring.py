@@ -71,6 +71,28 @@ def test_invert_spans_a_too_large_run_between_accepted_candidates():
     assert inference._accepts(grid, q_lo, q_hi, -1.0, *v2).size == np.sum(grid <= 2.0) - 2
 
 
+@pytest.mark.parametrize("name", ["laplace", "saa", "lsp-tll"])
+def test_reader_version_2_spans_the_baselines_intervals_only(monkeypatch, name):
+    """On curves with the floor-bound run, version 2 takes a baseline's shape interval past it; LSP + TLL reads as in
+    version 1 (its scale union runs over every shape inside the interval, so spanning would take in the tiny
+    shapes whose candidate scales TLL clamps)."""
+
+    def curves(mech, grid, lam0, n, share, cohorts, draws, seed, level, ratio):
+        q_lo, q_hi = grid - 3.0, grid + 3.0
+        q_lo[1:3], q_hi[1:3] = 4.6, 12.4
+        width = np.full(grid.shape, 0.5)
+        return q_lo, q_hi, -width, width, q_lo, q_hi
+
+    monkeypatch.setattr(inference, "_quantile_curves", curves)
+    mech = make_mechanism(name, 2.0, 4800.0)
+    est = WeibullEstimates(name, np.array([-1.0]), np.array([1.0]), 4800.0, clamped=np.array([False]))
+    v1, v2 = (weibull_intervals(mech, est, 2000, 0.7, reader_version=v).shape for v in (1, 2))
+    if name == "lsp-tll":
+        assert (v1.lower, v1.upper) == (v2.lower, v2.upper)
+    else:
+        assert v1.upper < 0.2 and v2.upper == pytest.approx(2.0, abs=0.1)
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.floats(0.0, 3.0), min_size=3, max_size=24), st.lists(st.floats(0.0, 3.0), min_size=3, max_size=24),
        st.floats(-5.0, 40.0), st.booleans())
