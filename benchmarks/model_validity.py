@@ -280,7 +280,7 @@ def weibull_cell(scenario: Scenario, mechanism: str, epsilon: float, cohorts: in
     horizon, n = scenario.horizon, scenario.n
     entry = catalogue.get(catalogue.WEIBULL, mechanism)
     mech = entry.build(epsilon, horizon=horizon, n_public=n)
-    inputs = {**readout.public_inputs(mech, n, scenario.share), "reader_version": readout.VERSION}
+    inputs = readout.public_inputs(mech, n, scenario.share)
     out = {k: ([], [], [], [], []) for k in ("shape", "scale_normalised")}
     changed = {"shape": 0, "scale_normalised": 0}
     for cs in _seeds(seed, scenario, cohorts):

@@ -54,7 +54,7 @@ def drawn(mechanism: Any, released: dict[str, Any], public: PublicParameters, co
           ) -> CurveResult:
     """A curve release from what the mechanism drew: its output is put in the record's JSON normal form first, and
     :meth:`read` (post-processing, no cohort in reach) makes everything else of it, so a release and its record
-    re-read later give the same numbers to the last bit."""
+    re-read later give the same numbers (to the last bit on one processor)."""
     from dpsurv_core.publication import jsonable
 
     stored = jsonable(released)

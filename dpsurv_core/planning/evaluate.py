@@ -268,8 +268,7 @@ class WeibullProfile(Profile):
             est = mech.compute_many(sample, noise_for(self.seed, WEIBULL, r), 1)
             blocks = mech.n_blocks(sample) if hasattr(mech, "n_blocks") and getattr(mech, "blocks", None) is None \
                 else getattr(mech, "blocks", None)
-            inputs = {**readout.public_inputs(mech, study.n, study.censoring, study.unit, blocks=blocks),
-                      "reader_version": readout.VERSION}
+            inputs = readout.public_inputs(mech, study.n, study.censoring, study.unit, blocks=blocks)
             shape = readout.intervals_of(est.records()[0], inputs)["shape"]
             widths[r, 0] = half_width(shape["lower"], shape["upper"], 0.0, math.inf)
         self.evaluations += 1

@@ -68,11 +68,12 @@ class Publication:
         return {**self.released, **self.derived}
 
 
-REL_TOL, ABS_TOL = 1e-9, 1e-12
+REL_TOL, ABS_TOL = 1e-12, 1e-15
 """How far two floats of a re-derived record may differ (:func:`math.isclose`). A reader is deterministic, and on one
 processor it gives the same bits again; on another, numpy's vectorised maths (chosen for the processor's instruction
 set) may round the last bit of an exp, log or power differently, and a record made on one machine re-derives on
-another to about 1e-16 relative. Nothing a reader computes from other inputs comes that close."""
+another to about 1e-16 relative (a few units in the last place after a chain of such steps). Only two floats are
+compared so: an integer must stay an integer of the same value."""
 
 
 def first_difference(a: Any, b: Any, path: str = "", *, exact: bool = False) -> str | None:
@@ -114,7 +115,8 @@ def first_difference(a: Any, b: Any, path: str = "", *, exact: bool = False) -> 
     if type(a) is not type(b) and not (isinstance(a, (int, float)) and isinstance(b, (int, float))
                                        and not isinstance(a, bool) and not isinstance(b, bool)):
         return path or "(root)"
-    if a == b or (not exact and (isinstance(a, float) or isinstance(b, float))
-                  and math.isclose(a, b, rel_tol=REL_TOL, abs_tol=ABS_TOL)):
+    if a == b:
+        return None
+    if not exact and type(a) is float and type(b) is float and math.isclose(a, b, rel_tol=REL_TOL, abs_tol=ABS_TOL):
         return None
     return path or "(root)"

@@ -13,8 +13,8 @@
 
 It returns ``derived``: the noise-aware 95% intervals of the first :data:`MAX_INTERVAL_TRIALS` trials
 (:func:`~dpsurv_core.weibull.inference.release_intervals`: a parametric bootstrap seeded from the released numbers
-and public inputs only, so the same record gives the same intervals to the last bit), their method and warnings, and
-the fitted survival curves on :data:`CURVE_POINTS` times from 0 to the horizon. The number of subjects the intervals
+and public inputs only, so the same record gives the same intervals, to the last bit on one processor), their
+method and warnings, and the fitted survival curves on :data:`CURVE_POINTS` times from 0 to the horizon. The number of subjects the intervals
 simulate is the declared one: a release's intervals cannot depend on the cohort's exact size.
 
 This module imports nothing from ``dpsurv_core.data`` or ``dpsurv_core.engines`` (a test checks ``sys.modules``).
@@ -53,9 +53,12 @@ def public_inputs(mechanism: Any, n: int, censoring: float, time_unit: str = "",
     """The record's ``public_inputs`` of a release of the Weibull ``mechanism`` object (its catalogue id, epsilon and
     public settings) with the declared number of subjects ``n`` and censoring share ``censoring``. ``blocks``: the
     number of sample-and-aggregate blocks the mechanism used (declared, or read off the data when
-    ``blocks_from_data``); the ``*_from_data`` flags say which values were read off the data (accepted disclosures)."""
+    ``blocks_from_data``); the ``*_from_data`` flags say which values were read off the data (accepted disclosures).
+    They name this dpsurv's reading rules (``reader_version``, :data:`VERSION`), so a simulation is read as a
+    release is."""
     params = mechanism.parameters()
-    return {"mechanism": mechanism.name, "epsilon": float(mechanism.epsilon), "horizon": float(mechanism.horizon),
+    return {"reader_version": VERSION, "mechanism": mechanism.name, "epsilon": float(mechanism.epsilon),
+            "horizon": float(mechanism.horizon),
             "omega": float(mechanism.omega), "gamma": float(mechanism.gamma),
             "rungs": int(getattr(mechanism, "rungs", params.get("rungs") or 0)) or None,
             "rows_per_subject": int(mechanism.rows_per_subject),

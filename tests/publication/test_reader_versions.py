@@ -124,6 +124,9 @@ def test_floats_re_derive_within_another_processor_s_rounding_and_nothing_else_d
     a = {"s": [0.1 + 0.2, 1.0, 0.0], "n": 10**10, "w": "x"}
     assert first_difference(a, {**a, "s": [(0.1 + 0.2) * (1 + 4e-16), 1.0, 1e-17]}) is None
     assert first_difference(a, {**a, "s": [(0.1 + 0.2) * (1 + 4e-16), 1.0, 0.0]}, exact=True) == "s[0]"
-    assert first_difference(a, {**a, "s": [0.3 * (1 + 1e-7), 1.0, 0.0]}) == "s[0]"
+    assert first_difference(a, {**a, "s": [0.3 * (1 + 1e-10), 1.0, 0.0]}) == "s[0]"
+    assert first_difference(a, {**a, "s": [0.3, 1.0, 1e-13]}) == "s[2]"  # a tiny p-value moved is a difference
     assert first_difference(a, {**a, "n": 10**10 + 1}) == "n"
+    assert first_difference(a, {**a, "n": 10**10 + 0.5}) == "n"  # an integer rewritten as a float near it
+    assert first_difference(a, {**a, "n": float(10**10)}) is None
     assert first_difference(a, {**a, "w": "y"}) == "w"

@@ -60,7 +60,7 @@ def test_invert_ignores_too_large_tiny_shapes_below_the_accepted_ones():
 def test_invert_spans_a_too_large_run_between_accepted_candidates():
     """Sample and aggregate at epsilon 2 with 70% censoring: a release of about -4.5 is accepted by the first
     candidate and by every shape from 0.21 to 2.4, rejected as too large by the floor-bound shapes between. Reader
-    version 1 stopped at the first of those ([0, 0.08]); version 2 (``span``) runs on to the last accepted one."""
+    version 1 stopped at the first of those ([0, 0.08] on the coarse grid); version 2 (``span``) runs on to the last accepted one."""
     grid = np.geomspace(0.05, 10.0, 16)
     q_lo, q_hi = grid - 3.0, grid + 3.0  # rising curves: a release of -1 is accepted up to a shape of 2
     q_lo[1:3], q_hi[1:3] = 4.6, 12.4  # two tiny shapes on the floor call it too large
