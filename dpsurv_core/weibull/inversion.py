@@ -70,8 +70,9 @@ def _invert(grid: np.ndarray, q_lo: np.ndarray, q_hi: np.ndarray, value: float, 
     followed by an accepting one, so this changes nothing there; in the wild region it does. With 70% censoring at
     epsilon 2, sample and aggregate's release of -4.5 was accepted by the first candidate (0.05), rejected as too
     large by 0.08-0.13 (their cohorts on the floor, their clipped fit at gamma) and accepted by every candidate from
-    0.21 to 2.4: without ``span`` the coarse grid gave [0, 0.08] (the final one [0, 0.17]); with it, it runs to the crossing above 2.4. Without
-    ``span``: the rule of Weibull reader version 1, kept so that records published with it read the same."""
+    0.21 to 2.4: without ``span`` the coarse grid gave [0, 0.08] (for a release of -2.7 the final interval was
+    [0, 0.17]); with it, the interval runs to the crossing above 2.4. Without ``span``: the rule of Weibull reader
+    version 1, kept so that records published with it read the same."""
     small = value > q_hi
     large = value < q_lo
     lo_default, hi_default = (0.0, top) if empty is None else empty

@@ -14,8 +14,9 @@
 It returns ``derived``: the noise-aware 95% intervals of the first :data:`MAX_INTERVAL_TRIALS` trials
 (:func:`~dpsurv_core.weibull.inference.release_intervals`: a parametric bootstrap seeded from the released numbers
 and public inputs only, so the same record gives the same intervals, to the last bit on one processor), their
-method and warnings, and the fitted survival curves on :data:`CURVE_POINTS` times from 0 to the horizon. The number of subjects the intervals
-simulate is the declared one: a release's intervals cannot depend on the cohort's exact size.
+method and warnings, and the fitted survival curves on :data:`CURVE_POINTS` times from 0 to the horizon. The number
+of subjects the intervals simulate is the declared one: a release's intervals cannot depend on the cohort's exact
+size.
 
 This module imports nothing from ``dpsurv_core.data`` or ``dpsurv_core.engines`` (a test checks ``sys.modules``).
 """
