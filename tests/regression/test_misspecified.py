@@ -21,8 +21,10 @@ TOO_WIDE = "excludes 1, but its ends are more than a factor of 100 apart"
 
 def test_releases_that_only_the_noise_put_far_from_1_say_so():
     """Output perturbation, n = 2,000, epsilon 1, hazard ratio 1.5 (coefficient 0.417): releases 4, 5 and 6 of the
-    benchmark's cohorts have intervals from 1.4 to 69 on the log odds ratio scale, which miss 0.417 and exclude 0,
-    and no other warning; each now carries the sentence, and the record re-derives."""
+    benchmark's cohorts have intervals from 0.6 to 69 on the log odds ratio scale, which miss 0.417 and exclude 0,
+    and no other warning; each now carries the sentence, and the record re-derives. (The lower ends depend on the
+    processor: the released coefficient's last bits seed its interval's simulation, and release 6's lower end is 1.4
+    on one machine and 0.63 on another.)"""
     s = mv.BY_NAME["reference"]
     seeds = mv._seeds(0, s, 7)
     truth = 0.417
@@ -32,7 +34,7 @@ def test_releases_that_only_the_noise_put_far_from_1_say_so():
         rel = mech.compute(pp, SimulationNoise(mv._noise_seed(seeds[i], "output", 1.0)))
         record = publish("regression", *readout.publication("output", mech, rel))
         row = record.derived["intervals"][0]
-        assert row["lower"] > 1.0 and not row["lower"] <= truth <= row["upper"]
+        assert row["lower"] > truth > 0.0
         assert [w for w in record.derived["warnings"] if TOO_WIDE in w], record.derived["warnings"]
     body = {"kind": record.kind, "released": record.released, "public_inputs": record.public_inputs,
             "derived": record.derived}
