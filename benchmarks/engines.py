@@ -5,7 +5,7 @@
 1. :func:`generate` writes a synthetic cohort of any size as Parquet in chunks (bounded memory): integer
    days of follow-up up to 3650, two groups (hazard ratio 1.3), about 30% censored.
 2. Each job runs in its own process; the whole-process wall time, the child's CPU time (user and system, every
-   thread: on a shared machine the wall time follows it) and its peak resident memory (``resource.getrusage``) are
+   thread: on a shared machine the wall time follows it) and its peak resident memory (``os.wait4``, the whole process to its exit) are
    measured, with the load average printed before and after:
    - ``bare``: a bare DuckDB query computing the same counts (group x event/censoring x 20 bins) on the file;
    - ``km``: ``python -m dpsurv_core km --engine duckdb`` (laplace-counts, two groups, 20-bin public grid,
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -82,33 +81,25 @@ SELECT LEAST(CAST(time AS DOUBLE), 3650.0) AS u, COUNT(*), SUM(status) FROM read
 print(len(rows))
 """
 
-CHILD = """
-import resource, sys, runpy
-sys.argv = sys.argv[1:]
-try:
-    if sys.argv[0].endswith(".py"):
-        runpy.run_path(sys.argv[0], run_name="__main__")
-    else:
-        runpy.run_module(sys.argv[0], run_name="__main__")
-except SystemExit as exc:
-    code = exc.code or 0
-else:
-    code = 0
-usage = resource.getrusage(resource.RUSAGE_SELF)
-sys.stderr.write(f"\\nPEAK_KB {usage.ru_maxrss} CPU {usage.ru_utime + usage.ru_stime:.3f} CODE {code}\\n")
-"""
 
 
 def run_job(argv: list[str], env: dict[str, str]) -> tuple[float, float, str, float]:
-    """Wall seconds, peak RSS (MB), status and CPU seconds (user + system, every thread) of one child process."""
-    start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", CHILD, *argv], capture_output=True, text=True, env=env, cwd=ROOT,
-                          timeout=3600)
-    wall = time.perf_counter() - start
-    last = next((line.split() for line in proc.stderr.splitlines() if line.startswith("PEAK_KB")), None)
-    peak, cpu = (int(last[1]), float(last[3])) if last else (0, 0.0)
-    ok = "CODE 0" in proc.stderr and proc.returncode == 0
-    return wall, peak / 1024, "ok" if ok else proc.stderr.strip().splitlines()[-2:][0][:200], cpu
+    """Wall seconds, peak RSS (MB), status and CPU seconds (user + system, every thread) of one child process, all
+    read from the operating system's accounting of the finished child (``os.wait4``): start-up and teardown
+    included, as a user waits for them."""
+    cmd = [sys.executable, *(argv if argv[0].endswith(".py") else ["-m", *argv])]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=ROOT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        stderr = err.read().decode(errors="replace")
+    cpu = usage.ru_utime + usage.ru_stime
+    ok = proc.returncode == 0
+    last = (stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+    return wall, usage.ru_maxrss / 1024, "ok" if ok else last[:200], cpu
 
 
 FINGERPRINT = """
@@ -201,7 +192,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"<!-- load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at the end -->", flush=True)
         if not args.keep:
             path.unlink()
-    _ = resource  # the children measure themselves
     return 0
 
 

@@ -91,7 +91,7 @@ def test_the_wheel_holds_the_package_and_its_bundled_data(installed):
     assert not any("__pycache__" in n or n.startswith(("tests/", "ui/", "pages/", "app.py")) for n in names)
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     scripts = zipfile.ZipFile(installed["wheel"]).read(entry_points).decode()
-    assert "dpsurv = dpsurv_core.__main__:main" in scripts and "dpsurv-app = dpsurv_app.__main__:main" in scripts
+    assert "dpsurv = dpsurv_core.__main__:console" in scripts and "dpsurv-app = dpsurv_app.__main__:main" in scripts
 
 
 def test_the_wheel_holds_the_app_with_its_pages_next_to_it(installed):
