@@ -7,7 +7,9 @@
 2. Each job runs in its own process; the whole-process wall time, the child's CPU time (user and system, every
    thread: on a shared machine the wall time follows it) and its peak resident memory (``os.wait4``, the whole process to its exit) are
    measured, with the load average printed before and after:
-   - ``bare``: a bare DuckDB query computing the same counts (group x event/censoring x 20 bins) on the file;
+   - ``bare``: a bare DuckDB query computing the same counts (group x event/censoring x 20 bins) on the file, in a
+     script that ends as the command line does (its connection closed, output flushed, no interpreter teardown:
+     :func:`dpsurv_core.__main__.exit_now`), so that the ratios compare the work and not the ending;
    - ``km``: ``python -m dpsurv_core km --engine duckdb`` (laplace-counts, two groups, 20-bin public grid,
      epsilon 1, seeded simulation: the compute path of a release without the ledger);
    - ``logrank``: the same with the calibrated log-rank test (999 null draws);
@@ -25,9 +27,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -63,43 +67,59 @@ def generate(path: str | Path, rows: int, seed: int = 14, chunk: int = CHUNK) ->
 
 
 BARE = """
-import sys, duckdb
+import os, sys, duckdb
 con = duckdb.connect()
 rows = con.execute('''
 SELECT "group", status, LEAST(GREATEST(CASE WHEN status = 1 THEN CAST(CEIL(time / 182.5) AS INTEGER)
        ELSE CAST(FLOOR(time / 182.5) AS INTEGER) + 1 END, 1), 21) AS bin, COUNT(*)
 FROM read_parquet(?) GROUP BY ALL''', [sys.argv[1]]).fetchall()
 print(len(rows))
+con.close()
+sys.stdout.flush()
+os._exit(0)  # the command line's ending (dpsurv_core.__main__.exit_now): no interpreter teardown
 """
 
 BARE_WEIBULL = """
-import sys, duckdb
+import os, sys, duckdb
 con = duckdb.connect()
 rows = con.execute('''
 SELECT LEAST(CAST(time AS DOUBLE), 3650.0) AS u, COUNT(*), SUM(status) FROM read_parquet(?) GROUP BY u ORDER BY u''',
                    [sys.argv[1]]).fetchall()
 print(len(rows))
+con.close()
+sys.stdout.flush()
+os._exit(0)  # the command line's ending (dpsurv_core.__main__.exit_now): no interpreter teardown
 """
 
 
-
-def run_job(argv: list[str], env: dict[str, str]) -> tuple[float, float, str, float]:
-    """Wall seconds, peak RSS (MB), status and CPU seconds (user + system, every thread) of one child process, all
-    read from the operating system's accounting of the finished child (``os.wait4``): start-up and teardown
-    included, as a user waits for them."""
+def run_job(argv: list[str], env: dict[str, str], timeout: float = 3600.0) -> tuple[float, float, str, float]:
+    """Wall seconds, peak RSS (MB), status and CPU seconds (user + system, every thread) of one child process, CPU and
+    memory read from the operating system's accounting of the finished child (``os.wait4``: start-up and teardown
+    included). The wall time runs until the child has exited and its output streams are closed, so a JVM that Spark
+    started and that outlives the Python driver for a moment is waited for, as the old ``subprocess.run`` did; a job
+    still running after ``timeout`` seconds is killed with its process group."""
     cmd = [sys.executable, *(argv if argv[0].endswith(".py") else ["-m", *argv])]
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=ROOT)
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT,
+                            start_new_session=True)
+    streams: dict[str, bytes] = {}
+    readers = [threading.Thread(target=lambda name=name, f=f: streams.__setitem__(name, f.read()))
+               for name, f in (("out", proc.stdout), ("err", proc.stderr))]
+    for r in readers:
+        r.start()
+    killer = threading.Timer(timeout, lambda: os.killpg(proc.pid, signal.SIGKILL))
+    killer.start()
+    try:
         _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        err.seek(0)
-        stderr = err.read().decode(errors="replace")
-    cpu = usage.ru_utime + usage.ru_stime
-    ok = proc.returncode == 0
+        for r in readers:
+            r.join()
+    finally:
+        killer.cancel()
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    stderr = streams.get("err", b"").decode(errors="replace")
     last = (stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
-    return wall, usage.ru_maxrss / 1024, "ok" if ok else last[:200], cpu
+    return wall, usage.ru_maxrss / 1024, "ok" if proc.returncode == 0 else last[:200], usage.ru_utime + usage.ru_stime
 
 
 FINGERPRINT = """

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,6 +44,10 @@ class DuckDBEngine(Engine):
             raise DataError(not_duckdb(source.location, exc)) from None
         if shared:
             self.distinct_rows = shared[1]
+        # closed when the engine is collected or, at the latest, by the process's exit handlers: DuckDB then removes
+        # the rows it spilled to its temporary directory (a command line that ends without the interpreter's teardown
+        # would otherwise leave them on disk)
+        weakref.finalize(self, self.con.close)
         if threads:
             self.con.execute(f"SET threads = {int(threads)}")
         memory_limit = memory_limit or os.environ.get(MEMORY_ENV, "").strip() or DEFAULT_MEMORY

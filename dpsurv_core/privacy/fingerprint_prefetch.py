@@ -148,6 +148,18 @@ def take(path: Path) -> str | None:
 
 
 @atexit.register
+def _close_scans() -> None:
+    """At exit, after :func:`_wait` (exit handlers run last registered first): every scan's connection is closed, so
+    DuckDB removes anything it spilled to disk, also when the process then ends without the interpreter's teardown
+    (:func:`dpsurv_core.__main__.exit_now`)."""
+    import sys
+
+    sql = sys.modules.get("dpsurv_core.privacy.fingerprint_scan")
+    if sql is not None:
+        sql.close_all()
+
+
+@atexit.register
 def _wait() -> None:
     """A command that ends before it needed the fingerprint (an error, a non-private run) interrupts the thread's
     DuckDB query and waits for it, so DuckDB is never torn down under a running query."""

@@ -56,6 +56,17 @@ def interrupt_all() -> None:
             pass
 
 
+def close_all() -> None:
+    """Close every fingerprint connection of this process (its in-memory database then ends, and DuckDB removes
+    anything it spilled to disk)."""
+    for con in list(_ACTIVE):
+        _ACTIVE.discard(con)
+        try:
+            con.close()
+        except Exception:  # noqa: BLE001 - closed already
+            pass
+
+
 def connect() -> Any:
     """A new in-memory DuckDB connection for fingerprint scans (``$DPSURV_FINGERPRINT_THREADS`` threads when set,
     1 GB of memory, insertion order not kept), registered so :func:`interrupt_all` reaches it."""
