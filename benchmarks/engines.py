@@ -26,6 +26,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import subprocess
@@ -103,22 +104,36 @@ def run_job(argv: list[str], env: dict[str, str], timeout: float = 3600.0) -> tu
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT,
                             start_new_session=True)
     streams: dict[str, bytes] = {}
-    readers = [threading.Thread(target=lambda name=name, f=f: streams.__setitem__(name, f.read()))
+    readers = [threading.Thread(target=lambda name=name, f=f: streams.__setitem__(name, f.read()), daemon=True)
                for name, f in (("out", proc.stdout), ("err", proc.stderr))]
     for r in readers:
         r.start()
-    killer = threading.Timer(timeout, lambda: os.killpg(proc.pid, signal.SIGKILL))
+    timed_out = threading.Event()
+
+    def kill() -> None:
+        timed_out.set()
+        os.killpg(proc.pid, signal.SIGKILL)
+
+    killer = threading.Timer(timeout, kill)
     killer.start()
     try:
         _, status, usage = os.wait4(proc.pid, 0)
         for r in readers:
             r.join()
+    except BaseException:  # Ctrl-C: the job is in a session of its own, so the terminal's signal did not reach it
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(proc.pid, 0)
+        raise
     finally:
         killer.cancel()
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
     stderr = streams.get("err", b"").decode(errors="replace")
     last = (stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+    if timed_out.is_set():
+        last = f"killed after the {timeout:g} s timeout"
     return wall, usage.ru_maxrss / 1024, "ok" if proc.returncode == 0 else last[:200], usage.ru_utime + usage.ru_stime
 
 

@@ -35,9 +35,10 @@ def exit_now(code: int) -> NoReturn:
     atexit._run_exitfuncs()
     failed = _flush() or failed
     if failed:
-        try:
-            os.write(2, f"error: the output could not be written ({failed}).\n".encode())
-        except OSError:
+        try:  # through the stream's own descriptor: with standard error closed, 2 may be a file the command opened
+            if sys.stderr is not None:
+                os.write(sys.stderr.fileno(), f"error: the output could not be written ({failed}).\n".encode())
+        except (OSError, ValueError):
             pass
         os._exit(code or 120)
     os._exit(code)

@@ -231,22 +231,51 @@ def main(argv: list[str] | None = None) -> int:
         args._argv = list(argv)
         result = run_parsed(args)
         status = int(result.pop("_exit", 0)) if isinstance(result, dict) else 0  # budget verify: 1 when broken
-        sys.stdout.write(json.dumps(_clean(result), allow_nan=False) + "\n")
+        text = json.dumps(_clean(result), allow_nan=False) + "\n"
+        try:
+            if sys.stdout is None:
+                raise OSError("standard output is closed")
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except (OSError, ValueError) as exc:  # a full disk, a closed pipe: the result is not where the user looks
+            _say(f"error: {not_printed(result, args, exc)}")
+            return status or OUTPUT_FAILED
         return status
     except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _say(f"error: {exc}")
         return 2
     except DpsurvError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _say(f"error: {exc}")
         return 2
     except OSError as exc:  # a file that cannot be read or written
         where = f" {exc.filename!r}" if getattr(exc, "filename", None) else ""
-        print(f"error: cannot use{where}: {exc.strerror or exc}; check the path and its permissions.", file=sys.stderr)
+        _say(f"error: cannot use{where}: {exc.strerror or exc}; check the path and its permissions.")
         return 2
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
     except Exception as exc:  # a bug, not bad input: still one line unless debugging
         if os.environ.get("DPSURV_DEBUG"):
             raise
-        print(f"internal error: {type(exc).__name__}: {exc} (set DPSURV_DEBUG=1 for the traceback)", file=sys.stderr)
+        _say(f"internal error: {type(exc).__name__}: {exc} (set DPSURV_DEBUG=1 for the traceback)")
         return 1
+
+
+OUTPUT_FAILED = 120  # the exit status of output that could not be written (the interpreter's own at exit)
+
+
+def _say(line: str) -> None:
+    """One line on standard error (nothing when the caller closed it: never on standard output instead)."""
+    if sys.stderr is not None:
+        print(line, file=sys.stderr)
+
+
+def not_printed(result: Any, args: argparse.Namespace, exc: BaseException) -> str:
+    """The sentence for a result that could not be printed; a release's says that it was recorded and charged and
+    how to read it again without a second charge."""
+    reason = " ".join(str(getattr(exc, "strerror", None) or exc or type(exc).__name__).split()).rstrip(".")
+    record_id = result.get("record_id") if isinstance(result, dict) and result.get("release") else None
+    if record_id is None:
+        return f"the output could not be written ({reason})."
+    from dpsurv_core.cli.delivery import not_delivered_sentence
+
+    return not_delivered_sentence(record_id, getattr(args, "data", None), OSError(reason))

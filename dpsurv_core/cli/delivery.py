@@ -36,7 +36,7 @@ def _reason(exc: BaseException) -> str:
     return " ".join(text.split()).rstrip(".")
 
 
-def _not_delivered_sentence(record_id: Any, data: str | None, exc: BaseException) -> str:
+def not_delivered_sentence(record_id: Any, data: str | None, exc: BaseException) -> str:
     """One sentence: the release was recorded as ``record_id`` but its output failed; do not rerun, re-render it."""
     lists = f"`python -m dpsurv_core budget show --data {shlex.quote(data)}` lists it" if data else \
         "`python -m dpsurv_core budget show --data D` lists it"
@@ -69,4 +69,4 @@ def delivering(data: str | None) -> Iterator[Charge]:
     except Exception as exc:
         if charge.record_id is None:
             raise
-        raise NotDelivered(_not_delivered_sentence(charge.record_id, data, exc), charge.record_id) from exc
+        raise NotDelivered(not_delivered_sentence(charge.record_id, data, exc), charge.record_id) from exc

@@ -4,11 +4,10 @@ except through :meth:`DuckDBEngine.batches`, the bounded chunked path)."""
 from __future__ import annotations
 
 import os
-import tempfile
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dpsurv_core.engines.base import RELATION, Engine, kind_of
 from dpsurv_core.engines.source import Source
@@ -26,6 +25,16 @@ def not_duckdb(path: str, exc: Exception) -> str:
     first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return (f"{path!r} could not be opened as a DuckDB database ({first}): give a database file made by DuckDB in "
             "--data duckdb:PATH:TABLE, or pass a Parquet or CSV file as --data PATH.")
+
+
+def _close(con: Any) -> None:
+    """Close a connection; one still busy in another thread (a server shutting down mid-query) is left to DuckDB."""
+    import duckdb
+
+    try:
+        con.close()
+    except duckdb.Error:
+        pass
 
 
 class DuckDBEngine(Engine):
@@ -47,12 +56,17 @@ class DuckDBEngine(Engine):
         # closed when the engine is collected or, at the latest, by the process's exit handlers: DuckDB then removes
         # the rows it spilled to its temporary directory (a command line that ends without the interpreter's teardown
         # would otherwise leave them on disk)
-        weakref.finalize(self, self.con.close)
+        weakref.finalize(self, _close, self.con)
         if threads:
             self.con.execute(f"SET threads = {int(threads)}")
         memory_limit = memory_limit or os.environ.get(MEMORY_ENV, "").strip() or DEFAULT_MEMORY
         self.con.execute(f"SET memory_limit = {self.string(memory_limit)}")  # larger intermediates spill to disk
-        self.con.execute(f"SET temp_directory = {self.string(str(Path(tempfile.gettempdir()) / 'dpsurv_duckdb'))}")
+        from dpsurv_core.privacy.fingerprint_scan import temp_directory
+
+        folder = temp_directory()
+        # a cursor on the one scan's database has it already (and DuckDB refuses to set it again once used)
+        if (self.con.execute("SELECT current_setting('temp_directory')").fetchone() or [None])[0] != folder:
+            self.con.execute(f"SET temp_directory = {self.string(folder)}")
         loc = self.string(source.location)
         if source.kind == "parquet":
             scan = f"SELECT * EXCLUDE (file_row_number), file_row_number AS _row FROM read_parquet({loc}, file_row_number = true)"

@@ -78,8 +78,17 @@ def connect() -> Any:
     if threads.isdigit() and int(threads) > 0:
         con.execute(f"SET threads = {int(threads)}")
     con.execute("SET memory_limit = '1GB'")
+    con.execute(f"SET temp_directory = {string(temp_directory())}")  # not DuckDB's default, ./.tmp in the cwd
     con.execute("SET preserve_insertion_order = false")
     return con
+
+
+def temp_directory() -> str:
+    """Where dpsurv's DuckDB databases spill rows that outgrow their memory (the system's temporary folder; DuckDB
+    removes its files there when the database closes)."""
+    import tempfile
+
+    return str(Path(tempfile.gettempdir()) / "dpsurv_duckdb")
 
 
 def described(con: Any, rel: str) -> tuple[list[str], list[str]]:

@@ -148,3 +148,54 @@ def test_the_scans_connections_are_closed_by_an_exit_handler(tmp_path: Path) -> 
     assert not fingerprint_scan._ACTIVE
     with pytest.raises(duckdb.ConnectionException):
         con.execute("SELECT 1")
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_release_whose_json_cannot_be_written_says_it_was_charged(tmp_path: Path) -> None:
+    """A JSON larger than the output buffer fails inside the command: a simulation says its output could not be
+    written, a release that its record was charged and how to read it again (never "check the path", exit 2)."""
+    env = {**_buffered(), "DPSURV_LEDGER": str(tmp_path / "ledger.sqlite3")}
+    base = [sys.executable, "-m", "dpsurv_core", "km", "--data", "lung", "--group", "sex", "--epsilon", "1", "--grid",
+            "0:1100:20", "--json"]
+    with open("/dev/full", "w") as full:
+        seeded = subprocess.run([*base, "--seed", "1"], stdout=full, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                                env=env, timeout=120)
+        charged = subprocess.run([*base, "--cap", "5"], stdout=full, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                                 env=env, timeout=120)
+    assert seeded.returncode == 120
+    assert seeded.stderr.strip() == "error: the output could not be written (No space left on device)."
+    assert charged.returncode == 120
+    assert "recorded and charged as ledger record 2" in charged.stderr
+    assert "do not run this command again" in charged.stderr and len(charged.stderr.strip().splitlines()) == 1
+    closed = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", *base, "--seed", "1"], capture_output=True, text=True,
+                            cwd=ROOT, env=env, timeout=120)
+    assert closed.returncode == 120 and "standard output is closed" in closed.stderr
+
+
+def test_the_scans_spill_to_dpsurvs_temporary_folder_and_the_engine_shares_it(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one scan's database spills where the engine's does (the system's temporary folder, not DuckDB's default
+    ./.tmp in the working directory), and an engine on that database after it spilled does not try to move it."""
+    from dpsurv_core.engines.duckdb import DuckDBEngine
+    from dpsurv_core.engines.source import Source
+    from dpsurv_core.privacy import fingerprint_prefetch as pre
+    from dpsurv_core.privacy import fingerprint_scan
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.chdir(tmp_path)
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
+    con = fingerprint_scan.connect()
+    con.execute("SET memory_limit = '10MB'")
+    con.execute("CREATE TEMP TABLE big AS SELECT range AS i, repeat('x', 60) || range::VARCHAR AS s FROM range(1000000)")
+    assert list((tmp_path / "tmp" / "dpsurv_duckdb").iterdir())
+    assert not (tmp_path / ".tmp").exists()
+    from benchmarks.engines import generate
+
+    path = generate(tmp_path / "c.parquet", 1000)
+    monkeypatch.setattr(pre, "projection", lambda p: (con, "big"))
+    engine = DuckDBEngine(Source("parquet", str(path)))
+    assert engine.distinct_rows == "big"
+    fingerprint_scan.close_all()
