@@ -53,6 +53,8 @@ class DuckDBEngine(Engine):
             raise DataError(not_duckdb(source.location, exc)) from None
         if shared:
             self.distinct_rows = shared[1]
+        # no progress bar: DuckDB draws one on standard output for a query over 2 s, before the command's JSON
+        self.con.execute("SET enable_progress_bar = false")
         # closed when the engine is collected or, at the latest, by the process's exit handlers: DuckDB then removes
         # the rows it spilled to its temporary directory (a command line that ends without the interpreter's teardown
         # would otherwise leave them on disk)

@@ -25,6 +25,9 @@ from typing import Any
 FEW_VALUES = 50_000  # distinct values in the first PROBE_ROWS rows below which a column's key comes from its counts
 PROBE_ROWS = 200_000
 DISTINCT_ROW_CELLS = 20_000_000  # a table of distinct rows (with counts) up to this many cells is hashed in NumPy
+# DuckDB draws a progress bar on standard output when a query runs longer than 2 s (a registry's scan does), which
+# would come before the command's JSON there
+QUIET = "SET enable_progress_bar = false"
 COUNT_COLUMN = "_dpsurv_n"  # a materialised table of distinct rows keeps each one's count in this column
 NUMBER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
                 "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "BOOLEAN", "DECIMAL")
@@ -74,6 +77,7 @@ def connect() -> Any:
 
     con = duckdb.connect()
     _ACTIVE.add(con)
+    con.execute(QUIET)
     threads = os.environ.get(THREADS_ENV, "").strip()
     if threads.isdigit() and int(threads) > 0:
         con.execute(f"SET threads = {int(threads)}")

@@ -327,7 +327,9 @@ def fingerprint_table(database: str | Path, table: str, con=None) -> str:
     import duckdb
 
     own = con is None
-    con = con or duckdb.connect(str(database), read_only=True)
+    if con is None:
+        con = duckdb.connect(str(database), read_only=True)
+        con.execute("SET enable_progress_bar = false")  # DuckDB draws it on standard output
     try:
         return _Table(con, _q(table)).run()
     finally:

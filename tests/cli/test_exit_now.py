@@ -199,3 +199,26 @@ def test_the_scans_spill_to_dpsurvs_temporary_folder_and_the_engine_shares_it(tm
     engine = DuckDBEngine(Source("parquet", str(path)))
     assert engine.distinct_rows == "big"
     fingerprint_scan.close_all()
+
+
+def test_no_duckdb_connection_draws_a_progress_bar(tmp_path: Path) -> None:
+    """DuckDB draws a progress bar on standard output for any query over 2 s (a registry's scan), which would put it
+    before the command's JSON: every connection dpsurv opens has it off, the one scan's, an engine's own and an
+    engine's cursor on the scan's database."""
+    from benchmarks.engines import generate
+    from dpsurv_core.engines.duckdb import DuckDBEngine
+    from dpsurv_core.engines.source import Source
+    from dpsurv_core.privacy import fingerprint_prefetch as pre
+    from dpsurv_core.privacy import fingerprint_scan
+
+    setting = "SELECT current_setting('enable_progress_bar')"
+    path = generate(tmp_path / "c.parquet", 2_000)
+    scan = fingerprint_scan.connect()
+    assert scan.execute(setting).fetchone()[0] is False
+    own = DuckDBEngine(Source("parquet", str(path)))
+    assert own.distinct_rows is None and own.con.execute(setting).fetchone()[0] is False
+    pre.start(["km", "--data", str(path), "--engine", "duckdb", "--seed", "1"])
+    shared = DuckDBEngine(Source("parquet", str(path)))
+    assert shared.distinct_rows is not None and shared.con.execute(setting).fetchone()[0] is False
+    pre._wait()
+    fingerprint_scan.close_all()
