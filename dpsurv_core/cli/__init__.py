@@ -272,10 +272,10 @@ def _say(line: str) -> None:
 def not_printed(result: Any, args: argparse.Namespace, exc: BaseException) -> str:
     """The sentence for a result that could not be printed; a release's says that it was recorded and charged and
     how to read it again without a second charge."""
-    reason = " ".join(str(getattr(exc, "strerror", None) or exc or type(exc).__name__).split()).rstrip(".")
     record_id = result.get("record_id") if isinstance(result, dict) and result.get("release") else None
     if record_id is None:
+        reason = " ".join(str(getattr(exc, "strerror", None) or exc or type(exc).__name__).split()).rstrip(".")
         return f"the output could not be written ({reason})."
     from dpsurv_core.cli.delivery import not_delivered_sentence
 
-    return not_delivered_sentence(record_id, getattr(args, "data", None), OSError(reason))
+    return not_delivered_sentence(record_id, getattr(args, "data", None), exc)

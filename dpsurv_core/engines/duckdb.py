@@ -53,8 +53,9 @@ class DuckDBEngine(Engine):
             raise DataError(not_duckdb(source.location, exc)) from None
         if shared:
             self.distinct_rows = shared[1]
-        # no progress bar: DuckDB draws one on standard output for a query over 2 s, before the command's JSON
-        self.con.execute("SET enable_progress_bar = false")
+        from dpsurv_core.privacy.fingerprint_scan import QUIET, temp_directory
+
+        self.con.execute(QUIET)
         # closed when the engine is collected or, at the latest, by the process's exit handlers: DuckDB then removes
         # the rows it spilled to its temporary directory (a command line that ends without the interpreter's teardown
         # would otherwise leave them on disk)
@@ -63,8 +64,6 @@ class DuckDBEngine(Engine):
             self.con.execute(f"SET threads = {int(threads)}")
         memory_limit = memory_limit or os.environ.get(MEMORY_ENV, "").strip() or DEFAULT_MEMORY
         self.con.execute(f"SET memory_limit = {self.string(memory_limit)}")  # larger intermediates spill to disk
-        from dpsurv_core.privacy.fingerprint_scan import temp_directory
-
         folder = temp_directory()
         # a cursor on the one scan's database has it already (and DuckDB refuses to set it again once used)
         if (self.con.execute("SELECT current_setting('temp_directory')").fetchone() or [None])[0] != folder:

@@ -30,6 +30,7 @@ from dpsurv_core.privacy.fingerprint_scan import (  # noqa: F401 (THREADS_ENV, i
     FEW_VALUES,
     NUMBER_TYPES,
     PROBE_ROWS,
+    QUIET,
     THREADS_ENV,
     distinct_row_limit,
     interrupt_all,
@@ -329,7 +330,7 @@ def fingerprint_table(database: str | Path, table: str, con=None) -> str:
     own = con is None
     if con is None:
         con = duckdb.connect(str(database), read_only=True)
-        con.execute("SET enable_progress_bar = false")  # DuckDB draws it on standard output
+        con.execute(QUIET)
     try:
         return _Table(con, _q(table)).run()
     finally:
