@@ -123,6 +123,8 @@ def test_upload_label_release_once_read_on_group_comparison_and_report(app, brow
     no_exception(pg, "Group comparison reading the release")
     assert len(_releases(ledger)) == 1
     assert "HR (95% CI)" in main.inner_text() and "Nothing more is charged" in main.inner_text()
+    # the sidebar's budget block is drawn after the page's body: wait for it (under load it came a moment later)
+    pg.locator(SIDEBAR).get_by_text("1 release(s) of this data set").first.wait_for(timeout=30_000)
     assert "1 release(s) of this data set" in pg.locator(SIDEBAR).inner_text()
     for width in (1024, 1400):
         pg.set_viewport_size({"width": width, "height": 1600})
