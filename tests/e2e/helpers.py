@@ -52,6 +52,9 @@ def choose(pg, label: str, option: str) -> None:
     wanted.click()
 
 
+COHORT_INPUT = "input[type=file][accept*='.parquet']"  # the cohort's uploader (the labels' one takes .json)
+
+
 def open_page(pg, name: str, timeout: float = 90_000) -> None:
     """Click ``name`` in the sidebar and wait until the page's first view is drawn."""
     pg.locator("[data-testid='stSidebarNav']").get_by_role("link", name=name, exact=True).click()

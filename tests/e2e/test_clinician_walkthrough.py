@@ -16,6 +16,7 @@ import pytest
 from dpsurv_core.privacy.ledger import LedgerStore
 from tests.conftest import launch_app, wait_for_app
 from tests.e2e.helpers import (
+    COHORT_INPUT,
     MAIN,
     PAGES,
     SIDEBAR,
@@ -118,7 +119,8 @@ def test_lung_and_a_months_upload_through_every_page(app, browser, tmp_path, art
     open_page(pg, "Data")
     pg.get_by_text("Upload a file", exact=True).click()
     wait_for_app(pg)
-    pg.locator("input[type=file]").first.set_input_files(
+    pg.locator(COHORT_INPUT).wait_for(state="attached")  # the bundled data set's labels uploader comes first
+    pg.set_input_files(COHORT_INPUT,
         files=[{"name": "trial_months.csv", "mimeType": "text/csv", "buffer": months_csv()}])
     pg.get_by_text("In use: trial_months.csv").wait_for()
     wait_for_app(pg)

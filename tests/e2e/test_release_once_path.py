@@ -13,7 +13,7 @@ import pytest
 
 from dpsurv_core.privacy.ledger import RELEASE, LedgerStore
 from tests.conftest import launch_app, wait_for_app
-from tests.e2e.helpers import MAIN, PAGES, SIDEBAR, download, fresh_session, no_exception, open_page
+from tests.e2e.helpers import COHORT_INPUT, MAIN, PAGES, SIDEBAR, download, fresh_session, no_exception, open_page
 from tests.e2e.test_clinician_walkthrough import SEX_LABELS, months_csv
 
 pytestmark = pytest.mark.browser
@@ -66,7 +66,8 @@ def test_upload_label_release_once_read_on_group_comparison_and_report(app, brow
     open_page(pg, "Data")
     pg.get_by_text("Upload a file", exact=True).click()
     wait_for_app(pg)
-    pg.locator("input[type=file]").first.set_input_files(
+    pg.locator(COHORT_INPUT).wait_for(state="attached")  # the bundled data set's labels uploader comes first
+    pg.set_input_files(COHORT_INPUT,
         files=[{"name": "trial.csv", "mimeType": "text/csv", "buffer": months_csv()}])
     pg.get_by_text("In use: trial.csv").wait_for()
     wait_for_app(pg)

@@ -25,7 +25,7 @@ import pytest
 
 from dpsurv_app.capacity import BUSY
 from tests.conftest import CHROMIUM_FLAGS, chromium_path, launch_app, wait_for_app
-from tests.e2e.helpers import MAIN, fresh_session, no_exception, open_page
+from tests.e2e.helpers import COHORT_INPUT, MAIN, fresh_session, no_exception, open_page
 
 pytestmark = pytest.mark.browser
 
@@ -34,7 +34,6 @@ ADDRESS_SPACE = 6 << 30  # virtual memory: threads' stacks and the libraries' re
 PEAK_RSS_BOUND_KB = 2 << 20  # 2 GB
 OTHER_SESSION_BOUND_S = 45.0
 PER_THREAD = 5
-COHORT_INPUT = "input[type=file][accept*='.parquet']"  # the cohort's uploader (the labels' one takes .json)
 
 
 def _limit_address_space() -> None:
