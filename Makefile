@@ -1,7 +1,7 @@
 # Two commands on a fresh machine with Python 3.11, pip, make and apt:
 #   make run    install what the app needs (Debian chromium for figure downloads included; PDF=1 adds Playwright for PDF reports) and start it on http://localhost:8501
 #   make test   install what the tests need (Debian chromium, a headless JRE for Spark and PostgreSQL for the ledger tests included) and run the whole suite
-# While editing: make test-fast (ruff + pytest without the browser tests and the tests marked slow, < 1 min).
+# While editing: make test-fast (ruff + pytest without the browser tests and the tests marked slow, under 45 s).
 PY ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin

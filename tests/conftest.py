@@ -30,13 +30,21 @@ SLOW_TESTS = ROOT / "tests" / "slow_tests.txt"
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects
 def pytest_collection_modifyitems(config, items) -> None:
-    """The tests listed in tests/slow_tests.txt (0.75 s or more on the loaded 2-core machine; tests/slow_list.py
-    writes the list) are marked slow, and so is every test that starts Spark: make test-fast leaves them out; make
-    test runs them all."""
+    """The tests listed in tests/slow_tests.txt (0.2 s or more on the 2-core machine; tests/slow_list.py
+    writes the list) are marked slow, and so is every test that starts Spark or PostgreSQL: make test-fast leaves them
+    out; make test runs them all."""
     listed = {line.strip() for line in SLOW_TESTS.read_text().splitlines() if line.strip() and not line.startswith("#")}
     for item in items:
-        if item.nodeid in listed or "spark_session" in getattr(item, "fixturenames", ()):  # a JVM is always slow
+        if item.nodeid in listed or _starts_a_server(item):
             item.add_marker(pytest.mark.slow)
+
+
+def _starts_a_server(item) -> bool:
+    """A test that needs a JVM (Spark) or a PostgreSQL server, directly or through a backend parameter."""
+    if {"spark_session", "pg_server", "pg_url"} & set(getattr(item, "fixturenames", ())):
+        return True
+    spec = getattr(item, "callspec", None)
+    return spec is not None and any(isinstance(v, str) and v == "postgresql" for v in spec.params.values())
 
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
