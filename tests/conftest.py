@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import socket
@@ -26,6 +27,21 @@ settings.register_profile("ci", max_examples=40, deadline=None, derandomize=True
 settings.load_profile("ci")
 
 SLOW_TESTS = ROOT / "tests" / "slow_tests.txt"
+
+
+def _scan_components_once() -> None:
+    """Each new AppTest scans every installed package's metadata for Streamlit components (0.3-0.6 s here, hundreds of
+    times a run); the installed packages do not change during a run, so each test process scans once."""
+    try:
+        from streamlit.components.v2 import manifest_scanner
+    except ImportError:  # a Streamlit without v2 components scans nothing
+        return
+    scan = manifest_scanner.scan_component_manifests
+    once = functools.cache(scan)
+    manifest_scanner.scan_component_manifests = lambda max_workers=None: list(once(max_workers))  # type: ignore[assignment]
+
+
+_scan_components_once()
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects
