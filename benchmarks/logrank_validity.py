@@ -1,6 +1,7 @@
 """Validity of the log-rank tests where groups differ in size and censoring: type-I error and power.
 
-``python -m benchmarks.logrank_validity [--cohorts N] [--draws B] [--designs NAMES] [--epsilons EPS] [--seed S]``
+``python -m benchmarks.logrank_validity [--cohorts N] [--draws B] [--designs NAMES] [--epsilons EPS] [--seed S]
+[--bins J]``
 
 Designs (exponential event times, mean 300 days; each group's own exponential censoring, which alone would censor
 the stated share of the group; follow-up ends at 900 days; times rounded up to whole days):
@@ -15,10 +16,12 @@ others'. Tests (the overall k-group test; with two groups it is the pair's): the
 exact times (lifelines' and R's), binned on the public grid of 20 equal bins to 900 days and on 50 bins, and binned
 with censorings taken out before each bin's events (the rule before the actuarial one, ``--old-rule``); and the
 calibrated private tests (:mod:`dpsurv_core.curves.logrank_test`, B null draws) of laplace-counts, adaptive-km and
-rrr (its raw reported-label test and its de-biased one) at each epsilon, one release per cohort. Each cell prints the
+rrr (its raw reported-label test and its de-biased one) at each epsilon, one release per cohort, on ``--bins`` equal
+bins (20 unless told; the non-private binned test on that grid too). Each cell prints the
 rejection rate at alpha 0.05 with its Monte Carlo standard error sqrt(p (1 - p) / N), and for a private test how
 often the release's sentences say its p-value is approximate (a weak test; adaptive-km's grid merged into fewer than
-four bins, or its groups censored unequally below epsilon 1) with the rejection rate of the releases that do not.
+four bins, or its groups censored unequally below epsilon 1; bins too wide for how differently the groups are
+censored) with the rejection rate of the releases that do not.
 """
 
 from __future__ import annotations
@@ -112,10 +115,11 @@ def nonprivate(data: list[Cohort], design: Design, bins: int | None, old_rule: b
     return np.asarray(logrank.overall(exact, shifted=0.5 if old_rule else 0.0).p_value) < ALPHA
 
 
-def release(mech_id: str, debiased: bool, eps: float, data: list[Cohort], design: Design, seed: int
-            ) -> tuple[BinnedCounts, lt.NoiseLaw]:
-    """One release per cohort (its counts as the release reads them; no bands), stacked, and the noise law."""
-    pub = public(design)
+def release(mech_id: str, debiased: bool, eps: float, data: list[Cohort], design: Design, seed: int,
+            bins: int = BINS) -> tuple[BinnedCounts, lt.NoiseLaw]:
+    """One release per cohort on ``bins`` equal bins (its counts as the release reads them; no bands), stacked, and
+    the noise law."""
+    pub = public(design, bins)
     entry = catalogue.get(catalogue.CURVES, mech_id)
     mech = (entry.build(eps, **context(data[0], pub)) if mech_id == "rrr"
             else entry.mechanism_class()(eps, noise_in_bands=False))  # the catalogue's mechanism, without bands
@@ -137,11 +141,11 @@ def release(mech_id: str, debiased: bool, eps: float, data: list[Cohort], design
     return stack(counts), lt.noise_law(mech, extra, debiased)
 
 
-def private(mech_id: str, debiased: bool, eps: float, data: list[Cohort], design: Design, draws: int, seed: int
-            ) -> np.ndarray:
+def private(mech_id: str, debiased: bool, eps: float, data: list[Cohort], design: Design, draws: int, seed: int,
+            bins: int = BINS) -> np.ndarray:
     """(2, N): each release's rejection, and whether its sentences say the p-value is approximate
     (:func:`~dpsurv_core.curves.logrank_test.level_warned`)."""
-    released, law = release(mech_id, debiased, eps, data, design, seed)
+    released, law = release(mech_id, debiased, eps, data, design, seed, bins)
     test = lt.calibrated_tests(released, law, draws=draws)[-1]
     return np.stack([np.nan_to_num(test.p_value, nan=1.0) < ALPHA, lt.level_warned(law, test, released, eps)])
 
@@ -151,13 +155,17 @@ def rate(reject: np.ndarray) -> tuple[float, float]:
     return p, math.sqrt(p * (1.0 - p) / reject.size)
 
 
-def cells(epsilons: tuple[float, ...], old_rule: bool) -> list[tuple[str, str, Callable[..., np.ndarray]]]:
-    """(test, epsilon, rejections(data, design, draws, seed)) for every test studied."""
+def cells(epsilons: tuple[float, ...], old_rule: bool, bins: int = BINS
+          ) -> list[tuple[str, str, Callable[..., np.ndarray]]]:
+    """(test, epsilon, rejections(data, design, draws, seed)) for every test studied; the private tests on ``bins``
+    equal bins."""
     out: list[tuple[str, str, Callable[..., np.ndarray]]] = [
         ("non-private, exact times", "-", lambda d, g, b, s: nonprivate(d, g, None)),
         (f"non-private, {BINS} bins", "-", lambda d, g, b, s: nonprivate(d, g, BINS)),
         ("non-private, 50 bins", "-", lambda d, g, b, s: nonprivate(d, g, 50)),
     ]
+    if bins not in (BINS, 50):
+        out.append((f"non-private, {bins} bins", "-", lambda d, g, b, s: nonprivate(d, g, bins)))
     if old_rule:
         out += [(f"non-private, {BINS} bins, censorings first (old rule)", "-",
                  lambda d, g, b, s: nonprivate(d, g, BINS, True)),
@@ -166,16 +174,16 @@ def cells(epsilons: tuple[float, ...], old_rule: bool) -> list[tuple[str, str, C
     for mech_id, deb in MECHANISMS:
         for eps in epsilons:
             out.append((mech_id + (" (de-biased)" if deb else ""), f"{eps:g}",
-                        lambda d, g, b, s, m=mech_id, x=deb, e=eps: private(m, x, e, d, g, b, s)))
+                        lambda d, g, b, s, m=mech_id, x=deb, e=eps: private(m, x, e, d, g, b, s, bins)))
     return out
 
 
 def run(n: int, draws: int, designs: list[Design], epsilons: tuple[float, ...], seed: int = 1, old_rule: bool = False,
-        log: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+        log: Callable[[dict[str, Any]], None] | None = None, bins: int = BINS) -> list[dict[str, Any]]:
     rows = []
     for design in designs:
         data = {hr: cohorts(design, hr, n, seed) for hr in (1.0, design.hr)}
-        for test, eps, fn in cells(epsilons, old_rule):
+        for test, eps, fn in cells(epsilons, old_rule, bins):
             t0 = time.perf_counter()
             null = fn(data[1.0], design, draws, seed)
             row = {"design": design.name, "test": test, "epsilon": eps, "cohorts": n,
@@ -214,14 +222,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--epsilons", default=",".join(f"{e:g}" for e in EPSILONS))
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--old-rule", action="store_true", help="also the binned test with censorings first")
+    ap.add_argument("--bins", type=int, default=BINS, help="equal bins of the private releases' grid")
     args = ap.parse_args(argv)
     designs = [DESIGNS[name.strip()] for name in args.designs.split(",")]
     epsilons = tuple(float(e) for e in args.epsilons.split(","))
     t0 = time.perf_counter()
-    print(f"{args.cohorts} cohorts per cell, {args.draws} null draws, alpha {ALPHA}, grid {BINS} equal bins to "
+    print(f"{args.cohorts} cohorts per cell, {args.draws} null draws, alpha {ALPHA}, grid {args.bins} equal bins to "
           f"{HORIZON:g} days", flush=True)
     print(HEADER, flush=True)
-    run(args.cohorts, args.draws, designs, epsilons, args.seed, args.old_rule, log=lambda r: print(fmt(r), flush=True))
+    run(args.cohorts, args.draws, designs, epsilons, args.seed, args.old_rule, log=lambda r: print(fmt(r), flush=True),
+        bins=args.bins)
     print(f"total {time.perf_counter() - t0:.0f} s", flush=True)
     return 0
 

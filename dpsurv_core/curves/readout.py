@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # value types only: this module reads no data
     from dpsurv_core.data.public import PublicParameters
 
 READING_KEYS = ("conf_type", "names", "time_unit", "landmarks", "rmst")
-VERSION = 3
+VERSION = 4
 """The reading rules a record's ``public_inputs["reader_version"]`` names (a record without one: version 1).
 
 1. adaptive-km's merged bins read by the life table's first order, d / (r - c/2), their censorings spread by width;
@@ -48,7 +48,9 @@ VERSION = 3
    (:func:`~dpsurv_core.curves.life_table.uniform_censoring_drop`), their censorings spread where it puts them;
 3. (2026-11-29) the log-rank test's sentences say when its p-value is approximate: a weak test, an adaptive-km
    release merged into fewer than four bins, or one below epsilon 1 whose groups' released censoring differs widely
-   (:func:`~dpsurv_core.curves.logrank_test.warnings_for`); the numbers are those of version 2.
+   (:func:`~dpsurv_core.curves.logrank_test.warnings_for`); the numbers are those of version 2;
+4. (2026-11-30) and when the grid is too wide for how differently the groups are censored
+   (:mod:`~dpsurv_core.curves.grid_timing`); the numbers are those of version 2.
 
 The log-rank reader reads the same curves, so its records follow the same versions.
 """
@@ -93,6 +95,8 @@ def mechanism_of(inputs: dict[str, Any]) -> Any:
         mechanism.merged_rule = "life-table"
     if version < 3:  # a reading rule, read by logrank_test.warnings_for (True when absent)
         mechanism.test_level_warnings = False
+    if version < 4:  # likewise
+        mechanism.test_grid_warnings = False
     return mechanism
 
 

@@ -32,10 +32,15 @@ def test_a_version_2_record_is_read_without_the_version_3_sentences():
     assert read.parameters() == readout.mechanism_of(V2["public_inputs"]).parameters()
 
 
-def test_a_version_3_record_and_a_preview_keep_today_s_rules():
+def test_a_version_3_record_is_read_without_the_version_4_grid_sentence():
+    read = reading_mechanism(_plan(), _released({**V2["public_inputs"], "reader_version": 3}))
+    assert getattr(read, "test_level_warnings", True) and read.test_grid_warnings is False
+
+
+def test_a_version_4_record_and_a_preview_keep_today_s_rules():
     plan = _plan()
-    assert getattr(reading_mechanism(plan, _released({**V2["public_inputs"], "reader_version": 3})),
-                   "test_level_warnings", True)
+    read = reading_mechanism(plan, _released({**V2["public_inputs"], "reader_version": 4}))
+    assert getattr(read, "test_level_warnings", True) and getattr(read, "test_grid_warnings", True)
     assert reading_mechanism(plan, None) is plan.mechanism
     assert reading_mechanism(plan, SimpleNamespace(publication=None)) is plan.mechanism
 
@@ -67,7 +72,7 @@ def test_the_group_comparison_page_reads_a_version_2_record_by_version_2_s_rules
     ok(first)
     (made,) = releases()
     today = made.body["derived"]["test_warnings"]
-    assert made.body["public_inputs"]["reader_version"] == 3 and any("borderline" in w for w in today)
+    assert made.body["public_inputs"]["reader_version"] == 4 and any("borderline" in w for w in today)
     # the same release as a version-2 record holds it: version 2's reading of the same released counts
     old = publish("logrank", made.body["released"], {**made.body["public_inputs"], "reader_version": 2})
     assert not any("borderline" in w for w in old.derived["test_warnings"])

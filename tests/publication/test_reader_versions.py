@@ -33,7 +33,7 @@ def test_a_version_1_record_rederives_and_today_s_rules_would_read_it_otherwise(
 def test_a_new_release_stores_the_version_it_was_read_with_and_rederives(kind):
     old = V1[kind]
     pub = publish(kind, old["released"], {**old["public_inputs"]})
-    assert pub.public_inputs["reader_version"] == reader_version(kind) == 3
+    assert pub.public_inputs["reader_version"] == reader_version(kind) == 4
     body = pub.to_dict()
     assert rederive(body)["identical"]
     assert pub.derived["survival"] != old["derived"]["survival"]
@@ -52,7 +52,7 @@ def test_a_reading_of_an_old_record_keeps_its_rules_and_finds_it_as_the_same_rel
     assert find_release([Rec(body)], new_plan) is not None
 
 
-@pytest.mark.parametrize("version", [0, 4, "2", True, 2.5])
+@pytest.mark.parametrize("version", [0, 5, "2", True, 2.5])
 def test_a_version_this_dpsurv_does_not_have_is_refused_in_one_sentence(version):
     body = V1["curves"]
     with pytest.raises(ParameterError, match="reader version"):
@@ -83,7 +83,7 @@ def test_a_version_1_weibull_record_rederives_and_version_2_reads_past_the_floor
         derive("weibull", body["released"], {**body["public_inputs"], "reader_version": 3})
 
 
-@pytest.mark.parametrize("version", [0, 4, "2", True])
+@pytest.mark.parametrize("version", [0, 5, "2", True])
 def test_every_reading_of_a_stored_record_refuses_a_version_it_does_not_have(version):
     """Reports, figures and hazard ratios read a stored record through its mechanism, not through ``derive``: they
     refuse the same versions."""
@@ -103,7 +103,7 @@ def test_the_audit_of_a_stored_version_1_record_attacks_it_as_it_was_published()
     assert publisher.public_inputs["reader_version"] == 1
     assert first_difference(publish("curves", body["released"], publisher.public_inputs).derived,
                             body["derived"]) is None
-    assert publish("curves", body["released"], body["public_inputs"]).public_inputs["reader_version"] == 3
+    assert publish("curves", body["released"], body["public_inputs"]).public_inputs["reader_version"] == 4
 
 
 def test_a_version_2_log_rank_record_keeps_its_sentences_and_version_3_adds_the_merged_bins_one():

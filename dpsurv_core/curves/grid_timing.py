@@ -1,0 +1,82 @@
+"""How much a binned log-rank test depends on when, within its bins, the censorings fall.
+
+On a public grid the log-rank test counts a bin's censorings as at risk for half the bin (the life table's rule,
+:mod:`dpsurv_core.curves.logrank`). That is right to first order in the share of a group that leaves during a bin.
+On wide bins, with groups censored unequally, the second-order term is large: a group that loses most of a bin's
+starting number to censoring spends far less than R - c / 2 of the bin at risk, so its expected events are too high
+and the test finds a difference that is not there (validation, 1,000 cohorts per cell: groups censored 10% and 70%
+rejected 71% of true nulls on 3 bins and 19% on 5, 5.3% on 20).
+
+The size of that term can be read off the released counts. Under a piecewise-exponential null (Holford 1980;
+Laird and Olivier 1981), every group shares bin j's event rate lambda_j and has its own censoring rate mu_gj, both
+constant within the bin of width w_j, so group g's time at risk in the bin is
+
+    T_gj = R_gj w_j (1 - exp(-(lambda_j + mu_gj) w_j)) / ((lambda_j + mu_gj) w_j),
+
+with lambda_j = d_j / sum_g T_gj and mu_gj = c_gj / T_gj solved by fixed-point iteration (R_gj: followed at the bin's
+start; c_gj, d_gj: its censorings and events; d_j = sum_g d_gj). Its expected events are E'_g = sum_j d_j T_gj / T_j,
+against the life-table rule's E_g = sum_j d_j r_gj / r_j. The *timing shift* is the distance between the two in the
+test's own standard errors,
+
+    shift = sqrt((E - E')' V^- (E - E')),
+
+on the first k - 1 groups, V the test's covariance. It uses the released counts and the public grid only. It grows
+with the square root of the number of patients, as the bias of the test's standardised statistic does, and with the
+bins' width and the spread of the groups' censoring; it hardly moves with a true difference between the groups
+(E' uses the pooled events only). A shift of ``GRID_SHIFT`` or more means the test's level is not what it says.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpsurv_core.curves import logrank
+from dpsurv_core.curves.counts import BinnedCounts
+
+GRID_SHIFT = 0.5  # validation: docs/coverage-logrank.md, "Bins too wide for the groups' censoring"
+_ITERATIONS = 30
+
+
+def exposures(counts: BinnedCounts) -> np.ndarray:
+    """T_gj (..., G, J): each group's time at risk in each bin under the piecewise-exponential null (module
+    docstring), from the counts' numbers at the bins' starts, censorings and pooled events (negative noisy counts
+    read as 0)."""
+    left = np.maximum(counts.at_risk().astype(float), 0.0)
+    c = np.maximum(counts.censored.astype(float), 0.0)
+    start = left + c
+    d_all = np.maximum(counts.events_total.astype(float), 0.0).sum(-2)
+    w = np.diff(np.asarray(counts.grid.edges, float))
+    t = (left + 0.5 * c) * w  # the life table's time at risk, as the first guess
+    for _ in range(_ITERATIONS):
+        total = t.sum(-2)
+        lam = np.divide(d_all, total, out=np.zeros_like(d_all), where=total > 0)
+        mu = np.divide(c, t, out=np.zeros_like(c), where=t > 0)
+        k = np.minimum((lam[..., None, :] + mu) * w, 50.0)
+        t = start * w * np.where(k > 1e-9, -np.expm1(-k) / np.where(k > 1e-9, k, 1.0), 1.0)
+    return t
+
+
+def timing_shift(counts: BinnedCounts, shifted: float = 0.0) -> np.ndarray:
+    """The timing shift (...,) of the k-group test over all groups of ``counts`` (module docstring); 0 on the
+    event-time grid, where every censoring of a bin precedes its one event time and the test is exact, and where
+    the counts leave the test no variance. ``shifted``: the share of each bin's censorings the counts already moved
+    to the next bin (:func:`dpsurv_core.curves.logrank.censored_at_risk`)."""
+    lead = np.shape(counts.n)[:-1]
+    if counts.grid.kind == "event-times" or len(counts.groups) < 2:
+        return np.zeros(lead)
+    r, d = logrank._at_risk_events(counts, shifted)
+    _, expected, cov = logrank._components(r, d)
+    t = exposures(counts)
+    d_all = np.maximum(counts.events_total.astype(float), 0.0)
+    _, model, _ = logrank._components(t, d_all)
+    diff = (expected - model)[..., :-1]
+    v = cov[..., :-1, :-1]
+    quad = (diff[..., None, :] @ np.linalg.pinv(v) @ diff[..., None])[..., 0, 0]
+    live = np.trace(v, axis1=-2, axis2=-1) > 0
+    return np.where(live, np.sqrt(np.maximum(quad, 0.0)), 0.0)
+
+
+def too_wide(counts: BinnedCounts, shifted: float = 0.0) -> np.ndarray:
+    """(...,) bool: the grid is too wide for how differently the groups are censored (a timing shift of at least
+    ``GRID_SHIFT``)."""
+    return timing_shift(counts, shifted) >= GRID_SHIFT
