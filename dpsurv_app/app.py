@@ -79,40 +79,40 @@ with st.sidebar:
 
 def show_spending() -> None:
     """The current data set's budget from the persistent ledger (drawn before the page, and again after it, in case
-    the page released something). Reading only: nothing in the sidebar charges or changes the cap."""
+    the page released something). Reading only: nothing in the sidebar charges or changes the cap. The ledger is read
+    before the block is replaced: replacing it empties it until its first element arrives, so a read that waited
+    (a busy ledger, a loaded server) would leave the sidebar without its budget meanwhile."""
     from dpsurv_core.errors import DpsurvError
     from dpsurv_core.privacy.ledger import SUBJECT
 
+    try:
+        led = session.ledger()
+        spent, cap, totals, void, count = led.spent(), led.cap, led.totals(), led.void_reasons(), len(led.entries)
+    except DpsurvError as exc:
+        spending.error(f"The ledger database cannot be read: {markdown_literal(exc)}")
+        return
     with spending.container():
-        try:
-            led = session.ledger()
-        except DpsurvError as exc:
-            st.error(f"The ledger database cannot be read: {markdown_literal(exc)}")
-            return
-        spent = led.spent()
-        if led.cap is None:
+        if cap is None:
             st.markdown(f"**Budget:** no cap set · spent epsilon {spent:.3g} (protecting the subject)")
             st.caption("This data set's releases are recorded but not limited. Set a cap on the Ledger and report "
                        f"page, or run {markdown_code(session.cli_budget_command('set', '--cap C'))}.")
         else:
-            st.progress(min(spent / led.cap, 1.0),
-                        text=f"Spent: epsilon {spent:.3g} of {led.cap:g} (protecting the subject)")
-        for unit, tot in led.totals().items():
+            st.progress(min(spent / cap, 1.0), text=f"Spent: epsilon {spent:.3g} of {cap:g} (protecting the subject)")
+        for unit, tot in totals.items():
             if unit != SUBJECT:
                 st.caption(f"Label-only releases: epsilon {tot['epsilon']:.3g} (protects {unit}), counted apart")
-        if led.void_reasons():
+        if void:
             st.warning("Patients have no DP guarantee from these releases (a label-only or not-DP release): see "
                        "Ledger and report.")
-        st.caption(f"{len(led.entries)} release(s) of this data set in the ledger (shared by every tab and the "
-                   "command line).")
+        st.caption(f"{count} release(s) of this data set in the ledger (shared by every tab and the command line).")
 
 
 if SEES_DATA:
     show_spending()
 try:
     nav.run()
+    if SEES_DATA:
+        show_spending()
 finally:  # also when the page stops or reruns
     warmup.script_finished()
     warmup.start()  # once per server process: the libraries the next pages need, imported while nobody waits
-if SEES_DATA:
-    show_spending()
