@@ -383,6 +383,11 @@ def _single(counts: BinnedCounts) -> BinnedCounts:
     return replace(counts, events=counts.events_total[..., None, :], event_types=("event",))
 
 
+def _trial(counts: BinnedCounts, r: int) -> BinnedCounts:
+    """Trial ``r`` of counts with one leading trials axis, keeping the axis."""
+    return replace(counts, n=counts.n[r:r + 1], events=counts.events[r:r + 1], censored=counts.censored[r:r + 1])
+
+
 def _subset(counts: BinnedCounts, idx: list[int]) -> BinnedCounts:
     return replace(counts, groups=tuple(counts.groups[i] for i in idx), n=counts.n[..., idx],
                    events=counts.events[..., idx, :, :], censored=counts.censored[..., idx, :])
@@ -592,13 +597,14 @@ def warnings_for(released: BinnedCounts, law: NoiseLaw, tests: list[CalibratedTe
     chi95 = {t.dof: float(chdtri(t.dof, ALPHA)) for t in shown}
     weak = [t for t in shown if bool(weak_trials(law, t)[0])]
     level = bool(getattr(mech, "test_level_warnings", True))
-    wide = level and bool(getattr(mech, "test_grid_warnings", True)) and bool(too_wide_trials(counts, law)[0])
+    first = _trial(counts, 0)  # the sentences speak of trial 0; a --repeat simulation may hold thousands
+    wide = level and bool(getattr(mech, "test_grid_warnings", True)) and bool(too_wide_trials(first, law)[0])
     if wide:  # wider bins would make the grid's own bias worse
         fix = "a larger epsilon" if epsilon is not None else "a milder rule"
     else:
         fix = "a larger epsilon or fewer, wider bins" if epsilon is not None else "fewer, wider bins or a milder rule"
     if wide:
-        shift = float(timing_shifts(counts, law)[0])
+        shift = float(timing_shifts(first, law)[0])
         shares = ", ".join(f"{g} {100 * q:.0f}%" for g, q, big in zip(counts.groups, censoring_shares(counts)[0],
                                                                        _sized(counts)[0], strict=True) if big)
         out.append(f"Bins too wide for groups censored this differently ({shares} censored, read off the release): "
