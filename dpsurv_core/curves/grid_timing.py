@@ -34,25 +34,45 @@ from dpsurv_core.curves import logrank
 from dpsurv_core.curves.counts import BinnedCounts
 
 GRID_SHIFT = 0.5  # validation: docs/coverage-logrank.md, "Bins too wide for the groups' censoring"
-_ITERATIONS = 30
+_ITERATIONS = 40  # of lambda_j; each solves every mu_gj by bisection
+
+
+def _censoring_rate(share: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """m = mu w (..., G, J) with share = m / (base + m) (1 - exp(-(base + m))), base = lambda w: the share of a
+    bin's starting number censored in it under constant rates; increasing in m, solved by bisection on log m
+    (inf where the share is all of them, 0 where none)."""
+    lo = np.full(share.shape, -30.0)
+    hi = np.full(share.shape, 20.0)
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        m = np.exp(mid)
+        k = base + m
+        below = m / k * -np.expm1(-k) < share
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    m = np.exp(0.5 * (lo + hi))
+    return np.where(share <= 0, 0.0, np.where(share >= 1, np.inf, m))
 
 
 def exposures(counts: BinnedCounts) -> np.ndarray:
     """T_gj (..., G, J): each group's time at risk in each bin under the piecewise-exponential null (module
     docstring), from the counts' numbers at the bins' starts, censorings and pooled events (negative noisy counts
-    read as 0)."""
+    read as 0). Given lambda_j, each mu_gj solves c_gj / R_gj = mu / (lambda + mu) (1 - exp(-(lambda + mu) w)) (a group
+    censored entirely in a bin spends no time at risk in it); lambda_j = d_j / sum_g T_gj is then iterated."""
     left = np.maximum(counts.at_risk().astype(float), 0.0)
     c = np.maximum(counts.censored.astype(float), 0.0)
     start = left + c
     d_all = np.maximum(counts.events_total.astype(float), 0.0).sum(-2)
     w = np.diff(np.asarray(counts.grid.edges, float))
-    t = (left + 0.5 * c) * w  # the life table's time at risk, as the first guess
+    share = np.divide(c, start, out=np.zeros_like(c), where=start > 0)
+    t = (left + 0.5 * c) * w  # the life table's time at risk, for the first lambda
     for _ in range(_ITERATIONS):
         total = t.sum(-2)
         lam = np.divide(d_all, total, out=np.zeros_like(d_all), where=total > 0)
-        mu = np.divide(c, t, out=np.zeros_like(c), where=t > 0)
-        k = np.minimum((lam[..., None, :] + mu) * w, 50.0)
-        t = start * w * np.where(k > 1e-9, -np.expm1(-k) / np.where(k > 1e-9, k, 1.0), 1.0)
+        base = np.broadcast_to((lam * w)[..., None, :], share.shape)
+        k = base + _censoring_rate(share, base)
+        with np.errstate(invalid="ignore", over="ignore"):
+            frac = np.where(k > 1e-12, -np.expm1(-k) / np.where(k > 1e-12, k, 1.0), 1.0)
+        t = start * w * np.where(np.isinf(k), 0.0, frac)
     return t
 
 

@@ -560,24 +560,34 @@ def unequal_censoring_trials(counts: BinnedCounts, law: NoiseLaw, epsilon: float
     return (sized.sum(-1) >= 2) & (high - low >= UNEQUAL_CENSORING)
 
 
-def coarse_unequal_trials(counts: BinnedCounts, law: NoiseLaw) -> np.ndarray:
-    """(R,) bool: calibrated releases on a public grid of fewer than ``COARSE_BINS`` bins in which two groups of at
-    least ``MIN_GROUP`` released subjects have released censoring shares at least ``UNEQUAL_CENSORING`` apart, at any
-    epsilon (the private tests rejected up to 12% of true nulls there, also where the grid's timing shift stayed
-    small: :data:`COARSE_BINS`)."""
+def _unequal(counts: BinnedCounts) -> np.ndarray:
+    """(R,) bool: two groups of at least ``MIN_GROUP`` released subjects whose released censoring shares are at least
+    ``UNEQUAL_CENSORING`` apart."""
     sized = _sized(counts)
-    if not law.noisy or counts.grid.kind == "event-times" or counts.grid.bins >= COARSE_BINS:
-        return np.zeros(sized.shape[0], bool)
     shares = censoring_shares(counts)
     high = np.where(sized, shares, -np.inf).max(-1)
     low = np.where(sized, shares, np.inf).min(-1)
     return (sized.sum(-1) >= 2) & (high - low >= UNEQUAL_CENSORING)
 
 
+def coarse_unequal_trials(counts: BinnedCounts, law: NoiseLaw) -> np.ndarray:
+    """(R,) bool: calibrated releases on a public grid of fewer than ``COARSE_BINS`` bins whose groups are censored
+    unequally (:func:`_unequal`), at any epsilon (the private tests rejected up to 12% of true nulls there, also where
+    the grid's timing shift stayed small: :data:`COARSE_BINS`)."""
+    if not law.noisy or counts.grid.kind == "event-times" or counts.grid.bins >= COARSE_BINS:
+        return np.zeros(np.shape(counts.n)[0], bool)
+    return _unequal(counts)
+
+
 def too_wide_trials(counts: BinnedCounts, law: NoiseLaw) -> np.ndarray:
-    """(R,) bool: the releases whose grid is too wide for how differently their groups are censored, read off the
-    released counts on the public grid (:func:`dpsurv_core.curves.grid_timing.too_wide`)."""
-    return timing_shifts(counts, law) >= grid_timing.GRID_SHIFT
+    """(R,) bool: the releases whose grid is too wide for how differently their groups are censored: a timing shift of
+    ``GRID_SHIFT`` or more read off the released counts (:func:`dpsurv_core.curves.grid_timing.timing_shift`), on a
+    grid of fewer than ``MIN_EVEN_BINS`` bins whose groups are censored unequally (:func:`_unequal`; noise alone moves
+    the shift of groups censored alike at small epsilons)."""
+    counts = _single(counts)
+    if counts.grid.kind == "event-times" or counts.grid.bins >= MIN_EVEN_BINS:
+        return np.zeros(np.shape(counts.n)[0], bool)
+    return _unequal(counts) & (timing_shifts(counts, law) >= grid_timing.GRID_SHIFT)
 
 
 def timing_shifts(counts: BinnedCounts, law: NoiseLaw) -> np.ndarray:
@@ -618,7 +628,8 @@ def warnings_for(released: BinnedCounts, law: NoiseLaw, tests: list[CalibratedTe
     weak = [t for t in shown if bool(weak_trials(law, t)[0])]
     level = bool(getattr(mech, "test_level_warnings", True))
     first = _trial(counts, 0)  # the sentences speak of trial 0; a --repeat simulation may hold thousands
-    grid_rules = level and bool(getattr(mech, "test_grid_warnings", True))
+    # a weak test's sentence already says its p-value is approximate; the grid's sentences would read noise there
+    grid_rules = level and bool(getattr(mech, "test_grid_warnings", True)) and not weak
     wide = grid_rules and bool(too_wide_trials(first, law)[0])
     coarse = grid_rules and not wide and bool(coarse_unequal_trials(first, law)[0])
     if wide or coarse:  # wider bins would make the grid's own bias worse

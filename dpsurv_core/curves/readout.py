@@ -50,7 +50,8 @@ VERSION = 4
    release merged into fewer than four bins, or one below epsilon 1 whose groups' released censoring differs widely
    (:func:`~dpsurv_core.curves.logrank_test.warnings_for`); the numbers are those of version 2;
 4. (2026-11-30) and when the grid is too wide for how differently the groups are censored
-   (:mod:`~dpsurv_core.curves.grid_timing`); the numbers are those of version 2.
+   (:mod:`~dpsurv_core.curves.grid_timing`), or a noisy release on fewer than 10 bins has groups censored unequally;
+   the numbers are those of version 2.
 
 The log-rank reader reads the same curves, so its records follow the same versions.
 """
