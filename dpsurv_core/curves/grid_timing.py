@@ -65,9 +65,13 @@ def exposures(counts: BinnedCounts) -> np.ndarray:
     w = np.diff(np.asarray(counts.grid.edges, float))
     share = np.divide(c, start, out=np.zeros_like(c), where=start > 0)
     t = (left + 0.5 * c) * w  # the life table's time at risk, for the first lambda
+    lam_before = None
     for _ in range(_ITERATIONS):
         total = t.sum(-2)
         lam = np.divide(d_all, total, out=np.zeros_like(d_all), where=total > 0)
+        if lam_before is not None and np.allclose(lam, lam_before, rtol=1e-13, atol=0.0):
+            break  # converged: another round would move nothing beyond rounding
+        lam_before = lam
         base = np.broadcast_to((lam * w)[..., None, :], share.shape)
         k = base + _censoring_rate(share, base)
         with np.errstate(invalid="ignore", over="ignore"):

@@ -388,9 +388,9 @@ def _single(counts: BinnedCounts) -> BinnedCounts:
     return replace(counts, events=counts.events_total[..., None, :], event_types=("event",))
 
 
-def _trial(counts: BinnedCounts, r: int) -> BinnedCounts:
-    """Trial ``r`` of counts with one leading trials axis, keeping the axis."""
-    return replace(counts, n=counts.n[r:r + 1], events=counts.events[r:r + 1], censored=counts.censored[r:r + 1])
+def _trials(counts: BinnedCounts, rows: Any) -> BinnedCounts:
+    """The trials ``rows`` (a slice or indices) of counts with one leading trials axis, keeping the axis."""
+    return replace(counts, n=counts.n[rows], events=counts.events[rows], censored=counts.censored[rows])
 
 
 def _subset(counts: BinnedCounts, idx: list[int]) -> BinnedCounts:
@@ -551,13 +551,9 @@ def unequal_censoring_trials(counts: BinnedCounts, law: NoiseLaw, epsilon: float
     """(R,) bool: adaptive-km releases below epsilon ``UNEQUAL_EPSILON`` in which two groups of at least ``MIN_GROUP``
     released subjects have released censoring shares at least ``UNEQUAL_CENSORING`` apart (where its calibrated test is
     liberal: :data:`UNEQUAL_EPSILON`)."""
-    sized = _sized(counts)
     if law.test_view is None or not law.noisy or epsilon is None or not epsilon < UNEQUAL_EPSILON:
-        return np.zeros(sized.shape[0], bool)
-    shares = censoring_shares(counts)
-    high = np.where(sized, shares, -np.inf).max(-1)
-    low = np.where(sized, shares, np.inf).min(-1)
-    return (sized.sum(-1) >= 2) & (high - low >= UNEQUAL_CENSORING)
+        return np.zeros(np.shape(counts.n)[0], bool)
+    return _unequal(counts)
 
 
 def _unequal(counts: BinnedCounts) -> np.ndarray:
@@ -584,10 +580,20 @@ def too_wide_trials(counts: BinnedCounts, law: NoiseLaw) -> np.ndarray:
     ``GRID_SHIFT`` or more read off the released counts (:func:`dpsurv_core.curves.grid_timing.timing_shift`), on a
     grid of fewer than ``MIN_EVEN_BINS`` bins whose groups are censored unequally (:func:`_unequal`; noise alone moves
     the shift of groups censored alike at small epsilons)."""
+    return _grid_shifts(counts, law) >= grid_timing.GRID_SHIFT
+
+
+def _grid_shifts(counts: BinnedCounts, law: NoiseLaw) -> np.ndarray:
+    """(R,) the timing shift where a grid can be too wide (fewer than ``MIN_EVEN_BINS`` bins, groups censored
+    unequally), 0 elsewhere: the shift's fixed point is only solved where its answer can matter."""
     counts = _single(counts)
+    out = np.zeros(np.shape(counts.n)[0])
     if counts.grid.kind == "event-times" or counts.grid.bins >= MIN_EVEN_BINS:
-        return np.zeros(np.shape(counts.n)[0], bool)
-    return _unequal(counts) & (timing_shifts(counts, law) >= grid_timing.GRID_SHIFT)
+        return out
+    unequal = _unequal(counts)
+    if unequal.any():
+        out[unequal] = timing_shifts(_trials(counts, np.flatnonzero(unequal)), law)
+    return out
 
 
 def timing_shifts(counts: BinnedCounts, law: NoiseLaw) -> np.ndarray:
@@ -627,19 +633,19 @@ def warnings_for(released: BinnedCounts, law: NoiseLaw, tests: list[CalibratedTe
     chi95 = {t.dof: float(chdtri(t.dof, ALPHA)) for t in shown}
     weak = [t for t in shown if bool(weak_trials(law, t)[0])]
     level = bool(getattr(mech, "test_level_warnings", True))
-    first = _trial(counts, 0)  # the sentences speak of trial 0; a --repeat simulation may hold thousands
+    first = _trials(counts, slice(0, 1))  # the sentences speak of trial 0; a --repeat simulation may hold thousands
     # a weak test's sentence already says its p-value is approximate; the grid's sentences would read noise there
     grid_rules = level and bool(getattr(mech, "test_grid_warnings", True)) and not weak
-    wide = grid_rules and bool(too_wide_trials(first, law)[0])
+    shift = float(_grid_shifts(first, law)[0]) if grid_rules else 0.0
+    wide = shift >= grid_timing.GRID_SHIFT
     coarse = grid_rules and not wide and bool(coarse_unequal_trials(first, law)[0])
+    shares = ", ".join(f"{g} {100 * q:.0f}%" for g, q, big in zip(counts.groups, censoring_shares(counts)[0],
+                                                                   _sized(counts)[0], strict=True) if big)
     if wide or coarse:  # wider bins would make the grid's own bias worse
         fix = "a larger epsilon" if epsilon is not None else "a milder rule"
     else:
         fix = "a larger epsilon or fewer, wider bins" if epsilon is not None else "fewer, wider bins or a milder rule"
     if wide:
-        shift = float(timing_shifts(first, law)[0])
-        shares = ", ".join(f"{g} {100 * q:.0f}%" for g, q, big in zip(counts.groups, censoring_shares(counts)[0],
-                                                                       _sized(counts)[0], strict=True) if big)
         out.append(f"Bins too wide for groups censored this differently ({shares} censored, read off the release): "
                    f"the test's expected events move by {shift:.1f} standard errors with when in a bin the censorings "
                    "fall, so its p-value is not reliable (on such grids the test rejected 12% to 71% of true nulls in "
@@ -664,14 +670,10 @@ def warnings_for(released: BinnedCounts, law: NoiseLaw, tests: list[CalibratedTe
                    "reliable (with groups censored unequally it fell below 0.05 for 11% to 88% of true nulls); use a "
                    "larger epsilon.")
     elif level and bool(unequal_censoring_trials(counts, law, epsilon)[0]):
-        shares = ", ".join(f"{g} {100 * q:.0f}%" for g, q, big in zip(counts.groups, censoring_shares(counts)[0],
-                                                                       _sized(counts)[0], strict=True) if big)
         out.append(f"Groups censored this differently ({shares} censored, read off the release) at epsilon "
                    f"{epsilon:g}: in validation this test rejected 9% to 11% of true nulls in such releases, not 5%; "
                    "read a p-value below 0.05 as suggestive only, or use epsilon 1 or more.")
     elif coarse:
-        shares = ", ".join(f"{g} {100 * q:.0f}%" for g, q, big in zip(counts.groups, censoring_shares(counts)[0],
-                                                                       _sized(counts)[0], strict=True) if big)
         out.append(f"Groups censored this differently ({shares} censored, read off the release) on {counts.grid.bins} "
                    "bins: in validation the private tests rejected up to 12% of true nulls on grids of 5 to 8 bins, "
                    f"not 5% (about 5% on 20); read a p-value below 0.05 as suggestive only, or use {MIN_EVEN_BINS} or "
